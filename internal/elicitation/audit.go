@@ -1,0 +1,41 @@
+package elicitation
+
+import "time"
+
+// Action is what an audit entry records.
+type Action string
+
+const (
+	ActionCreated           Action = "created"
+	ActionRendered          Action = "rendered"           // the review page was shown (bounded)
+	ActionSubmissionRefused Action = "submission_refused" // a malformed or unauthorised attempt (bounded)
+	ActionDecided           Action = "decided"            // a submission landed: Detail is the decision
+	ActionCanceled          Action = "canceled"
+	ActionResultFetched     Action = "result_fetched"
+)
+
+// AuditCap is how many entries of a bounded action (renders and refused
+// submissions) a request stores one by one; beyond it they are only counted.
+const AuditCap = 50
+
+// Bounded reports whether entries of this action are capped at AuditCap.
+func (a Action) Bounded() bool { return a == ActionRendered || a == ActionSubmissionRefused }
+
+// AuditEntry is one line of a request's audit trail.
+type AuditEntry struct {
+	At        time.Time `json:"at"`
+	Action    Action    `json:"action"`
+	Principal string    `json:"principal"`
+	// Detail is a short, non-sensitive note: the decision, the reason a
+	// submission was refused. Never argument values, keys or tokens.
+	Detail string `json:"detail,omitempty"`
+}
+
+// AuditTrail is a request's audit trail as read back.
+type AuditTrail struct {
+	// Entries in the order they happened (by At, then by append order).
+	Entries []AuditEntry `json:"entries"`
+	// Omitted counts the entries of bounded actions beyond AuditCap that
+	// were counted but not stored.
+	Omitted map[Action]int `json:"omitted,omitempty"`
+}

@@ -1,0 +1,96 @@
+package elicitation
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Submission is a reviewer's answer as it arrives from the review page.
+type Submission struct {
+	// ID names this attempt (one per rendered page); a retry of the same
+	// attempt is answered as the success it was.
+	ID       string
+	Decision Decision
+	// SelectedIDs are the picked option ids (selection, submitted).
+	SelectedIDs []string
+	// Form holds the raw form values (approval with a requestedSchema,
+	// submitted), every value as text.
+	Form map[string][]string
+	// By is the reviewer's principal; empty means Reviewer.
+	By string
+}
+
+// CheckSelection validates picked option ids: every id one of the options,
+// none twice, and their count within MinSelections..MaxSelections.
+func (p Payload) CheckSelection(ids []string) error {
+	known := make(map[string]bool, len(p.Options))
+	for _, o := range p.Options {
+		known[o.ID] = true
+	}
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		switch {
+		case !known[id]:
+			return invalid(ErrSelectionInvalid, "selectedIds", "%q is not one of the options", truncate(id, 64))
+		case seen[id]:
+			return invalid(ErrSelectionInvalid, "selectedIds", "%q was picked twice", truncate(id, 64))
+		}
+		seen[id] = true
+	}
+	if n := len(ids); n < p.MinSelections || n > p.MaxSelections {
+		return invalid(ErrSelectionInvalid, "selectedIds", "%s; %d were picked", p.SelectionRule(), n)
+	}
+	return nil
+}
+
+// SelectionRule says in words how many options must be picked.
+func (p Payload) SelectionRule() string {
+	switch {
+	case p.MinSelections == p.MaxSelections && p.MinSelections == 1:
+		return "pick exactly one option"
+	case p.MinSelections == p.MaxSelections:
+		return fmt.Sprintf("pick exactly %d options", p.MinSelections)
+	}
+	return fmt.Sprintf("pick between %d and %d options", p.MinSelections, p.MaxSelections)
+}
+
+// answer validates a submission against the payload and builds the answer
+// to store. A decline carries no answer.
+func (p Payload) answer(kind Kind, sub Submission) (*Answer, error) {
+	switch sub.Decision {
+	case DecisionDeclined:
+		return nil, nil
+	case DecisionSubmitted:
+	default:
+		return nil, invalid(ErrSelectionInvalid, "decision", "decision must be submitted or declined")
+	}
+	if kind == KindSelection {
+		if err := p.CheckSelection(sub.SelectedIDs); err != nil {
+			return nil, err
+		}
+		return &Answer{SelectedIDs: append([]string{}, sub.SelectedIDs...)}, nil
+	}
+	if p.Schema == nil {
+		if len(sub.Form) > 0 {
+			return nil, invalid(ErrFormInvalid, "form", "this approval has no form; submit no values")
+		}
+		return &Answer{}, nil
+	}
+	vals, err := p.Schema.ParseForm(sub.Form)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(vals)
+	if err != nil {
+		return nil, fmt.Errorf("encode form values: %w", err)
+	}
+	return &Answer{Form: b}, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}

@@ -1,0 +1,100 @@
+package elicitation
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is a stable, machine-readable error class. Adapters map codes to
+// responses once, at the edge: a tool error whose text starts with the code,
+// or an HTTP status.
+type Code string
+
+// The codes of SPEC §3. CodeInternal is never shown with its cause.
+const (
+	CodeNotFound        Code = "not_found"
+	CodeInvalidArgument Code = "invalid_argument"
+	CodeNotDecided      Code = "not_decided"
+	CodeExpired         Code = "expired"
+	CodeCanceled        Code = "canceled"
+	CodeConflict        Code = "conflict"
+	CodeForbidden       Code = "forbidden"
+	CodeInternal        Code = "internal"
+)
+
+// Sentinel errors returned (wrapped) by the Store and the Service. Match them
+// with errors.Is.
+var (
+	// ErrNotFound: no request with that id, or one the caller may not see.
+	ErrNotFound = errors.New("no elicitation with that id")
+	// ErrConflict: the request is no longer in a state that allows the
+	// operation (already decided, canceled or consumed), or the id exists.
+	ErrConflict = errors.New("the elicitation was already resolved")
+	// ErrExpired: the request was still pending at or after its expiresAt.
+	ErrExpired = errors.New("the elicitation expired before it was resolved")
+	// ErrCanceled: the request was canceled by its creator.
+	ErrCanceled = errors.New("the elicitation was canceled")
+	// ErrNotDecided: the request is still pending.
+	ErrNotDecided = errors.New("the elicitation is still pending; call elicit_await first")
+	// ErrForbidden: the caller lacks the capability (a bad review key or token).
+	ErrForbidden = errors.New("not allowed")
+)
+
+// Error is an error whose message is safe to show to an agent or a reviewer:
+// it describes their input, never the server's internals. Kind, when set, is
+// the named sentinel this error is an instance of (for errors.Is).
+type Error struct {
+	Code    Code
+	Message string
+	// Field names the input the error is about, when there is one
+	// ("message", "options[3].id", "requestedSchema.properties.email").
+	Field string
+	Kind  error
+}
+
+func (e *Error) Error() string { return e.Message }
+func (e *Error) Unwrap() error { return e.Kind }
+
+func invalid(kind error, field, format string, args ...any) *Error {
+	return &Error{Code: CodeInvalidArgument, Field: field, Kind: kind, Message: fmt.Sprintf(format, args...)}
+}
+
+// CodeOf classifies err. Unknown errors are CodeInternal.
+func CodeOf(err error) Code {
+	var e *Error
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &e):
+		return e.Code
+	case errors.Is(err, ErrNotFound):
+		return CodeNotFound
+	case errors.Is(err, ErrExpired):
+		return CodeExpired
+	case errors.Is(err, ErrCanceled):
+		return CodeCanceled
+	case errors.Is(err, ErrNotDecided):
+		return CodeNotDecided
+	case errors.Is(err, ErrConflict):
+		return CodeConflict
+	case errors.Is(err, ErrForbidden):
+		return CodeForbidden
+	}
+	return CodeInternal
+}
+
+// PublicMessage is the sentence to show for err: the message of an *Error,
+// the fixed sentence of a sentinel, and "internal error" for anything else, so
+// that no internal detail reaches a browser or an agent.
+func PublicMessage(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	for _, s := range []error{ErrNotFound, ErrExpired, ErrCanceled, ErrNotDecided, ErrConflict, ErrForbidden} {
+		if errors.Is(err, s) {
+			return s.Error()
+		}
+	}
+	return "internal error; the server logged the details"
+}

@@ -1,0 +1,238 @@
+package elicitation
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// The limits of SPEC §2. Sizes are bytes of UTF-8 or of serialized JSON;
+// lengths of ids and labels are characters.
+const (
+	MaxMessageBytes   = 4 << 10
+	MaxOptions        = 500
+	MaxOptionIDChars  = 128
+	MaxOptionBytes    = 4 << 10
+	MaxTemplateBytes  = 32 << 10 // each template, and css
+	MaxContextBytes   = 64 << 10
+	MaxSchemaBytes    = 32 << 10
+	MaxSchemaFields   = 50
+	MaxLabelChars     = 40
+	MaxRequestBytes   = 256 << 10
+	DefaultTimeout    = time.Hour
+	MinTimeout        = time.Minute
+	MaxTimeout        = 24 * time.Hour
+	DefaultRetention  = 7 * 24 * time.Hour
+	defaultSelections = 1
+)
+
+// Named errors for every limit, matched with errors.Is. The *Error that
+// wraps each says which input and by how much.
+var (
+	ErrMessageRequired       = errors.New("message is required")
+	ErrMessageTooLong        = errors.New("message too long")
+	ErrContentRequired       = errors.New("context or requestedSchema is required")
+	ErrContextTooLarge       = errors.New("context too large")
+	ErrContextInvalid        = errors.New("context is not valid JSON")
+	ErrSchemaTooLarge        = errors.New("requestedSchema too large")
+	ErrSchemaTooManyFields   = errors.New("requestedSchema has too many fields")
+	ErrSchemaInvalid         = errors.New("requestedSchema is not a supported form schema")
+	ErrTooFewOptions         = errors.New("options is empty")
+	ErrTooManyOptions        = errors.New("too many options")
+	ErrOptionInvalid         = errors.New("option is not an object with a string id")
+	ErrOptionIDInvalid       = errors.New("option id is empty or too long")
+	ErrOptionIDDuplicate     = errors.New("option id is not unique")
+	ErrOptionTooLarge        = errors.New("option too large")
+	ErrSelectionBounds       = errors.New("minSelections/maxSelections out of range")
+	ErrTemplateTooLarge      = errors.New("template too large")
+	ErrTemplateInvalid       = errors.New("template does not compile or render")
+	ErrCSSTooLarge           = errors.New("css too large")
+	ErrLabelInvalid          = errors.New("button label length out of range")
+	ErrRequestTooLarge       = errors.New("request too large")
+	ErrSelectionInvalid      = errors.New("selection does not satisfy the request")
+	ErrFormInvalid           = errors.New("form values do not satisfy requestedSchema")
+	ErrSubmissionIDMissing   = errors.New("submission id missing")
+	ErrElicitationIDRequired = errors.New("elicitationId is required")
+)
+
+// ApprovalInput is what an agent sends to ask for an approval.
+type ApprovalInput struct {
+	Message         string
+	Context         json.RawMessage // any JSON, shown read-only; null or empty means none
+	RequestedSchema json.RawMessage // a flat form schema; null or empty means none
+	DisplayTemplate string
+	CSS             string
+	Labels          Labels
+	TimeoutSeconds  int
+}
+
+// SelectionInput is what an agent sends to ask for a selection.
+type SelectionInput struct {
+	Message         string
+	Options         []json.RawMessage
+	MinSelections   int // 0 means the default
+	MaxSelections   int // 0 means the default
+	RowTemplate     string
+	HeadingTemplate string
+	FooterTemplate  string
+	HoverTemplate   string
+	CSS             string
+	Labels          Labels
+	TimeoutSeconds  int
+}
+
+// ClampTimeout turns timeoutSeconds into a TTL: 0 (or less) is the default
+// of one hour; anything else is clamped to 60 s .. 24 h.
+func ClampTimeout(seconds int) time.Duration {
+	if seconds <= 0 {
+		return DefaultTimeout
+	}
+	d := time.Duration(min(seconds, int(MaxTimeout/time.Second))) * time.Second
+	return max(d, MinTimeout)
+}
+
+// ApprovalPayload validates in and builds the payload it describes.
+func ApprovalPayload(in ApprovalInput) (Payload, error) {
+	p := Payload{Message: in.Message, CSS: in.CSS, Labels: in.Labels, Templates: Templates{Display: in.DisplayTemplate}}
+	if err := checkCommon(p); err != nil {
+		return Payload{}, err
+	}
+	if ctx := trimJSON(in.Context); ctx != nil {
+		if len(ctx) > MaxContextBytes {
+			return Payload{}, invalid(ErrContextTooLarge, "context", "context is %d bytes serialized; at most %d are allowed", len(ctx), MaxContextBytes)
+		}
+		if !json.Valid(ctx) {
+			return Payload{}, invalid(ErrContextInvalid, "context", "context is not valid JSON")
+		}
+		p.Context = ctx
+	}
+	if raw := trimJSON(in.RequestedSchema); raw != nil {
+		if len(raw) > MaxSchemaBytes {
+			return Payload{}, invalid(ErrSchemaTooLarge, "requestedSchema", "requestedSchema is %d bytes serialized; at most %d are allowed", len(raw), MaxSchemaBytes)
+		}
+		s, err := ParseFormSchema(raw)
+		if err != nil {
+			return Payload{}, err
+		}
+		p.Schema = s
+	}
+	if p.Context == nil && p.Schema == nil {
+		return Payload{}, invalid(ErrContentRequired, "context", "give context (the payload to approve), requestedSchema (a form to fill), or both")
+	}
+	return p, checkSize(p)
+}
+
+// SelectionPayload validates in and builds the payload it describes.
+func SelectionPayload(in SelectionInput) (Payload, error) {
+	p := Payload{
+		Message: in.Message, CSS: in.CSS, Labels: in.Labels,
+		Templates: Templates{Row: in.RowTemplate, Heading: in.HeadingTemplate, Footer: in.FooterTemplate, Hover: in.HoverTemplate},
+	}
+	if err := checkCommon(p); err != nil {
+		return Payload{}, err
+	}
+	switch n := len(in.Options); {
+	case n == 0:
+		return Payload{}, invalid(ErrTooFewOptions, "options", "options must hold at least one option")
+	case n > MaxOptions:
+		return Payload{}, invalid(ErrTooManyOptions, "options", "options holds %d options; at most %d are allowed", n, MaxOptions)
+	}
+	seen := make(map[string]int, len(in.Options))
+	p.Options = make([]Option, 0, len(in.Options))
+	for i, raw := range in.Options {
+		o, err := parseOption(i, raw)
+		if err != nil {
+			return Payload{}, err
+		}
+		if j, dup := seen[o.ID]; dup {
+			return Payload{}, invalid(ErrOptionIDDuplicate, fmt.Sprintf("options[%d].id", i), "options[%d] and options[%d] share the id %q; ids must be unique", j, i, o.ID)
+		}
+		seen[o.ID] = i
+		p.Options = append(p.Options, o)
+	}
+	p.MinSelections, p.MaxSelections = in.MinSelections, in.MaxSelections
+	if p.MinSelections == 0 {
+		p.MinSelections = defaultSelections
+	}
+	if p.MaxSelections == 0 {
+		p.MaxSelections = max(defaultSelections, p.MinSelections)
+	}
+	if p.MinSelections < 1 || p.MinSelections > p.MaxSelections || p.MaxSelections > len(p.Options) {
+		return Payload{}, invalid(ErrSelectionBounds, "minSelections", "need 1 <= minSelections (%d) <= maxSelections (%d) <= number of options (%d)", p.MinSelections, p.MaxSelections, len(p.Options))
+	}
+	return p, checkSize(p)
+}
+
+func parseOption(i int, raw json.RawMessage) (Option, error) {
+	field := fmt.Sprintf("options[%d]", i)
+	raw = trimJSON(raw)
+	if len(raw) > MaxOptionBytes {
+		return Option{}, invalid(ErrOptionTooLarge, field, "%s is %d bytes serialized; at most %d are allowed", field, len(raw), MaxOptionBytes)
+	}
+	var obj map[string]json.RawMessage
+	if raw == nil || raw[0] != '{' || json.Unmarshal(raw, &obj) != nil {
+		return Option{}, invalid(ErrOptionInvalid, field, "%s must be a JSON object with a string \"id\"", field)
+	}
+	var o Option
+	if err := json.Unmarshal(obj["id"], &o.ID); err != nil || obj["id"] == nil {
+		return Option{}, invalid(ErrOptionInvalid, field+".id", "%s.id must be a string", field)
+	}
+	if strings.TrimSpace(o.ID) == "" || utf8.RuneCountInString(o.ID) > MaxOptionIDChars {
+		return Option{}, invalid(ErrOptionIDInvalid, field+".id", "%s.id must be a non-empty string of at most %d characters", field, MaxOptionIDChars)
+	}
+	if l, ok := obj["label"]; ok {
+		// A label that is not a string is data for templates, not for the
+		// default rendering, which then shows the id.
+		_ = json.Unmarshal(l, &o.Label)
+	}
+	o.Raw = append(json.RawMessage(nil), raw...)
+	return o, nil
+}
+
+func checkCommon(p Payload) error {
+	if strings.TrimSpace(p.Message) == "" {
+		return invalid(ErrMessageRequired, "message", "message is required: tell the reviewer what you are asking")
+	}
+	if n := len(p.Message); n > MaxMessageBytes {
+		return invalid(ErrMessageTooLong, "message", "message is %d bytes; at most %d are allowed", n, MaxMessageBytes)
+	}
+	for _, t := range p.Templates.Named() {
+		if len(t.Source) > MaxTemplateBytes {
+			return invalid(ErrTemplateTooLarge, t.Name, "%s is %d bytes; at most %d are allowed", t.Name, len(t.Source), MaxTemplateBytes)
+		}
+	}
+	if len(p.CSS) > MaxTemplateBytes {
+		return invalid(ErrCSSTooLarge, "css", "css is %d bytes; at most %d are allowed", len(p.CSS), MaxTemplateBytes)
+	}
+	for _, l := range [...]struct{ name, l string }{{"labels.submit", p.Labels.Submit}, {"labels.decline", p.Labels.Decline}} {
+		name, l := l.name, l.l
+		if n := utf8.RuneCountInString(l); l != "" && (strings.TrimSpace(l) == "" || n > MaxLabelChars) {
+			return invalid(ErrLabelInvalid, name, "%s must be 1 to %d characters (not blank)", name, MaxLabelChars)
+		}
+	}
+	return nil
+}
+
+func checkSize(p Payload) error {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return fmt.Errorf("measure payload: %w", err)
+	}
+	if len(b) > MaxRequestBytes {
+		return invalid(ErrRequestTooLarge, "", "the request is %d bytes serialized; at most %d are allowed", len(b), MaxRequestBytes)
+	}
+	return nil
+}
+
+// trimJSON returns nil for absent JSON (empty or null), else raw trimmed of space.
+func trimJSON(raw json.RawMessage) json.RawMessage {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	return raw
+}

@@ -1,0 +1,198 @@
+package elicitation
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"time"
+)
+
+// Kind is what the reviewer is asked to do.
+type Kind string
+
+const (
+	// KindApproval asks to approve (optionally filling a form) or decline.
+	KindApproval Kind = "approval"
+	// KindSelection asks to pick between MinSelections and MaxSelections options, or decline.
+	KindSelection Kind = "selection"
+)
+
+// Status is where a request stands. The vocabulary is exact (SPEC §2).
+type Status string
+
+const (
+	StatusPending   Status = "pending"
+	StatusSubmitted Status = "submitted"
+	StatusDeclined  Status = "declined"
+	StatusCanceled  Status = "canceled"
+	// StatusExpired is never stored: it is derived from a pending request
+	// read at or after its ExpiresAt.
+	StatusExpired Status = "expired"
+	// StatusConsumed: a submitted or declined request whose result was read.
+	StatusConsumed Status = "consumed"
+)
+
+// Terminal reports whether no further decision can land.
+func (s Status) Terminal() bool { return s != StatusPending }
+
+// Decision is the reviewer's answer.
+type Decision string
+
+const (
+	DecisionSubmitted Decision = "submitted" // approved, filled or picked
+	DecisionDeclined  Decision = "declined"  // an explicit no; for a selection, "none of these, refine"
+)
+
+// Anonymous is the principal of a caller on an endpoint with no credentials.
+const Anonymous = "anonymous"
+
+// Reviewer is the principal recorded for an anonymous reviewer.
+const Reviewer = "reviewer"
+
+// State is the small, frequently polled part of a request: a few hundred
+// bytes, read by every status check and every wait.
+type State struct {
+	ID        string    `json:"id"`
+	Kind      Kind      `json:"kind"`
+	Owner     string    `json:"owner"`
+	Status    Status    `json:"status"` // as stored: never StatusExpired
+	CreatedAt time.Time `json:"createdAt"`
+	ExpiresAt time.Time `json:"expiresAt"`
+	// RetainUntil is when the store may remove the request and its audit
+	// trail: ExpiresAt plus the retention period.
+	RetainUntil time.Time `json:"retainUntil"`
+
+	Decision     Decision  `json:"decision,omitempty"`
+	DecidedAt    time.Time `json:"decidedAt,omitzero"`
+	DecidedBy    string    `json:"decidedBy,omitempty"`
+	SubmissionID string    `json:"submissionId,omitempty"`
+	ConsumedAt   time.Time `json:"consumedAt,omitzero"`
+}
+
+// StatusAt is the status as seen at now: a request still pending at or after
+// its ExpiresAt is expired, whatever the store's cleanup has done.
+func (s State) StatusAt(now time.Time) Status {
+	if s.Status == StatusPending && !now.Before(s.ExpiresAt) {
+		return StatusExpired
+	}
+	return s.Status
+}
+
+// Option is one choice of a selection: an object with a unique "id" and any
+// other keys. Raw is the object exactly as the agent sent it.
+type Option struct {
+	ID    string          `json:"id"`
+	Label string          `json:"label,omitempty"`
+	Raw   json.RawMessage `json:"raw"`
+}
+
+// DisplayLabel is what the default rendering shows: the label, else the id.
+func (o Option) DisplayLabel() string {
+	if o.Label != "" {
+		return o.Label
+	}
+	return o.ID
+}
+
+// Labels rename the two buttons; their fixed meaning stays visible beside them.
+type Labels struct {
+	Submit  string `json:"submit,omitempty"`
+	Decline string `json:"decline,omitempty"`
+}
+
+// Templates are the Liquid templates an agent may supply.
+type Templates struct {
+	Display string `json:"display,omitempty"` // approval: renders context
+	Row     string `json:"row,omitempty"`     // selection: one option
+	Heading string `json:"heading,omitempty"` // selection: above the list
+	Footer  string `json:"footer,omitempty"`  // selection: below the list
+	Hover   string `json:"hover,omitempty"`   // selection: one option's details
+}
+
+// NamedTemplate is a template with the input name an agent gave it.
+type NamedTemplate struct{ Name, Source string }
+
+// Named lists the templates that are set, under their input names, in a
+// fixed order.
+func (t Templates) Named() []NamedTemplate {
+	var out []NamedTemplate
+	for _, n := range [...]NamedTemplate{
+		{"displayTemplate", t.Display}, {"headingTemplate", t.Heading}, {"rowTemplate", t.Row},
+		{"hoverTemplate", t.Hover}, {"footerTemplate", t.Footer},
+	} {
+		if n.Source != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Payload is the immutable part of a request, written once at creation.
+type Payload struct {
+	Message string `json:"message"`
+	// Approval.
+	Context json.RawMessage `json:"context,omitempty"`
+	Schema  *FormSchema     `json:"requestedSchema,omitempty"`
+	// Selection.
+	Options       []Option `json:"options,omitempty"`
+	MinSelections int      `json:"minSelections,omitempty"`
+	MaxSelections int      `json:"maxSelections,omitempty"`
+
+	Templates Templates `json:"templates"`
+	CSS       string    `json:"css,omitempty"`
+	Labels    Labels    `json:"labels"`
+
+	// ReviewKeyHash is the SHA-256 of the review key; the key itself is
+	// only ever in the review URL handed to the agent.
+	ReviewKeyHash []byte `json:"reviewKeyHash"`
+}
+
+// Answer is what the reviewer submitted.
+type Answer struct {
+	SelectedIDs []string        `json:"selectedIds,omitempty"`
+	Form        json.RawMessage `json:"formSubmission,omitempty"`
+}
+
+// Request is a whole request as created.
+type Request struct {
+	State   State
+	Payload Payload
+}
+
+// Record is a whole request as stored: Answer is nil until a submission lands.
+type Record struct {
+	State   State
+	Payload Payload
+	Answer  *Answer
+}
+
+// NewID returns a fresh elicitation id: 128 random bits, URL-safe.
+func NewID() string { return randomToken(16) }
+
+// NewReviewKey returns a fresh review key (256 random bits, URL-safe) and the
+// hash to store.
+func NewReviewKey() (key string, hash []byte) {
+	key = randomToken(32)
+	return key, HashReviewKey(key)
+}
+
+// HashReviewKey is the stored form of a review key.
+func HashReviewKey(key string) []byte {
+	h := sha256.Sum256([]byte(key))
+	return h[:]
+}
+
+// ReviewKeyMatches compares a presented key with the stored hash in constant time.
+func (p Payload) ReviewKeyMatches(key string) bool {
+	return len(p.ReviewKeyHash) == sha256.Size && subtle.ConstantTimeCompare(HashReviewKey(key), p.ReviewKeyHash) == 1
+}
+
+func randomToken(n int) string {
+	b := make([]byte, n)
+	// crypto/rand.Read never returns an error (Go 1.24+); it aborts the
+	// program instead, which is right when the system has no randomness.
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}

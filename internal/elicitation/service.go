@@ -1,0 +1,411 @@
+package elicitation
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// TemplateChecker compiles and test-renders a payload's templates against
+// its own data, so that the agent, not the reviewer, learns of a template
+// error. It returns an *Error with CodeInvalidArgument naming the template.
+type TemplateChecker interface {
+	CheckTemplates(p Payload) error
+}
+
+// Config configures a Service. Zero fields take the defaults named.
+type Config struct {
+	Store Store
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// Retention is how long a request is kept after its expiresAt; default 7 days.
+	Retention time.Duration
+	// MaxWait bounds one elicit_await; default 20 s.
+	MaxWait time.Duration
+	// WaitMargin is kept free before the caller's context deadline (the
+	// invocation's remaining time); default 2 s.
+	WaitMargin time.Duration
+	// Templates checks templates at creation; nil accepts any template.
+	Templates TemplateChecker
+}
+
+// DefaultMaxWait is the default bound of one elicit_await.
+const DefaultMaxWait = 20 * time.Second
+
+// Service applies the rules of elicitation over a Store. Every State it
+// returns has its Status derived at the Service's clock (so it may be
+// StatusExpired). It is safe for concurrent use.
+type Service struct {
+	store     Store
+	now       func() time.Time
+	retention time.Duration
+	maxWait   time.Duration
+	margin    time.Duration
+	templates TemplateChecker
+}
+
+// NewService returns a Service for cfg.
+func NewService(cfg Config) *Service {
+	s := &Service{store: cfg.Store, now: cfg.Now, retention: cfg.Retention, maxWait: cfg.MaxWait, margin: cfg.WaitMargin, templates: cfg.Templates}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.retention <= 0 {
+		s.retention = DefaultRetention
+	}
+	if s.maxWait <= 0 {
+		s.maxWait = DefaultMaxWait
+	}
+	if s.margin <= 0 {
+		s.margin = 2 * time.Second
+	}
+	return s
+}
+
+// MaxWait is the configured bound of one wait.
+func (s *Service) MaxWait() time.Duration { return s.maxWait }
+
+// Now reads the Service's clock.
+func (s *Service) Now() time.Time { return s.now() }
+
+// Created is the result of creating a request.
+type Created struct {
+	State State
+	// ReviewKey is the reviewer's capability; it is returned once, here,
+	// and stored only as a hash.
+	ReviewKey string
+}
+
+// CreateApproval validates in and stores a pending approval owned by principal.
+func (s *Service) CreateApproval(ctx context.Context, principal string, in ApprovalInput) (Created, error) {
+	p, err := ApprovalPayload(in)
+	if err != nil {
+		return Created{}, err
+	}
+	return s.create(ctx, principal, KindApproval, p, in.TimeoutSeconds)
+}
+
+// CreateSelection validates in and stores a pending selection owned by principal.
+func (s *Service) CreateSelection(ctx context.Context, principal string, in SelectionInput) (Created, error) {
+	p, err := SelectionPayload(in)
+	if err != nil {
+		return Created{}, err
+	}
+	return s.create(ctx, principal, KindSelection, p, in.TimeoutSeconds)
+}
+
+func (s *Service) create(ctx context.Context, principal string, kind Kind, p Payload, timeoutSeconds int) (Created, error) {
+	if s.templates != nil {
+		if err := s.templates.CheckTemplates(p); err != nil {
+			return Created{}, err
+		}
+	}
+	if principal == "" {
+		principal = Anonymous
+	}
+	key, hash := NewReviewKey()
+	p.ReviewKeyHash = hash
+	now := s.now().UTC()
+	st := State{
+		ID: NewID(), Kind: kind, Owner: principal, Status: StatusPending,
+		CreatedAt: now, ExpiresAt: now.Add(ClampTimeout(timeoutSeconds)),
+	}
+	st.RetainUntil = st.ExpiresAt.Add(s.retention)
+	entry := AuditEntry{At: now, Action: ActionCreated, Principal: principal, Detail: string(kind)}
+	if err := s.store.Create(ctx, Request{State: st, Payload: p}, entry); err != nil {
+		return Created{}, fmt.Errorf("create %s: %w", st.ID, err)
+	}
+	return Created{State: st, ReviewKey: key}, nil
+}
+
+// owned reads a request's state for its owner; anyone else gets ErrNotFound.
+func (s *Service) owned(ctx context.Context, principal, id string) (State, error) {
+	if id == "" {
+		return State{}, invalid(ErrElicitationIDRequired, "elicitationId", "elicitationId is required")
+	}
+	st, err := s.store.State(ctx, id)
+	if err != nil {
+		return State{}, fmt.Errorf("read %s: %w", id, err)
+	}
+	if st.Owner != orAnonymous(principal) {
+		return State{}, fmt.Errorf("read %s: %w", id, ErrNotFound)
+	}
+	return st, nil
+}
+
+func orAnonymous(p string) string {
+	if p == "" {
+		return Anonymous
+	}
+	return p
+}
+
+func (s *Service) derive(st State) State {
+	st.Status = st.StatusAt(s.now())
+	return st
+}
+
+// Status reads a request's state without blocking or consuming it.
+func (s *Service) Status(ctx context.Context, principal, id string) (State, error) {
+	st, err := s.owned(ctx, principal, id)
+	if err != nil {
+		return State{}, err
+	}
+	return s.derive(st), nil
+}
+
+// Await waits until the request is no longer pending, or until the wait
+// bound: the smallest of the configured MaxWait, wait (if positive), the
+// time ctx has left minus the margin, and the time to expiresAt. When the
+// bound elapses it returns the state as it is then (pending or expired),
+// without error.
+func (s *Service) Await(ctx context.Context, principal, id string, wait time.Duration) (State, error) {
+	st, err := s.owned(ctx, principal, id)
+	if err != nil {
+		return State{}, err
+	}
+	now := s.now()
+	if st.StatusAt(now) != StatusPending {
+		return s.derive(st), nil
+	}
+	bound := s.WaitBound(ctx, wait)
+	bound = min(bound, st.ExpiresAt.Sub(now))
+	if bound <= 0 {
+		return s.derive(st), nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	got, err := s.store.Wait(wctx, id)
+	if err != nil {
+		if ctx.Err() != nil || wctx.Err() == nil {
+			return State{}, fmt.Errorf("await %s: %w", id, err)
+		}
+		// The bound elapsed: report the state as it stands now.
+		if got.ID == "" {
+			got = st
+		}
+	}
+	return s.derive(got), nil
+}
+
+// WaitBound is how long one wait may last under ctx: the smallest of the
+// configured MaxWait, wait (if positive) and ctx's remaining time minus the
+// margin (never negative).
+func (s *Service) WaitBound(ctx context.Context, wait time.Duration) time.Duration {
+	bound := s.maxWait
+	if wait > 0 {
+		bound = min(bound, wait)
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		bound = min(bound, time.Until(dl)-s.margin)
+	}
+	return max(bound, 0)
+}
+
+// Result is the outcome of a decided request.
+type Result struct {
+	State       State
+	Decision    Decision
+	Context     json.RawMessage
+	Form        json.RawMessage // approval form values, else nil
+	SelectedIDs []string        // selection, when submitted
+}
+
+// Result reads the outcome of a decided request and marks it consumed. It
+// is idempotent; every fetch is audited. A pending request gives
+// ErrNotDecided, an expired one ErrExpired, a canceled one ErrCanceled.
+func (s *Service) Result(ctx context.Context, principal, id string) (Result, error) {
+	st, err := s.owned(ctx, principal, id)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := s.undecided(st); err != nil {
+		return Result{}, fmt.Errorf("result %s: %w", id, err)
+	}
+	entry := AuditEntry{At: s.now().UTC(), Action: ActionResultFetched, Principal: orAnonymous(principal)}
+	st, err = s.store.Consume(ctx, id, entry)
+	if err != nil {
+		if errors.Is(err, ErrConflict) {
+			if e := s.undecided(st); e != nil {
+				err = e
+			}
+		}
+		return Result{}, fmt.Errorf("result %s: %w", id, err)
+	}
+	rec, err := s.store.Load(ctx, id)
+	if err != nil {
+		return Result{}, fmt.Errorf("result %s: %w", id, err)
+	}
+	r := Result{State: s.derive(st), Decision: st.Decision, Context: rec.Payload.Context}
+	if rec.Answer != nil && st.Decision == DecisionSubmitted {
+		r.Form = rec.Answer.Form
+		r.SelectedIDs = rec.Answer.SelectedIDs
+		if st.Kind == KindSelection && r.SelectedIDs == nil {
+			r.SelectedIDs = []string{}
+		}
+	}
+	return r, nil
+}
+
+// undecided is the error for a state without a decision to read, or nil.
+func (s *Service) undecided(st State) error {
+	switch st.StatusAt(s.now()) {
+	case StatusPending:
+		return ErrNotDecided
+	case StatusExpired:
+		return ErrExpired
+	case StatusCanceled:
+		return ErrCanceled
+	}
+	return nil
+}
+
+// Cancel cancels a pending request and wakes its waiters. Canceling a
+// canceled request succeeds again; a decided one gives ErrConflict, an
+// expired one ErrExpired.
+func (s *Service) Cancel(ctx context.Context, principal, id string) (State, error) {
+	st, err := s.owned(ctx, principal, id)
+	if err != nil {
+		return State{}, err
+	}
+	t := Resolution{Status: StatusCanceled, At: s.now().UTC(), By: orAnonymous(principal)}
+	st, err = s.store.Resolve(ctx, id, t)
+	if err != nil {
+		if errors.Is(err, ErrConflict) && st.Status == StatusCanceled {
+			return s.derive(st), nil
+		}
+		return State{}, fmt.Errorf("cancel %s: %w", id, err)
+	}
+	return s.derive(st), nil
+}
+
+// Audit reads a request's audit trail for its owner.
+func (s *Service) Audit(ctx context.Context, principal, id string) (AuditTrail, error) {
+	if _, err := s.owned(ctx, principal, id); err != nil {
+		return AuditTrail{}, err
+	}
+	return s.OperatorAudit(ctx, id)
+}
+
+// OperatorAudit reads any request's audit trail (for an operator command).
+func (s *Service) OperatorAudit(ctx context.Context, id string) (AuditTrail, error) {
+	tr, err := s.store.Audit(ctx, id)
+	if err != nil {
+		return AuditTrail{}, fmt.Errorf("audit %s: %w", id, err)
+	}
+	return tr, nil
+}
+
+// Review is what a reviewer sees: the request with its status derived.
+type Review struct {
+	Record
+	Now time.Time
+}
+
+// OpenReview checks the review key and reads the request for the review
+// page, recording the render in the audit trail. A wrong key gives
+// ErrNotFound, so that a key cannot be used to probe for ids.
+func (s *Service) OpenReview(ctx context.Context, id, key string) (Review, error) {
+	rec, err := s.reviewRecord(ctx, id, key)
+	if err != nil {
+		return Review{}, err
+	}
+	now := s.now().UTC()
+	if err := s.store.Append(ctx, id, AuditEntry{At: now, Action: ActionRendered, Principal: Reviewer, Detail: string(rec.State.Status)}); err != nil {
+		return Review{}, fmt.Errorf("review %s: %w", id, err)
+	}
+	return Review{Record: rec, Now: now}, nil
+}
+
+func (s *Service) reviewRecord(ctx context.Context, id, key string) (Record, error) {
+	rec, err := s.store.Load(ctx, id)
+	if err != nil {
+		return Record{}, fmt.Errorf("review %s: %w", id, err)
+	}
+	if !rec.Payload.ReviewKeyMatches(key) {
+		return Record{}, fmt.Errorf("review %s: wrong review key: %w", id, ErrNotFound)
+	}
+	rec.State = s.derive(rec.State)
+	return rec, nil
+}
+
+// RefuseSubmission records a submission attempt refused before it reached
+// the Service (for example for a bad or expired page token).
+func (s *Service) RefuseSubmission(ctx context.Context, id, by, reason string) error {
+	e := AuditEntry{At: s.now().UTC(), Action: ActionSubmissionRefused, Principal: orReviewer(by), Detail: reason}
+	if err := s.store.Append(ctx, id, e); err != nil {
+		return fmt.Errorf("refuse submission %s: %w", id, err)
+	}
+	return nil
+}
+
+func orReviewer(p string) string {
+	if p == "" {
+		return Reviewer
+	}
+	return p
+}
+
+// Submit validates a reviewer's submission and lands it exactly once. A
+// malformed submission resolves nothing: it is audited as refused and the
+// error says what to fix (a *FormError for form values). A submission
+// after a decision gives ErrConflict (ErrCanceled after a cancel),
+// ErrExpired after expiry; the retry of the winning submission succeeds.
+func (s *Service) Submit(ctx context.Context, id, key string, sub Submission) (State, error) {
+	rec, err := s.reviewRecord(ctx, id, key)
+	if err != nil {
+		return State{}, err
+	}
+	refuse := func(reason string, cause error) (State, error) {
+		if aerr := s.RefuseSubmission(ctx, id, sub.By, reason); aerr != nil {
+			return State{}, errors.Join(cause, aerr)
+		}
+		return rec.State, fmt.Errorf("submit %s: %w", id, cause)
+	}
+	if sub.ID == "" {
+		return refuse("missing submission id", invalid(ErrSubmissionIDMissing, "submission", "the submission has no id; reload the page"))
+	}
+	t := Resolution{Status: Status(sub.Decision), SubmissionID: sub.ID, At: s.now().UTC(), By: orReviewer(sub.By)}
+	if t.IsRetryOf(rec.State) {
+		return rec.State, nil
+	}
+	if err := s.closed(rec.State); err != nil {
+		return refuse(string(rec.State.Status), err)
+	}
+	answer, err := rec.Payload.answer(rec.State.Kind, sub)
+	if err != nil {
+		return refuse("invalid: "+CodeOf(err).String(), err)
+	}
+	t.Answer = answer
+	st, err := s.store.Resolve(ctx, id, t)
+	if err != nil {
+		if errors.Is(err, ErrConflict) || errors.Is(err, ErrExpired) {
+			st = s.derive(st)
+			if cerr := s.closed(st); cerr != nil {
+				err = cerr
+			}
+			return refuse(string(st.Status), err)
+		}
+		return State{}, fmt.Errorf("submit %s: %w", id, err)
+	}
+	return s.derive(st), nil
+}
+
+// closed is the error for submitting to a request in state st, or nil if
+// it is still open.
+func (s *Service) closed(st State) error {
+	switch st.StatusAt(s.now()) {
+	case StatusPending:
+		return nil
+	case StatusExpired:
+		return ErrExpired
+	case StatusCanceled:
+		return ErrCanceled
+	}
+	return ErrConflict
+}
+
+// String returns the code as text.
+func (c Code) String() string { return string(c) }

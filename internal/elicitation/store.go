@@ -1,0 +1,116 @@
+package elicitation
+
+import (
+	"context"
+	"time"
+)
+
+// Store persists requests. There are two implementations, an embedded one
+// and a DynamoDB one, and one contract suite (package storetest) that both
+// pass. A store has no clock: callers pass the time an operation happens, so
+// that expiry is decided by the Service's clock and tests can set it.
+//
+// The layout every implementation follows: the small State apart from the
+// immutable Payload and the Answer, so that a poll reads a few hundred bytes;
+// audit entries apart from both, so that a writer of audit entries needs no
+// right to write decisions.
+type Store interface {
+	// Create stores a new pending request together with its creation audit
+	// entry. It returns ErrConflict if a request with that id exists.
+	Create(ctx context.Context, r Request, created AuditEntry) error
+
+	// State reads the small part of a request, with a strongly consistent
+	// read. It returns ErrNotFound if there is no such request.
+	State(ctx context.Context, id string) (State, error)
+
+	// Load reads the whole request. It returns ErrNotFound if there is no
+	// such request.
+	Load(ctx context.Context, id string) (Record, error)
+
+	// Resolve lands a decision or a cancel, exactly once, across processes:
+	// it succeeds only if the request is pending and t.At is before its
+	// ExpiresAt, and writes the new state, the answer and the audit entry
+	// together (all or nothing). It returns the state after the call.
+	//
+	// A retry of the resolution that already won (same non-empty
+	// SubmissionID) succeeds again without writing anything. Otherwise it
+	// returns ErrNotFound; ErrExpired if the request is pending but t.At is
+	// at or after ExpiresAt; ErrConflict (with the current state) if the
+	// request is no longer pending.
+	Resolve(ctx context.Context, id string, t Resolution) (State, error)
+
+	// Consume marks a submitted or declined request consumed (keeping its
+	// decision and answer; the first ConsumedAt stays) and appends entry to
+	// its audit trail, together. Consuming a consumed request only appends
+	// the entry. It returns ErrNotFound, or ErrConflict with the current
+	// state if the request is pending or canceled.
+	Consume(ctx context.Context, id string, entry AuditEntry) (State, error)
+
+	// Append adds an entry to a request's audit trail. Entries of bounded
+	// actions beyond AuditCap are counted, not stored. It returns
+	// ErrNotFound if there is no such request.
+	Append(ctx context.Context, id string, entry AuditEntry) error
+
+	// Audit reads a request's audit trail in order. It returns ErrNotFound
+	// if there is no such request.
+	Audit(ctx context.Context, id string) (AuditTrail, error)
+
+	// Wait blocks until the stored status of the request is no longer
+	// pending, and returns that state. It sees resolutions made through any
+	// handle on the same data, in this process or another. If ctx ends
+	// first it returns the last state it read and ctx's error. It returns
+	// ErrNotFound if there is no such request. Wait does not derive expiry:
+	// callers bound ctx by ExpiresAt.
+	Wait(ctx context.Context, id string) (State, error)
+
+	// Cleanup removes every request, and its audit trail, whose RetainUntil
+	// is at or before now, and returns how many it removed.
+	Cleanup(ctx context.Context, now time.Time) (int, error)
+}
+
+// Resolution is a decision or a cancel.
+type Resolution struct {
+	// Status is StatusSubmitted, StatusDeclined or StatusCanceled.
+	Status Status
+	// SubmissionID names this attempt; a retry of the winning attempt with
+	// the same id is answered as the success it was. Empty for cancels.
+	SubmissionID string
+	At           time.Time
+	By           string
+	// Answer is what was submitted (nil for declines and cancels).
+	Answer *Answer
+	// Detail goes into the audit entry (never argument values).
+	Detail string
+}
+
+// AuditEntry is the entry a store writes together with the resolution.
+func (t Resolution) AuditEntry() AuditEntry {
+	e := AuditEntry{At: t.At, Principal: t.By, Detail: t.Detail}
+	switch t.Status {
+	case StatusCanceled:
+		e.Action = ActionCanceled
+	default:
+		e.Action = ActionDecided
+		if e.Detail == "" {
+			e.Detail = string(t.Status)
+		}
+	}
+	return e
+}
+
+// Apply returns s after t, as a store writes it.
+func (t Resolution) Apply(s State) State {
+	s.Status = t.Status
+	s.DecidedAt = t.At
+	s.DecidedBy = t.By
+	s.SubmissionID = t.SubmissionID
+	if t.Status != StatusCanceled {
+		s.Decision = Decision(t.Status)
+	}
+	return s
+}
+
+// IsRetryOf reports whether t repeats the resolution already recorded in s.
+func (t Resolution) IsRetryOf(s State) bool {
+	return t.SubmissionID != "" && s.SubmissionID == t.SubmissionID && s.Status != StatusPending
+}
