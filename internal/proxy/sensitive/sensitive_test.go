@@ -1,0 +1,121 @@
+package sensitive
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestTokens(t *testing.T) {
+	tests := map[string][]string{
+		"api_key":          {"api", "key"},
+		"apiKey":           {"api", "key"},
+		"APIKey":           {"api", "key"},
+		"X-API-Key":        {"x", "api", "key"},
+		"client-secret":    {"client", "secret"},
+		"max_tokens":       {"max", "tokens"},
+		"oauth2Token":      {"oauth", "2", "token"},
+		"The API token.":   {"the", "api", "token"},
+		"":                 nil,
+		"__":               nil,
+		"HTTPServerURL":    {"http", "server", "url"},
+		"Ünïcode_Straße":   {"ünïcode", "straße"},
+		"password":         {"password"},
+		"userPasswordHash": {"user", "password", "hash"},
+	}
+	for in, want := range tests {
+		if got := Tokens(in); !slices.Equal(got, want) {
+			t.Errorf("Tokens(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestDefaultMatcher(t *testing.T) {
+	m := NewMatcher(DefaultNameMarkers, DefaultSchemaMarkers)
+	tests := []struct {
+		name string
+		prop Property
+		want bool
+	}{
+		// True positives by name.
+		{"api_key", Property{}, true},
+		{"apiKey", Property{}, true},
+		{"APIKey", Property{}, true},
+		{"x-api-key", Property{}, true},
+		{"apikey", Property{}, true},
+		{"client-secret", Property{}, true},
+		{"clientSecret", Property{}, true},
+		{"password", Property{}, true},
+		{"db_password", Property{}, true},
+		{"passphrase", Property{}, true},
+		{"access_token", Property{}, true},
+		{"refreshToken", Property{}, true},
+		{"token", Property{}, true},
+		{"AWS_SECRET_ACCESS_KEY", Property{}, true},
+		{"private_key", Property{}, true},
+		{"credentials", Property{}, true},
+		{"Authorization", Property{}, true},
+		{"session_cookie", Property{}, true},
+		{"card_number", Property{}, true},
+		{"cvv", Property{}, true},
+		// True positives by schema.
+		{"value", Property{Format: "password"}, true},
+		{"value", Property{Description: "Your GitHub personal access token."}, true},
+		{"value", Property{Title: "API Key"}, true},
+		{"auth", Property{Description: "The client secret issued by the provider"}, true},
+		{"pin", Property{WriteOnly: true}, true},
+		// False positives of substring matching.
+		{"max_tokens", Property{}, false},
+		{"maxTokens", Property{}, false},
+		{"tokenizer", Property{}, false},
+		{"discard", Property{}, false},
+		{"cardinality", Property{}, false},
+		{"scorecard", Property{}, false},
+		{"keyboard", Property{}, false},
+		{"monkey", Property{}, false},
+		{"secretary", Property{}, false},
+		{"passage", Property{}, false},
+		{"compass", Property{}, false},
+		{"bypass", Property{}, false},
+		{"author", Property{}, false},
+		{"key", Property{}, false},
+		{"sort_key", Property{}, false},
+		{"message", Property{}, false},
+		{"query", Property{Description: "Search query. Counts toward the tokens budget."}, false},
+		{"limit", Property{Title: "Max tokens", Description: "Maximum number of tokens to generate"}, false},
+		{"model", Property{Description: "Tokenizer name"}, false},
+		{"url", Property{Format: "uri"}, false},
+	}
+	for _, tt := range tests {
+		marker, got := m.Match(tt.name, tt.prop)
+		if got != tt.want {
+			t.Errorf("Match(%q, %+v) = %v (marker %q), want %v", tt.name, tt.prop, got, marker, tt.want)
+		}
+	}
+}
+
+func TestConfiguredMarkers(t *testing.T) {
+	m := NewMatcher([]string{"message", "  ", "accountNumber"}, []string{"do not share"})
+	tests := []struct {
+		name string
+		prop Property
+		want string
+	}{
+		{"message", Property{}, "message"},
+		{"Message", Property{}, "message"},
+		{"account_number", Property{}, "account number"},
+		{"note", Property{Description: "Do NOT share this value"}, "do not share"},
+	}
+	for _, tt := range tests {
+		marker, ok := m.Match(tt.name, tt.prop)
+		if !ok || marker != tt.want {
+			t.Errorf("Match(%q) = %q, %v; want %q, true", tt.name, marker, ok, tt.want)
+		}
+	}
+	if _, ok := m.Match("password", Property{}); ok {
+		t.Errorf("a matcher without default markers matched password")
+	}
+	var zero *Matcher
+	if _, ok := zero.Match("password", Property{}); ok {
+		t.Errorf("nil matcher matched")
+	}
+}
