@@ -1,0 +1,446 @@
+// Package boltstore is the embedded elicitation.Store: one bbolt file,
+// durable across restarts, for running the service on a laptop as one
+// binary. Waiters are woken in-process the moment a resolution commits.
+//
+// bbolt locks its file for one process at a time, so every handle opened
+// on the same path in this process shares one database (and one set of
+// waiters); a second process gets a clear "in use" error. To share
+// requests between processes, use the DynamoDB store.
+package boltstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+)
+
+var (
+	bucketState   = []byte("state")
+	bucketPayload = []byte("payload")
+	bucketAnswer  = []byte("answer")
+	bucketAudit   = []byte("audit")  // one sub-bucket per request: seq -> entry
+	bucketCounts  = []byte("counts") // id \x00 action -> how many were appended
+	bucketRetain  = []byte("retain") // retainUntil (8 bytes) + id -> nothing
+)
+
+// Store is a handle on an embedded store.
+type Store struct {
+	db     *shared
+	closed sync.Once
+}
+
+var _ elicitation.Store = (*Store)(nil)
+
+type shared struct {
+	path string
+	bolt *bolt.DB
+	refs int // guarded by registryMu
+
+	mu      sync.Mutex
+	waiters map[string]map[chan struct{}]struct{}
+}
+
+var (
+	registryMu sync.Mutex
+	registry   = map[string]*shared{}
+)
+
+// Open opens (creating if needed) the store in the file at path. Handles
+// on the same path share one database; close each with Close.
+func Open(path string) (*Store, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if sh, ok := registry[abs]; ok {
+		sh.refs++
+		return &Store{db: sh}, nil
+	}
+	db, err := bolt.Open(abs, 0o600, &bolt.Options{Timeout: 2 * time.Second})
+	if err != nil {
+		if errors.Is(err, bolterrors.ErrTimeout) {
+			return nil, fmt.Errorf("open store %s: the file is in use by another process (the embedded store serves one process; use the DynamoDB store to share requests)", abs)
+		}
+		return nil, fmt.Errorf("open store %s: %w", abs, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketState, bucketPayload, bucketAnswer, bucketAudit, bucketCounts, bucketRetain} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open store %s: create buckets: %w", abs, err)
+	}
+	sh := &shared{path: abs, bolt: db, refs: 1, waiters: map[string]map[chan struct{}]struct{}{}}
+	registry[abs] = sh
+	return &Store{db: sh}, nil
+}
+
+// Close releases the handle; the file is closed with the last handle.
+func (s *Store) Close() error {
+	var err error
+	s.closed.Do(func() {
+		registryMu.Lock()
+		defer registryMu.Unlock()
+		s.db.refs--
+		if s.db.refs == 0 {
+			delete(registry, s.db.path)
+			err = s.db.bolt.Close()
+		}
+	})
+	return err
+}
+
+func notFound(op, id string) error { return fmt.Errorf("%s %s: %w", op, id, elicitation.ErrNotFound) }
+
+func getJSON(tx *bolt.Tx, bucket []byte, id string, v any) (bool, error) {
+	b := tx.Bucket(bucket).Get([]byte(id))
+	if b == nil {
+		return false, nil
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return false, fmt.Errorf("decode %s of %s: %w", bucket, id, err)
+	}
+	return true, nil
+}
+
+func putJSON(tx *bolt.Tx, bucket []byte, id string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %s of %s: %w", bucket, id, err)
+	}
+	return tx.Bucket(bucket).Put([]byte(id), b)
+}
+
+func retainKey(st elicitation.State) []byte {
+	k := binary.BigEndian.AppendUint64(nil, uint64(st.RetainUntil.UnixNano()))
+	return append(k, st.ID...)
+}
+
+// Create implements elicitation.Store.
+func (s *Store) Create(ctx context.Context, r elicitation.Request, created elicitation.AuditEntry) error {
+	id := r.State.ID
+	return s.update(ctx, "create "+id, func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketState).Get([]byte(id)) != nil {
+			return fmt.Errorf("create %s: %w", id, elicitation.ErrConflict)
+		}
+		if err := putJSON(tx, bucketState, id, r.State); err != nil {
+			return err
+		}
+		if err := putJSON(tx, bucketPayload, id, r.Payload); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketRetain).Put(retainKey(r.State), nil); err != nil {
+			return err
+		}
+		return appendAudit(tx, id, created)
+	})
+}
+
+// State implements elicitation.Store.
+func (s *Store) State(ctx context.Context, id string) (elicitation.State, error) {
+	var st elicitation.State
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		ok, err := getJSON(tx, bucketState, id, &st)
+		if err == nil && !ok {
+			err = notFound("state", id)
+		}
+		return err
+	})
+	return st, err
+}
+
+// Load implements elicitation.Store.
+func (s *Store) Load(ctx context.Context, id string) (elicitation.Record, error) {
+	var rec elicitation.Record
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		ok, err := getJSON(tx, bucketState, id, &rec.State)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return notFound("load", id)
+		}
+		if _, err := getJSON(tx, bucketPayload, id, &rec.Payload); err != nil {
+			return err
+		}
+		var a elicitation.Answer
+		ok, err = getJSON(tx, bucketAnswer, id, &a)
+		if ok {
+			rec.Answer = &a
+		}
+		return err
+	})
+	return rec, err
+}
+
+// Resolve implements elicitation.Store.
+func (s *Store) Resolve(ctx context.Context, id string, t elicitation.Resolution) (elicitation.State, error) {
+	var st elicitation.State
+	err := s.update(ctx, "resolve "+id, func(tx *bolt.Tx) error {
+		ok, err := getJSON(tx, bucketState, id, &st)
+		switch {
+		case err != nil:
+			return err
+		case !ok:
+			return notFound("resolve", id)
+		case t.IsRetryOf(st):
+			return nil
+		case st.Status != elicitation.StatusPending:
+			return fmt.Errorf("resolve %s: %w", id, elicitation.ErrConflict)
+		case !t.At.Before(st.ExpiresAt):
+			return fmt.Errorf("resolve %s: %w", id, elicitation.ErrExpired)
+		}
+		next := t.Apply(st)
+		if err := putJSON(tx, bucketState, id, next); err != nil {
+			return err
+		}
+		if t.Answer != nil {
+			if err := putJSON(tx, bucketAnswer, id, t.Answer); err != nil {
+				return err
+			}
+		}
+		if err := appendAudit(tx, id, t.AuditEntry()); err != nil {
+			return err
+		}
+		st = next
+		return nil
+	})
+	if err == nil {
+		s.db.wake(id)
+	}
+	return st, err
+}
+
+// Consume implements elicitation.Store.
+func (s *Store) Consume(ctx context.Context, id string, entry elicitation.AuditEntry) (elicitation.State, error) {
+	var st elicitation.State
+	err := s.update(ctx, "consume "+id, func(tx *bolt.Tx) error {
+		ok, err := getJSON(tx, bucketState, id, &st)
+		switch {
+		case err != nil:
+			return err
+		case !ok:
+			return notFound("consume", id)
+		}
+		switch st.Status {
+		case elicitation.StatusSubmitted, elicitation.StatusDeclined:
+			st.Status = elicitation.StatusConsumed
+			st.ConsumedAt = entry.At
+			if err := putJSON(tx, bucketState, id, st); err != nil {
+				return err
+			}
+		case elicitation.StatusConsumed:
+		default:
+			return fmt.Errorf("consume %s: %w", id, elicitation.ErrConflict)
+		}
+		return appendAudit(tx, id, entry)
+	})
+	return st, err
+}
+
+// Append implements elicitation.Store.
+func (s *Store) Append(ctx context.Context, id string, entry elicitation.AuditEntry) error {
+	return s.update(ctx, "append audit "+id, func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketState).Get([]byte(id)) == nil {
+			return notFound("append audit", id)
+		}
+		return appendAudit(tx, id, entry)
+	})
+}
+
+func countKey(id string, a elicitation.Action) []byte {
+	return append(append([]byte(id), 0), a...)
+}
+
+func appendAudit(tx *bolt.Tx, id string, e elicitation.AuditEntry) error {
+	if e.Action.Bounded() {
+		counts := tx.Bucket(bucketCounts)
+		k := countKey(id, e.Action)
+		var n uint64
+		if v := counts.Get(k); len(v) == 8 {
+			n = binary.BigEndian.Uint64(v)
+		}
+		n++
+		if err := counts.Put(k, binary.BigEndian.AppendUint64(nil, n)); err != nil {
+			return err
+		}
+		if n > elicitation.AuditCap {
+			return nil
+		}
+	}
+	b, err := tx.Bucket(bucketAudit).CreateBucketIfNotExists([]byte(id))
+	if err != nil {
+		return err
+	}
+	seq, err := b.NextSequence()
+	if err != nil {
+		return err
+	}
+	v, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("encode audit entry: %w", err)
+	}
+	return b.Put(binary.BigEndian.AppendUint64(nil, seq), v)
+}
+
+// Audit implements elicitation.Store.
+func (s *Store) Audit(ctx context.Context, id string) (elicitation.AuditTrail, error) {
+	var tr elicitation.AuditTrail
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketState).Get([]byte(id)) == nil {
+			return notFound("audit", id)
+		}
+		if b := tx.Bucket(bucketAudit).Bucket([]byte(id)); b != nil {
+			err := b.ForEach(func(_, v []byte) error {
+				var e elicitation.AuditEntry
+				if err := json.Unmarshal(v, &e); err != nil {
+					return fmt.Errorf("decode audit entry of %s: %w", id, err)
+				}
+				tr.Entries = append(tr.Entries, e)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		for _, a := range []elicitation.Action{elicitation.ActionRendered, elicitation.ActionSubmissionRefused} {
+			if v := tx.Bucket(bucketCounts).Get(countKey(id, a)); len(v) == 8 {
+				if n := binary.BigEndian.Uint64(v); n > elicitation.AuditCap {
+					if tr.Omitted == nil {
+						tr.Omitted = map[elicitation.Action]int{}
+					}
+					tr.Omitted[a] = int(n - elicitation.AuditCap)
+				}
+			}
+		}
+		return nil
+	})
+	// Entries are appended in time order by one writer at a time; a stable
+	// sort keeps append order for equal times and mends clock steps.
+	sortEntries(tr.Entries)
+	return tr, err
+}
+
+// Wait implements elicitation.Store.
+func (s *Store) Wait(ctx context.Context, id string) (elicitation.State, error) {
+	ch := s.db.subscribe(id)
+	defer s.db.unsubscribe(id, ch)
+	for {
+		st, err := s.State(ctx, id)
+		if err != nil || st.Status != elicitation.StatusPending {
+			return st, err
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return st, ctx.Err()
+		}
+	}
+}
+
+// Cleanup implements elicitation.Store.
+func (s *Store) Cleanup(ctx context.Context, now time.Time) (int, error) {
+	n := 0
+	err := s.update(ctx, "cleanup", func(tx *bolt.Tx) error {
+		n = 0
+		limit := binary.BigEndian.AppendUint64(nil, uint64(now.UnixNano()))
+		c := tx.Bucket(bucketRetain).Cursor()
+		var doomed [][]byte
+		for k, _ := c.First(); k != nil && bytes.Compare(k[:8], limit) <= 0; k, _ = c.Next() {
+			doomed = append(doomed, append([]byte(nil), k...))
+		}
+		for _, k := range doomed {
+			id := k[8:]
+			for _, b := range [][]byte{bucketState, bucketPayload, bucketAnswer} {
+				if err := tx.Bucket(b).Delete(id); err != nil {
+					return err
+				}
+			}
+			if tx.Bucket(bucketAudit).Bucket(id) != nil {
+				if err := tx.Bucket(bucketAudit).DeleteBucket(id); err != nil {
+					return err
+				}
+			}
+			for _, a := range []elicitation.Action{elicitation.ActionRendered, elicitation.ActionSubmissionRefused} {
+				if err := tx.Bucket(bucketCounts).Delete(countKey(string(id), a)); err != nil {
+					return err
+				}
+			}
+			if err := tx.Bucket(bucketRetain).Delete(k); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
+
+func (s *Store) view(ctx context.Context, fn func(*bolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.db.bolt.View(fn)
+}
+
+func (s *Store) update(ctx context.Context, op string, fn func(*bolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if err := s.db.bolt.Update(fn); err != nil {
+		if errors.Is(err, elicitation.ErrNotFound) || errors.Is(err, elicitation.ErrConflict) || errors.Is(err, elicitation.ErrExpired) {
+			return err
+		}
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return nil
+}
+
+func (sh *shared) subscribe(id string) chan struct{} {
+	ch := make(chan struct{}, 1)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.waiters[id] == nil {
+		sh.waiters[id] = map[chan struct{}]struct{}{}
+	}
+	sh.waiters[id][ch] = struct{}{}
+	return ch
+}
+
+func (sh *shared) unsubscribe(id string, ch chan struct{}) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	delete(sh.waiters[id], ch)
+	if len(sh.waiters[id]) == 0 {
+		delete(sh.waiters, id)
+	}
+}
+
+func (sh *shared) wake(id string) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	for ch := range sh.waiters[id] {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
