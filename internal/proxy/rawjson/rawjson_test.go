@@ -1,0 +1,41 @@
+package rawjson
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+)
+
+func TestRoundTripKeepsBytes(t *testing.T) {
+	in := `{"z": 1.50, "a":{"y":2,"b":[3, 4]} ,"n":12345678901234567890,"execution":{"taskSupport":"forbidden"}}`
+	obj, err := ParseObject([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := obj.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"z":1.50,"a":{"y":2,"b":[3, 4]},"n":12345678901234567890,"execution":{"taskSupport":"forbidden"}}`
+	if string(out) != want {
+		t.Errorf("round trip:\n got %s\nwant %s", out, want)
+	}
+	obj.Set("a", json.RawMessage(`"x"`))
+	obj.Set("new", json.RawMessage(`true`))
+	obj.Delete("z")
+	out, _ = obj.MarshalJSON()
+	if want := `{"a":"x","n":12345678901234567890,"execution":{"taskSupport":"forbidden"},"new":true}`; string(out) != want {
+		t.Errorf("after edits:\n got %s\nwant %s", out, want)
+	}
+}
+
+func TestParseObjectRefuses(t *testing.T) {
+	for _, in := range []string{`[]`, `null`, `"x"`, `{"a":1} {}`, `{"a":}`, ``} {
+		if _, err := ParseObject([]byte(in)); err == nil {
+			t.Errorf("ParseObject(%q) succeeded", in)
+		}
+	}
+	if _, err := ParseObject([]byte(`[1]`)); !errors.Is(err, ErrNotObject) {
+		t.Errorf("ParseObject([1]) = %v, want ErrNotObject", err)
+	}
+}
