@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -376,7 +377,7 @@ func (s *Service) Submit(ctx context.Context, id, key string, sub Submission) (S
 	}
 	answer, err := rec.Payload.answer(rec.State.Kind, sub)
 	if err != nil {
-		return refuse("invalid: "+CodeOf(err).String(), err)
+		return refuse(refusalReason(err), err)
 	}
 	t.Answer = answer
 	st, err := s.store.Resolve(ctx, id, t)
@@ -409,3 +410,21 @@ func (s *Service) closed(st State) error {
 
 // String returns the code as text.
 func (c Code) String() string { return string(c) }
+
+// refusalReason names what was wrong with a submission for the audit trail,
+// without the values submitted.
+func refusalReason(err error) string {
+	var fe *FormError
+	if errors.As(err, &fe) {
+		names := make([]string, len(fe.Fields))
+		for i, f := range fe.Fields {
+			names[i] = f.Field
+		}
+		return truncate("invalid form: "+strings.Join(names, ", "), 200)
+	}
+	var e *Error
+	if errors.As(err, &e) && e.Kind != nil {
+		return "invalid: " + e.Kind.Error()
+	}
+	return "invalid: " + CodeOf(err).String()
+}
