@@ -1,0 +1,190 @@
+// Package pagetoken seals and opens the per-render tokens of the review
+// page: an HMAC-SHA256 over the elicitation id, a random render id and an
+// expiry, under a keyring whose keys carry ids so that secrets can rotate
+// (seal with the current key, open with any known key).
+//
+// A token looks like "v1.<kid>.<payload>.<mac>" (base64url, no padding).
+// It is not encrypted: nothing in it is secret, it only has to be
+// unforgeable.
+package pagetoken
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// MinSecretBytes is the shortest secret a Key may have.
+const MinSecretBytes = 32
+
+// Errors returned (wrapped) by Open. Match them with errors.Is.
+var (
+	// ErrInvalid: the token is malformed, signed with an unknown key, or
+	// its MAC does not match (forged or altered).
+	ErrInvalid = errors.New("page token is not valid")
+	// ErrExpired: the token is authentic but past its expiry. Open returns
+	// its claims with this error.
+	ErrExpired = errors.New("page token expired")
+)
+
+// Key is one secret of a keyring and its id.
+type Key struct {
+	ID     string
+	Secret []byte
+}
+
+// Claims is what a token binds.
+type Claims struct {
+	// ElicitationID is the request the page was rendered for.
+	ElicitationID string `json:"e"`
+	// RenderID names the render; the review page uses it as the submission
+	// id, so a retried POST of the same render is recognised.
+	RenderID string `json:"r"`
+	// Expires is when the token stops being accepted.
+	Expires time.Time `json:"x"`
+	// RequestExpires is the request's expiresAt when the page was rendered.
+	RequestExpires time.Time `json:"rx,omitzero"`
+}
+
+// Keyring seals with its first key and opens with any of its keys. It is
+// safe for concurrent use.
+type Keyring struct {
+	current Key
+	keys    map[string][]byte
+}
+
+// NewKeyring returns a keyring over keys; the first key is the current one.
+// Key ids must be non-empty, unique and free of '.', ',' and ':'; secrets
+// must be at least MinSecretBytes long.
+func NewKeyring(keys ...Key) (*Keyring, error) {
+	if len(keys) == 0 {
+		return nil, errors.New("pagetoken: a keyring needs at least one key")
+	}
+	k := &Keyring{current: keys[0], keys: make(map[string][]byte, len(keys))}
+	for _, key := range keys {
+		if key.ID == "" || strings.ContainsAny(key.ID, ".,: \t") {
+			return nil, fmt.Errorf("pagetoken: key id %q must be non-empty, without '.', ',', ':' or spaces", key.ID)
+		}
+		if len(key.Secret) < MinSecretBytes {
+			return nil, fmt.Errorf("pagetoken: the secret of key %q is %d bytes; at least %d are needed", key.ID, len(key.Secret), MinSecretBytes)
+		}
+		if _, dup := k.keys[key.ID]; dup {
+			return nil, fmt.Errorf("pagetoken: key id %q appears twice", key.ID)
+		}
+		k.keys[key.ID] = append([]byte(nil), key.Secret...)
+	}
+	return k, nil
+}
+
+// ParseKeyring reads a keyring from configuration text such as
+// "kid1:BASE64SECRET,kid0:BASE64OLDSECRET": comma-separated id:secret pairs,
+// the first one current. Secrets are base64 (standard or URL alphabet,
+// padded or not).
+func ParseKeyring(config string) (*Keyring, error) {
+	var keys []Key
+	for i, part := range strings.Split(config, ",") {
+		part = strings.TrimSpace(part)
+		id, secret, ok := strings.Cut(part, ":")
+		if !ok {
+			return nil, fmt.Errorf("pagetoken: key %d: want id:base64secret", i+1)
+		}
+		b, err := decodeSecret(strings.TrimSpace(secret))
+		if err != nil {
+			return nil, fmt.Errorf("pagetoken: key %q: the secret is not base64", id)
+		}
+		keys = append(keys, Key{ID: strings.TrimSpace(id), Secret: b})
+	}
+	return NewKeyring(keys...)
+}
+
+func decodeSecret(s string) ([]byte, error) {
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(s); err == nil {
+			return b, nil
+		}
+	}
+	return nil, errors.New("not base64")
+}
+
+// GenerateSecret returns a fresh random 32-byte secret, base64-encoded (as
+// ParseKeyring reads it).
+func GenerateSecret() string {
+	b := make([]byte, MinSecretBytes)
+	_, _ = rand.Read(b) // never fails (Go 1.24+)
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// NewRenderID returns a fresh random render id (128 bits, URL-safe).
+func NewRenderID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// CurrentKeyID is the id of the key new tokens are sealed with.
+func (k *Keyring) CurrentKeyID() string { return k.current.ID }
+
+const version = "v1"
+
+// Seal signs c with the current key.
+func (k *Keyring) Seal(c Claims) (string, error) {
+	if c.ElicitationID == "" || c.RenderID == "" || c.Expires.IsZero() {
+		return "", errors.New("pagetoken: claims need an elicitation id, a render id and an expiry")
+	}
+	c.Expires = c.Expires.UTC()
+	c.RequestExpires = c.RequestExpires.UTC()
+	payload, err := json.Marshal(c)
+	if err != nil {
+		return "", fmt.Errorf("pagetoken: encode claims: %w", err)
+	}
+	head := version + "." + k.current.ID + "." + base64.RawURLEncoding.EncodeToString(payload)
+	return head + "." + base64.RawURLEncoding.EncodeToString(mac(k.current.Secret, head)), nil
+}
+
+func mac(secret []byte, head string) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(head))
+	return m.Sum(nil)
+}
+
+// maxTokenBytes bounds what Open will look at.
+const maxTokenBytes = 1024
+
+// Open checks token's MAC under the key it names and returns its claims.
+// A malformed, unknown-key or forged token gives ErrInvalid; an authentic
+// token at or after its expiry gives its claims and ErrExpired.
+func (k *Keyring) Open(token string, now time.Time) (Claims, error) {
+	if len(token) > maxTokenBytes {
+		return Claims{}, ErrInvalid
+	}
+	parts := strings.Split(token, ".")
+	if len(parts) != 4 || parts[0] != version {
+		return Claims{}, ErrInvalid
+	}
+	secret, ok := k.keys[parts[1]]
+	if !ok {
+		return Claims{}, ErrInvalid
+	}
+	sum, err := base64.RawURLEncoding.DecodeString(parts[3])
+	if err != nil || !hmac.Equal(sum, mac(secret, strings.Join(parts[:3], "."))) {
+		return Claims{}, ErrInvalid
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[2])
+	if err != nil {
+		return Claims{}, ErrInvalid
+	}
+	var c Claims
+	if err := json.Unmarshal(payload, &c); err != nil || c.ElicitationID == "" || c.RenderID == "" {
+		return Claims{}, ErrInvalid
+	}
+	if !now.Before(c.Expires) {
+		return c, ErrExpired
+	}
+	return c, nil
+}
