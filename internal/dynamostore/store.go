@@ -1,0 +1,642 @@
+// Package dynamostore is the DynamoDB implementation of elicitation.Store:
+// one table, a small state item that polls read, the payload and the answer
+// apart from it, and the audit trail under its own partition key.
+// docs/dynamodb.md describes the items, the access patterns and the IAM each
+// function needs.
+package dynamostore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+)
+
+var _ elicitation.Store = (*Store)(nil)
+
+// DefaultPollInterval is how often Wait reads the state item: at most five
+// reads a second per waiting call, and a decision seen within 200 ms plus
+// one read's latency (SPEC §7).
+const DefaultPollInterval = 200 * time.Millisecond
+
+// Options configure a Store. The zero value takes the defaults.
+type Options struct {
+	// PollInterval is how often Wait reads the state item; default
+	// DefaultPollInterval.
+	PollInterval time.Duration
+}
+
+// Store is an elicitation.Store on one DynamoDB table. It is safe for
+// concurrent use; any number of Stores, in any number of processes, may
+// share a table.
+type Store struct {
+	db    *dynamodb.Client
+	table *string
+	poll  time.Duration
+	hub   hub
+}
+
+// New returns a Store on table through client. The table must exist with
+// the layout CreateTable makes. Build the client with NewClient (or give it
+// Retryer) so that throttling is retried within each call's deadline.
+func New(client *dynamodb.Client, table string, opts Options) *Store {
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = DefaultPollInterval
+	}
+	return &Store{db: client, table: aws.String(table), poll: opts.PollInterval}
+}
+
+// conflictAttempts bounds how often a write that lost a race with another
+// transaction on the same items (TransactionConflict, or a version that moved
+// between the read and the write) starts again.
+const conflictAttempts = 6
+
+// names maps every attribute name used in an expression to a placeholder:
+// "status", "ttl", "owner" and others are reserved words.
+func names(ns ...string) map[string]string {
+	m := make(map[string]string, len(ns))
+	for _, n := range ns {
+		m["#"+n] = n
+	}
+	return m
+}
+
+// read reads a request's state item with a strongly consistent read.
+func (s *Store) read(ctx context.Context, id string) (stored, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: s.table, Key: stateKey(id), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return stored{}, err
+	}
+	if out.Item == nil {
+		return stored{}, elicitation.ErrNotFound
+	}
+	return decodeState(out.Item), nil
+}
+
+// Create implements elicitation.Store.
+func (s *Store) Create(ctx context.Context, r elicitation.Request, created elicitation.AuditEntry) error {
+	id := r.State.ID
+	if id == "" {
+		return fmt.Errorf("create: the request has no id")
+	}
+	tok := newToken()
+	ttl := ttlOf(r.State.RetainUntil)
+	chunks, err := payloadItems(id, r.Payload, ttl)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", id, err)
+	}
+	tx := []types.TransactWriteItem{{Put: &types.Put{
+		TableName: s.table, Item: stateItem(r.State, tok),
+		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
+		ExpressionAttributeNames: names(attrPK),
+	}}}
+	for _, c := range chunks {
+		tx = append(tx, types.TransactWriteItem{Put: &types.Put{TableName: s.table, Item: c}})
+	}
+	tx = append(tx, types.TransactWriteItem{Put: &types.Put{TableName: s.table, Item: auditItem(id, created, ttl)}})
+	for attempt := 1; ; attempt++ {
+		err := s.transact(ctx, tx)
+		if err == nil {
+			return nil
+		}
+		if !isCanceled(err) {
+			return fmt.Errorf("create %s: %w", id, err)
+		}
+		cur, rerr := s.read(ctx, id)
+		switch {
+		case errors.Is(rerr, elicitation.ErrNotFound) && attempt < conflictAttempts:
+			continue // lost a race with a concurrent transaction: try again
+		case rerr != nil:
+			return fmt.Errorf("create %s: %w", id, errors.Join(err, rerr))
+		case cur.writeToken == tok:
+			return nil // an earlier attempt of this call landed; its response was lost
+		}
+		return fmt.Errorf("create %s: %w", id, elicitation.ErrConflict)
+	}
+}
+
+// State implements elicitation.Store.
+func (s *Store) State(ctx context.Context, id string) (elicitation.State, error) {
+	st, err := s.read(ctx, id)
+	if err != nil {
+		return elicitation.State{}, fmt.Errorf("state %s: %w", id, err)
+	}
+	return st.State, nil
+}
+
+// Load implements elicitation.Store: one strongly consistent query of the
+// request's partition (state, payload chunks, answer).
+func (s *Store) Load(ctx context.Context, id string) (elicitation.Record, error) {
+	var (
+		rec    elicitation.Record
+		state  item
+		chunks []item
+		answer item
+	)
+	err := s.query(ctx, reqPrefix+id, false, func(it item) {
+		switch sk := getS(it, attrSK); {
+		case sk == skState:
+			state = it
+		case sk == skAnswer:
+			answer = it
+		case len(sk) > len(skPayload) && sk[:len(skPayload)] == skPayload:
+			chunks = append(chunks, it)
+		}
+	})
+	if err != nil {
+		return rec, fmt.Errorf("load %s: %w", id, err)
+	}
+	if state == nil {
+		return rec, fmt.Errorf("load %s: %w", id, elicitation.ErrNotFound)
+	}
+	rec.State = decodeState(state).State
+	if rec.Payload, err = decodePayload(chunks); err != nil {
+		return rec, fmt.Errorf("load %s: %w", id, err)
+	}
+	if answer != nil {
+		if rec.Answer, err = decodeAnswer(answer); err != nil {
+			return rec, fmt.Errorf("load %s: %w", id, err)
+		}
+	}
+	return rec, nil
+}
+
+// query reads a whole partition in sort-key order, page by page.
+func (s *Store) query(ctx context.Context, pk string, keysOnly bool, fn func(item)) error {
+	in := &dynamodb.QueryInput{
+		TableName:                 s.table,
+		KeyConditionExpression:    aws.String("#pk = :pk"),
+		ExpressionAttributeNames:  names(attrPK),
+		ExpressionAttributeValues: item{":pk": str(pk)},
+		ConsistentRead:            aws.Bool(true),
+	}
+	if keysOnly {
+		in.ProjectionExpression = aws.String("#pk, #sk")
+		in.ExpressionAttributeNames = names(attrPK, attrSK)
+	}
+	p := dynamodb.NewQueryPaginator(s.db, in)
+	for p.HasMorePages() {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			return err
+		}
+		for _, it := range out.Items {
+			fn(it)
+		}
+	}
+	return nil
+}
+
+// Resolve implements elicitation.Store. The state update (conditioned on
+// "pending and not yet expired"), the answer and the audit entry are one
+// transaction.
+func (s *Store) Resolve(ctx context.Context, id string, t elicitation.Resolution) (elicitation.State, error) {
+	cur, err := s.read(ctx, id)
+	for attempt := 1; ; attempt++ {
+		if err != nil {
+			return elicitation.State{}, fmt.Errorf("resolve %s: %w", id, err)
+		}
+		if st, done, cerr := classify(id, cur, t); done {
+			return st, cerr
+		}
+		tok := newToken()
+		tx, berr := s.resolveItems(id, cur, t, tok)
+		if berr != nil {
+			return elicitation.State{}, fmt.Errorf("resolve %s: %w", id, berr)
+		}
+		if werr := s.transact(ctx, tx); werr == nil {
+			s.hub.notify(id)
+			return t.Apply(cur.State), nil
+		} else if !isCanceled(werr) {
+			// Ambiguous: the write may or may not have landed. A retry with
+			// the same SubmissionID is answered by what the state says.
+			return elicitation.State{}, fmt.Errorf("resolve %s: %w", id, werr)
+		}
+		cur, err = s.read(ctx, id)
+		if err == nil && cur.writeToken == tok {
+			s.hub.notify(id)
+			return cur.State, nil // an earlier attempt of this call landed
+		}
+		if err == nil && cur.Status == elicitation.StatusPending && t.At.Before(cur.ExpiresAt) && attempt >= conflictAttempts {
+			return cur.State, fmt.Errorf("resolve %s: gave up after %d transaction conflicts", id, attempt)
+		}
+	}
+}
+
+// classify answers a resolution from the current state when it cannot or
+// need not be written: done is false when the request is open to it.
+func classify(id string, cur stored, t elicitation.Resolution) (elicitation.State, bool, error) {
+	switch {
+	case t.IsRetryOf(cur.State):
+		return cur.State, true, nil
+	case cur.Status != elicitation.StatusPending:
+		return cur.State, true, fmt.Errorf("resolve %s: status %s: %w", id, cur.Status, elicitation.ErrConflict)
+	case !t.At.Before(cur.ExpiresAt):
+		return cur.State, true, fmt.Errorf("resolve %s: %w", id, elicitation.ErrExpired)
+	}
+	return elicitation.State{}, false, nil
+}
+
+func (s *Store) resolveItems(id string, cur stored, t elicitation.Resolution, tok string) ([]types.TransactWriteItem, error) {
+	switch t.Status {
+	case elicitation.StatusSubmitted, elicitation.StatusDeclined, elicitation.StatusCanceled:
+	default:
+		return nil, fmt.Errorf("a resolution's status must be submitted, declined or canceled, not %q", t.Status)
+	}
+	next := t.Apply(cur.State)
+	ttl := ttlOf(cur.RetainUntil)
+	set := "SET #status = :status, #decidedAt = :decidedAt, #wtok = :wtok, #version = #version + :one"
+	vals := item{
+		":status": str(string(next.Status)), ":decidedAt": num(next.DecidedAt.UnixNano()),
+		":wtok": str(tok), ":one": num(1),
+		":pending": str(string(elicitation.StatusPending)), ":at": num(t.At.UnixNano()),
+	}
+	ns := names(attrStatus, attrDecidedAt, attrWriteToken, attrVersion, attrExpiresAt)
+	for _, f := range []struct{ name, value string }{
+		{attrDecision, string(next.Decision)}, {attrDecidedBy, next.DecidedBy}, {attrSubmissionID, next.SubmissionID},
+	} {
+		if f.value != "" {
+			set += ", #" + f.name + " = :" + f.name
+			vals[":"+f.name] = str(f.value)
+			ns["#"+f.name] = f.name
+		}
+	}
+	tx := []types.TransactWriteItem{{Update: &types.Update{
+		TableName: s.table, Key: stateKey(id),
+		UpdateExpression:          aws.String(set),
+		ConditionExpression:       aws.String("#status = :pending AND #expiresAt > :at"),
+		ExpressionAttributeNames:  ns,
+		ExpressionAttributeValues: vals,
+	}}}
+	if t.Answer != nil {
+		a, err := answerItem(id, t.Answer, ttl)
+		if err != nil {
+			return nil, err
+		}
+		tx = append(tx, types.TransactWriteItem{Put: &types.Put{TableName: s.table, Item: a}})
+	}
+	tx = append(tx, types.TransactWriteItem{Put: &types.Put{TableName: s.table, Item: auditItem(id, t.AuditEntry(), ttl)}})
+	return tx, nil
+}
+
+// Consume implements elicitation.Store.
+func (s *Store) Consume(ctx context.Context, id string, entry elicitation.AuditEntry) (elicitation.State, error) {
+	for attempt := 1; ; attempt++ {
+		cur, err := s.read(ctx, id)
+		if err != nil {
+			return elicitation.State{}, fmt.Errorf("consume %s: %w", id, err)
+		}
+		switch cur.Status {
+		case elicitation.StatusSubmitted, elicitation.StatusDeclined:
+		case elicitation.StatusConsumed:
+			if err := s.putEntry(ctx, id, entry, ttlOf(cur.RetainUntil)); err != nil {
+				return elicitation.State{}, fmt.Errorf("consume %s: %w", id, err)
+			}
+			return cur.State, nil
+		default:
+			return cur.State, fmt.Errorf("consume %s: status %s: %w", id, cur.Status, elicitation.ErrConflict)
+		}
+		tok := newToken()
+		next := cur.State
+		next.Status, next.ConsumedAt = elicitation.StatusConsumed, entry.At
+		tx := []types.TransactWriteItem{
+			{Update: &types.Update{
+				TableName: s.table, Key: stateKey(id),
+				UpdateExpression:         aws.String("SET #status = :consumed, #consumedAt = :at, #wtok = :wtok, #version = #version + :one"),
+				ConditionExpression:      aws.String("#version = :version"),
+				ExpressionAttributeNames: names(attrStatus, attrConsumedAt, attrWriteToken, attrVersion),
+				ExpressionAttributeValues: item{
+					":consumed": str(string(elicitation.StatusConsumed)), ":at": num(entry.At.UnixNano()),
+					":wtok": str(tok), ":one": num(1), ":version": num(cur.version),
+				},
+			}},
+			{Put: &types.Put{TableName: s.table, Item: auditItem(id, entry, ttlOf(cur.RetainUntil))}},
+		}
+		err = s.transact(ctx, tx)
+		if err == nil {
+			s.hub.notify(id)
+			return next, nil
+		}
+		if !isCanceled(err) {
+			return elicitation.State{}, fmt.Errorf("consume %s: %w", id, err)
+		}
+		if again, rerr := s.read(ctx, id); rerr == nil && again.writeToken == tok {
+			return again.State, nil // an earlier attempt of this call landed
+		}
+		if attempt >= conflictAttempts {
+			return elicitation.State{}, fmt.Errorf("consume %s: gave up after %d write conflicts: %w", id, attempt, err)
+		}
+	}
+}
+
+// putEntry writes one unbounded audit entry. The entry's key is unique to
+// this call, so a conditional failure means an earlier attempt landed.
+func (s *Store) putEntry(ctx context.Context, id string, e elicitation.AuditEntry, ttl types.AttributeValue) error {
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: s.table, Item: auditItem(id, e, ttl),
+		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
+		ExpressionAttributeNames: names(attrPK),
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return nil
+	}
+	return err
+}
+
+// Append implements elicitation.Store. An entry of a bounded action is
+// stored together with the increment of its stored count, on condition that
+// the count is below AuditCap; beyond it only the omitted count grows.
+func (s *Store) Append(ctx context.Context, id string, e elicitation.AuditEntry) error {
+	cur, err := s.read(ctx, id)
+	if err != nil {
+		return fmt.Errorf("append %s: %w", id, err)
+	}
+	ttl := ttlOf(cur.RetainUntil)
+	if !e.Action.Bounded() {
+		if err := s.putEntry(ctx, id, e, ttl); err != nil {
+			return fmt.Errorf("append %s: %w", id, err)
+		}
+		return nil
+	}
+	entry := auditItem(id, e, ttl)
+	counter := key(auditPrefix+id, skCounter)
+	n := storedCountAttr(e.Action)
+	for attempt := 1; ; attempt++ {
+		err := s.transact(ctx, []types.TransactWriteItem{
+			{Update: &types.Update{
+				TableName: s.table, Key: counter,
+				UpdateExpression:          aws.String("SET #ttl = :ttl ADD #n :one"),
+				ConditionExpression:       aws.String("attribute_not_exists(#n) OR #n < :cap"),
+				ExpressionAttributeNames:  map[string]string{"#ttl": attrTTL, "#n": n},
+				ExpressionAttributeValues: item{":ttl": ttl, ":one": num(1), ":cap": num(elicitation.AuditCap)},
+			}},
+			{Put: &types.Put{
+				TableName: s.table, Item: entry,
+				ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
+				ExpressionAttributeNames: names(attrPK),
+			}},
+		})
+		if err == nil {
+			return nil
+		}
+		var tce *types.TransactionCanceledException
+		if !errors.As(err, &tce) {
+			return fmt.Errorf("append %s: %w", id, err)
+		}
+		switch {
+		case reason(tce, 1) == "ConditionalCheckFailed":
+			return nil // an earlier attempt of this call landed
+		case reason(tce, 0) == "ConditionalCheckFailed":
+			_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+				TableName: s.table, Key: counter,
+				UpdateExpression:          aws.String("SET #ttl = :ttl ADD #o :one"),
+				ExpressionAttributeNames:  map[string]string{"#ttl": attrTTL, "#o": omittedCountAttr(e.Action)},
+				ExpressionAttributeValues: item{":ttl": ttl, ":one": num(1)},
+			})
+			if err != nil {
+				return fmt.Errorf("append %s: count omitted entry: %w", id, err)
+			}
+			return nil
+		case attempt >= conflictAttempts:
+			return fmt.Errorf("append %s: gave up after %d transaction conflicts: %w", id, attempt, err)
+		}
+	}
+}
+
+// Audit implements elicitation.Store.
+func (s *Store) Audit(ctx context.Context, id string) (elicitation.AuditTrail, error) {
+	var tr elicitation.AuditTrail
+	if _, err := s.read(ctx, id); err != nil {
+		return tr, fmt.Errorf("audit %s: %w", id, err)
+	}
+	err := s.query(ctx, auditPrefix+id, false, func(it item) {
+		if getS(it, attrSK) == skCounter {
+			for _, a := range []elicitation.Action{elicitation.ActionRendered, elicitation.ActionSubmissionRefused} {
+				if o, _ := getN(it, omittedCountAttr(a)); o > 0 {
+					if tr.Omitted == nil {
+						tr.Omitted = map[elicitation.Action]int{}
+					}
+					tr.Omitted[a] = int(o)
+				}
+			}
+			return
+		}
+		tr.Entries = append(tr.Entries, decodeAudit(it))
+	})
+	if err != nil {
+		return elicitation.AuditTrail{}, fmt.Errorf("audit %s: %w", id, err)
+	}
+	return tr, nil
+}
+
+// Wait implements elicitation.Store by polling the state item with a
+// strongly consistent read every PollInterval; a resolution made through
+// this same Store wakes it at once.
+func (s *Store) Wait(ctx context.Context, id string) (elicitation.State, error) {
+	woken, done := s.hub.subscribe(id)
+	defer done()
+	cur, err := s.read(ctx, id)
+	if err != nil {
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		return elicitation.State{}, fmt.Errorf("wait %s: %w", id, err)
+	}
+	tick := time.NewTicker(s.poll)
+	defer tick.Stop()
+	for cur.Status == elicitation.StatusPending {
+		select {
+		case <-ctx.Done():
+			return cur.State, fmt.Errorf("wait %s: %w", id, ctx.Err())
+		case <-tick.C:
+		case <-woken:
+		}
+		next, err := s.read(ctx, id)
+		if err != nil {
+			if ctx.Err() != nil {
+				return cur.State, fmt.Errorf("wait %s: %w", id, ctx.Err())
+			}
+			return cur.State, fmt.Errorf("wait %s: %w", id, err)
+		}
+		cur = next
+	}
+	return cur.State, nil
+}
+
+// transact runs one TransactWriteItems. The SDK gives it a client request
+// token, so its own retries of a write that landed are idempotent.
+func (s *Store) transact(ctx context.Context, tx []types.TransactWriteItem) error {
+	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: tx})
+	return err
+}
+
+// isCanceled reports whether err is a transaction canceled by a failed
+// condition or a conflicting transaction: nothing was written.
+func isCanceled(err error) bool {
+	var tce *types.TransactionCanceledException
+	return errors.As(err, &tce)
+}
+
+func reason(tce *types.TransactionCanceledException, i int) string {
+	if i < len(tce.CancellationReasons) {
+		return aws.ToString(tce.CancellationReasons[i].Code)
+	}
+	return ""
+}
+
+// hub wakes waits on this Store when a resolution goes through it.
+type hub struct {
+	mu      sync.Mutex
+	waiters map[string]map[chan struct{}]struct{}
+}
+
+func (h *hub) subscribe(id string) (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	h.mu.Lock()
+	if h.waiters == nil {
+		h.waiters = map[string]map[chan struct{}]struct{}{}
+	}
+	if h.waiters[id] == nil {
+		h.waiters[id] = map[chan struct{}]struct{}{}
+	}
+	h.waiters[id][ch] = struct{}{}
+	h.mu.Unlock()
+	return ch, func() {
+		h.mu.Lock()
+		delete(h.waiters[id], ch)
+		if len(h.waiters[id]) == 0 {
+			delete(h.waiters, id)
+		}
+		h.mu.Unlock()
+	}
+}
+
+func (h *hub) notify(id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for ch := range h.waiters[id] {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Cleanup implements elicitation.Store. It queries the retention index (a
+// keys-only index of state items by retainUntil, in retainShards
+// partitions) for requests whose retention ended, deletes each one's audit
+// partition and request partition, the state item last, so that an
+// interrupted cleanup is finished by the next one.
+func (s *Store) Cleanup(ctx context.Context, now time.Time) (int, error) {
+	removed := 0
+	for shard := range retainShards {
+		in := &dynamodb.QueryInput{
+			TableName:                 s.table,
+			IndexName:                 aws.String(retainIndex),
+			KeyConditionExpression:    aws.String("#gpk = :gpk AND #retainUntil <= :now"),
+			ExpressionAttributeNames:  names(attrRetainShard, attrRetainUntil),
+			ExpressionAttributeValues: item{":gpk": str("retain#" + strconv.Itoa(shard)), ":now": num(now.UnixNano())},
+		}
+		p := dynamodb.NewQueryPaginator(s.db, in)
+		for p.HasMorePages() {
+			out, err := p.NextPage(ctx)
+			if err != nil {
+				return removed, fmt.Errorf("cleanup: query retention index: %w", err)
+			}
+			for _, it := range out.Items {
+				pk := getS(it, attrPK)
+				id := pk[len(reqPrefix):]
+				ok, err := s.remove(ctx, id, now)
+				if err != nil {
+					return removed, fmt.Errorf("cleanup %s: %w", id, err)
+				}
+				if ok {
+					removed++
+				}
+			}
+		}
+	}
+	return removed, nil
+}
+
+// remove deletes one request whose retention ended: its audit partition,
+// its payload and answer, then its state item on condition that its
+// retention did end (the index is eventually consistent).
+func (s *Store) remove(ctx context.Context, id string, now time.Time) (bool, error) {
+	var keys []item
+	collect := func(it item) {
+		if getS(it, attrSK) != skState || getS(it, attrPK) != reqPrefix+id {
+			keys = append(keys, key(getS(it, attrPK), getS(it, attrSK)))
+		}
+	}
+	cur, err := s.read(ctx, id)
+	if errors.Is(err, elicitation.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if cur.RetainUntil.After(now) {
+		return false, nil
+	}
+	if err := s.query(ctx, auditPrefix+id, true, collect); err != nil {
+		return false, err
+	}
+	if err := s.query(ctx, reqPrefix+id, true, collect); err != nil {
+		return false, err
+	}
+	if err := s.deleteAll(ctx, keys); err != nil {
+		return false, err
+	}
+	_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: s.table, Key: stateKey(id),
+		ConditionExpression:       aws.String("#retainUntil <= :now"),
+		ExpressionAttributeNames:  names(attrRetainUntil),
+		ExpressionAttributeValues: item{":now": num(now.UnixNano())},
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// deleteAll deletes keys with BatchWriteItem, 25 at a time, resending what
+// DynamoDB leaves unprocessed.
+func (s *Store) deleteAll(ctx context.Context, keys []item) error {
+	for len(keys) > 0 {
+		n := min(25, len(keys))
+		reqs := make([]types.WriteRequest, n)
+		for i, k := range keys[:n] {
+			reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k}}
+		}
+		keys = keys[n:]
+		pending := map[string][]types.WriteRequest{*s.table: reqs}
+		for backoff := 20 * time.Millisecond; len(pending) > 0; backoff = min(2*backoff, time.Second) {
+			out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})
+			if err != nil {
+				return fmt.Errorf("delete items: %w", err)
+			}
+			pending = out.UnprocessedItems
+			if len(pending) > 0 {
+				select {
+				case <-ctx.Done():
+					return fmt.Errorf("delete items: %w", ctx.Err())
+				case <-time.After(backoff):
+				}
+			}
+		}
+	}
+	return nil
+}

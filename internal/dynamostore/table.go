@@ -1,0 +1,117 @@
+package dynamostore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Retry policy: enough attempts to ride out a burst of throttling, short
+// enough backoff to stay inside a Lambda invocation. Every wait between
+// attempts ends with the call's context, so retries never outlive the
+// caller's deadline.
+const (
+	RetryMaxAttempts = 5
+	RetryMaxBackoff  = 2 * time.Second
+	RetryBaseDelay   = 25 * time.Millisecond
+	// AttemptTimeout bounds how long one attempt waits for the response
+	// headers before it is abandoned and retried (a stalled connection).
+	AttemptTimeout = 5 * time.Second
+)
+
+// Retryer is the retry policy the store is meant to run with: the SDK's
+// standard retryer (throttling, 5xx and connection errors) with the limits
+// above.
+func Retryer() aws.Retryer {
+	return retry.NewStandard(func(o *retry.StandardOptions) {
+		o.MaxAttempts = RetryMaxAttempts
+		o.MaxBackoff = RetryMaxBackoff
+		o.BaseDelay = RetryBaseDelay
+	})
+}
+
+// HTTPClient is the HTTP client the store is meant to run with: the SDK's
+// default, with a bound on each attempt's wait for a response.
+func HTTPClient() *awshttp.BuildableClient {
+	return awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
+		tr.ResponseHeaderTimeout = AttemptTimeout
+	})
+}
+
+// NewClient returns a DynamoDB client configured from the usual AWS
+// environment (AWS_REGION, the credential chain, AWS_ENDPOINT_URL_DYNAMODB
+// for DynamoDB Local), with Retryer and HTTPClient. optFns adjust the client
+// (for example its BaseEndpoint).
+func NewClient(ctx context.Context, optFns ...func(*dynamodb.Options)) (*dynamodb.Client, error) {
+	cfg, err := config.LoadDefaultConfig(ctx,
+		config.WithRetryer(Retryer),
+		config.WithHTTPClient(HTTPClient()),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("load AWS configuration: %w", err)
+	}
+	return dynamodb.NewFromConfig(cfg, optFns...), nil
+}
+
+// CreateTable creates table with the layout the store needs (string keys
+// pk and sk, the keys-only retention index, on-demand billing), waits until
+// it is active and enables TTL on the ttl attribute. It is for tests and
+// for the local server's --create-table flag; on AWS the SAM template makes
+// the same table. An existing table is left as it is.
+func CreateTable(ctx context.Context, client *dynamodb.Client, table string) error {
+	_, err := client.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName:   aws.String(table),
+		BillingMode: types.BillingModePayPerRequest,
+		AttributeDefinitions: []types.AttributeDefinition{
+			{AttributeName: aws.String(attrPK), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String(attrSK), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String(attrRetainShard), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String(attrRetainUntil), AttributeType: types.ScalarAttributeTypeN},
+		},
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: aws.String(attrPK), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String(attrSK), KeyType: types.KeyTypeRange},
+		},
+		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{
+			IndexName: aws.String(retainIndex),
+			KeySchema: []types.KeySchemaElement{
+				{AttributeName: aws.String(attrRetainShard), KeyType: types.KeyTypeHash},
+				{AttributeName: aws.String(attrRetainUntil), KeyType: types.KeyTypeRange},
+			},
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly},
+		}},
+	})
+	var inUse *types.ResourceInUseException
+	if errors.As(err, &inUse) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("create table %s: %w", table, err)
+	}
+	w := dynamodb.NewTableExistsWaiter(client, func(o *dynamodb.TableExistsWaiterOptions) {
+		o.MinDelay = 100 * time.Millisecond
+		o.MaxDelay = 2 * time.Second
+	})
+	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)}, 2*time.Minute); err != nil {
+		return fmt.Errorf("create table %s: wait until active: %w", table, err)
+	}
+	_, err = client.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
+		TableName: aws.String(table),
+		TimeToLiveSpecification: &types.TimeToLiveSpecification{
+			AttributeName: aws.String(attrTTL), Enabled: aws.Bool(true),
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("create table %s: enable TTL: %w", table, err)
+	}
+	return nil
+}
