@@ -65,7 +65,7 @@ type Engine struct {
 	limits Limits
 	// compileCfg holds the tags (and, for name checks, the filters); it is
 	// only read after New returns.
-	compileCfg render.Config
+	compileCfg  render.Config
 	filterNames map[string]bool
 	// envs pools per-render configurations: each holds its own filter
 	// closures bound to its own renderState, so concurrent renders never

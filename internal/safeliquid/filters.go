@@ -121,8 +121,10 @@ func (s *renderState) checkResult(name string, in, out any) error {
 	return nil
 }
 
-// estimateSize is an upper-bound estimate of v's JSON or printed size; it
-// stops counting once it passes limit.
+// estimateSize estimates the bytes v reaches: string lengths plus a little
+// per element (JSON escaping can make the printed form up to 6 times larger;
+// callers check the built result again). It stops counting once it passes
+// limit, so its cost is bounded by limit, not by v.
 func estimateSize(v any, limit int) int {
 	n := 0
 	var walk func(v any, depth int)
@@ -135,11 +137,11 @@ func estimateSize(v any, limit int) int {
 		case nil:
 			n += 4
 		case string:
-			n += 6*len(v) + 2
+			n += len(v) + 2
 		case map[string]any:
 			n += 2
 			for k, x := range v {
-				n += 6*len(k) + 4
+				n += len(k) + 4
 				walk(x, depth+1)
 				if n > limit {
 					return
@@ -336,6 +338,9 @@ func jsonString(st *renderState, name string, v any) (string, error) {
 	b, err := json.Marshal(v) // escapes <, > and & as \u003c, \u003e, \u0026
 	if err != nil {
 		return fmt.Sprintf("%q", fmt.Sprint(v)), nil
+	}
+	if err := st.checkString(name, len(b)); err != nil {
+		return "", err
 	}
 	return string(b), nil
 }
