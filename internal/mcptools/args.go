@@ -1,0 +1,252 @@
+package mcptools
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+)
+
+// The tools decode their own arguments, rather than letting the SDK
+// validate them against the input schema, so that every malformed argument
+// gets an invalid_argument error naming the argument and saying what it
+// must be, in words a model can act on (the SDK's validator reports
+// JSON-schema paths), and so that the hot tools pay for no schema
+// validation at all.
+
+// args holds one call's arguments by name.
+type args struct {
+	m map[string]json.RawMessage
+}
+
+// badArg is an invalid_argument error about one argument.
+func badArg(field, format string, a ...any) *elicitation.Error {
+	return &elicitation.Error{Code: elicitation.CodeInvalidArgument, Field: field, Message: fmt.Sprintf(format, a...)}
+}
+
+// parseArgs reads raw (absent or null means no arguments) as a JSON object
+// whose keys are all among known.
+func parseArgs(raw json.RawMessage, known ...string) (args, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return args{}, nil
+	}
+	var a args
+	if raw[0] != '{' || json.Unmarshal(raw, &a.m) != nil {
+		return args{}, badArg("arguments", "arguments must be a JSON object")
+	}
+	var unknown []string
+	for k := range a.m {
+		if !slices.Contains(known, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return args{}, badArg(unknown[0], "unknown argument %s; this tool takes %s", quoteList(unknown), strings.Join(known, ", "))
+	}
+	return a, nil
+}
+
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
+}
+
+// raw returns an argument's JSON, nil if absent or null.
+func (a args) raw(name string) json.RawMessage {
+	r := bytes.TrimSpace(a.m[name])
+	if len(r) == 0 || string(r) == "null" {
+		return nil
+	}
+	return r
+}
+
+// str reads an optional string argument.
+func (a args) str(name string) (string, error) {
+	r := a.raw(name)
+	if r == nil {
+		return "", nil
+	}
+	var s string
+	if r[0] != '"' || json.Unmarshal(r, &s) != nil {
+		return "", badArg(name, "%s must be a string", name)
+	}
+	return s, nil
+}
+
+// requiredStr reads a required string argument; what says what it is for.
+func (a args) requiredStr(name, what string) (string, error) {
+	if a.raw(name) == nil {
+		return "", badArg(name, "%s is required: %s", name, what)
+	}
+	return a.str(name)
+}
+
+// number reads an optional number argument; ok is false when absent.
+func (a args) number(name, rule string) (f float64, ok bool, err error) {
+	r := a.raw(name)
+	if r == nil {
+		return 0, false, nil
+	}
+	var n json.Number
+	if c := r[0]; (c != '-' && (c < '0' || c > '9')) || json.Unmarshal(r, &n) != nil {
+		return 0, false, badArg(name, "%s must be %s, not %s", name, rule, describe(r))
+	}
+	f, err = n.Float64()
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, false, badArg(name, "%s must be %s", name, rule)
+	}
+	return f, true, nil
+}
+
+// integer reads an optional integer argument at least min; larger values
+// saturate at math.MaxInt32 (every integer limit is far below it).
+func (a args) integer(name string, least int, rule string) (n int, ok bool, err error) {
+	f, ok, err := a.number(name, rule)
+	if err != nil || !ok {
+		return 0, ok, err
+	}
+	if f != math.Trunc(f) || f < float64(least) {
+		return 0, false, badArg(name, "%s must be %s, not %s", name, rule, describe(a.raw(name)))
+	}
+	return int(min(f, math.MaxInt32)), true, nil
+}
+
+// describe names a JSON value's type (and a short number) for a message;
+// it never echoes strings, which may be long or sensitive.
+func describe(r json.RawMessage) string {
+	switch r[0] {
+	case '"':
+		return "a string"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	}
+	if len(r) <= 24 {
+		return string(r)
+	}
+	return "a number"
+}
+
+// labels reads the optional labels object.
+func (a args) labels() (elicitation.Labels, error) {
+	r := a.raw("labels")
+	if r == nil {
+		return elicitation.Labels{}, nil
+	}
+	if r[0] != '{' {
+		return elicitation.Labels{}, badArg("labels", `labels must be an object like {"submit": "Ship it", "decline": "Not yet"}`)
+	}
+	la, err := parseArgs(r, "submit", "decline")
+	if err != nil {
+		if e, ok := err.(*elicitation.Error); ok {
+			return elicitation.Labels{}, badArg("labels."+e.Field, "labels: %s", e.Message)
+		}
+		return elicitation.Labels{}, err
+	}
+	var l elicitation.Labels
+	if l.Submit, err = la.str("submit"); err != nil {
+		return l, badArg("labels.submit", "labels.submit must be a string")
+	}
+	if l.Decline, err = la.str("decline"); err != nil {
+		return l, badArg("labels.decline", "labels.decline must be a string")
+	}
+	return l, nil
+}
+
+// timeout reads the optional timeoutSeconds (0 when absent: the default).
+func (a args) timeout() (int, error) {
+	n, _, err := a.integer("timeoutSeconds", 1, fmt.Sprintf("a whole number of seconds (values outside %d..%d are clamped; default %d)",
+		int(elicitation.MinTimeout.Seconds()), int(elicitation.MaxTimeout.Seconds()), int(elicitation.DefaultTimeout.Seconds())))
+	return n, err
+}
+
+// elicitationID reads the required elicitationId.
+func (a args) elicitationID() (string, error) {
+	id, err := a.requiredStr("elicitationId", "pass the elicitationId that elicit_approval or elicit_selection returned")
+	if err == nil && strings.TrimSpace(id) == "" {
+		err = badArg("elicitationId", "elicitationId is required: pass the elicitationId that elicit_approval or elicit_selection returned")
+	}
+	return id, err
+}
+
+// approvalInput decodes elicit_approval's arguments.
+func approvalInput(raw json.RawMessage) (elicitation.ApprovalInput, error) {
+	var in elicitation.ApprovalInput
+	a, err := parseArgs(raw, "message", "context", "requestedSchema", "displayTemplate", "css", "labels", "timeoutSeconds")
+	if err != nil {
+		return in, err
+	}
+	if in.Message, err = a.requiredStr("message", "tell the reviewer what you are asking them to approve"); err != nil {
+		return in, err
+	}
+	in.Context = a.raw("context")
+	if s := a.raw("requestedSchema"); s != nil {
+		if s[0] != '{' {
+			return in, badArg("requestedSchema", `requestedSchema must be a JSON object like {"type": "object", "properties": {...}, "required": [...]}`)
+		}
+		in.RequestedSchema = s
+	}
+	if in.DisplayTemplate, err = a.str("displayTemplate"); err != nil {
+		return in, err
+	}
+	if in.CSS, err = a.str("css"); err != nil {
+		return in, err
+	}
+	if in.Labels, err = a.labels(); err != nil {
+		return in, err
+	}
+	in.TimeoutSeconds, err = a.timeout()
+	return in, err
+}
+
+// selectionInput decodes elicit_selection's arguments.
+func selectionInput(raw json.RawMessage) (elicitation.SelectionInput, error) {
+	var in elicitation.SelectionInput
+	a, err := parseArgs(raw, "message", "options", "minSelections", "maxSelections", "rowTemplate", "headingTemplate", "footerTemplate", "hoverTemplate", "css", "labels", "timeoutSeconds")
+	if err != nil {
+		return in, err
+	}
+	if in.Message, err = a.requiredStr("message", "tell the reviewer what to pick and why"); err != nil {
+		return in, err
+	}
+	opts := a.raw("options")
+	if opts == nil {
+		return in, badArg("options", `options is required: an array of objects, each with a unique string "id" (and optionally a "label" and any other keys)`)
+	}
+	if opts[0] != '[' || json.Unmarshal(opts, &in.Options) != nil {
+		return in, badArg("options", `options must be an array of objects, each with a unique string "id"`)
+	}
+	const bound = "a whole number at least 1 (default 1; 1 <= minSelections <= maxSelections <= number of options)"
+	if in.MinSelections, _, err = a.integer("minSelections", 1, bound); err != nil {
+		return in, err
+	}
+	if in.MaxSelections, _, err = a.integer("maxSelections", 1, bound); err != nil {
+		return in, err
+	}
+	for _, t := range []struct {
+		name string
+		dst  *string
+	}{{"rowTemplate", &in.RowTemplate}, {"headingTemplate", &in.HeadingTemplate}, {"footerTemplate", &in.FooterTemplate}, {"hoverTemplate", &in.HoverTemplate}, {"css", &in.CSS}} {
+		if *t.dst, err = a.str(t.name); err != nil {
+			return in, err
+		}
+	}
+	if in.Labels, err = a.labels(); err != nil {
+		return in, err
+	}
+	in.TimeoutSeconds, err = a.timeout()
+	return in, err
+}

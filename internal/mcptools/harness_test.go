@@ -1,0 +1,322 @@
+package mcptools_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-elicitation/elicitation/internal/boltstore"
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/mcptools"
+)
+
+// The two protocol eras the stateless path must serve.
+const (
+	proto20260728 = "2026-07-28"
+	proto20251125 = "2025-11-25"
+)
+
+// clock is a controllable elicitation.Config.Now.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// waitSignal wraps a store so that a test learns when an elicit_await has
+// started waiting in the store.
+type waitSignal struct {
+	elicitation.Store
+	waiting chan string
+}
+
+func (s *waitSignal) Wait(ctx context.Context, id string) (elicitation.State, error) {
+	select {
+	case s.waiting <- id:
+	default:
+	}
+	return s.Store.Wait(ctx, id)
+}
+
+// env is a running MCP endpoint: one stateful handler, or stateless
+// handler instances that share only the store file (each has its own
+// store handle and Service), with requests alternating between them.
+type env struct {
+	clock   *clock
+	svc     *elicitation.Service // decides requests, as the review endpoint would
+	store   *waitSignal
+	servers []*httptest.Server
+	next    atomic.Uint64 // alternates requests between servers
+
+	mu      sync.Mutex
+	created map[string]string // id -> review URL, from OnCreated
+}
+
+type envOptions struct {
+	stateless bool
+	instances int               // stateless handler instances; default 1
+	auth      map[string]string // bearer token -> principal; nil: no credentials
+	maxWait   time.Duration
+}
+
+func newEnv(t testing.TB, o envOptions) *env {
+	t.Helper()
+	e := &env{clock: newClock(), created: map[string]string{}}
+	dbPath := filepath.Join(t.TempDir(), "store.db")
+	n := max(o.instances, 1)
+	for i := range n {
+		st, err := boltstore.Open(dbPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		ws := &waitSignal{Store: st, waiting: make(chan string, 1)}
+		svc := elicitation.NewService(elicitation.Config{Store: ws, Now: e.clock.Now, MaxWait: o.maxWait})
+		if i == 0 {
+			e.svc, e.store = svc, ws
+		} else {
+			// Waiters may be on any instance: signal through the first.
+			ws.waiting = e.store.waiting
+		}
+		srv := mcptools.New(mcptools.Options{
+			Service:   svc,
+			Stateless: o.stateless,
+			OnCreated: func(_ context.Context, id, u string) {
+				e.mu.Lock()
+				e.created[id] = u
+				e.mu.Unlock()
+			},
+			Name: "elicitation-test", Version: "test",
+		})
+		var h http.Handler = srv.Handler()
+		if o.auth != nil {
+			h = auth.RequireBearerToken(func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
+				if p, ok := o.auth[tok]; ok {
+					return &auth.TokenInfo{UserID: p, Expiration: time.Now().Add(time.Hour)}, nil
+				}
+				return nil, auth.ErrInvalidToken
+			}, nil)(h)
+		}
+		ts := httptest.NewServer(h)
+		t.Cleanup(ts.Close)
+		e.servers = append(e.servers, ts)
+	}
+	return e
+}
+
+// roundTrip sends each request to the next server in turn, with an
+// optional bearer token.
+type roundTrip struct {
+	e     *env
+	token string
+}
+
+func (rt roundTrip) RoundTrip(r *http.Request) (*http.Response, error) {
+	srv := rt.e.servers[rt.e.next.Add(1)%uint64(len(rt.e.servers))]
+	u, _ := url.Parse(srv.URL)
+	r = r.Clone(r.Context())
+	r.URL.Host, r.Host = u.Host, u.Host
+	if rt.token != "" {
+		r.Header.Set("Authorization", "Bearer "+rt.token)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// connect opens a go-sdk client session over streamable HTTP at protocol
+// version (empty: the client's latest).
+func (e *env) connect(t testing.TB, version, token string) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcptools-test", Version: "1"}, nil)
+	tr := &mcp.StreamableClientTransport{
+		Endpoint:             e.servers[0].URL + "/mcp",
+		HTTPClient:           &http.Client{Transport: roundTrip{e: e, token: token}},
+		DisableStandaloneSSE: true,
+		MaxRetries:           -1,
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("connect (protocol %q): %v", version, err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// callResult is one tool call's outcome as a client sees it.
+type callResult struct {
+	isError    bool
+	text       string
+	structured map[string]any
+}
+
+func call(t testing.TB, cs *mcp.ClientSession, name string, args any) callResult {
+	t.Helper()
+	r, err := callE(cs, name, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// callE calls a tool and checks the shape of its result: one text block;
+// on success, structured content equal to the text's JSON; on error, no
+// structured content.
+func callE(cs *mcp.ClientSession, name string, args any) (callResult, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return callResult{}, fmt.Errorf("%s: protocol error: %w", name, err)
+	}
+	r := callResult{isError: res.IsError}
+	if len(res.Content) != 1 {
+		return r, fmt.Errorf("%s: %d content blocks, want 1", name, len(res.Content))
+	}
+	tc, isText := res.Content[0].(*mcp.TextContent)
+	if !isText {
+		return r, fmt.Errorf("%s: content is %T, want text", name, res.Content[0])
+	}
+	r.text = tc.Text
+	if res.IsError {
+		if res.StructuredContent != nil {
+			return r, fmt.Errorf("%s: error result with structured content %v", name, res.StructuredContent)
+		}
+		return r, nil
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		return r, err
+	}
+	if err := json.Unmarshal(b, &r.structured); err != nil {
+		return r, fmt.Errorf("%s: structured content %s: %w", name, b, err)
+	}
+	var fromText map[string]any
+	if err := json.Unmarshal([]byte(tc.Text), &fromText); err != nil {
+		return r, fmt.Errorf("%s: text is not JSON: %q", name, tc.Text)
+	}
+	if !jsonEqual(fromText, r.structured) {
+		return r, fmt.Errorf("%s: text %s differs from structured content %s", name, tc.Text, b)
+	}
+	return r, nil
+}
+
+// ok calls a tool that must succeed and returns its structured content.
+func ok(t testing.TB, cs *mcp.ClientSession, name string, args any) map[string]any {
+	t.Helper()
+	r := call(t, cs, name, args)
+	if r.isError {
+		t.Fatalf("%s(%v): tool error %q", name, args, r.text)
+	}
+	return r.structured
+}
+
+// fails calls a tool that must fail with code and returns the error text.
+func fails(t testing.TB, cs *mcp.ClientSession, name string, args any, code elicitation.Code) string {
+	t.Helper()
+	r := call(t, cs, name, args)
+	if !r.isError {
+		t.Fatalf("%s(%v): succeeded with %v, want %s error", name, args, r.structured, code)
+	}
+	if !strings.HasPrefix(r.text, string(code)+": ") {
+		t.Fatalf("%s: error %q, want it to start with %q", name, r.text, code+": ")
+	}
+	return r.text
+}
+
+func jsonEqual(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
+
+// reviewKey extracts the review key from a review URL /review/{id}/{key}.
+func reviewKey(t testing.TB, id, reviewURL string) string {
+	t.Helper()
+	u, err := url.Parse(reviewURL)
+	if err != nil {
+		t.Fatalf("reviewUrl %q: %v", reviewURL, err)
+	}
+	dir, key := path.Split(u.Path)
+	if dir != "/review/"+id+"/" || key == "" {
+		t.Fatalf("reviewUrl %q is not /review/%s/{key}", reviewURL, id)
+	}
+	return key
+}
+
+// decide lands a reviewer's submission through the Service, as the review
+// page's submit endpoint does.
+func (e *env) decide(t testing.TB, created map[string]any, sub elicitation.Submission) {
+	t.Helper()
+	id := created["elicitationId"].(string)
+	key := reviewKey(t, id, created["reviewUrl"].(string))
+	if sub.ID == "" {
+		sub.ID = "sub-" + id
+	}
+	if _, err := e.svc.Submit(context.Background(), id, key, sub); err != nil {
+		t.Fatalf("submit %s: %v", id, err)
+	}
+}
+
+// awaitAsync starts an elicit_await and returns once it waits in the store.
+func (e *env) awaitAsync(t testing.TB, cs *mcp.ClientSession, args map[string]any) <-chan callResult {
+	t.Helper()
+	for len(e.store.waiting) > 0 { // forget earlier waits
+		<-e.store.waiting
+	}
+	out := make(chan callResult, 1)
+	go func() {
+		r, err := callE(cs, mcptools.ToolAwait, args)
+		if err != nil {
+			r = callResult{isError: true, text: "harness: " + err.Error()}
+		}
+		out <- r
+	}()
+	select {
+	case <-e.store.waiting:
+	case r := <-out:
+		t.Fatalf("elicit_await returned %v %q before anything happened", r.structured, r.text)
+	case <-time.After(10 * time.Second):
+		t.Fatal("elicit_await never started waiting")
+	}
+	return out
+}
+
+// receive returns the outcome of an awaitAsync, failing the test if none
+// comes within d.
+func receive(t testing.TB, ch <-chan callResult, d time.Duration) callResult {
+	t.Helper()
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(d):
+		t.Fatalf("elicit_await did not return within %s", d)
+		return callResult{}
+	}
+}

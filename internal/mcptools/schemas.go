@@ -1,0 +1,172 @@
+package mcptools
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+)
+
+// The tools' JSON schemas, written out by hand so that they say exactly
+// what the tools accept (the limits of SPEC §2 in words a model can
+// follow) and stay small: the SDK re-reads the called tool's input schema
+// on every 2026-07-28 tools/call, so the hot tools (elicit_status,
+// elicit_await) have tiny ones. Placeholders in braces are the limits of
+// package elicitation; schema compacts each document once, at start-up.
+
+var limits = strings.NewReplacer(
+	"{MaxMessageBytes}", strconv.Itoa(elicitation.MaxMessageBytes),
+	"{MaxContextBytes}", strconv.Itoa(elicitation.MaxContextBytes),
+	"{MaxSchemaBytes}", strconv.Itoa(elicitation.MaxSchemaBytes),
+	"{MaxSchemaFields}", strconv.Itoa(elicitation.MaxSchemaFields),
+	"{MaxTemplateBytes}", strconv.Itoa(elicitation.MaxTemplateBytes),
+	"{MaxOptions}", strconv.Itoa(elicitation.MaxOptions),
+	"{MaxOptionIDChars}", strconv.Itoa(elicitation.MaxOptionIDChars),
+	"{MaxOptionBytes}", strconv.Itoa(elicitation.MaxOptionBytes),
+	"{MaxLabelChars}", strconv.Itoa(elicitation.MaxLabelChars),
+	"{MaxRequestBytes}", strconv.Itoa(elicitation.MaxRequestBytes),
+	"{DefaultTimeout}", strconv.Itoa(int(elicitation.DefaultTimeout.Seconds())),
+	"{MinTimeout}", strconv.Itoa(int(elicitation.MinTimeout.Seconds())),
+	"{MaxTimeout}", strconv.Itoa(int(elicitation.MaxTimeout.Seconds())),
+)
+
+// schema fills in the limits and compacts doc; it panics on invalid JSON
+// (a programming error, caught by every test).
+func schema(doc string) json.RawMessage {
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(limits.Replace(doc))); err != nil {
+		panic("mcptools: bad schema: " + err.Error() + "\n" + doc)
+	}
+	return b.Bytes()
+}
+
+const commonCreateProps = `
+	"css": {"type": "string", "description": "CSS applied inside the sandboxed frames that show your templates' output (never to the page around them). At most {MaxTemplateBytes} bytes."},
+	"labels": {
+		"type": "object",
+		"description": "Renames the two buttons; their fixed meaning (submit / decline) stays visible beside a custom label.",
+		"properties": {
+			"submit": {"type": "string", "minLength": 1, "maxLength": {MaxLabelChars}, "description": "Label of the approve/submit button, 1 to {MaxLabelChars} characters."},
+			"decline": {"type": "string", "minLength": 1, "maxLength": {MaxLabelChars}, "description": "Label of the decline button, 1 to {MaxLabelChars} characters."}
+		},
+		"additionalProperties": false
+	},
+	"timeoutSeconds": {"type": "integer", "minimum": 1, "description": "How long the reviewer has to answer, in seconds. Default {DefaultTimeout}; values outside {MinTimeout}..{MaxTimeout} are clamped. After it the request is expired."}`
+
+var approvalInputSchema = schema(`{
+	"type": "object",
+	"properties": {
+		"message": {"type": "string", "minLength": 1, "description": "What you ask the reviewer to approve, shown at the top of the review page. Required; at most {MaxMessageBytes} bytes."},
+		"context": {"description": "JSON mode: the payload to approve (any JSON value), shown read-only and echoed back by elicit_result. At most {MaxContextBytes} bytes serialized. Give context, requestedSchema, or both."},
+		"requestedSchema": {
+			"type": "object",
+			"description": "Form mode: a form for the reviewer to fill, as a flat JSON schema (the MCP elicitation form subset): {\"type\": \"object\", \"properties\": {...}, \"required\": [...]}. Each property is one of: a string (optional format email, uri, date or date-time; minLength, maxLength); a number or integer (minimum, maximum); a boolean; a single-select enum (string with enum, optional enumNames, or oneOf of {const, title}); a multi-select (array with items of such an enum; minItems, maxItems). Each may have title, description and default. No nesting, no $ref. At most {MaxSchemaFields} fields and {MaxSchemaBytes} bytes. The values come back typed in elicit_result's formSubmission."
+		},
+		"displayTemplate": {"type": "string", "description": "Optional Liquid template that renders context (bound as the variable context, every value HTML-escaped) instead of the default JSON view. At most {MaxTemplateBytes} bytes; a template error is reported now, not to the reviewer."},
+		` + commonCreateProps + `
+	},
+	"required": ["message"],
+	"additionalProperties": false
+}`)
+
+var selectionInputSchema = schema(`{
+	"type": "object",
+	"properties": {
+		"message": {"type": "string", "minLength": 1, "description": "What the reviewer should pick and why, shown above the options. Required; at most {MaxMessageBytes} bytes."},
+		"options": {
+			"type": "array",
+			"minItems": 1,
+			"maxItems": {MaxOptions},
+			"description": "The choices, 1 to {MaxOptions}. Each is an object with a unique string id (1 to {MaxOptionIDChars} characters) and any other keys your templates use; label, when present, is what the default table shows (else the id). At most {MaxOptionBytes} bytes per option serialized.",
+			"items": {
+				"type": "object",
+				"properties": {
+					"id": {"type": "string", "minLength": 1, "maxLength": {MaxOptionIDChars}},
+					"label": {"type": "string"}
+				},
+				"required": ["id"]
+			}
+		},
+		"minSelections": {"type": "integer", "minimum": 1, "description": "Fewest options the reviewer must pick. Default 1."},
+		"maxSelections": {"type": "integer", "minimum": 1, "description": "Most options the reviewer may pick. Default 1 (a single choice), or minSelections if larger. Need 1 <= minSelections <= maxSelections <= number of options."},
+		"rowTemplate": {"type": "string", "description": "Optional Liquid template for one option's row; sees option (that option's keys, HTML-escaped). At most {MaxTemplateBytes} bytes."},
+		"headingTemplate": {"type": "string", "description": "Optional Liquid template above the options; sees options, message, minSelections, maxSelections. At most {MaxTemplateBytes} bytes."},
+		"footerTemplate": {"type": "string", "description": "Optional Liquid template below the options; sees the same as headingTemplate. At most {MaxTemplateBytes} bytes."},
+		"hoverTemplate": {"type": "string", "description": "Optional Liquid template for one option's details; sees option. At most {MaxTemplateBytes} bytes."},
+		` + commonCreateProps + `
+	},
+	"required": ["message", "options"],
+	"additionalProperties": false
+}`)
+
+var createdOutputSchema = schema(`{
+	"type": "object",
+	"properties": {
+		"elicitationId": {"type": "string", "description": "Names the request in elicit_await, elicit_status, elicit_result and elicit_cancel."},
+		"status": {"type": "string", "enum": ["pending"]},
+		"reviewUrl": {"type": "string", "format": "uri", "description": "The page where the human decides. Give it to them; it is their capability, do not publish it."},
+		"expiresAt": {"type": "string", "format": "date-time", "description": "When the request expires if still undecided (RFC 3339)."}
+	},
+	"required": ["elicitationId", "status", "reviewUrl", "expiresAt"]
+}`)
+
+// idInputSchema is elicit_status', elicit_result's and elicit_cancel's.
+var idInputSchema = schema(`{
+	"type": "object",
+	"properties": {
+		"elicitationId": {"type": "string", "minLength": 1, "description": "The id elicit_approval or elicit_selection returned."}
+	},
+	"required": ["elicitationId"],
+	"additionalProperties": false
+}`)
+
+var awaitInputSchema = schema(`{
+	"type": "object",
+	"properties": {
+		"elicitationId": {"type": "string", "minLength": 1, "description": "The id elicit_approval or elicit_selection returned."},
+		"waitSeconds": {"type": "number", "exclusiveMinimum": 0, "description": "Wait at most this long. Optional: it can only shorten the server's own bound (default 20 s), never lengthen it."}
+	},
+	"required": ["elicitationId"],
+	"additionalProperties": false
+}`)
+
+const statusEnum = `["pending", "submitted", "declined", "canceled", "expired", "consumed"]`
+
+var awaitOutputSchema = schema(`{
+	"type": "object",
+	"properties": {
+		"status": {"type": "string", "enum": ` + statusEnum + `, "description": "pending: still undecided when the wait bound elapsed; call elicit_await again. submitted or declined: call elicit_result. canceled, expired: no answer will come. consumed: the result was already read."}
+	},
+	"required": ["status"]
+}`)
+
+var statusOutputSchema = schema(`{
+	"type": "object",
+	"properties": {
+		"status": {"type": "string", "enum": ` + statusEnum + `},
+		"expiresAt": {"type": "string", "format": "date-time"}
+	},
+	"required": ["status", "expiresAt"]
+}`)
+
+var resultOutputSchema = schema(`{
+	"type": "object",
+	"properties": {
+		"status": {"type": "string", "enum": ["consumed"]},
+		"decision": {"type": "string", "enum": ["submitted", "declined"], "description": "submitted: approved, filled or picked. declined: the reviewer said no (for a selection: none of these, refine)."},
+		"context": {"description": "The context you sent, echoed (null if none)."},
+		"formSubmission": {"type": ["object", "null"], "description": "The form values, typed as requestedSchema says (approval with a form, submitted), else null."},
+		"selectedIds": {"type": ["array", "null"], "items": {"type": "string"}, "description": "The ids of the picked options (selection, submitted), else null."}
+	},
+	"required": ["status", "decision", "context", "formSubmission", "selectedIds"]
+}`)
+
+var cancelOutputSchema = schema(`{
+	"type": "object",
+	"properties": {
+		"status": {"type": "string", "enum": ["canceled"]}
+	},
+	"required": ["status"]
+}`)

@@ -1,0 +1,213 @@
+// Package mcptools serves the elicitation tools of SPEC §3 over MCP's
+// streamable HTTP transport, on the official Go SDK.
+//
+// One Server serves six tools (elicit_approval, elicit_selection,
+// elicit_await, elicit_status, elicit_result, elicit_cancel) through one
+// http.Handler, either statefully (a local server; sessions live in this
+// process) or statelessly (Options.Stateless: every POST stands alone, so
+// requests may alternate between processes that share only the store, as
+// on Lambda).
+//
+// Tool results carry structured content and the same JSON as text. Tool
+// errors are isError results whose text starts with the machine code of
+// SPEC §3 ("not_found: no elicitation with that id"), so that every client
+// can read it; the sentence comes from elicitation.PublicMessage, so no
+// internal error text ever reaches an agent.
+package mcptools
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"log/slog"
+	"maps"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+)
+
+// Options configure a Server. Only Service is required; every other zero
+// field takes the default its comment names.
+type Options struct {
+	// Service applies the rules of elicitation; required.
+	Service *elicitation.Service
+
+	// Stateless serves every POST on its own, with JSON responses and no
+	// session (mcp.StreamableHTTPOptions{Stateless: true, JSONResponse:
+	// true}), for a deployment where consecutive requests may reach
+	// different processes. Otherwise the handler keeps MCP sessions in
+	// memory and streams responses as server-sent events.
+	Stateless bool
+
+	// ReviewURL builds the review URL handed to the agent for a new request,
+	// from the HTTP request that carried the creating tool call. The
+	// default derives the base from that request's Host and
+	// X-Forwarded-Proto (DefaultReviewURL).
+	ReviewURL func(r *http.Request, id, key string) string
+
+	// OnCreated, if set, is called once a request is created, with its id
+	// and review URL (which carries the reviewer's key). The local server
+	// uses it to print the URL for its user; it must not log the URL
+	// anywhere more public than that.
+	OnCreated func(ctx context.Context, id, reviewURL string)
+
+	// Logger receives internal errors (never tokens or review keys); nil
+	// discards.
+	Logger *slog.Logger
+
+	// Name and Version identify the server to clients; defaults
+	// "elicitation" and "dev".
+	Name, Version string
+}
+
+// Server is the MCP face of an elicitation.Service.
+type Server struct {
+	svc       *elicitation.Service
+	reviewURL func(*http.Request, string, string) string
+	onCreated func(context.Context, string, string)
+	log       *slog.Logger
+
+	mcp     *mcp.Server
+	handler http.Handler
+
+	// inflight maps the reference stamped on each HTTP request to that
+	// request, for the duration of its ServeHTTP. A tool handler finds its
+	// HTTP request through it (in RequestExtra.Header), which works in
+	// stateful mode too, where the handler's context belongs to the
+	// session rather than to the request.
+	inflight sync.Map // string -> *http.Request
+}
+
+// requestRefHeader carries the in-flight reference from ServeHTTP to the
+// tool handlers. ServeHTTP always overwrites it, so a client cannot set it.
+const requestRefHeader = "X-Elicitation-Request-Ref"
+
+// New returns a Server for opts. It panics if opts.Service is nil.
+func New(opts Options) *Server {
+	if opts.Service == nil {
+		panic("mcptools.New: Options.Service is nil")
+	}
+	s := &Server{svc: opts.Service, reviewURL: opts.ReviewURL, onCreated: opts.OnCreated, log: opts.Logger}
+	if s.reviewURL == nil {
+		s.reviewURL = DefaultReviewURL
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	impl := &mcp.Implementation{Name: opts.Name, Version: opts.Version, Title: "Human-in-the-loop elicitation"}
+	if impl.Name == "" {
+		impl.Name = "elicitation"
+	}
+	if impl.Version == "" {
+		impl.Version = "dev"
+	}
+	s.mcp = mcp.NewServer(impl, &mcp.ServerOptions{Instructions: instructions, Logger: s.log})
+	for _, t := range s.tools() {
+		s.mcp.AddTool(t.tool, t.handler)
+	}
+	s.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+		Stateless:    opts.Stateless,
+		JSONResponse: opts.Stateless,
+		Logger:       s.log,
+		// On the 2026-07-28 protocol a POST is the whole request: when the
+		// client goes away, stop waiting for it.
+		PropagateRequestCancellation: true,
+	})
+	return s
+}
+
+const instructions = `These tools ask a human to approve something, fill a form, or pick among options, on a web page this server renders. ` +
+	`Create a request with elicit_approval or elicit_selection and give the returned reviewUrl to the human. ` +
+	`Then call elicit_await with the elicitationId until its status is no longer "pending" (each call returns within the server's wait bound), ` +
+	`and read the outcome with elicit_result. elicit_cancel withdraws a request that is no longer needed.`
+
+// Handler returns the streamable HTTP handler serving the tools (mount it
+// at /mcp).
+func (s *Server) Handler() http.Handler { return s }
+
+// ServeHTTP serves MCP over streamable HTTP.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ref := newRef()
+	r2 := r.WithContext(r.Context())
+	r2.Header = maps.Clone(r.Header)
+	if r2.Header == nil {
+		r2.Header = http.Header{}
+	}
+	r2.Header.Set(requestRefHeader, ref)
+	s.inflight.Store(ref, r)
+	defer s.inflight.Delete(ref)
+	s.handler.ServeHTTP(w, r2)
+}
+
+func newRef() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// httpRequest returns the HTTP request that carried req, or nil.
+func (s *Server) httpRequest(req *mcp.CallToolRequest) *http.Request {
+	if req.Extra == nil || req.Extra.Header == nil {
+		return nil
+	}
+	ref := req.Extra.Header.Get(requestRefHeader)
+	if ref == "" {
+		return nil
+	}
+	if r, ok := s.inflight.Load(ref); ok {
+		return r.(*http.Request)
+	}
+	return nil
+}
+
+// bind ties a tool handler's context to the HTTP request that carried the
+// call: its deadline (the invocation's remaining time on Lambda, which the
+// wait bound must respect) and its end (the client went away). The SDK
+// detaches handler contexts from the request on the older protocols.
+func bind(ctx context.Context, r *http.Request) (context.Context, context.CancelFunc) {
+	if r == nil {
+		return ctx, func() {}
+	}
+	rctx := r.Context()
+	var cancel context.CancelFunc
+	if dl, ok := rctx.Deadline(); ok {
+		ctx, cancel = context.WithDeadline(ctx, dl)
+	} else {
+		ctx, cancel = context.WithCancel(ctx)
+	}
+	stop := context.AfterFunc(rctx, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// principal is the authenticated agent identity of a call: the user id
+// the bearer-token middleware recorded, else elicitation.Anonymous.
+func principal(req *mcp.CallToolRequest) string {
+	if req.Extra != nil && req.Extra.TokenInfo != nil && req.Extra.TokenInfo.UserID != "" {
+		return req.Extra.TokenInfo.UserID
+	}
+	return elicitation.Anonymous
+}
+
+// DefaultReviewURL derives the review URL from the request that created
+// it: scheme from X-Forwarded-Proto (else https when the connection is TLS,
+// else http), host from the Host header, path /review/{id}/{key}. Without
+// a request it returns the path alone.
+func DefaultReviewURL(r *http.Request, id, key string) string {
+	path := "/review/" + url.PathEscape(id) + "/" + url.PathEscape(key)
+	if r == nil || r.Host == "" {
+		return path
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if p := strings.ToLower(strings.TrimSpace(strings.Split(r.Header.Get("X-Forwarded-Proto"), ",")[0])); p == "http" || p == "https" {
+		scheme = p
+	}
+	return scheme + "://" + r.Host + path
+}

@@ -1,0 +1,272 @@
+package mcptools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"math"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+)
+
+// The six tool names.
+const (
+	ToolApproval  = "elicit_approval"
+	ToolSelection = "elicit_selection"
+	ToolAwait     = "elicit_await"
+	ToolStatus    = "elicit_status"
+	ToolResult    = "elicit_result"
+	ToolCancel    = "elicit_cancel"
+)
+
+// ToolNames lists the tools in the order the server registers them.
+var ToolNames = []string{ToolApproval, ToolSelection, ToolAwait, ToolStatus, ToolResult, ToolCancel}
+
+type tool struct {
+	tool    *mcp.Tool
+	handler mcp.ToolHandler
+}
+
+// call is one tool's work: it returns the structured output, or an error
+// whose elicitation.Code becomes the tool error's first word.
+type call func(ctx context.Context, req *mcp.CallToolRequest) (any, error)
+
+func (s *Server) tools() []tool {
+	f, t := new(bool), new(bool)
+	*t = true
+	return []tool{
+		{&mcp.Tool{
+			Name:  ToolApproval,
+			Title: "Ask a human to approve (or fill a form)",
+			Description: "Asks a human to approve a payload and/or fill a form on a review page, without blocking. " +
+				"JSON mode: pass context (any JSON) to show read-only. Form mode: pass requestedSchema (a flat form). Both may be given. " +
+				"Returns elicitationId, status pending, reviewUrl (give it to the human) and expiresAt. " +
+				"Then call elicit_await until the status is not pending, and elicit_result for the decision (and formSubmission).",
+			InputSchema:  approvalInputSchema,
+			OutputSchema: createdOutputSchema,
+			Annotations:  &mcp.ToolAnnotations{DestructiveHint: f},
+		}, s.wrap(ToolApproval, s.approval)},
+		{&mcp.Tool{
+			Name:  ToolSelection,
+			Title: "Ask a human to pick among options",
+			Description: "Asks a human to pick between minSelections and maxSelections of the given options (default exactly one) on a review page, without blocking; " +
+				"the reviewer may also decline (\"none of these, refine\"). " +
+				"Returns elicitationId, status pending, reviewUrl (give it to the human) and expiresAt. " +
+				"Then call elicit_await until the status is not pending, and elicit_result for the decision and selectedIds.",
+			InputSchema:  selectionInputSchema,
+			OutputSchema: createdOutputSchema,
+			Annotations:  &mcp.ToolAnnotations{DestructiveHint: f},
+		}, s.wrap(ToolSelection, s.selection)},
+		{&mcp.Tool{
+			Name:  ToolAwait,
+			Title: "Wait for the human's answer",
+			Description: "Waits until the request is no longer pending and returns its status, or returns pending when the wait bound elapses " +
+				"(the server's bound, default 20 s, shortened by waitSeconds); then call it again. " +
+				"Status submitted or declined: call elicit_result. canceled or expired: no answer will come.",
+			InputSchema:  awaitInputSchema,
+			OutputSchema: awaitOutputSchema,
+			Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
+		}, s.wrap(ToolAwait, s.await)},
+		{&mcp.Tool{
+			Name:         ToolStatus,
+			Title:        "Check a request's status",
+			Description:  "Returns a request's status and expiresAt at once; never waits and never consumes the result.",
+			InputSchema:  idInputSchema,
+			OutputSchema: statusOutputSchema,
+			Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
+		}, s.wrap(ToolStatus, s.status)},
+		{&mcp.Tool{
+			Name:  ToolResult,
+			Title: "Read the human's decision",
+			Description: "Returns the decision of a decided request (submitted or declined), the context you sent, formSubmission (approval form values) and selectedIds (selection), " +
+				"and marks it consumed. Reading it again returns the same answer. " +
+				"Errors: not_decided while pending (call elicit_await), expired, canceled.",
+			InputSchema:  idInputSchema,
+			OutputSchema: resultOutputSchema,
+			Annotations:  &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: f},
+		}, s.wrap(ToolResult, s.result)},
+		{&mcp.Tool{
+			Name:  ToolCancel,
+			Title: "Withdraw a request",
+			Description: "Cancels a pending request: the review page stops accepting answers and waiting elicit_await calls return canceled. " +
+				"Errors: conflict if already decided, expired if it expired.",
+			InputSchema:  idInputSchema,
+			OutputSchema: cancelOutputSchema,
+			Annotations:  &mcp.ToolAnnotations{DestructiveHint: t, IdempotentHint: true},
+		}, s.wrap(ToolCancel, s.cancel)},
+	}
+}
+
+// wrap turns a call into a ToolHandler: it binds the context to the HTTP
+// request, returns the output as structured content and the same JSON as
+// text, and turns errors into tool errors "code: sentence".
+func (s *Server) wrap(name string, f call) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx, done := bind(ctx, s.httpRequest(req))
+		defer done()
+		out, err := f(ctx, req)
+		if err == nil {
+			var b []byte
+			if b, err = json.Marshal(out); err == nil {
+				return &mcp.CallToolResult{
+					Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
+					StructuredContent: json.RawMessage(b),
+				}, nil
+			}
+		}
+		return s.toolError(ctx, name, req, err), nil
+	}
+}
+
+// toolError is the isError result for err. Internal errors are logged and
+// shown only as "internal: …".
+func (s *Server) toolError(ctx context.Context, name string, req *mcp.CallToolRequest, err error) *mcp.CallToolResult {
+	code := elicitation.CodeOf(err)
+	if code == elicitation.CodeInternal {
+		level := slog.LevelError
+		if ctx.Err() != nil {
+			// The client went away or the invocation ran out of time.
+			level = slog.LevelWarn
+		}
+		s.log.Log(ctx, level, "tool call failed", "tool", name, "principal", principal(req), "err", err)
+	}
+	res := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(code) + ": " + elicitation.PublicMessage(err)}}}
+	return res
+}
+
+type createdOutput struct {
+	ElicitationID string             `json:"elicitationId"`
+	Status        elicitation.Status `json:"status"`
+	ReviewURL     string             `json:"reviewUrl"`
+	ExpiresAt     string             `json:"expiresAt"`
+}
+
+func timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+func (s *Server) approval(ctx context.Context, req *mcp.CallToolRequest) (any, error) {
+	in, err := approvalInput(req.Params.Arguments)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.svc.CreateApproval(ctx, principal(req), in)
+	if err != nil {
+		return nil, err
+	}
+	return s.created(ctx, req, c), nil
+}
+
+func (s *Server) selection(ctx context.Context, req *mcp.CallToolRequest) (any, error) {
+	in, err := selectionInput(req.Params.Arguments)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.svc.CreateSelection(ctx, principal(req), in)
+	if err != nil {
+		return nil, err
+	}
+	return s.created(ctx, req, c), nil
+}
+
+// created builds the creation result. This is where a later issue offers
+// the review URL as a URL-mode elicitation to a session that can take it
+// (never delaying or failing this result).
+func (s *Server) created(ctx context.Context, req *mcp.CallToolRequest, c elicitation.Created) createdOutput {
+	u := s.reviewURL(s.httpRequest(req), c.State.ID, c.ReviewKey)
+	s.log.DebugContext(ctx, "elicitation created", "elicitationId", c.State.ID, "kind", c.State.Kind, "principal", c.State.Owner)
+	if s.onCreated != nil {
+		s.onCreated(ctx, c.State.ID, u)
+	}
+	return createdOutput{ElicitationID: c.State.ID, Status: c.State.Status, ReviewURL: u, ExpiresAt: timestamp(c.State.ExpiresAt)}
+}
+
+type statusOutput struct {
+	Status elicitation.Status `json:"status"`
+}
+
+func (s *Server) await(ctx context.Context, req *mcp.CallToolRequest) (any, error) {
+	a, err := parseArgs(req.Params.Arguments, "elicitationId", "waitSeconds")
+	if err != nil {
+		return nil, err
+	}
+	id, err := a.elicitationID()
+	if err != nil {
+		return nil, err
+	}
+	secs, given, err := a.number("waitSeconds", "a number of seconds greater than 0")
+	if err != nil {
+		return nil, err
+	}
+	if given && secs <= 0 {
+		return nil, badArg("waitSeconds", "waitSeconds must be a number of seconds greater than 0; omit it to wait the server's full bound (%s)", s.svc.MaxWait())
+	}
+	wait := time.Duration(math.Min(secs, 1e6) * float64(time.Second))
+	st, err := s.svc.Await(ctx, principal(req), id, wait)
+	if err != nil {
+		return nil, err
+	}
+	return statusOutput{Status: st.Status}, nil
+}
+
+type statusExpiresOutput struct {
+	Status    elicitation.Status `json:"status"`
+	ExpiresAt string             `json:"expiresAt"`
+}
+
+func (s *Server) status(ctx context.Context, req *mcp.CallToolRequest) (any, error) {
+	id, err := idArg(req)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.svc.Status(ctx, principal(req), id)
+	if err != nil {
+		return nil, err
+	}
+	return statusExpiresOutput{Status: st.Status, ExpiresAt: timestamp(st.ExpiresAt)}, nil
+}
+
+func idArg(req *mcp.CallToolRequest) (string, error) {
+	a, err := parseArgs(req.Params.Arguments, "elicitationId")
+	if err != nil {
+		return "", err
+	}
+	return a.elicitationID()
+}
+
+type resultOutput struct {
+	Status         elicitation.Status   `json:"status"`
+	Decision       elicitation.Decision `json:"decision"`
+	Context        json.RawMessage      `json:"context"`
+	FormSubmission json.RawMessage      `json:"formSubmission"`
+	SelectedIDs    []string             `json:"selectedIds"`
+}
+
+func (s *Server) result(ctx context.Context, req *mcp.CallToolRequest) (any, error) {
+	id, err := idArg(req)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.svc.Result(ctx, principal(req), id)
+	if err != nil {
+		return nil, err
+	}
+	return resultOutput{Status: r.State.Status, Decision: r.Decision, Context: r.Context, FormSubmission: r.Form, SelectedIDs: r.SelectedIDs}, nil
+}
+
+func (s *Server) cancel(ctx context.Context, req *mcp.CallToolRequest) (any, error) {
+	id, err := idArg(req)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.svc.Cancel(ctx, principal(req), id)
+	if err != nil {
+		return nil, err
+	}
+	if st.Status != elicitation.StatusCanceled {
+		return nil, errors.New("cancel returned status " + string(st.Status))
+	}
+	return statusOutput{Status: st.Status}, nil
+}
