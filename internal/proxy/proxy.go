@@ -1,0 +1,185 @@
+// Package proxy implements mcp-elicitation-proxy: a transparent MCP proxy in
+// front of one upstream MCP server. Discovery stays native (the upstream's
+// tools/list is passed on byte for byte); tools/call gains middleware that
+// asks the user, through the client's form elicitation, for missing required
+// arguments, and refuses to ask for anything that looks like a secret.
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/requeststate"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/sensitive"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/upstream"
+)
+
+// Options configures a Proxy. Config is required.
+type Options struct {
+	Config *config.Config
+	// Version is announced as the proxy's server version.
+	Version string
+	// Logger receives the proxy's logs; nil discards them. Argument values
+	// and secrets are never logged.
+	Logger *slog.Logger
+	// Sealer signs multi round-trip request state; nil means a key random
+	// to this process.
+	Sealer *requeststate.Sealer
+	// UpstreamStderr receives a stdio upstream's standard error; nil
+	// discards it.
+	UpstreamStderr io.Writer
+	// UpstreamDir is a stdio upstream's working directory; empty means the
+	// proxy's.
+	UpstreamDir string
+}
+
+// Proxy is a running proxy: one upstream connection and one MCP server that
+// any number of downstream sessions may use.
+type Proxy struct {
+	cfg     *config.Config
+	logger  *slog.Logger
+	sealer  *requeststate.Sealer
+	matcher *sensitive.Matcher
+	server  *mcp.Server
+	up      *upstream.Conn
+
+	tools    toolCache
+	progress progressRoutes
+
+	refreshMu sync.Mutex // serializes tool list refreshes
+}
+
+// New connects to the upstream, reads its tool list and builds the proxy's
+// MCP server.
+func New(ctx context.Context, opts Options) (*Proxy, error) {
+	if opts.Config == nil {
+		return nil, fmt.Errorf("proxy: no configuration")
+	}
+	cfg := opts.Config
+	p := &Proxy{
+		cfg:    cfg,
+		logger: opts.Logger,
+		sealer: opts.Sealer,
+	}
+	if p.logger == nil {
+		p.logger = slog.New(slog.DiscardHandler)
+	}
+	if p.sealer == nil {
+		p.sealer = requeststate.NewRandomSealer()
+	}
+	p.matcher = newMatcher(cfg.Policies.SensitiveRequired)
+	version := opts.Version
+	if version == "" {
+		version = "devel"
+	}
+	up, err := upstream.Dial(ctx, upstream.Options{
+		URL:             cfg.Upstream.URL,
+		Command:         cfg.Upstream.Command,
+		Args:            cfg.Upstream.Args,
+		Env:             cfg.Upstream.Env,
+		Dir:             opts.UpstreamDir,
+		Stderr:          opts.UpstreamStderr,
+		Client:          &mcp.Implementation{Name: cfg.Proxy.Name, Version: version},
+		Logger:          p.logger,
+		ToolListChanged: p.upstreamToolsChanged,
+		Progress:        p.forwardProgress,
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.up = up
+	cs, err := up.Session()
+	if err != nil {
+		up.Close()
+		return nil, err
+	}
+	init := cs.InitializeResult()
+	p.server = mcp.NewServer(&mcp.Implementation{Name: cfg.Proxy.Name, Version: version}, &mcp.ServerOptions{
+		Logger:       p.logger,
+		Instructions: init.Instructions,
+		Capabilities: serverCapabilities(init.Capabilities),
+	})
+	p.server.AddReceivingMiddleware(p.middleware)
+	if err := p.refreshTools(ctx); err != nil {
+		up.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+func newMatcher(s config.SensitiveRequired) *sensitive.Matcher {
+	if !s.Enabled {
+		return nil
+	}
+	var names, schema []string
+	if s.DefaultMarkers {
+		names = append(names, sensitive.DefaultNameMarkers...)
+		schema = append(schema, sensitive.DefaultSchemaMarkers...)
+	}
+	names = append(names, s.NameMarkers...)
+	schema = append(schema, s.SchemaMarkers...)
+	return sensitive.NewMatcher(names, schema)
+}
+
+// serverCapabilities mirrors what the upstream offers and the proxy passes
+// through: tools (whose list changes are passed on), prompts, resources
+// (without subscriptions) and completions.
+func serverCapabilities(up *mcp.ServerCapabilities) *mcp.ServerCapabilities {
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
+	if up == nil {
+		return caps
+	}
+	if up.Prompts != nil {
+		caps.Prompts = &mcp.PromptCapabilities{}
+	}
+	if up.Resources != nil {
+		caps.Resources = &mcp.ResourceCapabilities{}
+	}
+	if up.Completions != nil {
+		caps.Completions = &mcp.CompletionCapabilities{}
+	}
+	return caps
+}
+
+// Server returns the proxy's MCP server, to be run on any transport.
+func (p *Proxy) Server() *mcp.Server { return p.server }
+
+// UpstreamPID returns the process id of a stdio upstream, or 0.
+func (p *Proxy) UpstreamPID() int { return p.up.ChildPID() }
+
+// RunStdio serves one downstream client on the process's stdin and stdout
+// until the client disconnects or ctx is done.
+func (p *Proxy) RunStdio(ctx context.Context) error {
+	return p.server.Run(ctx, &mcp.StdioTransport{})
+}
+
+// HTTPHandler serves MCP over streamable HTTP to any number of clients
+// through the one upstream connection. Clients of the stateful protocols
+// (up to 2025-11-25) get sessions, so the proxy can send them elicitation
+// requests; 2026-07-28 clients are served statelessly and answer
+// elicitations through multi round-trip results.
+func (p *Proxy) HTTPHandler() http.Handler {
+	getServer := func(*http.Request) *mcp.Server { return p.server }
+	stateful := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Logger: p.logger})
+	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Logger: p.logger, Stateless: true})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Protocol-Version") >= protocolMultiRoundTrip {
+			stateless.ServeHTTP(w, r)
+			return
+		}
+		stateful.ServeHTTP(w, r)
+	})
+}
+
+// Close disconnects from the upstream; a stdio upstream's process group is
+// terminated.
+func (p *Proxy) Close() error {
+	return p.up.Close()
+}

@@ -1,0 +1,446 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-elicitation/elicitation/internal/proxy/rawjson"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/upstream"
+)
+
+// protocolMultiRoundTrip is the first protocol version whose clients answer
+// input requests by retrying the call (SEP-2322) and have no session.
+const protocolMultiRoundTrip = "2026-07-28"
+
+// maxListPages bounds how many pages of tools/list the proxy reads.
+const maxListPages = 100
+
+// tool is what the proxy knows about one upstream tool.
+type tool struct {
+	name string
+	raw  json.RawMessage // the tool as the upstream listed it
+	// schemaRequired is the input schema's "required" list, in order.
+	schemaRequired []string
+	// properties holds each property's raw schema.
+	properties map[string]json.RawMessage
+}
+
+// toolCache holds the upstream's listing: every page as raw bytes, keyed by
+// the cursor that fetched it, and every tool by name.
+type toolCache struct {
+	mu    sync.RWMutex
+	pages map[string]json.RawMessage
+	tools map[string]*tool
+}
+
+func (c *toolCache) get(name string) (*tool, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	t, ok := c.tools[name]
+	return t, ok
+}
+
+func (c *toolCache) page(cursor string) (json.RawMessage, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	raw, ok := c.pages[cursor]
+	return raw, ok
+}
+
+// upstreamToolsChanged follows the upstream's tools/list_changed (and
+// reconnections): the list is read again and the change passed on to every
+// downstream session. It runs asynchronously because it is called on the
+// upstream connection's read loop, which the refresh needs.
+func (p *Proxy) upstreamToolsChanged() {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), defaultUpstreamTimeout)
+		defer cancel()
+		if err := p.refreshTools(ctx); err != nil {
+			p.logger.Error("refreshing the upstream tool list failed", "error", err)
+		}
+	}()
+}
+
+// refreshTools reads every page of the upstream's tool list and registers
+// each tool with the proxy's server, which notifies downstream sessions.
+func (p *Proxy) refreshTools(ctx context.Context) error {
+	p.refreshMu.Lock()
+	defer p.refreshMu.Unlock()
+	cs, err := p.up.Session()
+	if err != nil {
+		return err
+	}
+	pages := map[string]json.RawMessage{}
+	tools := map[string]*tool{}
+	var order []*tool
+	cursor := ""
+	for range maxListPages {
+		raw, err := listToolsRaw(ctx, cs, cursor)
+		if err != nil {
+			return err
+		}
+		pages[cursor] = raw
+		var page struct {
+			Tools      []json.RawMessage `json:"tools"`
+			NextCursor string            `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(raw, &page); err != nil {
+			return fmt.Errorf("reading upstream tools/list result: %w", err)
+		}
+		for _, rt := range page.Tools {
+			t, err := parseTool(rt)
+			if err != nil {
+				p.logger.Warn("skipping an upstream tool the proxy cannot read", "error", err)
+				continue
+			}
+			if _, dup := tools[t.name]; !dup {
+				order = append(order, t)
+			}
+			tools[t.name] = t
+		}
+		if page.NextCursor == "" {
+			break
+		}
+		if _, seen := pages[page.NextCursor]; seen {
+			break
+		}
+		cursor = page.NextCursor
+	}
+
+	p.tools.mu.Lock()
+	old := p.tools.tools
+	p.tools.pages, p.tools.tools = pages, tools
+	p.tools.mu.Unlock()
+
+	var gone []string
+	for name := range old {
+		if _, ok := tools[name]; !ok {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		p.server.RemoveTools(gone...)
+	}
+	for _, t := range order {
+		p.register(t)
+	}
+	p.logger.Debug("upstream tool list read", "tools", len(order), "pages", len(pages))
+	return nil
+}
+
+// listToolsRaw fetches one page of the upstream's tools/list as raw bytes.
+func listToolsRaw(ctx context.Context, cs *mcp.ClientSession, cursor string) (json.RawMessage, error) {
+	ctx, sink := upstream.WithSink(ctx)
+	if _, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor}); err != nil {
+		return nil, fmt.Errorf("listing upstream tools: %w", err)
+	}
+	raw := sink.Result()
+	if raw == nil {
+		return nil, errors.New("listing upstream tools: the raw result was not captured")
+	}
+	return raw, nil
+}
+
+func parseTool(raw json.RawMessage) (*tool, error) {
+	var t struct {
+		Name        string          `json:"name"`
+		InputSchema json.RawMessage `json:"inputSchema"`
+	}
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return nil, fmt.Errorf("reading tool: %w", err)
+	}
+	if t.Name == "" {
+		return nil, errors.New("reading tool: no name")
+	}
+	out := &tool{name: t.Name, raw: raw}
+	var schema struct {
+		Required   []string                   `json:"required"`
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if len(t.InputSchema) > 0 && json.Unmarshal(t.InputSchema, &schema) == nil {
+		out.schemaRequired = schema.Required
+		out.properties = schema.Properties
+	}
+	return out, nil
+}
+
+// register adds the tool to the proxy's server so that the SDK routes its
+// calls to the proxy. The SDK's copy is used only for routing and header
+// validation; tools/list is answered from the raw listing.
+func (p *Proxy) register(t *tool) {
+	var schema struct {
+		InputSchema json.RawMessage `json:"inputSchema"`
+	}
+	_ = json.Unmarshal(t.raw, &schema)
+	handler := func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return p.callTool(ctx, req)
+	}
+	if err := addTool(p.server, &mcp.Tool{Name: t.name, InputSchema: schema.InputSchema}, handler); err != nil {
+		// The SDK refuses some schemas that upstreams send (a type other
+		// than "object", malformed header annotations). Route the tool
+		// anyway: its listing is passed on unchanged regardless.
+		p.logger.Warn("the SDK refused an upstream input schema; routing the tool with a permissive one", "tool", t.name, "error", err)
+		_ = addTool(p.server, &mcp.Tool{Name: t.name, InputSchema: json.RawMessage(`{"type":"object"}`)}, handler)
+	}
+}
+
+func addTool(s *mcp.Server, t *mcp.Tool, h mcp.ToolHandler) (err error) {
+	if len(t.InputSchema.(json.RawMessage)) == 0 {
+		return errors.New("no input schema")
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	s.AddTool(t, h)
+	return nil
+}
+
+// middleware answers discovery from the upstream's raw results and makes
+// tools/call results the upstream's raw results.
+func (p *Proxy) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "tools/list":
+			return p.listTools(ctx, req)
+		case "tools/call":
+			if params, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {
+				if _, known := p.tools.get(params.Name); !known {
+					// Perhaps a tool added since the last list_changed.
+					if err := p.refreshTools(ctx); err != nil {
+						p.logger.Warn("refreshing the upstream tool list failed", "error", err)
+					}
+				}
+			}
+			ctx, holder := withRawHolder(ctx)
+			res, err := next(ctx, method, req)
+			if err != nil {
+				return res, err
+			}
+			if raw := holder.get(); raw != nil {
+				return newRawResult(raw, req), nil
+			}
+			return res, nil
+		case "prompts/list", "prompts/get", "resources/list", "resources/templates/list", "resources/read", "completion/complete":
+			return p.passThrough(ctx, method, req)
+		}
+		return next(ctx, method, req)
+	}
+}
+
+func (p *Proxy) listTools(ctx context.Context, req mcp.Request) (mcp.Result, error) {
+	cursor := ""
+	if params, ok := req.GetParams().(*mcp.ListToolsParams); ok && params != nil {
+		cursor = params.Cursor
+	}
+	if raw, ok := p.tools.page(cursor); ok {
+		return newRawResult(raw, req), nil
+	}
+	// A cursor the cache does not know (the list changed meanwhile): ask
+	// the upstream.
+	cs, err := p.up.Session()
+	if err != nil {
+		return nil, upstreamUnavailable(err)
+	}
+	raw, err := listToolsRaw(ctx, cs, cursor)
+	if err != nil {
+		return nil, upstreamError(err)
+	}
+	return newRawResult(raw, req), nil
+}
+
+// passThrough forwards a prompts, resources or completion request and
+// returns the upstream's raw result.
+func (p *Proxy) passThrough(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+	cs, err := p.up.Session()
+	if err != nil {
+		return nil, upstreamUnavailable(err)
+	}
+	ctx, sink := upstream.WithSink(ctx)
+	switch params := req.GetParams().(type) {
+	case *mcp.ListPromptsParams:
+		_, err = cs.ListPrompts(ctx, cleanParams(params))
+	case *mcp.GetPromptParams:
+		_, err = cs.GetPrompt(ctx, cleanParams(params))
+	case *mcp.ListResourcesParams:
+		_, err = cs.ListResources(ctx, cleanParams(params))
+	case *mcp.ListResourceTemplatesParams:
+		_, err = cs.ListResourceTemplates(ctx, cleanParams(params))
+	case *mcp.ReadResourceParams:
+		_, err = cs.ReadResource(ctx, cleanParams(params))
+	case *mcp.CompleteParams:
+		_, err = cs.Complete(ctx, cleanParams(params))
+	default:
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%s: unexpected parameters", method)}
+	}
+	if err != nil {
+		return nil, upstreamError(err)
+	}
+	raw := sink.Result()
+	if raw == nil {
+		return nil, fmt.Errorf("%s: the upstream's raw result was not captured", method)
+	}
+	return newRawResult(raw, req), nil
+}
+
+// cleanParams returns a copy of params whose _meta lacks the downstream's
+// protocol keys. A nil params stays nil.
+func cleanParams[P any, PP interface {
+	*P
+	mcp.Params
+}](params PP) PP {
+	if params == nil {
+		return nil
+	}
+	cp := PP(new(P))
+	*cp = *params
+	cp.SetMeta(cleanMeta(params.GetMeta()))
+	return cp
+}
+
+// cleanMeta drops the io.modelcontextprotocol/* keys (the downstream's
+// protocol version, capabilities and identity) from a request's _meta: the
+// upstream speaks its own protocol version and refuses foreign ones.
+func cleanMeta(meta map[string]any) map[string]any {
+	if meta == nil {
+		return nil
+	}
+	out := make(map[string]any, len(meta))
+	for k, v := range meta {
+		if !strings.HasPrefix(k, "io.modelcontextprotocol/") {
+			out[k] = v
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// rawHolder carries a tools/call's raw upstream result from the tool
+// handler back to the middleware.
+type rawHolder struct {
+	mu  sync.Mutex
+	raw json.RawMessage
+}
+
+type rawHolderKey struct{}
+
+func withRawHolder(ctx context.Context) (context.Context, *rawHolder) {
+	h := &rawHolder{}
+	return context.WithValue(ctx, rawHolderKey{}, h), h
+}
+
+func rawHolderFrom(ctx context.Context) *rawHolder {
+	h, _ := ctx.Value(rawHolderKey{}).(*rawHolder)
+	return h
+}
+
+func (h *rawHolder) set(raw json.RawMessage) {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	h.raw = raw
+	h.mu.Unlock()
+}
+
+func (h *rawHolder) get() json.RawMessage {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.raw
+}
+
+// rawResult is an upstream result passed on as the bytes the upstream sent,
+// plus what the downstream's protocol requires and the upstream's may lack:
+// "resultType" for 2026-07-28 clients, and _meta keys the SDK adds.
+type rawResult struct {
+	mcp.ResultBase
+	raw           json.RawMessage
+	addResultType bool
+}
+
+func newRawResult(raw json.RawMessage, req mcp.Request) *rawResult {
+	return &rawResult{raw: raw, addResultType: requestProtocol(req) >= protocolMultiRoundTrip}
+}
+
+func requestProtocol(req mcp.Request) string {
+	type versioned interface{ ProtocolVersion() string }
+	if v, ok := req.(versioned); ok {
+		return v.ProtocolVersion()
+	}
+	return ""
+}
+
+func (r *rawResult) MarshalJSON() ([]byte, error) {
+	if !r.addResultType && len(r.Meta) == 0 {
+		return r.raw, nil
+	}
+	obj, err := rawjson.ParseObject(r.raw)
+	if err != nil {
+		return nil, fmt.Errorf("passing on upstream result: %w", err)
+	}
+	if _, ok := obj.Get("resultType"); r.addResultType && !ok {
+		obj.Set("resultType", json.RawMessage(`"complete"`))
+	}
+	if len(r.Meta) > 0 {
+		meta := &rawjson.Object{}
+		if old, ok := obj.Get("_meta"); ok {
+			if m, err := rawjson.ParseObject(old); err == nil {
+				meta = m
+			}
+		}
+		for k, v := range r.Meta {
+			if _, ok := meta.Get(k); ok {
+				continue
+			}
+			b, err := marshalNoEscape(v)
+			if err != nil {
+				return nil, err
+			}
+			meta.Set(k, b)
+		}
+		b, err := meta.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		obj.Set("_meta", b)
+	}
+	return obj.MarshalJSON()
+}
+
+func marshalNoEscape(v any) (json.RawMessage, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+// upstreamError returns an upstream JSON-RPC error unchanged (code, message
+// and data), and wraps anything else.
+func upstreamError(err error) error {
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		return we
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "upstream MCP server: " + err.Error()}
+}
+
+func upstreamUnavailable(err error) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+}

@@ -1,0 +1,243 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A Sink receives the raw result of the upstream request sent with its
+// context: the exact bytes the upstream wrote, which the SDK's typed results
+// cannot reproduce (key order, number spelling, fields it does not model).
+type Sink struct {
+	mu  sync.Mutex
+	raw json.RawMessage
+}
+
+// Result returns the raw result captured, or nil if none was.
+func (s *Sink) Result() json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.raw
+}
+
+func (s *Sink) set(raw json.RawMessage) {
+	s.mu.Lock()
+	s.raw = append(json.RawMessage(nil), raw...)
+	s.mu.Unlock()
+}
+
+type sinkKey struct{}
+
+// WithSink returns a context whose upstream request's raw result is captured
+// in the returned sink. When one call sends several requests (a retry), the
+// last response wins.
+func WithSink(ctx context.Context) (context.Context, *Sink) {
+	s := &Sink{}
+	return context.WithValue(ctx, sinkKey{}, s), s
+}
+
+func sinkFrom(ctx context.Context) *Sink {
+	s, _ := ctx.Value(sinkKey{}).(*Sink)
+	return s
+}
+
+// registry maps request IDs, as JSON text, to the sinks awaiting them.
+type registry struct {
+	mu    sync.Mutex
+	sinks map[string]*Sink
+}
+
+func (r *registry) add(id string, s *Sink) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sinks == nil {
+		r.sinks = map[string]*Sink{}
+	}
+	r.sinks[id] = s
+}
+
+func (r *registry) deliver(id string, result json.RawMessage) {
+	r.mu.Lock()
+	s := r.sinks[id]
+	delete(r.sinks, id)
+	r.mu.Unlock()
+	if s != nil && result != nil {
+		s.set(result)
+	}
+}
+
+func idKey(id jsonrpc.ID) string {
+	b, _ := json.Marshal(id.Raw())
+	return string(b)
+}
+
+// captureConn captures raw results on a message-level connection (stdio).
+type captureConn struct {
+	mcp.Connection
+	reg registry
+}
+
+type captureTransport struct{ mcp.Transport }
+
+func (t captureTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &captureConn{Connection: c}, nil
+}
+
+func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+		if s := sinkFrom(ctx); s != nil {
+			c.reg.add(idKey(req.ID), s)
+		}
+	}
+	return c.Connection.Write(ctx, msg)
+}
+
+func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if resp, ok := msg.(*jsonrpc.Response); ok && err == nil {
+		c.reg.deliver(idKey(resp.ID), resp.Result)
+	}
+	return msg, err
+}
+
+// captureRoundTripper captures raw results on the streamable HTTP transport,
+// below the SDK's connection (whose unexported hooks a wrapper would hide).
+// It reads the JSON-RPC id from each POST body sent with a sink, and parses
+// the response body, JSON or server-sent events, as the SDK reads it.
+type captureRoundTripper struct {
+	base http.RoundTripper
+	reg  registry
+}
+
+func (t *captureRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	s := sinkFrom(req.Context())
+	if s == nil || req.Method != http.MethodPost || req.Body == nil {
+		return t.base.RoundTrip(req)
+	}
+	body, err := io.ReadAll(req.Body)
+	req.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	req = req.Clone(req.Context())
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	var head struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(body, &head) == nil && len(head.ID) > 0 {
+		t.reg.add(compactID(head.ID), s)
+	}
+	resp, err := t.base.RoundTrip(req)
+	if err != nil || resp.Body == nil {
+		return resp, err
+	}
+	ct := resp.Header.Get("Content-Type")
+	switch {
+	case strings.HasPrefix(ct, "application/json"):
+		resp.Body = &jsonBodyTee{ReadCloser: resp.Body, reg: &t.reg}
+	case strings.HasPrefix(ct, "text/event-stream"):
+		resp.Body = &sseBodyTee{ReadCloser: resp.Body, reg: &t.reg}
+	}
+	return resp, nil
+}
+
+func compactID(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// deliverMessages hands the result of every response in data (one message
+// or a batch) to its sink.
+func deliverMessages(reg *registry, data []byte) {
+	data = bytes.TrimSpace(data)
+	var msgs []json.RawMessage
+	if len(data) > 0 && data[0] == '[' {
+		if json.Unmarshal(data, &msgs) != nil {
+			return
+		}
+	} else {
+		msgs = []json.RawMessage{data}
+	}
+	for _, m := range msgs {
+		var resp struct {
+			ID     json.RawMessage `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal(m, &resp) == nil && len(resp.ID) > 0 && resp.Result != nil {
+			reg.deliver(compactID(resp.ID), resp.Result)
+		}
+	}
+}
+
+type jsonBodyTee struct {
+	io.ReadCloser
+	reg  *registry
+	buf  bytes.Buffer
+	done bool
+}
+
+func (b *jsonBodyTee) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.buf.Write(p[:n])
+	if err == io.EOF && !b.done {
+		b.done = true
+		deliverMessages(b.reg, b.buf.Bytes())
+	}
+	return n, err
+}
+
+type sseBodyTee struct {
+	io.ReadCloser
+	reg     *registry
+	pending []byte // bytes of the current, unfinished line
+	data    bytes.Buffer
+}
+
+func (b *sseBodyTee) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.feed(p[:n])
+	return n, err
+}
+
+// feed parses complete lines; an empty line ends an event.
+func (b *sseBodyTee) feed(chunk []byte) {
+	b.pending = append(b.pending, chunk...)
+	for {
+		i := bytes.IndexByte(b.pending, '\n')
+		if i < 0 {
+			return
+		}
+		line := strings.TrimSuffix(string(b.pending[:i]), "\r")
+		b.pending = b.pending[i+1:]
+		if line == "" {
+			if b.data.Len() > 0 {
+				deliverMessages(b.reg, b.data.Bytes())
+				b.data.Reset()
+			}
+			continue
+		}
+		if v, ok := strings.CutPrefix(line, "data:"); ok {
+			if b.data.Len() > 0 {
+				b.data.WriteByte('\n')
+			}
+			b.data.WriteString(strings.TrimPrefix(v, " "))
+		}
+	}
+}
+

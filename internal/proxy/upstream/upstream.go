@@ -1,0 +1,347 @@
+// Package upstream connects the proxy to the one MCP server it fronts, over
+// streamable HTTP or as a stdio child process, and keeps that connection up.
+//
+// A stdio child runs in its own process group with the configured
+// environment added to the proxy's. When the proxy closes the connection the
+// whole group is terminated, so no grandchild (such as the server npx starts)
+// is left behind; on Linux the child is also killed if the proxy dies. If the
+// upstream goes away, the connection is re-established with backoff and every
+// failure is logged.
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ProtocolVersion is the protocol the proxy speaks to its upstream: the
+// latest version of the stateful handshake, which every current server
+// accepts.
+const ProtocolVersion = "2025-11-25"
+
+// Options configures the upstream connection. Exactly one of URL and Command
+// must be set.
+type Options struct {
+	URL string
+
+	Command string
+	Args    []string
+	Env     map[string]string
+	// Dir is the child's working directory; empty means the proxy's.
+	Dir string
+	// Stderr receives the child's standard error; nil discards it.
+	Stderr io.Writer
+
+	// HTTPClient is used for a URL upstream; nil means http.DefaultClient's
+	// transport.
+	HTTPClient *http.Client
+
+	// Client identifies the proxy to the upstream.
+	Client *mcp.Implementation
+	Logger *slog.Logger
+
+	// ToolListChanged is called when the upstream reports a changed tool list
+	// and after every reconnection.
+	ToolListChanged func()
+	// Progress receives the upstream's progress notifications.
+	Progress func(context.Context, *mcp.ProgressNotificationClientRequest)
+
+	// TerminateGrace is how long a closing child gets to exit after its
+	// stdin is closed before it is signalled; zero means 2 seconds.
+	TerminateGrace time.Duration
+	// MaxBackoff bounds the wait between reconnection attempts; zero means 5
+	// seconds.
+	MaxBackoff time.Duration
+}
+
+// ErrUnavailable is returned while the upstream is down and being
+// reconnected.
+var ErrUnavailable = errors.New("upstream MCP server unavailable")
+
+// Conn is a supervised connection to the upstream.
+type Conn struct {
+	opts   Options
+	client *mcp.Client
+	logger *slog.Logger
+
+	mu      sync.Mutex
+	session *mcp.ClientSession
+	child   *child // nil for a URL upstream
+	lastErr error
+	closed  bool
+
+	done chan struct{} // closed when the supervisor has stopped
+	stop chan struct{} // closed by Close
+}
+
+// Dial connects to the upstream and starts supervising the connection. The
+// first connection must succeed; later failures are retried.
+func Dial(ctx context.Context, opts Options) (*Conn, error) {
+	if (opts.URL == "") == (opts.Command == "") {
+		return nil, errors.New("upstream: set exactly one of URL and Command")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Client == nil {
+		opts.Client = &mcp.Implementation{Name: "mcp-elicitation-proxy"}
+	}
+	if opts.TerminateGrace <= 0 {
+		opts.TerminateGrace = 2 * time.Second
+	}
+	if opts.MaxBackoff <= 0 {
+		opts.MaxBackoff = 5 * time.Second
+	}
+	c := &Conn{
+		opts:   opts,
+		logger: opts.Logger,
+		done:   make(chan struct{}),
+		stop:   make(chan struct{}),
+	}
+	c.client = mcp.NewClient(opts.Client, &mcp.ClientOptions{
+		Logger:       opts.Logger,
+		Capabilities: &mcp.ClientCapabilities{},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			if opts.ToolListChanged != nil {
+				opts.ToolListChanged()
+			}
+		},
+		ProgressNotificationHandler: opts.Progress,
+	})
+	if err := c.connect(ctx); err != nil {
+		close(c.done)
+		return nil, err
+	}
+	go c.supervise()
+	return c, nil
+}
+
+// Session returns the current upstream session, or an error wrapping
+// ErrUnavailable while it is being re-established.
+func (c *Conn) Session() (*mcp.ClientSession, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.session == nil {
+		if c.lastErr != nil {
+			return nil, fmt.Errorf("%w: %v", ErrUnavailable, c.lastErr)
+		}
+		return nil, ErrUnavailable
+	}
+	return c.session, nil
+}
+
+// Describe names the upstream for logs, without arguments or environment
+// values, which may hold secrets.
+func (c *Conn) Describe() string {
+	if c.opts.URL != "" {
+		return c.opts.URL
+	}
+	return c.opts.Command
+}
+
+// ChildPID returns the process id of the stdio child, or 0.
+func (c *Conn) ChildPID() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.child == nil {
+		return 0
+	}
+	return c.child.pid()
+}
+
+func (c *Conn) connect(ctx context.Context) error {
+	var (
+		t  mcp.Transport
+		ch *child
+	)
+	if c.opts.URL != "" {
+		base := http.DefaultTransport
+		if c.opts.HTTPClient != nil && c.opts.HTTPClient.Transport != nil {
+			base = c.opts.HTTPClient.Transport
+		}
+		hc := &http.Client{Transport: &captureRoundTripper{base: base}}
+		if c.opts.HTTPClient != nil {
+			hc.Timeout = c.opts.HTTPClient.Timeout
+		}
+		t = &mcp.StreamableClientTransport{Endpoint: c.opts.URL, HTTPClient: hc}
+	} else {
+		ch = newChild(c.opts)
+		t = captureTransport{&mcp.CommandTransport{Command: ch.cmd, TerminateDuration: c.opts.TerminateGrace}}
+	}
+	cs, err := c.client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	if err != nil {
+		if ch != nil {
+			ch.killGroup()
+			err = fmt.Errorf("starting upstream command %q: %w%s", c.opts.Command, err, ch.exitNote())
+		} else {
+			err = fmt.Errorf("connecting to upstream %s: %w", c.opts.URL, err)
+		}
+		c.mu.Lock()
+		c.lastErr = err
+		c.mu.Unlock()
+		return err
+	}
+	c.mu.Lock()
+	c.session, c.child, c.lastErr = cs, ch, nil
+	c.mu.Unlock()
+	return nil
+}
+
+// supervise waits for the session to end and re-establishes it unless the
+// connection is being closed.
+func (c *Conn) supervise() {
+	defer close(c.done)
+	for {
+		c.mu.Lock()
+		cs, ch := c.session, c.child
+		c.mu.Unlock()
+		err := cs.Wait()
+		c.mu.Lock()
+		closed := c.closed
+		c.session = nil
+		c.mu.Unlock()
+		if ch != nil {
+			ch.killGroup()
+		}
+		if closed {
+			return
+		}
+		note := ""
+		if ch != nil {
+			note = ch.exitNote()
+		}
+		c.logger.Error("upstream connection lost; reconnecting", "upstream", c.Describe(), "error", errText(err)+note)
+		c.mu.Lock()
+		c.lastErr = fmt.Errorf("connection lost%s", note)
+		c.mu.Unlock()
+		if !c.reconnect() {
+			return
+		}
+		c.logger.Info("upstream reconnected", "upstream", c.Describe())
+		if c.opts.ToolListChanged != nil {
+			c.opts.ToolListChanged()
+		}
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "closed"
+	}
+	return err.Error()
+}
+
+// reconnect retries with exponential backoff until it succeeds (true) or
+// the connection is closed (false).
+func (c *Conn) reconnect() bool {
+	backoff := 100 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		select {
+		case <-c.stop:
+			return false
+		case <-time.After(backoff):
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := c.connect(ctx)
+		cancel()
+		if err == nil {
+			c.mu.Lock()
+			closed := c.closed
+			c.mu.Unlock()
+			if closed {
+				c.closeSession()
+				return false
+			}
+			return true
+		}
+		c.logger.Error("upstream reconnection failed", "upstream", c.Describe(), "attempt", attempt, "error", err)
+		backoff = min(backoff*2, c.opts.MaxBackoff)
+	}
+}
+
+func (c *Conn) closeSession() {
+	c.mu.Lock()
+	cs, ch := c.session, c.child
+	c.mu.Unlock()
+	if cs != nil {
+		cs.Close()
+	}
+	if ch != nil {
+		ch.killGroup()
+	}
+}
+
+// Close ends the session; a stdio child and its process group are
+// terminated. Close waits for the supervisor to stop.
+func (c *Conn) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		<-c.done
+		return nil
+	}
+	c.closed = true
+	close(c.stop)
+	cs, ch := c.session, c.child
+	c.mu.Unlock()
+	var err error
+	if cs != nil {
+		err = cs.Close()
+	}
+	if ch != nil {
+		ch.killGroup()
+	}
+	<-c.done
+	if err != nil && !errors.Is(err, os.ErrClosed) {
+		return fmt.Errorf("closing upstream session: %w", err)
+	}
+	return nil
+}
+
+// child is a stdio upstream process.
+type child struct {
+	cmd *exec.Cmd
+}
+
+func newChild(opts Options) *child {
+	cmd := exec.Command(opts.Command, opts.Args...)
+	cmd.Env = os.Environ()
+	for k, v := range opts.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Dir = opts.Dir
+	cmd.Stderr = opts.Stderr
+	setProcessGroup(cmd)
+	return &child{cmd: cmd}
+}
+
+func (ch *child) pid() int {
+	if ch.cmd.Process == nil {
+		return 0
+	}
+	return ch.cmd.Process.Pid
+}
+
+// exitNote describes how the child ended, if it has.
+func (ch *child) exitNote() string {
+	if ch.cmd.ProcessState == nil {
+		return ""
+	}
+	return " (upstream process " + ch.cmd.ProcessState.String() + ")"
+}
+
+func (ch *child) killGroup() {
+	if ch.cmd.Process != nil {
+		killProcessGroup(ch.cmd.Process.Pid)
+	}
+}
