@@ -260,4 +260,3 @@ func hashArgs(args json.RawMessage) string {
 	sum := sha256.Sum256(b.Bytes())
 	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
-

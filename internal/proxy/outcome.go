@@ -54,7 +54,7 @@ func needsInput(tool, status, reason string, missing []string, why string) *Outc
 	return &Outcome{
 		Error: "missing_required_input", Tool: tool, Status: status, Reason: reason,
 		MissingOrAmbiguous: missing,
-		Message: fmt.Sprintf("The tool %s was not called: %s. Call it again with the missing required field(s) provided: %s.", tool, why, list(missing)),
+		Message:            fmt.Sprintf("The tool %s was not called: %s. Call it again with the missing required field(s) provided: %s.", tool, why, list(missing)),
 	}
 }
 

@@ -240,4 +240,3 @@ func (b *sseBodyTee) feed(chunk []byte) {
 		}
 	}
 }
-
