@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"strconv"
 	"sync"
 	"time"
@@ -57,7 +58,19 @@ func New(client *dynamodb.Client, table string, opts Options) *Store {
 // conflictAttempts bounds how often a write that lost a race with another
 // transaction on the same items (TransactionConflict, or a version that moved
 // between the read and the write) starts again.
-const conflictAttempts = 6
+const conflictAttempts = 8
+
+// pauseAfterConflict waits a random while, growing with attempt, before a
+// write that lost a race starts again, so that contenders spread out.
+func pauseAfterConflict(ctx context.Context, attempt int) error {
+	d := time.Duration(mrand.Int64N(int64(5*time.Millisecond) << min(attempt, 6)))
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
 
 // names maps every attribute name used in an expression to a placeholder:
 // "status", "ttl", "owner" and others are reserved words.
@@ -115,7 +128,11 @@ func (s *Store) Create(ctx context.Context, r elicitation.Request, created elici
 		cur, rerr := s.read(ctx, id)
 		switch {
 		case errors.Is(rerr, elicitation.ErrNotFound) && attempt < conflictAttempts:
-			continue // lost a race with a concurrent transaction: try again
+			// Lost a race with a concurrent transaction: try again.
+			if perr := pauseAfterConflict(ctx, attempt); perr != nil {
+				return fmt.Errorf("create %s: %w", id, errors.Join(err, perr))
+			}
+			continue
 		case rerr != nil:
 			return fmt.Errorf("create %s: %w", id, errors.Join(err, rerr))
 		case cur.writeToken == tok:
@@ -227,8 +244,14 @@ func (s *Store) Resolve(ctx context.Context, id string, t elicitation.Resolution
 			s.hub.notify(id)
 			return cur.State, nil // an earlier attempt of this call landed
 		}
-		if err == nil && cur.Status == elicitation.StatusPending && t.At.Before(cur.ExpiresAt) && attempt >= conflictAttempts {
-			return cur.State, fmt.Errorf("resolve %s: gave up after %d transaction conflicts", id, attempt)
+		if err == nil && cur.Status == elicitation.StatusPending && t.At.Before(cur.ExpiresAt) {
+			// Still open: the transaction lost a race with another one.
+			if attempt >= conflictAttempts {
+				return cur.State, fmt.Errorf("resolve %s: gave up after %d transaction conflicts", id, attempt)
+			}
+			if perr := pauseAfterConflict(ctx, attempt); perr != nil {
+				return cur.State, fmt.Errorf("resolve %s: %w", id, perr)
+			}
 		}
 	}
 }
@@ -336,6 +359,9 @@ func (s *Store) Consume(ctx context.Context, id string, entry elicitation.AuditE
 		if attempt >= conflictAttempts {
 			return elicitation.State{}, fmt.Errorf("consume %s: gave up after %d write conflicts: %w", id, attempt, err)
 		}
+		if perr := pauseAfterConflict(ctx, attempt); perr != nil {
+			return elicitation.State{}, fmt.Errorf("consume %s: %w", id, perr)
+		}
 	}
 }
 
@@ -410,6 +436,9 @@ func (s *Store) Append(ctx context.Context, id string, e elicitation.AuditEntry)
 			return nil
 		case attempt >= conflictAttempts:
 			return fmt.Errorf("append %s: gave up after %d transaction conflicts: %w", id, attempt, err)
+		}
+		if perr := pauseAfterConflict(ctx, attempt); perr != nil {
+			return fmt.Errorf("append %s: %w", id, perr)
 		}
 	}
 }
