@@ -151,10 +151,11 @@ func (a args) labels() (elicitation.Labels, error) {
 	}
 	la, err := parseArgs(r, "submit", "decline")
 	if err != nil {
+		field := "labels"
 		if e, ok := err.(*elicitation.Error); ok {
-			return elicitation.Labels{}, badArg("labels."+e.Field, "labels: %s", e.Message)
+			field = "labels." + e.Field
 		}
-		return elicitation.Labels{}, err
+		return elicitation.Labels{}, badArg(field, `labels takes only "submit" and "decline"`)
 	}
 	var l elicitation.Labels
 	if l.Submit, err = la.str("submit"); err != nil {

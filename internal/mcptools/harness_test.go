@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -224,7 +225,43 @@ func callE(cs *mcp.ClientSession, name string, args any) (callResult, error) {
 	if !jsonEqual(fromText, r.structured) {
 		return r, fmt.Errorf("%s: text %s differs from structured content %s", name, tc.Text, b)
 	}
+	// The structured content satisfies the tool's declared output schema.
+	schemas, err := outputSchemas(cs)
+	if err != nil {
+		return r, err
+	}
+	var inst any
+	_ = json.Unmarshal(b, &inst)
+	if err := schemas[name].Validate(inst); err != nil {
+		return r, fmt.Errorf("%s: output %s does not satisfy the output schema: %w", name, b, err)
+	}
 	return r, nil
+}
+
+var resolvedOutputs sync.Map // *mcp.ClientSession -> map[string]*jsonschema.Resolved
+
+// outputSchemas resolves the output schemas the session's server declares.
+func outputSchemas(cs *mcp.ClientSession) (map[string]*jsonschema.Resolved, error) {
+	if m, ok := resolvedOutputs.Load(cs); ok {
+		return m.(map[string]*jsonschema.Resolved), nil
+	}
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]*jsonschema.Resolved{}
+	for _, tool := range res.Tools {
+		b, _ := json.Marshal(tool.OutputSchema)
+		var s jsonschema.Schema
+		if err := json.Unmarshal(b, &s); err != nil {
+			return nil, fmt.Errorf("%s: output schema: %w", tool.Name, err)
+		}
+		if m[tool.Name], err = s.Resolve(nil); err != nil {
+			return nil, fmt.Errorf("%s: output schema: %w", tool.Name, err)
+		}
+	}
+	resolvedOutputs.Store(cs, m)
+	return m, nil
 }
 
 // ok calls a tool that must succeed and returns its structured content.
