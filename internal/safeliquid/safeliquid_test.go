@@ -99,6 +99,10 @@ func TestCommonTemplates(t *testing.T) {
 		{"heading bindings", `{{ message }} ({{ minSelections }}–{{ maxSelections }})`, "Pick one (1–2)"},
 		{"undefined is empty", `[{{ nope.deeper }}]`, "[]"},
 		{"escape is idempotent on data", `{{ "a&b" | escape }}`, "a&amp;b"},
+		{"compare escaped data", `{% assign k = "a&b" | escape %}{% if k == "a&amp;b" %}eq{% endif %}`, "eq"},
+		{"divided_by int literal", `{{ 7 | divided_by: 2 }} {{ 7 | divided_by: 2.0 }}`, "3 3.5"},
+		{"range from float data via floor", `{% assign m = maxSelections | floor %}{% for i in (1..m) %}{{ i }}{% endfor %}`, "12"},
+		{"float prints like an int", `{{ minSelections }}`, "1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
