@@ -1,0 +1,233 @@
+package review
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/safeliquid"
+)
+
+// TemplateLimits bound the rendering of one request's templates. Zero
+// fields take the defaults named.
+type TemplateLimits struct {
+	// Engine bounds each single render (one row, the heading, …). Zero
+	// fields take this package's defaults: 64 KiB of output and 100 ms per
+	// render; the rest take safeliquid's defaults.
+	Engine safeliquid.Limits
+	// PageBudget bounds the time of all the renders of one page together
+	// (every row, every hover detail, heading and footer); default 1.5 s.
+	// The check at creation uses the same budget, so a request that is
+	// accepted renders within it.
+	PageBudget time.Duration
+	// MaxPageBytes bounds the output of all the renders of one page
+	// together; default 4 MiB.
+	MaxPageBytes int
+}
+
+// Defaults of TemplateLimits.
+const (
+	DefaultRenderOutputBytes = 64 << 10
+	DefaultRenderDuration    = 100 * time.Millisecond
+	DefaultPageBudget        = 1500 * time.Millisecond
+	DefaultMaxPageBytes      = 4 << 20
+)
+
+// TemplateChecker compiles and test-renders a request's Liquid templates
+// (package safeliquid) against the request's own data. It implements
+// elicitation.TemplateChecker for the Service, and the review page uses it
+// to render. It is safe for concurrent use.
+type TemplateChecker struct {
+	engine *safeliquid.Engine
+	limits TemplateLimits
+}
+
+var _ elicitation.TemplateChecker = (*TemplateChecker)(nil)
+
+// NewTemplateChecker returns a TemplateChecker with the default limits.
+func NewTemplateChecker() *TemplateChecker { return NewTemplateCheckerWith(TemplateLimits{}) }
+
+// NewTemplateCheckerWith returns a TemplateChecker with limits l.
+func NewTemplateCheckerWith(l TemplateLimits) *TemplateChecker {
+	if l.Engine.MaxOutputBytes <= 0 {
+		l.Engine.MaxOutputBytes = DefaultRenderOutputBytes
+	}
+	if l.Engine.MaxDuration <= 0 {
+		l.Engine.MaxDuration = DefaultRenderDuration
+	}
+	if l.PageBudget <= 0 {
+		l.PageBudget = DefaultPageBudget
+	}
+	if l.MaxPageBytes <= 0 {
+		l.MaxPageBytes = DefaultMaxPageBytes
+	}
+	return &TemplateChecker{engine: safeliquid.New(l.Engine), limits: l}
+}
+
+// CheckTemplates compiles every template of p and renders each against p's
+// own data (every option for rowTemplate and hoverTemplate), within the
+// page's bounds. It returns nil, or an *elicitation.Error with
+// CodeInvalidArgument and Kind ErrTemplateInvalid whose Field names the
+// template and whose Message gives the line ("rowTemplate line 3: …").
+func (c *TemplateChecker) CheckTemplates(p elicitation.Payload) error {
+	_, err := c.render(p)
+	return err
+}
+
+// rendered is the output of a request's templates. Strings are empty (and
+// slices nil) for templates the request does not have.
+type rendered struct {
+	Heading, Footer, Display string
+	Rows, Hovers             []string
+}
+
+func (r rendered) any() bool {
+	return r.Heading != "" || r.Footer != "" || r.Display != "" || r.Rows != nil || r.Hovers != nil
+}
+
+// render compiles and renders p's templates.
+func (c *TemplateChecker) render(p elicitation.Payload) (rendered, error) {
+	var out rendered
+	named := p.Templates.Named()
+	if len(named) == 0 {
+		return out, nil
+	}
+	compiled := map[string]*safeliquid.Template{}
+	for _, t := range named {
+		tpl, err := c.engine.Compile(t.Name, t.Source)
+		if err != nil {
+			return rendered{}, templateError(t.Name, "", err)
+		}
+		compiled[t.Name] = tpl
+	}
+	b := budget{deadline: time.Now().Add(c.limits.PageBudget), left: c.limits.MaxPageBytes, limits: c.limits}
+	if tpl := compiled["displayTemplate"]; tpl != nil {
+		var ctx any
+		if len(p.Context) > 0 {
+			if err := json.Unmarshal(p.Context, &ctx); err != nil {
+				return rendered{}, fmt.Errorf("decode context: %w", err)
+			}
+		}
+		s, err := b.run(tpl, "", map[string]any{"context": ctx})
+		if err != nil {
+			return rendered{}, err
+		}
+		out.Display = s
+	}
+	var options []any
+	if compiled["headingTemplate"] != nil || compiled["footerTemplate"] != nil || compiled["rowTemplate"] != nil || compiled["hoverTemplate"] != nil {
+		options = make([]any, len(p.Options))
+		for i, o := range p.Options {
+			var v any
+			if err := json.Unmarshal(o.Raw, &v); err != nil {
+				return rendered{}, fmt.Errorf("decode options[%d]: %w", i, err)
+			}
+			options[i] = v
+		}
+	}
+	list := map[string]any{"options": options, "message": p.Message, "minSelections": p.MinSelections, "maxSelections": p.MaxSelections}
+	if tpl := compiled["headingTemplate"]; tpl != nil {
+		s, err := b.run(tpl, "", list)
+		if err != nil {
+			return rendered{}, err
+		}
+		out.Heading = s
+	}
+	for _, name := range []string{"rowTemplate", "hoverTemplate"} {
+		tpl := compiled[name]
+		if tpl == nil {
+			continue
+		}
+		outs := make([]string, len(options))
+		for i, o := range options {
+			s, err := b.run(tpl, fmt.Sprintf(" (options[%d])", i), map[string]any{"option": o})
+			if err != nil {
+				return rendered{}, err
+			}
+			outs[i] = s
+		}
+		if name == "rowTemplate" {
+			out.Rows = outs
+		} else {
+			out.Hovers = outs
+		}
+	}
+	if tpl := compiled["footerTemplate"]; tpl != nil {
+		s, err := b.run(tpl, "", list)
+		if err != nil {
+			return rendered{}, err
+		}
+		out.Footer = s
+	}
+	return out, nil
+}
+
+// budget is what is left of a page's bounds.
+type budget struct {
+	deadline time.Time
+	left     int
+	limits   TemplateLimits
+}
+
+func (b *budget) run(tpl *safeliquid.Template, where string, bindings map[string]any) (string, error) {
+	if time.Now().After(b.deadline) {
+		return "", &elicitation.Error{Code: elicitation.CodeInvalidArgument, Kind: elicitation.ErrTemplateInvalid, Field: tpl.Name(),
+			Message: fmt.Sprintf("%s%s: rendering the whole page took longer than %s; make the templates simpler", tpl.Name(), where, b.limits.PageBudget)}
+	}
+	s, err := tpl.Render(bindings)
+	if err != nil {
+		return "", templateError(tpl.Name(), where, err)
+	}
+	b.left -= len(s)
+	if b.left < 0 {
+		return "", &elicitation.Error{Code: elicitation.CodeInvalidArgument, Kind: elicitation.ErrTemplateInvalid, Field: tpl.Name(),
+			Message: fmt.Sprintf("%s%s: the templates' output for the whole page exceeds %d bytes; make it smaller", tpl.Name(), where, b.limits.MaxPageBytes)}
+	}
+	return s, nil
+}
+
+// templateError turns a safeliquid error into the agent-facing error:
+// "rowTemplate line 3: unknown filter …".
+func templateError(name, where string, err error) error {
+	msg := ""
+	var ce *safeliquid.CompileError
+	var re *safeliquid.RenderError
+	var le *safeliquid.LimitError
+	switch {
+	case errors.As(err, &ce):
+		msg = withLine(name, ce.Line) + where + ": " + ce.Msg
+	case errors.As(err, &re):
+		msg = withLine(name, re.Line) + where + ": " + re.Msg
+	case errors.As(err, &le):
+		msg = fmt.Sprintf("%s%s: rendering stopped at a bound (%s): %s", name, where, boundName(le.Bound), le.Msg)
+	default:
+		msg = name + where + ": the template could not be rendered"
+	}
+	return &elicitation.Error{Code: elicitation.CodeInvalidArgument, Kind: elicitation.ErrTemplateInvalid, Field: name, Message: strings.TrimSpace(msg)}
+}
+
+func withLine(name string, line int) string {
+	if line > 0 {
+		return fmt.Sprintf("%s line %d", name, line)
+	}
+	return name
+}
+
+func boundName(b string) string {
+	switch b {
+	case "MaxDuration":
+		return "time per render"
+	case "MaxOutputBytes":
+		return "output size"
+	case "MaxIterations":
+		return "loop iterations"
+	case "MaxStringBytes", "MaxTotalBytes":
+		return "string size"
+	case "MaxDepth":
+		return "nesting depth"
+	}
+	return b
+}

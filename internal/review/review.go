@@ -1,0 +1,256 @@
+// Package review serves the review page (GET /review/{id}/{key}) and the
+// submission endpoint (POST /review/{id}/{key}) of SPEC §4: the default
+// rendering, the agent's Liquid templates inside sandboxed frames, the
+// per-render page token, validation errors shown to the reviewer, the
+// terminal pages and the hardening headers. The page runs no script.
+//
+// The two handlers are independent, so that each can be mounted alone (the
+// review function serves GET, the submit function POST).
+package review
+
+import (
+	"context"
+	"errors"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
+	"github.com/mcp-elicitation/elicitation/templates"
+)
+
+// Service is what the handlers need of the elicitation service;
+// *elicitation.Service implements it.
+type Service interface {
+	// OpenReview checks the review key and reads the request, auditing the render.
+	OpenReview(ctx context.Context, id, key string) (elicitation.Review, error)
+	// Submit validates a submission and lands it exactly once.
+	Submit(ctx context.Context, id, key string, sub elicitation.Submission) (elicitation.State, error)
+	// RefuseSubmission audits a submission refused before Submit.
+	RefuseSubmission(ctx context.Context, id, by, reason string) error
+}
+
+// Tokens seals and opens page tokens; *pagetoken.Keyring implements it.
+type Tokens interface {
+	Seal(c pagetoken.Claims) (string, error)
+	Open(token string, now time.Time) (pagetoken.Claims, error)
+}
+
+// Options configure the handlers. Service and Tokens are required; zero
+// values of the others mean the defaults named.
+type Options struct {
+	Service Service
+	Tokens  Tokens
+	// Logger receives internal errors (never review keys, tokens or
+	// submitted values); default: discard.
+	Logger *slog.Logger
+	// Now is the clock of page tokens and of the "answer by" line; default
+	// time.Now. Give it the Service's clock.
+	Now func() time.Time
+	// NewRenderID names each render (the page token's render id, used as
+	// the submission id); default pagetoken.NewRenderID.
+	NewRenderID func() string
+	// TokenTTL is how long a rendered page can be submitted; never beyond
+	// the request's expiresAt. Default 1 h.
+	TokenTTL time.Duration
+	// MaxBodyBytes caps a submission's body; default 512 KiB.
+	MaxBodyBytes int64
+	// MaxValueBytes caps any one submitted value; default 32 KiB.
+	MaxValueBytes int
+	// Templates renders the agent's Liquid templates; default
+	// NewTemplateChecker(). Use the checker given to the Service.
+	Templates *TemplateChecker
+	// FrameImageSources is the CSP source list for images in template
+	// frames; default "https: data:". "'none'" disallows them.
+	FrameImageSources string
+}
+
+// Defaults of Options.
+const (
+	DefaultTokenTTL      = time.Hour
+	DefaultMaxBodyBytes  = 512 << 10
+	DefaultMaxValueBytes = 32 << 10
+)
+
+// Handler serves the review page and the submission endpoint.
+type Handler struct {
+	svc      Service
+	tokens   Tokens
+	log      *slog.Logger
+	now      func() time.Time
+	renderID func() string
+	ttl      time.Duration
+	maxBody  int64
+	maxValue int
+	tpl      *TemplateChecker
+	csp      string
+	page     *template.Template
+	pageCSS  template.CSS
+}
+
+// New returns a Handler for o.
+func New(o Options) *Handler {
+	h := &Handler{
+		svc: o.Service, tokens: o.Tokens, log: o.Logger, now: o.Now, renderID: o.NewRenderID,
+		ttl: o.TokenTTL, maxBody: o.MaxBodyBytes, maxValue: o.MaxValueBytes, tpl: o.Templates,
+	}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	if h.renderID == nil {
+		h.renderID = pagetoken.NewRenderID
+	}
+	if h.ttl <= 0 {
+		h.ttl = DefaultTokenTTL
+	}
+	if h.maxBody <= 0 {
+		h.maxBody = DefaultMaxBodyBytes
+	}
+	if h.maxValue <= 0 {
+		h.maxValue = DefaultMaxValueBytes
+	}
+	if h.tpl == nil {
+		h.tpl = NewTemplateChecker()
+	}
+	img := o.FrameImageSources
+	if strings.TrimSpace(img) == "" {
+		img = "https: data:"
+	}
+	h.csp = csp(img)
+	h.page = template.Must(template.New("").ParseFS(templates.FS, "page.html"))
+	h.pageCSS = template.CSS(mustRead("page.css"))
+	return h
+}
+
+// csp is the page's Content-Security-Policy. No script at all; styles
+// inline only (the page's own and, inside the frames, the agent's css and
+// style attributes: CSS cannot run script); images only in the frames'
+// allowed sources; no fetches, fonts, media, objects or workers; forms post
+// only to this server; no <base>; the page may not be framed. srcdoc frames
+// inherit this policy, and frame-src 'none' stops a link in a frame from
+// loading another page into it.
+func csp(img string) string {
+	return "default-src 'none'; script-src 'none'; style-src 'unsafe-inline'; img-src " + img +
+		"; frame-src 'none'; child-src 'none'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+}
+
+// Path is the review page's path for a request: GET renders it, POST submits.
+func Path(id, key string) string {
+	return "/review/" + url.PathEscape(id) + "/" + url.PathEscape(key)
+}
+
+// Routes registers GET and POST /review/{id}/{key} on mux.
+func (h *Handler) Routes(mux *http.ServeMux) {
+	mux.Handle("GET /review/{id}/{key}", h.PageHandler())
+	mux.Handle("POST /review/{id}/{key}", h.SubmitHandler())
+}
+
+// PageHandler serves GET /review/{id}/{key}: the request's page while it is
+// pending, its final state after (200), 404 for an unknown id or a wrong key.
+// It writes audit entries (the render) but never decisions.
+func (h *Handler) PageHandler() http.Handler { return http.HandlerFunc(h.servePage) }
+
+// SubmitHandler serves POST /review/{id}/{key}.
+func (h *Handler) SubmitHandler() http.Handler { return http.HandlerFunc(h.serveSubmit) }
+
+// pathIDs reads the id and key from the route's wildcards, or, when the
+// handler is mounted alone, from the last two segments after "review".
+func pathIDs(r *http.Request) (id, key string, ok bool) {
+	id, key = r.PathValue("id"), r.PathValue("key")
+	if id != "" && key != "" {
+		return id, key, true
+	}
+	segs := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	n := len(segs)
+	if n >= 3 && segs[n-3] == "review" && segs[n-2] != "" && segs[n-1] != "" {
+		return segs[n-2], segs[n-1], true
+	}
+	return "", "", false
+}
+
+func (h *Handler) headers(w http.ResponseWriter) {
+	hd := w.Header()
+	hd.Set("Content-Type", "text/html; charset=utf-8")
+	hd.Set("Content-Security-Policy", h.csp)
+	hd.Set("X-Frame-Options", "DENY")
+	hd.Set("Referrer-Policy", "no-referrer")
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("Pragma", "no-cache")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Cross-Origin-Opener-Policy", "same-origin")
+	hd.Set("Cross-Origin-Resource-Policy", "same-origin")
+	hd.Set("Permissions-Policy", "camera=(), microphone=(), geolocation=(), payment=(), usb=()")
+	hd.Set("X-Robots-Tag", "noindex, nofollow")
+}
+
+func (h *Handler) servePage(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		h.problem(w, http.StatusMethodNotAllowed, "Method not allowed", "This address answers GET.")
+		return
+	}
+	id, key, ok := pathIDs(r)
+	if !ok {
+		h.notFound(w)
+		return
+	}
+	rv, err := h.svc.OpenReview(r.Context(), id, key)
+	if err != nil {
+		h.serviceError(w, r, id, err)
+		return
+	}
+	if rv.State.Status != elicitation.StatusPending {
+		h.write(w, http.StatusOK, h.finalView(rv.Record, rv.State, nil))
+		return
+	}
+	v, err := h.pendingView(rv, nil)
+	if err != nil {
+		h.internal(w, r, id, err)
+		return
+	}
+	h.write(w, http.StatusOK, v)
+}
+
+func (h *Handler) serviceError(w http.ResponseWriter, r *http.Request, id string, err error) {
+	if errors.Is(err, elicitation.ErrNotFound) {
+		h.notFound(w)
+		return
+	}
+	h.internal(w, r, id, err)
+}
+
+func (h *Handler) notFound(w http.ResponseWriter) {
+	h.problem(w, http.StatusNotFound, "Request not found",
+		"There is no review request at this address. Check that the link is complete, or ask the agent for a new one.")
+}
+
+func (h *Handler) internal(w http.ResponseWriter, r *http.Request, id string, err error) {
+	h.log.ErrorContext(r.Context(), "review page", "method", r.Method, "id", id, "err", err)
+	h.problem(w, http.StatusInternalServerError, "Something went wrong",
+		"The server could not show this request. Nothing was decided. Try again in a moment.")
+}
+
+func (h *Handler) problem(w http.ResponseWriter, status int, heading string, text ...string) {
+	h.write(w, status, &pageView{Title: heading, Final: &finalView{Class: "problem", Heading: heading, Text: text}})
+}
+
+func (h *Handler) write(w http.ResponseWriter, status int, v *pageView) {
+	v.PageCSS = h.pageCSS
+	h.headers(w)
+	var b strings.Builder
+	if err := h.page.ExecuteTemplate(&b, "page", v); err != nil {
+		h.log.Error("review page template", "err", err)
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = w.Write([]byte("internal error\n"))
+		return
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(b.String()))
+}
