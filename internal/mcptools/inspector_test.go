@@ -1,0 +1,117 @@
+package mcptools_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-elicitation/elicitation/internal/mcptools"
+)
+
+// repoRoot walks up from the package directory to the directory holding go.mod.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+}
+
+// inspector runs the real MCP Inspector CLI (@modelcontextprotocol/inspector
+// 0.15.0, a client no one here wrote) against url. A missing node or
+// node_modules fails the test: CI must have them.
+func inspector(t *testing.T, url string, args ...string) string {
+	t.Helper()
+	root := repoRoot(t)
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node is not on PATH: install Node.js 20 and run npm ci in the repo root (%s)", root)
+	}
+	bin := filepath.Join(root, "node_modules", ".bin", "mcp-inspector")
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("%s is missing: run npm ci in the repo root (%s)", bin, root)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, append([]string{bin, "--cli", url, "--transport", "http"}, args...)...)
+	cmd.Dir = root
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr string
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("mcp-inspector %v: %v\nstdout:\n%s\nstderr:\n%s", args, err, out, stderr)
+	}
+	return string(out)
+}
+
+// TestInspectorCLI: the Inspector lists the six tools, and a tools/call of
+// elicit_status on an unknown id returns the not_found tool error, through
+// the stateful and the stateless handler.
+func TestInspectorCLI(t *testing.T) {
+	for _, stateless := range []bool{false, true} {
+		name := "stateful"
+		if stateless {
+			name = "stateless"
+		}
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t, envOptions{stateless: stateless})
+			url := e.servers[0].URL + "/mcp"
+
+			var list struct {
+				Tools []struct {
+					Name         string          `json:"name"`
+					InputSchema  json.RawMessage `json:"inputSchema"`
+					OutputSchema json.RawMessage `json:"outputSchema"`
+				} `json:"tools"`
+			}
+			out := inspector(t, url, "--method", "tools/list")
+			if err := json.Unmarshal([]byte(out), &list); err != nil {
+				t.Fatalf("tools/list output is not JSON: %v\n%s", err, out)
+			}
+			var names []string
+			for _, tool := range list.Tools {
+				names = append(names, tool.Name)
+				if len(tool.OutputSchema) == 0 {
+					t.Errorf("%s: no outputSchema in the Inspector's view", tool.Name)
+				}
+			}
+			slices.Sort(names)
+			if want := slices.Sorted(slices.Values(mcptools.ToolNames)); !slices.Equal(names, want) {
+				t.Errorf("Inspector lists %v, want %v", names, want)
+			}
+
+			var res struct {
+				IsError bool `json:"isError"`
+				Content []struct {
+					Type, Text string
+				} `json:"content"`
+			}
+			out = inspector(t, url, "--method", "tools/call", "--tool-name", "elicit_status", "--tool-arg", "elicitationId=nope")
+			if err := json.Unmarshal([]byte(out), &res); err != nil {
+				t.Fatalf("tools/call output is not JSON: %v\n%s", err, out)
+			}
+			if !res.IsError || len(res.Content) != 1 || res.Content[0].Text != "not_found: no elicitation with that id" {
+				t.Errorf("elicit_status on an unknown id via the Inspector = %s", strings.TrimSpace(out))
+			}
+		})
+	}
+}
