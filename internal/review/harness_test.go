@@ -219,3 +219,13 @@ func lastRefusal(tr elicitation.AuditTrail) string {
 	}
 	return ""
 }
+
+func doReq(h http.Handler, method, path, form string) response {
+	req := httptest.NewRequest(method, path, strings.NewReader(form))
+	if form != "" {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	return response{w.Code, w.Header(), w.Body.String()}
+}
