@@ -28,7 +28,11 @@ var formSchema = json.RawMessage(`{"type":"object","properties":{
 // TestBadSubmissions is the table of malformed submissions: each gets its
 // own status and message, leaves the request pending, and is audited.
 func TestBadSubmissions(t *testing.T) {
-	e := newEnv(t, func(o *review.Options) { o.TokenTTL = 10 * time.Minute; o.MaxBodyBytes = 64 << 10; o.MaxValueBytes = 4 << 10 })
+	e := newEnv(t, func(o *review.Options) {
+		o.TokenTTL = 10 * time.Minute
+		o.MaxBodyBytes = 64 << 10
+		o.MaxValueBytes = 4 << 10
+	})
 	sel := e.selection(elicitation.SelectionInput{Message: "Pick two or three", Options: options(5), MinSelections: 2, MaxSelections: 3})
 	one := e.selection(elicitation.SelectionInput{Message: "Pick one", Options: options(3)})
 	appr := e.approval(elicitation.ApprovalInput{Message: "Fill", RequestedSchema: formSchema})
@@ -77,7 +81,7 @@ func TestBadSubmissions(t *testing.T) {
 				return url.Values{"token": {e.token(sel)}, "decision": {"submitted"}, "option": {"opt-0", "opt-1", "opt-2", "opt-3"}}
 			}, status: 422, want: "Pick between 2 and 3 options; 4 were picked", refusal: "invalid: selection does not satisfy the request"},
 		{name: "none picked (single)", target: &one,
-			form: func() url.Values { return url.Values{"token": {e.token(one)}, "decision": {"submitted"}} },
+			form:   func() url.Values { return url.Values{"token": {e.token(one)}, "decision": {"submitted"}} },
 			status: 422, want: "Pick exactly one option; 0 were picked", refusal: "invalid: selection does not satisfy the request"},
 		{name: "unknown decision", target: &one,
 			form: func() url.Values {
