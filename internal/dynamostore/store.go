@@ -33,7 +33,15 @@ type Options struct {
 	// PollInterval is how often Wait reads the state item; default
 	// DefaultPollInterval.
 	PollInterval time.Duration
+	// PollFailureTolerance is how long a Wait keeps polling through failed
+	// reads (each already retried by the SDK) before it returns the error;
+	// default DefaultPollFailureTolerance. A short outage does not end a
+	// long-poll; a lasting one surfaces as an error.
+	PollFailureTolerance time.Duration
 }
+
+// DefaultPollFailureTolerance is the default Options.PollFailureTolerance.
+const DefaultPollFailureTolerance = 5 * time.Second
 
 // Store is an elicitation.Store on one DynamoDB table. It is safe for
 // concurrent use; any number of Stores, in any number of processes, may
@@ -41,8 +49,9 @@ type Options struct {
 type Store struct {
 	db    *dynamodb.Client
 	table *string
-	poll  time.Duration
-	hub   hub
+	poll      time.Duration
+	tolerance time.Duration
+	hub       hub
 }
 
 // New returns a Store on table through client. The table must exist with
@@ -52,7 +61,10 @@ func New(client *dynamodb.Client, table string, opts Options) *Store {
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = DefaultPollInterval
 	}
-	return &Store{db: client, table: aws.String(table), poll: opts.PollInterval}
+	if opts.PollFailureTolerance <= 0 {
+		opts.PollFailureTolerance = DefaultPollFailureTolerance
+	}
+	return &Store{db: client, table: aws.String(table), poll: opts.PollInterval, tolerance: opts.PollFailureTolerance}
 }
 
 // conflictAttempts bounds how often a write that lost a race with another
@@ -484,6 +496,7 @@ func (s *Store) Wait(ctx context.Context, id string) (elicitation.State, error) 
 	}
 	tick := time.NewTicker(s.poll)
 	defer tick.Stop()
+	var failingSince time.Time
 	for cur.Status == elicitation.StatusPending {
 		select {
 		case <-ctx.Done():
@@ -492,13 +505,18 @@ func (s *Store) Wait(ctx context.Context, id string) (elicitation.State, error) 
 		case <-woken:
 		}
 		next, err := s.read(ctx, id)
-		if err != nil {
-			if ctx.Err() != nil {
-				return cur.State, fmt.Errorf("wait %s: %w", id, ctx.Err())
-			}
-			return cur.State, fmt.Errorf("wait %s: %w", id, err)
+		switch {
+		case err == nil:
+			cur, failingSince = next, time.Time{}
+		case ctx.Err() != nil:
+			return cur.State, fmt.Errorf("wait %s: %w", id, ctx.Err())
+		case errors.Is(err, elicitation.ErrNotFound):
+			return elicitation.State{}, fmt.Errorf("wait %s: %w", id, err)
+		case failingSince.IsZero():
+			failingSince = time.Now()
+		case time.Since(failingSince) >= s.tolerance:
+			return cur.State, fmt.Errorf("wait %s: reads failing for %v: %w", id, time.Since(failingSince).Round(time.Millisecond), err)
 		}
-		cur = next
 	}
 	return cur.State, nil
 }
