@@ -220,6 +220,7 @@ func (p *Proxy) forward(ctx context.Context, req *mcp.CallToolRequest, args json
 	if tok := req.Params.GetProgressToken(); tok != nil {
 		upTok, done := p.progress.add(progressRoute{ctx: ctx, session: req.Session, token: tok})
 		defer done()
+		defer p.up.AwaitProgress(ctx, upTok)
 		if params.Meta == nil {
 			params.Meta = mcp.Meta{}
 		}

@@ -168,7 +168,13 @@ func (p *Proxy) RunStdio(ctx context.Context) error {
 func (p *Proxy) HTTPHandler() http.Handler {
 	getServer := func(*http.Request) *mcp.Server { return p.server }
 	stateful := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Logger: p.logger})
-	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Logger: p.logger, Stateless: true})
+	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		Logger:    p.logger,
+		Stateless: true,
+		// The POST is the whole request: a client that hangs up cancels it,
+		// and the cancellation is passed upstream.
+		PropagateRequestCancellation: true,
+	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Mcp-Protocol-Version") >= protocolMultiRoundTrip {
 			stateless.ServeHTTP(w, r)

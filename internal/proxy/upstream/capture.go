@@ -82,17 +82,21 @@ func idKey(id jsonrpc.ID) string {
 // captureConn captures raw results on a message-level connection (stdio).
 type captureConn struct {
 	mcp.Connection
-	reg registry
+	reg      registry
+	progress *progressTracker
 }
 
-type captureTransport struct{ mcp.Transport }
+type captureTransport struct {
+	mcp.Transport
+	progress *progressTracker
+}
 
 func (t captureTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	c, err := t.Transport.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &captureConn{Connection: c}, nil
+	return &captureConn{Connection: c, progress: t.progress}, nil
 }
 
 func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
@@ -106,8 +110,16 @@ func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 
 func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
-	if resp, ok := msg.(*jsonrpc.Response); ok && err == nil {
-		c.reg.deliver(idKey(resp.ID), resp.Result)
+	if err != nil {
+		return msg, err
+	}
+	switch m := msg.(type) {
+	case *jsonrpc.Response:
+		c.reg.deliver(idKey(m.ID), m.Result)
+	case *jsonrpc.Request:
+		if m.Method == "notifications/progress" && c.progress != nil {
+			c.progress.sawParams(m.Params)
+		}
 	}
 	return msg, err
 }
@@ -117,8 +129,9 @@ func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // It reads the JSON-RPC id from each POST body sent with a sink, and parses
 // the response body, JSON or server-sent events, as the SDK reads it.
 type captureRoundTripper struct {
-	base http.RoundTripper
-	reg  registry
+	base     http.RoundTripper
+	reg      registry
+	progress *progressTracker
 }
 
 func (t *captureRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -147,9 +160,9 @@ func (t *captureRoundTripper) RoundTrip(req *http.Request) (*http.Response, erro
 	ct := resp.Header.Get("Content-Type")
 	switch {
 	case strings.HasPrefix(ct, "application/json"):
-		resp.Body = &jsonBodyTee{ReadCloser: resp.Body, reg: &t.reg}
+		resp.Body = &jsonBodyTee{ReadCloser: resp.Body, reg: &t.reg, progress: t.progress}
 	case strings.HasPrefix(ct, "text/event-stream"):
-		resp.Body = &sseBodyTee{ReadCloser: resp.Body, reg: &t.reg}
+		resp.Body = &sseBodyTee{ReadCloser: resp.Body, reg: &t.reg, progress: t.progress}
 	}
 	return resp, nil
 }
@@ -164,7 +177,7 @@ func compactID(raw json.RawMessage) string {
 
 // deliverMessages hands the result of every response in data (one message
 // or a batch) to its sink.
-func deliverMessages(reg *registry, data []byte) {
+func deliverMessages(reg *registry, progress *progressTracker, data []byte) {
 	data = bytes.TrimSpace(data)
 	var msgs []json.RawMessage
 	if len(data) > 0 && data[0] == '[' {
@@ -175,21 +188,30 @@ func deliverMessages(reg *registry, data []byte) {
 		msgs = []json.RawMessage{data}
 	}
 	for _, m := range msgs {
-		var resp struct {
+		var msg struct {
 			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
 			Result json.RawMessage `json:"result"`
 		}
-		if json.Unmarshal(m, &resp) == nil && len(resp.ID) > 0 && resp.Result != nil {
-			reg.deliver(compactID(resp.ID), resp.Result)
+		if json.Unmarshal(m, &msg) != nil {
+			continue
+		}
+		switch {
+		case msg.Method == "notifications/progress" && progress != nil:
+			progress.sawParams(msg.Params)
+		case msg.Method == "" && len(msg.ID) > 0 && msg.Result != nil:
+			reg.deliver(compactID(msg.ID), msg.Result)
 		}
 	}
 }
 
 type jsonBodyTee struct {
 	io.ReadCloser
-	reg  *registry
-	buf  bytes.Buffer
-	done bool
+	reg      *registry
+	progress *progressTracker
+	buf      bytes.Buffer
+	done     bool
 }
 
 func (b *jsonBodyTee) Read(p []byte) (int, error) {
@@ -197,16 +219,17 @@ func (b *jsonBodyTee) Read(p []byte) (int, error) {
 	b.buf.Write(p[:n])
 	if err == io.EOF && !b.done {
 		b.done = true
-		deliverMessages(b.reg, b.buf.Bytes())
+		deliverMessages(b.reg, b.progress, b.buf.Bytes())
 	}
 	return n, err
 }
 
 type sseBodyTee struct {
 	io.ReadCloser
-	reg     *registry
-	pending []byte // bytes of the current, unfinished line
-	data    bytes.Buffer
+	reg      *registry
+	progress *progressTracker
+	pending  []byte // bytes of the current, unfinished line
+	data     bytes.Buffer
 }
 
 func (b *sseBodyTee) Read(p []byte) (int, error) {
@@ -227,7 +250,7 @@ func (b *sseBodyTee) feed(chunk []byte) {
 		b.pending = b.pending[i+1:]
 		if line == "" {
 			if b.data.Len() > 0 {
-				deliverMessages(b.reg, b.data.Bytes())
+				deliverMessages(b.reg, b.progress, b.data.Bytes())
 				b.data.Reset()
 			}
 			continue

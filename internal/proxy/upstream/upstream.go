@@ -80,6 +80,8 @@ type Conn struct {
 	lastErr error
 	closed  bool
 
+	progress *progressTracker
+
 	done chan struct{} // closed when the supervisor has stopped
 	stop chan struct{} // closed by Close
 }
@@ -103,10 +105,11 @@ func Dial(ctx context.Context, opts Options) (*Conn, error) {
 		opts.MaxBackoff = 5 * time.Second
 	}
 	c := &Conn{
-		opts:   opts,
-		logger: opts.Logger,
-		done:   make(chan struct{}),
-		stop:   make(chan struct{}),
+		opts:     opts,
+		logger:   opts.Logger,
+		progress: newProgressTracker(),
+		done:     make(chan struct{}),
+		stop:     make(chan struct{}),
 	}
 	c.client = mcp.NewClient(opts.Client, &mcp.ClientOptions{
 		Logger:       opts.Logger,
@@ -116,7 +119,12 @@ func Dial(ctx context.Context, opts Options) (*Conn, error) {
 				opts.ToolListChanged()
 			}
 		},
-		ProgressNotificationHandler: opts.Progress,
+		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+			if opts.Progress != nil {
+				opts.Progress(ctx, req)
+			}
+			c.progress.done(req.Params.ProgressToken)
+		},
 	})
 	if err := c.connect(ctx); err != nil {
 		close(c.done)
@@ -169,14 +177,14 @@ func (c *Conn) connect(ctx context.Context) error {
 		if c.opts.HTTPClient != nil && c.opts.HTTPClient.Transport != nil {
 			base = c.opts.HTTPClient.Transport
 		}
-		hc := &http.Client{Transport: &captureRoundTripper{base: base}}
+		hc := &http.Client{Transport: &captureRoundTripper{base: base, progress: c.progress}}
 		if c.opts.HTTPClient != nil {
 			hc.Timeout = c.opts.HTTPClient.Timeout
 		}
 		t = &mcp.StreamableClientTransport{Endpoint: c.opts.URL, HTTPClient: hc}
 	} else {
 		ch = newChild(c.opts)
-		t = captureTransport{&mcp.CommandTransport{Command: ch.cmd, TerminateDuration: c.opts.TerminateGrace}}
+		t = captureTransport{Transport: &mcp.CommandTransport{Command: ch.cmd, TerminateDuration: c.opts.TerminateGrace}, progress: c.progress}
 	}
 	cs, err := c.client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err != nil {
