@@ -40,6 +40,9 @@ type faults struct {
 	queue  []fault
 	ops    map[string]int
 	before func(op string) // called before an attempt goes out, if set
+	// landed, if set, is called after an attempt's response arrived; when
+	// it returns true the response is dropped, as if the connection broke.
+	landed func(op string) bool
 }
 
 func newFaults(next dynamodb.HTTPClient) *faults {
@@ -58,6 +61,12 @@ func (f *faults) disarm() (left int) {
 	left = len(f.queue)
 	f.queue = nil
 	return left
+}
+
+func (f *faults) setHooks(before func(string), landed func(string) bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.before, f.landed = before, landed
 }
 
 func (f *faults) count(op string) int {
@@ -81,13 +90,19 @@ func (f *faults) Do(req *http.Request) (*http.Response, error) {
 	if armed {
 		k, f.queue = f.queue[0], f.queue[1:]
 	}
-	before := f.before
+	before, landed := f.before, f.landed
 	f.mu.Unlock()
 	if before != nil {
 		before(op)
 	}
 	if !armed {
-		return f.next.Do(req)
+		resp, err := f.next.Do(req)
+		if err == nil && landed != nil && landed(op) {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			return nil, &net.OpError{Op: "read", Net: "tcp", Err: errors.New("connection reset by peer (injected)")}
+		}
+		return resp, err
 	}
 	switch k {
 	case throughputExceeded:

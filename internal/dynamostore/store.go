@@ -47,8 +47,8 @@ const DefaultPollFailureTolerance = 5 * time.Second
 // concurrent use; any number of Stores, in any number of processes, may
 // share a table.
 type Store struct {
-	db    *dynamodb.Client
-	table *string
+	db        *dynamodb.Client
+	table     *string
 	poll      time.Duration
 	tolerance time.Duration
 	hub       hub

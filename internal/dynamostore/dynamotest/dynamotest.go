@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -150,8 +151,9 @@ func (l *Local) output() string {
 	return string(b)
 }
 
-// Stop kills the process (the one this Local started, by its pid) and
-// waits until it is gone.
+// Stop stops the process (the one this Local started, by its pid): SIGTERM,
+// so that DynamoDB Local flushes what it acknowledged to its data
+// directory, then SIGKILL if it has not exited after five seconds.
 func (l *Local) Stop() error {
 	l.mu.Lock()
 	cmd, exited, logf := l.cmd, l.exited, l.log
@@ -160,8 +162,13 @@ func (l *Local) Stop() error {
 	if cmd == nil {
 		return nil
 	}
-	_ = cmd.Process.Kill()
-	<-exited
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
+		_ = cmd.Process.Kill()
+		<-exited
+	}
 	if logf != nil {
 		logf.Close()
 		os.Remove(logf.Name())
