@@ -161,3 +161,13 @@ func withFaults(f *faults) func(*dynamodb.Options) {
 		o.HTTPClient = f
 	}
 }
+
+func (f *faults) total() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, c := range f.ops {
+		n += c
+	}
+	return n
+}
