@@ -54,6 +54,11 @@ type Proxy struct {
 	progress progressRoutes
 
 	refreshMu sync.Mutex // serializes tool list refreshes
+	// ready is closed when New has finished, successfully or not; live
+	// is then true if the proxy is usable. Upstream notifications that
+	// arrive during New wait for it.
+	ready chan struct{}
+	live  bool
 }
 
 // New connects to the upstream, reads its tool list and builds the proxy's
@@ -67,7 +72,9 @@ func New(ctx context.Context, opts Options) (*Proxy, error) {
 		cfg:    cfg,
 		logger: opts.Logger,
 		sealer: opts.Sealer,
+		ready:  make(chan struct{}),
 	}
+	defer close(p.ready)
 	if p.logger == nil {
 		p.logger = slog.New(slog.DiscardHandler)
 	}
@@ -111,6 +118,7 @@ func New(ctx context.Context, opts Options) (*Proxy, error) {
 		up.Close()
 		return nil, err
 	}
+	p.live = true
 	return p, nil
 }
 

@@ -61,6 +61,10 @@ func (c *toolCache) page(cursor string) (json.RawMessage, bool) {
 // upstream connection's read loop, which the refresh needs.
 func (p *Proxy) upstreamToolsChanged() {
 	go func() {
+		<-p.ready
+		if !p.live {
+			return
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), defaultUpstreamTimeout)
 		defer cancel()
 		if err := p.refreshTools(ctx); err != nil {
