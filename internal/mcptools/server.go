@@ -17,14 +17,14 @@ package mcptools
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"log/slog"
 	"maps"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -81,6 +81,7 @@ type Server struct {
 	// stateful mode too, where the handler's context belongs to the
 	// session rather than to the request.
 	inflight sync.Map // string -> *http.Request
+	refs     atomic.Uint64
 }
 
 // requestRefHeader carries the in-flight reference from ServeHTTP to the
@@ -132,7 +133,7 @@ func (s *Server) Handler() http.Handler { return s }
 
 // ServeHTTP serves MCP over streamable HTTP.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ref := newRef()
+	ref := s.newRef()
 	r2 := r.WithContext(r.Context())
 	r2.Header = maps.Clone(r.Header)
 	if r2.Header == nil {
@@ -144,11 +145,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.handler.ServeHTTP(w, r2)
 }
 
-func newRef() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return base64.RawURLEncoding.EncodeToString(b[:])
-}
+// newRef names one in-flight request. It needs to be unique, not secret:
+// ServeHTTP overwrites whatever a client sends in requestRefHeader.
+func (s *Server) newRef() string { return strconv.FormatUint(s.refs.Add(1), 36) }
 
 // httpRequest returns the HTTP request that carried req, or nil.
 func (s *Server) httpRequest(req *mcp.CallToolRequest) *http.Request {
