@@ -117,7 +117,9 @@ func (p *Proxy) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		log.Warn("elicitation failed", "error", err)
+		// The error text may quote what the user typed: keep it out of
+		// the log, and hand it only to the caller.
+		log.Warn("elicitation failed", "error_type", fmt.Sprintf("%T", err))
 		return needsInput(name, "failed", ReasonFailed, missing, "asking the user for the missing fields failed ("+err.Error()+")").result(), nil
 	}
 	return p.answered(ctx, req, obj, fields, specs, res)

@@ -192,3 +192,26 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestExamples checks that every example configuration in examples/ loads.
+func TestExamples(t *testing.T) {
+	dir, _ := os.Getwd()
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		if filepath.Dir(dir) == dir {
+			t.Fatal("go.mod not found")
+		}
+		dir = filepath.Dir(dir)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "examples", "*.config.yaml"))
+	if len(files) < 3 {
+		t.Fatalf("want the HTTP, command and manual example configurations in examples/, found %q", files)
+	}
+	for _, f := range files {
+		if _, err := Load(f); err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -96,16 +96,17 @@ func (o *Object) Delete(key string) {
 // MarshalJSON writes the members in order with their raw values.
 func (o *Object) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
 	b.WriteByte('{')
 	for i, m := range o.Members {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		k, err := json.Marshal(m.Key)
-		if err != nil {
+		if err := enc.Encode(m.Key); err != nil {
 			return nil, err
 		}
-		b.Write(k)
+		b.Truncate(b.Len() - 1) // Encode's newline
 		b.WriteByte(':')
 		b.Write(m.Value)
 	}

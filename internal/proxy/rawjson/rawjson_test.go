@@ -20,6 +20,8 @@ func TestRoundTripKeepsBytes(t *testing.T) {
 	if string(out) != want {
 		t.Errorf("round trip:\n got %s\nwant %s", out, want)
 	}
+	obj.Set("<a&b>", json.RawMessage(`1`))
+	obj.Delete("<a&b>")
 	obj.Set("a", json.RawMessage(`"x"`))
 	obj.Set("new", json.RawMessage(`true`))
 	obj.Delete("z")
@@ -37,5 +39,14 @@ func TestParseObjectRefuses(t *testing.T) {
 	}
 	if _, err := ParseObject([]byte(`[1]`)); !errors.Is(err, ErrNotObject) {
 		t.Errorf("ParseObject([1]) = %v, want ErrNotObject", err)
+	}
+}
+
+func TestKeysNotHTMLEscaped(t *testing.T) {
+	obj := &Object{}
+	obj.Set("<a&b>", json.RawMessage(`"<x>"`))
+	out, _ := obj.MarshalJSON()
+	if string(out) != `{"<a&b>":"<x>"}` {
+		t.Errorf("got %s", out)
 	}
 }
