@@ -272,6 +272,9 @@ func randomHex(n int) string {
 // (DYNAMODB_LOCAL_DIR overrides it).
 func jarDir() (string, error) {
 	if d := os.Getenv("DYNAMODB_LOCAL_DIR"); d != "" {
+		if _, err := os.Stat(filepath.Join(d, "DynamoDBLocal.jar")); err != nil {
+			return "", fmt.Errorf("dynamotest: DYNAMODB_LOCAL_DIR=%s has no DynamoDBLocal.jar: %w", d, err)
+		}
 		return d, nil
 	}
 	wd, err := os.Getwd()
