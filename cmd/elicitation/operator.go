@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+)
+
+// runAudit prints a request's audit trail as JSON: the operator's view,
+// whoever owns the request.
+func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	var c Config
+	fs := flag.NewFlagSet("elicitation audit", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	storeFlags(fs, &c, getenv)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("usage: elicitation audit [flags] ELICITATION_ID")
+	}
+	store, closeStore, err := openForOperator(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	id := fs.Arg(0)
+	st, err := store.State(ctx, id)
+	if err != nil {
+		return fmt.Errorf("audit %s: %w", id, err)
+	}
+	tr, err := store.Audit(ctx, id)
+	if err != nil {
+		return fmt.Errorf("audit %s: %w", id, err)
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(struct {
+		State elicitation.State      `json:"state"`
+		Audit elicitation.AuditTrail `json:"audit"`
+	}{st, tr})
+}
+
+// runCleanup removes requests past their retention.
+func runCleanup(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	var c Config
+	fs := flag.NewFlagSet("elicitation cleanup", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	storeFlags(fs, &c, getenv)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	store, closeStore, err := openForOperator(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	n, err := store.Cleanup(ctx, time.Now())
+	if err != nil {
+		return fmt.Errorf("cleanup: %w", err)
+	}
+	_, err = fmt.Fprintf(stdout, "removed %d requests past their retention\n", n)
+	return err
+}
+
+func openForOperator(ctx context.Context, c Config) (elicitation.Store, func(), error) {
+	store, err := openStore(ctx, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	return store, func() {
+		if cl, ok := store.(io.Closer); ok {
+			_ = cl.Close()
+		}
+	}, nil
+}

@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mcp-elicitation/elicitation/internal/boltstore"
+	"github.com/mcp-elicitation/elicitation/internal/dynamostore"
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/mcptools"
+	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
+	"github.com/mcp-elicitation/elicitation/internal/review"
+)
+
+// Main is a running local server. Start it, then Close it; tests start it
+// on port 0 with a temporary data directory.
+type Main struct {
+	Config  Config
+	Service *elicitation.Service
+	Log     *slog.Logger
+
+	// MCPURL is the MCP endpoint; ReviewBase the base of review URLs.
+	MCPURL, ReviewBase string
+
+	store   elicitation.Store
+	closers []func() error
+	// base is the context of every request; Close cancels it after a
+	// grace period so that open event streams and long waits end.
+	base       context.Context
+	cancelBase context.CancelFunc
+	servers []*http.Server
+	done    chan error
+}
+
+// Start opens the store, builds the handlers and starts listening. now, if
+// set, replaces the clock (tests).
+func Start(ctx context.Context, cfg Config, logw io.Writer, opts ...Option) (*Main, error) {
+	m := &Main{Config: cfg, done: make(chan error, 2)}
+	m.base, m.cancelBase = context.WithCancel(context.Background())
+	o := options{now: time.Now}
+	for _, f := range opts {
+		f(&o)
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: %w", cfg.LogLevel, err)
+	}
+	m.Log = slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: level}))
+	if err := m.open(ctx, o); err != nil {
+		_ = m.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+// Option adjusts Start (for tests).
+type Option func(*options)
+
+type options struct{ now func() time.Time }
+
+// WithClock replaces the service's clock.
+func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+
+func (m *Main) open(ctx context.Context, o options) error {
+	cfg := m.Config
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	store, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	m.store = store
+	if c, ok := store.(io.Closer); ok {
+		m.closers = append(m.closers, c.Close)
+	}
+	keys, err := tokenKeys(cfg)
+	if err != nil {
+		return err
+	}
+	checker := review.NewTemplateChecker()
+	m.Service = elicitation.NewService(elicitation.Config{Store: store, Now: o.now, MaxWait: cfg.MaxWait, Retention: cfg.Retention, Templates: checker})
+
+	mcpLn, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	reviewLn := mcpLn
+	if cfg.ReviewAddr != "" {
+		if reviewLn, err = net.Listen("tcp", cfg.ReviewAddr); err != nil {
+			_ = mcpLn.Close()
+			return fmt.Errorf("listen on %s: %w", cfg.ReviewAddr, err)
+		}
+	}
+	m.MCPURL = "http://" + mcpLn.Addr().String() + "/mcp"
+	m.ReviewBase = strings.TrimSuffix(cfg.PublicURL, "/")
+	if m.ReviewBase == "" {
+		m.ReviewBase = "http://" + reviewLn.Addr().String()
+	}
+
+	pages := review.New(review.Options{Service: m.Service, Tokens: keys, Logger: m.Log, Now: o.now, Templates: checker})
+	tools := mcptools.New(mcptools.Options{
+		Service:   m.Service,
+		Stateless: cfg.Stateless,
+		ReviewURL: func(_ *http.Request, id, key string) string { return m.ReviewBase + review.Path(id, key) },
+		OnCreated: func(_ context.Context, id, url string) {
+			// The local user needs the URL to open it; it carries the
+			// reviewer's key, so it goes to this terminal only.
+			m.Log.Info("elicitation created: open the review page", "id", id, "url", url)
+		},
+		Logger:  m.Log,
+		Version: version,
+	})
+
+	mcpMux := http.NewServeMux()
+	mcpMux.Handle("/mcp", tools.Handler())
+	mcpMux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
+	reviewMux := mcpMux
+	if reviewLn != mcpLn {
+		reviewMux = http.NewServeMux()
+		reviewMux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
+	}
+	pages.Routes(reviewMux)
+
+	m.serve(mcpLn, mcpMux)
+	if reviewLn != mcpLn {
+		m.serve(reviewLn, reviewMux)
+	}
+	return nil
+}
+
+func (m *Main) serve(ln net.Listener, h http.Handler) {
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		// Long enough for the longest elicit_await, with a margin.
+		WriteTimeout: m.Config.MaxWait + 30*time.Second,
+		IdleTimeout:  2 * time.Minute,
+		BaseContext:  func(net.Listener) context.Context { return m.base },
+		ErrorLog:     slog.NewLogLogger(m.Log.Handler(), slog.LevelWarn),
+	}
+	m.servers = append(m.servers, srv)
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			m.Log.Error("server stopped", "addr", ln.Addr().String(), "err", err)
+			m.done <- err
+		}
+	}()
+}
+
+// PrintWelcome tells the user how to connect an MCP client.
+func (m *Main) PrintWelcome(w io.Writer) {
+	fmt.Fprintf(w, `
+elicitation %s is running (store: %s)
+
+  MCP endpoint (streamable HTTP):  %s
+  Review pages:                    %s/review/…
+
+Connect an MCP client, for example in its mcpServers configuration:
+
+  { "mcpServers": { "elicitation": { "type": "http", "url": %q } } }
+
+or with the MCP Inspector:
+
+  npx @modelcontextprotocol/inspector --cli %s --transport http --method tools/list
+
+Review URLs are logged here as requests are created. Stop with Ctrl-C.
+
+`, version, m.storeName(), m.MCPURL, m.ReviewBase, m.MCPURL, m.MCPURL)
+}
+
+func (m *Main) storeName() string {
+	if m.Config.Store == "dynamodb" {
+		return "DynamoDB table " + m.Config.Table
+	}
+	return "embedded, " + filepath.Join(m.Config.DataDir, "elicitation.db")
+}
+
+// ShutdownGrace is how long Close lets requests in flight finish before it
+// ends the ones still open (event streams, waits).
+const ShutdownGrace = 3 * time.Second
+
+// Close stops accepting connections, lets requests in flight finish for
+// ShutdownGrace, then ends the rest (a waiting agent's call returns and
+// it calls again once the server is back) and closes the store.
+func (m *Main) Close() error {
+	var errs []error
+	grace, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
+	defer cancel()
+	for _, s := range m.servers {
+		if err := s.Shutdown(grace); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			errs = append(errs, fmt.Errorf("shut down: %w", err))
+		}
+	}
+	m.cancelBase()
+	for _, s := range m.servers {
+		if err := s.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close: %w", err))
+		}
+	}
+	for _, c := range m.closers {
+		if err := c(); err != nil {
+			errs = append(errs, fmt.Errorf("close store: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func openStore(ctx context.Context, cfg Config) (elicitation.Store, error) {
+	switch cfg.Store {
+	case "dynamodb":
+		client, err := dynamostore.NewClient(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if cfg.CreateTable {
+			if err := dynamostore.CreateTable(ctx, client, cfg.Table); err != nil {
+				return nil, fmt.Errorf("create table %s: %w", cfg.Table, err)
+			}
+		}
+		return dynamostore.New(client, cfg.Table, dynamostore.Options{}), nil
+	default:
+		if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+			return nil, fmt.Errorf("data directory: %w", err)
+		}
+		return boltstore.Open(filepath.Join(cfg.DataDir, "elicitation.db"))
+	}
+}
+
+// tokenKeys returns the page-token keyring: from configuration, else a
+// random secret generated once and kept beside the store.
+func tokenKeys(cfg Config) (*pagetoken.Keyring, error) {
+	if cfg.TokenKeys != "" {
+		k, err := pagetoken.ParseKeyring(cfg.TokenKeys)
+		if err != nil {
+			return nil, fmt.Errorf("--token-keys: %w", err)
+		}
+		return k, nil
+	}
+	path := filepath.Join(cfg.DataDir, "token-keys")
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		b = []byte("local:" + pagetoken.GenerateSecret())
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			return nil, fmt.Errorf("keep page-token secret: %w", err)
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("read page-token secret: %w", err)
+	}
+	k, err := pagetoken.ParseKeyring(strings.TrimSpace(string(b)))
+	if err != nil {
+		return nil, fmt.Errorf("page-token secret in %s: %w", path, err)
+	}
+	return k, nil
+}
