@@ -37,8 +37,8 @@ type Main struct {
 	// grace period so that open event streams and long waits end.
 	base       context.Context
 	cancelBase context.CancelFunc
-	servers []*http.Server
-	done    chan error
+	servers    []*http.Server
+	done       chan error
 }
 
 // Start opens the store, builds the handlers and starts listening. now, if
