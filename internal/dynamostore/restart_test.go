@@ -148,3 +148,63 @@ func checkOneDecision(t *testing.T, s *dynamostore.Store, id string, want int) {
 		t.Errorf("%d decided entries, want %d: %+v", n, want, tr.Entries)
 	}
 }
+
+// TestWaitThroughFailingPolls: polls that fail (after the SDK's retries)
+// for less than the tolerance do not end a wait; failures that last longer
+// end it with an error that says so.
+func TestWaitThroughFailingPolls(t *testing.T) {
+	ctx := context.Background()
+	clean, _, table := dynamotest.Store(t, dynamostore.Options{})
+	f := newFaults(nil)
+	waiter := dynamostore.New(dynamotest.Client(dynamotest.Endpoint(t), withFaults(f)), table, dynamostore.Options{PollFailureTolerance: 3 * time.Second})
+
+	r := approval()
+	mustCreate(t, clean, r)
+	woke := make(chan error, 1)
+	go func() {
+		st, err := waiter.Wait(ctx, r.State.ID)
+		if err == nil && st.Status != elicitation.StatusSubmitted {
+			err = errors.New("woke with status " + string(st.Status))
+		}
+		woke <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	f.arm("GetItem", repeat(serverError, 2*dynamostore.RetryMaxAttempts)...) // two failed polls
+	if _, err := clean.Resolve(ctx, r.State.ID, submit("s", t0.Add(time.Second))); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-woke:
+		if err != nil {
+			t.Fatalf("wait through two failed polls: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("wait did not wake")
+	}
+	if left := f.disarm(); left != 0 {
+		t.Errorf("%d faults never hit", left)
+	}
+
+	r2 := approval()
+	mustCreate(t, clean, r2)
+	go func() {
+		_, err := waiter.Wait(ctx, r2.State.ID)
+		woke <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	f.arm("GetItem", repeat(serverError, 1000)...)
+	start := time.Now()
+	select {
+	case err := <-woke:
+		if err == nil || !strings.Contains(err.Error(), "reads failing for") || !strings.Contains(err.Error(), "InternalServerError") {
+			t.Fatalf("wait through a lasting outage: %v", err)
+		}
+		if took := time.Since(start); took > 8*time.Second {
+			t.Errorf("a lasting outage surfaced after %v, tolerance 3s", took)
+		}
+		t.Logf("lasting outage: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("wait did not give up on a lasting outage")
+	}
+	f.disarm()
+}
