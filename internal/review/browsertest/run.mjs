@@ -42,6 +42,7 @@ async function submit(page, decision) {
   const btn = page.locator(`button[name=decision][value=${decision}]`);
   await btn.scrollIntoViewIfNeeded();
   const posted = page.waitForResponse((r) => r.request().method() === 'POST' && r.url().includes('/review/'), { timeout: 20000 });
+  posted.catch(() => {});
   await btn.tap();
   // A tap that lands during a layout shift on this slow, shared machine is
   // sometimes lost; tap once more (a repeated POST of one render is
@@ -158,6 +159,8 @@ async function xss(f, page, { dialogs, popups }) {
   const resp = await page.goto(base + f.url);
   must(resp.status() === 200, `status ${resp.status()}`);
   await page.waitForTimeout(200);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  must(overflow <= 0, `hostile content widens the page by ${overflow}px`);
   const url = page.url();
   const state = await page.evaluate(() => ({
     title: document.title,
