@@ -1,0 +1,36 @@
+// Command submit is the submission Lambda function: POST
+// /review/{id}/{key} checks the page token and the submission and lands the
+// decision exactly once, on API Gateway HTTP API payload 2.0. It reads the
+// page-token keyring from Secrets Manager at start-up. internal/lambdaconfig
+// documents the environment.
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"github.com/mcp-elicitation/elicitation/internal/lambdaconfig"
+	"github.com/mcp-elicitation/elicitation/internal/review"
+)
+
+func main() {
+	env, err := lambdaconfig.FromEnv(os.Getenv)
+	log := env.Logger()
+	exitIf(log, err)
+	keys, err := lambdaconfig.Keyring(context.Background(), env)
+	exitIf(log, err)
+	svc := lambdaconfig.Service(env, lambdaconfig.DynamoDB(env))
+	pages := review.New(review.Options{Service: svc, Tokens: keys, Logger: log, Now: svc.Now})
+	lambda.Start(httpadapter.NewV2(lambdaconfig.Route("POST /review/{id}/{key}", pages.SubmitHandler())).ProxyWithContext)
+}
+
+func exitIf(log *slog.Logger, err error) {
+	if err != nil {
+		log.Error("submit function cannot start", "err", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,526 @@
+package lambdatest_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/mcp-elicitation/elicitation/internal/apikey"
+	"github.com/mcp-elicitation/elicitation/internal/apikey/dynamokeys"
+	"github.com/mcp-elicitation/elicitation/internal/dynamostore/dynamotest"
+	"github.com/mcp-elicitation/elicitation/internal/lambdatest"
+)
+
+var buildDir string
+
+func TestMain(m *testing.M) {
+	code := dynamotest.Main(m)
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+// The functions, by template logical id.
+var logicalIDs = map[string]string{"mcp": "McpFunction", "review": "ReviewFunction", "submit": "SubmitFunction"}
+
+var builds struct {
+	sync.Once
+	paths map[string]string
+}
+
+// bootstraps builds the three bootstraps once per test binary, with
+// infra/lambda.mk as sam build runs it.
+func bootstraps(t *testing.T) map[string]string {
+	t.Helper()
+	builds.Do(func() {
+		dir, err := os.MkdirTemp("", "lambdatest-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		buildDir = dir
+		builds.paths = map[string]string{}
+		for fn, id := range logicalIDs {
+			builds.paths[fn] = lambdatest.Build(t, id, filepath.Join(dir, fn))
+		}
+	})
+	if len(builds.paths) != len(logicalIDs) {
+		t.Fatal("the bootstraps were not built (see the first failure)")
+	}
+	return builds.paths
+}
+
+// The token-signing secret as Secrets Manager generates it for the stack:
+// 64 alphanumerics.
+const (
+	tokenSecret    = "Zx3kP9qLm2Vb7Nc4Rt8Yw1Ae6Hd5Gf0Js3Ku9Ol2Ip7Mn4Bv8Cx1Zq6Wr5Ty0Ue3"
+	tokenSecretARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:TokenSecret-AbCdEf"
+)
+
+// stack is the three functions on a fresh table, each behind an IAM
+// enforcer of its template.yaml policy.
+type stack struct {
+	fn        map[string]*lambdatest.Function
+	enforcers map[string]*lambdatest.Enforcer
+	keys      map[string]string // principal -> API key
+	sm        *lambdatest.SecretsManager
+}
+
+type stackOptions struct {
+	mcpTimeout time.Duration // default 28 s, as deployed
+	extraEnv   []string      // for the MCP function
+}
+
+func newStack(t *testing.T, o stackOptions) *stack {
+	t.Helper()
+	paths := bootstraps(t)
+	db := dynamotest.Client(dynamotest.Endpoint(t))
+	table := dynamotest.Table(t, db)
+	s := &stack{fn: map[string]*lambdatest.Function{}, enforcers: map[string]*lambdatest.Enforcer{}, keys: map[string]string{}}
+	for _, p := range []string{"alice", "bob"} {
+		key, _, err := apikey.Create(context.Background(), dynamokeys.New(db, table), apikey.CreateOptions{Principal: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.keys[p] = key
+	}
+	s.sm = lambdatest.NewSecretsManager(t, tokenSecretARN, tokenSecret)
+	policies := lambdatest.Policies(t)
+	if o.mcpTimeout == 0 {
+		o.mcpTimeout = 28 * time.Second
+	}
+	for fn, id := range logicalIDs {
+		s.enforcers[fn] = lambdatest.NewEnforcer(t, id, policies[id], dynamotest.Endpoint(t))
+		env := []string{
+			"TABLE_NAME=" + table, "LOG_LEVEL=debug",
+			"AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=dummy", "AWS_SECRET_ACCESS_KEY=dummy", "AWS_SESSION_TOKEN=dummy",
+			"AWS_ENDPOINT_URL_DYNAMODB=" + s.enforcers[fn].URL,
+		}
+		timeout := 10 * time.Second
+		switch fn {
+		case "mcp":
+			timeout = o.mcpTimeout
+			env = append(env, "MAX_WAIT_SECONDS=20", "WAIT_MARGIN_SECONDS=2", "RETENTION_DAYS=7", "API_KEY_CACHE_SECONDS=30")
+			env = append(env, o.extraEnv...)
+		default:
+			env = append(env, "TOKEN_SECRET_ARN="+tokenSecretARN, "AWS_ENDPOINT_URL_SECRETS_MANAGER="+s.sm.URL)
+		}
+		s.fn[fn] = lambdatest.Start(t, id, paths[fn], timeout, env...)
+	}
+	t.Cleanup(func() {
+		for fn, e := range s.enforcers {
+			for _, d := range e.Denied() {
+				t.Errorf("IAM would refuse a call of the %s function: %s", fn, d)
+			}
+		}
+		if t.Failed() || testing.Verbose() {
+			for _, fn := range []string{"mcp", "review", "submit"} {
+				t.Logf("%s function's DynamoDB accesses: %s", fn, strings.Join(s.enforcers[fn].Calls(), ", "))
+			}
+		}
+	})
+	return s
+}
+
+// placeholders of the files in events/.
+const (
+	phKey   = "REPLACE_WITH_API_KEY"
+	phID    = "REPLACE_WITH_ELICITATION_ID"
+	phRKey  = "REPLACE_WITH_REVIEW_KEY"
+	phToken = "REPLACE_WITH_PAGE_TOKEN"
+)
+
+// event reads events/<name>.json with its placeholders replaced.
+func event(t *testing.T, name string, repl ...string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(lambdatest.Root(t), "events", name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e events.APIGatewayV2HTTPRequest
+	if err := json.Unmarshal(b, &e); err != nil || e.Version != "2.0" || e.RequestContext.HTTP.Method == "" {
+		t.Fatalf("events/%s.json is not an HTTP API payload 2.0 event (%v)", name, err)
+	}
+	return []byte(strings.NewReplacer(repl...).Replace(string(b)))
+}
+
+type toolResult struct {
+	IsError           bool            `json:"isError"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+	Content           []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	Tools []struct {
+		Name         string          `json:"name"`
+		InputSchema  json.RawMessage `json:"inputSchema"`
+		OutputSchema json.RawMessage `json:"outputSchema"`
+	} `json:"tools"`
+}
+
+type toolOutput struct {
+	ElicitationID  string            `json:"elicitationId"`
+	Status         string            `json:"status"`
+	ReviewURL      string            `json:"reviewUrl"`
+	ExpiresAt      string            `json:"expiresAt"`
+	Decision       string            `json:"decision"`
+	SelectedIDs    []string          `json:"selectedIds"`
+	FormSubmission map[string]any    `json:"formSubmission"`
+	Context        json.RawMessage   `json:"context"`
+	Extra          map[string]string `json:"-"`
+}
+
+// rpc invokes the MCP function and decodes the JSON-RPC result.
+func rpc(t *testing.T, f *lambdatest.Function, ev []byte) (toolResult, events.APIGatewayV2HTTPResponse) {
+	t.Helper()
+	resp, _ := f.Invoke(t, ev)
+	if resp.StatusCode != 200 {
+		t.Fatalf("MCP status %d: %s", resp.StatusCode, resp.Body)
+	}
+	if ct := resp.Headers["Content-Type"]; !strings.HasPrefix(ct, "application/json") {
+		t.Errorf("MCP Content-Type %q, want application/json (stateless JSON responses)", ct)
+	}
+	var msg struct {
+		Result *toolResult `json:"result"`
+		Error  *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(resp.Body), &msg); err != nil || msg.Result == nil {
+		t.Fatalf("MCP response is not a JSON-RPC result (%v): %s", err, resp.Body)
+	}
+	return *msg.Result, resp
+}
+
+// tool invokes a tool call event and decodes its structured output; a tool
+// error fails the test unless wantErr, and then its text is returned.
+func tool(t *testing.T, f *lambdatest.Function, ev []byte) (toolOutput, string) {
+	t.Helper()
+	r, _ := rpc(t, f, ev)
+	if r.IsError {
+		if len(r.Content) == 0 {
+			t.Fatalf("a tool error without text")
+		}
+		return toolOutput{}, r.Content[0].Text
+	}
+	var out toolOutput
+	if err := json.Unmarshal(r.StructuredContent, &out); err != nil {
+		t.Fatalf("structuredContent %s: %v", r.StructuredContent, err)
+	}
+	return out, ""
+}
+
+func mustTool(t *testing.T, f *lambdatest.Function, ev []byte) toolOutput {
+	t.Helper()
+	out, errText := tool(t, f, ev)
+	if errText != "" {
+		t.Fatalf("tool error: %s", errText)
+	}
+	return out
+}
+
+var reviewURLRE = regexp.MustCompile(`^https://a1b2c3d4e5\.execute-api\.us-east-1\.amazonaws\.com/review/([A-Za-z0-9_-]+)/([A-Za-z0-9_-]+)$`)
+
+func reviewParts(t *testing.T, u string) (id, key string) {
+	t.Helper()
+	m := reviewURLRE.FindStringSubmatch(u)
+	if m == nil {
+		t.Fatalf("reviewUrl %q: want https://<the event's domain name>/review/{id}/{key}", u)
+	}
+	return m[1], m[2]
+}
+
+var tokenRE = regexp.MustCompile(`name="token" value="([^"]+)"`)
+
+func pageToken(t *testing.T, html string) string {
+	t.Helper()
+	m := tokenRE.FindStringSubmatch(html)
+	if m == nil {
+		t.Fatalf("the review page has no token field:\n%.2000s", html)
+	}
+	return m[1]
+}
+
+// TestEvents invokes every file in events/ and checks the answer.
+func TestEvents(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	key := s.keys["alice"]
+	files, err := filepath.Glob(filepath.Join(lambdatest.Root(t), "events", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	covered := map[string]bool{}
+	ev := func(name string, repl ...string) []byte {
+		covered[name] = true
+		return event(t, name, append([]string{phKey, key}, repl...)...)
+	}
+
+	// tools/list: the six tools, each with input and output schemas.
+	r, _ := rpc(t, s.fn["mcp"], ev("mcp-tools-list"))
+	var names []string
+	for _, tl := range r.Tools {
+		names = append(names, tl.Name)
+		if len(tl.InputSchema) == 0 || len(tl.OutputSchema) == 0 {
+			t.Errorf("tool %s lacks an input or output schema", tl.Name)
+		}
+	}
+	sort.Strings(names)
+	if want := []string{"elicit_approval", "elicit_await", "elicit_cancel", "elicit_result", "elicit_selection", "elicit_status"}; !slices.Equal(names, want) {
+		t.Errorf("tools/list = %v, want %v", names, want)
+	}
+
+	// No key: 401 with a challenge and nothing else.
+	resp, _ := s.fn["mcp"].Invoke(t, ev("mcp-unauthorized"))
+	if resp.StatusCode != 401 || !strings.HasPrefix(resp.Headers["Www-Authenticate"], "Bearer ") || resp.Body != "" {
+		t.Errorf("no key: %d %v %q, want 401 with WWW-Authenticate: Bearer and no body", resp.StatusCode, resp.Headers, resp.Body)
+	}
+
+	// Creation: approval and selection, review URLs on the event's domain.
+	approval := mustTool(t, s.fn["mcp"], ev("mcp-elicit-approval"))
+	if approval.Status != "pending" || approval.ExpiresAt == "" {
+		t.Errorf("elicit_approval = %+v", approval)
+	}
+	aID, aKey := reviewParts(t, approval.ReviewURL)
+	if aID != approval.ElicitationID {
+		t.Errorf("reviewUrl id %s, elicitationId %s", aID, approval.ElicitationID)
+	}
+	selection := mustTool(t, s.fn["mcp"], ev("mcp-elicit-selection"))
+	if selection.Status != "pending" {
+		t.Errorf("elicit_selection = %+v", selection)
+	}
+
+	// Status and a short await on the approval: pending.
+	if out := mustTool(t, s.fn["mcp"], ev("mcp-elicit-status", phID, aID)); out.Status != "pending" {
+		t.Errorf("elicit_status = %+v, want pending", out)
+	}
+	start := time.Now()
+	if out := mustTool(t, s.fn["mcp"], ev("mcp-elicit-await", phID, aID)); out.Status != "pending" {
+		t.Errorf("elicit_await = %+v, want pending", out)
+	}
+	if d := time.Since(start); d < 1500*time.Millisecond || d > 10*time.Second {
+		t.Errorf("elicit_await with waitSeconds 2 took %v", d)
+	}
+	// Result before a decision: not_decided.
+	if _, errText := tool(t, s.fn["mcp"], ev("mcp-elicit-result", phID, aID)); !strings.HasPrefix(errText, "not_decided") {
+		t.Errorf("elicit_result while pending: %q, want not_decided", errText)
+	}
+
+	// The review page (review function).
+	page, _ := s.fn["review"].Invoke(t, ev("review-get", phID, aID, phRKey, aKey))
+	if page.StatusCode != 200 || !strings.HasPrefix(page.Headers["Content-Type"], "text/html") || !strings.Contains(page.Headers["Content-Security-Policy"], "script-src 'none'") {
+		t.Fatalf("review GET: %d %v", page.StatusCode, page.Headers)
+	}
+	if !strings.Contains(page.Body, "Deploy billing-api v2.4.1 to production?") || !strings.Contains(page.Body, `name="f.notify"`) {
+		t.Errorf("review page lacks the message or the form:\n%.3000s", page.Body)
+	}
+	token := pageToken(t, page.Body)
+
+	// An invalid submission (submit function): 422, nothing decided.
+	bad, _ := s.fn["submit"].Invoke(t, ev("submit-invalid", phID, aID, phRKey, aKey, phToken, token))
+	if bad.StatusCode != 422 {
+		t.Errorf("invalid submission: %d, want 422\n%.2000s", bad.StatusCode, bad.Body)
+	}
+	if out := mustTool(t, s.fn["mcp"], ev("mcp-elicit-status", phID, aID)); out.Status != "pending" {
+		t.Errorf("after an invalid submission the status is %s, want pending", out.Status)
+	}
+	// The valid one: 200, decided; its retry is answered as the success it was.
+	good, _ := s.fn["submit"].Invoke(t, ev("submit-valid", phID, aID, phRKey, aKey, phToken, token))
+	if good.StatusCode != 200 {
+		t.Errorf("valid submission: %d, want 200\n%.2000s", good.StatusCode, good.Body)
+	}
+	again, _ := s.fn["submit"].Invoke(t, ev("submit-valid", phID, aID, phRKey, aKey, phToken, token))
+	if again.StatusCode != 200 {
+		t.Errorf("the retried valid submission: %d, want 200 again", again.StatusCode)
+	}
+
+	// Await and result (MCP function).
+	if out := mustTool(t, s.fn["mcp"], ev("mcp-elicit-await", phID, aID)); out.Status != "submitted" {
+		t.Errorf("elicit_await after the decision = %+v, want submitted", out)
+	}
+	res := mustTool(t, s.fn["mcp"], ev("mcp-elicit-result", phID, aID))
+	if res.Status != "consumed" || res.Decision != "submitted" || fmt.Sprint(res.FormSubmission) != "map[notify:oncall@example.com window:tonight]" {
+		t.Errorf("elicit_result = %+v", res)
+	}
+
+	// Cancel the selection; cancel again is a conflict.
+	if out := mustTool(t, s.fn["mcp"], ev("mcp-elicit-cancel", phID, selection.ElicitationID)); out.Status != "canceled" {
+		t.Errorf("elicit_cancel = %+v", out)
+	}
+	// Cancel after a decision: a conflict.
+	if _, errText := tool(t, s.fn["mcp"], ev("mcp-elicit-cancel", phID, aID)); !strings.HasPrefix(errText, "conflict") {
+		t.Errorf("elicit_cancel of a decided request: %q, want a conflict", errText)
+	}
+
+	// The files as they are, placeholders and all (what `sam local invoke -e`
+	// sends unedited): refused cleanly, never a crash.
+	if resp, _ := s.fn["mcp"].Invoke(t, event(t, "mcp-elicit-status")); resp.StatusCode != 401 {
+		t.Errorf("mcp-elicit-status.json unedited: %d, want 401 (placeholder key)", resp.StatusCode)
+	}
+	if resp, _ := s.fn["review"].Invoke(t, event(t, "review-get")); resp.StatusCode != 404 {
+		t.Errorf("review-get.json unedited: %d, want 404", resp.StatusCode)
+	}
+	if resp, _ := s.fn["submit"].Invoke(t, event(t, "submit-valid")); resp.StatusCode != 403 && resp.StatusCode != 404 {
+		t.Errorf("submit-valid.json unedited: %d, want 403 or 404", resp.StatusCode)
+	}
+
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".json")
+		if !covered[name] {
+			t.Errorf("events/%s.json is not exercised by this test", name)
+		}
+	}
+	if n := s.sm.Reads.Load(); n != 2 {
+		t.Errorf("the token secret was read %d times, want once per function start (2)", n)
+	}
+}
+
+// TestFlow runs a selection end to end across the three processes, with a
+// wait that is already in progress when the decision lands in another
+// process, and checks principals and keys.
+func TestFlow(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	alice, bob := s.keys["alice"], s.keys["bob"]
+	sel := mustTool(t, s.fn["mcp"], event(t, "mcp-elicit-selection", phKey, alice))
+	id, key := reviewParts(t, sel.ReviewURL)
+
+	// Another principal does not see it.
+	if _, errText := tool(t, s.fn["mcp"], event(t, "mcp-elicit-status", phKey, bob, phID, id)); !strings.HasPrefix(errText, "not_found") {
+		t.Errorf("bob's elicit_status on alice's request: %q, want not_found", errText)
+	}
+	// A revoked or made-up key gets 401.
+	resp, _ := s.fn["mcp"].Invoke(t, event(t, "mcp-elicit-status", phKey, apikey.Generate(), phID, id))
+	if resp.StatusCode != 401 || resp.Headers["Www-Authenticate"] != `Bearer realm="mcp-elicitation", error="invalid_token"` || resp.Body != "" {
+		t.Errorf("unknown key: %d %v %q", resp.StatusCode, resp.Headers, resp.Body)
+	}
+
+	page, _ := s.fn["review"].Invoke(t, event(t, "review-get", phID, id, phRKey, key))
+	if page.StatusCode != 200 || !strings.Contains(page.Body, `name="option" value="b"`) {
+		t.Fatalf("review page: %d\n%.3000s", page.StatusCode, page.Body)
+	}
+	token := pageToken(t, page.Body)
+	// A second render (another tab): its token names another submission.
+	page2, _ := s.fn["review"].Invoke(t, event(t, "review-get", phID, id, phRKey, key))
+	token2 := pageToken(t, page2.Body)
+
+	// A wait in progress on the MCP function while the reviewer submits
+	// through the submit function: the emulators are separate processes.
+	type awaited struct {
+		out toolOutput
+		d   time.Duration
+	}
+	done := make(chan awaited, 1)
+	awaitEv := []byte(strings.Replace(string(event(t, "mcp-elicit-await", phKey, alice, phID, id)), `\"waitSeconds\":2`, `\"waitSeconds\":15`, 1))
+	go func() {
+		start := time.Now()
+		out, _ := tool(t, s.fn["mcp"], awaitEv)
+		done <- awaited{out, time.Since(start)}
+	}()
+	time.Sleep(1500 * time.Millisecond)
+	form := "token=" + token + "&decision=submitted&option=a&option=c"
+	submitEv := []byte(strings.NewReplacer(phID, id, phRKey, key, "token=REPLACE_WITH_PAGE_TOKEN&decision=submitted&f.notify=oncall%40example.com&f.window=tonight", form).
+		Replace(string(event(t, "submit-valid"))))
+	decided := time.Now()
+	sub, _ := s.fn["submit"].Invoke(t, submitEv)
+	if sub.StatusCode != 200 {
+		t.Fatalf("submission: %d\n%.2000s", sub.StatusCode, sub.Body)
+	}
+	var a awaited
+	select {
+	case a = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("elicit_await did not return")
+	}
+	if a.out.Status != "submitted" {
+		t.Fatalf("elicit_await = %+v, want submitted", a.out)
+	}
+	t.Logf("elicit_await returned %v after the submission was sent (the store polls every 200 ms)", time.Since(decided))
+	res := mustTool(t, s.fn["mcp"], event(t, "mcp-elicit-result", phKey, alice, phID, id))
+	if res.Decision != "submitted" || !slices.Equal(res.SelectedIDs, []string{"a", "c"}) {
+		t.Errorf("elicit_result = %+v, want submitted [a c]", res)
+	}
+	// The review page now shows the final state; another submission is refused.
+	final, _ := s.fn["review"].Invoke(t, event(t, "review-get", phID, id, phRKey, key))
+	if final.StatusCode != 200 || strings.Contains(final.Body, `name="token"`) {
+		t.Errorf("the review page after the decision: %d (still a form?)", final.StatusCode)
+	}
+	late, _ := s.fn["submit"].Invoke(t, []byte(strings.NewReplacer("option=a&option=c", "option=b", token, token2).Replace(string(submitEv))))
+	if late.StatusCode != 409 {
+		t.Errorf("a later submission from another render: %d, want 409", late.StatusCode)
+	}
+	// The review function never wrote a request's state or answer.
+	for _, c := range s.enforcers["review"].Calls() {
+		if strings.HasPrefix(c, "PutItem req#") || strings.HasPrefix(c, "UpdateItem req#") {
+			t.Errorf("the review function wrote a request item: %s", c)
+		}
+	}
+}
+
+// TestWaitBoundedByInvocation gives the MCP function a 6 s timeout with the
+// deployed 20 s MaxWait: elicit_await must return pending before the
+// invocation ends (the Lambda deadline reaches the handler through
+// ProxyWithContext), not be killed by the timeout.
+func TestWaitBoundedByInvocation(t *testing.T) {
+	s := newStack(t, stackOptions{mcpTimeout: 6 * time.Second})
+	alice := s.keys["alice"]
+	sel := mustTool(t, s.fn["mcp"], event(t, "mcp-elicit-selection", phKey, alice))
+	ev := []byte(strings.Replace(string(event(t, "mcp-elicit-await", phKey, alice, phID, sel.ElicitationID)), `,\"waitSeconds\":2`, ``, 1))
+	start := time.Now()
+	out := mustTool(t, s.fn["mcp"], ev)
+	d := time.Since(start)
+	if out.Status != "pending" {
+		t.Fatalf("elicit_await = %+v, want pending", out)
+	}
+	// 6 s timeout - 2 s margin = 4 s.
+	if d < 3*time.Second || d > 5800*time.Millisecond {
+		t.Errorf("elicit_await took %v; want about 4 s (the 6 s invocation minus the 2 s margin)", d)
+	}
+}
+
+// TestColdAndWarm measures init and warm invocation times under the
+// emulator (docs/benchmarks-lambda.md): the emulator's REPORT lines give
+// the bootstrap's init duration.
+func TestColdAndWarm(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	alice := s.keys["alice"]
+	list := event(t, "mcp-tools-list", phKey, alice)
+	for range 20 {
+		s.fn["mcp"].Invoke(t, list)
+	}
+	sel := mustTool(t, s.fn["mcp"], event(t, "mcp-elicit-selection", phKey, alice))
+	status := event(t, "mcp-elicit-status", phKey, alice, phID, sel.ElicitationID)
+	var warm []time.Duration
+	for range 20 {
+		_, d := s.fn["mcp"].Invoke(t, status)
+		warm = append(warm, d)
+	}
+	id, key := reviewParts(t, sel.ReviewURL)
+	page := event(t, "review-get", phID, id, phRKey, key)
+	var pages []time.Duration
+	for range 10 {
+		_, d := s.fn["review"].Invoke(t, page)
+		pages = append(pages, d)
+	}
+	slices.Sort(warm)
+	slices.Sort(pages)
+	for _, fn := range []string{"mcp", "review"} {
+		inits, runs := s.fn[fn].InitDurations(), s.fn[fn].Durations()
+		if len(inits) != 1 || len(runs) == 0 {
+			t.Fatalf("%s: want one INIT REPORT and REPORT lines:\n%s", fn, s.fn[fn].Logs())
+		}
+		t.Logf("%s: init %v, first invocation %v", fn, inits[0], runs[0])
+	}
+	t.Logf("mcp elicit_status warm round trip: p50 %v, max %v (n=%d)", warm[len(warm)/2], warm[len(warm)-1], len(warm))
+	t.Logf("review GET warm round trip: p50 %v, max %v (n=%d)", pages[len(pages)/2], pages[len(pages)-1], len(pages))
+}

@@ -1,0 +1,283 @@
+// Package lambdatest runs the Lambda functions' bootstraps, built as `sam
+// build` builds them (infra/lambda.mk), under the AWS Lambda Runtime
+// Interface Emulator: a real Lambda runtime API in front of each bootstrap,
+// one process per function, invoked with API Gateway HTTP API events.
+//
+// Missing parts (make, the Go toolchain, the emulator's module) fail the
+// tests with a message naming the fix; nothing is skipped.
+package lambdatest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// RIEModule is the emulator's module and version (FIELD-NOTES).
+const RIEModule = "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@v0.0.0-20261030222936-bef5c4ba774d"
+
+// Root returns the module root (the directory holding go.mod).
+func Root(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("lambdatest: no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+var rieOnce struct {
+	sync.Once
+	path string
+	err  error
+}
+
+// RIE returns the emulator's path: $AWS_LAMBDA_RIE, else <root>/.bin/aws-lambda-rie,
+// which it installs with `go install` (from the module proxy) when missing.
+func RIE(t testing.TB) string {
+	t.Helper()
+	rieOnce.Do(func() {
+		if p := os.Getenv("AWS_LAMBDA_RIE"); p != "" {
+			rieOnce.path = p
+			return
+		}
+		bin := filepath.Join(Root(t), ".bin")
+		p := filepath.Join(bin, "aws-lambda-rie")
+		if _, err := os.Stat(p); err == nil {
+			rieOnce.path = p
+			return
+		}
+		cmd := exec.Command("go", "install", RIEModule)
+		cmd.Env = append(os.Environ(), "GOBIN="+bin, "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			rieOnce.err = fmt.Errorf("lambdatest: install the Lambda Runtime Interface Emulator (GOBIN=%s go install %s): %v\n%s", bin, RIEModule, err, out)
+			return
+		}
+		rieOnce.path = p
+	})
+	if rieOnce.err != nil {
+		t.Fatal(rieOnce.err)
+	}
+	return rieOnce.path
+}
+
+// Build builds the function with the given template logical id (for
+// example "McpFunction") with `make -f infra/lambda.mk build-<id>`, as
+// `sam build` runs it, for this machine's architecture, and returns the
+// bootstrap's path.
+func Build(t testing.TB, logicalID, dir string) string {
+	t.Helper()
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Fatal("lambdatest: make is not on PATH; the bootstraps are built by infra/lambda.mk (apt-get install -y make)")
+	}
+	cmd := exec.Command("make", "--no-print-directory", "-f", "infra/lambda.mk", "build-"+logicalID,
+		"ARTIFACTS_DIR="+dir, "LAMBDA_GOARCH="+runtime.GOARCH)
+	cmd.Dir = Root(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("lambdatest: build %s: %v\n%s", logicalID, err, out)
+	}
+	return filepath.Join(dir, "bootstrap")
+}
+
+// FreePort returns a free TCP port on the loopback interface.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// Function is one bootstrap running under its own emulator. The emulator
+// takes one invocation at a time (a second concurrent one crashes it), so
+// Invoke serializes.
+type Function struct {
+	Name string
+	url  string
+	cmd  *exec.Cmd
+	mu   sync.Mutex // one invocation at a time
+	logs *syncBuffer
+	done chan struct{}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Start runs bootstrap under the emulator with env (KEY=value) added to
+// this process's environment minus any AWS_* variables, and stops it when
+// the test ends. timeout is the function's timeout
+// (AWS_LAMBDA_FUNCTION_TIMEOUT).
+func Start(t testing.TB, name, bootstrap string, timeout time.Duration, env ...string) *Function {
+	t.Helper()
+	rie := RIE(t)
+	port, apiPort := FreePort(t), FreePort(t)
+	cmd := exec.Command(rie,
+		"--runtime-interface-emulator-address", "127.0.0.1:"+strconv.Itoa(port),
+		"--runtime-api-address", "127.0.0.1:"+strconv.Itoa(apiPort),
+		bootstrap)
+	cmd.Dir = filepath.Dir(bootstrap)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AWS_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env,
+		"AWS_LAMBDA_FUNCTION_NAME="+name,
+		"AWS_LAMBDA_FUNCTION_VERSION=$LATEST",
+		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE=256",
+		"AWS_LAMBDA_FUNCTION_TIMEOUT="+strconv.Itoa(int(timeout.Seconds())),
+	)
+	cmd.Env = append(cmd.Env, env...)
+	f := &Function{Name: name, url: fmt.Sprintf("http://127.0.0.1:%d/2015-03-31/functions/function/invocations", port), cmd: cmd, logs: &syncBuffer{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = f.logs, f.logs
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the emulator and its bootstrap
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("lambdatest: start the emulator for %s: %v", name, err)
+	}
+	go func() { _ = cmd.Wait(); close(f.done) }()
+	t.Cleanup(func() {
+		// The process group this Start created: the emulator and the
+		// bootstrap it runs, by the emulator's pid.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-f.done
+		if t.Failed() {
+			t.Logf("%s emulator output:\n%s", name, f.Logs())
+		}
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 100*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return f
+		}
+		select {
+		case <-f.done:
+			t.Fatalf("lambdatest: the emulator for %s exited:\n%s", name, f.Logs())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lambdatest: the emulator for %s did not listen within 10 s:\n%s", name, f.Logs())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Logs returns what the emulator and the bootstrap wrote so far.
+func (f *Function) Logs() string { return f.logs.String() }
+
+// Invoke sends one event and returns the function's response and the
+// round trip's duration. A function error (the handler returned an error or
+// crashed) fails the test.
+func (f *Function) Invoke(t testing.TB, event []byte) (events.APIGatewayV2HTTPResponse, time.Duration) {
+	t.Helper()
+	raw, d := f.InvokeRaw(t, event)
+	var resp events.APIGatewayV2HTTPResponse
+	var fnErr struct {
+		ErrorMessage string `json:"errorMessage"`
+		ErrorType    string `json:"errorType"`
+	}
+	if json.Unmarshal(raw, &fnErr) == nil && fnErr.ErrorType != "" {
+		t.Fatalf("%s: function error %s: %s\n%s", f.Name, fnErr.ErrorType, fnErr.ErrorMessage, f.Logs())
+	}
+	if err := json.Unmarshal(raw, &resp); err != nil || resp.StatusCode == 0 {
+		t.Fatalf("%s: not an HTTP API response (%v): %s\n%s", f.Name, err, raw, f.Logs())
+	}
+	if resp.IsBase64Encoded {
+		t.Fatalf("%s: a base64-encoded response body: %s", f.Name, raw)
+	}
+	return resp, d
+}
+
+// InvokeRaw sends one event and returns the raw invocation result.
+func (f *Function) InvokeRaw(t testing.TB, event []byte) ([]byte, time.Duration) {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.url, bytes.NewReader(event))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s: invoke: %v\n%s", f.Name, err, f.Logs())
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	d := time.Since(start)
+	if err != nil {
+		t.Fatalf("%s: read the invocation result: %v", f.Name, err)
+	}
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("%s: the emulator answered %s: %s\n%s", f.Name, res.Status, raw, f.Logs())
+	}
+	return raw, d
+}
+
+var (
+	initRE   = regexp.MustCompile(`INIT REPORT\(durationMs: ([0-9.]+)\)`)
+	reportRE = regexp.MustCompile(`REPORT RequestId: \S+\s+(?:Init Duration: [0-9.]+ ms\s+)?Duration: ([0-9.]+) ms`)
+)
+
+// InitDurations returns the init phase's durations the emulator reported
+// (its "INIT REPORT" lines: from starting the bootstrap until it asks for
+// the first event), one per start of the bootstrap.
+func (f *Function) InitDurations() []time.Duration { return durations(initRE, f.Logs()) }
+
+// Durations returns the invocations' durations the emulator reported (its
+// REPORT lines), in order.
+func (f *Function) Durations() []time.Duration { return durations(reportRE, f.Logs()) }
+
+func durations(re *regexp.Regexp, logs string) []time.Duration {
+	var out []time.Duration
+	for _, m := range re.FindAllStringSubmatch(logs, -1) {
+		v, _ := strconv.ParseFloat(m[1], 64)
+		out = append(out, time.Duration(v*float64(time.Millisecond)))
+	}
+	return out
+}

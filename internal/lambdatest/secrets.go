@@ -1,0 +1,52 @@
+package lambdatest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// SecretsManager is a stand-in for the one Secrets Manager call the
+// functions make (GetSecretValue), serving one secret.
+type SecretsManager struct {
+	URL   string
+	Reads atomic.Int32
+}
+
+// NewSecretsManager serves value as the secret arn.
+func NewSecretsManager(t testing.TB, arn, value string) *SecretsManager {
+	t.Helper()
+	sm := &SecretsManager{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+		var in struct{ SecretId string }
+		if r.Header.Get("X-Amz-Target") != "secretsmanager.GetSecretValue" || json.NewDecoder(r.Body).Decode(&in) != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(w, `{"__type":"InvalidRequestException","message":"only GetSecretValue"}`)
+			return
+		}
+		if !strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 ") {
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprint(w, `{"__type":"UnrecognizedClientException","message":"unsigned request"}`)
+			return
+		}
+		if in.SecretId != arn {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(w, `{"__type":"ResourceNotFoundException","message":"Secrets Manager can't find the specified secret."}`)
+			return
+		}
+		sm.Reads.Add(1)
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"ARN": arn, "Name": "TokenSecret", "SecretString": value,
+			"VersionId": "00000000-0000-0000-0000-000000000001", "VersionStages": []string{"AWSCURRENT"},
+			"CreatedDate": 1.7e9,
+		})
+	}))
+	t.Cleanup(srv.Close)
+	sm.URL = srv.URL
+	return sm
+}
