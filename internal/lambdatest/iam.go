@@ -262,3 +262,50 @@ func (e *Enforcer) check(op string, body []byte) string {
 	e.mu.Unlock()
 	return ""
 }
+
+// TableSpec is the table of template.yaml, reduced to what the store
+// relies on: "pk HASH", "sk RANGE", attribute types, the indexes' keys and
+// projections, and the TTL attribute.
+type TableSpec struct {
+	Keys       []string
+	Attributes map[string]string
+	Indexes    map[string][]string // name -> keys, then "projection <type>"
+	TTL        string
+}
+
+// TemplateTable reads the Table resource of template.yaml.
+func TemplateTable(t testing.TB) TableSpec {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(Root(t), "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	props := lookup(lookup(lookup(doc.Content[0], "Resources"), "Table"), "Properties")
+	if props == nil {
+		t.Fatal("template.yaml has no Table properties")
+	}
+	keys := func(n *yaml.Node) []string {
+		var out []string
+		for _, k := range n.Content {
+			out = append(out, lookup(k, "AttributeName").Value+" "+lookup(k, "KeyType").Value)
+		}
+		return out
+	}
+	spec := TableSpec{Keys: keys(lookup(props, "KeySchema")), Attributes: map[string]string{}, Indexes: map[string][]string{}}
+	for _, a := range lookup(props, "AttributeDefinitions").Content {
+		spec.Attributes[lookup(a, "AttributeName").Value] = lookup(a, "AttributeType").Value
+	}
+	if gsis := lookup(props, "GlobalSecondaryIndexes"); gsis != nil {
+		for _, g := range gsis.Content {
+			spec.Indexes[lookup(g, "IndexName").Value] = append(keys(lookup(g, "KeySchema")), "projection "+lookup(lookup(g, "Projection"), "ProjectionType").Value)
+		}
+	}
+	if ttl := lookup(props, "TimeToLiveSpecification"); ttl != nil && lookup(ttl, "Enabled").Value == "true" {
+		spec.TTL = lookup(ttl, "AttributeName").Value
+	}
+	return spec
+}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/mcp-elicitation/elicitation/internal/apikey"
 	"github.com/mcp-elicitation/elicitation/internal/apikey/dynamokeys"
@@ -523,4 +525,38 @@ func TestColdAndWarm(t *testing.T) {
 	}
 	t.Logf("mcp elicit_status warm round trip: p50 %v, max %v (n=%d)", warm[len(warm)/2], warm[len(warm)-1], len(warm))
 	t.Logf("review GET warm round trip: p50 %v, max %v (n=%d)", pages[len(pages)/2], pages[len(pages)-1], len(pages))
+}
+
+// TestTemplateTableMatchesStore compares the table template.yaml deploys
+// with the one dynamostore.CreateTable makes (which the store's tests run
+// against): same keys, attribute types, index and TTL attribute.
+func TestTemplateTableMatchesStore(t *testing.T) {
+	db := dynamotest.Client(dynamotest.Endpoint(t))
+	table := dynamotest.Table(t, db)
+	ctx := context.Background()
+	out, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ttl, err := db.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(table)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := lambdatest.TableSpec{Attributes: map[string]string{}, Indexes: map[string][]string{}, TTL: aws.ToString(ttl.TimeToLiveDescription.AttributeName)}
+	for _, k := range out.Table.KeySchema {
+		got.Keys = append(got.Keys, aws.ToString(k.AttributeName)+" "+string(k.KeyType))
+	}
+	for _, a := range out.Table.AttributeDefinitions {
+		got.Attributes[aws.ToString(a.AttributeName)] = string(a.AttributeType)
+	}
+	for _, g := range out.Table.GlobalSecondaryIndexes {
+		var keys []string
+		for _, k := range g.KeySchema {
+			keys = append(keys, aws.ToString(k.AttributeName)+" "+string(k.KeyType))
+		}
+		got.Indexes[aws.ToString(g.IndexName)] = append(keys, "projection "+string(g.Projection.ProjectionType))
+	}
+	if want := lambdatest.TemplateTable(t); fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
+		t.Errorf("dynamostore.CreateTable makes\n  %+v\ntemplate.yaml deploys\n  %+v", got, want)
+	}
 }

@@ -1,0 +1,166 @@
+package lambdaconfig_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"github.com/mcp-elicitation/elicitation/internal/lambdaconfig"
+	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
+)
+
+func getenv(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+var base = map[string]string{
+	"TABLE_NAME": "elicitation", "AWS_REGION": "eu-west-1", "AWS_ACCESS_KEY_ID": "AKIA", "AWS_SECRET_ACCESS_KEY": "s",
+}
+
+func with(kv ...string) map[string]string {
+	m := map[string]string{}
+	for k, v := range base {
+		m[k] = v
+	}
+	for i := 0; i < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return m
+}
+
+func TestFromEnv(t *testing.T) {
+	e, err := lambdaconfig.FromEnv(getenv(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.MaxWait != 20*time.Second || e.WaitMargin != 2*time.Second || e.Retention != 7*24*time.Hour || e.APIKeyCacheTTL != 30*time.Second || e.AWS.Region != "eu-west-1" {
+		t.Errorf("defaults: %+v", e)
+	}
+	e, err = lambdaconfig.FromEnv(getenv(with("MAX_WAIT_SECONDS", "12.5", "WAIT_MARGIN_SECONDS", "3", "RETENTION_DAYS", "30",
+		"PUBLIC_BASE_URL", "https://elicit.example.com/", "AWS_ENDPOINT_URL", "http://127.0.0.1:8000", "AWS_ENDPOINT_URL_SECRETS_MANAGER", "http://127.0.0.1:9000")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.MaxWait != 12500*time.Millisecond || e.WaitMargin != 3*time.Second || e.Retention != 30*24*time.Hour || e.PublicBaseURL != "https://elicit.example.com" ||
+		e.AWS.DynamoDBEndpoint != "http://127.0.0.1:8000" || e.AWS.SecretsManagerEndpoint != "http://127.0.0.1:9000" {
+		t.Errorf("parsed: %+v", e)
+	}
+	for _, bad := range []map[string]string{
+		with("TABLE_NAME", ""), with("AWS_REGION", ""), with("AWS_ACCESS_KEY_ID", ""), with("MAX_WAIT_SECONDS", "soon"),
+		with("MAX_WAIT_SECONDS", "0"), with("RETENTION_DAYS", "-1"), with("LOG_LEVEL", "chatty"),
+		with("PUBLIC_BASE_URL", "elicit.example.com"), with("PUBLIC_BASE_URL", "https://x.example.com/?q=1"),
+	} {
+		if _, err := lambdaconfig.FromEnv(getenv(bad)); err == nil {
+			t.Errorf("FromEnv(%v) succeeded, want an error", bad)
+		}
+	}
+}
+
+// serve runs a request through the API Gateway adapter as a Lambda
+// invocation would, with the request context of ev.
+func serve(t *testing.T, h http.Handler, ev events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ctx = lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{AwsRequestID: "r1"})
+	resp, err := httpadapter.NewV2(h).ProxyWithContext(ctx, ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func event(method, path, stage string) events.APIGatewayV2HTTPRequest {
+	return events.APIGatewayV2HTTPRequest{
+		Version: "2.0", RawPath: path,
+		RequestContext: events.APIGatewayV2HTTPRequestContext{
+			DomainName: "abc.execute-api.eu-west-1.amazonaws.com", Stage: stage,
+			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: path},
+		},
+	}
+}
+
+func TestReviewURLAndRouting(t *testing.T) {
+	e, err := lambdaconfig.FromEnv(getenv(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	custom, err := lambdaconfig.FromEnv(getenv(with("PUBLIC_BASE_URL", "https://elicit.example.com")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	h := lambdaconfig.Route("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := r.Context().Deadline(); !ok {
+			t.Error("the handler's context has no deadline: the invocation's deadline is lost")
+		}
+		got = append(got, e.ReviewURL(r, "ID", "KEY"), custom.ReviewURL(r, "ID", "KEY"))
+		io.WriteString(w, "ok")
+	}))
+	for _, tc := range []struct {
+		path, stage string
+		status      int
+		url         string
+	}{
+		{"/mcp", "$default", 200, "https://abc.execute-api.eu-west-1.amazonaws.com/review/ID/KEY"},
+		{"/prod/mcp", "prod", 200, "https://abc.execute-api.eu-west-1.amazonaws.com/prod/review/ID/KEY"},
+		{"/other", "$default", 404, ""},
+		{"/prod/other", "prod", 404, ""},
+	} {
+		got = nil
+		resp := serve(t, h, event("POST", tc.path, tc.stage))
+		if resp.StatusCode != tc.status {
+			t.Errorf("%s on stage %s: %d, want %d", tc.path, tc.stage, resp.StatusCode, tc.status)
+			continue
+		}
+		if tc.status == 200 && (len(got) != 2 || got[0] != tc.url || got[1] != "https://elicit.example.com/review/ID/KEY") {
+			t.Errorf("%s on stage %s: review URLs %q, want %s and the custom domain's", tc.path, tc.stage, got, tc.url)
+		}
+	}
+	// A plain HTTP request (no API Gateway context): https and its Host.
+	r := httptest.NewRequest("POST", "http://localhost:9000/mcp", nil)
+	if u := e.ReviewURL(r, "ID", "KEY"); u != "https://localhost:9000/review/ID/KEY" {
+		t.Errorf("ReviewURL without API Gateway = %q", u)
+	}
+}
+
+func TestParseKeyring(t *testing.T) {
+	// What Secrets Manager generates for the stack (64 alphanumerics) is
+	// key k0; rotation text names keys explicitly.
+	gen := strings.Repeat("Ab3dE5gH", 8)
+	k0, err := lambdaconfig.ParseKeyring(gen + "\n")
+	if err != nil {
+		t.Fatalf("a generated secret: %v", err)
+	}
+	if k0.CurrentKeyID() != lambdaconfig.InitialKeyID {
+		t.Errorf("current key %q, want %q", k0.CurrentKeyID(), lambdaconfig.InitialKeyID)
+	}
+	now := time.Now()
+	tok, err := k0.Seal(pagetoken.Claims{ElicitationID: "e1", RenderID: "r1", Expires: now.Add(time.Hour), RequestExpires: now.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rotated, err := lambdaconfig.ParseKeyring("k1:" + pagetoken.GenerateSecret() + ",k0:" + gen)
+	if err != nil {
+		t.Fatalf("rotated keyring: %v", err)
+	}
+	if rotated.CurrentKeyID() != "k1" {
+		t.Errorf("after rotation the current key is %q, want k1", rotated.CurrentKeyID())
+	}
+	if c, err := rotated.Open(tok, now); err != nil || c.ElicitationID != "e1" {
+		t.Errorf("a token sealed before the rotation: %v, %v; want it still valid", c, err)
+	}
+	for _, bad := range []string{"", "short", "k1:"} {
+		if _, err := lambdaconfig.ParseKeyring(bad); err == nil {
+			t.Errorf("ParseKeyring(%q) succeeded", bad)
+		}
+	}
+}
