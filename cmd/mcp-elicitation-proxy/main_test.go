@@ -23,6 +23,9 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(relayEnv) == "1" {
+		os.Exit(relay(os.Args[1:]))
+	}
 	dir, err := os.MkdirTemp("", "mcp-elicitation-proxy-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
