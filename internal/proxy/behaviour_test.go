@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -140,6 +141,11 @@ func TestCallOutcomes(t *testing.T) {
 				}
 			})
 		}
+	}
+	// Every downstream client above, on stdio-like pipes and on HTTP, went
+	// through one upstream session per proxy.
+	if n := len(slices.Collect(u.server.Sessions())); n != 2 {
+		t.Errorf("the upstream saw %d sessions from two proxies, want 2", n)
 	}
 }
 
