@@ -46,9 +46,8 @@ lambda:
 lambda-sizes: lambda
 	@for f in $(LAMBDA_FUNCTIONS); do \
 	  b=.aws-sam/bootstrap/$$f/bootstrap; \
-	  printf '%-8s %9d bytes  %6.2f MB  zipped %6.2f MB\n' $$f $$(stat -c %s $$b) \
-	    $$(echo "$$(stat -c %s $$b) / 1048576" | bc -l) \
-	    $$(echo "$$(gzip -9 -c $$b | wc -c) / 1048576" | bc -l); \
+	  awk -v f=$$f -v n=$$(wc -c < $$b) -v z=$$(gzip -9 -c $$b | wc -c) \
+	    'BEGIN { printf "%-7s bootstrap %5.1f MiB (%d bytes), gzip -9 %4.1f MiB\n", f, n/1048576, n, z/1048576 }'; \
 	done
 
 # API keys live in the deployed table: run with credentials for the account

@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/apikey/dynamokeys"
 	"github.com/mcp-elicitation/elicitation/internal/lambdaconfig"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
+	"github.com/mcp-elicitation/elicitation/internal/review"
 )
 
 func main() {
@@ -23,7 +24,7 @@ func main() {
 	log := env.Logger()
 	exitIf(log, err)
 	db := lambdaconfig.DynamoDB(env)
-	tools := mcptools.New(mcptools.Options{Service: lambdaconfig.Service(env, db), Stateless: true, ReviewURL: env.ReviewURL, Logger: log, Version: env.Version})
+	tools := mcptools.New(mcptools.Options{Service: lambdaconfig.Service(env, db, review.NewTemplateChecker()), Stateless: true, ReviewURL: env.ReviewURL, Logger: log, Version: env.Version})
 	auth := apikey.Middleware(apikey.AuthOptions{Store: dynamokeys.New(db, env.Table), CacheTTL: env.APIKeyCacheTTL, Logger: log})
 	lambda.Start(httpadapter.NewV2(lambdaconfig.Route("/mcp", auth(tools.Handler()))).ProxyWithContext)
 }

@@ -23,8 +23,9 @@ func main() {
 	exitIf(log, err)
 	keys, err := lambdaconfig.Keyring(context.Background(), env)
 	exitIf(log, err)
-	svc := lambdaconfig.Service(env, lambdaconfig.DynamoDB(env))
-	pages := review.New(review.Options{Service: svc, Tokens: keys, Logger: log, Now: svc.Now})
+	templates := review.NewTemplateChecker()
+	svc := lambdaconfig.Service(env, lambdaconfig.DynamoDB(env), templates)
+	pages := review.New(review.Options{Service: svc, Tokens: keys, Logger: log, Now: svc.Now, Templates: templates})
 	lambda.Start(httpadapter.NewV2(lambdaconfig.Route("POST /review/{id}/{key}", pages.SubmitHandler())).ProxyWithContext)
 }
 

@@ -180,14 +180,15 @@ func DynamoDB(e Env) *dynamodb.Client {
 }
 
 // Service builds the elicitation service over the DynamoDB table, checking
-// templates at creation with the review page's Liquid engine.
-func Service(e Env, db *dynamodb.Client) *elicitation.Service {
+// templates at creation with templates (the review page's Liquid engine;
+// give the review handler the same one).
+func Service(e Env, db *dynamodb.Client, templates *review.TemplateChecker) *elicitation.Service {
 	return elicitation.NewService(elicitation.Config{
 		Store:      dynamostore.New(db, e.Table, dynamostore.Options{}),
 		MaxWait:    e.MaxWait,
 		WaitMargin: e.WaitMargin,
 		Retention:  e.Retention,
-		Templates:  review.NewTemplateChecker(),
+		Templates:  templates,
 	})
 }
 
