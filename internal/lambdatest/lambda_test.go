@@ -560,3 +560,37 @@ func TestTemplateTableMatchesStore(t *testing.T) {
 		t.Errorf("dynamostore.CreateTable makes\n  %+v\ntemplate.yaml deploys\n  %+v", got, want)
 	}
 }
+
+// TestLargeSelection creates a 500-option selection (the SPEC's maximum)
+// through the MCP function and renders it through the review function:
+// the page must fit a Lambda response (6 MB) and come back whole.
+func TestLargeSelection(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	alice := s.keys["alice"]
+	var opts []string
+	for i := range 500 {
+		opts = append(opts, fmt.Sprintf(`{"id":"opt-%d","label":"Option %d: a reasonably descriptive label","domain":"example-%d.com","score":%d}`, i, i, i, i))
+	}
+	args := `{"message":"Pick up to three domains","options":[` + strings.Join(opts, ",") + `],"maxSelections":3,` +
+		`"rowTemplate":"<b>{{ option.label }}</b> <small>{{ option.domain }} · score {{ option.score }}</small>","hoverTemplate":"{{ option.domain }}"}`
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": map[string]any{"name": "elicit_selection", "arguments": json.RawMessage(args)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev map[string]any
+	if err := json.Unmarshal(event(t, "mcp-elicit-selection", phKey, alice), &ev); err != nil {
+		t.Fatal(err)
+	}
+	ev["body"] = string(body)
+	raw, _ := json.Marshal(ev)
+	sel := mustTool(t, s.fn["mcp"], raw)
+	id, key := reviewParts(t, sel.ReviewURL)
+	page, d := s.fn["review"].Invoke(t, event(t, "review-get", phID, id, phRKey, key))
+	if page.StatusCode != 200 || !strings.Contains(page.Body, `value="opt-499"`) {
+		t.Fatalf("500-option page: %d, %d bytes", page.StatusCode, len(page.Body))
+	}
+	if len(page.Body) > 5<<20 {
+		t.Errorf("the 500-option page is %d bytes: too close to Lambda's 6 MB response limit", len(page.Body))
+	}
+	t.Logf("500-option review page: %d bytes, %v through the emulator", len(page.Body), d)
+}
