@@ -267,12 +267,11 @@ func (s *Service) undecided(st State) error {
 // canceled request succeeds again; a decided one gives ErrConflict, an
 // expired one ErrExpired.
 func (s *Service) Cancel(ctx context.Context, principal, id string) (State, error) {
-	st, err := s.owned(ctx, principal, id)
-	if err != nil {
+	if _, err := s.owned(ctx, principal, id); err != nil {
 		return State{}, err
 	}
 	t := Resolution{Status: StatusCanceled, At: s.now().UTC(), By: orAnonymous(principal)}
-	st, err = s.store.Resolve(ctx, id, t)
+	st, err := s.store.Resolve(ctx, id, t)
 	if err != nil {
 		if errors.Is(err, ErrConflict) && st.Status == StatusCanceled {
 			return s.derive(st), nil
