@@ -77,6 +77,7 @@ type stack struct {
 	enforcers map[string]*lambdatest.Enforcer
 	keys      map[string]string // principal -> API key
 	sm        *lambdatest.SecretsManager
+	keyStore  apikey.Store // the API keys in the stack's table
 }
 
 type stackOptions struct {
@@ -89,9 +90,9 @@ func newStack(t *testing.T, o stackOptions) *stack {
 	paths := bootstraps(t)
 	db := dynamotest.Client(dynamotest.Endpoint(t))
 	table := dynamotest.Table(t, db)
-	s := &stack{fn: map[string]*lambdatest.Function{}, enforcers: map[string]*lambdatest.Enforcer{}, keys: map[string]string{}}
+	s := &stack{fn: map[string]*lambdatest.Function{}, enforcers: map[string]*lambdatest.Enforcer{}, keys: map[string]string{}, keyStore: dynamokeys.New(db, table)}
 	for _, p := range []string{"alice", "bob"} {
-		key, _, err := apikey.Create(context.Background(), dynamokeys.New(db, table), apikey.CreateOptions{Principal: p})
+		key, _, err := apikey.Create(context.Background(), s.keyStore, apikey.CreateOptions{Principal: p})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -593,4 +594,26 @@ func TestLargeSelection(t *testing.T) {
 		t.Errorf("the 500-option page is %d bytes: too close to Lambda's 6 MB response limit", len(page.Body))
 	}
 	t.Logf("500-option review page: %d bytes, %v through the emulator", len(page.Body), d)
+}
+
+// TestRevokedKey revokes a key with the admin command while the MCP
+// function runs (API_KEY_CACHE_SECONDS=0): the next call gets 401.
+func TestRevokedKey(t *testing.T) {
+	s := newStack(t, stackOptions{extraEnv: []string{"API_KEY_CACHE_SECONDS=0"}})
+	alice := s.keys["alice"]
+	list := event(t, "mcp-tools-list", phKey, alice)
+	if resp, _ := s.fn["mcp"].Invoke(t, list); resp.StatusCode != 200 {
+		t.Fatalf("before the revocation: %d", resp.StatusCode)
+	}
+	var out strings.Builder
+	if err := apikey.RunAdmin(context.Background(), []string{"revoke", apikey.IDOf(apikey.Hash(alice))}, &out, s.keyStore); err != nil {
+		t.Fatalf("keys revoke: %v", err)
+	}
+	resp, _ := s.fn["mcp"].Invoke(t, list)
+	if resp.StatusCode != 401 || resp.Body != "" || resp.Headers["Www-Authenticate"] != `Bearer realm="mcp-elicitation", error="invalid_token"` {
+		t.Errorf("after the revocation: %d %v %q, want 401 with the challenge only", resp.StatusCode, resp.Headers, resp.Body)
+	}
+	if resp, _ := s.fn["mcp"].Invoke(t, event(t, "mcp-tools-list", phKey, s.keys["bob"])); resp.StatusCode != 200 {
+		t.Errorf("another principal's key after the revocation: %d, want 200", resp.StatusCode)
+	}
 }
