@@ -25,6 +25,7 @@ type Config struct {
 	Retention   time.Duration // kept after expiresAt
 	TokenKeys   string        // "kid:base64secret,…"; empty: generated and kept in DataDir
 	Stateless   bool          // serve MCP statelessly, as on Lambda
+	RequireKeys bool          // require a bearer API key on /mcp
 	LogLevel    string
 }
 
@@ -69,6 +70,7 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (Co
 	fs.DurationVar(&c.MaxWait, "max-wait", envDuration(getenv, "ELICITATION_MAX_WAIT", elicitation.DefaultMaxWait), "longest single elicit_await; waitSeconds can only shorten it ($ELICITATION_MAX_WAIT)")
 	fs.DurationVar(&c.Retention, "retention", envDuration(getenv, "ELICITATION_RETENTION", elicitation.DefaultRetention), "how long a request is kept after it expires ($ELICITATION_RETENTION)")
 	fs.StringVar(&c.TokenKeys, "token-keys", env("ELICITATION_TOKEN_KEYS", ""), `page-token signing keys "kid:base64secret[,kid:base64secret…]", the first signs; default: a random key kept in --data-dir ($ELICITATION_TOKEN_KEYS)`)
+	fs.BoolVar(&c.RequireKeys, "require-api-key", getenv("ELICITATION_REQUIRE_API_KEY") == "true", "require a bearer API key on /mcp (create keys with \"elicitation keys create\"); each key's principal owns what it creates ($ELICITATION_REQUIRE_API_KEY=true)")
 	fs.BoolVar(&c.Stateless, "stateless", false, "serve MCP statelessly with JSON responses, as the Lambda function does")
 	fs.StringVar(&c.LogLevel, "log-level", env("ELICITATION_LOG_LEVEL", "info"), "debug, info, warn or error ($ELICITATION_LOG_LEVEL)")
 	for _, name := range []string{"ELICITATION_MAX_WAIT", "ELICITATION_RETENTION"} {

@@ -5,6 +5,7 @@
 //	elicitation serve [flags]        run the service (the default)
 //	elicitation audit [flags] ID     print a request's audit trail
 //	elicitation cleanup [flags]      remove requests past their retention
+//	elicitation keys [flags] create|revoke|list   administer API keys
 //	elicitation version
 //
 // Run "elicitation serve -h" for the flags; each can also be set with the
@@ -65,6 +66,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return runAudit(ctx, args, stdout, stderr, getenv)
 	case "cleanup":
 		return runCleanup(ctx, args, stdout, stderr, getenv)
+	case "keys":
+		return runKeys(ctx, args, stdout, stderr, getenv)
 	case "version":
 		_, err := fmt.Fprintln(stdout, "elicitation", version)
 		return err
@@ -82,6 +85,7 @@ Commands:
   serve     run the MCP endpoint, the review page and the submission endpoint (default)
   audit     print a request's audit trail:   elicitation audit [flags] ELICITATION_ID
   cleanup   remove requests past their retention
+  keys      administer API keys: elicitation keys [flags] create --principal NAME | list | revoke ID
   version   print the version
 
 Run "elicitation <command> -h" for a command's flags.

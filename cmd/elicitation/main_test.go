@@ -357,3 +357,81 @@ func TestOperatorCommands(t *testing.T) {
 		t.Fatalf("audit of unknown id: %v", err)
 	}
 }
+
+// bearer adds an API key to every request of an MCP client.
+type bearer struct {
+	key string
+	rt  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.key)
+	return b.rt.RoundTrip(r)
+}
+
+func TestAPIKeys(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	create := func(principal string) string {
+		out.Reset()
+		if err := run(context.Background(), []string{"keys", "--data-dir", dir, "create", "--principal", principal, "--json"}, &out, io.Discard, noEnv); err != nil {
+			t.Fatalf("keys create: %v", err)
+		}
+		var k struct{ Key, Secret string }
+		_ = json.Unmarshal(out.Bytes(), &k)
+		secret := k.Key
+		if secret == "" {
+			secret = k.Secret
+		}
+		if secret == "" {
+			t.Fatalf("no key in %s", out.String())
+		}
+		return secret
+	}
+	alice, bob := create("alice"), create("bob")
+	m := start(t, "--data-dir", dir, "--require-api-key")
+
+	// Without a key, or with a wrong one: 401 with a challenge and nothing else.
+	for _, auth := range []string{"", "Bearer nope", "Bearer " + alice + "x"} {
+		req, _ := http.NewRequest(http.MethodPost, m.MCPURL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		_ = res.Body.Close()
+		if res.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(res.Header.Get("WWW-Authenticate"), "Bearer") || strings.Contains(string(body), "tools") {
+			t.Errorf("auth %q: %d %q %q", auth, res.StatusCode, res.Header.Get("WWW-Authenticate"), body)
+		}
+	}
+	connect := func(key string) *mcp.ClientSession {
+		c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil)
+		s, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: m.MCPURL, HTTPClient: &http.Client{Transport: bearer{key, http.DefaultTransport}}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+	sa, sb := connect(alice), connect(bob)
+	created := call(t, sa, "elicit_approval", map[string]any{"message": "Ship?", "context": 1})
+	id := created["elicitationId"].(string)
+	// Each key's principal owns what it creates: bob cannot see alice's request.
+	res, err := sb.CallTool(context.Background(), &mcp.CallToolParams{Name: "elicit_status", Arguments: map[string]any{"elicitationId": id}})
+	if err != nil || !res.IsError || !strings.HasPrefix(text(res), "not_found:") {
+		t.Fatalf("bob reads alice's request: %v %v", err, res)
+	}
+	if st := call(t, sa, "elicit_status", map[string]any{"elicitationId": id}); st["status"] != "pending" {
+		t.Fatalf("alice's status %v", st)
+	}
+	tr, err := m.Service.OperatorAudit(context.Background(), id)
+	if err != nil || tr.Entries[0].Principal != "alice" {
+		t.Fatalf("creator recorded as %+v (%v)", tr.Entries, err)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-elicitation/elicitation/internal/apikey"
 	"github.com/mcp-elicitation/elicitation/internal/boltstore"
 	"github.com/mcp-elicitation/elicitation/internal/dynamostore"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
@@ -122,7 +123,17 @@ func (m *Main) open(ctx context.Context, o options) error {
 	})
 
 	mcpMux := http.NewServeMux()
-	mcpMux.Handle("/mcp", tools.Handler())
+	var mcpHandler http.Handler = tools.Handler()
+	if cfg.RequireKeys {
+		apiKeys, err := keyStore(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		mcpHandler = apikey.Middleware(apikey.AuthOptions{Store: apiKeys, Logger: m.Log, CacheTTL: 30 * time.Second})(mcpHandler)
+	} else if ip := mcpLn.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
+		m.Log.Warn("the MCP endpoint is reachable beyond this machine without API keys; consider --require-api-key", "addr", mcpLn.Addr().String())
+	}
+	mcpMux.Handle("/mcp", mcpHandler)
 	mcpMux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	reviewMux := mcpMux
 	if reviewLn != mcpLn {
