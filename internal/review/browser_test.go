@@ -264,7 +264,7 @@ func TestBrowserXSS(t *testing.T) {
 	}
 	var flows []flow
 	add := func(name string, c created, values []string, pick any) {
-		f := flow{"name": name, "do": "xss", "url": c.Path(), "values": values}
+		f := flow{"name": name, "do": "xss", "url": c.Path(), "values": values, "aligned": strings.Contains(name, "css") || strings.Contains(name, "templated")}
 		if pick != nil {
 			f["pick"] = pick
 		}
@@ -324,13 +324,8 @@ func TestBrowserXSS(t *testing.T) {
 	add("xss context templated", e.approval(elicitation.ApprovalInput{Message: msg, Context: raw,
 		DisplayTemplate: `{% for p in context.list %}<div>{{ p }} {{ p ` + unescape + ` }}</div>{% endfor %}`}), []string{}, nil)
 	// Labels (at most 40 characters each).
-	var short []string
-	for _, p := range corpus {
-		if len([]rune(p)) <= 40 {
-			short = append(short, p)
-		}
-	}
-	for i := 0; i+1 < len(short) && i < 16; i += 2 {
+	short := labelCorpus
+	for i := 0; i+1 < len(short); i += 2 {
 		add(fmt.Sprintf("xss labels %d", i), e.approval(elicitation.ApprovalInput{Message: "labels", Context: json.RawMessage(`{}`),
 			Labels: elicitation.Labels{Submit: short[i], Decline: short[i+1]}}), []string{}, nil)
 	}
@@ -432,6 +427,16 @@ func xssCorpus(b string) []string {
 		`<img src=x onerror=prompt(1)>`,
 		`<svg/onload=confirm(1)>`,
 	}
+}
+
+// labelCorpus are short payloads for button labels (1..40 characters).
+var labelCorpus = []string{
+	`<img src=x onerror=alert(1)>`, `<script>alert(1)</script>`,
+	`"><svg onload=alert(1)>`, `</button><button value=submitted>`,
+	`Approve`, `Approve (this declines nothing)`,
+	`javascript:alert(1)`, `'-alert(1)-'`,
+	`<a href=//x.test target=_top>x</a>`, `{{7*7}}<b>bold</b>`,
+	`</form><form action=//x.test>`, `<style>*{display:none}</style>`,
 }
 
 func cssCorpus(b string) []string {

@@ -35,11 +35,13 @@ func mustRead(name string) string {
 }
 
 // frameDoc is a standalone frame document: the base style, the agent's css
-// (inert text in a <style> element), then body.
+// (inert text in a <style> element), then body. <base target="_blank">
+// makes a link in the frame try to open a new window, which the sandbox
+// blocks (no allow-popups), so a click leaves the frame as it is.
 func frameDoc(agentCSS, guard, body string) string {
 	var b strings.Builder
 	b.Grow(len(frameCSS) + len(agentCSS) + len(guard) + len(body) + 256)
-	b.WriteString(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="referrer" content="no-referrer"><meta name="color-scheme" content="light dark"><style>`)
+	b.WriteString(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="referrer" content="no-referrer"><meta name="color-scheme" content="light dark"><base target="_blank"><style>`)
 	b.WriteString(frameCSS)
 	b.WriteString(`</style>`)
 	if guard != "" {
@@ -74,6 +76,7 @@ func styleText(css string) string { return styleEnd.ReplaceAllString(css, `<\/$1
 // positioned content (even position:fixed) stays inside its own row.
 var rowsGuard = `@layer{` +
 	`html,body{all:unset!important;display:block!important;margin:0!important;padding:0!important;border:0!important;overflow:hidden!important;height:auto!important;color-scheme:light dark!important;color:CanvasText!important;font:16px/1.35 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif!important}` +
+	`head,head *{display:none!important}` +
 	`html::before,html::after,body::before,body::after,body>.r::before,body>.r::after{content:none!important;display:none!important}` +
 	`body>.r{all:unset!important;display:block!important;box-sizing:border-box!important;height:` + strconv.Itoa(RowHeight) + `px!important;width:100%!important;margin:0!important;padding:6px 10px!important;border:0!important;border-bottom:1px solid rgba(128,128,128,.45)!important;overflow:hidden!important;contain:strict!important;position:relative!important;overflow-wrap:anywhere!important}` +
 	`}`

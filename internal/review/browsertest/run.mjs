@@ -48,9 +48,28 @@ async function submit(page, decision) {
   // sometimes lost; tap once more (a repeated POST of one render is
   // idempotent, so this cannot hide a double decision).
   const again = setTimeout(() => { btn.tap().catch(() => {}); }, 8000);
-  const resp = await posted.finally(() => clearTimeout(again));
+  const resp = await posted.finally(() => clearTimeout(again)).catch(async (e) => {
+    const diag = await page.evaluate(() => {
+      const b = document.querySelector('button[value="submitted"]').getBoundingClientRect();
+      const el = document.elementFromPoint(b.x + b.width / 2, b.y + b.height / 2);
+      const form = document.querySelector('form');
+      return { b: [b.x, b.y, b.width, b.height], vw: innerWidth, vh: innerHeight, hit: el && el.outerHTML.slice(0, 80), valid: form.checkValidity(), checked: [...document.querySelectorAll('input[name=option]:checked')].map((i) => i.value), active: document.activeElement && document.activeElement.outerHTML.slice(0, 80) };
+    }).catch((x) => String(x));
+    throw new Error(`no POST after tapping ${decision}: ${JSON.stringify(diag)}`);
+  });
   await page.waitForLoadState('load');
   return resp.status();
+}
+
+// tapTo taps a radio or checkbox until it reaches the wanted state: on this
+// slow, shared machine a tap during a layout pass is sometimes lost.
+async function tapTo(loc, want = true) {
+  for (let i = 0; i < 3; i++) {
+    if ((await loc.isChecked()) === want) return;
+    await loc.tap();
+    for (let j = 0; j < 10 && (await loc.isChecked()) !== want; j++) await new Promise((r) => setTimeout(r, 100));
+  }
+  must((await loc.isChecked()) === want, 'tap did not change the control');
 }
 
 async function heading(page) { return (await page.locator('h1').first().textContent()).trim(); }
@@ -74,8 +93,7 @@ async function checkTap(page) {
 async function pickOne(f, page) {
   await page.goto(base + f.url);
   await checkTap(page);
-  await page.locator('input[name=option]').nth(f.index).tap();
-  must(await page.locator('input[name=option]').nth(f.index).isChecked(), 'tap did not check the radio');
+  await tapTo(page.locator('input[name=option]').nth(f.index));
   const st = await submit(page, 'submitted');
   must(st === 200, `submit status ${st}`);
   must((await heading(page)) === 'Selection sent', `heading ${await heading(page)}`);
@@ -87,13 +105,13 @@ async function multi(f, page) {
   const rule = await page.locator('#rule').textContent();
   must(rule.includes(f.rule), `rule "${rule}" lacks "${f.rule}"`);
   const boxes = page.locator('input[name=option]');
-  for (const i of f.bad) await boxes.nth(i).tap();
+  for (const i of f.bad) await tapTo(boxes.nth(i));
   let st = await submit(page, 'submitted');
   must(st === 422, `outside bounds: status ${st}`);
   const err = await page.locator('#errors').textContent();
   must(err.includes(f.rule) && err.includes('were picked'), `error box: ${err}`);
   for (const i of f.bad) must(await page.locator('input[name=option]').nth(i).isChecked(), 'picks not kept on the 422 page');
-  for (const i of f.bad) if (!f.good.includes(i)) await page.locator('input[name=option]').nth(i).tap();
+  for (const i of f.bad) if (!f.good.includes(i)) await tapTo(page.locator('input[name=option]').nth(i), false);
   st = await submit(page, 'submitted');
   must(st === 200, `within bounds: status ${st}`);
   must((await heading(page)) === 'Selection sent', 'no final page');
@@ -113,8 +131,8 @@ async function approve(f, page) {
   must(zone >= 1, 'date-time field does not state its zone');
   for (const [name, value] of Object.entries(f.fill || {})) await page.locator(`[name="${name}"]`).fill(value);
   for (const [name, value] of Object.entries(f.select || {})) await page.locator(`select[name="${name}"]`).selectOption(value);
-  for (const [name, value] of f.check || []) await page.locator(`input[name="${name}"][value="${value}"]`).tap();
-  for (const name of f.uncheck || []) await page.locator(`input[name="${name}"]`).tap();
+  for (const [name, value] of f.check || []) await tapTo(page.locator(`input[name="${name}"][value="${value}"]`));
+  for (const name of f.uncheck || []) await tapTo(page.locator(`input[name="${name}"]`), false);
   const st = await submit(page, 'submitted');
   must(st === 200, `approve status ${st}: ${await page.locator('main').textContent()}`);
   must((await heading(page)) === 'Approved', `heading ${await heading(page)}`);
@@ -124,9 +142,9 @@ async function decided(f, page, { ctx }) {
   await page.goto(base + f.url);
   const stale = await ctx.newPage();
   await stale.goto(base + f.url);
-  await page.locator('input[name=option]').nth(0).tap();
+  await tapTo(page.locator('input[name=option]').nth(0));
   must((await submit(page, 'submitted')) === 200, 'first submit');
-  await stale.locator('input[name=option]').nth(1).tap();
+  await tapTo(stale.locator('input[name=option]').nth(1));
   const st = await submit(stale, 'submitted');
   must(st === 409, `second tab status ${st}`);
   must((await heading(stale)) === 'This request has been answered', `stale heading ${await heading(stale)}`);
@@ -177,6 +195,21 @@ async function xss(f, page, { dialogs, popups }) {
   must(state.marker === null, 'a marker was set');
   for (const fr of state.frames) must(fr.sandbox === '' && fr.srcdoc && fr.src === null, `frame not sandboxed: ${JSON.stringify(fr)}`);
   if (f.values) must(JSON.stringify(state.values) === JSON.stringify(f.values), `controls ${JSON.stringify(state.values)} != ${JSON.stringify(f.values)}`);
+  let aligned = null;
+  if (f.aligned && (await page.locator('iframe.rows').count()) === 1) {
+    // Row i of the rows frame sits exactly beside control i, whatever the css.
+    const el = await page.locator('iframe.rows').elementHandle();
+    const fr = await el.contentFrame();
+    const rows = fr.locator('body > .r');
+    const n = await page.locator('.tlist li').count();
+    must((await rows.count()) === n, `rows frame has ${await rows.count()} rows for ${n} controls`);
+    for (let i = 0; i < n; i++) {
+      const a = await page.locator('.tlist li').nth(i).boundingBox();
+      const b = await rows.nth(i).boundingBox();
+      must(b && Math.abs(a.y - b.y) <= 1.5 && Math.abs(a.height - b.height) <= 1.5, `row ${i} at ${JSON.stringify(b)} beside control at ${JSON.stringify(a)}`);
+    }
+    aligned = n;
+  }
   // Click every link and button inside the frames: nothing may navigate the page or open a window.
   let clicked = 0;
   for (const fr of page.frames()) {
@@ -192,14 +225,27 @@ async function xss(f, page, { dialogs, popups }) {
   must(page.url() === url, `page navigated to ${page.url()}`);
   must(popups.length === 0, `popups: ${popups}`);
   must(dialogs.length === 0, `dialogs: ${dialogs}`);
+  if (aligned !== null) {
+    const fr = await (await page.locator('iframe.rows').elementHandle()).contentFrame();
+    must((await fr.locator('body > .r').count()) === aligned, 'after the clicks, the rows frame no longer shows its rows');
+  }
   const after = await page.evaluate(() => document.title);
   must(after === state.title, 'title changed');
   if (f.pick !== undefined) {
-    await page.locator('input[name=option]').nth(f.pick).tap();
+    const ctl = page.locator('input[name=option]').nth(f.pick);
+    await tapTo(ctl).catch(() => {});
+    if (!(await ctl.isChecked())) {
+      const diag = await ctl.evaluate((el) => {
+        const r = el.getBoundingClientRect();
+        const hit = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+        return { r: [r.x, r.y, r.width, r.height], hit: hit && hit.outerHTML.slice(0, 120), sy: scrollY, vv: [visualViewport.offsetTop, visualViewport.scale] };
+      });
+      throw new Error(`tapping control ${f.pick} did not check it: ${JSON.stringify(diag)}`);
+    }
     const st = await submit(page, 'submitted');
     must(st === 200, `pick status ${st}`);
   }
-  return { clicked, frames: state.frames.length };
+  return { clicked, frames: state.frames.length, aligned };
 }
 
 async function axe(f, page) {
@@ -212,7 +258,7 @@ async function axe(f, page) {
 
 async function screenshot(f, page) {
   await page.goto(base + f.url);
-  if (f.pick !== undefined) await page.locator('input[name=option]').nth(f.pick).tap();
+  if (f.pick !== undefined) await tapTo(page.locator('input[name=option]').nth(f.pick));
   for (const [name, value] of Object.entries(f.fill || {})) await page.locator(`[name="${name}"]`).fill(value);
   await page.waitForTimeout(300);
   await page.screenshot({ path: join(plan.screenshots, f.file), fullPage: true, scale: 'css' });
@@ -228,8 +274,7 @@ async function measure(f, page) {
   // Scroll to the bottom and tap the last control: long lists stay usable.
   const last = page.locator('input[name=option]').last();
   await last.scrollIntoViewIfNeeded();
-  await last.tap();
-  must(await last.isChecked(), 'last control not tappable');
+  await tapTo(last);
   const bytes = (await resp.body()).length;
   return { loadMs, bytes, frames: m.Frames, documents: m.Documents, nodes: m.Nodes, layoutMs: Math.round(m.LayoutDuration * 1000), heapMB: +(m.JSHeapUsedSize / 1048576).toFixed(1) };
 }
