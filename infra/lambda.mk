@@ -55,12 +55,12 @@ lambda-sizes: lambda
 api-key-create:
 	@test -n "$(PRINCIPAL)" || { echo "usage: make api-key-create PRINCIPAL=<name> TABLE=<table> [NAME=<note>] [EXPIRES=90d]"; exit 2; }
 	@test -n "$(TABLE)" || { echo "TABLE is required (the stack's TableName output)"; exit 2; }
-	$(ELICITATION) keys --table '$(TABLE)' create --principal '$(PRINCIPAL)' $(if $(NAME),--name '$(NAME)') $(if $(EXPIRES),--expires '$(EXPIRES)')
+	$(ELICITATION) keys --store dynamodb --table '$(TABLE)' create --principal '$(PRINCIPAL)' $(if $(NAME),--name '$(NAME)') $(if $(EXPIRES),--expires '$(EXPIRES)')
 
 api-key-list:
 	@test -n "$(TABLE)" || { echo "usage: make api-key-list TABLE=<table>"; exit 2; }
-	$(ELICITATION) keys --table '$(TABLE)' list
+	$(ELICITATION) keys --store dynamodb --table '$(TABLE)' list
 
 api-key-revoke:
 	@test -n "$(TABLE)" -a -n "$(ID)" || { echo "usage: make api-key-revoke TABLE=<table> ID=<key id>"; exit 2; }
-	$(ELICITATION) keys --table '$(TABLE)' revoke '$(ID)'
+	$(ELICITATION) keys --store dynamodb --table '$(TABLE)' revoke '$(ID)'

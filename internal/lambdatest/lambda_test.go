@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -615,5 +616,49 @@ func TestRevokedKey(t *testing.T) {
 	}
 	if resp, _ := s.fn["mcp"].Invoke(t, event(t, "mcp-tools-list", phKey, s.keys["bob"])); resp.StatusCode != 200 {
 		t.Errorf("another principal's key after the revocation: %d, want 200", resp.StatusCode)
+	}
+}
+
+// TestAPIKeyMakeTargets runs `make api-key-create`, `api-key-list` and
+// `api-key-revoke` (infra/lambda.mk, through `elicitation keys`) against
+// DynamoDB Local, as an operator runs them against the deployed table.
+func TestAPIKeyMakeTargets(t *testing.T) {
+	root := lambdatest.Root(t)
+	bin := filepath.Join(t.TempDir(), "elicitation")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/elicitation")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build cmd/elicitation: %v\n%s", err, out)
+	}
+	db := dynamotest.Client(dynamotest.Endpoint(t))
+	table := dynamotest.Table(t, db)
+	run := func(target string, vars ...string) string {
+		t.Helper()
+		cmd := exec.Command("make", append([]string{"-s", "--no-print-directory", "-f", "infra/lambda.mk", target, "ELICITATION=" + bin, "TABLE=" + table}, vars...)...)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "AWS_ENDPOINT_URL_DYNAMODB="+dynamotest.Endpoint(t), "AWS_REGION=us-east-1",
+			"AWS_ACCESS_KEY_ID=dummy", "AWS_SECRET_ACCESS_KEY=dummy", "AWS_PROFILE=", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("make %s: %v\n%s", target, err, out)
+		}
+		return string(out)
+	}
+	out := run("api-key-create", "PRINCIPAL=carol", "NAME=ci runner", "EXPIRES=30d")
+	key := regexp.MustCompile(`elk_[a-z2-7]{59}`).FindString(out)
+	if key == "" {
+		t.Fatalf("api-key-create printed no key:\n%s", out)
+	}
+	store := dynamokeys.New(db, table)
+	k, err := apikey.Verify(context.Background(), store, key, time.Now())
+	if err != nil || k.Principal != "carol" || k.Name != "ci runner" || k.ExpiresAt.IsZero() {
+		t.Fatalf("the created key in the table: %+v, %v", k, err)
+	}
+	if out := run("api-key-list"); !strings.Contains(out, k.ID) || !strings.Contains(out, "carol") || strings.Contains(out, "elk_") {
+		t.Errorf("api-key-list:\n%s", out)
+	}
+	run("api-key-revoke", "ID="+k.ID)
+	if _, err := apikey.Verify(context.Background(), store, key, time.Now()); err == nil {
+		t.Error("the key still verifies after api-key-revoke")
 	}
 }
