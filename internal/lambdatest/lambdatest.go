@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package lambdatest runs the Lambda functions' bootstraps, built as `sam
 // build` builds them (infra/lambda.mk), under the AWS Lambda Runtime
 // Interface Emulator: a real Lambda runtime API in front of each bootstrap,
