@@ -10,6 +10,7 @@ import (
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/templates"
 )
 
@@ -136,3 +137,24 @@ func frameHeight(markup string, lo, hi int) int {
 }
 
 var stripTags = regexp.MustCompile(`<[^>]*>`)
+
+// MaxHoverFrames is the most options whose hoverTemplate output gets a
+// frame each (in a <details> beside the option). Chromium loads frames in
+// closed <details> eagerly, lazy or not, so longer lists get one frame
+// with every option's details, in order, each under the option's label.
+const MaxHoverFrames = 40
+
+// hoversDoc is the one frame of every option's details.
+func hoversDoc(agentCSS string, opts []elicitation.Option, hovers []string) string {
+	var body strings.Builder
+	for i, h := range hovers {
+		body.WriteString(`<section class="hover" id="h`)
+		body.WriteString(strconv.Itoa(i))
+		body.WriteString(`"><h3>`)
+		body.WriteString(html.EscapeString(opts[i].DisplayLabel()))
+		body.WriteString(`</h3>`)
+		body.WriteString(balance(h))
+		body.WriteString(`</section>`)
+	}
+	return frameDoc(agentCSS, "", body.String())
+}

@@ -48,7 +48,8 @@ type selectionView struct {
 	InputType    string // radio | checkbox
 	Required     bool   // single select: the browser asks for a pick
 	Rows         []rowView
-	HasHover     bool
+	HasHover     bool   // one details frame per option
+	HoverAllDoc  string // one frame with every option's details (long lists)
 	HeadingDoc   *frameView
 	FooterDoc    *frameView
 	RowsDoc      string // templated rows: one frame
@@ -182,9 +183,13 @@ func selection(p elicitation.Payload, out rendered, css string, pr *prior) *sele
 		}
 	}
 	s.Rows = make([]rowView, len(p.Options))
+	perOption := len(out.Hovers) <= MaxHoverFrames
+	if out.Hovers != nil && !perOption {
+		s.HoverAllDoc = hoversDoc(css, p.Options, out.Hovers)
+	}
 	for i, o := range p.Options {
 		r := rowView{Index: i, ID: o.ID, Label: o.DisplayLabel(), Checked: picked[o.ID]}
-		if out.Hovers != nil {
+		if out.Hovers != nil && perOption {
 			r.HoverDoc = frameDoc(css, "", out.Hovers[i])
 			r.HoverHeight = frameHeight(out.Hovers[i], 64, 360)
 			s.HasHover = true
