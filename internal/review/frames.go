@@ -126,13 +126,15 @@ func balance(s string) string {
 func frameHeight(markup string, lo, hi int) int {
 	lower := strings.ToLower(markup)
 	lines := 0
-	for _, tag := range []string{"<br", "<p", "<li", "<tr", "<h1", "<h2", "<h3", "<h4", "<div", "<img", "<dt", "<dd", "<pre", "<blockquote"} {
+	for _, tag := range []string{"<br", "<p", "<li", "<tr", "<div", "<img", "<dt", "<dd", "<pre", "<blockquote"} {
 		lines += strings.Count(lower, tag)
 	}
+	// Headings are larger and wrap sooner on a phone.
+	lines += 3 * (strings.Count(lower, "<h1") + strings.Count(lower, "<h2") + strings.Count(lower, "<h3"))
 	text := len(stripTags.ReplaceAllString(markup, ""))
-	lines += text / 38
+	lines += text / 30
 	lines += strings.Count(lower, "<img") * 3
-	h := 20 + max(lines, 1)*24
+	h := 24 + max(lines, 1)*26
 	return min(max(h, lo), hi)
 }
 

@@ -16,19 +16,19 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // Seed-style templates (LiquidJS syntax within the common filters).
 const (
-	rowTpl     = `<div class="org"><img src="https://logo.example/{{ option.domain }}.png" alt=""><strong>{{ option.label }}</strong> <span class="d">{{ option.domain | downcase }}</span>{% if option.score > 50 %} <em>likely</em>{% endif %}</div>`
+	rowTpl     = `<div class="org"><img src="{{ option.logo }}" alt=""><div class="t"><strong>{{ option.label }}</strong><span class="d">{{ option.domain | downcase }}{% if option.score > 50 %} · <em>likely</em>{% endif %}</span></div></div>`
 	headingTpl = `<h2>{{ message }}</h2><p>{{ options | size }} candidates; pick {{ minSelections }}{% if maxSelections > minSelections %} to {{ maxSelections }}{% endif %}.</p>`
 	footerTpl  = `<p class="small">Sources: {% for o in options limit:3 %}{{ o.domain }}{% unless forloop.last %}, {% endunless %}{% endfor %}</p>`
 	hoverTpl   = `<dl><dt>Domain</dt><dd>{{ option.domain }}</dd><dt>Score</dt><dd>{{ option.score }}</dd></dl>`
 	displayTpl = `<table><tr><th>Service</th><td>{{ context.service }}</td></tr><tr><th>Replicas</th><td>{{ context.replicas }}</td></tr>{% for c in context.changes %}<tr><th>{{ c.field }}</th><td>{{ c.from }} → {{ c.to }}</td></tr>{% endfor %}</table>`
-	stockCSS   = `.org{display:flex;gap:8px;align-items:center} .org img{width:32px;height:32px;border-radius:4px} .d{color:#666} @media (prefers-color-scheme:dark){.d{color:#aaa}}`
+	stockCSS   = `.org{display:flex;gap:10px;align-items:center;height:100%} .org img{width:36px;height:36px;flex:none;border-radius:6px} .t{min-width:0} .t strong{display:block;white-space:nowrap;overflow:hidden;text-overflow:ellipsis} .d{display:block;font-size:.85em;color:#555;white-space:nowrap;overflow:hidden;text-overflow:ellipsis} @media (prefers-color-scheme:dark){.d{color:#bbb}}`
 )
 
 var guggenheim = raws(
-	`{"id":"gugg-nyc","label":"Solomon R. Guggenheim Museum","domain":"guggenheim.org","score":92}`,
-	`{"id":"gugg-bilbao","label":"Guggenheim Museum Bilbao","domain":"guggenheim-bilbao.eus","score":71}`,
-	`{"id":"gugg-partners","label":"Guggenheim Partners","domain":"guggenheimpartners.com","score":33}`,
-	`{"id":"gugg-foundation","label":"John Simon Guggenheim Memorial Foundation <Fellowships>","domain":"gf.org","score":12}`,
+	`{"id":"gugg-nyc","label":"Solomon R. Guggenheim Museum","domain":"guggenheim.org","score":92,"logo":"data:image/svg+xml,%3Csvg xmlns=%22http://www.w3.org/2000/svg%22 viewBox=%220 0 32 32%22%3E%3Crect width=%2232%22 height=%2232%22 rx=%226%22 fill=%22%23c0392b%22/%3E%3C/svg%3E"}`,
+	`{"id":"gugg-bilbao","label":"Guggenheim Museum Bilbao","domain":"guggenheim-bilbao.eus","score":71,"logo":"data:image/svg+xml,%3Csvg xmlns=%22http://www.w3.org/2000/svg%22 viewBox=%220 0 32 32%22%3E%3Crect width=%2232%22 height=%2232%22 rx=%226%22 fill=%22%232471a3%22/%3E%3C/svg%3E"}`,
+	`{"id":"gugg-partners","label":"Guggenheim Partners","domain":"guggenheimpartners.com","score":33,"logo":"data:image/svg+xml,%3Csvg xmlns=%22http://www.w3.org/2000/svg%22 viewBox=%220 0 32 32%22%3E%3Crect width=%2232%22 height=%2232%22 rx=%226%22 fill=%22%231e8449%22/%3E%3C/svg%3E"}`,
+	`{"id":"gugg-foundation","label":"John Simon Guggenheim Memorial Foundation <Fellowships>","domain":"gf.org","score":12,"logo":"data:image/svg+xml,%3Csvg xmlns=%22http://www.w3.org/2000/svg%22 viewBox=%220 0 32 32%22%3E%3Crect width=%2232%22 height=%2232%22 rx=%226%22 fill=%22%237d3c98%22/%3E%3C/svg%3E"}`,
 )
 
 var deployContext = json.RawMessage(`{"service":"api","replicas":3,"changes":[{"field":"image","from":"v1.2","to":"v1.3"},{"field":"cpu","from":"500m","to":"1"}]}`)

@@ -260,8 +260,12 @@ async function screenshot(f, page) {
   await page.goto(base + f.url);
   if (f.pick !== undefined) await tapTo(page.locator('input[name=option]').nth(f.pick));
   for (const [name, value] of Object.entries(f.fill || {})) await page.locator(`[name="${name}"]`).fill(value);
-  await page.waitForTimeout(300);
-  await page.screenshot({ path: join(plan.screenshots, f.file), fullPage: true, scale: 'css' });
+  // Chromium does not paint off-screen cross-origin (sandboxed) frames:
+  // make the viewport as tall as the page, then take the picture.
+  const h = await page.evaluate(() => document.documentElement.scrollHeight);
+  await page.setViewportSize({ width: page.viewportSize().width, height: h });
+  await page.waitForTimeout(500);
+  await page.screenshot({ path: join(plan.screenshots, f.file), scale: 'css' });
 }
 
 async function measure(f, page) {
