@@ -106,7 +106,7 @@ func TestGenerateSecret(t *testing.T) {
 	if _, err := ParseKeyring("local:" + a); err != nil {
 		t.Fatal(err)
 	}
-	if NewRenderID() == NewRenderID() || len(NewRenderID()) < 22 {
+	if r1, r2 := NewRenderID(), NewRenderID(); r1 == r2 || len(r1) < 22 {
 		t.Fatal("render ids must be random 128-bit values")
 	}
 }

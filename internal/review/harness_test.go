@@ -46,7 +46,7 @@ func (c *clock) Set(t time.Time) {
 func (c *clock) Add(d time.Duration) { c.Set(c.Now().Add(d)) }
 
 type env struct {
-	t       *testing.T
+	t       testing.TB
 	clock   *clock
 	store   *boltstore.Store
 	svc     *elicitation.Service
@@ -59,7 +59,7 @@ type env struct {
 
 const testKeys = "k1:MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=,k0:ZmVkY2JhOTg3NjU0MzIxMGZlZGNiYTk4NzY1NDMyMTA="
 
-func newEnv(t *testing.T, opts ...func(*review.Options)) *env {
+func newEnv(t testing.TB, opts ...func(*review.Options)) *env {
 	t.Helper()
 	e := &env{t: t, clock: &clock{t: t0}}
 	st, err := boltstore.Open(filepath.Join(t.TempDir(), "store.db"))
@@ -163,7 +163,7 @@ func (e *env) postBody(path, contentType string, body io.Reader) response {
 	return read(e.t, res)
 }
 
-func read(t *testing.T, res *http.Response) response {
+func read(t testing.TB, res *http.Response) response {
 	t.Helper()
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)

@@ -84,10 +84,6 @@ type rendered struct {
 	Rows, Hovers             []string
 }
 
-func (r rendered) any() bool {
-	return r.Heading != "" || r.Footer != "" || r.Display != "" || r.Rows != nil || r.Hovers != nil
-}
-
 // render compiles and renders p's templates.
 func (c *TemplateChecker) render(p elicitation.Payload) (rendered, error) {
 	var out rendered

@@ -76,7 +76,7 @@ func (h *Handler) serveSubmit(w http.ResponseWriter, r *http.Request) {
 		}
 		h.write(w, http.StatusConflict, h.finalView(elicitation.Record{}, st, nil))
 	case elicitation.CodeOf(err) == elicitation.CodeInvalidArgument:
-		h.invalid(w, r, id, key, err, sub, form)
+		h.invalid(w, r, id, key, err, form)
 	default:
 		h.internal(w, r, id, err)
 	}
@@ -148,7 +148,7 @@ func formValues(form url.Values) map[string][]string {
 }
 
 // invalid re-renders the page (422) with what to fix and what was entered.
-func (h *Handler) invalid(w http.ResponseWriter, r *http.Request, id, key string, cause error, sub elicitation.Submission, form url.Values) {
+func (h *Handler) invalid(w http.ResponseWriter, r *http.Request, id, key string, cause error, form url.Values) {
 	rv, err := h.svc.OpenReview(r.Context(), id, key)
 	if err != nil {
 		h.serviceError(w, r, id, err)
