@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -502,6 +504,51 @@ func TestToolListChanged(t *testing.T) {
 			case <-changed:
 			case <-time.After(20 * time.Second):
 				t.Fatal("removal not passed on")
+			}
+		})
+	}
+}
+
+// TestPagedToolList checks that a paginated upstream listing is passed on
+// page by page with the upstream's cursors.
+func TestPagedToolList(t *testing.T) {
+	up := mcp.NewServer(&mcp.Implementation{Name: "paged"}, &mcp.ServerOptions{PageSize: 2})
+	var want []string
+	for i := range 5 {
+		name := fmt.Sprintf("tool-%d", i)
+		want = append(want, name)
+		up.AddTool(&mcp.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}`)},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+	}
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
+	t.Cleanup(srv.Close) // after the proxy's cleanup has closed its upstream session
+	p := startProxy(t, fmt.Sprintf("upstream:\n  url: %q\n", srv.URL))
+	for _, d := range downstreams {
+		t.Run(d.name, func(t *testing.T) {
+			cs := connect(t, p, d, nil, nil)
+			var got []string
+			pages := 0
+			cursor := ""
+			for {
+				res, err := cs.ListTools(context.Background(), &mcp.ListToolsParams{Cursor: cursor})
+				if err != nil {
+					t.Fatal(err)
+				}
+				pages++
+				for _, tool := range res.Tools {
+					got = append(got, tool.Name)
+				}
+				if res.NextCursor == "" {
+					break
+				}
+				cursor = res.NextCursor
+			}
+			if strings.Join(got, ",") != strings.Join(want, ",") || pages != 3 {
+				t.Errorf("listed %q in %d pages, want %q in 3", got, pages, want)
+			}
+			// A tool from the last page is known to the required-field check.
+			if o := outcome(t, callTool(t, cs, "tool-4", map[string]any{})); o.Reason != proxy.ReasonUnsupported {
+				t.Errorf("tool-4 without q: %+v", o)
 			}
 		})
 	}
