@@ -165,10 +165,10 @@ func TestBrowserFlows(t *testing.T) {
 		flows = append(flows, flow{"name": "approval form/" + vp, "viewport": vp, "do": "approve", "url": a.Path(),
 			"fill":    map[string]string{"f.email": "ops@example.com", "f.count": "4", "f.ratio": "0.5", "f.when": "2026-04-01T10:30", "f.note": "ok"},
 			"select":  map[string]string{"f.env": "prod"},
-			"check":   [][]string{{"f.tags", "a"}, {"f.tags", "c"}},
+			"check":   [][]string{{"f.tags", "c"}}, // "b" is the default
 			"uncheck": []string{"f.notify"}})
 		expects = append(expects, expect{c: a, status: elicitation.StatusSubmitted, form: map[string]any{
-			"email": "ops@example.com", "count": 4.0, "ratio": 0.5, "when": "2026-04-01T10:30:00Z", "note": "ok", "env": "prod", "tags": []any{"a", "c"}, "notify": false}})
+			"email": "ops@example.com", "count": 4.0, "ratio": 0.5, "when": "2026-04-01T10:30:00Z", "note": "ok", "env": "prod", "tags": []any{"b", "c"}, "notify": false}})
 
 		dd := e.selection(elicitation.SelectionInput{Message: "Which one?", Options: guggenheim})
 		flows = append(flows, flow{"name": "decided refuses/" + vp, "viewport": vp, "do": "decided", "url": dd.Path()})

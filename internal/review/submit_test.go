@@ -21,7 +21,7 @@ var formSchema = json.RawMessage(`{"type":"object","properties":{
  "notify":{"type":"boolean","default":true},
  "when":{"type":"string","format":"date-time"},
  "env":{"type":"string","enum":["dev","prod"]},
- "tags":{"type":"array","items":{"type":"string","enum":["a","b","c"]},"maxItems":2},
+ "tags":{"type":"array","items":{"type":"string","enum":["a","b","c"]},"maxItems":2,"default":["b"]},
  "note":{"type":"string","maxLength":10}
 },"required":["email","count"]}`)
 
@@ -329,7 +329,7 @@ func TestApprovalFlow(t *testing.T) {
 	page := e.get(a.Path())
 	for _, want := range []string{`type="email"`, `type="number"`, `step="1"`, `min="1"`, `max="5"`, `type="datetime-local"`, "read as UTC",
 		`<input type="checkbox" id="f-3" name="f.notify" value="true" checked`, `maxlength="10"`, "Ship it<span class=\"meaning\">(approve)</span>",
-		"Stop<span class=\"meaning\">(decline)</span>", "&#34;replicas&#34;: 3"} {
+		"Stop<span class=\"meaning\">(decline)</span>", "&#34;replicas&#34;: 3", `name="f.tags" value="b" checked`} {
 		if !strings.Contains(page.Body, want) {
 			t.Errorf("page lacks %q", want)
 		}

@@ -282,6 +282,12 @@ func field(i int, f elicitation.Field, pr *prior) fieldView {
 				for _, s := range d {
 					chosen[s] = true
 				}
+			case []any: // as decoded from the store
+				for _, v := range d {
+					if s, ok := v.(string); ok {
+						chosen[s] = true
+					}
+				}
 			}
 		}
 		for _, c := range f.Choices {
