@@ -332,8 +332,17 @@ func (s *Service) reviewRecord(ctx context.Context, id, key string) (Record, err
 }
 
 // RefuseSubmission records a submission attempt refused before it reached
-// the Service (for example for a bad or expired page token).
-func (s *Service) RefuseSubmission(ctx context.Context, id, by, reason string) error {
+// Submit (for example for a bad or expired page token). A wrong review key
+// gives ErrNotFound and records nothing, so that only a holder of the
+// review key can add to a request's audit trail.
+func (s *Service) RefuseSubmission(ctx context.Context, id, key, by, reason string) error {
+	if _, err := s.reviewRecord(ctx, id, key); err != nil {
+		return err
+	}
+	return s.recordRefusal(ctx, id, by, reason)
+}
+
+func (s *Service) recordRefusal(ctx context.Context, id, by, reason string) error {
 	e := AuditEntry{At: s.now().UTC(), Action: ActionSubmissionRefused, Principal: orReviewer(by), Detail: reason}
 	if err := s.store.Append(ctx, id, e); err != nil {
 		return fmt.Errorf("refuse submission %s: %w", id, err)
@@ -359,7 +368,7 @@ func (s *Service) Submit(ctx context.Context, id, key string, sub Submission) (S
 		return State{}, err
 	}
 	refuse := func(reason string, cause error) (State, error) {
-		if aerr := s.RefuseSubmission(ctx, id, sub.By, reason); aerr != nil {
+		if aerr := s.recordRefusal(ctx, id, sub.By, reason); aerr != nil {
 			return State{}, errors.Join(cause, aerr)
 		}
 		return rec.State, fmt.Errorf("submit %s: %w", id, cause)

@@ -31,7 +31,7 @@ type Service interface {
 	// Submit validates a submission and lands it exactly once.
 	Submit(ctx context.Context, id, key string, sub elicitation.Submission) (elicitation.State, error)
 	// RefuseSubmission audits a submission refused before Submit.
-	RefuseSubmission(ctx context.Context, id, by, reason string) error
+	RefuseSubmission(ctx context.Context, id, key, by, reason string) error
 }
 
 // Tokens seals and opens page tokens; *pagetoken.Keyring implements it.

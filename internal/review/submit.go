@@ -31,11 +31,11 @@ func (h *Handler) serveSubmit(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			h.refuse(w, r, id, http.StatusRequestEntityTooLarge, "body too large", "Too much data",
+			h.refuse(w, r, id, key, http.StatusRequestEntityTooLarge, "body too large", "Too much data",
 				"The submission is larger than the server accepts. Nothing was decided.")
 			return
 		}
-		h.refuse(w, r, id, http.StatusBadRequest, "malformed body", "The submission could not be read",
+		h.refuse(w, r, id, key, http.StatusBadRequest, "malformed body", "The submission could not be read",
 			"Nothing was decided. Reload the page and try again.")
 		return
 	}
@@ -43,13 +43,13 @@ func (h *Handler) serveSubmit(w http.ResponseWriter, r *http.Request) {
 	for k, vs := range form {
 		for _, v := range vs {
 			if len(k)+len(v) > h.maxValue {
-				h.refuse(w, r, id, http.StatusRequestEntityTooLarge, "value too large", "A value is too long",
+				h.refuse(w, r, id, key, http.StatusRequestEntityTooLarge, "value too large", "A value is too long",
 					"One of the submitted values is longer than the server accepts. Nothing was decided.")
 				return
 			}
 		}
 	}
-	claims, ok := h.checkToken(w, r, id, form["token"])
+	claims, ok := h.checkToken(w, r, id, key, form["token"])
 	if !ok {
 		return
 	}
@@ -87,9 +87,9 @@ func (h *Handler) serveSubmit(w http.ResponseWriter, r *http.Request) {
 // "reload the page" while the request could still be decided; once the
 // request itself has expired it goes on, because the Service can then only
 // answer 410, or repeat the success of the winning submission.
-func (h *Handler) checkToken(w http.ResponseWriter, r *http.Request, id string, tokens []string) (pagetoken.Claims, bool) {
+func (h *Handler) checkToken(w http.ResponseWriter, r *http.Request, id, key string, tokens []string) (pagetoken.Claims, bool) {
 	forbid := func(reason string) {
-		h.refuse(w, r, id, http.StatusForbidden, reason, "This page cannot send an answer",
+		h.refuse(w, r, id, key, http.StatusForbidden, reason, "This page cannot send an answer",
 			"The page's security token is missing or not valid, so nothing was decided. Open the review link again to answer.")
 	}
 	if len(tokens) == 0 || tokens[0] == "" {
@@ -110,27 +110,34 @@ func (h *Handler) checkToken(w http.ResponseWriter, r *http.Request, id string, 
 		forbid("page token of another request")
 		return pagetoken.Claims{}, false
 	case errors.Is(err, pagetoken.ErrExpired) && now.Before(c.RequestExpires):
-		h.write(w, http.StatusForbidden, h.refused(r, id, "page token expired", &finalView{
+		h.refused(w, r, id, key, http.StatusForbidden, "page token expired", &finalView{
 			Class: "problem", Heading: "This page is too old to send",
 			Text:   []string{"Nothing was decided. Reload the page to get a fresh one, then answer again."},
 			Reload: true,
-		}))
+		})
 		return pagetoken.Claims{}, false
 	}
 	return c, true
 }
 
-// refuse audits a refused submission and writes a problem page. The answer
-// is the same whether or not the id exists.
-func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, id string, status int, reason, heading string, text ...string) {
-	h.write(w, status, h.refused(r, id, reason, &finalView{Class: "problem", Heading: heading, Text: text}))
+// refuse audits a refused submission and writes a problem page.
+func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, id, key string, status int, reason, heading string, text ...string) {
+	h.refused(w, r, id, key, status, reason, &finalView{Class: "problem", Heading: heading, Text: text})
 }
 
-func (h *Handler) refused(r *http.Request, id, reason string, f *finalView) *pageView {
-	if err := h.svc.RefuseSubmission(r.Context(), id, "", reason); err != nil && !errors.Is(err, elicitation.ErrNotFound) {
+// refused audits a refused submission and writes f with status. An unknown
+// id or a wrong review key gets the not-found page instead, and nothing is
+// recorded: only a holder of the review key adds to the audit trail.
+func (h *Handler) refused(w http.ResponseWriter, r *http.Request, id, key string, status int, reason string, f *finalView) {
+	err := h.svc.RefuseSubmission(r.Context(), id, key, "", reason)
+	switch {
+	case errors.Is(err, elicitation.ErrNotFound):
+		h.notFound(w)
+		return
+	case err != nil:
 		h.log.ErrorContext(r.Context(), "audit refused submission", "id", id, "reason", reason, "err", err)
 	}
-	return &pageView{Title: f.Heading, Final: f}
+	h.write(w, status, &pageView{Title: f.Heading, Final: f})
 }
 
 // formValues are the approval form's fields (inputs named "f.<field>").

@@ -59,7 +59,11 @@ func TestBadSubmissions(t *testing.T) {
 		{name: "unknown elicitation id", target: &sel, path: "unknown",
 			form: func() url.Values {
 				return url.Values{"token": {e.token(sel)}, "decision": {"submitted"}, "option": {"opt-1", "opt-2"}}
-			}, status: 403, want: "not valid"},
+			}, status: 404, want: "There is no review request at this address"},
+		{name: "wrong review key and no token", target: &sel, path: "wrongkey",
+			form: func() url.Values {
+				return url.Values{"decision": {"submitted"}, "option": {"opt-1", "opt-2"}}
+			}, status: 404, want: "There is no review request at this address"},
 		{name: "wrong review key", target: &sel, path: "wrongkey",
 			form: func() url.Values {
 				return url.Values{"token": {e.token(sel)}, "decision": {"submitted"}, "option": {"opt-1", "opt-2"}}
