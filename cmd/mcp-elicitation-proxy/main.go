@@ -176,7 +176,7 @@ Environment:
 		return serveHTTP(ctx, p, *httpAddr, logger)
 	}
 	logger.Info("serving MCP on stdio", "upstream", describe(cfg))
-	if err := p.Server().Run(ctx, stdioTransport()); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
+	if err := p.Server().Run(ctx, p.WrapTransport(stdioTransport())); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
 		logger.Error("stdio session ended with an error", "error", err)
 		return 1
 	}

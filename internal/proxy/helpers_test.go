@@ -213,7 +213,7 @@ func connect(t testing.TB, p *proxy.Proxy, d downstream, e *elicitor, opts *mcp.
 		transport = &mcp.StreamableClientTransport{Endpoint: srv.URL}
 	} else {
 		ct, st := mcp.NewInMemoryTransports()
-		ss, err := p.Server().Connect(ctx, st, nil)
+		ss, err := p.Server().Connect(ctx, p.WrapTransport(st), nil) // as on stdio
 		if err != nil {
 			t.Fatal(err)
 		}

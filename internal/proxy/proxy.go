@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -48,10 +49,13 @@ type Proxy struct {
 	sealer  *requeststate.Sealer
 	matcher *sensitive.Matcher
 	server  *mcp.Server
+	impl    *mcp.Implementation // the server's, as results name it
 	up      *upstream.Conn
 
 	tools    toolCache
 	progress progressRoutes
+	// fastCalls counts the calls forwarded on the fast path (fast.go).
+	fastCalls atomic.Int64
 
 	refreshMu sync.Mutex // serializes tool list refreshes
 	// ready is closed when New has finished, successfully or not; live
@@ -108,7 +112,8 @@ func New(ctx context.Context, opts Options) (*Proxy, error) {
 		return nil, err
 	}
 	init := cs.InitializeResult()
-	p.server = mcp.NewServer(&mcp.Implementation{Name: cfg.Proxy.Name, Version: version}, &mcp.ServerOptions{
+	p.impl = &mcp.Implementation{Name: cfg.Proxy.Name, Version: version}
+	p.server = mcp.NewServer(p.impl, &mcp.ServerOptions{
 		Logger:       p.logger,
 		Instructions: init.Instructions,
 		Capabilities: serverCapabilities(init.Capabilities),
@@ -165,7 +170,7 @@ func (p *Proxy) UpstreamPID() int { return p.up.ChildPID() }
 // RunStdio serves one downstream client on the process's stdin and stdout
 // until the client disconnects or ctx is done.
 func (p *Proxy) RunStdio(ctx context.Context) error {
-	return p.server.Run(ctx, &mcp.StdioTransport{})
+	return p.server.Run(ctx, p.WrapTransport(&mcp.StdioTransport{}))
 }
 
 // HTTPHandler serves MCP over streamable HTTP to any number of clients

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -84,11 +85,14 @@ type captureConn struct {
 	mcp.Connection
 	reg      registry
 	progress *progressTracker
+	raw      rawCalls
 }
 
 type captureTransport struct {
 	mcp.Transport
 	progress *progressTracker
+	// connected, if set, receives the connection made.
+	connected func(*captureConn)
 }
 
 func (t captureTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -96,7 +100,16 @@ func (t captureTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &captureConn{Connection: c, progress: t.progress}, nil
+	cc := &captureConn{Connection: c, progress: t.progress}
+	if t.connected != nil {
+		t.connected(cc)
+	}
+	return cc, nil
+}
+
+func (c *captureConn) Close() error {
+	c.failRaw(errors.New("upstream connection closed"))
+	return c.Connection.Close()
 }
 
 func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
@@ -109,19 +122,25 @@ func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 }
 
 func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.Connection.Read(ctx)
-	if err != nil {
-		return msg, err
-	}
-	switch m := msg.(type) {
-	case *jsonrpc.Response:
-		c.reg.deliver(idKey(m.ID), m.Result)
-	case *jsonrpc.Request:
-		if m.Method == "notifications/progress" && c.progress != nil {
-			c.progress.sawParams(m.Params)
+	for {
+		msg, err := c.Connection.Read(ctx)
+		if err != nil {
+			c.failRaw(err)
+			return msg, err
 		}
+		switch m := msg.(type) {
+		case *jsonrpc.Response:
+			if c.deliverRaw(m) {
+				continue // a raw call's: not the SDK's business
+			}
+			c.reg.deliver(idKey(m.ID), m.Result)
+		case *jsonrpc.Request:
+			if m.Method == "notifications/progress" && c.progress != nil {
+				c.progress.sawParams(m.Params)
+			}
+		}
+		return msg, nil
 	}
-	return msg, err
 }
 
 // captureRoundTripper captures raw results on the streamable HTTP transport,

@@ -76,7 +76,8 @@ type Conn struct {
 
 	mu      sync.Mutex
 	session *mcp.ClientSession
-	child   *child // nil for a URL upstream
+	child   *child       // nil for a URL upstream
+	raw     *captureConn // the stdio connection, for RawCall; nil while down
 	lastErr error
 	closed  bool
 
@@ -169,8 +170,9 @@ func (c *Conn) ChildPID() int {
 
 func (c *Conn) connect(ctx context.Context) error {
 	var (
-		t  mcp.Transport
-		ch *child
+		t    mcp.Transport
+		ch   *child
+		conn *captureConn
 	)
 	if c.opts.URL != "" {
 		base := http.DefaultTransport
@@ -184,7 +186,11 @@ func (c *Conn) connect(ctx context.Context) error {
 		t = &mcp.StreamableClientTransport{Endpoint: c.opts.URL, HTTPClient: hc}
 	} else {
 		ch = newChild(c.opts)
-		t = captureTransport{Transport: &mcp.CommandTransport{Command: ch.cmd, TerminateDuration: c.opts.TerminateGrace}, progress: c.progress}
+		t = captureTransport{
+			Transport: &mcp.CommandTransport{Command: ch.cmd, TerminateDuration: c.opts.TerminateGrace},
+			progress:  c.progress,
+			connected: func(cc *captureConn) { conn = cc },
+		}
 	}
 	cs, err := c.client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err != nil {
@@ -200,7 +206,7 @@ func (c *Conn) connect(ctx context.Context) error {
 		return err
 	}
 	c.mu.Lock()
-	c.session, c.child, c.lastErr = cs, ch, nil
+	c.session, c.child, c.raw, c.lastErr = cs, ch, conn, nil
 	c.mu.Unlock()
 	return nil
 }
@@ -217,6 +223,7 @@ func (c *Conn) supervise() {
 		c.mu.Lock()
 		closed := c.closed
 		c.session = nil
+		c.raw = nil
 		c.mu.Unlock()
 		if ch != nil {
 			ch.killGroup()
