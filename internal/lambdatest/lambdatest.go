@@ -30,29 +30,15 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
 // RIEModule is the emulator's module and version (FIELD-NOTES).
 const RIEModule = "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@v0.0.0-20261030222936-bef5c4ba774d"
 
 // Root returns the module root (the directory holding go.mod).
-func Root(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("lambdatest: no go.mod above the working directory")
-		}
-		dir = parent
-	}
-}
+func Root(t testing.TB) string { return testenv.Root(t) }
 
 var rieOnce struct {
 	sync.Once

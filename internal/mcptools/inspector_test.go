@@ -3,50 +3,23 @@ package mcptools_test
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
+	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
-
-// repoRoot walks up from the package directory to the directory holding go.mod.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = parent
-	}
-}
 
 // inspector runs the real MCP Inspector CLI (@modelcontextprotocol/inspector
 // 0.15.0, a client no one here wrote) against url. A missing node or
 // node_modules fails the test: CI must have them.
 func inspector(t *testing.T, url string, args ...string) string {
 	t.Helper()
-	root := repoRoot(t)
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("node is not on PATH: install Node.js 20 and run npm ci in the repo root (%s)", root)
-	}
-	bin := filepath.Join(root, "node_modules", ".bin", "mcp-inspector")
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("%s is missing: run npm ci in the repo root (%s)", bin, root)
-	}
+	root, node := testenv.Root(t), testenv.Node(t)
+	bin := testenv.NodeModule(t, ".bin/mcp-inspector")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, append([]string{bin, "--cli", url, "--transport", "http"}, args...)...)

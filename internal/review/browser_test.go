@@ -15,20 +15,16 @@ import (
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
 // browserDeps finds node, the npm packages and Chromium, and fails (never
 // skips) with what to install when one is missing.
 func browserDeps(t *testing.T) (node, chromium string) {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("browser tests need Node.js (node on PATH): install Node 20+")
-	}
+	node = testenv.Node(t)
 	for _, pkg := range []string{"playwright-core", "axe-core", "@axe-core/playwright"} {
-		if _, err := os.Stat(filepath.Join("..", "..", "node_modules", pkg, "package.json")); err != nil {
-			t.Fatalf("browser tests need the npm package %s: run `npm ci` in the module root", pkg)
-		}
+		testenv.NodeModule(t, filepath.Join(pkg, "package.json"))
 	}
 	chromium = os.Getenv("CHROMIUM_PATH")
 	if chromium == "" {

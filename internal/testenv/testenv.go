@@ -1,0 +1,66 @@
+// Package testenv finds the real peers the tests drive: the module root,
+// Node.js and the npm packages of package.json (DynamoDB Local, the MCP
+// reference server, the Inspector CLI, playwright-core). A missing peer
+// fails the test with the command that installs it; no test skips itself,
+// because CI installs everything.
+package testenv
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+var root struct {
+	sync.Once
+	dir string
+	err error
+}
+
+// Root returns the module root: the nearest directory above the working
+// directory that holds go.mod.
+func Root(t testing.TB) string {
+	t.Helper()
+	root.Do(func() {
+		dir, err := os.Getwd()
+		for err == nil {
+			if _, serr := os.Stat(filepath.Join(dir, "go.mod")); serr == nil {
+				root.dir = dir
+				return
+			}
+			parent := filepath.Dir(dir)
+			if parent == dir {
+				break
+			}
+			dir = parent
+		}
+		root.err = err
+	})
+	if root.dir == "" {
+		t.Fatalf("testenv: no go.mod above the working directory (%v)", root.err)
+	}
+	return root.dir
+}
+
+// Node returns the path of the node binary.
+func Node(t testing.TB) string {
+	t.Helper()
+	p, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("testenv: node is not on PATH: install Node.js 20+ (apt-get install nodejs npm), then run npm ci in the repository root")
+	}
+	return p
+}
+
+// NodeModule returns the path of rel (such as ".bin/mcp-inspector" or
+// "playwright-core") under the repository's node_modules.
+func NodeModule(t testing.TB, rel string) string {
+	t.Helper()
+	p := filepath.Join(Root(t), "node_modules", rel)
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("testenv: %s is missing: run npm ci in the repository root (%s)", filepath.Join("node_modules", rel), Root(t))
+	}
+	return p
+}
