@@ -10,51 +10,64 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-elicitation/elicitation/internal/proxy/ndjson"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/rawjson"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/required"
 )
 
 // The fast path forwards a complete tools/call from a downstream stdio
-// session to a stdio upstream as JSON-RPC bytes: the request's params go
-// upstream as received (only _meta's io.modelcontextprotocol/* keys are
-// removed, in place), under a proxy-owned ID, and the upstream's response
-// comes back under the client's ID. It skips the SDK's typed decoding and
-// encoding of the call on both sides, which is most of the proxy's cost per
-// call; the result is the same the SDK path gives (which also passes the
-// upstream's raw result on).
+// session to a stdio upstream as JSON-RPC bytes, below the SDK: the
+// downstream line is picked out of the stream before the SDK decodes it,
+// its params go upstream as received (only _meta's io.modelcontextprotocol/*
+// keys are removed, in place) under a proxy-owned ID, the upstream's
+// response is picked out of the child's output the same way, and goes back
+// under the client's ID, encoded as the SDK encodes responses. The SDK's
+// JSON decoding (a fresh 32 KiB buffer per value, several values per
+// message) was most of the proxy's cost per call; the result is the one the
+// SDK path gives (which also passes the upstream's raw result on).
 //
 // Only calls the SDK path would forward untouched take it: the session has
-// completed its initialize handshake on a protocol before 2026-07-28, the
-// tool is in the cached listing, the params hold only name, arguments and
-// _meta, the arguments are a JSON object with every required field present,
-// and _meta carries no progress token. Everything else (and everything
-// while the upstream is down) goes through the SDK, unchanged.
+// completed its initialize handshake on a protocol before 2026-07-28 (or
+// server/discover, for a request that carries the 2026-07-28 protocol in
+// its _meta), the tool is in the cached listing, the params hold only
+// name, arguments and _meta, the arguments are a JSON object with every
+// required field present, and _meta carries no progress token. Everything
+// else (and everything while the upstream is down or not on stdio) goes
+// through the SDK, unchanged.
 
-// WrapTransport returns t with the fast path for complete tool calls. Wrap
-// the transport of a stdio-like downstream session (one JSON-RPC peer per
-// connection); the fast path is used only with a stdio upstream.
+// WrapTransport returns t with the fast path for complete tool calls when
+// t is an *mcp.IOTransport (stdio, or any newline-delimited stream with one
+// peer); any other transport is returned as it is.
 func (p *Proxy) WrapTransport(t mcp.Transport) mcp.Transport {
-	return &fastTransport{Transport: t, p: p}
+	iot, ok := t.(*mcp.IOTransport)
+	if !ok {
+		return t
+	}
+	return &fastTransport{io: iot, p: p}
 }
 
 type fastTransport struct {
-	mcp.Transport
-	p *Proxy
+	io *mcp.IOTransport
+	p  *Proxy
 }
 
 func (t *fastTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.Transport.Connect(ctx)
+	s := &fastSession{p: t.p, w: ndjson.NewWriter(t.io.Writer, nil)}
+	c, err := (&mcp.IOTransport{
+		Reader:        ndjson.NewReader(t.io.Reader, s.take, nil),
+		Writer:        s.w,
+		MaxLineLength: t.io.MaxLineLength,
+	}).Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &fastConn{Connection: c, p: t.p}, nil
+	return &fastConn{Connection: c, s: s}, nil
 }
 
-// fastConn is a downstream connection that answers complete tool calls
-// itself, and passes every other message to the SDK.
-type fastConn struct {
-	mcp.Connection
+// fastSession is the state of one downstream stream.
+type fastSession struct {
 	p *Proxy
+	w *ndjson.Writer // the downstream's output, shared with the SDK
 
 	mu          sync.Mutex
 	initID      *jsonrpc.ID // the initialize request's ID, until answered
@@ -72,105 +85,137 @@ type fastCall struct {
 	cancel func(reason string) // set once sent
 }
 
+// fastConn is the SDK's connection over the filtered stream; it watches
+// the SDK's answers to the handshake.
+type fastConn struct {
+	mcp.Connection
+	s *fastSession
+}
+
 func (c *fastConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	for {
-		msg, err := c.Connection.Read(ctx)
-		if err != nil {
-			c.abandonAll()
-			return msg, err
-		}
-		req, ok := msg.(*jsonrpc.Request)
-		if !ok {
-			return msg, nil
-		}
-		switch req.Method {
-		case "tools/call":
-			if c.tryFast(req) {
-				continue
-			}
-		case "notifications/cancelled":
-			c.cancelled(req)
-		case "initialize":
-			if req.IsCall() {
-				c.mu.Lock()
-				id := req.ID
-				c.initID, c.protocol, c.initialized = &id, "", false
-				c.mu.Unlock()
-			}
-		case "server/discover":
-			if req.IsCall() {
-				c.mu.Lock()
-				id := req.ID
-				c.discoverID = &id
-				c.mu.Unlock()
-			}
-		case "notifications/initialized":
-			c.mu.Lock()
-			c.initialized = c.protocol != ""
-			c.mu.Unlock()
-		}
-		return msg, nil
+	msg, err := c.Connection.Read(ctx)
+	if err != nil {
+		c.s.abandonAll()
 	}
+	return msg, err
 }
 
 func (c *fastConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if resp, ok := msg.(*jsonrpc.Response); ok {
-		c.mu.Lock()
-		if c.discoverID != nil && *c.discoverID == resp.ID {
-			c.discoverID = nil
-			c.discovered = c.discovered || resp.Error == nil
+		s := c.s
+		s.mu.Lock()
+		if s.discoverID != nil && *s.discoverID == resp.ID {
+			s.discoverID = nil
+			s.discovered = s.discovered || resp.Error == nil
 		}
-		if c.initID != nil && *c.initID == resp.ID {
-			c.initID = nil
+		if s.initID != nil && *s.initID == resp.ID {
+			s.initID = nil
 			var res struct {
 				ProtocolVersion string `json:"protocolVersion"`
 			}
 			if resp.Error == nil && json.Unmarshal(resp.Result, &res) == nil {
-				c.protocol = res.ProtocolVersion
+				s.protocol = res.ProtocolVersion
 			}
 		}
-		c.mu.Unlock()
+		s.mu.Unlock()
 	}
 	return c.Connection.Write(ctx, msg)
 }
 
 func (c *fastConn) Close() error {
-	c.abandonAll()
+	c.s.abandonAll()
 	return c.Connection.Close()
 }
 
-// tryFast forwards req on the fast path and reports whether it did.
-func (c *fastConn) tryFast(req *jsonrpc.Request) bool {
-	if !req.IsCall() {
+// take looks at each line the client sends before the SDK does, and
+// consumes the tool calls it forwards itself.
+func (s *fastSession) take(line []byte) bool {
+	if t := bytes.TrimLeft(line, " \t\r"); len(t) == 0 || t[0] != '{' {
+		return false // a batch, or not JSON-RPC: the SDK's business
+	}
+	var m struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  string          `json:"method"`
+		Params  json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(line, &m) != nil {
 		return false
 	}
-	params, perRequest, ok := c.p.fastParams(req.Params)
+	var id jsonrpc.ID
+	isCall := false
+	if len(m.ID) > 0 && string(m.ID) != "null" {
+		var v any
+		var err error
+		if json.Unmarshal(m.ID, &v) != nil {
+			return false
+		}
+		if id, err = jsonrpc.MakeID(v); err != nil {
+			return false
+		}
+		isCall = true
+	}
+	switch m.Method {
+	case "tools/call":
+		if isCall && m.JSONRPC == "2.0" {
+			return s.tryFast(id, m.Params)
+		}
+	case "notifications/cancelled":
+		if !isCall {
+			s.cancelled(m.Params)
+		}
+	case "initialize":
+		if isCall {
+			s.mu.Lock()
+			s.initID, s.protocol, s.initialized = &id, "", false
+			s.mu.Unlock()
+		}
+	case "server/discover":
+		if isCall {
+			s.mu.Lock()
+			s.discoverID = &id
+			s.mu.Unlock()
+		}
+	case "notifications/initialized":
+		if !isCall {
+			s.mu.Lock()
+			s.initialized = s.protocol != ""
+			s.mu.Unlock()
+		}
+	}
+	return false
+}
+
+// tryFast forwards a tool call on the fast path and reports whether it did.
+func (s *fastSession) tryFast(id jsonrpc.ID, raw json.RawMessage) bool {
+	params, perRequest, ok := s.p.fastParams(raw)
 	if !ok {
 		return false
 	}
-	c.mu.Lock()
+	s.mu.Lock()
 	if perRequest {
 		// A 2026-07-28 request carries its protocol in _meta; the SDK
 		// takes the session's state from server/discover (or initialize).
-		ok = c.discovered || c.initialized
+		ok = s.discovered || s.initialized
 	} else {
-		ok = c.initialized && c.protocol != "" && c.protocol < protocolMultiRoundTrip
+		ok = s.initialized && s.protocol != "" && s.protocol < protocolMultiRoundTrip
 	}
-	_, dup := c.pending[req.ID]
-	ok = ok && !dup && !c.closed
-	c.mu.Unlock()
+	_, dup := s.pending[id]
+	ok = ok && !dup && !s.closed
+	fc := &fastCall{id: id}
+	if ok {
+		if s.pending == nil {
+			s.pending = map[jsonrpc.ID]*fastCall{}
+		}
+		s.pending[id] = fc
+	}
+	s.mu.Unlock()
 	if !ok {
 		return false
 	}
-	fc := &fastCall{id: req.ID}
-	c.mu.Lock()
-	if c.pending == nil {
-		c.pending = map[jsonrpc.ID]*fastCall{}
-	}
-	c.pending[req.ID] = fc
-	c.mu.Unlock()
-	cancel, err := c.p.up.RawCall("tools/call", params, func(resp *jsonrpc.Response, err error) {
-		if !c.finish(fc) {
+	s.p.fastCalls.Add(1) // before the answer can arrive
+	cancel, err := s.p.up.RawCall("tools/call", params, func(resp *jsonrpc.Response, err error) {
+		if !s.finish(fc) {
 			return
 		}
 		out := &jsonrpc.Response{ID: fc.id}
@@ -183,7 +228,7 @@ func (c *fastConn) tryFast(req *jsonrpc.Request) bool {
 			// What the SDK path adds for a 2026-07-28 request: the
 			// result type and the server's identity.
 			rr := &rawResult{raw: resp.Result, addResultType: true}
-			rr.Meta = mcp.Meta{mcp.MetaKeyServerInfo: c.p.impl}
+			rr.Meta = mcp.Meta{mcp.MetaKeyServerInfo: s.p.impl}
 			b, merr := rr.MarshalJSON()
 			if merr != nil {
 				out.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: merr.Error()}
@@ -193,73 +238,83 @@ func (c *fastConn) tryFast(req *jsonrpc.Request) bool {
 		default:
 			out.Result = resp.Result
 		}
-		if werr := c.Connection.Write(context.Background(), out); werr != nil {
-			c.p.logger.Debug("writing a forwarded tool result failed", "error", werr)
+		if werr := s.write(out); werr != nil {
+			s.p.logger.Debug("writing a forwarded tool result failed", "error", werr)
 		}
 	})
 	if err != nil {
 		// The upstream is down or not on stdio: the SDK path answers.
-		c.finish(fc)
+		s.p.fastCalls.Add(-1)
+		s.finish(fc)
 		return false
 	}
-	c.mu.Lock()
+	s.mu.Lock()
 	fc.cancel = cancel
-	c.mu.Unlock()
-	c.p.fastCalls.Add(1)
+	s.mu.Unlock()
 	return true
+}
+
+// write sends msg to the client as the SDK's stdio transport does.
+func (s *fastSession) write(msg jsonrpc.Message) error {
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	_, err = s.w.Write(append(data, '\n'))
+	return err
 }
 
 // finish removes fc from the calls in flight and reports whether it was
 // still there (the call had neither been answered nor cancelled).
-func (c *fastConn) finish(fc *fastCall) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.pending[fc.id] != fc {
+func (s *fastSession) finish(fc *fastCall) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pending[fc.id] != fc {
 		return false
 	}
-	delete(c.pending, fc.id)
+	delete(s.pending, fc.id)
 	return true
 }
 
 // cancelled handles the client's notifications/cancelled for a fast call
 // as the SDK path does: the upstream call is cancelled and the client gets
 // the error response the SDK writes for a cancelled request. The
-// notification is then passed to the SDK as well, which ignores an ID it
-// does not know.
-func (c *fastConn) cancelled(req *jsonrpc.Request) {
+// notification is passed to the SDK as well, which ignores an ID it does
+// not know.
+func (s *fastSession) cancelled(raw json.RawMessage) {
 	var params struct {
 		RequestID any `json:"requestId"`
 	}
-	if json.Unmarshal(req.Params, &params) != nil {
+	if json.Unmarshal(raw, &params) != nil {
 		return
 	}
 	id, err := jsonrpc.MakeID(params.RequestID) // as the SDK reads it
 	if err != nil {
 		return
 	}
-	c.mu.Lock()
-	fc := c.pending[id]
+	s.mu.Lock()
+	fc := s.pending[id]
 	if fc != nil {
-		delete(c.pending, id)
+		delete(s.pending, id)
 	}
-	c.mu.Unlock()
+	s.mu.Unlock()
 	if fc == nil {
 		return
 	}
 	if fc.cancel != nil {
 		fc.cancel(context.Canceled.Error())
 	}
-	_ = c.Connection.Write(context.Background(), &jsonrpc.Response{ID: fc.id, Error: context.Canceled})
+	_ = s.write(&jsonrpc.Response{ID: fc.id, Error: context.Canceled})
 }
 
 // abandonAll cancels every fast call in flight upstream when the client
 // has gone, as the SDK path cancels its handlers.
-func (c *fastConn) abandonAll() {
-	c.mu.Lock()
-	c.closed = true
-	pending := c.pending
-	c.pending = nil
-	c.mu.Unlock()
+func (s *fastSession) abandonAll() {
+	s.mu.Lock()
+	s.closed = true
+	pending := s.pending
+	s.pending = nil
+	s.mu.Unlock()
 	for _, fc := range pending {
 		if fc.cancel != nil {
 			fc.cancel(context.Canceled.Error())

@@ -212,8 +212,12 @@ func connect(t testing.TB, p *proxy.Proxy, d downstream, e *elicitor, opts *mcp.
 		t.Cleanup(srv.Close)
 		transport = &mcp.StreamableClientTransport{Endpoint: srv.URL}
 	} else {
-		ct, st := mcp.NewInMemoryTransports()
-		ss, err := p.Server().Connect(ctx, p.WrapTransport(st), nil) // as on stdio
+		// Newline-delimited JSON over pipes, as on stdio (with the fast
+		// path for complete calls).
+		cr, sw := io.Pipe()
+		sr, cw := io.Pipe()
+		ct := &mcp.IOTransport{Reader: cr, Writer: cw}
+		ss, err := p.Server().Connect(ctx, p.WrapTransport(&mcp.IOTransport{Reader: sr, Writer: sw}), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

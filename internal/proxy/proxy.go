@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 
@@ -170,7 +171,7 @@ func (p *Proxy) UpstreamPID() int { return p.up.ChildPID() }
 // RunStdio serves one downstream client on the process's stdin and stdout
 // until the client disconnects or ctx is done.
 func (p *Proxy) RunStdio(ctx context.Context) error {
-	return p.server.Run(ctx, p.WrapTransport(&mcp.StdioTransport{}))
+	return p.server.Run(ctx, p.WrapTransport(&mcp.IOTransport{Reader: os.Stdin, Writer: nopWriteCloser{os.Stdout}}))
 }
 
 // HTTPHandler serves MCP over streamable HTTP to any number of clients
@@ -202,3 +203,9 @@ func (p *Proxy) HTTPHandler() http.Handler {
 func (p *Proxy) Close() error {
 	return p.up.Close()
 }
+
+// nopWriteCloser leaves the process's standard output open when the
+// session ends, as mcp.StdioTransport does.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

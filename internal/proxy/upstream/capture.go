@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -85,14 +84,11 @@ type captureConn struct {
 	mcp.Connection
 	reg      registry
 	progress *progressTracker
-	raw      rawCalls
 }
 
 type captureTransport struct {
 	mcp.Transport
 	progress *progressTracker
-	// connected, if set, receives the connection made.
-	connected func(*captureConn)
 }
 
 func (t captureTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -100,16 +96,7 @@ func (t captureTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	cc := &captureConn{Connection: c, progress: t.progress}
-	if t.connected != nil {
-		t.connected(cc)
-	}
-	return cc, nil
-}
-
-func (c *captureConn) Close() error {
-	c.failRaw(errors.New("upstream connection closed"))
-	return c.Connection.Close()
+	return &captureConn{Connection: c, progress: t.progress}, nil
 }
 
 func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
@@ -122,25 +109,19 @@ func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 }
 
 func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	for {
-		msg, err := c.Connection.Read(ctx)
-		if err != nil {
-			c.failRaw(err)
-			return msg, err
-		}
-		switch m := msg.(type) {
-		case *jsonrpc.Response:
-			if c.deliverRaw(m) {
-				continue // a raw call's: not the SDK's business
-			}
-			c.reg.deliver(idKey(m.ID), m.Result)
-		case *jsonrpc.Request:
-			if m.Method == "notifications/progress" && c.progress != nil {
-				c.progress.sawParams(m.Params)
-			}
-		}
-		return msg, nil
+	msg, err := c.Connection.Read(ctx)
+	if err != nil {
+		return msg, err
 	}
+	switch m := msg.(type) {
+	case *jsonrpc.Response:
+		c.reg.deliver(idKey(m.ID), m.Result)
+	case *jsonrpc.Request:
+		if m.Method == "notifications/progress" && c.progress != nil {
+			c.progress.sawParams(m.Params)
+		}
+	}
+	return msg, err
 }
 
 // captureRoundTripper captures raw results on the streamable HTTP transport,

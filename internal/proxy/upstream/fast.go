@@ -1,14 +1,23 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-elicitation/elicitation/internal/proxy/ndjson"
 )
 
 // rawIDPrefix starts the IDs of requests sent with [Conn.RawCall]. The SDK's
@@ -17,12 +26,15 @@ const rawIDPrefix = "mcp-elicitation-proxy-raw-"
 
 // RawDone receives the upstream's response to a raw call (its ID is the
 // proxy's own), or the error that ended the call without one. It runs on
-// the upstream connection's read loop and must not block for long.
+// the upstream connection's reading goroutine and must not block for long.
 type RawDone func(resp *jsonrpc.Response, err error)
 
-// rawCalls tracks the raw calls in flight on one stdio connection.
-type rawCalls struct {
+// rawLink is the raw side of one stdio connection: requests written to the
+// child's stdin beside the SDK's, and their responses picked out of its
+// stdout before the SDK decodes anything.
+type rawLink struct {
 	mu      sync.Mutex
+	w       io.Writer // the child's stdin, shared with the SDK
 	next    uint64
 	pending map[string]RawDone
 	err     error // set once the connection has failed
@@ -38,81 +50,179 @@ type rawCalls struct {
 // upstream is being reconnected; the caller should then take the SDK path.
 func (c *Conn) RawCall(method string, params []byte, done RawDone) (cancel func(reason string), err error) {
 	c.mu.Lock()
-	cc := c.raw
+	l := c.raw
 	c.mu.Unlock()
-	if cc == nil {
+	if l == nil {
 		return nil, ErrUnavailable
 	}
-	return cc.rawCall(method, params, done)
+	return l.call(method, params, done)
 }
 
-func (c *captureConn) rawCall(method string, params []byte, done RawDone) (func(string), error) {
-	r := &c.raw
-	r.mu.Lock()
-	if r.err != nil {
-		r.mu.Unlock()
-		return nil, r.err
+func (l *rawLink) call(method string, params []byte, done RawDone) (func(string), error) {
+	l.mu.Lock()
+	if l.err != nil || l.w == nil {
+		err := l.err
+		l.mu.Unlock()
+		if err == nil {
+			err = ErrUnavailable
+		}
+		return nil, err
 	}
-	r.next++
-	key := rawIDPrefix + strconv.FormatUint(r.next, 10)
-	if r.pending == nil {
-		r.pending = map[string]RawDone{}
+	l.next++
+	key := rawIDPrefix + strconv.FormatUint(l.next, 10)
+	if l.pending == nil {
+		l.pending = map[string]RawDone{}
 	}
-	r.pending[key] = done
-	r.mu.Unlock()
+	l.pending[key] = done
+	w := l.w
+	l.mu.Unlock()
 	id, _ := jsonrpc.MakeID(key)
-	if err := c.Connection.Write(context.Background(), &jsonrpc.Request{ID: id, Method: method, Params: params}); err != nil {
-		r.mu.Lock()
-		delete(r.pending, key)
-		r.mu.Unlock()
+	if err := writeMessage(w, &jsonrpc.Request{ID: id, Method: method, Params: params}); err != nil {
+		l.mu.Lock()
+		delete(l.pending, key)
+		l.mu.Unlock()
 		return nil, err
 	}
 	cancel := func(reason string) {
-		r.mu.Lock()
-		_, ok := r.pending[key]
-		delete(r.pending, key)
-		r.mu.Unlock()
+		l.mu.Lock()
+		_, ok := l.pending[key]
+		delete(l.pending, key)
+		l.mu.Unlock()
 		if !ok {
 			return
 		}
 		p, _ := json.Marshal(map[string]any{"requestId": key, "reason": reason})
-		_ = c.Connection.Write(context.Background(), &jsonrpc.Request{Method: "notifications/cancelled", Params: p})
+		_ = writeMessage(w, &jsonrpc.Request{Method: "notifications/cancelled", Params: p})
 	}
 	return cancel, nil
 }
 
-// deliverRaw hands a response to the raw call awaiting it and reports
-// whether it was one (then the SDK must not see it).
-func (c *captureConn) deliverRaw(resp *jsonrpc.Response) bool {
-	key, ok := resp.ID.Raw().(string)
+// writeMessage writes msg as the SDK's stdio transport does: its JSON-RPC
+// encoding and a newline, in one write.
+func writeMessage(w io.Writer, msg jsonrpc.Message) error {
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(data, '\n'))
+	return err
+}
+
+var rawIDMarker = []byte(`"` + rawIDPrefix)
+
+// take consumes a line of the child's stdout that answers a raw call.
+func (l *rawLink) take(line []byte) bool {
+	if !bytes.Contains(line, rawIDMarker) {
+		return false
+	}
+	var m struct {
+		ID     any             `json:"id"`
+		Method string          `json:"method"`
+		Result json.RawMessage `json:"result"`
+		Error  *jsonrpc.Error  `json:"error"`
+	}
+	if json.Unmarshal(line, &m) != nil || m.Method != "" {
+		return false
+	}
+	key, ok := m.ID.(string)
 	if !ok || !strings.HasPrefix(key, rawIDPrefix) {
 		return false
 	}
-	r := &c.raw
-	r.mu.Lock()
-	done := r.pending[key]
-	delete(r.pending, key)
-	r.mu.Unlock()
+	l.mu.Lock()
+	done := l.pending[key]
+	delete(l.pending, key)
+	l.mu.Unlock()
 	if done != nil {
+		id, _ := jsonrpc.MakeID(key)
+		resp := &jsonrpc.Response{ID: id, Result: m.Result}
+		if m.Error != nil {
+			resp.Result, resp.Error = nil, m.Error
+		}
 		done(resp, nil)
 	}
-	return true
+	return true // a cancelled call's: not the SDK's business either
 }
 
-// failRaw ends every raw call in flight with err, and refuses new ones.
-func (c *captureConn) failRaw(err error) {
-	if err == nil {
+// fail ends every raw call in flight with err, and refuses new ones.
+func (l *rawLink) fail(err error) {
+	if err == nil || errors.Is(err, io.EOF) {
 		err = errors.New("connection closed")
 	}
-	r := &c.raw
-	r.mu.Lock()
-	if r.err == nil {
-		r.err = err
+	l.mu.Lock()
+	if l.err == nil {
+		l.err = err
 	}
-	pending := r.pending
-	r.pending = nil
-	r.mu.Unlock()
+	pending := l.pending
+	l.pending = nil
+	l.mu.Unlock()
 	for _, done := range pending {
 		done(nil, err)
 	}
+}
+
+// stdioTransport starts the upstream command and connects to it as
+// mcp.CommandTransport does (the same shutdown: stdin closed, then SIGTERM,
+// then SIGKILL), with the child's stdout read through a filter that hands
+// raw-call responses to link and its stdin shared with link.
+type stdioTransport struct {
+	cmd       *exec.Cmd
+	terminate time.Duration
+	link      *rawLink
+}
+
+func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	stdout, err := t.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdin, err := t.cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := t.cmd.Start(); err != nil {
+		return nil, err
+	}
+	w := ndjson.NewWriter(stdin, func() error {
+		t.link.fail(errors.New("upstream connection closed"))
+		return t.shutdown(stdin)
+	})
+	t.link.mu.Lock()
+	t.link.w = w
+	t.link.mu.Unlock()
+	r := ndjson.NewReader(stdout, t.link.take, t.link.fail)
+	// Closing the connection closes stdin; stdout is left to the child.
+	return (&mcp.IOTransport{Reader: io.NopCloser(r), Writer: w}).Connect(ctx)
+}
+
+// shutdown is mcp.CommandTransport's: close stdin, wait for the child to
+// exit, then SIGTERM, then SIGKILL.
+func (t *stdioTransport) shutdown(stdin io.Closer) error {
+	if err := stdin.Close(); err != nil {
+		return fmt.Errorf("closing stdin: %v", err)
+	}
+	res := make(chan error, 1)
+	go func() { res <- t.cmd.Wait() }()
+	wait := func() (error, bool) {
+		select {
+		case err := <-res:
+			return err, true
+		case <-time.After(t.terminate):
+			return nil, false
+		}
+	}
+	if err, ok := wait(); ok {
+		return err
+	}
+	if err := t.cmd.Process.Signal(syscall.SIGTERM); err == nil {
+		if err, ok := wait(); ok {
+			return err
+		}
+	}
+	if err := t.cmd.Process.Kill(); err != nil {
+		return err
+	}
+	if err, ok := wait(); ok {
+		return err
+	}
+	return errors.New("unresponsive subprocess")
 }

@@ -76,8 +76,8 @@ type Conn struct {
 
 	mu      sync.Mutex
 	session *mcp.ClientSession
-	child   *child       // nil for a URL upstream
-	raw     *captureConn // the stdio connection, for RawCall; nil while down
+	child   *child   // nil for a URL upstream
+	raw     *rawLink // the stdio connection's, for RawCall; nil while down
 	lastErr error
 	closed  bool
 
@@ -172,7 +172,7 @@ func (c *Conn) connect(ctx context.Context) error {
 	var (
 		t    mcp.Transport
 		ch   *child
-		conn *captureConn
+		link *rawLink
 	)
 	if c.opts.URL != "" {
 		base := http.DefaultTransport
@@ -186,10 +186,10 @@ func (c *Conn) connect(ctx context.Context) error {
 		t = &mcp.StreamableClientTransport{Endpoint: c.opts.URL, HTTPClient: hc}
 	} else {
 		ch = newChild(c.opts)
+		link = &rawLink{}
 		t = captureTransport{
-			Transport: &mcp.CommandTransport{Command: ch.cmd, TerminateDuration: c.opts.TerminateGrace},
+			Transport: &stdioTransport{cmd: ch.cmd, terminate: c.opts.TerminateGrace, link: link},
 			progress:  c.progress,
-			connected: func(cc *captureConn) { conn = cc },
 		}
 	}
 	cs, err := c.client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
@@ -206,7 +206,7 @@ func (c *Conn) connect(ctx context.Context) error {
 		return err
 	}
 	c.mu.Lock()
-	c.session, c.child, c.raw, c.lastErr = cs, ch, conn, nil
+	c.session, c.child, c.raw, c.lastErr = cs, ch, link, nil
 	c.mu.Unlock()
 	return nil
 }
