@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -130,23 +131,33 @@ func (c *fastConn) Close() error {
 // take looks at each line the client sends before the SDK does, and
 // consumes the tool calls it forwards itself.
 func (s *fastSession) take(line []byte) bool {
-	if t := bytes.TrimLeft(line, " \t\r"); len(t) == 0 || t[0] != '{' {
+	obj, err := rawjson.ParseObject(line)
+	if err != nil {
 		return false // a batch, or not JSON-RPC: the SDK's business
 	}
 	var m struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Method  string          `json:"method"`
-		Params  json.RawMessage `json:"params"`
+		JSONRPC, ID, Method, Params json.RawMessage
 	}
-	if json.Unmarshal(line, &m) != nil {
+	for _, mem := range obj.Members {
+		switch mem.Key {
+		case "jsonrpc":
+			m.JSONRPC = mem.Value
+		case "id":
+			m.ID = mem.Value
+		case "method":
+			m.Method = mem.Value
+		case "params":
+			m.Params = mem.Value
+		}
+	}
+	method, ok := rawString(m.Method)
+	if !ok {
 		return false
 	}
 	var id jsonrpc.ID
 	isCall := false
 	if len(m.ID) > 0 && string(m.ID) != "null" {
 		var v any
-		var err error
 		if json.Unmarshal(m.ID, &v) != nil {
 			return false
 		}
@@ -155,9 +166,9 @@ func (s *fastSession) take(line []byte) bool {
 		}
 		isCall = true
 	}
-	switch m.Method {
+	switch method {
 	case "tools/call":
-		if isCall && m.JSONRPC == "2.0" {
+		if isCall && string(m.JSONRPC) == `"2.0"` {
 			return s.tryFast(id, m.Params)
 		}
 	case "notifications/cancelled":
@@ -417,6 +428,16 @@ func perRequestProtocol(meta *rawjson.Object) (perRequest, ok bool) {
 		return false, false
 	}
 	caps, present := meta.Get(mcp.MetaKeyClientCapabilities)
+	info, hasInfo := meta.Get(mcp.MetaKeyClientInfo)
+	// A client sends the same capabilities and identity with every
+	// request: remember the last ones found valid.
+	key := string(caps) + "\x00" + string(info)
+	if hasInfo {
+		key += "\x00"
+	}
+	if last := lastValidMeta.Load(); present && last != nil && *last == key {
+		return true, true
+	}
 	var c struct {
 		mcp.ClientCapabilities
 		Roots *struct {
@@ -426,16 +447,30 @@ func perRequestProtocol(meta *rawjson.Object) (perRequest, ok bool) {
 	if !present || !isObject(caps) || json.Unmarshal(caps, &c) != nil {
 		return false, false
 	}
-	if info, present := meta.Get(mcp.MetaKeyClientInfo); present {
+	if hasInfo {
 		var impl mcp.Implementation
 		if !isObject(info) || json.Unmarshal(info, &impl) != nil {
 			return false, false
 		}
 	}
+	lastValidMeta.Store(&key)
 	return true, true
 }
+
+// lastValidMeta holds the last per-request capabilities and client
+// information perRequestProtocol accepted.
+var lastValidMeta atomic.Pointer[string]
 
 func isObject(v json.RawMessage) bool {
 	v = bytes.TrimSpace(v)
 	return len(v) > 0 && v[0] == '{'
+}
+
+// rawString decodes a JSON string value.
+func rawString(v json.RawMessage) (string, bool) {
+	if len(v) >= 2 && v[0] == '"' && bytes.IndexByte(v, '\\') < 0 {
+		return string(v[1 : len(v)-1]), true
+	}
+	var s string
+	return s, json.Unmarshal(v, &s) == nil
 }

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 )
 
 // Member is one key and its raw value.
@@ -26,40 +25,110 @@ type Object struct {
 var ErrNotObject = errors.New("not a JSON object")
 
 // ParseObject splits a JSON object into its members. A duplicate key keeps
-// its last value, as encoding/json does.
+// its last value, as encoding/json does. The values are the exact bytes of
+// data (sub-slices of it, without the white space around them).
 func ParseObject(data []byte) (*Object, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, fmt.Errorf("parsing JSON object: %w", err)
+	if !json.Valid(data) {
+		// Let encoding/json say what is wrong.
+		var v any
+		if err := json.Unmarshal(data, &v); err != nil {
+			return nil, fmt.Errorf("parsing JSON object: %w", err)
+		}
+		return nil, errors.New("parsing JSON object: invalid JSON")
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
+	i := skipSpace(data, 0)
+	if data[i] != '{' {
 		return nil, ErrNotObject
 	}
 	obj := &Object{}
-	for dec.More() {
-		tok, err := dec.Token()
+	i = skipSpace(data, i+1)
+	if data[i] == '}' {
+		return obj, nil
+	}
+	for {
+		// data is valid JSON: a key string, a colon, a value, then a
+		// comma or the closing brace.
+		end := skipString(data, i)
+		key, err := decodeKey(data[i:end])
 		if err != nil {
 			return nil, fmt.Errorf("parsing JSON object: %w", err)
 		}
-		key, ok := tok.(string)
-		if !ok {
-			return nil, fmt.Errorf("parsing JSON object: key is %T", tok)
+		i = skipSpace(data, end)
+		i = skipSpace(data, i+1) // the colon
+		vend := skipValue(data, i)
+		obj.Set(key, json.RawMessage(data[i:vend:vend]))
+		i = skipSpace(data, vend)
+		if data[i] == '}' {
+			return obj, nil
 		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, fmt.Errorf("parsing JSON object member %q: %w", key, err)
+		i = skipSpace(data, i+1) // the comma
+	}
+}
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) {
+		switch data[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
 		}
-		obj.Set(key, v)
 	}
-	if _, err := dec.Token(); err != nil {
-		return nil, fmt.Errorf("parsing JSON object: %w", err)
+	return i
+}
+
+// skipString returns the index just past the string that starts at i.
+func skipString(data []byte, i int) int {
+	for i++; i < len(data); i++ {
+		switch data[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("parsing JSON object: trailing data")
+	return i
+}
+
+// skipValue returns the index just past the (valid) value that starts at i.
+func skipValue(data []byte, i int) int {
+	switch data[i] {
+	case '"':
+		return skipString(data, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(data); i++ {
+			switch data[i] {
+			case '"':
+				i = skipString(data, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return i
+	default: // a number, true, false or null
+		for ; i < len(data); i++ {
+			switch data[i] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return i
+			}
+		}
+		return i
 	}
-	return obj, nil
+}
+
+func decodeKey(quoted []byte) (string, error) {
+	if bytes.IndexByte(quoted, '\\') < 0 {
+		return string(quoted[1 : len(quoted)-1]), nil
+	}
+	var key string
+	err := json.Unmarshal(quoted, &key)
+	return key, err
 }
 
 // Get returns the raw value of key.
@@ -96,20 +165,39 @@ func (o *Object) Delete(key string) {
 // MarshalJSON writes the members in order with their raw values.
 func (o *Object) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
+	var enc *json.Encoder
 	b.WriteByte('{')
 	for i, m := range o.Members {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		if err := enc.Encode(m.Key); err != nil {
-			return nil, err
+		if plainKey(m.Key) {
+			b.WriteByte('"')
+			b.WriteString(m.Key)
+			b.WriteByte('"')
+		} else {
+			if enc == nil {
+				enc = json.NewEncoder(&b)
+				enc.SetEscapeHTML(false)
+			}
+			if err := enc.Encode(m.Key); err != nil {
+				return nil, err
+			}
+			b.Truncate(b.Len() - 1) // Encode's newline
 		}
-		b.Truncate(b.Len() - 1) // Encode's newline
 		b.WriteByte(':')
 		b.Write(m.Value)
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// plainKey reports whether key is printable ASCII that needs no escaping.
+func plainKey(key string) bool {
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }

@@ -3,6 +3,7 @@ package rawjson
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -48,5 +49,25 @@ func TestKeysNotHTMLEscaped(t *testing.T) {
 	out, _ := obj.MarshalJSON()
 	if string(out) != `{"<a&b>":"<x>"}` {
 		t.Errorf("got %s", out)
+	}
+}
+
+func TestParseObjectScanner(t *testing.T) {
+	in := " {\"a\\u0062\" : \"}{\\\"]\" , \"n\":-1.5e3,\"o\":{\"x\":[{\"}\":\"{\"}],\"y\":null},\"t\":true,\"a\\u0062\":[ ] } \n"
+	obj, err := ParseObject([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range obj.Members {
+		got = append(got, m.Key+"="+string(m.Value))
+	}
+	want := `ab=[ ]|n=-1.5e3|o={"x":[{"}":"{"}],"y":null}|t=true`
+	if s := strings.Join(got, "|"); s != want {
+		t.Errorf("members\n got %s\nwant %s", s, want)
+	}
+	obj, _ = ParseObject([]byte(`{}`))
+	if len(obj.Members) != 0 {
+		t.Errorf("empty object: %v", obj.Members)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/ndjson"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/rawjson"
 )
 
 // rawIDPrefix starts the IDs of requests sent with [Conn.RawCall]. The SDK's
@@ -115,18 +116,25 @@ func (l *rawLink) take(line []byte) bool {
 	if !bytes.Contains(line, rawIDMarker) {
 		return false
 	}
-	var m struct {
-		ID     any             `json:"id"`
-		Method string          `json:"method"`
-		Result json.RawMessage `json:"result"`
-		Error  *jsonrpc.Error  `json:"error"`
-	}
-	if json.Unmarshal(line, &m) != nil || m.Method != "" {
+	obj, err := rawjson.ParseObject(line)
+	if err != nil {
 		return false
 	}
-	key, ok := m.ID.(string)
-	if !ok || !strings.HasPrefix(key, rawIDPrefix) {
+	if _, ok := obj.Get("method"); ok {
 		return false
+	}
+	rawID, _ := obj.Get("id")
+	var key string
+	if json.Unmarshal(rawID, &key) != nil || !strings.HasPrefix(key, rawIDPrefix) {
+		return false
+	}
+	result, _ := obj.Get("result")
+	var rerr *jsonrpc.Error
+	if raw, ok := obj.Get("error"); ok && string(raw) != "null" {
+		rerr = new(jsonrpc.Error)
+		if json.Unmarshal(raw, rerr) != nil {
+			return false
+		}
 	}
 	l.mu.Lock()
 	done := l.pending[key]
@@ -134,9 +142,9 @@ func (l *rawLink) take(line []byte) bool {
 	l.mu.Unlock()
 	if done != nil {
 		id, _ := jsonrpc.MakeID(key)
-		resp := &jsonrpc.Response{ID: id, Result: m.Result}
-		if m.Error != nil {
-			resp.Result, resp.Error = nil, m.Error
+		resp := &jsonrpc.Response{ID: id, Result: result}
+		if rerr != nil {
+			resp.Result, resp.Error = nil, rerr
 		}
 		done(resp, nil)
 	}
