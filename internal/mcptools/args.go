@@ -91,6 +91,21 @@ func (a args) requiredStr(name, what string) (string, error) {
 	return a.str(name)
 }
 
+// boolean reads an optional boolean argument (false when absent).
+func (a args) boolean(name string) (bool, error) {
+	r := a.raw(name)
+	if r == nil {
+		return false, nil
+	}
+	switch string(r) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, badArg(name, "%s must be true or false, not %s", name, describe(r))
+}
+
 // number reads an optional number argument; ok is false when absent.
 func (a args) number(name, rule string) (f float64, ok bool, err error) {
 	r := a.raw(name)

@@ -295,6 +295,21 @@ func runFlows(t *testing.T, e *env, cs *mcp.ClientSession) {
 		if fetched != 2 {
 			t.Errorf("%d result_fetched audit entries, want 2: %+v", fetched, tr.Entries)
 		}
+		// The owner reads the same trail through elicit_status.
+		st := ok(t, cs, mcptools.ToolStatus, map[string]any{"elicitationId": id, "includeAudit": true})
+		audit, _ := st["audit"].(map[string]any)
+		entries, _ := audit["entries"].([]any)
+		var actions []string
+		for _, en := range entries {
+			actions = append(actions, en.(map[string]any)["action"].(string))
+		}
+		if got := strings.Join(actions, ","); got != "created,decided,result_fetched,result_fetched" {
+			t.Errorf("elicit_status audit actions = %s", got)
+		}
+		if plain := ok(t, cs, mcptools.ToolStatus, map[string]any{"elicitationId": id}); plain["audit"] != nil {
+			t.Errorf("audit returned without includeAudit: %v", plain)
+		}
+		fails(t, cs, mcptools.ToolStatus, map[string]any{"elicitationId": id, "includeAudit": "yes"}, elicitation.CodeInvalidArgument)
 	})
 
 	t.Run("AwaitPendingWhenBoundElapses", func(t *testing.T) {

@@ -142,11 +142,37 @@ var awaitOutputSchema = schema(`{
 	"required": ["status"]
 }`)
 
+// statusInputSchema is elicit_status': the id, and whether to include the
+// audit trail.
+var statusInputSchema = schema(`{
+	"type": "object",
+	"properties": {
+		"elicitationId": {"type": "string", "minLength": 1, "description": "The id elicit_approval or elicit_selection returned."},
+		"includeAudit": {"type": "boolean", "description": "Also return the request's audit trail (creation, page renders, submission attempts, the decision, result fetches)."}
+	},
+	"required": ["elicitationId"],
+	"additionalProperties": false
+}`)
+
 var statusOutputSchema = schema(`{
 	"type": "object",
 	"properties": {
 		"status": {"type": "string", "enum": ` + statusEnum + `},
-		"expiresAt": {"type": "string", "format": "date-time"}
+		"expiresAt": {"type": "string", "format": "date-time"},
+		"audit": {
+			"type": "object",
+			"description": "With includeAudit: the audit trail, oldest first. Renders and refused submissions beyond a cap are counted in omitted, not listed.",
+			"properties": {
+				"entries": {"type": "array", "items": {"type": "object", "properties": {
+					"at": {"type": "string", "format": "date-time"},
+					"action": {"type": "string", "enum": ["created", "rendered", "submission_refused", "decided", "canceled", "result_fetched"]},
+					"principal": {"type": "string"},
+					"detail": {"type": "string"}
+				}, "required": ["at", "action", "principal"]}},
+				"omitted": {"type": "object", "additionalProperties": {"type": "integer"}}
+			},
+			"required": ["entries"]
+		}
 	},
 	"required": ["status", "expiresAt"]
 }`)

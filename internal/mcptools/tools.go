@@ -74,8 +74,8 @@ func (s *Server) tools() []tool {
 		{&mcp.Tool{
 			Name:         ToolStatus,
 			Title:        "Check a request's status",
-			Description:  "Returns a request's status and expiresAt at once; never waits and never consumes the result.",
-			InputSchema:  idInputSchema,
+			Description:  "Returns a request's status and expiresAt at once; never waits and never consumes the result. With includeAudit, also its audit trail.",
+			InputSchema:  statusInputSchema,
 			OutputSchema: statusOutputSchema,
 			Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
 		}, s.wrap(ToolStatus, s.status)},
@@ -214,10 +214,31 @@ func (s *Server) await(ctx context.Context, req *mcp.CallToolRequest) (any, erro
 type statusExpiresOutput struct {
 	Status    elicitation.Status `json:"status"`
 	ExpiresAt string             `json:"expiresAt"`
+	Audit     *auditOutput       `json:"audit,omitempty"`
+}
+
+type auditOutput struct {
+	Entries []auditEntry               `json:"entries"`
+	Omitted map[elicitation.Action]int `json:"omitted,omitempty"`
+}
+
+type auditEntry struct {
+	At        string             `json:"at"`
+	Action    elicitation.Action `json:"action"`
+	Principal string             `json:"principal"`
+	Detail    string             `json:"detail,omitempty"`
 }
 
 func (s *Server) status(ctx context.Context, req *mcp.CallToolRequest) (any, error) {
-	id, err := idArg(req)
+	a, err := parseArgs(req.Params.Arguments, "elicitationId", "includeAudit")
+	if err != nil {
+		return nil, err
+	}
+	id, err := a.elicitationID()
+	if err != nil {
+		return nil, err
+	}
+	withAudit, err := a.boolean("includeAudit")
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +246,18 @@ func (s *Server) status(ctx context.Context, req *mcp.CallToolRequest) (any, err
 	if err != nil {
 		return nil, err
 	}
-	return statusExpiresOutput{Status: st.Status, ExpiresAt: timestamp(st.ExpiresAt)}, nil
+	out := statusExpiresOutput{Status: st.Status, ExpiresAt: timestamp(st.ExpiresAt)}
+	if withAudit {
+		tr, err := s.svc.Audit(ctx, principal(req), id)
+		if err != nil {
+			return nil, err
+		}
+		out.Audit = &auditOutput{Entries: make([]auditEntry, len(tr.Entries)), Omitted: tr.Omitted}
+		for i, e := range tr.Entries {
+			out.Audit.Entries[i] = auditEntry{At: timestamp(e.At), Action: e.Action, Principal: e.Principal, Detail: e.Detail}
+		}
+	}
+	return out, nil
 }
 
 func idArg(req *mcp.CallToolRequest) (string, error) {
