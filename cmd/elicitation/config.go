@@ -14,19 +14,20 @@ import (
 
 // Config is everything the local server needs, from flags and environment.
 type Config struct {
-	Addr        string        // MCP endpoint (and review routes unless ReviewAddr)
-	ReviewAddr  string        // optional second listener for the review routes
-	PublicURL   string        // base of review URLs
-	DataDir     string        // embedded store, token secret
-	Store       string        // "bolt" or "dynamodb"
-	Table       string        // DynamoDB table
-	CreateTable bool          // create the DynamoDB table if missing
-	MaxWait     time.Duration // bound of one elicit_await
-	Retention   time.Duration // kept after expiresAt
-	TokenKeys   string        // "kid:base64secret,…"; empty: generated and kept in DataDir
-	Stateless   bool          // serve MCP statelessly, as on Lambda
-	RequireKeys bool          // require a bearer API key on /mcp
-	LogLevel    string
+	Addr         string        // MCP endpoint (and review routes unless ReviewAddr)
+	ReviewAddr   string        // optional second listener for the review routes
+	PublicURL    string        // base of review URLs
+	DataDir      string        // embedded store, token secret
+	Store        string        // "bolt" or "dynamodb"
+	Table        string        // DynamoDB table
+	CreateTable  bool          // create the DynamoDB table if missing
+	MaxWait      time.Duration // bound of one elicit_await
+	Retention    time.Duration // kept after expiresAt
+	TokenKeys    string        // "kid:base64secret,…"; empty: generated and kept in DataDir
+	Stateless    bool          // serve MCP statelessly, as on Lambda
+	RequireKeys  bool          // require a bearer API key on /mcp
+	CleanupEvery time.Duration // how often to remove requests past retention; 0: never
+	LogLevel     string
 }
 
 func defaultDataDir(getenv func(string) string) string {
@@ -71,9 +72,10 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (Co
 	fs.DurationVar(&c.Retention, "retention", envDuration(getenv, "ELICITATION_RETENTION", elicitation.DefaultRetention), "how long a request is kept after it expires ($ELICITATION_RETENTION)")
 	fs.StringVar(&c.TokenKeys, "token-keys", env("ELICITATION_TOKEN_KEYS", ""), `page-token signing keys "kid:base64secret[,kid:base64secret…]", the first signs; default: a random key kept in --data-dir ($ELICITATION_TOKEN_KEYS)`)
 	fs.BoolVar(&c.RequireKeys, "require-api-key", getenv("ELICITATION_REQUIRE_API_KEY") == "true", "require a bearer API key on /mcp (create keys with \"elicitation keys create\"); each key's principal owns what it creates ($ELICITATION_REQUIRE_API_KEY=true)")
+	fs.DurationVar(&c.CleanupEvery, "cleanup-interval", envDuration(getenv, "ELICITATION_CLEANUP_INTERVAL", time.Hour), "how often to remove requests past their retention (0 disables; \"elicitation cleanup\" does it once) ($ELICITATION_CLEANUP_INTERVAL)")
 	fs.BoolVar(&c.Stateless, "stateless", false, "serve MCP statelessly with JSON responses, as the Lambda function does")
 	fs.StringVar(&c.LogLevel, "log-level", env("ELICITATION_LOG_LEVEL", "info"), "debug, info, warn or error ($ELICITATION_LOG_LEVEL)")
-	for _, name := range []string{"ELICITATION_MAX_WAIT", "ELICITATION_RETENTION"} {
+	for _, name := range []string{"ELICITATION_MAX_WAIT", "ELICITATION_RETENTION", "ELICITATION_CLEANUP_INTERVAL"} {
 		if v := getenv(name); v != "" {
 			if _, err := time.ParseDuration(v); err != nil {
 				return Config{}, fmt.Errorf("$%s=%q is not a duration like 20s or 168h", name, v)
@@ -88,6 +90,9 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (Co
 	}
 	if c.MaxWait < time.Second || c.MaxWait > 10*time.Minute {
 		return Config{}, fmt.Errorf("--max-wait %v: must be between 1s and 10m", c.MaxWait)
+	}
+	if c.CleanupEvery < 0 {
+		return Config{}, fmt.Errorf("--cleanup-interval %v: must not be negative", c.CleanupEvery)
 	}
 	if c.Retention < 0 {
 		return Config{}, fmt.Errorf("--retention %v: must not be negative", c.Retention)

@@ -435,3 +435,44 @@ func TestAPIKeys(t *testing.T) {
 		t.Fatalf("creator recorded as %+v (%v)", tr.Entries, err)
 	}
 }
+
+func TestServeRemovesRequestsPastRetention(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	cfg, err := parseServe([]string{"--addr", "127.0.0.1:0", "--data-dir", dir, "--retention", "1m", "--log-level", "warn"}, io.Discard, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m1, err := Start(context.Background(), cfg, io.Discard, WithClock(func() time.Time { return now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := agent(t, m1.MCPURL)
+	id := call(t, s, "elicit_approval", map[string]any{"message": "Ship?", "context": 1, "timeoutSeconds": 60})["elicitationId"].(string)
+	_ = s.Close()
+	if err := m1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Restarted after expiry plus retention, the server's cleanup removes it.
+	later := now.Add(2*time.Minute + time.Second)
+	m2, err := Start(context.Background(), cfg, io.Discard, WithClock(func() time.Time { return later }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m2.Close() })
+	s2 := agent(t, m2.MCPURL)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res, err := s2.CallTool(context.Background(), &mcp.CallToolParams{Name: "elicit_status", Arguments: map[string]any{"elicitationId": id}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.IsError && strings.HasPrefix(text(res), "not_found:") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("request past its retention still there: %v", text(res))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -142,6 +142,9 @@ func (m *Main) open(ctx context.Context, o options) error {
 	}
 	pages.Routes(reviewMux)
 
+	if cfg.CleanupEvery > 0 {
+		go m.cleanupLoop(cfg.CleanupEvery, o.now)
+	}
 	m.serve(mcpLn, mcpMux)
 	if reviewLn != mcpLn {
 		m.serve(reviewLn, reviewMux)
@@ -166,6 +169,29 @@ func (m *Main) serve(ln net.Listener, h http.Handler) {
 			m.done <- err
 		}
 	}()
+}
+
+// cleanupLoop removes requests past their retention now and then every
+// interval, until Close.
+func (m *Main) cleanupLoop(every time.Duration, now func() time.Time) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		ctx, cancel := context.WithTimeout(m.base, time.Minute)
+		n, err := m.store.Cleanup(ctx, now())
+		cancel()
+		switch {
+		case err != nil && m.base.Err() == nil:
+			m.Log.Error("cleanup failed", "err", err)
+		case n > 0:
+			m.Log.Info("removed requests past their retention", "count", n)
+		}
+		select {
+		case <-t.C:
+		case <-m.base.Done():
+			return
+		}
+	}
 }
 
 // PrintWelcome tells the user how to connect an MCP client.
