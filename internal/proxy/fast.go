@@ -55,7 +55,7 @@ type fastTransport struct {
 func (t *fastTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	s := &fastSession{p: t.p, w: ndjson.NewWriter(t.io.Writer, nil)}
 	c, err := (&mcp.IOTransport{
-		Reader:        ndjson.NewReader(t.io.Reader, s.take, nil),
+		Reader:        ndjson.NewReader(t.io.Reader, t.io.MaxLineLength, s.take, nil),
 		Writer:        s.w,
 		MaxLineLength: t.io.MaxLineLength,
 	}).Connect(ctx)

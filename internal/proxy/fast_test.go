@@ -77,6 +77,10 @@ func serveStdioUpstream() {
 				StructuredContent: json.RawMessage(`{"z":1,"a":2}`),
 			}, nil
 		})
+	s.AddTool(&mcp.Tool{Name: "big", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("0123456789", 30000)}}}, nil
+		})
 	s.AddTool(&mcp.Tool{Name: "fails", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return nil, &jsonrpc.Error{Code: -32042, Message: "quota exhausted", Data: json.RawMessage(`{"retryAfter":30}`)}
@@ -230,6 +234,23 @@ func TestFastPath(t *testing.T) {
 				t.Fatalf("progress passed on: %s, want [1 2 3]", got)
 			}
 			time.Sleep(10 * time.Millisecond)
+		}
+	})
+
+	t.Run("large request and result", func(t *testing.T) {
+		cs := connect(t, p, d, nil, nil)
+		before := proxy.FastCalls(p)
+		res := callTool(t, cs, "big", map[string]any{"pad": strings.Repeat("y", 100000)})
+		if text(res) != strings.Repeat("0123456789", 30000) {
+			t.Errorf("result of %d bytes", len(text(res)))
+		}
+		msg := strings.Repeat("z", 300000)
+		r := decodeText[recorded](t, callTool(t, cs, "record", map[string]any{"message": msg}))
+		if r.Args != `{"message":"`+msg+`"}` {
+			t.Errorf("upstream got %d bytes of arguments", len(r.Args))
+		}
+		if got := proxy.FastCalls(p) - before; got != 2 {
+			t.Errorf("%d calls took the fast path, want 2", got)
 		}
 	})
 

@@ -6,6 +6,7 @@ package ndjson
 
 import (
 	"bufio"
+	"errors"
 	"io"
 	"sync"
 )
@@ -14,19 +15,31 @@ import (
 type Reader struct {
 	br      *bufio.Reader
 	closer  io.Closer
+	max     int
 	take    func(line []byte) bool
 	done    func(error)
+	line    []byte // the start of a line longer than the buffer
+	passing bool   // inside a line too long to look at
 	pending []byte
 	err     error
 }
 
+// DefaultMaxLine is the longest line a Reader looks at unless told
+// otherwise: the SDK's own limit for a stdio message.
+const DefaultMaxLine = 16 << 20
+
 // NewReader returns a Reader over r. take is called, on the reading
-// goroutine, with every complete line (newline included) and reports
-// whether it consumed it; done, if set, is called once when r fails or
-// ends. Close closes r if it is an io.Closer.
-func NewReader(r io.Reader, take func(line []byte) bool, done func(error)) *Reader {
+// goroutine, with every complete line (newline included) of at most max
+// bytes (0 means DefaultMaxLine, a negative value no limit) and reports
+// whether it consumed it; longer lines are passed on as they arrive. done,
+// if set, is called once when r fails or ends. Close closes r if it is an
+// io.Closer.
+func NewReader(r io.Reader, max int, take func(line []byte) bool, done func(error)) *Reader {
+	if max == 0 {
+		max = DefaultMaxLine
+	}
 	c, _ := r.(io.Closer)
-	return &Reader{br: bufio.NewReaderSize(r, 64<<10), closer: c, take: take, done: done}
+	return &Reader{br: bufio.NewReaderSize(r, 64<<10), closer: c, max: max, take: take, done: done}
 }
 
 func (f *Reader) Read(p []byte) (int, error) {
@@ -34,22 +47,35 @@ func (f *Reader) Read(p []byte) (int, error) {
 		if f.err != nil {
 			return 0, f.err
 		}
-		line, err := f.br.ReadBytes('\n')
-		if err != nil {
+		frag, err := f.br.ReadSlice('\n')
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			if f.passing || (f.max >= 0 && len(f.line)+len(frag) > f.max) {
+				f.pending = append(f.line, frag...)
+				f.line, f.passing = nil, true
+			} else {
+				f.line = append(f.line, frag...)
+			}
+		case err != nil:
 			f.err = err
 			if f.done != nil {
 				f.done(err)
 			}
-			if len(line) == 0 {
+			f.pending = append(f.line, frag...) // an unterminated last line: the SDK judges it
+			f.line = nil
+			if len(f.pending) == 0 {
 				return 0, err
 			}
-			f.pending = line // an unterminated last line: the SDK judges it
-			break
+		default:
+			line := append(f.line, frag...) // a copy: frag is the buffer's
+			f.line = nil
+			if f.passing {
+				f.passing = false
+				f.pending = line
+			} else if !f.take(line) {
+				f.pending = line
+			}
 		}
-		if f.take(line) {
-			continue
-		}
-		f.pending = line
 	}
 	n := copy(p, f.pending)
 	f.pending = f.pending[n:]

@@ -197,7 +197,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	t.link.mu.Lock()
 	t.link.w = w
 	t.link.mu.Unlock()
-	r := ndjson.NewReader(stdout, t.link.take, t.link.fail)
+	r := ndjson.NewReader(stdout, 0, t.link.take, t.link.fail)
 	// Closing the connection closes stdin; stdout is left to the child.
 	return (&mcp.IOTransport{Reader: io.NopCloser(r), Writer: w}).Connect(ctx)
 }
