@@ -261,7 +261,13 @@ func (s *fastSession) tryFast(id jsonrpc.ID, raw json.RawMessage) bool {
 	}
 	s.mu.Lock()
 	fc.cancel = cancel
+	gone := s.pending[fc.id] != fc
 	s.mu.Unlock()
+	if gone {
+		// Answered already (then cancel does nothing), or abandoned by a
+		// closing session meanwhile.
+		cancel(context.Canceled.Error())
+	}
 	return true
 }
 
@@ -305,15 +311,17 @@ func (s *fastSession) cancelled(raw json.RawMessage) {
 	}
 	s.mu.Lock()
 	fc := s.pending[id]
+	var cancel func(string)
 	if fc != nil {
 		delete(s.pending, id)
+		cancel = fc.cancel
 	}
 	s.mu.Unlock()
 	if fc == nil {
 		return
 	}
-	if fc.cancel != nil {
-		fc.cancel(context.Canceled.Error())
+	if cancel != nil {
+		cancel(context.Canceled.Error())
 	}
 	_ = s.write(&jsonrpc.Response{ID: fc.id, Error: context.Canceled})
 }
@@ -323,13 +331,16 @@ func (s *fastSession) cancelled(raw json.RawMessage) {
 func (s *fastSession) abandonAll() {
 	s.mu.Lock()
 	s.closed = true
-	pending := s.pending
+	var cancels []func(string)
+	for _, fc := range s.pending {
+		if fc.cancel != nil {
+			cancels = append(cancels, fc.cancel)
+		}
+	}
 	s.pending = nil
 	s.mu.Unlock()
-	for _, fc := range pending {
-		if fc.cancel != nil {
-			fc.cancel(context.Canceled.Error())
-		}
+	for _, cancel := range cancels {
+		cancel(context.Canceled.Error())
 	}
 }
 

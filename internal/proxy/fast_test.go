@@ -177,6 +177,33 @@ func TestFastPath(t *testing.T) {
 		if got := proxy.FastCalls(p) - before; got != 1 {
 			t.Errorf("%d calls took the fast path, want 1", got)
 		}
+
+		// A cancelled fast call is answered as the SDK answers a
+		// cancelled request.
+		send := func(line string) {
+			if _, err := cw.Write([]byte(line + "\n")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		send(`{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"slow","arguments":{}}}`)
+		send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c1","reason":"test"}}`)
+		for {
+			line, err := c.r.ReadBytes('\n')
+			if err != nil {
+				t.Fatal(err)
+			}
+			var resp struct {
+				ID    string         `json:"id"`
+				Error *jsonrpc.Error `json:"error"`
+			}
+			if json.Unmarshal(line, &resp) != nil || resp.ID != "c1" {
+				continue
+			}
+			if resp.Error == nil || resp.Error.Message != "context canceled" {
+				t.Errorf("cancelled call answered %s", line)
+			}
+			break
+		}
 	})
 
 	t.Run("concurrent calls with colliding ids", func(t *testing.T) {
