@@ -495,7 +495,7 @@ func TestWaitBoundedByInvocation(t *testing.T) {
 }
 
 // TestColdAndWarm measures init and warm invocation times under the
-// emulator (docs/benchmarks-lambda.md): the emulator's REPORT lines give
+// emulator (docs/benchmarks.md, "Lambda"): the emulator's REPORT lines give
 // the bootstrap's init duration.
 func TestColdAndWarm(t *testing.T) {
 	s := newStack(t, stackOptions{})
