@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
 // binary is the proxy built once for the tests that run it as a process.
@@ -41,33 +43,14 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the working directory")
-		}
-		dir = parent
-	}
-}
+func repoRoot(t testing.TB) string { return testenv.Root(t) }
 
 // nodeModule returns the path of an npm binary, failing with the fix when
 // the npm packages are not installed.
 func nodeModule(t testing.TB, bin string) string {
 	t.Helper()
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Fatal("node is not on PATH: install Node.js 20 or later")
-	}
-	p := filepath.Join(repoRoot(t), "node_modules", ".bin", bin)
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("%s is missing: run npm ci in the repo root", p)
-	}
-	return p
+	testenv.Node(t)
+	return testenv.NodeModule(t, filepath.Join(".bin", bin))
 }
 
 func writeConfig(t testing.TB, yaml string) string {

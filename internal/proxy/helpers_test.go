@@ -13,7 +13,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,41 +24,17 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
+	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
-// repoRoot walks up from the working directory to the directory holding
-// go.mod.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the working directory")
-		}
-		dir = parent
-	}
-}
+// repoRoot is the module root, where node_modules lives.
+func repoRoot(t testing.TB) string { return testenv.Root(t) }
 
 // everything returns the command line that starts the MCP reference server,
 // failing the test with the fix when it is not installed.
 func everything(t testing.TB) (node, script string) {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is not on PATH: install Node.js 20 or later")
-	}
-	script = filepath.Join(repoRoot(t), "node_modules", ".bin", "mcp-server-everything")
-	if _, err := os.Stat(script); err != nil {
-		t.Fatalf("%s is missing: run npm ci in the repo root", script)
-	}
-	return node, script
+	return testenv.Node(t), testenv.NodeModule(t, ".bin/mcp-server-everything")
 }
 
 func freePort(t testing.TB) int {

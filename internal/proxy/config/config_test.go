@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
 const full = `proxy:
@@ -195,17 +197,7 @@ func FuzzParse(f *testing.F) {
 
 // TestExamples checks that every example configuration in examples/ loads.
 func TestExamples(t *testing.T) {
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		if filepath.Dir(dir) == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = filepath.Dir(dir)
-	}
-	files, _ := filepath.Glob(filepath.Join(dir, "examples", "*.config.yaml"))
+	files, _ := filepath.Glob(filepath.Join(testenv.Root(t), "examples", "*.config.yaml"))
 	if len(files) < 3 {
 		t.Fatalf("want the HTTP, command and manual example configurations in examples/, found %q", files)
 	}
