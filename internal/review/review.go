@@ -150,6 +150,12 @@ func Path(id, key string) string {
 func (h *Handler) Routes(mux *http.ServeMux) {
 	mux.Handle("GET /review/{id}/{key}", h.PageHandler())
 	mux.Handle("POST /review/{id}/{key}", h.SubmitHandler())
+	// Any other method: the mux's own 405 would go out without the page's
+	// headers (CSP, no-store, no-referrer).
+	mux.HandleFunc("/review/{id}/{key}", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Allow", "GET, HEAD, POST")
+		h.problem(w, http.StatusMethodNotAllowed, "Method not allowed", "This address answers GET and POST.")
+	})
 }
 
 // PageHandler serves GET /review/{id}/{key}: the request's page while it is

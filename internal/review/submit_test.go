@@ -378,3 +378,20 @@ func TestMountedAlone(t *testing.T) {
 		t.Fatalf("GET to the submit handler: %d", r.Status)
 	}
 }
+
+// TestOtherMethods: a method other than GET, HEAD and POST at a review
+// address gets the 405 page with the page's headers, not the mux's bare one.
+func TestOtherMethods(t *testing.T) {
+	e := newEnv(t)
+	c := e.selection(elicitation.SelectionInput{Message: "m", Options: options(2)})
+	for _, m := range []string{"PUT", "DELETE", "PATCH", "OPTIONS"} {
+		r := doReq(e.mux, m, c.Path(), "")
+		if r.Status != http.StatusMethodNotAllowed {
+			t.Errorf("%s: status %d, want 405", m, r.Status)
+		}
+		if got := r.Header.Get("Allow"); got != "GET, HEAD, POST" {
+			t.Errorf("%s: Allow %q", m, got)
+		}
+		checkHeaders(t, r)
+	}
+}
