@@ -34,6 +34,9 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if err != nil {
 		return fmt.Errorf("audit %s: %w", id, err)
 	}
+	// Expiry is derived on every read (SPEC §2): a request still pending
+	// past its expiresAt is expired, whatever the store holds.
+	st.Status = st.StatusAt(time.Now())
 	tr, err := store.Audit(ctx, id)
 	if err != nil {
 		return fmt.Errorf("audit %s: %w", id, err)

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/mcp-elicitation/elicitation/internal/boltstore"
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+)
+
+// The operator's audit command derives expiry like every other read: a
+// request still stored as pending after its expiresAt shows as expired.
+func TestAuditDerivesExpiry(t *testing.T) {
+	dir := t.TempDir()
+	store, err := boltstore.Open(filepath.Join(dir, "elicitation.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := time.Now().Add(-2 * time.Hour).UTC()
+	st := elicitation.State{
+		ID: elicitation.NewID(), Kind: elicitation.KindApproval, Owner: elicitation.Anonymous, Status: elicitation.StatusPending,
+		CreatedAt: created, ExpiresAt: created.Add(time.Hour), RetainUntil: created.Add(time.Hour + elicitation.DefaultRetention),
+	}
+	_, hash := elicitation.NewReviewKey()
+	req := elicitation.Request{State: st, Payload: elicitation.Payload{Message: "Ship?", Context: json.RawMessage("1"), ReviewKeyHash: hash}}
+	if err := store.Create(context.Background(), req, elicitation.AuditEntry{At: created, Action: elicitation.ActionCreated, Principal: elicitation.Anonymous}); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"audit", "--data-dir", dir, st.ID}, &out, io.Discard, noEnv); err != nil {
+		t.Fatal(err)
+	}
+	var got struct{ State struct{ Status string } }
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil || got.State.Status != "expired" {
+		t.Fatalf("audit of a request past its expiresAt: status %q, want expired (%v)\n%s", got.State.Status, err, out.String())
+	}
+}
