@@ -101,10 +101,11 @@ func matchAny(tokens []string, markers [][]string) (string, bool) {
 }
 
 func containsRun(tokens, run []string) bool {
+	last := len(run) - 1
 	for i := 0; i+len(run) <= len(tokens); i++ {
 		match := true
 		for j := range run {
-			if tokens[i+j] != run[j] {
+			if tokens[i+j] != run[j] && (j != last || !plural(tokens[i+j], run)) {
 				match = false
 				break
 			}
@@ -114,6 +115,17 @@ func containsRun(tokens, run []string) bool {
 		}
 	}
 	return false
+}
+
+// plural reports whether tok is the plural of run's last word ("passwords",
+// "api_keys", "client_secrets"). The lone word "token" is the exception:
+// "tokens" mostly counts text ("max_tokens", "num_tokens").
+func plural(tok string, run []string) bool {
+	w := run[len(run)-1]
+	if len(run) == 1 && w == "token" {
+		return false
+	}
+	return tok == w+"s"
 }
 
 // Tokens splits s into lower-case word tokens: at every character that is not

@@ -57,6 +57,12 @@ func TestDefaultMatcher(t *testing.T) {
 		{"session_cookie", Property{}, true},
 		{"card_number", Property{}, true},
 		{"cvv", Property{}, true},
+		{"passwords", Property{}, true},
+		{"client_secrets", Property{}, true},
+		{"api_keys", Property{}, true},
+		{"privateKeys", Property{}, true},
+		{"session_cookies", Property{}, true},
+		{"value", Property{Description: "The API keys to use"}, true},
 		// True positives by schema.
 		{"value", Property{Format: "password"}, true},
 		{"value", Property{Description: "Your GitHub personal access token."}, true},
