@@ -231,7 +231,10 @@ func (t *Template) Render(bindings map[string]any) (out string, err error) {
 			if st.err != nil {
 				err = st.err
 			} else {
-				err = &RenderError{Name: t.name, Msg: fmt.Sprintf("internal error while rendering: %v", r)}
+				// The library's rethrown panics carry the goroutine's
+				// stack after the first line: keep it out of the message.
+				msg, _, _ := strings.Cut(fmt.Sprint(r), "\n")
+				err = &RenderError{Name: t.name, Msg: "internal error while rendering: " + msg}
 			}
 		}
 		st.release()

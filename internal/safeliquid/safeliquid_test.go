@@ -542,3 +542,17 @@ func TestPanicsAreRecovered(t *testing.T) {
 		_, _ = tpl.Render(nil) // must not panic
 	}
 }
+
+// TestPanicMessage: a panic inside the library (sort_natural over a list
+// holding null) is an error of one line, without the goroutine's stack.
+func TestPanicMessage(t *testing.T) {
+	e := New(Limits{})
+	tpl := e.MustCompile("rowTemplate", `{{ option.tags | sort_natural }}`)
+	_, err := tpl.Render(map[string]any{"option": map[string]any{"tags": []any{"a", nil}}})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if msg := err.Error(); strings.Contains(msg, "\n") || strings.Contains(msg, "goroutine") || !strings.Contains(msg, "internal error while rendering") {
+		t.Errorf("error %q", msg)
+	}
+}
