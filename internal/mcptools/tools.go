@@ -204,6 +204,10 @@ func (s *Server) await(ctx context.Context, req *mcp.CallToolRequest) (any, erro
 		return nil, badArg("waitSeconds", "waitSeconds must be a number of seconds greater than 0; omit it to wait the server's full bound (%s)", s.svc.MaxWait())
 	}
 	wait := time.Duration(math.Min(secs, 1e6) * float64(time.Second))
+	if given {
+		// Below a nanosecond is the shortest wait, not "no waitSeconds".
+		wait = max(wait, time.Nanosecond)
+	}
 	st, err := s.svc.Await(ctx, principal(req), id, wait)
 	if err != nil {
 		return nil, err
