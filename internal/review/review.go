@@ -156,6 +156,9 @@ func (h *Handler) Routes(mux *http.ServeMux) {
 		w.Header().Set("Allow", "GET, HEAD, POST")
 		h.problem(w, http.StatusMethodNotAllowed, "Method not allowed", "This address answers GET and POST.")
 	})
+	// A truncated or extended review link: the not-found page, with the
+	// page's headers, rather than the mux's bare 404.
+	mux.HandleFunc("/review/", func(w http.ResponseWriter, _ *http.Request) { h.notFound(w) })
 }
 
 // PageHandler serves GET /review/{id}/{key}: the request's page while it is

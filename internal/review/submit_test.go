@@ -395,3 +395,19 @@ func TestOtherMethods(t *testing.T) {
 		checkHeaders(t, r)
 	}
 }
+
+// TestIncompleteLinks: a review link missing its key, or with a segment too
+// many, gets the not-found page with the page's headers.
+func TestIncompleteLinks(t *testing.T) {
+	e := newEnv(t)
+	c := e.selection(elicitation.SelectionInput{Message: "m", Options: options(2)})
+	for _, p := range []string{"/review/" + c.ID, "/review/" + c.ID + "/", c.Path() + "/x", "/review/"} {
+		for _, m := range []string{"GET", "POST"} {
+			r := doReq(e.mux, m, p, "")
+			if r.Status != http.StatusNotFound || !strings.Contains(r.Body, "Request not found") {
+				t.Errorf("%s %s: status %d", m, p, r.Status)
+			}
+			checkHeaders(t, r)
+		}
+	}
+}
