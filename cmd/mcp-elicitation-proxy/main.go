@@ -33,6 +33,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/proxy"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/requeststate"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/upstream"
 )
 
 // version is set at build time with -ldflags "-X main.version=…"; otherwise
@@ -207,7 +208,7 @@ func serveHTTP(ctx context.Context, p *proxy.Proxy, addr string, logger *slog.Lo
 
 func describe(cfg *config.Config) string {
 	if cfg.Upstream.URL != "" {
-		return cfg.Upstream.URL
+		return upstream.RedactURL(cfg.Upstream.URL)
 	}
 	return cfg.Upstream.Command
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
@@ -419,5 +420,15 @@ func TestInspector(t *testing.T) {
 				t.Errorf("tools/call echo without message: %s", out)
 			}
 		})
+	}
+}
+
+// TestDescribeRedacts: the start-up log line names the upstream without the
+// credentials its URL may carry.
+func TestDescribeRedacts(t *testing.T) {
+	cfg := &config.Config{}
+	cfg.Upstream.URL = "https://user:hunter2hunter2@mcp.example.com/mcp?api_key=hunter2hunter2"
+	if got := describe(cfg); strings.Contains(got, "hunter2") {
+		t.Errorf("describe() = %q", got)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"sync"
@@ -153,9 +154,30 @@ func (c *Conn) Session() (*mcp.ClientSession, error) {
 // values, which may hold secrets.
 func (c *Conn) Describe() string {
 	if c.opts.URL != "" {
-		return c.opts.URL
+		return RedactURL(c.opts.URL)
 	}
 	return c.opts.Command
+}
+
+// RedactURL is rawURL fit for a log: user information and query values,
+// where hosted servers often take an API key, are replaced.
+func RedactURL(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	if u.User != nil {
+		u.User = url.User("redacted")
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			q[k] = []string{"redacted"}
+		}
+		u.RawQuery = q.Encode()
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u.String()
 }
 
 // ChildPID returns the process id of the stdio child, or 0.
