@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -71,7 +72,10 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (Co
 	fs.DurationVar(&c.MaxWait, "max-wait", envDuration(getenv, "ELICITATION_MAX_WAIT", elicitation.DefaultMaxWait), "longest single elicit_await; waitSeconds can only shorten it ($ELICITATION_MAX_WAIT)")
 	fs.DurationVar(&c.Retention, "retention", envDuration(getenv, "ELICITATION_RETENTION", elicitation.DefaultRetention), "how long a request is kept after it expires ($ELICITATION_RETENTION)")
 	fs.StringVar(&c.TokenKeys, "token-keys", env("ELICITATION_TOKEN_KEYS", ""), `page-token signing keys "kid:base64secret[,kid:base64secret…]", the first signs; default: a random key kept in --data-dir ($ELICITATION_TOKEN_KEYS)`)
-	fs.BoolVar(&c.RequireKeys, "require-api-key", getenv("ELICITATION_REQUIRE_API_KEY") == "true", "require a bearer API key on /mcp (create keys with \"elicitation keys create\"); each key's principal owns what it creates ($ELICITATION_REQUIRE_API_KEY=true)")
+	// A value that is not a boolean is refused below rather than read as
+	// false, which would leave /mcp open without API keys.
+	requireKeys, requireKeysErr := strconv.ParseBool(env("ELICITATION_REQUIRE_API_KEY", "false"))
+	fs.BoolVar(&c.RequireKeys, "require-api-key", requireKeys, "require a bearer API key on /mcp (create keys with \"elicitation keys create\"); each key's principal owns what it creates ($ELICITATION_REQUIRE_API_KEY=true)")
 	fs.DurationVar(&c.CleanupEvery, "cleanup-interval", envDuration(getenv, "ELICITATION_CLEANUP_INTERVAL", time.Hour), "how often to remove requests past their retention (0 disables; \"elicitation cleanup\" does it once) ($ELICITATION_CLEANUP_INTERVAL)")
 	fs.BoolVar(&c.Stateless, "stateless", false, "serve MCP statelessly with JSON responses, as the Lambda function does")
 	fs.StringVar(&c.LogLevel, "log-level", env("ELICITATION_LOG_LEVEL", "info"), "debug, info, warn or error ($ELICITATION_LOG_LEVEL)")
@@ -81,6 +85,9 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (Co
 				return Config{}, fmt.Errorf("$%s=%q is not a duration like 20s or 168h", name, v)
 			}
 		}
+	}
+	if requireKeysErr != nil {
+		return Config{}, fmt.Errorf("$ELICITATION_REQUIRE_API_KEY=%q is not true or false", getenv("ELICITATION_REQUIRE_API_KEY"))
 	}
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err

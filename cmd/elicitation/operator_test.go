@@ -43,3 +43,27 @@ func TestAuditDerivesExpiry(t *testing.T) {
 		t.Fatalf("audit of a request past its expiresAt: status %q, want expired (%v)\n%s", got.State.Status, err, out.String())
 	}
 }
+
+// ELICITATION_REQUIRE_API_KEY takes any boolean; anything else is refused,
+// never read as false (which would serve /mcp without API keys).
+func TestRequireAPIKeyEnv(t *testing.T) {
+	for _, tc := range []struct {
+		value   string
+		want    bool
+		wantErr bool
+	}{
+		{"", false, false}, {"true", true, false}, {"1", true, false}, {"TRUE", true, false},
+		{"false", false, false}, {"0", false, false}, {"yes", false, true}, {"on", false, true},
+	} {
+		getenv := func(k string) string {
+			if k == "ELICITATION_REQUIRE_API_KEY" {
+				return tc.value
+			}
+			return ""
+		}
+		cfg, err := parseServe(nil, io.Discard, getenv)
+		if (err != nil) != tc.wantErr || (err == nil && cfg.RequireKeys != tc.want) {
+			t.Errorf("ELICITATION_REQUIRE_API_KEY=%q: RequireKeys %v, err %v; want %v, error %v", tc.value, cfg.RequireKeys, err, tc.want, tc.wantErr)
+		}
+	}
+}
