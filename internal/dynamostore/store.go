@@ -94,8 +94,19 @@ func names(ns ...string) map[string]string {
 	return m
 }
 
+// maxKeyBytes is the most bytes a partition key value may hold; an id too
+// long for one names no request (rather than failing with a validation
+// error, which a caller would see as an internal error).
+const maxKeyBytes = 2048
+
+// unkeyable reports whether id is too long for its partition keys.
+func unkeyable(id string) bool { return len(auditPrefix)+len(id) > maxKeyBytes }
+
 // read reads a request's state item with a strongly consistent read.
 func (s *Store) read(ctx context.Context, id string) (stored, error) {
+	if unkeyable(id) {
+		return stored{}, elicitation.ErrNotFound
+	}
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: s.table, Key: stateKey(id), ConsistentRead: aws.Bool(true),
 	})
@@ -172,6 +183,9 @@ func (s *Store) Load(ctx context.Context, id string) (elicitation.Record, error)
 		chunks []item
 		answer item
 	)
+	if unkeyable(id) {
+		return rec, fmt.Errorf("load: %w", elicitation.ErrNotFound)
+	}
 	err := s.query(ctx, reqPrefix+id, false, func(it item) {
 		switch sk := getS(it, attrSK); {
 		case sk == skState:
