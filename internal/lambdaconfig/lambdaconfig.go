@@ -137,7 +137,7 @@ func FromEnv(getenv func(string) string) (Env, error) {
 	e.WaitMargin = seconds("WAIT_MARGIN_SECONDS", DefaultWaitMargin, 0.1, 60)
 	e.APIKeyCacheTTL = seconds("API_KEY_CACHE_SECONDS", DefaultAPIKeyCacheTTL, 0, 3600)
 	days := seconds("RETENTION_DAYS", DefaultRetentionDays*time.Second, 1, 3650)
-	e.Retention = time.Duration(days.Seconds()) * 24 * time.Hour
+	e.Retention = time.Duration(days.Seconds() * float64(24*time.Hour))
 	if e.PublicBaseURL != "" {
 		u, err := url.Parse(e.PublicBaseURL)
 		if err != nil || u.Scheme != "https" && u.Scheme != "http" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
