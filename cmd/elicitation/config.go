@@ -101,8 +101,9 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (Co
 	if c.CleanupEvery < 0 {
 		return Config{}, fmt.Errorf("--cleanup-interval %v: must not be negative", c.CleanupEvery)
 	}
-	if c.Retention < 0 {
-		return Config{}, fmt.Errorf("--retention %v: must not be negative", c.Retention)
+	if c.Retention <= 0 {
+		// The service reads zero as its default, 7 days.
+		return Config{}, fmt.Errorf("--retention %v: must be positive", c.Retention)
 	}
 	if c.Store != "bolt" && c.Store != "dynamodb" {
 		return Config{}, fmt.Errorf(`--store %q: must be "bolt" or "dynamodb"`, c.Store)

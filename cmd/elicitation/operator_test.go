@@ -67,3 +67,14 @@ func TestRequireAPIKeyEnv(t *testing.T) {
 		}
 	}
 }
+
+// --retention 0 would be read by the service as "the default" (7 days),
+// keeping requests far longer than asked: it is refused.
+func TestZeroRetentionRefused(t *testing.T) {
+	if _, err := parseServe([]string{"--retention", "0s"}, io.Discard, noEnv); err == nil {
+		t.Fatal("--retention 0s accepted; the service would keep requests for the default 7 days")
+	}
+	if cfg, err := parseServe([]string{"--retention", "1m"}, io.Discard, noEnv); err != nil || cfg.Retention != time.Minute {
+		t.Fatalf("--retention 1m: %v %v", cfg.Retention, err)
+	}
+}
