@@ -101,22 +101,43 @@ var divContext = &html.Node{Type: html.ElementNode, Data: "div", DataAtom: atom.
 
 // balance parses s as the content of a <div> and serializes it again: every
 // element is closed, stray end tags are dropped, and nothing can close the
-// row around it.
+// row around it. It parses as the sandboxed frame does, with scripting off
+// (so <noscript> holds markup, not text).
 func balance(s string) string {
 	if s == "" {
 		return ""
 	}
-	nodes, err := html.ParseFragment(strings.NewReader(s), divContext)
+	nodes, err := html.ParseFragmentWithOptions(strings.NewReader(s), divContext, html.ParseOptionEnableScripting(false))
 	if err != nil {
 		return html.EscapeString(s)
 	}
 	var b bytes.Buffer
 	for _, n := range nodes {
+		defuse(n)
 		if err := html.Render(&b, n); err != nil {
 			return html.EscapeString(s)
 		}
 	}
 	return b.String()
+}
+
+// defuse renames the two HTML elements whose serialization would not stay
+// balanced in the frame: <plaintext> (no end tag: everything after it, the
+// other rows included, would become its text) and <noscript> (html.Render
+// writes its text unescaped, which the frame, without scripting, parses as
+// markup that can close the row).
+func defuse(n *html.Node) {
+	if n.Type == html.ElementNode && n.Namespace == "" {
+		switch n.DataAtom {
+		case atom.Plaintext:
+			n.Data, n.DataAtom = "pre", atom.Pre
+		case atom.Noscript:
+			n.Data, n.DataAtom = "span", atom.Span
+		}
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		defuse(c)
+	}
 }
 
 // frameHeight picks a height in CSS pixels for a frame showing markup,

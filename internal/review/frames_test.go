@@ -1,0 +1,49 @@
+package review
+
+import (
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// TestRowsStayInTheirRows: parsed as the sandboxed frame parses it (no
+// scripting), the rows document has exactly one row per option, whatever a
+// row's markup, and the row after a hostile one keeps its content.
+func TestRowsStayInTheirRows(t *testing.T) {
+	for _, hostile := range []string{
+		"<plaintext>x",
+		"<p>a<plaintext></p>b",
+		"<select><plaintext>q",
+		"<noscript></div><div style=position:absolute>FAKE</div></noscript>",
+		"<noscript>&lt;/div&gt;&lt;b&gt;FAKE&lt;/b&gt;</noscript>",
+		"<p><noscript>&lt;/div&gt;</noscript>",
+		"<xmp></div></xmp>",
+		"<table><td>x",
+	} {
+		doc := rowsDoc("", []string{hostile, "<b>next</b>"})
+		root, err := html.ParseWithOptions(strings.NewReader(doc), html.ParseOptionEnableScripting(false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body *html.Node
+		var find func(*html.Node)
+		find = func(n *html.Node) {
+			if n.Type == html.ElementNode && n.DataAtom == atom.Body {
+				body = n
+			}
+			for c := n.FirstChild; c != nil; c = c.NextSibling {
+				find(c)
+			}
+		}
+		find(root)
+		var rows []*html.Node
+		for c := body.FirstChild; c != nil; c = c.NextSibling {
+			rows = append(rows, c)
+		}
+		if len(rows) != 2 || rows[1].Data != "div" || rows[1].FirstChild == nil || rows[1].FirstChild.Data != "b" {
+			t.Errorf("row %q: the frame's body is not two rows:\n%s", hostile, doc[strings.Index(doc, "<body>"):])
+		}
+	}
+}
