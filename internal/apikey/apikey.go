@@ -28,6 +28,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
 
 // Prefix begins every key.
@@ -151,6 +153,12 @@ type CreateOptions struct {
 func Create(ctx context.Context, s Store, o CreateOptions) (string, Key, error) {
 	if !principalPattern.MatchString(o.Principal) {
 		return "", Key{}, fmt.Errorf("principal %q: want 1 to 128 letters, digits or ._@:+- starting with a letter or digit", o.Principal)
+	}
+	if o.Principal == elicitation.Anonymous || o.Principal == elicitation.Reviewer {
+		// Requests created on an endpoint without keys belong to
+		// "anonymous", and "reviewer" names anonymous reviewers in audit
+		// trails: a key with either name would pass for them.
+		return "", Key{}, fmt.Errorf("principal %q is reserved; choose another name", o.Principal)
 	}
 	if len(o.Name) > 200 {
 		return "", Key{}, fmt.Errorf("name: at most 200 characters")

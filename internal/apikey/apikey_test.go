@@ -271,6 +271,7 @@ func TestRunAdmin(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		nil, {"create"}, {"create", "--principal", "bad principal"}, {"create", "--principal", "a", "--expires", "soon"},
+		{"create", "--principal", "anonymous"}, {"create", "--principal", "reviewer"},
 		{"revoke"}, {"revoke", "ffffffffffffffff"}, {"list", "extra"}, {"rotate"},
 	} {
 		out.Reset()
