@@ -60,6 +60,11 @@ func (h *Handler) serveSubmit(w http.ResponseWriter, r *http.Request) {
 	}
 	st, err := h.svc.Submit(r.Context(), id, key, sub)
 	switch {
+	case err == nil && st.Decision != sub.Decision:
+		// The Service recognises a retry by the render id alone: the same
+		// page sent again (back button) with the other button must not be
+		// told that its answer was recorded.
+		h.write(w, http.StatusConflict, h.finalView(elicitation.Record{}, st, nil))
 	case err == nil:
 		h.write(w, http.StatusOK, h.finalView(elicitation.Record{}, st, &sub))
 	case errors.Is(err, elicitation.ErrNotFound):

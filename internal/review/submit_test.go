@@ -411,3 +411,26 @@ func TestIncompleteLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestResentWithTheOtherButton: the same page sent again with the other
+// button (back button after a decision) is not told that its answer was
+// recorded.
+func TestResentWithTheOtherButton(t *testing.T) {
+	e := newEnv(t)
+	c := e.approval(elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`{"a":1}`)})
+	tok := e.token(c)
+	if r := e.post(c.Path(), url.Values{"token": {tok}, "decision": {"submitted"}}); r.Status != 200 || !strings.Contains(r.Body, "Approved") {
+		t.Fatalf("approve: %d", r.Status)
+	}
+	r := e.post(c.Path(), url.Values{"token": {tok}, "decision": {"declined"}})
+	if r.Status != http.StatusConflict || strings.Contains(r.Body, "Declined") || !strings.Contains(r.Body, "It was approved") {
+		t.Errorf("decline with the same page: %d\n%s", r.Status, tail(r.Body))
+	}
+	if st := e.state(c); st.Decision != elicitation.DecisionSubmitted {
+		t.Errorf("decision %q", st.Decision)
+	}
+	// The same answer again is still its success.
+	if r := e.post(c.Path(), url.Values{"token": {tok}, "decision": {"submitted"}}); r.Status != 200 || !strings.Contains(r.Body, "Approved") {
+		t.Errorf("approve again: %d", r.Status)
+	}
+}
