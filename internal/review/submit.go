@@ -114,7 +114,9 @@ func (h *Handler) checkToken(w http.ResponseWriter, r *http.Request, id, key str
 	case c.ElicitationID != id:
 		forbid("page token of another request")
 		return pagetoken.Claims{}, false
-	case errors.Is(err, pagetoken.ErrExpired) && now.Before(c.RequestExpires):
+	case errors.Is(err, pagetoken.ErrExpired) && (c.RequestExpires.IsZero() || now.Before(c.RequestExpires)):
+		// (A token that does not say when its request expires is treated
+		// as one whose request could still be decided.)
 		h.refused(w, r, id, key, http.StatusForbidden, "page token expired", &finalView{
 			Class: "problem", Heading: "This page is too old to send",
 			Text:   []string{"Nothing was decided. Reload the page to get a fresh one, then answer again."},

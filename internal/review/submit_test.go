@@ -434,3 +434,22 @@ func TestResentWithTheOtherButton(t *testing.T) {
 		t.Errorf("approve again: %d", r.Status)
 	}
 }
+
+// TestExpiredTokenWithoutRequestExpiry: an expired token that does not say
+// when its request expires never decides a pending request.
+func TestExpiredTokenWithoutRequestExpiry(t *testing.T) {
+	e := newEnv(t)
+	c := e.selection(elicitation.SelectionInput{Message: "m", Options: options(2)})
+	tok, err := e.keys.Seal(pagetoken.Claims{ElicitationID: c.ID, RenderID: "render-old", Expires: t0.Add(time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Add(2 * time.Minute)
+	r := e.post(c.Path(), url.Values{"token": {tok}, "decision": {"submitted"}, "option": {"opt-0"}})
+	if r.Status != http.StatusForbidden {
+		t.Errorf("status %d, want 403", r.Status)
+	}
+	if st := e.state(c); st.Status != elicitation.StatusPending {
+		t.Errorf("request decided by an expired token: %+v", st)
+	}
+}
