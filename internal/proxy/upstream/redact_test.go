@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -22,5 +23,20 @@ func TestDescribeRedacts(t *testing.T) {
 	}
 	if got := (&Conn{opts: Options{URL: "http://127.0.0.1:8080/mcp"}}).Describe(); got != "http://127.0.0.1:8080/mcp" {
 		t.Errorf("plain URL described as %q", got)
+	}
+}
+
+// TestErrorsRedacted: an HTTP client's error quoting the upstream URL is
+// logged without the URL's credentials.
+func TestErrorsRedacted(t *testing.T) {
+	var logs strings.Builder
+	c := &Conn{opts: Options{URL: "http://hunter2user:hunter2hunter2@127.0.0.1:1/mcp?api_key=hunter2hunter2"}}
+	_, err := http.Get(c.opts.URL)
+	if err == nil {
+		t.Skip("something listens on port 1")
+	}
+	logs.WriteString(c.redact(err.Error()))
+	if strings.Contains(logs.String(), "hunter2") || !strings.Contains(logs.String(), "127.0.0.1:1/mcp") {
+		t.Errorf("redacted error %q", logs.String())
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"time"
 
@@ -159,6 +160,28 @@ func (c *Conn) Describe() string {
 	return c.opts.Command
 }
 
+// redact removes the URL's user information and query from text, such as
+// an HTTP client's error, which quotes the URL it failed to reach.
+func (c *Conn) redact(text string) string {
+	u, err := url.Parse(c.opts.URL)
+	if c.opts.URL == "" || err != nil {
+		return text
+	}
+	if u.RawQuery != "" {
+		text = strings.ReplaceAll(text, u.RawQuery, "redacted")
+	}
+	if u.User != nil {
+		if s := u.User.String(); s != "" {
+			text = strings.ReplaceAll(text, s+"@", "redacted@")
+		}
+		if name := u.User.Username(); name != "" {
+			text = strings.ReplaceAll(text, name+":", "redacted:")
+			text = strings.ReplaceAll(text, name+"@", "redacted@")
+		}
+	}
+	return text
+}
+
 // RedactURL is rawURL fit for a log: user information and query values,
 // where hosted servers often take an API key, are replaced.
 func RedactURL(rawURL string) string {
@@ -257,7 +280,7 @@ func (c *Conn) supervise() {
 		if ch != nil {
 			note = ch.exitNote()
 		}
-		c.logger.Error("upstream connection lost; reconnecting", "upstream", c.Describe(), "error", errText(err)+note)
+		c.logger.Error("upstream connection lost; reconnecting", "upstream", c.Describe(), "error", c.redact(errText(err))+note)
 		c.mu.Lock()
 		c.lastErr = fmt.Errorf("connection lost%s", note)
 		c.mu.Unlock()
@@ -301,7 +324,7 @@ func (c *Conn) reconnect() bool {
 			}
 			return true
 		}
-		c.logger.Error("upstream reconnection failed", "upstream", c.Describe(), "attempt", attempt, "error", err)
+		c.logger.Error("upstream reconnection failed", "upstream", c.Describe(), "attempt", attempt, "error", c.redact(err.Error()))
 		backoff = min(backoff*2, c.opts.MaxBackoff)
 	}
 }
