@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -184,6 +185,11 @@ func parseOption(i int, raw json.RawMessage) (Option, error) {
 	if strings.TrimSpace(o.ID) == "" || utf8.RuneCountInString(o.ID) > MaxOptionIDChars {
 		return Option{}, invalid(ErrOptionIDInvalid, field+".id", "%s.id must be a non-empty string of at most %d characters", field, MaxOptionIDChars)
 	}
+	if hasControl(o.ID) {
+		// A browser rewrites NUL, CR and LF in form values, so such an id
+		// could submit as another option's id, or never match its own.
+		return Option{}, invalid(ErrOptionIDInvalid, field+".id", "%s.id must not contain control characters (such as newlines)", field)
+	}
 	if l, ok := obj["label"]; ok {
 		// A label that is not a string is data for templates, not for the
 		// default rendering, which then shows the id.
@@ -235,4 +241,18 @@ func trimJSON(raw json.RawMessage) json.RawMessage {
 		return nil
 	}
 	return raw
+}
+
+// hasControl reports whether s holds a control character or is not valid
+// UTF-8: text a browser would rewrite when it submits a form.
+func hasControl(s string) bool {
+	if !utf8.ValidString(s) {
+		return true
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return true
+		}
+	}
+	return false
 }

@@ -58,6 +58,9 @@ func TestSelectionLimits(t *testing.T) {
 		{"id of 129 chars", func(in *elicitation.SelectionInput) {
 			in.Options = raws(fmt.Sprintf(`{"id":%q}`, strings.Repeat("i", 129)))
 		}, elicitation.ErrOptionIDInvalid, "options[0].id"},
+		{"id with a newline", func(in *elicitation.SelectionInput) { in.Options = raws(`{"id":"x\ny"}`) }, elicitation.ErrOptionIDInvalid, "options[0].id"},
+		{"id with a carriage return", func(in *elicitation.SelectionInput) { in.Options = raws(`{"id":"x\ry"}`) }, elicitation.ErrOptionIDInvalid, "options[0].id"},
+		{"id with NUL", func(in *elicitation.SelectionInput) { in.Options = raws(`{"id":"a\u0000"}`) }, elicitation.ErrOptionIDInvalid, "options[0].id"},
 		{"duplicate ids", func(in *elicitation.SelectionInput) { in.Options = raws(`{"id":"a"}`, `{"id":"b"}`, `{"id":"a"}`) }, elicitation.ErrOptionIDDuplicate, "options[2].id"},
 		{"option over 4 KiB", func(in *elicitation.SelectionInput) {
 			in.Options = raws(fmt.Sprintf(`{"id":"a","x":%q}`, strings.Repeat("x", 4096)))

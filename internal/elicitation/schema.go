@@ -111,8 +111,8 @@ func ParseFormSchema(raw json.RawMessage) (*FormSchema, error) {
 	}
 	s := &FormSchema{Raw: append(json.RawMessage(nil), bytes.TrimSpace(raw)...)}
 	for _, name := range names {
-		if strings.TrimSpace(name) == "" {
-			return nil, schemaErr("requestedSchema.properties", "field names must not be blank")
+		if strings.TrimSpace(name) == "" || hasControl(name) {
+			return nil, schemaErr("requestedSchema.properties", "field names must not be blank or contain control characters")
 		}
 		f, err := parseField(name, props[name])
 		if err != nil {
@@ -309,6 +309,9 @@ func parseChoices(path string, obj map[string]json.RawMessage, listKey string) (
 	}
 	seen := map[string]bool{}
 	for _, c := range out {
+		if hasControl(c.Value) {
+			return nil, schemaErr(path, "choice %q contains a control character (such as a newline), which a form cannot submit faithfully", c.Value)
+		}
 		if seen[c.Value] {
 			return nil, schemaErr(path, "choice %q appears twice", c.Value)
 		}

@@ -84,6 +84,8 @@ func TestParseFormSchemaRefuses(t *testing.T) {
 		{"empty enum", `{"type":"object","properties":{"a":{"type":"string","enum":[]}}}`, "requestedSchema.properties.a.enum"},
 		{"enumNames mismatch", `{"type":"object","properties":{"a":{"type":"string","enum":["x"],"enumNames":["X","Y"]}}}`, "requestedSchema.properties.a.enumNames"},
 		{"oneOf without const", `{"type":"object","properties":{"a":{"type":"string","oneOf":[{"title":"X"}]}}}`, "requestedSchema.properties.a.oneOf[0]"},
+		{"choice with a newline", `{"type":"object","properties":{"a":{"type":"string","enum":["x\ny"]}}}`, "requestedSchema.properties.a"},
+		{"field name with a control character", `{"type":"object","properties":{"a\u0000":{"type":"string"}}}`, "requestedSchema.properties"},
 		{"duplicate choice", `{"type":"object","properties":{"a":{"type":"string","enum":["x","x"]}}}`, "requestedSchema.properties.a"},
 		{"bad default", `{"type":"object","properties":{"a":{"type":"integer","default":"x"}}}`, "requestedSchema.properties.a.default"},
 		{"default out of range", `{"type":"object","properties":{"a":{"type":"integer","maximum":3,"default":4}}}`, "requestedSchema.properties.a.default"},

@@ -378,7 +378,14 @@ func (s *Service) Submit(ctx context.Context, id, key string, sub Submission) (S
 	}
 	t := Resolution{Status: Status(sub.Decision), SubmissionID: sub.ID, At: s.now().UTC(), By: orReviewer(sub.By)}
 	if t.IsRetryOf(rec.State) {
-		return rec.State, nil
+		// The same page sent again: the success it was if it carries the
+		// same answer (a lost response, a double tap); a different answer
+		// from that page (Back, another choice) is a conflict, so the
+		// reviewer is never shown an outcome that was not recorded.
+		if sameAnswer(rec, sub) {
+			return rec.State, nil
+		}
+		return refuse("resent with another answer", ErrConflict)
 	}
 	if err := s.closed(rec.State); err != nil {
 		return refuse(string(rec.State.Status), err)
@@ -400,6 +407,27 @@ func (s *Service) Submit(ctx context.Context, id, key string, sub Submission) (S
 		return State{}, fmt.Errorf("submit %s: %w", id, err)
 	}
 	return s.derive(st), nil
+}
+
+// sameAnswer reports whether sub repeats the decision and answer recorded
+// in rec.
+func sameAnswer(rec Record, sub Submission) bool {
+	if Decision(sub.Decision) != rec.State.Decision {
+		return false
+	}
+	if sub.Decision == DecisionDeclined {
+		return true
+	}
+	a, err := rec.Payload.answer(rec.State.Kind, sub)
+	if err != nil {
+		return false
+	}
+	got, _ := json.Marshal(a)
+	want, _ := json.Marshal(rec.Answer)
+	if rec.Answer == nil {
+		want, _ = json.Marshal(&Answer{})
+	}
+	return string(got) == string(want)
 }
 
 // closed is the error for submitting to a request in state st, or nil if

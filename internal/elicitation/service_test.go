@@ -97,6 +97,17 @@ func TestServiceSelectionFlow(t *testing.T) {
 	if _, err := svc.Submit(ctx, id, cr.ReviewKey, ok); err != nil {
 		t.Fatalf("retry: %v", err)
 	}
+	// The same page resent with another answer (Back, another pick) is a
+	// conflict, not a success for an answer that was not recorded.
+	changed := ok
+	changed.SelectedIDs = []string{"o0"}
+	if _, err := svc.Submit(ctx, id, cr.ReviewKey, changed); !errors.Is(err, elicitation.ErrConflict) {
+		t.Fatalf("same page, other answer: %v", err)
+	}
+	declined := elicitation.Submission{ID: ok.ID, Decision: elicitation.DecisionDeclined}
+	if _, err := svc.Submit(ctx, id, cr.ReviewKey, declined); !errors.Is(err, elicitation.ErrConflict) {
+		t.Fatalf("same page, other decision: %v", err)
+	}
 	other := ok
 	other.ID = "r3"
 	if _, err := svc.Submit(ctx, id, cr.ReviewKey, other); !errors.Is(err, elicitation.ErrConflict) {
@@ -119,7 +130,7 @@ func TestServiceSelectionFlow(t *testing.T) {
 	for _, e := range tr.Entries {
 		actions = append(actions, e.Action)
 	}
-	want := []elicitation.Action{"created", "rendered", "submission_refused", "submission_refused", "submission_refused", "submission_refused", "decided", "submission_refused", "result_fetched", "result_fetched"}
+	want := []elicitation.Action{"created", "rendered", "submission_refused", "submission_refused", "submission_refused", "submission_refused", "decided", "submission_refused", "submission_refused", "submission_refused", "result_fetched", "result_fetched"}
 	if len(actions) != len(want) {
 		t.Fatalf("audit %v, want %v", actions, want)
 	}
