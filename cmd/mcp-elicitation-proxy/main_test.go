@@ -296,7 +296,7 @@ func TestUpstreamRestart(t *testing.T) {
 	node, _ := exec.LookPath("node")
 	cmd := exec.Command(binary, "--config", writeConfig(t, fmt.Sprintf("upstream:\n  command: %q\n  args: [%q]\n", node, script)))
 	cmd.Dir = repoRoot(t)
-	var stderr syncBuffer
+	var stderr testenv.SyncBuffer
 	cmd.Stderr = &stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "restart"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -352,7 +352,7 @@ func TestInspector(t *testing.T) {
 	ln.Close()
 	srv := exec.Command(binary, "--config", cfg, "--http", addr)
 	srv.Dir = root
-	var srvErr syncBuffer
+	var srvErr testenv.SyncBuffer
 	srv.Stderr = &srvErr
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)

@@ -94,15 +94,7 @@ func Build(t testing.TB, logicalID, dir string) string {
 }
 
 // FreePort returns a free TCP port on the loopback interface.
-func FreePort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
+func FreePort(t testing.TB) int { return testenv.FreePort(t) }
 
 // Function is one bootstrap running under its own emulator. The emulator
 // takes one invocation at a time (a second concurrent one crashes it), so
@@ -112,25 +104,8 @@ type Function struct {
 	url  string
 	cmd  *exec.Cmd
 	mu   sync.Mutex // one invocation at a time
-	logs *syncBuffer
+	logs *testenv.SyncBuffer
 	done chan struct{}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // Start runs bootstrap under the emulator with env (KEY=value) added to
@@ -158,7 +133,7 @@ func Start(t testing.TB, name, bootstrap string, timeout time.Duration, env ...s
 		"AWS_LAMBDA_FUNCTION_TIMEOUT="+strconv.Itoa(int(timeout.Seconds())),
 	)
 	cmd.Env = append(cmd.Env, env...)
-	f := &Function{Name: name, url: fmt.Sprintf("http://127.0.0.1:%d/2015-03-31/functions/function/invocations", port), cmd: cmd, logs: &syncBuffer{}, done: make(chan struct{})}
+	f := &Function{Name: name, url: fmt.Sprintf("http://127.0.0.1:%d/2015-03-31/functions/function/invocations", port), cmd: cmd, logs: &testenv.SyncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = f.logs, f.logs
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the emulator and its bootstrap
 	if err := cmd.Start(); err != nil {

@@ -37,15 +37,7 @@ func everything(t testing.TB) (node, script string) {
 	return testenv.Node(t), testenv.NodeModule(t, ".bin/mcp-server-everything")
 }
 
-func freePort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
+func freePort(t testing.TB) int { return testenv.FreePort(t) }
 
 // startEverythingHTTP starts the reference server on streamable HTTP and
 // returns its MCP endpoint.

@@ -6,6 +6,8 @@
 package testenv
 
 import (
+	"bytes"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,4 +65,34 @@ func NodeModule(t testing.TB, rel string) string {
 		t.Fatalf("testenv: %s is missing: run npm ci in the repository root (%s)", filepath.Join("node_modules", rel), Root(t))
 	}
 	return p
+}
+
+// FreePort returns a TCP port on the loopback interface that was free a
+// moment ago, for a peer that takes its port on the command line.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// SyncBuffer collects a child process's output while a test reads it.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
