@@ -60,8 +60,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 			return err
 		}
 		m.PrintWelcome(stderr)
-		<-ctx.Done()
-		return m.Close()
+		select {
+		case <-ctx.Done():
+			return m.Close()
+		case err := <-m.Failed():
+			return errors.Join(err, m.Close())
+		}
 	case "audit":
 		return runAudit(ctx, args, stdout, stderr, getenv)
 	case "cleanup":

@@ -39,13 +39,13 @@ type Main struct {
 	base       context.Context
 	cancelBase context.CancelFunc
 	servers    []*http.Server
-	done       chan error
+	failed     chan error // a listener that stopped on its own
 }
 
 // Start opens the store, builds the handlers and starts listening. now, if
 // set, replaces the clock (tests).
 func Start(ctx context.Context, cfg Config, logw io.Writer, opts ...Option) (*Main, error) {
-	m := &Main{Config: cfg, done: make(chan error, 2)}
+	m := &Main{Config: cfg, failed: make(chan error, 2)}
 	m.base, m.cancelBase = context.WithCancel(context.Background())
 	o := options{now: time.Now}
 	for _, f := range opts {
@@ -166,7 +166,7 @@ func (m *Main) serve(ln net.Listener, h http.Handler) {
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			m.Log.Error("server stopped", "addr", ln.Addr().String(), "err", err)
-			m.done <- err
+			m.failed <- fmt.Errorf("serve on %s: %w", ln.Addr(), err)
 		}
 	}()
 }
@@ -193,6 +193,10 @@ func (m *Main) cleanupLoop(every time.Duration, now func() time.Time) {
 		}
 	}
 }
+
+// Failed reports a listener that stopped serving on its own; the server
+// should then be closed.
+func (m *Main) Failed() <-chan error { return m.failed }
 
 // PrintWelcome tells the user how to connect an MCP client.
 func (m *Main) PrintWelcome(w io.Writer) {

@@ -22,6 +22,9 @@ const (
 	CodeInternal        Code = "internal"
 )
 
+// String returns the code as text.
+func (c Code) String() string { return string(c) }
+
 // Sentinel errors returned (wrapped) by the Store and the Service. Match them
 // with errors.Is.
 var (

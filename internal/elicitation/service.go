@@ -444,9 +444,6 @@ func (s *Service) closed(st State) error {
 	return ErrConflict
 }
 
-// String returns the code as text.
-func (c Code) String() string { return string(c) }
-
 // refusalReason names what was wrong with a submission for the audit trail,
 // without the values submitted.
 func refusalReason(err error) string {
