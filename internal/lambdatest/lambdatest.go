@@ -40,39 +40,14 @@ const RIEModule = "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-
 // Root returns the module root (the directory holding go.mod).
 func Root(t testing.TB) string { return testenv.Root(t) }
 
-var rieOnce struct {
-	sync.Once
-	path string
-	err  error
-}
-
 // RIE returns the emulator's path: $AWS_LAMBDA_RIE, else <root>/.bin/aws-lambda-rie,
 // which it installs with `go install` (from the module proxy) when missing.
 func RIE(t testing.TB) string {
 	t.Helper()
-	rieOnce.Do(func() {
-		if p := os.Getenv("AWS_LAMBDA_RIE"); p != "" {
-			rieOnce.path = p
-			return
-		}
-		bin := filepath.Join(Root(t), ".bin")
-		p := filepath.Join(bin, "aws-lambda-rie")
-		if _, err := os.Stat(p); err == nil {
-			rieOnce.path = p
-			return
-		}
-		cmd := exec.Command("go", "install", RIEModule)
-		cmd.Env = append(os.Environ(), "GOBIN="+bin, "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			rieOnce.err = fmt.Errorf("lambdatest: install the Lambda Runtime Interface Emulator (GOBIN=%s go install %s): %v\n%s", bin, RIEModule, err, out)
-			return
-		}
-		rieOnce.path = p
-	})
-	if rieOnce.err != nil {
-		t.Fatal(rieOnce.err)
+	if p := os.Getenv("AWS_LAMBDA_RIE"); p != "" {
+		return p
 	}
-	return rieOnce.path
+	return testenv.GoTool(t, RIEModule, "aws-lambda-rie")
 }
 
 // Build builds the function with the given template logical id (for

