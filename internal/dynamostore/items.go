@@ -49,6 +49,7 @@ const (
 	attrDecidedAt    = "decidedAt"
 	attrDecidedBy    = "decidedBy"
 	attrSubmissionID = "submissionId"
+	attrAnswerDigest = "answerDigest"
 	attrConsumedAt   = "consumedAt"
 	attrVersion      = "version"
 	attrWriteToken   = "wtok" // names the store call that last wrote the item
@@ -182,6 +183,7 @@ func stateItem(st elicitation.State, tok string) item {
 	putTime(it, attrDecidedAt, st.DecidedAt)
 	putStr(it, attrDecidedBy, st.DecidedBy)
 	putStr(it, attrSubmissionID, st.SubmissionID)
+	putStr(it, attrAnswerDigest, st.AnswerDigest)
 	putTime(it, attrConsumedAt, st.ConsumedAt)
 	it[attrVersion] = num(0)
 	it[attrWriteToken] = str(tok)
@@ -204,6 +206,7 @@ func decodeState(it item) stored {
 			DecidedAt:    getTime(it, attrDecidedAt),
 			DecidedBy:    getS(it, attrDecidedBy),
 			SubmissionID: getS(it, attrSubmissionID),
+			AnswerDigest: getS(it, attrAnswerDigest),
 			ConsumedAt:   getTime(it, attrConsumedAt),
 		},
 		version:    v,

@@ -313,6 +313,7 @@ func (s *Store) resolveItems(id string, cur stored, t elicitation.Resolution, to
 	ns := names(attrStatus, attrDecidedAt, attrWriteToken, attrVersion, attrExpiresAt)
 	for _, f := range []struct{ name, value string }{
 		{attrDecision, string(next.Decision)}, {attrDecidedBy, next.DecidedBy}, {attrSubmissionID, next.SubmissionID},
+		{attrAnswerDigest, next.AnswerDigest},
 	} {
 		if f.value != "" {
 			set += ", #" + f.name + " = :" + f.name

@@ -68,6 +68,9 @@ type State struct {
 	DecidedAt    time.Time `json:"decidedAt,omitzero"`
 	DecidedBy    string    `json:"decidedBy,omitempty"`
 	SubmissionID string    `json:"submissionId,omitempty"`
+	// AnswerDigest names the decision and answer that won (see
+	// Resolution.Digest): a resend of SubmissionID is a retry only with it.
+	AnswerDigest string    `json:"answerDigest,omitempty"`
 	ConsumedAt   time.Time `json:"consumedAt,omitzero"`
 }
 

@@ -377,13 +377,17 @@ func (s *Service) Submit(ctx context.Context, id, key string, sub Submission) (S
 		return refuse("missing submission id", invalid(ErrSubmissionIDMissing, "submission", "the submission has no id; reload the page"))
 	}
 	t := Resolution{Status: Status(sub.Decision), SubmissionID: sub.ID, At: s.now().UTC(), By: orReviewer(sub.By)}
-	if t.IsRetryOf(rec.State) {
+	if rec.State.SubmissionID == sub.ID && rec.State.Status != StatusPending {
 		// The same page sent again: the success it was if it carries the
 		// same answer (a lost response, a double tap); a different answer
 		// from that page (Back, another choice) is a conflict, so the
-		// reviewer is never shown an outcome that was not recorded.
-		if sameAnswer(rec, sub) {
-			return rec.State, nil
+		// reviewer is never shown an outcome that was not recorded. The
+		// store applies the same rule (IsRetryOf) when two sends overlap.
+		if answer, err := rec.Payload.answer(rec.State.Kind, sub); err == nil {
+			t.Answer = answer
+			if t.IsRetryOf(withDigest(rec)) {
+				return rec.State, nil
+			}
 		}
 		return refuse("resent with another answer", ErrConflict)
 	}
@@ -409,25 +413,14 @@ func (s *Service) Submit(ctx context.Context, id, key string, sub Submission) (S
 	return s.derive(st), nil
 }
 
-// sameAnswer reports whether sub repeats the decision and answer recorded
-// in rec.
-func sameAnswer(rec Record, sub Submission) bool {
-	if Decision(sub.Decision) != rec.State.Decision {
-		return false
+// withDigest is rec's state with its answer digest, computed from the
+// stored answer for a request decided before digests were stored.
+func withDigest(rec Record) State {
+	st := rec.State
+	if st.AnswerDigest == "" && st.Decision != "" {
+		st.AnswerDigest = AnswerDigest(st.Decision, rec.Answer)
 	}
-	if sub.Decision == DecisionDeclined {
-		return true
-	}
-	a, err := rec.Payload.answer(rec.State.Kind, sub)
-	if err != nil {
-		return false
-	}
-	got, _ := json.Marshal(a)
-	want, _ := json.Marshal(rec.Answer)
-	if rec.Answer == nil {
-		want, _ = json.Marshal(&Answer{})
-	}
-	return string(got) == string(want)
+	return st
 }
 
 // closed is the error for submitting to a request in state st, or nil if

@@ -2,6 +2,9 @@ package elicitation
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
 	"time"
 )
 
@@ -32,8 +35,9 @@ type Store interface {
 	// ExpiresAt, and writes the new state, the answer and the audit entry
 	// together (all or nothing). It returns the state after the call.
 	//
-	// A retry of the resolution that already won (same non-empty
-	// SubmissionID) succeeds again without writing anything. Otherwise it
+	// A retry of the resolution that already won (t.IsRetryOf: the same
+	// non-empty SubmissionID and the same decision and answer) succeeds
+	// again without writing anything. Otherwise it
 	// returns ErrNotFound; ErrExpired if the request is pending but t.At is
 	// at or after ExpiresAt; ErrConflict (with the current state) if the
 	// request is no longer pending.
@@ -106,11 +110,45 @@ func (t Resolution) Apply(s State) State {
 	s.SubmissionID = t.SubmissionID
 	if t.Status != StatusCanceled {
 		s.Decision = Decision(t.Status)
+		s.AnswerDigest = t.Digest()
 	}
 	return s
 }
 
-// IsRetryOf reports whether t repeats the resolution already recorded in s.
+// IsRetryOf reports whether t repeats the resolution already recorded in s:
+// the same submission id with the same decision and answer. This is the one
+// rule for retries; every store applies it inside its conditional write, so
+// it holds when two sends of one page overlap. The same page sent with
+// another answer (Back, another choice, a second tab) is not a retry.
 func (t Resolution) IsRetryOf(s State) bool {
-	return t.SubmissionID != "" && s.SubmissionID == t.SubmissionID && s.Status != StatusPending
+	return t.SubmissionID != "" && s.SubmissionID == t.SubmissionID && s.Status != StatusPending &&
+		t.Status != StatusCanceled && s.AnswerDigest == t.Digest()
+}
+
+// Digest names a decision and its answer: equal digests mean the same
+// decision with the same answer. It is stored with the state (State.
+// AnswerDigest) so that a store can tell a retry from another answer without
+// reading the answer.
+func (t Resolution) Digest() string {
+	return AnswerDigest(Decision(t.Status), t.Answer)
+}
+
+// AnswerDigest is the digest of decision d with answer a (nil and an empty
+// answer are the same answer). Every part is length-prefixed, so no two
+// different answers share an encoding.
+func AnswerDigest(d Decision, a *Answer) string {
+	if a == nil {
+		a = &Answer{}
+	}
+	h := sha256.New()
+	field := func(b []byte) {
+		h.Write(binary.BigEndian.AppendUint64(nil, uint64(len(b))))
+		h.Write(b)
+	}
+	field([]byte(d))
+	field(a.Form)
+	for _, id := range a.SelectedIDs {
+		field([]byte(id))
+	}
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
 }

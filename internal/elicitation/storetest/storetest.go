@@ -34,6 +34,7 @@ func Run(t *testing.T, open Factory) {
 	t.Run("Transitions", func(t *testing.T) { testTransitions(t, open) })
 	t.Run("ExpiryBoundary", func(t *testing.T) { testExpiryBoundary(t, open) })
 	t.Run("RetriedSubmission", func(t *testing.T) { testRetriedSubmission(t, open) })
+	t.Run("OverlappingResends", func(t *testing.T) { testOverlappingResends(t, open) })
 	t.Run("Consume", func(t *testing.T) { testConsume(t, open) })
 	t.Run("Audit", func(t *testing.T) { testAudit(t, open) })
 	t.Run("Retention", func(t *testing.T) { testRetention(t, open) })
@@ -326,6 +327,19 @@ func testRetriedSubmission(t *testing.T, open Factory) {
 	if st, err := b.Resolve(ctx, r.State.ID, retry); err != nil || st.SubmissionID != "render-1" {
 		t.Fatalf("retry after consume = %+v, %v", st, err)
 	}
+	// The same submission id with another answer (the page sent again
+	// after Back and another choice) is not a retry: a conflict.
+	for _, changed := range []elicitation.Resolution{
+		{Status: elicitation.StatusSubmitted, SubmissionID: "render-1", At: T0.Add(2 * time.Minute), By: "reviewer", Answer: &elicitation.Answer{SelectedIDs: []string{"opt-2"}}},
+		{Status: elicitation.StatusSubmitted, SubmissionID: "render-1", At: T0.Add(2 * time.Minute), By: "reviewer", Answer: &elicitation.Answer{SelectedIDs: []string{"opt-3", "opt-1"}}},
+		{Status: elicitation.StatusDeclined, SubmissionID: "render-1", At: T0.Add(2 * time.Minute), By: "reviewer"},
+	} {
+		st, err := b.Resolve(ctx, r.State.ID, changed)
+		wantErr(t, "same submission id, another answer", err, elicitation.ErrConflict)
+		if st.SubmissionID != "render-1" || st.Decision != elicitation.DecisionSubmitted {
+			t.Errorf("conflict shows state %+v, want the recorded decision", st)
+		}
+	}
 	// Another submission is a conflict, and so is a retry of another request's id.
 	other := win
 	other.SubmissionID = "render-2"
@@ -339,6 +353,71 @@ func testRetriedSubmission(t *testing.T, open Factory) {
 	rec, _ := a.Load(ctx, r.State.ID)
 	if rec.Answer == nil || strings.Join(rec.Answer.SelectedIDs, ",") != "opt-3" {
 		t.Errorf("answer after retries = %+v", rec.Answer)
+	}
+}
+
+// testOverlappingResends: one rendered page (one submission id) posted
+// several times at once with different answers, through both handles.
+// Exactly the posts that carry the recorded answer succeed; every other one
+// is a conflict, so no reviewer is told "sent" for an answer that was not
+// recorded.
+func testOverlappingResends(t *testing.T, open Factory) {
+	ctx := ctxT(t)
+	a, b := open(t)
+	rounds := 20
+	if testing.Short() {
+		rounds = 5
+	}
+	for round := range rounds {
+		r := NewSelection(t, 4, time.Hour)
+		mustCreate(t, a, r)
+		type outcome struct {
+			res elicitation.Resolution
+			st  elicitation.State
+			err error
+		}
+		out := make([]outcome, 8)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range out {
+			res := elicitation.Resolution{Status: elicitation.StatusSubmitted, SubmissionID: "render-1", At: T0.Add(time.Minute), By: "reviewer", Answer: &elicitation.Answer{SelectedIDs: []string{fmt.Sprint("opt-", i%2)}}}
+			if i == 7 {
+				res = elicitation.Resolution{Status: elicitation.StatusDeclined, SubmissionID: "render-1", At: T0.Add(time.Minute), By: "reviewer"}
+			}
+			h := a
+			if i%4 >= 2 {
+				h = b
+			}
+			wg.Go(func() {
+				<-start
+				st, err := h.Resolve(ctx, r.State.ID, res)
+				out[i] = outcome{res, st, err}
+			})
+		}
+		close(start)
+		wg.Wait()
+		rec, err := a.Load(ctx, r.State.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recorded, _ := json.Marshal(rec.Answer)
+		for i, o := range out {
+			sent, _ := json.Marshal(o.res.Answer)
+			same := rec.State.Decision == elicitation.Decision(o.res.Status) && string(sent) == string(recorded)
+			switch {
+			case o.err == nil && !same:
+				t.Fatalf("round %d: post %d (%s %s) told success, but %s %s was recorded", round, i, o.res.Status, sent, rec.State.Decision, recorded)
+			case o.err != nil && same:
+				t.Fatalf("round %d: post %d carrying the recorded answer got %v", round, i, o.err)
+			case o.err != nil && !errors.Is(o.err, elicitation.ErrConflict):
+				t.Fatalf("round %d: post %d got %v, want ErrConflict", round, i, o.err)
+			}
+		}
+		tr, err := a.Audit(ctx, r.State.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantActions(t, tr, elicitation.ActionCreated, elicitation.ActionDecided)
 	}
 }
 
