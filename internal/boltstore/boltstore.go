@@ -32,6 +32,7 @@ var (
 	bucketAudit   = []byte("audit")  // one sub-bucket per request: seq -> entry
 	bucketCounts  = []byte("counts") // id \x00 action -> how many were appended
 	bucketRetain  = []byte("retain") // retainUntil (8 bytes) + id -> nothing
+	bucketOutbox  = []byte("outbox") // dueAt (8 bytes) + delivery id -> delivery
 )
 
 // Store is a handle on an embedded store.
@@ -77,7 +78,7 @@ func Open(path string) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", abs, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketState, bucketPayload, bucketAnswer, bucketAudit, bucketCounts, bucketRetain} {
+		for _, b := range [][]byte{bucketState, bucketPayload, bucketAnswer, bucketAudit, bucketCounts, bucketRetain, bucketOutbox} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -150,6 +151,9 @@ func (s *Store) Create(ctx context.Context, r elicitation.Request, created elici
 		if err := tx.Bucket(bucketRetain).Put(retainKey(r.State), nil); err != nil {
 			return err
 		}
+		if err := putDeliveries(tx, r.Outbox); err != nil {
+			return err
+		}
 		return appendAudit(tx, id, created)
 	})
 }
@@ -219,6 +223,14 @@ func (s *Store) Resolve(ctx context.Context, id string, t elicitation.Resolution
 		}
 		if err := appendAudit(tx, id, t.AuditEntry()); err != nil {
 			return err
+		}
+		if err := putDeliveries(tx, t.Outbox); err != nil {
+			return err
+		}
+		for _, d := range t.Withdraw {
+			if err := tx.Bucket(bucketOutbox).Delete(outboxKey(d)); err != nil {
+				return err
+			}
 		}
 		st = next
 		return nil
@@ -389,7 +401,7 @@ func (s *Store) Cleanup(ctx context.Context, now time.Time) (int, error) {
 			}
 			n++
 		}
-		return nil
+		return cleanupOutbox(tx, now)
 	})
 	return n, err
 }

@@ -140,6 +140,7 @@ func (s *Store) Create(ctx context.Context, r elicitation.Request, created elici
 		tx = append(tx, types.TransactWriteItem{Put: &types.Put{TableName: s.table, Item: c}})
 	}
 	tx = append(tx, types.TransactWriteItem{Put: &types.Put{TableName: s.table, Item: auditItem(id, created, ttl)}})
+	tx = append(tx, putDeliveries(s.table, r.Outbox)...)
 	for attempt := 1; ; attempt++ {
 		err := s.transact(ctx, tx)
 		if err == nil {
@@ -336,6 +337,8 @@ func (s *Store) resolveItems(id string, cur stored, t elicitation.Resolution, to
 		tx = append(tx, types.TransactWriteItem{Put: &types.Put{TableName: s.table, Item: a}})
 	}
 	tx = append(tx, types.TransactWriteItem{Put: &types.Put{TableName: s.table, Item: auditItem(id, t.AuditEntry(), ttl)}})
+	tx = append(tx, putDeliveries(s.table, t.Outbox)...)
+	tx = append(tx, withdrawDeliveries(s.table, t.Withdraw)...)
 	return tx, nil
 }
 
@@ -628,6 +631,9 @@ func (s *Store) Cleanup(ctx context.Context, now time.Time) (int, error) {
 				}
 			}
 		}
+	}
+	if err := s.cleanupOutbox(ctx, now); err != nil {
+		return removed, err
 	}
 	return removed, nil
 }

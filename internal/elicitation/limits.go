@@ -69,6 +69,7 @@ type ApprovalInput struct {
 	CSS             string
 	Labels          Labels
 	TimeoutSeconds  int
+	Notify
 }
 
 // SelectionInput is what an agent sends to ask for a selection.
@@ -84,6 +85,7 @@ type SelectionInput struct {
 	CSS             string
 	Labels          Labels
 	TimeoutSeconds  int
+	Notify
 }
 
 // ClampTimeout turns timeoutSeconds into a TTL: 0 (or less) is the default

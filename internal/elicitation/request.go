@@ -148,8 +148,13 @@ type Payload struct {
 	Labels    Labels    `json:"labels"`
 
 	// ReviewKeyHash is the SHA-256 of the review key; the key itself is
-	// only ever in the review URL handed to the agent.
+	// only ever in the review URL handed to the agent (and in the created
+	// notice's delivery until it is settled).
 	ReviewKeyHash []byte `json:"reviewKeyHash"`
+
+	// Notify names the notification targets chosen at creation (the
+	// deployment's defaults, then the agent's notify), in order.
+	Notify []string `json:"notify,omitempty"`
 }
 
 // Answer is what the reviewer submitted.
@@ -162,6 +167,9 @@ type Answer struct {
 type Request struct {
 	State   State
 	Payload Payload
+	// Outbox holds the deliveries written with the request: the created
+	// notices, and the expiry notices scheduled for ExpiresAt.
+	Outbox []Delivery
 }
 
 // Record is a whole request as stored: Answer is nil until a submission lands.

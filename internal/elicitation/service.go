@@ -30,6 +30,9 @@ type Config struct {
 	WaitMargin time.Duration
 	// Templates checks templates at creation; nil accepts any template.
 	Templates TemplateChecker
+	// Notifications are the deployment's notification targets; nil means
+	// none (a request that names one is refused).
+	Notifications Notifications
 }
 
 // DefaultMaxWait is the default bound of one elicit_await.
@@ -45,11 +48,12 @@ type Service struct {
 	maxWait   time.Duration
 	margin    time.Duration
 	templates TemplateChecker
+	notify    Notifications
 }
 
 // NewService returns a Service for cfg.
 func NewService(cfg Config) *Service {
-	s := &Service{store: cfg.Store, now: cfg.Now, retention: cfg.Retention, maxWait: cfg.MaxWait, margin: cfg.WaitMargin, templates: cfg.Templates}
+	s := &Service{store: cfg.Store, now: cfg.Now, retention: cfg.Retention, maxWait: cfg.MaxWait, margin: cfg.WaitMargin, templates: cfg.Templates, notify: cfg.Notifications}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -85,7 +89,7 @@ func (s *Service) CreateApproval(ctx context.Context, principal string, in Appro
 	if err != nil {
 		return Created{}, err
 	}
-	return s.create(ctx, principal, KindApproval, p, in.TimeoutSeconds)
+	return s.create(ctx, principal, KindApproval, p, in.TimeoutSeconds, in.Notify)
 }
 
 // CreateSelection validates in and stores a pending selection owned by principal.
@@ -94,15 +98,20 @@ func (s *Service) CreateSelection(ctx context.Context, principal string, in Sele
 	if err != nil {
 		return Created{}, err
 	}
-	return s.create(ctx, principal, KindSelection, p, in.TimeoutSeconds)
+	return s.create(ctx, principal, KindSelection, p, in.TimeoutSeconds, in.Notify)
 }
 
-func (s *Service) create(ctx context.Context, principal string, kind Kind, p Payload, timeoutSeconds int) (Created, error) {
+func (s *Service) create(ctx context.Context, principal string, kind Kind, p Payload, timeoutSeconds int, n Notify) (Created, error) {
 	if s.templates != nil {
 		if err := s.templates.CheckTemplates(p); err != nil {
 			return Created{}, err
 		}
 	}
+	targets, err := s.targets(n.Targets)
+	if err != nil {
+		return Created{}, err
+	}
+	p.Notify = targets
 	if principal == "" {
 		principal = Anonymous
 	}
@@ -115,9 +124,11 @@ func (s *Service) create(ctx context.Context, principal string, kind Kind, p Pay
 	}
 	st.RetainUntil = st.ExpiresAt.Add(s.retention)
 	entry := AuditEntry{At: now, Action: ActionCreated, Principal: principal, Detail: string(kind)}
-	if err := s.store.Create(ctx, Request{State: st, Payload: p}, entry); err != nil {
+	r := Request{State: st, Payload: p, Outbox: s.createdOutbox(st, targets, func() string { return n.link(st.ID, key) })}
+	if err := s.store.Create(ctx, r, entry); err != nil {
 		return Created{}, fmt.Errorf("create %s: %w", st.ID, err)
 	}
+	s.queued(r.Outbox)
 	return Created{State: st, ReviewKey: key}, nil
 }
 
@@ -267,10 +278,18 @@ func (s *Service) undecided(st State) error {
 // canceled request succeeds again; a decided one gives ErrConflict, an
 // expired one ErrExpired.
 func (s *Service) Cancel(ctx context.Context, principal, id string) (State, error) {
-	if _, err := s.owned(ctx, principal, id); err != nil {
+	cur, err := s.owned(ctx, principal, id)
+	if err != nil {
 		return State{}, err
 	}
 	t := Resolution{Status: StatusCanceled, At: s.now().UTC(), By: orAnonymous(principal)}
+	if s.notify != nil && cur.Status == StatusPending {
+		rec, err := s.store.Load(ctx, id)
+		if err != nil {
+			return State{}, fmt.Errorf("cancel %s: %w", id, err)
+		}
+		s.resolutionOutbox(&t, rec)
+	}
 	st, err := s.store.Resolve(ctx, id, t)
 	if err != nil {
 		if errors.Is(err, ErrConflict) && st.Status == StatusCanceled {
@@ -278,6 +297,7 @@ func (s *Service) Cancel(ctx context.Context, principal, id string) (State, erro
 		}
 		return State{}, fmt.Errorf("cancel %s: %w", id, err)
 	}
+	s.queued(t.Outbox)
 	return s.derive(st), nil
 }
 
@@ -399,6 +419,7 @@ func (s *Service) Submit(ctx context.Context, id, key string, sub Submission) (S
 		return refuse(refusalReason(err), err)
 	}
 	t.Answer = answer
+	s.resolutionOutbox(&t, rec)
 	st, err := s.store.Resolve(ctx, id, t)
 	if err != nil {
 		if errors.Is(err, ErrConflict) || errors.Is(err, ErrExpired) {
@@ -410,6 +431,7 @@ func (s *Service) Submit(ctx context.Context, id, key string, sub Submission) (S
 		}
 		return State{}, fmt.Errorf("submit %s: %w", id, err)
 	}
+	s.queued(t.Outbox)
 	return s.derive(st), nil
 }
 

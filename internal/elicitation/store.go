@@ -19,7 +19,8 @@ import (
 // right to write decisions.
 type Store interface {
 	// Create stores a new pending request together with its creation audit
-	// entry. It returns ErrConflict if a request with that id exists.
+	// entry and the deliveries of r.Outbox (all or nothing). It returns
+	// ErrConflict if a request with that id exists.
 	Create(ctx context.Context, r Request, created AuditEntry) error
 
 	// State reads the small part of a request, with a strongly consistent
@@ -33,7 +34,9 @@ type Store interface {
 	// Resolve lands a decision or a cancel, exactly once, across processes:
 	// it succeeds only if the request is pending and t.At is before its
 	// ExpiresAt, and writes the new state, the answer and the audit entry
-	// together (all or nothing). It returns the state after the call.
+	// together with the deliveries of t.Outbox, and removes those of
+	// t.Withdraw from the outbox (all or nothing). It returns the state
+	// after the call.
 	//
 	// A retry of the resolution that already won (t.IsRetryOf: the same
 	// non-empty SubmissionID and the same decision and answer) succeeds
@@ -70,6 +73,31 @@ type Store interface {
 	// Cleanup removes every request, and its audit trail, whose RetainUntil
 	// is at or before now, and returns how many it removed.
 	Cleanup(ctx context.Context, now time.Time) (int, error)
+
+	// The outbox: deliveries written with the events they tell (by Create
+	// and Resolve), taken one attempt at a time by a deliverer, removed when
+	// settled. A delivery is never lost by a crash: an attempt that is not
+	// settled before its lease ends is taken again.
+
+	// DueDeliveries lists up to limit deliveries in the outbox that are due
+	// at now (Delivery.Due), earliest DueAt first.
+	DueDeliveries(ctx context.Context, now time.Time, limit int) ([]Delivery, error)
+
+	// ClaimDelivery takes the delivery d names (by ID and DueAt) for one
+	// attempt, if it is still in the outbox and due at now: it counts the
+	// attempt, sets a fresh Lease and NotBefore to until, and returns the
+	// delivery as claimed. ok is false, and nothing is written, if it was
+	// settled or is not due (another attempt holds it, or it backs off).
+	// Of any number of concurrent claims at most one succeeds.
+	ClaimDelivery(ctx context.Context, d Delivery, now, until time.Time) (claimed Delivery, ok bool, err error)
+
+	// SettleDelivery ends the attempt that claimed d (d as ClaimDelivery
+	// returned it) and appends entry to the request's audit trail, together:
+	// with a zero retryAt it removes d from the outbox; otherwise it keeps d
+	// for another attempt at retryAt. It returns ErrConflict, writing
+	// nothing, if d's lease is no longer the one held. If the request is
+	// gone (cleaned up) it removes d and appends nothing.
+	SettleDelivery(ctx context.Context, d Delivery, retryAt time.Time, entry AuditEntry) error
 }
 
 // Resolution is a decision or a cancel.
@@ -85,6 +113,9 @@ type Resolution struct {
 	Answer *Answer
 	// Detail goes into the audit entry (never argument values).
 	Detail string
+	// Outbox holds the deliveries that tell of this resolution; Withdraw
+	// the scheduled ones it makes moot (the expiry notices).
+	Outbox, Withdraw []Delivery
 }
 
 // AuditEntry is the entry a store writes together with the resolution.

@@ -41,6 +41,9 @@ func Run(t *testing.T, open Factory) {
 	t.Run("ConcurrentDeciders", func(t *testing.T) { testConcurrentDeciders(t, open) })
 	t.Run("Wait", func(t *testing.T) { testWait(t, open) })
 	t.Run("LargeSelection", func(t *testing.T) { testLargeSelection(t, open) })
+	t.Run("Outbox", func(t *testing.T) { testOutbox(t, open) })
+	t.Run("OutboxClaims", func(t *testing.T) { testOutboxClaims(t, open) })
+	t.Run("OutboxResolve", func(t *testing.T) { testOutboxResolve(t, open) })
 }
 
 // NewSelection returns a valid pending selection request created at T0 with

@@ -1,0 +1,155 @@
+package elicitation
+
+import (
+	"errors"
+	"time"
+)
+
+// Notifications are the deployment's named notification targets, as the
+// Service needs them: which exist, which are the defaults, which events
+// each asks for. Package notify implements it from the operator's
+// configuration.
+type Notifications interface {
+	// Targets returns the targets a new request notifies: the defaults,
+	// then names, without repeats. A name that is not configured gives an
+	// *Error with CodeInvalidArgument on the field "notify".
+	Targets(names []string) ([]string, error)
+	// Wants reports whether target asks for ev.
+	Wants(target string, ev Event) bool
+	// Queued is called after deliveries were committed, so that a
+	// deliverer in this process can start on them at once.
+	Queued()
+}
+
+// Notify is the notification part of a creation input.
+type Notify struct {
+	// Targets are the names the agent passed as notify (operator-configured
+	// targets; never addresses or URLs).
+	Targets []string
+	// ReviewLink builds the review URL for the created notice from the new
+	// request's id and review key (the same URL the agent gets); nil
+	// leaves the link out.
+	ReviewLink func(id, key string) string
+}
+
+func (n Notify) link(id, key string) string {
+	if n.ReviewLink == nil {
+		return ""
+	}
+	return n.ReviewLink(id, key)
+}
+
+// ErrUnknownTarget: notify named a target the deployment does not have.
+var ErrUnknownTarget = errors.New("unknown notification target")
+
+// UnknownTarget is the error for a notify name that is not configured.
+func UnknownTarget(name string, known []string) *Error {
+	if len(known) == 0 {
+		return invalid(ErrUnknownTarget, "notify", "notify names %q, but this deployment has no notification targets; leave notify out", name)
+	}
+	return invalid(ErrUnknownTarget, "notify", "notify names %q, which is not a notification target of this deployment; the targets are %s", name, quoteList(known))
+}
+
+func quoteList(names []string) string {
+	out := ""
+	for i, n := range names {
+		if i > 0 {
+			out += ", "
+		}
+		out += `"` + n + `"`
+	}
+	return out
+}
+
+// targets resolves a request's notify names.
+func (s *Service) targets(names []string) ([]string, error) {
+	if s.notify == nil {
+		if len(names) > 0 {
+			return nil, UnknownTarget(names[0], nil)
+		}
+		return nil, nil
+	}
+	return s.notify.Targets(names)
+}
+
+// createdOutbox is what a new request's creation writes to the outbox: the
+// created notice (with the link) to each target that asks for it, and the
+// expiry notice, scheduled for expiresAt, to each that asks for that.
+func (s *Service) createdOutbox(st State, targets []string, link func() string) []Delivery {
+	var out []Delivery
+	url := ""
+	for _, tg := range targets {
+		if s.notify.Wants(tg, EventCreated) {
+			if url == "" {
+				url = link()
+			}
+			d := NewDelivery(st, EventCreated, tg, st.CreatedAt, st.CreatedAt)
+			d.Link = url
+			out = append(out, d)
+		}
+		if s.notify.Wants(tg, EventExpired) {
+			out = append(out, NewDelivery(st, EventExpired, tg, st.ExpiresAt, st.ExpiresAt))
+		}
+	}
+	return out
+}
+
+// resolutionOutbox adds to t the notices of its event, and withdraws every
+// expiry notice the request may have scheduled (whatever the configuration
+// says now: withdrawing one that was never written writes nothing).
+func (s *Service) resolutionOutbox(t *Resolution, rec Record) {
+	if s.notify == nil || len(rec.Payload.Notify) == 0 {
+		return
+	}
+	ev := EventDecided
+	if t.Status == StatusCanceled {
+		ev = EventCanceled
+	}
+	for _, tg := range rec.Payload.Notify {
+		if s.notify.Wants(tg, ev) {
+			t.Outbox = append(t.Outbox, NewDelivery(rec.State, ev, tg, t.At, t.At))
+		}
+		t.Withdraw = append(t.Withdraw, NewDelivery(rec.State, EventExpired, tg, rec.State.ExpiresAt, rec.State.ExpiresAt))
+	}
+}
+
+func (s *Service) queued(ds []Delivery) {
+	if s.notify != nil && len(ds) > 0 {
+		s.notify.Queued()
+	}
+}
+
+// Notice is what a notification says about a request: what was asked,
+// by whom, until when, and what became of it. It carries nothing the
+// reviewer submitted.
+type Notice struct {
+	DeliveryID string    `json:"deliveryId"`
+	Event      Event     `json:"event"`
+	At         time.Time `json:"at"`
+	ID         string    `json:"elicitationId"`
+	Kind       Kind      `json:"kind"`
+	Message    string    `json:"message"`
+	Owner      string    `json:"requestedBy"`
+	CreatedAt  time.Time `json:"createdAt"`
+	ExpiresAt  time.Time `json:"expiresAt"`
+	// ReviewURL, for EventCreated only.
+	ReviewURL string `json:"reviewUrl,omitempty"`
+	// Decision and DecidedBy, for EventDecided only.
+	Decision  Decision `json:"decision,omitempty"`
+	DecidedBy string   `json:"decidedBy,omitempty"`
+}
+
+// NoticeOf is the notice d delivers about rec.
+func NoticeOf(d Delivery, rec Record) Notice {
+	n := Notice{
+		DeliveryID: d.ID, Event: d.Event, At: d.At, ID: rec.State.ID, Kind: rec.State.Kind,
+		Message: rec.Payload.Message, Owner: rec.State.Owner, CreatedAt: rec.State.CreatedAt, ExpiresAt: rec.State.ExpiresAt,
+	}
+	switch d.Event {
+	case EventCreated:
+		n.ReviewURL = d.Link
+	case EventDecided:
+		n.Decision, n.DecidedBy = rec.State.Decision, rec.State.DecidedBy
+	}
+	return n
+}
