@@ -53,7 +53,7 @@ func TestBadInput(t *testing.T) {
 	bigSchema := `{"type":"object","properties":{"a":{"type":"string","description":"` + strings.Repeat("d", elicitation.MaxSchemaBytes) + `"}}}`
 	longID := strings.Repeat("i", elicitation.MaxOptionIDChars+1)
 	bigOption := `[{"id":"a","blob":"` + strings.Repeat("b", elicitation.MaxOptionBytes) + `"}]`
-	const approvalArgs = "message, context, requestedSchema, displayTemplate, css, labels, timeoutSeconds"
+	const approvalArgs = "message, context, requestedSchema, displayTemplate, css, labels, timeoutSeconds, notify"
 	const timeoutRule = "a whole number of seconds (values outside 60..86400 are clamped; default 3600)"
 	const boundsRule = "a whole number at least 1 (default 1; 1 <= minSelections <= maxSelections <= number of options)"
 	const idRequired = "invalid_argument: elicitationId is required: pass the elicitationId that elicit_approval or elicit_selection returned"
@@ -80,6 +80,12 @@ func TestBadInput(t *testing.T) {
 		{"approval/timeout fraction", mcptools.ToolApproval, `{"message":"m","context":1,"timeoutSeconds":90.5}`, "invalid_argument: timeoutSeconds must be " + timeoutRule + ", not 90.5"},
 		{"approval/timeout negative", mcptools.ToolApproval, `{"message":"m","context":1,"timeoutSeconds":-5}`, "invalid_argument: timeoutSeconds must be " + timeoutRule + ", not -5"},
 		{"approval/timeout boolean", mcptools.ToolApproval, `{"message":"m","context":1,"timeoutSeconds":true}`, "invalid_argument: timeoutSeconds must be " + timeoutRule + ", not a boolean"},
+		{"approval/notify string", mcptools.ToolApproval, `{"message":"m","context":1,"notify":"oncall"}`, `invalid_argument: notify must be an array of notification target names configured by the operator, such as ["oncall"], not a string`},
+		{"approval/notify numbers", mcptools.ToolApproval, `{"message":"m","context":1,"notify":[1]}`, `invalid_argument: notify must be an array of notification target names configured by the operator, such as ["oncall"], not an array`},
+		{"approval/notify empty name", mcptools.ToolApproval, `{"message":"m","context":1,"notify":[""]}`, `invalid_argument: notify must be an array of notification target names configured by the operator, such as ["oncall"]; an empty name is not one`},
+		{"approval/notify unknown", mcptools.ToolApproval, `{"message":"m","context":1,"notify":["oncall"]}`, `invalid_argument: notify names "oncall", but this deployment has no notification targets; leave notify out`},
+		{"selection/notify url", mcptools.ToolSelection, `{"message":"m","options":[{"id":"a"}],"notify":["https://hooks.example/x"]}`, `invalid_argument: notify names "https://hooks.example/x", but this deployment has no notification targets; leave notify out`},
+		{"selection/notify too many", mcptools.ToolSelection, `{"message":"m","options":[{"id":"a"}],"notify":["a","b","c","d","e","f","g","h","i","j","k","l","m","n","o","p","q"]}`, `invalid_argument: notify names 17 targets; at most 16 are allowed`},
 		{"approval/label too long", mcptools.ToolApproval, `{"message":"m","context":1,"labels":{"submit":"` + strings.Repeat("l", 41) + `"}}`, "invalid_argument: labels.submit must be 1 to 40 characters (not blank)"},
 		{"approval/label unknown key", mcptools.ToolApproval, `{"message":"m","context":1,"labels":{"approve":"Yes"}}`, `invalid_argument: labels takes only "submit" and "decline"`},
 		{"approval/labels not an object", mcptools.ToolApproval, `{"message":"m","context":1,"labels":"Yes"}`, `invalid_argument: labels must be an object like {"submit": "Ship it", "decline": "Not yet"}`},

@@ -53,7 +53,8 @@ const commonCreateProps = `
 		},
 		"additionalProperties": false
 	},
-	"timeoutSeconds": {"type": "integer", "minimum": 1, "description": "How long the reviewer has to answer, in seconds. Default {DefaultTimeout}; values outside {MinTimeout}..{MaxTimeout} are clamped. After it the request is expired."}`
+	"timeoutSeconds": {"type": "integer", "minimum": 1, "description": "How long the reviewer has to answer, in seconds. Default {DefaultTimeout}; values outside {MinTimeout}..{MaxTimeout} are clamped. After it the request is expired."},
+	"notify": {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": 16, "description": "Names of notification targets the operator configured (for example [\"oncall\"]) to tell of this request, in addition to the deployment's defaults: they get the review link, and later the outcome if they ask for it. Names only, never URLs or addresses; an unknown name is refused."}`
 
 var approvalInputSchema = schema(`{
 	"type": "object",

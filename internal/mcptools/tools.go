@@ -152,6 +152,7 @@ func (s *Server) approval(ctx context.Context, req *mcp.CallToolRequest) (any, e
 	if err != nil {
 		return nil, err
 	}
+	in.Notify.ReviewLink = s.reviewLink(s.httpRequest(req))
 	c, err := s.svc.CreateApproval(ctx, principal(req), in)
 	if err != nil {
 		return nil, err
@@ -164,6 +165,7 @@ func (s *Server) selection(ctx context.Context, req *mcp.CallToolRequest) (any, 
 	if err != nil {
 		return nil, err
 	}
+	in.Notify.ReviewLink = s.reviewLink(s.httpRequest(req))
 	c, err := s.svc.CreateSelection(ctx, principal(req), in)
 	if err != nil {
 		return nil, err
