@@ -51,16 +51,19 @@ lambda-sizes: lambda
 	done
 
 # API keys live in the deployed table: run with credentials for the account
-# (AWS_PROFILE / AWS_REGION), TABLE from the stack's TableName output.
+# (AWS_PROFILE / AWS_REGION), TABLE from the stack's TableName output. The
+# values reach the command as environment variables (make puts command-line
+# variables there), never pasted into the recipe's text, so any character in
+# a NAME ("alice's laptop") arrives as typed.
 api-key-create:
-	@test -n "$(PRINCIPAL)" || { echo "usage: make api-key-create PRINCIPAL=<name> TABLE=<table> [NAME=<note>] [EXPIRES=90d]"; exit 2; }
-	@test -n "$(TABLE)" || { echo "TABLE is required (the stack's TableName output)"; exit 2; }
-	$(ELICITATION) keys --store dynamodb --table '$(TABLE)' create --principal '$(PRINCIPAL)' $(if $(NAME),--name '$(NAME)') $(if $(EXPIRES),--expires '$(EXPIRES)')
+	@test -n "$$PRINCIPAL" || { echo "usage: make api-key-create PRINCIPAL=<name> TABLE=<table> [NAME=<note>] [EXPIRES=90d]"; exit 2; }
+	@test -n "$$TABLE" || { echo "TABLE is required (the stack's TableName output)"; exit 2; }
+	$(ELICITATION) keys --store dynamodb --table "$$TABLE" create --principal "$$PRINCIPAL" $${NAME:+--name "$$NAME"} $${EXPIRES:+--expires "$$EXPIRES"}
 
 api-key-list:
-	@test -n "$(TABLE)" || { echo "usage: make api-key-list TABLE=<table>"; exit 2; }
-	$(ELICITATION) keys --store dynamodb --table '$(TABLE)' list
+	@test -n "$$TABLE" || { echo "usage: make api-key-list TABLE=<table>"; exit 2; }
+	$(ELICITATION) keys --store dynamodb --table "$$TABLE" list
 
 api-key-revoke:
-	@test -n "$(TABLE)" -a -n "$(ID)" || { echo "usage: make api-key-revoke TABLE=<table> ID=<key id>"; exit 2; }
-	$(ELICITATION) keys --store dynamodb --table '$(TABLE)' revoke '$(ID)'
+	@test -n "$$TABLE" -a -n "$$ID" || { echo "usage: make api-key-revoke TABLE=<table> ID=<key id>"; exit 2; }
+	$(ELICITATION) keys --store dynamodb --table "$$TABLE" revoke "$$ID"
