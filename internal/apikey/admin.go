@@ -36,7 +36,11 @@ func RunAdmin(ctx context.Context, args []string, stdout io.Writer, store Store)
 	cmd, args := args[0], args[1:]
 	fs := flag.NewFlagSet("keys "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stdout)
-	fs.Usage = func() { fmt.Fprint(stdout, AdminUsage) }
+	fs.Usage = func() {
+		fmt.Fprint(stdout, AdminUsage)
+		fmt.Fprintf(stdout, "\nflags of keys %s:\n", cmd)
+		fs.PrintDefaults()
+	}
 	asJSON := fs.Bool("json", false, "print JSON")
 	switch cmd {
 	case "create":
