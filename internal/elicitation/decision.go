@@ -17,6 +17,8 @@ type Submission struct {
 	// Form holds the raw form values (approval with a requestedSchema,
 	// submitted), every value as text.
 	Form map[string][]string
+	// Comment is the reviewer's optional note, as typed (any decision).
+	Comment string
 	// By is the reviewer's principal; empty means Reviewer.
 	By string
 }
@@ -56,15 +58,33 @@ func (p Payload) SelectionRule() string {
 }
 
 // answer validates a submission against the payload and builds the answer
-// to store. A decline carries no answer.
+// to store. A decline carries only its comment (nil without one).
 func (p Payload) answer(kind Kind, sub Submission) (*Answer, error) {
 	switch sub.Decision {
-	case DecisionDeclined:
-		return nil, nil
-	case DecisionSubmitted:
+	case DecisionDeclined, DecisionSubmitted:
 	default:
 		return nil, invalid(ErrSelectionInvalid, "decision", "decision must be submitted or declined")
 	}
+	comment, err := CleanComment(sub.Comment)
+	if err != nil {
+		return nil, err
+	}
+	if sub.Decision == DecisionDeclined {
+		if comment == "" {
+			return nil, nil
+		}
+		return &Answer{Comment: comment}, nil
+	}
+	a, err := p.submitted(kind, sub)
+	if err != nil {
+		return nil, err
+	}
+	a.Comment = comment
+	return a, nil
+}
+
+// submitted is the answer of a submitted decision, without its comment.
+func (p Payload) submitted(kind Kind, sub Submission) (*Answer, error) {
 	if kind == KindSelection {
 		if err := p.CheckSelection(sub.SelectedIDs); err != nil {
 			return nil, err

@@ -14,16 +14,22 @@ import (
 // The limits of SPEC §2. Sizes are bytes of UTF-8 or of serialized JSON;
 // lengths of ids and labels are characters.
 const (
-	MaxMessageBytes   = 4 << 10
-	MaxOptions        = 500
-	MaxOptionIDChars  = 128
-	MaxOptionBytes    = 4 << 10
-	MaxTemplateBytes  = 32 << 10 // each template, and css
-	MaxContextBytes   = 64 << 10
-	MaxSchemaBytes    = 32 << 10
-	MaxSchemaFields   = 50
-	MaxLabelChars     = 40
-	MaxRequestBytes   = 256 << 10
+	MaxMessageBytes  = 4 << 10
+	MaxOptions       = 500
+	MaxOptionIDChars = 128
+	MaxOptionBytes   = 4 << 10
+	MaxTemplateBytes = 32 << 10 // each template, and css
+	MaxContextBytes  = 64 << 10
+	MaxSchemaBytes   = 32 << 10
+	MaxSchemaFields  = 50
+	MaxLabelChars    = 40
+	MaxRequestBytes  = 256 << 10
+	// MaxCommentChars bounds the reviewer's optional comment (characters,
+	// after line endings are normalised to "\n").
+	MaxCommentChars = 2000
+	// MaxClientChars bounds each of the MCP client's name and version as
+	// recorded on a request (longer values are cut, never refused).
+	MaxClientChars    = 100
 	DefaultTimeout    = time.Hour
 	MinTimeout        = time.Minute
 	MaxTimeout        = 24 * time.Hour
@@ -58,6 +64,8 @@ var (
 	ErrFormInvalid           = errors.New("form values do not satisfy requestedSchema")
 	ErrSubmissionIDMissing   = errors.New("submission id missing")
 	ErrElicitationIDRequired = errors.New("elicitationId is required")
+	ErrCommentTooLong        = errors.New("comment too long")
+	ErrCommentInvalid        = errors.New("comment holds control characters")
 )
 
 // ApprovalInput is what an agent sends to ask for an approval.
@@ -70,6 +78,8 @@ type ApprovalInput struct {
 	Labels          Labels
 	TimeoutSeconds  int
 	Notify
+	// Client is the MCP client that sent the request, where it said.
+	Client Client
 }
 
 // SelectionInput is what an agent sends to ask for a selection.
@@ -86,6 +96,8 @@ type SelectionInput struct {
 	Labels          Labels
 	TimeoutSeconds  int
 	Notify
+	// Client is the MCP client that sent the request, where it said.
+	Client Client
 }
 
 // ClampTimeout turns timeoutSeconds into a TTL: 0 (or less) is the default
@@ -100,7 +112,7 @@ func ClampTimeout(seconds int) time.Duration {
 
 // ApprovalPayload validates in and builds the payload it describes.
 func ApprovalPayload(in ApprovalInput) (Payload, error) {
-	p := Payload{Message: in.Message, CSS: in.CSS, Labels: in.Labels, Templates: Templates{Display: in.DisplayTemplate}}
+	p := Payload{Message: in.Message, CSS: in.CSS, Labels: in.Labels, Templates: Templates{Display: in.DisplayTemplate}, Client: in.Client.clean()}
 	if err := checkCommon(p); err != nil {
 		return Payload{}, err
 	}
@@ -132,7 +144,7 @@ func ApprovalPayload(in ApprovalInput) (Payload, error) {
 // SelectionPayload validates in and builds the payload it describes.
 func SelectionPayload(in SelectionInput) (Payload, error) {
 	p := Payload{
-		Message: in.Message, CSS: in.CSS, Labels: in.Labels,
+		Message: in.Message, CSS: in.CSS, Labels: in.Labels, Client: in.Client.clean(),
 		Templates: Templates{Row: in.RowTemplate, Heading: in.HeadingTemplate, Footer: in.FooterTemplate, Hover: in.HoverTemplate},
 	}
 	if err := checkCommon(p); err != nil {
@@ -257,4 +269,48 @@ func hasControl(s string) bool {
 		}
 	}
 	return false
+}
+
+// CleanComment checks a reviewer's comment and returns it as stored: line
+// endings normalised to "\n" (browsers send a textarea's as "\r\n"),
+// surrounding space trimmed, at most MaxCommentChars characters, plain text
+// with no control characters other than newline and tab.
+func CleanComment(s string) (string, error) {
+	s = strings.TrimSpace(strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n"))
+	if n := utf8.RuneCountInString(s); n > MaxCommentChars {
+		return "", invalid(ErrCommentTooLong, "comment", "the comment is %d characters; at most %d are allowed", n, MaxCommentChars)
+	}
+	if !utf8.ValidString(s) {
+		return "", invalid(ErrCommentInvalid, "comment", "the comment is not valid text")
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) && r != '\n' && r != '\t' {
+			return "", invalid(ErrCommentInvalid, "comment", "the comment holds control characters; send plain text")
+		}
+	}
+	return s, nil
+}
+
+// clean bounds the client's self-description for display: control
+// characters dropped, space trimmed, each part cut to MaxClientChars. A
+// client that sends odd text is still served; its request just records less.
+func (c Client) clean() *Client {
+	part := func(s string) string {
+		s = strings.Map(func(r rune) rune {
+			if unicode.IsControl(r) || r == utf8.RuneError {
+				return -1
+			}
+			return r
+		}, s)
+		s = strings.TrimSpace(s)
+		if utf8.RuneCountInString(s) > MaxClientChars {
+			s = string([]rune(s)[:MaxClientChars])
+		}
+		return s
+	}
+	c = Client{Name: part(c.Name), Version: part(c.Version)}
+	if c.Name == "" {
+		return nil
+	}
+	return &c
 }

@@ -147,6 +147,10 @@ type Payload struct {
 	CSS       string    `json:"css,omitempty"`
 	Labels    Labels    `json:"labels"`
 
+	// Client is the MCP client that created the request (its clientInfo,
+	// where it sent one), shown to the reviewer; nil when unknown.
+	Client *Client `json:"client,omitempty"`
+
 	// ReviewKeyHash is the SHA-256 of the review key; the key itself is
 	// only ever in the review URL handed to the agent (and in the created
 	// notice's delivery until it is settled).
@@ -157,10 +161,39 @@ type Payload struct {
 	Notify []string `json:"notify,omitempty"`
 }
 
-// Answer is what the reviewer submitted.
+// Client names the MCP client software that created a request, as its
+// clientInfo (initialize, or a 2026-07-28 request's _meta) describes it.
+type Client struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+}
+
+// String is "name version", or "" when the client is unknown.
+func (c *Client) String() string {
+	if c == nil || c.Name == "" {
+		return ""
+	}
+	if c.Version == "" {
+		return c.Name
+	}
+	return c.Name + " " + c.Version
+}
+
+// Answer is what the reviewer submitted, with the decision.
 type Answer struct {
 	SelectedIDs []string        `json:"selectedIds,omitempty"`
 	Form        json.RawMessage `json:"formSubmission,omitempty"`
+	// Comment is the reviewer's optional plain-text note (CleanComment),
+	// sent with Submit or Decline.
+	Comment string `json:"comment,omitempty"`
+}
+
+// CommentOf is a's comment; "" when a is nil.
+func CommentOf(a *Answer) string {
+	if a == nil {
+		return ""
+	}
+	return a.Comment
 }
 
 // Request is a whole request as created.
@@ -172,7 +205,8 @@ type Request struct {
 	Outbox []Delivery
 }
 
-// Record is a whole request as stored: Answer is nil until a submission lands.
+// Record is a whole request as stored: Answer is nil until a submission
+// lands, and stays nil for a decline without a comment.
 type Record struct {
 	State   State
 	Payload Payload

@@ -223,6 +223,7 @@ type Result struct {
 	Context     json.RawMessage
 	Form        json.RawMessage // approval form values, else nil
 	SelectedIDs []string        // selection, when submitted
+	Comment     string          // the reviewer's note, "" when none
 }
 
 // Result reads the outcome of a decided request and marks it consumed. It
@@ -250,7 +251,7 @@ func (s *Service) Result(ctx context.Context, principal, id string) (Result, err
 	if err != nil {
 		return Result{}, fmt.Errorf("result %s: %w", id, err)
 	}
-	r := Result{State: s.derive(st), Decision: st.Decision, Context: rec.Payload.Context}
+	r := Result{State: s.derive(st), Decision: st.Decision, Context: rec.Payload.Context, Comment: CommentOf(rec.Answer)}
 	if rec.Answer != nil && st.Decision == DecisionSubmitted {
 		r.Form = rec.Answer.Form
 		r.SelectedIDs = rec.Answer.SelectedIDs
@@ -420,6 +421,10 @@ func (s *Service) Submit(ctx context.Context, id, key string, sub Submission) (S
 	}
 	t.Answer = answer
 	s.resolutionOutbox(&t, rec)
+	if CommentOf(answer) != "" {
+		// The audit says that a comment came with the decision, never what it says.
+		t.Detail = string(t.Status) + ", with a comment"
+	}
 	st, err := s.store.Resolve(ctx, id, t)
 	if err != nil {
 		if errors.Is(err, ErrConflict) || errors.Is(err, ErrExpired) {

@@ -181,5 +181,11 @@ func AnswerDigest(d Decision, a *Answer) string {
 	for _, id := range a.SelectedIDs {
 		field([]byte(id))
 	}
+	if a.Comment != "" {
+		// Marked with a NUL, which no option id can hold, so that a
+		// comment never reads as one more id (and answers without a
+		// comment keep the digest they had before comments existed).
+		field(append([]byte{0}, a.Comment...))
+	}
 	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
 }

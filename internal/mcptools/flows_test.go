@@ -104,7 +104,7 @@ func runFlows(t *testing.T, e *env, cs *mcp.ClientSession) {
 			t.Errorf("status after decision = %v", got)
 		}
 		res := ok(t, cs, mcptools.ToolResult, map[string]any{"elicitationId": id})
-		want := map[string]any{"status": "consumed", "decision": "submitted", "context": nil, "formSubmission": nil, "selectedIds": []any{"b"}}
+		want := map[string]any{"status": "consumed", "decision": "submitted", "context": nil, "formSubmission": nil, "selectedIds": []any{"b"}, "comment": nil}
 		if !jsonEqual(res, want) {
 			t.Errorf("result = %v, want %v", res, want)
 		}
@@ -161,7 +161,7 @@ func runFlows(t *testing.T, e *env, cs *mcp.ClientSession) {
 			t.Fatalf("await = %v %q", r.structured, r.text)
 		}
 		res := ok(t, cs, mcptools.ToolResult, map[string]any{"elicitationId": c["elicitationId"]})
-		want := map[string]any{"status": "consumed", "decision": "submitted", "context": ctxv, "formSubmission": nil, "selectedIds": nil}
+		want := map[string]any{"status": "consumed", "decision": "submitted", "context": ctxv, "formSubmission": nil, "selectedIds": nil, "comment": nil}
 		if !jsonEqual(res, want) {
 			t.Errorf("result = %v, want %v", res, want)
 		}
@@ -213,12 +213,12 @@ func runFlows(t *testing.T, e *env, cs *mcp.ClientSession) {
 		c := ok(t, cs, mcptools.ToolSelection, map[string]any{"message": "Which?", "options": []any{map[string]any{"id": "only"}}})
 		id := checkCreated(t, e, c, elicitation.DefaultTimeout)
 		done := e.awaitAsync(t, cs, map[string]any{"elicitationId": id})
-		e.decide(t, c, elicitation.Submission{Decision: elicitation.DecisionDeclined})
+		e.decide(t, c, elicitation.Submission{Decision: elicitation.DecisionDeclined, Comment: "None fit: I need one <near> the station & cheaper\r\n"})
 		if r := receive(t, done, 20*time.Second); r.structured["status"] != "declined" {
 			t.Fatalf("await = %v %q, want declined", r.structured, r.text)
 		}
 		res := ok(t, cs, mcptools.ToolResult, map[string]any{"elicitationId": id})
-		want := map[string]any{"status": "consumed", "decision": "declined", "context": nil, "formSubmission": nil, "selectedIds": nil}
+		want := map[string]any{"status": "consumed", "decision": "declined", "context": nil, "formSubmission": nil, "selectedIds": nil, "comment": "None fit: I need one <near> the station & cheaper"}
 		if !jsonEqual(res, want) {
 			t.Errorf("result = %v, want %v", res, want)
 		}
@@ -349,4 +349,39 @@ func checkCreated(t *testing.T, e *env, c map[string]any, ttl time.Duration) str
 		t.Errorf("expiresAt %v (%v), want %v", c["expiresAt"], err, want)
 	}
 	return id
+}
+
+// TestClientRecorded: the MCP client's clientInfo is kept with each request
+// it creates, from the session's initialize (stateful) or from the
+// 2026-07-28 request's _meta (stateless). A stateless 2025-11-25 call
+// carries neither, so nothing is recorded.
+func TestClientRecorded(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		stateless bool
+		version   string
+		want      string
+	}{
+		{"stateful", false, "", "mcptools-test 1"},
+		{"stateless 2026-07-28", true, proto20260728, "mcptools-test 1"},
+		{"stateless 2025-11-25", true, proto20251125, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, envOptions{stateless: tc.stateless})
+			cs := e.connect(t, tc.version, "")
+			for _, c := range []map[string]any{
+				ok(t, cs, mcptools.ToolSelection, map[string]any{"message": "Which?", "options": []any{map[string]any{"id": "a"}}}),
+				ok(t, cs, mcptools.ToolApproval, map[string]any{"message": "OK?", "context": 1}),
+			} {
+				id := c["elicitationId"].(string)
+				rv, err := e.svc.OpenReview(context.Background(), id, reviewKey(t, id, c["reviewUrl"].(string)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := rv.Payload.Client.String(); got != tc.want {
+					t.Errorf("client recorded as %q, want %q", got, tc.want)
+				}
+			}
+		})
+	}
 }

@@ -185,9 +185,10 @@ var resultOutputSchema = schema(`{
 		"decision": {"type": "string", "enum": ["submitted", "declined"], "description": "submitted: approved, filled or picked. declined: the reviewer said no (for a selection: none of these, refine)."},
 		"context": {"description": "The context you sent, echoed (null if none)."},
 		"formSubmission": {"type": ["object", "null"], "description": "The form values, typed as requestedSchema says (approval with a form, submitted), else null."},
-		"selectedIds": {"type": ["array", "null"], "items": {"type": "string"}, "description": "The ids of the picked options (selection, submitted), else null."}
+		"selectedIds": {"type": ["array", "null"], "items": {"type": "string"}, "description": "The ids of the picked options (selection, submitted), else null."},
+		"comment": {"type": ["string", "null"], "maxLength": ` + strconv.Itoa(elicitation.MaxCommentChars) + `, "description": "The reviewer's optional plain-text note, sent with either decision (with a decline: what to change or refine), else null."}
 	},
-	"required": ["status", "decision", "context", "formSubmission", "selectedIds"]
+	"required": ["status", "decision", "context", "formSubmission", "selectedIds", "comment"]
 }`)
 
 var cancelOutputSchema = schema(`{

@@ -82,7 +82,7 @@ func (s *Server) tools() []tool {
 		{&mcp.Tool{
 			Name:  ToolResult,
 			Title: "Read the human's decision",
-			Description: "Returns the decision of a decided request (submitted or declined), the context you sent, formSubmission (approval form values) and selectedIds (selection), " +
+			Description: "Returns the decision of a decided request (submitted or declined), the context you sent, formSubmission (approval form values), selectedIds (selection) and the reviewer's optional comment, " +
 				"and marks it consumed. Reading it again returns the same answer. " +
 				"Errors: not_decided while pending (call elicit_await), expired, canceled.",
 			InputSchema:  idInputSchema,
@@ -153,6 +153,7 @@ func (s *Server) approval(ctx context.Context, req *mcp.CallToolRequest) (any, e
 		return nil, err
 	}
 	in.Notify.ReviewLink = s.reviewLink(s.httpRequest(req))
+	in.Client = clientOf(req)
 	c, err := s.svc.CreateApproval(ctx, principal(req), in)
 	if err != nil {
 		return nil, err
@@ -166,6 +167,7 @@ func (s *Server) selection(ctx context.Context, req *mcp.CallToolRequest) (any, 
 		return nil, err
 	}
 	in.Notify.ReviewLink = s.reviewLink(s.httpRequest(req))
+	in.Client = clientOf(req)
 	c, err := s.svc.CreateSelection(ctx, principal(req), in)
 	if err != nil {
 		return nil, err
@@ -183,6 +185,15 @@ func (s *Server) created(ctx context.Context, req *mcp.CallToolRequest, c elicit
 		s.onCreated(ctx, c.State.ID, u)
 	}
 	return createdOutput{ElicitationID: c.State.ID, Status: c.State.Status, ReviewURL: u, ExpiresAt: timestamp(c.State.ExpiresAt)}
+}
+
+// clientOf is the calling MCP client's self-description: the clientInfo of
+// the session's initialize, or of a 2026-07-28 request's _meta.
+func clientOf(req *mcp.CallToolRequest) elicitation.Client {
+	if ci := req.ClientInfo(); ci != nil {
+		return elicitation.Client{Name: ci.Name, Version: ci.Version}
+	}
+	return elicitation.Client{}
 }
 
 type statusOutput struct {
@@ -280,6 +291,7 @@ type resultOutput struct {
 	Context        json.RawMessage      `json:"context"`
 	FormSubmission json.RawMessage      `json:"formSubmission"`
 	SelectedIDs    []string             `json:"selectedIds"`
+	Comment        *string              `json:"comment"`
 }
 
 func (s *Server) result(ctx context.Context, req *mcp.CallToolRequest) (any, error) {
@@ -291,7 +303,11 @@ func (s *Server) result(ctx context.Context, req *mcp.CallToolRequest) (any, err
 	if err != nil {
 		return nil, err
 	}
-	return resultOutput{Status: r.State.Status, Decision: r.Decision, Context: r.Context, FormSubmission: r.Form, SelectedIDs: r.SelectedIDs}, nil
+	out := resultOutput{Status: r.State.Status, Decision: r.Decision, Context: r.Context, FormSubmission: r.Form, SelectedIDs: r.SelectedIDs}
+	if r.Comment != "" {
+		out.Comment = &r.Comment
+	}
+	return out, nil
 }
 
 func (s *Server) cancel(ctx context.Context, req *mcp.CallToolRequest) (any, error) {

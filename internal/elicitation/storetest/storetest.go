@@ -68,6 +68,7 @@ func NewApproval(t testing.TB, ttl time.Duration) elicitation.Request {
 		Message: "Deploy?", Context: json.RawMessage(`{"service":"api","replicas":3,"tags":["a","b"]}`),
 		RequestedSchema: json.RawMessage(`{"type":"object","properties":{"reason":{"type":"string","maxLength":200},"ok":{"type":"boolean"}},"required":["reason"]}`),
 		Labels:          elicitation.Labels{Submit: "Ship it"},
+		Client:          elicitation.Client{Name: "claude-code", Version: "2.1.0"},
 	})
 	if err != nil {
 		t.Fatalf("build approval: %v", err)
@@ -176,7 +177,8 @@ func testTransitions(t *testing.T, open Factory) {
 	ctx := ctxT(t)
 	a, b := open(t)
 	answer := &elicitation.Answer{SelectedIDs: []string{"opt-1", "opt-2"}}
-	form := &elicitation.Answer{Form: json.RawMessage(`{"ok":true,"reason":"looks fine"}`)}
+	form := &elicitation.Answer{Form: json.RawMessage(`{"ok":true,"reason":"looks fine"}`), Comment: "ship it after 18:00"}
+	declineNote := &elicitation.Answer{Comment: "none of these: I need a\n2-bed flat <b>&</b>"}
 	for _, tc := range []struct {
 		name    string
 		req     elicitation.Request
@@ -187,6 +189,7 @@ func testTransitions(t *testing.T, open Factory) {
 	}{
 		{"selection submitted", NewSelection(t, 5, time.Hour), elicitation.Resolution{Status: elicitation.StatusSubmitted, SubmissionID: "s1", By: "reviewer", Answer: answer}, elicitation.StatusSubmitted, answer, elicitation.DecisionSubmitted},
 		{"selection declined", NewSelection(t, 5, time.Hour), elicitation.Resolution{Status: elicitation.StatusDeclined, SubmissionID: "s1", By: "reviewer"}, elicitation.StatusDeclined, nil, elicitation.DecisionDeclined},
+		{"selection declined with a comment", NewSelection(t, 5, time.Hour), elicitation.Resolution{Status: elicitation.StatusDeclined, SubmissionID: "s1", By: "reviewer", Answer: declineNote}, elicitation.StatusDeclined, declineNote, elicitation.DecisionDeclined},
 		{"approval submitted with form", NewApproval(t, time.Hour), elicitation.Resolution{Status: elicitation.StatusSubmitted, SubmissionID: "s1", By: "bob", Answer: form}, elicitation.StatusSubmitted, form, elicitation.DecisionSubmitted},
 		{"approval canceled", NewApproval(t, time.Hour), elicitation.Resolution{Status: elicitation.StatusCanceled, By: "alice"}, elicitation.StatusCanceled, nil, ""},
 	} {
