@@ -41,6 +41,9 @@ type Config struct {
 	Policies    Policies
 	// Tools holds per-tool settings keyed by upstream tool name.
 	Tools map[string]Tool
+	// ElicitationService is where the human gate asks when the host
+	// cannot (gate.go); nil when not configured.
+	ElicitationService *ElicitationService
 }
 
 // Proxy describes the proxy's own MCP identity.
@@ -69,8 +72,9 @@ type Elicitation struct {
 
 // Policies configures the required-field checks.
 type Policies struct {
-	SchemaRequired    SchemaRequired
-	SensitiveRequired SensitiveRequired
+	SchemaRequired     SchemaRequired
+	SensitiveRequired  SensitiveRequired
+	ConfirmDestructive ConfirmDestructive
 }
 
 // SchemaRequired controls whether the upstream schema's "required" list is
@@ -98,10 +102,10 @@ type Tool struct {
 	// Required lists fields required in addition to the schema's.
 	Required []string
 	Elicit   Elicit
-	// AmbiguousIf and ConfirmIf are parsed and kept for a later release;
-	// they have no effect yet.
-	AmbiguousIf any
-	ConfirmIf   any
+	// AmbiguousIf and ConfirmIf are the human gate's rules (gate.go);
+	// nil when not configured.
+	AmbiguousIf *Ambiguity
+	ConfirmIf   *Confirm
 }
 
 // Elicit configures the form shown for a tool's missing fields.
@@ -213,7 +217,7 @@ func yamlErrorText(err error) string {
 }
 
 func decodeRoot(n *yaml.Node, cfg *Config) error {
-	var upstreamNode *yaml.Node
+	var upstreamNode, fallbackNode *yaml.Node
 	err := mapping(n, "", map[string]func(*yaml.Node, string) error{
 		"proxy": func(v *yaml.Node, p string) error {
 			return mapping(v, p, map[string]func(*yaml.Node, string) error{
@@ -228,15 +232,14 @@ func decodeRoot(n *yaml.Node, cfg *Config) error {
 			return mapping(v, p, map[string]func(*yaml.Node, string) error{
 				"enabled": func(v *yaml.Node, p string) error { return boolean(v, p, &cfg.Elicitation.Enabled) },
 				"fallback_on_unsupported": func(v *yaml.Node, p string) error {
-					if err := str(v, p, &cfg.Elicitation.FallbackOnUnsupported); err != nil {
-						return err
-					}
-					if cfg.Elicitation.FallbackOnUnsupported != FallbackStructuredError {
-						return errAt(v, p, fmt.Sprintf("unsupported value %q; the supported value is %q", cfg.Elicitation.FallbackOnUnsupported, FallbackStructuredError))
-					}
-					return nil
+					fallbackNode = v
+					return decodeFallback(v, p, &cfg.Elicitation.FallbackOnUnsupported)
 				},
 			})
+		},
+		"elicitation_service": func(v *yaml.Node, p string) (err error) {
+			cfg.ElicitationService, err = decodeElicitationService(v, p)
+			return err
 		},
 		"policies": func(v *yaml.Node, p string) error { return decodePolicies(v, p, &cfg.Policies) },
 		"tools": func(v *yaml.Node, p string) error {
@@ -262,7 +265,7 @@ func decodeRoot(n *yaml.Node, cfg *Config) error {
 	case u.URL == "" && u.Command == "":
 		return errAt(upstreamNode, "upstream", "set exactly one of url (streamable HTTP) and command (stdio)")
 	}
-	return nil
+	return checkGate(fallbackNode, cfg)
 }
 
 func decodeUpstream(n *yaml.Node, path string, u *Upstream) error {
@@ -324,6 +327,11 @@ func decodePolicies(n *yaml.Node, path string, p *Policies) error {
 				"enabled": func(v *yaml.Node, path string) error { return boolean(v, path, &p.SchemaRequired.Enabled) },
 			})
 		},
+		"confirm_destructive": func(v *yaml.Node, path string) error {
+			return mapping(v, path, map[string]func(*yaml.Node, string) error{
+				"enabled": func(v *yaml.Node, path string) error { return boolean(v, path, &p.ConfirmDestructive.Enabled) },
+			})
+		},
 		"sensitive_required": func(v *yaml.Node, path string) error {
 			s := &p.SensitiveRequired
 			return mapping(v, path, map[string]func(*yaml.Node, string) error{
@@ -379,8 +387,14 @@ func decodeTool(n *yaml.Node, path string) (Tool, error) {
 				},
 			})
 		},
-		"ambiguous_if": func(v *yaml.Node, p string) error { return anyValue(v, p, &t.AmbiguousIf) },
-		"confirm_if":   func(v *yaml.Node, p string) error { return anyValue(v, p, &t.ConfirmIf) },
+		"ambiguous_if": func(v *yaml.Node, p string) (err error) {
+			t.AmbiguousIf, err = decodeAmbiguity(v, p)
+			return err
+		},
+		"confirm_if": func(v *yaml.Node, p string) (err error) {
+			t.ConfirmIf, err = decodeConfirm(v, p)
+			return err
+		},
 	})
 	return t, err
 }

@@ -41,9 +41,10 @@ tools:
           type: string
           description: "Text to echo back."
     ambiguous_if:
-      message: ["it", "that"]
+      field: message
+      generic_terms: ["it", "that"]
     confirm_if:
-      - always
+      always: true
 `
 
 func TestParseFull(t *testing.T) {
@@ -74,8 +75,8 @@ func TestParseFull(t *testing.T) {
 				Message: "Provide the message to echo.",
 				Fields:  map[string]Field{"message": {Type: "string", Description: "Text to echo back."}},
 			},
-			AmbiguousIf: map[string]any{"message": []any{"it", "that"}},
-			ConfirmIf:   []any{"always"},
+			AmbiguousIf: &Ambiguity{Field: "message", GenericTerms: []string{"it", "that"}},
+			ConfirmIf:   &Confirm{Always: true},
 		}},
 	}
 	if !reflect.DeepEqual(cfg, want) {
@@ -109,7 +110,7 @@ func TestParseErrors(t *testing.T) {
 		{"neither upstream", "upstream: {}\n", "1: upstream: set exactly one of url (streamable HTTP) and command (stdio)"},
 		{"args without command", "upstream:\n  url: http://h/mcp\n  args: [a]\n", "3: upstream.args: is only valid with upstream.command"},
 		{"env without command", "upstream:\n  url: http://h/mcp\n  env:\n    A: b\n", "4: upstream.env: is only valid with upstream.command"},
-		{"unknown top key", "upstream:\n  command: node\nextra: 1\n", "3: extra: unknown key; known keys here: elicitation, policies, proxy, tools, upstream"},
+		{"unknown top key", "upstream:\n  command: node\nextra: 1\n", "3: extra: unknown key; known keys here: elicitation, elicitation_service, policies, proxy, tools, upstream"},
 		{"unknown nested key", "upstream:\n  command: node\n  cmd: x\n", "3: upstream.cmd: unknown key; known keys here: args, command, env, url"},
 		{"typo in tool", "upstream:\n  command: node\ntools:\n  echo:\n    requird: [a]\n", "5: tools.echo.requird: unknown key; known keys here: ambiguous_if, confirm_if, elicit, required"},
 		{"blank command", "upstream:\n  command: \"  \"\n", "2: upstream.command: must not be blank"},
@@ -121,14 +122,14 @@ func TestParseErrors(t *testing.T) {
 		{"env number", "upstream:\n  command: node\n  env:\n    PORT: 3001\n", "4: upstream.env.PORT: must be a string (quote numbers and booleans)"},
 		{"env bad name", "upstream:\n  command: node\n  env:\n    \"A-B\": x\n", `4: upstream.env.A-B: "A-B" is not a valid environment variable name`},
 		{"enabled string", "upstream:\n  command: node\nelicitation:\n  enabled: \"yes\"\n", "4: elicitation.enabled: must be true or false, not a string"},
-		{"fallback", "upstream:\n  command: node\nelicitation:\n  fallback_on_unsupported: forward\n", `4: elicitation.fallback_on_unsupported: unsupported value "forward"; the supported value is "structured_error"`},
+		{"fallback", "upstream:\n  command: node\nelicitation:\n  fallback_on_unsupported: forward\n", `4: elicitation.fallback_on_unsupported: unsupported value "forward"; use one of structured_error, review_page`},
 		{"field type", "upstream:\n  command: node\ntools:\n  t:\n    elicit:\n      fields:\n        f:\n          type: object\n", `8: tools.t.elicit.fields.f.type: unsupported type "object"; use one of string, number, integer, boolean`},
 		{"required dup", "upstream:\n  command: node\ntools:\n  t:\n    required: [a, a]\n", `5: tools.t.required[1]: "a" is listed twice`},
 		{"required blank", "upstream:\n  command: node\ntools:\n  t:\n    required: [\"\"]\n", "5: tools.t.required[0]: must not be blank"},
 		{"marker blank", "upstream:\n  command: node\npolicies:\n  sensitive_required:\n    name_markers: [\" \"]\n", "5: policies.sensitive_required.name_markers[0]: must not be blank"},
 		{"duplicate key", "upstream:\n  command: node\n  command: npx\n", "3: upstream.command: duplicate key"},
 		{"tools not mapping", "upstream:\n  command: node\ntools: [a]\n", "3: tools: must be a mapping, not a list"},
-		{"empty ambiguous_if", "upstream:\n  command: node\ntools:\n  t:\n    ambiguous_if:\n", "5: tools.t.ambiguous_if: must not be empty"},
+		{"empty ambiguous_if", "upstream:\n  command: node\ntools:\n  t:\n    ambiguous_if:\n", "5: tools.t.ambiguous_if: it must be a mapping, not empty"},
 		{"two documents", "upstream:\n  command: node\n---\nproxy: {}\n", "3: more than one YAML document; put the whole configuration in one"},
 		{"bad yaml", "upstream:\n  command: [\n", "2: invalid YAML: did not find expected node content"},
 	}

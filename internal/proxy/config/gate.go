@@ -1,0 +1,422 @@
+package config
+
+// The human gate's configuration (docs/gate.md): confirm_if, ambiguous_if,
+// policies.confirm_destructive, elicitation.fallback_on_unsupported:
+// review_page and the elicitation_service block. Every key here is an
+// extension of the Python original and off unless configured; confirm_if's
+// always, ambiguous_if's query_min_length and generic_terms keep the
+// original's names and meaning.
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// FallbackReviewPage is the value of elicitation.fallback_on_unsupported that
+// sends a client without form elicitation to the elicitation service's review
+// page instead of a structured error.
+const FallbackReviewPage = "review_page"
+
+// fallbacks are the supported values of elicitation.fallback_on_unsupported.
+var fallbacks = []string{FallbackStructuredError, FallbackReviewPage}
+
+// Defaults of the elicitation_service block.
+const (
+	DefaultWaitSeconds    = 20
+	DefaultTimeoutSeconds = 3600
+	// DefaultAmbiguityField is the argument ambiguous_if inspects when its
+	// field is not set.
+	DefaultAmbiguityField = "query"
+	// DefaultMaxCandidates bounds the options a candidate source offers.
+	DefaultMaxCandidates = 50
+)
+
+// ElicitationService is where the gate asks a human when the host cannot:
+// exactly one of URL (a running elicitation service) and Embedded (one the
+// proxy starts itself) is set.
+type ElicitationService struct {
+	// URL is the service's MCP endpoint (streamable HTTP).
+	URL string
+	// APIKeyEnv names the environment variable holding the bearer API key
+	// for URL; the proxy's main reads it.
+	APIKeyEnv string
+	Embedded  *EmbeddedService
+	// WaitSeconds is how long one tool call waits for the reviewer before
+	// it returns elicitation_pending.
+	WaitSeconds int
+	// TimeoutSeconds is each review request's lifetime.
+	TimeoutSeconds int
+	// Line is where the block starts, for messages about it.
+	Line int
+}
+
+// EmbeddedService is an elicitation service inside the proxy process.
+type EmbeddedService struct {
+	// Listen is the address its review pages are served on.
+	Listen string
+	// PublicURL is the base of review URLs as the reviewer reaches them;
+	// default http://<Listen>.
+	PublicURL string
+	// DataDir holds its embedded store; empty means in memory only for
+	// the process's lifetime (a temporary directory).
+	DataDir string
+}
+
+// ConfirmDestructive is policies.confirm_destructive: every tool whose own
+// annotations say it may destroy (destructiveHint not false and readOnlyHint
+// not true, as the MCP specification's defaults read) needs a human's
+// approval.
+type ConfirmDestructive struct {
+	Enabled bool
+}
+
+// Confirm is a tool's confirm_if: the call needs a human's approval when
+// Always is set or any of Arguments holds.
+type Confirm struct {
+	Always    bool
+	Arguments []Condition
+	// Message is what the reviewer is asked; empty means the default.
+	Message string
+}
+
+// Active reports whether the tool has any confirmation rule.
+func (c *Confirm) Active() bool { return c != nil && (c.Always || len(c.Arguments) > 0) }
+
+// Condition is one argument test of confirm_if.arguments. Exactly one test
+// is set.
+type Condition struct {
+	Field string
+	// Present holds when the argument is given and not blank.
+	Present bool
+	// Equals holds when the argument equals one of the values (YAML
+	// scalars; numbers compare as numbers).
+	Equals []any
+	// Matches holds when the argument is a string matching the pattern.
+	Matches *regexp.Regexp
+	// Above and Below hold for numbers strictly above or below them.
+	Above, Below *float64
+}
+
+// Ambiguity is a tool's ambiguous_if: the call's Field argument is
+// ambiguous when it is a string shorter than QueryMinLength (after
+// trimming) or equal, ignoring case, to one of GenericTerms.
+type Ambiguity struct {
+	QueryMinLength int
+	GenericTerms   []string
+	// Field is the argument inspected; default "query".
+	Field string
+	// Message is what the human is asked; empty means the default.
+	Message    string
+	Candidates *Candidates
+}
+
+// Active reports whether any ambiguity test is configured.
+func (a *Ambiguity) Active() bool {
+	return a != nil && (a.QueryMinLength > 0 || len(a.GenericTerms) > 0)
+}
+
+// Candidates is an upstream tool whose result lists what an ambiguous
+// argument could mean: the human picks one and its Value is merged into the
+// call's Argument.
+type Candidates struct {
+	Tool string
+	// Arguments are passed to Tool as given.
+	Arguments map[string]any
+	// Pass copies the call's arguments into Tool's: Tool's argument name
+	// to the call's.
+	Pass map[string]string
+	// Items is the dot path, in the result ({content, structuredContent}),
+	// of the list of candidates, for example "structuredContent.items"
+	// or "content".
+	Items string
+	// ID, Label and Value name the keys of each candidate: its unique id,
+	// what the human sees, and what is merged (default: the id).
+	ID, Label, Value string
+	// Argument receives the pick; default the ambiguous field.
+	Argument string
+	// Max bounds the options shown.
+	Max int
+}
+
+func decodeFallback(v *yaml.Node, p string, dst *string) error {
+	if err := str(v, p, dst); err != nil {
+		return err
+	}
+	for _, ok := range fallbacks {
+		if *dst == ok {
+			return nil
+		}
+	}
+	return errAt(v, p, fmt.Sprintf("unsupported value %q; use one of %s", *dst, strings.Join(fallbacks, ", ")))
+}
+
+func decodeElicitationService(n *yaml.Node, path string) (*ElicitationService, error) {
+	s := &ElicitationService{WaitSeconds: DefaultWaitSeconds, TimeoutSeconds: DefaultTimeoutSeconds, Line: n.Line}
+	err := mapping(n, path, map[string]func(*yaml.Node, string) error{
+		"url": func(v *yaml.Node, p string) error {
+			if err := str(v, p, &s.URL); err != nil {
+				return err
+			}
+			return httpURL(v, p, s.URL)
+		},
+		"api_key_env": func(v *yaml.Node, p string) error {
+			if err := str(v, p, &s.APIKeyEnv); err != nil {
+				return err
+			}
+			if !envNameRE.MatchString(s.APIKeyEnv) {
+				return errAt(v, p, fmt.Sprintf("%q is not a valid environment variable name", s.APIKeyEnv))
+			}
+			return nil
+		},
+		"wait_seconds":    func(v *yaml.Node, p string) error { return intIn(v, p, &s.WaitSeconds, 1, 300) },
+		"timeout_seconds": func(v *yaml.Node, p string) error { return intIn(v, p, &s.TimeoutSeconds, 60, 86400) },
+		"embedded": func(v *yaml.Node, p string) error {
+			e := &EmbeddedService{}
+			s.Embedded = e
+			err := mapping(v, p, map[string]func(*yaml.Node, string) error{
+				"listen": func(v *yaml.Node, p string) error { return str(v, p, &e.Listen) },
+				"public_url": func(v *yaml.Node, p string) error {
+					if err := str(v, p, &e.PublicURL); err != nil {
+						return err
+					}
+					return httpURL(v, p, e.PublicURL)
+				},
+				"data_dir": func(v *yaml.Node, p string) error { return str(v, p, &e.DataDir) },
+			})
+			if err == nil && e.Listen == "" {
+				err = errAt(v, p, "listen is required: the address the review pages are served on, such as 127.0.0.1:8081")
+			}
+			return err
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case s.URL != "" && s.Embedded != nil:
+		return nil, errAt(n, path, "set exactly one of url and embedded, not both")
+	case s.URL == "" && s.Embedded == nil:
+		return nil, errAt(n, path, "set url (a running elicitation service's MCP endpoint) or embedded (a service inside the proxy)")
+	case s.APIKeyEnv != "" && s.URL == "":
+		return nil, errAt(n, path+".api_key_env", "is only valid with url")
+	}
+	return s, nil
+}
+
+func httpURL(v *yaml.Node, p, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errAt(v, p, fmt.Sprintf("%q is not an http:// or https:// URL", raw))
+	}
+	return nil
+}
+
+func intIn(v *yaml.Node, p string, dst *int, lo, hi int) error {
+	if v.Kind != yaml.ScalarNode || v.Tag != "!!int" {
+		return errAt(v, p, fmt.Sprintf("must be a whole number, not %s", kindName(v)))
+	}
+	var n int
+	if err := v.Decode(&n); err != nil || n < lo || n > hi {
+		return errAt(v, p, fmt.Sprintf("must be between %d and %d", lo, hi))
+	}
+	*dst = n
+	return nil
+}
+
+func decodeConfirm(n *yaml.Node, path string) (*Confirm, error) {
+	c := &Confirm{}
+	err := mapping(n, path, map[string]func(*yaml.Node, string) error{
+		"always":  func(v *yaml.Node, p string) error { return boolean(v, p, &c.Always) },
+		"message": func(v *yaml.Node, p string) error { return str(v, p, &c.Message) },
+		"arguments": func(v *yaml.Node, p string) error {
+			if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
+				return errAt(v, p, "must be a non-empty list of conditions such as {field: path, matches: \"^/etc/\"}")
+			}
+			for i, item := range v.Content {
+				cond, err := decodeCondition(item, fmt.Sprintf("%s[%d]", p, i))
+				if err != nil {
+					return err
+				}
+				c.Arguments = append(c.Arguments, cond)
+			}
+			return nil
+		},
+	})
+	return c, err
+}
+
+var conditionTests = []string{"above", "below", "equals", "matches", "present"}
+
+func decodeCondition(n *yaml.Node, path string) (Condition, error) {
+	var c Condition
+	tests := 0
+	number := func(v *yaml.Node, p string, dst **float64) error {
+		tests++
+		if v.Kind != yaml.ScalarNode || (v.Tag != "!!int" && v.Tag != "!!float") {
+			return errAt(v, p, fmt.Sprintf("must be a number, not %s", kindName(v)))
+		}
+		var f float64
+		if err := v.Decode(&f); err != nil {
+			return errAt(v, p, "must be a number")
+		}
+		*dst = &f
+		return nil
+	}
+	err := mapping(n, path, map[string]func(*yaml.Node, string) error{
+		"field": func(v *yaml.Node, p string) error { return str(v, p, &c.Field) },
+		"present": func(v *yaml.Node, p string) error {
+			tests++
+			if err := boolean(v, p, &c.Present); err != nil {
+				return err
+			}
+			if !c.Present {
+				return errAt(v, p, "only present: true is a condition")
+			}
+			return nil
+		},
+		"equals": func(v *yaml.Node, p string) error {
+			tests++
+			items := []*yaml.Node{v}
+			if v.Kind == yaml.SequenceNode {
+				items = v.Content
+			}
+			if len(items) == 0 {
+				return errAt(v, p, "must not be an empty list")
+			}
+			for i, item := range items {
+				if item.Kind != yaml.ScalarNode || item.Tag == "!!null" {
+					return errAt(item, fmt.Sprintf("%s[%d]", p, i), fmt.Sprintf("must be a string, number or boolean, not %s", kindName(item)))
+				}
+				var x any
+				if err := item.Decode(&x); err != nil {
+					return errAt(item, p, "cannot be read: "+err.Error())
+				}
+				c.Equals = append(c.Equals, x)
+			}
+			return nil
+		},
+		"matches": func(v *yaml.Node, p string) error {
+			tests++
+			var s string
+			if err := str(v, p, &s); err != nil {
+				return err
+			}
+			re, err := regexp.Compile(s)
+			if err != nil {
+				return errAt(v, p, "is not a valid regular expression: "+strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+			}
+			c.Matches = re
+			return nil
+		},
+		"above": func(v *yaml.Node, p string) error { return number(v, p, &c.Above) },
+		"below": func(v *yaml.Node, p string) error { return number(v, p, &c.Below) },
+	})
+	if err != nil {
+		return c, err
+	}
+	switch {
+	case c.Field == "":
+		return c, errAt(n, path, "field is required: the argument the condition tests")
+	case tests == 0:
+		return c, errAt(n, path, "needs one test: "+strings.Join(conditionTests, ", "))
+	case tests > 1 && !(tests == 2 && c.Above != nil && c.Below != nil):
+		return c, errAt(n, path, "has more than one test; list each as its own condition (above and below together make a range)")
+	}
+	return c, nil
+}
+
+func decodeAmbiguity(n *yaml.Node, path string) (*Ambiguity, error) {
+	a := &Ambiguity{Field: DefaultAmbiguityField}
+	err := mapping(n, path, map[string]func(*yaml.Node, string) error{
+		"query_min_length": func(v *yaml.Node, p string) error { return intIn(v, p, &a.QueryMinLength, 1, 10000) },
+		"generic_terms":    func(v *yaml.Node, p string) error { return strList(v, p, &a.GenericTerms, false) },
+		"field":            func(v *yaml.Node, p string) error { return str(v, p, &a.Field) },
+		"message":          func(v *yaml.Node, p string) error { return str(v, p, &a.Message) },
+		"candidates": func(v *yaml.Node, p string) error {
+			c, err := decodeCandidates(v, p)
+			a.Candidates = c
+			return err
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if a.Candidates != nil && !a.Active() {
+		return nil, errAt(n, path, "candidates needs a test that finds the argument ambiguous: query_min_length or generic_terms")
+	}
+	if a.Candidates != nil && a.Candidates.Argument == "" {
+		a.Candidates.Argument = a.Field
+	}
+	return a, nil
+}
+
+func decodeCandidates(n *yaml.Node, path string) (*Candidates, error) {
+	c := &Candidates{Max: DefaultMaxCandidates}
+	err := mapping(n, path, map[string]func(*yaml.Node, string) error{
+		"tool": func(v *yaml.Node, p string) error { return str(v, p, &c.Tool) },
+		"arguments": func(v *yaml.Node, p string) error {
+			if v.Kind != yaml.MappingNode {
+				return errAt(v, p, fmt.Sprintf("must be a mapping, not %s", kindName(v)))
+			}
+			c.Arguments = map[string]any{}
+			return eachKey(v, p, func(name string, v *yaml.Node, p string) error {
+				var x any
+				if err := anyValue(v, p, &x); err != nil {
+					return err
+				}
+				c.Arguments[name] = x
+				return nil
+			})
+		},
+		"pass": func(v *yaml.Node, p string) error {
+			c.Pass = map[string]string{}
+			return eachKey(v, p, func(name string, v *yaml.Node, p string) error {
+				var s string
+				if err := str(v, p, &s); err != nil {
+					return err
+				}
+				c.Pass[name] = s
+				return nil
+			})
+		},
+		"items":    func(v *yaml.Node, p string) error { return str(v, p, &c.Items) },
+		"id":       func(v *yaml.Node, p string) error { return str(v, p, &c.ID) },
+		"label":    func(v *yaml.Node, p string) error { return str(v, p, &c.Label) },
+		"value":    func(v *yaml.Node, p string) error { return str(v, p, &c.Value) },
+		"argument": func(v *yaml.Node, p string) error { return str(v, p, &c.Argument) },
+		"max":      func(v *yaml.Node, p string) error { return intIn(v, p, &c.Max, 1, 500) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, req := range []struct{ key, val string }{{"tool", c.Tool}, {"items", c.Items}, {"id", c.ID}} {
+		if req.val == "" {
+			return nil, errAt(n, path, req.key+" is required")
+		}
+	}
+	if !strings.HasPrefix(c.Items, "content") && !strings.HasPrefix(c.Items, "structuredContent") {
+		return nil, errAt(n, path+".items", fmt.Sprintf("%q must start with content or structuredContent (the parts of the tool's result)", c.Items))
+	}
+	if c.Label == "" {
+		c.Label = c.ID
+	}
+	if c.Value == "" {
+		c.Value = c.ID
+	}
+	return c, nil
+}
+
+// checkGate validates what needs the whole configuration: a review page
+// needs an elicitation service. fallback is the fallback_on_unsupported
+// value's node, nil when the key is absent.
+func checkGate(fallback *yaml.Node, cfg *Config) error {
+	if cfg.Elicitation.FallbackOnUnsupported == FallbackReviewPage && cfg.ElicitationService == nil {
+		return errAt(fallback, "elicitation.fallback_on_unsupported",
+			"review_page needs an elicitation_service block (url, or embedded) to create the review pages")
+	}
+	return nil
+}
