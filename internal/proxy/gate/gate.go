@@ -1,0 +1,410 @@
+// Package gate is the proxy's human gate (docs/gate.md): before a call is
+// forwarded it may need a human to approve it (confirm_if,
+// policies.confirm_destructive), to pick what an ambiguous argument means
+// (ambiguous_if, with an upstream tool as the candidate source), or, when the
+// host cannot show a form, to fill the missing fields on the elicitation
+// service's review page (fallback_on_unsupported: review_page). The host's
+// own elicitation is used where it can show it; the review page otherwise.
+//
+// An approval binds to the digest of the exact arguments it was asked for
+// and is used once. A call whose review is still open returns
+// elicitation_pending with the review URL; the agent's retry with the same
+// arguments picks the answer up. Every decision is logged with the tool name
+// and the argument digest, never argument values.
+package gate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/rawjson"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/sensitive"
+)
+
+// Caller calls an upstream tool (for candidate sources).
+type Caller func(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error)
+
+// Host is the downstream client's own form elicitation; nil when the host
+// cannot show a form.
+type Host interface {
+	Elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error)
+}
+
+// Options configures a Gate.
+type Options struct {
+	Config *config.Config
+	// Service is the elicitation service; nil when none is configured
+	// (then only the host's own elicitation can ask).
+	Service Service
+	// Matcher flags the sensitive values masked in what the reviewer
+	// sees; nil masks nothing.
+	Matcher *sensitive.Matcher
+	// Upstream calls candidate sources.
+	Upstream Caller
+	Logger   *slog.Logger
+	Now      func() time.Time
+}
+
+// Gate decides, per call, whether a human must step in, and asks them.
+type Gate struct {
+	cfg      *config.Config
+	svc      Service
+	matcher  *sensitive.Matcher
+	upstream Caller
+	log      *slog.Logger
+	now      func() time.Time
+	wait     time.Duration
+	ttl      int
+	pending  pendingTable
+}
+
+// New returns a Gate for opts.
+func New(opts Options) *Gate {
+	g := &Gate{cfg: opts.Config, svc: opts.Service, matcher: opts.Matcher, upstream: opts.Upstream, log: opts.Logger, now: opts.Now}
+	if g.log == nil {
+		g.log = slog.New(slog.DiscardHandler)
+	}
+	if g.now == nil {
+		g.now = time.Now
+	}
+	g.wait = time.Duration(config.DefaultWaitSeconds) * time.Second
+	g.ttl = config.DefaultTimeoutSeconds
+	if s := opts.Config.ElicitationService; s != nil {
+		g.wait = time.Duration(s.WaitSeconds) * time.Second
+		g.ttl = s.TimeoutSeconds
+	}
+	return g
+}
+
+// Active reports whether the configuration asks the gate to look at the
+// tool's calls at all (confirm_if, ambiguous_if or the destructive policy).
+// With none of the gate's keys set it is false for every tool, and the
+// proxy behaves as the original.
+func (g *Gate) Active(tool string) bool {
+	if g == nil {
+		return false
+	}
+	if g.cfg.Policies.ConfirmDestructive.Enabled {
+		return true
+	}
+	tc := g.cfg.Tools[tool]
+	return tc.ConfirmIf.Active() || tc.AmbiguousIf.Active()
+}
+
+// ReviewPageFallback reports whether a host without form elicitation gets
+// the review page for missing fields.
+func (g *Gate) ReviewPageFallback() bool {
+	return g != nil && g.svc != nil && g.cfg.Elicitation.FallbackOnUnsupported == config.FallbackReviewPage
+}
+
+// Call is one tool call as the gate sees it: complete arguments (the
+// required-field checks have passed).
+type Call struct {
+	Tool Tool
+	Args json.RawMessage
+	// Host is the client's own form elicitation, nil if it has none.
+	Host Host
+}
+
+// Decision is what the gate decided: forward Args, or return Result.
+type Decision struct {
+	Args   json.RawMessage
+	Result *mcp.CallToolResult
+}
+
+func forward(args json.RawMessage) (Decision, error) { return Decision{Args: args}, nil }
+
+func refuse(p *Payload) (Decision, error) { return Decision{Result: p.Result()}, nil }
+
+// Check runs the gate on a complete call: an ambiguous argument is resolved
+// first (the pick merged into the arguments), then the call is confirmed
+// if a rule asks for it, with the arguments that will be forwarded.
+func (g *Gate) Check(ctx context.Context, c Call) (Decision, error) {
+	if !g.Active(c.Tool.Name) {
+		return forward(c.Args)
+	}
+	obj, err := object(c.Args)
+	if err != nil {
+		// Not an object: the upstream judges such input itself.
+		return forward(c.Args)
+	}
+	tc := g.cfg.Tools[c.Tool.Name]
+	if a := tc.AmbiguousIf; ambiguous(a, obj) {
+		d, err := g.resolveAmbiguity(ctx, c, a, obj)
+		if err != nil || d.Result != nil {
+			return d, err
+		}
+		c.Args = d.Args
+		if obj, err = object(c.Args); err != nil {
+			return Decision{}, err
+		}
+	}
+	if why := needsConfirmation(tc.ConfirmIf, g.cfg.Policies.ConfirmDestructive.Enabled, c.Tool, obj); why != "" {
+		return g.confirm(ctx, c, tc.ConfirmIf, obj, why)
+	}
+	return forward(c.Args)
+}
+
+// view is what the reviewer sees of a call: the tool, its description, the
+// exact arguments with sensitive values masked, and the digest the answer
+// binds to. It is the review request's context, so the service's audit
+// trail of that request names the tool and the digest.
+type view struct {
+	Tool            string         `json:"tool"`
+	Title           string         `json:"title,omitempty"`
+	Description     string         `json:"description,omitempty"`
+	Arguments       map[string]any `json:"arguments"`
+	ArgumentsDigest string         `json:"argumentsDigest"`
+	Why             string         `json:"why,omitempty"`
+	Missing         []string       `json:"missing,omitempty"`
+}
+
+func (g *Gate) view(t Tool, obj map[string]any, digest, why string) view {
+	return view{Tool: t.Name, Title: t.Title, Description: t.Description, Arguments: Mask(obj, t.Properties, g.matcher), ArgumentsDigest: digest, Why: why}
+}
+
+// decide logs one gate decision: tool name and argument digest, never
+// argument values.
+func (g *Gate) decide(kind, tool, digest, decision, channel, id string, attrs ...any) {
+	args := []any{"gate", kind, "tool", tool, "digest", digest, "decision", decision, "channel", channel}
+	if id != "" {
+		args = append(args, "elicitation_id", id)
+	}
+	g.log.Info("gate decision", append(args, attrs...)...)
+}
+
+// confirm asks a human to approve the call.
+func (g *Gate) confirm(ctx context.Context, c Call, rule *config.Confirm, obj map[string]any, why string) (Decision, error) {
+	name := c.Tool.Name
+	digest, err := Digest(c.Args)
+	if err != nil {
+		return Decision{}, err
+	}
+	v := g.view(c.Tool, obj, digest, confirmWhy(why))
+	msg := fmt.Sprintf("Allow the tool %s to run with these arguments?", name)
+	if rule != nil && rule.Message != "" {
+		msg = rule.Message
+	}
+	if c.Host != nil {
+		res, err := c.Host.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: msg + "\n\n" + hostText(v), RequestedSchema: commentSchema})
+		switch {
+		case err == nil:
+			return g.confirmedByHost(name, digest, c.Args, res)
+		case ctx.Err() != nil:
+			return Decision{}, ctx.Err()
+		case g.svc == nil:
+			g.decide("confirm", name, digest, "failed", "host", "", "error_type", fmt.Sprintf("%T", err))
+			return refuse(&Payload{Error: ErrorRequired, Tool: name, Status: StatusFailed, Reason: ReasonReviewFailed, ArgumentsDigest: digest,
+				Message: fmt.Sprintf("The tool %s was not called: it needs a human's approval and asking through the client failed. Call it again to ask again.", name)})
+		}
+		g.log.Warn("the client's elicitation failed; asking on the review page instead", "tool", name, "error_type", fmt.Sprintf("%T", err))
+	}
+	if g.svc == nil {
+		g.decide("confirm", name, digest, "unavailable", "none", "")
+		return refuse(&Payload{Error: ErrorRequired, Tool: name, Status: StatusNeeds, Reason: ReasonConfirmationRequired, ArgumentsDigest: digest,
+			Message: fmt.Sprintf("The tool %s was not called: it needs a human's approval, the client cannot show a form and the proxy has no elicitation_service configured.", name)})
+	}
+	out, ticket, err := g.review(ctx, "confirm", name, digest, func(ctx context.Context) (Ticket, error) {
+		return g.svc.Approval(ctx, ApprovalRequest{Message: msg, Context: v, TimeoutSeconds: g.ttl})
+	})
+	if err != nil {
+		return g.reviewFailed("confirm", name, digest, nil, err)
+	}
+	if out == nil {
+		g.decide("confirm", name, digest, "pending", "review_page", ticket.ID)
+		p := pendingPayload(name, nil, ticket, "it needs a human's approval, asked")
+		p.ArgumentsDigest = digest
+		return refuse(p)
+	}
+	if out.Decision != "submitted" {
+		g.decide("confirm", name, digest, "declined", "review_page", ticket.ID)
+		return refuse(&Payload{Error: ErrorBlocked, Tool: name, Status: StatusReject, Reason: ReasonConfirmationDeclined,
+			ElicitationID: ticket.ID, Comment: out.Comment, ArgumentsDigest: digest,
+			Message: declinedMessage(name, out.Comment)})
+	}
+	g.decide("confirm", name, digest, "approved", "review_page", ticket.ID)
+	return forward(c.Args)
+}
+
+func confirmWhy(why string) string {
+	switch {
+	case why == "always":
+		return "this tool always needs approval"
+	case why == "destructive":
+		return "the tool's annotations say it may change or delete data"
+	case strings.HasPrefix(why, "argument "):
+		return "the argument " + strings.TrimPrefix(why, "argument ") + " meets a condition that needs approval"
+	}
+	return why
+}
+
+func declinedMessage(tool string, comment *string) string {
+	m := fmt.Sprintf("The tool %s was not called: the reviewer declined it.", tool)
+	if comment != nil && *comment != "" {
+		m += " Their comment: " + *comment
+	}
+	return m + " Do not retry it unchanged; ask the user how to proceed."
+}
+
+// commentSchema is the host form of a confirmation: accept approves,
+// decline refuses, with an optional comment.
+var commentSchema = json.RawMessage(`{"type":"object","properties":{"comment":{"type":"string","title":"Comment (optional)"}}}`)
+
+func hostText(v view) string {
+	b, _ := json.MarshalIndent(v.Arguments, "", "  ")
+	var s strings.Builder
+	if v.Description != "" {
+		fmt.Fprintf(&s, "%s: %s\n", v.Tool, v.Description)
+	}
+	if v.Why != "" {
+		fmt.Fprintf(&s, "Why: %s\n", v.Why)
+	}
+	fmt.Fprintf(&s, "Arguments:\n%s", b)
+	return s.String()
+}
+
+func (g *Gate) confirmedByHost(name, digest string, args json.RawMessage, res *mcp.ElicitResult) (Decision, error) {
+	switch res.Action {
+	case "accept":
+		g.decide("confirm", name, digest, "approved", "host", "")
+		return forward(args)
+	case "decline":
+		g.decide("confirm", name, digest, "declined", "host", "")
+		var comment *string
+		if s, ok := res.Content["comment"].(string); ok && s != "" {
+			comment = &s
+		}
+		return refuse(&Payload{Error: ErrorBlocked, Tool: name, Status: StatusReject, Reason: ReasonConfirmationDeclined, Comment: comment, ArgumentsDigest: digest,
+			Message: declinedMessage(name, comment)})
+	default:
+		g.decide("confirm", name, digest, "cancelled", "host", "")
+		return refuse(&Payload{Error: ErrorRequired, Tool: name, Status: StatusCancelled, Reason: ReasonConfirmationCancelled, ArgumentsDigest: digest,
+			Message: fmt.Sprintf("The tool %s was not called: the user dismissed the approval without answering. Call it again to ask again.", name)})
+	}
+}
+
+func (g *Gate) reviewFailed(kind, name, digest string, fields []string, err error) (Decision, error) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return Decision{}, err
+	}
+	g.decide(kind, name, digest, "failed", "review_page", "", "error", err.Error())
+	return refuse(&Payload{Error: ErrorRequired, Tool: name, Status: StatusFailed, Reason: ReasonReviewFailed, MissingOrAmbiguous: fields, ArgumentsDigest: digest,
+		Message: fmt.Sprintf("The tool %s was not called: asking a human on the review page failed (the elicitation service could not be reached or refused the request). Call it again later.", name)})
+}
+
+// review asks on the review page, or picks up the review already asked for
+// the same (kind, tool, digest): it waits within the gate's bound and
+// returns the decided outcome, or nil and the ticket while the review is
+// open. A decided review is claimed by exactly one call.
+func (g *Gate) review(ctx context.Context, kind, tool, digest string, create func(context.Context) (Ticket, error)) (*Outcome, Ticket, error) {
+	key := kind + "\x00" + tool + "\x00" + digest
+	for attempt := 0; attempt < 3; attempt++ {
+		e, ok := g.pending.get(key, g.now())
+		if !ok {
+			t, err := create(ctx)
+			if err != nil {
+				return nil, Ticket{}, err
+			}
+			exp, _ := time.Parse(time.RFC3339Nano, t.ExpiresAt)
+			e = &pendingEntry{ticket: t, expires: exp, added: g.now()}
+			g.pending.put(key, e)
+		}
+		status, err := g.await(ctx, e.ticket.ID)
+		switch {
+		case errors.Is(err, ErrGone):
+			g.pending.claim(key, e)
+			continue
+		case err != nil:
+			return nil, e.ticket, err
+		}
+		switch status {
+		case "pending":
+			return nil, e.ticket, nil
+		case "submitted", "declined", "consumed":
+		default: // expired, canceled: ask again
+			g.pending.claim(key, e)
+			continue
+		}
+		if !g.pending.claim(key, e) {
+			// Another call with the same arguments took this answer.
+			continue
+		}
+		out, err := g.svc.Result(ctx, e.ticket.ID)
+		if err != nil {
+			return nil, e.ticket, err
+		}
+		if d := contextDigest(out.Context); d != "" && d != digest {
+			return nil, e.ticket, fmt.Errorf("the review %s was asked for other arguments", e.ticket.ID)
+		}
+		return &out, e.ticket, nil
+	}
+	return nil, Ticket{}, errors.New("the review request kept disappearing")
+}
+
+// await waits for the review within the gate's bound, leaving a margin
+// before the caller's own deadline; the service's own bound may be
+// shorter, so it asks again until the gate's has elapsed.
+func (g *Gate) await(ctx context.Context, id string) (string, error) {
+	end := g.now().Add(g.wait)
+	if dl, ok := ctx.Deadline(); ok && dl.Add(-2*time.Second).Before(end) {
+		end = dl.Add(-2 * time.Second)
+	}
+	for {
+		left := end.Sub(g.now())
+		if left < 10*time.Millisecond {
+			left = 10 * time.Millisecond
+		}
+		status, err := g.svc.Await(ctx, id, left)
+		if err != nil || status != "pending" || !g.now().Before(end) {
+			return status, err
+		}
+	}
+}
+
+func contextDigest(ctx json.RawMessage) string {
+	var v struct {
+		ArgumentsDigest string `json:"argumentsDigest"`
+	}
+	_ = json.Unmarshal(ctx, &v)
+	return v.ArgumentsDigest
+}
+
+// merge sets key in the raw arguments, keeping every other byte.
+func merge(args json.RawMessage, key string, value any) (json.RawMessage, error) {
+	obj, err := rawjson.ParseObject(nonEmpty(args))
+	if err != nil {
+		return nil, err
+	}
+	b, err := marshal(value)
+	if err != nil {
+		return nil, err
+	}
+	obj.Set(key, b)
+	return obj.MarshalJSON()
+}
+
+func nonEmpty(args json.RawMessage) json.RawMessage {
+	s := strings.TrimSpace(string(args))
+	if s == "" || s == "null" {
+		return json.RawMessage(`{}`)
+	}
+	return args
+}
+
+func marshal(v any) ([]byte, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return []byte(strings.TrimSuffix(b.String(), "\n")), nil
+}

@@ -1,0 +1,166 @@
+// Package gatetest runs a real elicitation service for the gate's tests:
+// the MCP tools, the review page and the embedded store, on one loopback
+// HTTP server, with a reviewer that answers through the service.
+package gatetest
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcp-elicitation/elicitation/internal/boltstore"
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/mcptools"
+	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
+	"github.com/mcp-elicitation/elicitation/internal/review"
+)
+
+// Local is a running elicitation service.
+type Local struct {
+	// MCPURL is its MCP endpoint; Base the base of its review URLs.
+	MCPURL, Base string
+	Service      *elicitation.Service
+	Server       *httptest.Server
+	created      chan string
+
+	mu      sync.Mutex
+	lastURL string
+}
+
+// Start runs a service until the test ends. maxWait bounds one
+// elicit_await (0: the service's default).
+func Start(t testing.TB, maxWait time.Duration) *Local {
+	t.Helper()
+	store, err := boltstore.Open(filepath.Join(t.TempDir(), "elicitation.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	keys, err := pagetoken.ParseKeyring("test:" + pagetoken.GenerateSecret())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checker := review.NewTemplateChecker()
+	svc := elicitation.NewService(elicitation.Config{Store: store, MaxWait: maxWait, Templates: checker})
+	l := &Local{Service: svc, created: make(chan string, 100)}
+	mux := http.NewServeMux()
+	l.Server = httptest.NewServer(mux)
+	t.Cleanup(l.Server.Close)
+	l.Base = l.Server.URL
+	l.MCPURL = l.Server.URL + "/mcp"
+	review.New(review.Options{Service: svc, Tokens: keys, Templates: checker}).Routes(mux)
+	tools := mcptools.New(mcptools.Options{
+		Service:   svc,
+		ReviewURL: func(_ *http.Request, id, key string) string { return l.Base + review.Path(id, key) },
+		OnCreated: func(_ context.Context, id, u string) {
+			l.mu.Lock()
+			l.lastURL = u
+			l.mu.Unlock()
+			select {
+			case l.created <- id:
+			default:
+			}
+		},
+	})
+	mux.Handle("/mcp", tools.Handler())
+	return l
+}
+
+// Created returns the ids of the requests created since the last call.
+func (l *Local) Created() []string {
+	var ids []string
+	for {
+		select {
+		case id := <-l.created:
+			ids = append(ids, id)
+		default:
+			return ids
+		}
+	}
+}
+
+// WaitCreated waits for the next request to be created and returns its id.
+func (l *Local) WaitCreated(t testing.TB) string {
+	t.Helper()
+	select {
+	case id := <-l.created:
+		return id
+	case <-time.After(30 * time.Second):
+		t.Fatal("no request was created")
+		return ""
+	}
+}
+
+// IDKey splits a review URL into the request's id and the reviewer's key.
+func IDKey(t testing.TB, reviewURL string) (id, key string) {
+	t.Helper()
+	u, err := url.Parse(reviewURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := strings.Split(strings.TrimPrefix(u.Path, "/review/"), "/")
+	if len(parts) != 2 {
+		t.Fatalf("not a review URL: %q", reviewURL)
+	}
+	return parts[0], parts[1]
+}
+
+// Decide answers the review at reviewURL as a reviewer: decision
+// submitted or declined, form values as the page posts them, picked option
+// ids.
+func (l *Local) Decide(t testing.TB, reviewURL string, decision elicitation.Decision, form map[string]string, picked ...string) {
+	t.Helper()
+	id, key := IDKey(t, reviewURL)
+	sub := elicitation.Submission{ID: pagetoken.NewRenderID(), Decision: decision, SelectedIDs: picked}
+	if form != nil {
+		sub.Form = map[string][]string{}
+		for k, v := range form {
+			sub.Form[k] = []string{v}
+		}
+	}
+	if _, err := l.Service.Submit(context.Background(), id, key, sub); err != nil {
+		t.Fatalf("reviewer's answer: %v", err)
+	}
+}
+
+// Payload reads what the reviewer of request id is shown.
+func (l *Local) Payload(t testing.TB, reviewURL string) elicitation.Payload {
+	t.Helper()
+	id, key := IDKey(t, reviewURL)
+	r, err := l.Service.OpenReview(context.Background(), id, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Payload
+}
+
+// Context decodes the context the reviewer of reviewURL is shown.
+func (l *Local) Context(t testing.TB, reviewURL string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(l.Payload(t, reviewURL).Context, &m); err != nil {
+		t.Fatalf("context: %v", err)
+	}
+	return m
+}
+
+// DecideLatest answers the most recently created request that is still
+// pending, found through the store (for a test that has not seen its
+// review URL).
+func (l *Local) DecideLatest(t testing.TB, decision elicitation.Decision) {
+	t.Helper()
+	l.mu.Lock()
+	u := l.lastURL
+	l.mu.Unlock()
+	if u == "" {
+		t.Fatal("no request was created")
+	}
+	l.Decide(t, u, decision, nil)
+}
