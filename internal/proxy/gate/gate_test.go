@@ -137,10 +137,16 @@ func TestConfirmChangedArgumentsAskAgain(t *testing.T) {
 func TestConfirmDeclined(t *testing.T) {
 	e := newEnv(t, "tools:\n  delete_file:\n    confirm_if:\n      always: true\n", nil)
 	p := payload(t, check(t, e.gate, rmTool, `{"path":"/tmp/a"}`, nil))
-	e.local.Decide(t, p.ReviewURL, elicitation.DecisionDeclined, nil)
+	e.local.DecideWithComment(t, p.ReviewURL, elicitation.DecisionDeclined, "use the trash instead", nil)
 	q := payload(t, check(t, e.gate, rmTool, `{"path":"/tmp/a"}`, nil))
 	if q.Error != gate.ErrorBlocked || q.Status != gate.StatusReject || q.Reason != gate.ReasonConfirmationDeclined || q.ElicitationID != p.ElicitationID {
 		t.Errorf("declined: %+v", q)
+	}
+	if q.Comment == nil || *q.Comment != "use the trash instead" || !strings.Contains(q.Message, "use the trash instead") {
+		t.Errorf("the reviewer's comment is not passed on: %+v", q)
+	}
+	if strings.Contains(e.log.String(), "trash") {
+		t.Error("the comment reached the proxy's log")
 	}
 }
 

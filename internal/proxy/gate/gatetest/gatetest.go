@@ -117,8 +117,14 @@ func IDKey(t testing.TB, reviewURL string) (id, key string) {
 // ids.
 func (l *Local) Decide(t testing.TB, reviewURL string, decision elicitation.Decision, form map[string]string, picked ...string) {
 	t.Helper()
+	l.DecideWithComment(t, reviewURL, decision, "", form, picked...)
+}
+
+// DecideWithComment is Decide with the reviewer's comment.
+func (l *Local) DecideWithComment(t testing.TB, reviewURL string, decision elicitation.Decision, comment string, form map[string]string, picked ...string) {
+	t.Helper()
 	id, key := IDKey(t, reviewURL)
-	sub := elicitation.Submission{ID: pagetoken.NewRenderID(), Decision: decision, SelectedIDs: picked}
+	sub := elicitation.Submission{ID: pagetoken.NewRenderID(), Decision: decision, SelectedIDs: picked, Comment: comment}
 	if form != nil {
 		sub.Form = map[string][]string{}
 		for k, v := range form {
