@@ -27,6 +27,8 @@ import (
 	"github.com/awslabs/goformation/v7/intrinsics"
 	"github.com/awslabs/goformation/v7/schema"
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/mcp-elicitation/elicitation/internal/compose"
 )
 
 const templatePath = "../template.yaml"
@@ -257,6 +259,57 @@ func effective(p *parsed, fn string, path ...string) any {
 	return global
 }
 
+// notSettings are the template's variables that are not compose settings:
+// the Go runtime's, and a value whose change starts fresh execution
+// environments (so that they read a rotated secret).
+var notSettings = map[string]bool{"GOGC": true, "GOMEMLIMIT": true, "TOKEN_SECRET_GENERATION": true}
+
+// functionSettings reads a function's environment as the function does
+// (compose.FromEnv, scope Lambda), with each intrinsic replaced by a
+// plausible value of what it names.
+func functionSettings(t *testing.T, p *parsed, fn string) compose.Settings {
+	t.Helper()
+	vars := env(p, fn)
+	for k, v := range vars {
+		vars[k] = strings.ReplaceAll(v, "${RetentionDays}", "7")
+		if strings.HasPrefix(v, "{") {
+			switch k {
+			case compose.Env("public-url"):
+				vars[k] = "https://elicit.example.com"
+			default:
+				vars[k] = "resolved-" + k
+			}
+		}
+	}
+	s, err := compose.FromEnv(func(k string) string { return vars[k] }, compose.Lambda)
+	if err != nil {
+		t.Fatalf("%s's environment does not parse as the function reads it: %v", fn, err)
+	}
+	return s
+}
+
+// Every variable the template sets is a setting the functions read, under
+// the local server's name, and parses.
+func TestEnvironmentNamesSettings(t *testing.T) {
+	p := load(t)
+	for _, fn := range []string{"McpFunction", "ReviewFunction", "SubmitFunction"} {
+		for k := range env(p, fn) {
+			if notSettings[k] {
+				continue
+			}
+			name := strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(k, "ELICITATION_"), "_", "-"))
+			row, ok := compose.Lookup(name)
+			if !ok || compose.Env(name) != k || !row.In(compose.Lambda) {
+				t.Errorf("%s sets %s, which no Lambda setting of internal/compose reads", fn, k)
+			}
+		}
+		functionSettings(t, p, fn)
+	}
+	if got := env(p, "McpFunction")[compose.Env("retention")]; got != "${RetentionDays}d" {
+		t.Errorf("McpFunction %s = %q, want the RetentionDays parameter in days", compose.Env("retention"), got)
+	}
+}
+
 func env(p *parsed, fn string) map[string]string {
 	out := map[string]string{}
 	own, _ := get(p.tree, "Resources", fn, "Properties", "Environment", "Variables").(map[string]any)
@@ -401,8 +454,8 @@ func TestFunctions(t *testing.T) {
 			if got := str(get(p.tree, "Resources", fn, "Metadata", "BuildMethod")); got != "makefile" {
 				t.Errorf("Metadata.BuildMethod = %q, want makefile", got)
 			}
-			if e := env(p, fn); !strings.Contains(e["TABLE_NAME"], "{Ref:Table}") {
-				t.Errorf("TABLE_NAME = %q, want !Ref Table", e["TABLE_NAME"])
+			if e := env(p, fn); !strings.Contains(e["ELICITATION_TABLE"], "{Ref:Table}") {
+				t.Errorf("ELICITATION_TABLE = %q, want !Ref Table", e["ELICITATION_TABLE"])
 			}
 			for k, v := range env(p, fn) {
 				if strings.Contains(v, "{Ref:Api}") || strings.Contains(v, "${Api") || strings.Contains(v, "execute-api") {
@@ -492,17 +545,13 @@ func TestTimeouts(t *testing.T) {
 	if mcp >= 30 {
 		t.Errorf("McpFunction Timeout %v s, want under the HTTP API's 30 s", mcp)
 	}
-	e := env(p, "McpFunction")
-	maxWait := num(t, "MAX_WAIT_SECONDS", e["MAX_WAIT_SECONDS"])
-	margin := num(t, "WAIT_MARGIN_SECONDS", e["WAIT_MARGIN_SECONDS"])
-	if maxWait <= 0 || margin <= 0 {
-		t.Errorf("MAX_WAIT_SECONDS %v, WAIT_MARGIN_SECONDS %v: want both positive", maxWait, margin)
-	}
+	s := functionSettings(t, p, "McpFunction")
+	maxWait, margin := s.MaxWait.Seconds(), s.WaitMargin.Seconds()
 	if maxWait+margin >= mcp {
-		t.Errorf("MAX_WAIT_SECONDS %v + WAIT_MARGIN_SECONDS %v >= McpFunction Timeout %v: a wait could outlive its invocation", maxWait, margin, mcp)
+		t.Errorf("ELICITATION_MAX_WAIT %v + ELICITATION_WAIT_MARGIN %v >= McpFunction Timeout %v: a wait could outlive its invocation", maxWait, margin, mcp)
 	}
 	if maxWait > 20 {
-		t.Errorf("MAX_WAIT_SECONDS %v, want at most SPEC §3's default 20", maxWait)
+		t.Errorf("ELICITATION_MAX_WAIT %v, want at most SPEC §3's default 20 s", maxWait)
 	}
 	for _, fn := range []string{"ReviewFunction", "SubmitFunction"} {
 		if to := num(t, fn+" Timeout", get(p.tree, "Resources", fn, "Properties", "Timeout")); to >= 30 || to < 3 {
@@ -738,11 +787,11 @@ func TestSecret(t *testing.T) {
 		t.Errorf("GenerateSecretString %v: want ExcludePunctuation and a length that is a multiple of 4, decoding to >= 32 bytes", gen)
 	}
 	for _, fn := range []string{"ReviewFunction", "SubmitFunction"} {
-		if got := env(p, fn)["TOKEN_SECRET_ARN"]; got != "{Ref:TokenSecret}" {
-			t.Errorf("%s TOKEN_SECRET_ARN = %q, want !Ref TokenSecret", fn, got)
+		if got := env(p, fn)["ELICITATION_TOKEN_SECRET_ARN"]; got != "{Ref:TokenSecret}" {
+			t.Errorf("%s ELICITATION_TOKEN_SECRET_ARN = %q, want !Ref TokenSecret", fn, got)
 		}
 	}
-	if _, ok := env(p, "McpFunction")["TOKEN_SECRET_ARN"]; ok {
+	if _, ok := env(p, "McpFunction")["ELICITATION_TOKEN_SECRET_ARN"]; ok {
 		t.Error("the MCP function does not sign review tokens and should not see the secret")
 	}
 }

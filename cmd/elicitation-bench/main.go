@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/boltstore"
+	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
 )
@@ -77,7 +78,7 @@ func serve(args []string) error {
 		return err
 	}
 	defer st.Close()
-	srv := mcptools.New(mcptools.Options{Service: elicitation.NewService(elicitation.Config{Store: st}), Stateless: *stateless, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	srv := mcptools.New(mcptools.Options{Service: elicitation.NewService(elicitation.Config{Store: st}), Stateless: *stateless, ReviewURL: func(r *http.Request, id, key string) string { return compose.ReviewURL("", r, id, key) }, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err

@@ -5,11 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 
 	"github.com/mcp-elicitation/elicitation/internal/apikey"
-	"github.com/mcp-elicitation/elicitation/internal/apikey/dynamokeys"
-	"github.com/mcp-elicitation/elicitation/internal/dynamostore"
+	"github.com/mcp-elicitation/elicitation/internal/compose/localstore"
 )
 
 // runKeys administers the API keys of the MCP endpoint:
@@ -26,26 +24,15 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 		fs.PrintDefaults()
 		fmt.Fprint(stderr, "\n"+apikey.AdminUsage)
 	}
-	storeFlags(fs, &c, getenv)
+	if err := storeFlags(fs, &c, getenv); err != nil {
+		return err
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	store, err := keyStore(ctx, c)
+	store, err := localstore.APIKeys(ctx, c)
 	if err != nil {
 		return err
 	}
 	return apikey.RunAdmin(ctx, fs.Args(), stdout, store)
-}
-
-// keyStore opens where API keys are kept: a file in the data directory
-// beside the embedded store, or the DynamoDB table.
-func keyStore(ctx context.Context, c Config) (apikey.Store, error) {
-	if c.Store == "dynamodb" {
-		client, err := dynamostore.NewClient(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return dynamokeys.New(client, c.Table), nil
-	}
-	return apikey.NewFileStore(filepath.Join(c.DataDir, "api-keys.json")), nil
 }

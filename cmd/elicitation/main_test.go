@@ -307,12 +307,12 @@ func TestCommandLineErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"frobnicate"}, nil, `unknown command "frobnicate"`},
-		{[]string{"serve", "--max-wait", "0s"}, nil, "--max-wait 0s: must be between 1s and 10m"},
+		{[]string{"serve", "--max-wait", "0s"}, nil, "--max-wait 0s: must be between 1s and 15m0s"},
 		{[]string{"serve", "--store", "sqlite"}, nil, `--store "sqlite": must be "bolt" or "dynamodb"`},
 		{[]string{"serve", "extra"}, nil, `serve takes no arguments, got "extra"`},
-		{[]string{"serve"}, map[string]string{"ELICITATION_MAX_WAIT": "soon"}, `$ELICITATION_MAX_WAIT="soon" is not a duration`},
+		{[]string{"serve"}, map[string]string{"ELICITATION_MAX_WAIT": "soon"}, `$ELICITATION_MAX_WAIT="soon": not a duration`},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--token-keys", "bad"}, nil, "--token-keys"},
-		{[]string{"serve", "--addr", "127.0.0.1:0", "--log-level", "loud"}, nil, `--log-level "loud"`},
+		{[]string{"serve", "--addr", "127.0.0.1:0", "--log-level", "loud"}, nil, `invalid value "loud" for flag -log-level: not debug, info, warn or error`},
 		{[]string{"audit"}, nil, "usage: elicitation audit [flags] ELICITATION_ID"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

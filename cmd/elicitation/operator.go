@@ -17,7 +17,9 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	var c Config
 	fs := flag.NewFlagSet("elicitation audit", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	storeFlags(fs, &c, getenv)
+	if err := storeFlags(fs, &c, getenv); err != nil {
+		return err
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -54,7 +56,9 @@ func runCleanup(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	var c Config
 	fs := flag.NewFlagSet("elicitation cleanup", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	storeFlags(fs, &c, getenv)
+	if err := storeFlags(fs, &c, getenv); err != nil {
+		return err
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -62,8 +62,8 @@ func TestRequireAPIKeyEnv(t *testing.T) {
 			return ""
 		}
 		cfg, err := parseServe(nil, io.Discard, getenv)
-		if (err != nil) != tc.wantErr || (err == nil && cfg.RequireKeys != tc.want) {
-			t.Errorf("ELICITATION_REQUIRE_API_KEY=%q: RequireKeys %v, err %v; want %v, error %v", tc.value, cfg.RequireKeys, err, tc.want, tc.wantErr)
+		if (err != nil) != tc.wantErr || (err == nil && cfg.RequireAPIKey != tc.want) {
+			t.Errorf("ELICITATION_REQUIRE_API_KEY=%q: RequireAPIKey %v, err %v; want %v, error %v", tc.value, cfg.RequireAPIKey, err, tc.want, tc.wantErr)
 		}
 	}
 }

@@ -13,13 +13,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcp-elicitation/elicitation/internal/apikey"
-	"github.com/mcp-elicitation/elicitation/internal/boltstore"
-	"github.com/mcp-elicitation/elicitation/internal/dynamostore"
+	"github.com/mcp-elicitation/elicitation/internal/compose"
+	"github.com/mcp-elicitation/elicitation/internal/compose/localstore"
+	"github.com/mcp-elicitation/elicitation/internal/compose/mcpendpoint"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
-	"github.com/mcp-elicitation/elicitation/internal/mcptools"
-	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
-	"github.com/mcp-elicitation/elicitation/internal/review"
 )
 
 // Main is a running local server. Start it, then Close it; tests start it
@@ -32,8 +29,7 @@ type Main struct {
 	// MCPURL is the MCP endpoint; ReviewBase the base of review URLs.
 	MCPURL, ReviewBase string
 
-	store   elicitation.Store
-	closers []func() error
+	app *compose.App
 	// base is the context of every request; Close cancels it after a
 	// grace period so that open event streams and long waits end.
 	base       context.Context
@@ -42,8 +38,7 @@ type Main struct {
 	failed     chan error // a listener that stopped on its own
 }
 
-// Start opens the store, builds the handlers and starts listening. now, if
-// set, replaces the clock (tests).
+// Start opens the store, builds the handlers and starts listening.
 func Start(ctx context.Context, cfg Config, logw io.Writer, opts ...Option) (*Main, error) {
 	m := &Main{Config: cfg, failed: make(chan error, 2)}
 	m.base, m.cancelBase = context.WithCancel(context.Background())
@@ -51,11 +46,7 @@ func Start(ctx context.Context, cfg Config, logw io.Writer, opts ...Option) (*Ma
 	for _, f := range opts {
 		f(&o)
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
-		return nil, fmt.Errorf("--log-level %q: %w", cfg.LogLevel, err)
-	}
-	m.Log = slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: level}))
+	m.Log = cfg.Logger(logw, false)
 	if err := m.open(ctx, o); err != nil {
 		_ = m.Close()
 		return nil, err
@@ -73,24 +64,6 @@ func WithClock(now func() time.Time) Option { return func(o *options) { o.now = 
 
 func (m *Main) open(ctx context.Context, o options) error {
 	cfg := m.Config
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return fmt.Errorf("data directory: %w", err)
-	}
-	store, err := openStore(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	m.store = store
-	if c, ok := store.(io.Closer); ok {
-		m.closers = append(m.closers, c.Close)
-	}
-	keys, err := tokenKeys(cfg)
-	if err != nil {
-		return err
-	}
-	checker := review.NewTemplateChecker()
-	m.Service = elicitation.NewService(elicitation.Config{Store: store, Now: o.now, MaxWait: cfg.MaxWait, Retention: cfg.Retention, Templates: checker})
-
 	mcpLn, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
@@ -102,48 +75,60 @@ func (m *Main) open(ctx context.Context, o options) error {
 			return fmt.Errorf("listen on %s: %w", cfg.ReviewAddr, err)
 		}
 	}
+	closeListeners := func() {
+		_ = mcpLn.Close()
+		if reviewLn != mcpLn {
+			_ = reviewLn.Close()
+		}
+	}
 	m.MCPURL = "http://" + mcpLn.Addr().String() + "/mcp"
 	m.ReviewBase = strings.TrimSuffix(cfg.PublicURL, "/")
 	if m.ReviewBase == "" {
 		m.ReviewBase = "http://" + reviewLn.Addr().String()
 	}
-
-	pages := review.New(review.Options{Service: m.Service, Tokens: keys, Logger: m.Log, Now: o.now, Templates: checker})
-	tools := mcptools.New(mcptools.Options{
-		Service:   m.Service,
-		Stateless: cfg.Stateless,
-		ReviewURL: func(_ *http.Request, id, key string) string { return m.ReviewBase + review.Path(id, key) },
+	// Review URLs name the address this server announces.
+	cfg.PublicURL = m.ReviewBase
+	if cfg.Store != "dynamodb" {
+		if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+			closeListeners()
+			return fmt.Errorf("data directory: %w", err)
+		}
+	}
+	m.app, err = compose.Build(ctx, cfg, compose.Parts{
+		Store: localstore.Open,
+		Pages: compose.Pages,
+		MCP:   mcpendpoint.Part(localstore.APIKeys),
+		Log:   m.Log,
+		Now:   o.now,
 		OnCreated: func(_ context.Context, id, url string) {
 			// The local user needs the URL to open it; it carries the
 			// reviewer's key, so it goes to this terminal only.
 			m.Log.Info("elicitation created: open the review page", "id", id, "url", url)
 		},
-		Logger:  m.Log,
-		Version: version,
 	})
+	if err != nil {
+		closeListeners()
+		return err
+	}
+	m.Service = m.app.Service
+	if !cfg.RequireAPIKey {
+		if ip := mcpLn.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
+			m.Log.Warn("the MCP endpoint is reachable beyond this machine without API keys; consider --require-api-key", "addr", mcpLn.Addr().String())
+		}
+	}
 
 	mcpMux := http.NewServeMux()
-	var mcpHandler http.Handler = tools.Handler()
-	if cfg.RequireKeys {
-		apiKeys, err := keyStore(ctx, cfg)
-		if err != nil {
-			return err
-		}
-		mcpHandler = apikey.Middleware(apikey.AuthOptions{Store: apiKeys, Logger: m.Log, CacheTTL: 30 * time.Second})(mcpHandler)
-	} else if ip := mcpLn.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
-		m.Log.Warn("the MCP endpoint is reachable beyond this machine without API keys; consider --require-api-key", "addr", mcpLn.Addr().String())
-	}
-	mcpMux.Handle("/mcp", mcpHandler)
+	mcpMux.Handle("/mcp", m.app.MCP)
 	mcpMux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	reviewMux := mcpMux
 	if reviewLn != mcpLn {
 		reviewMux = http.NewServeMux()
 		reviewMux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	}
-	pages.Routes(reviewMux)
+	m.app.Pages.Routes(reviewMux)
 
-	if cfg.CleanupEvery > 0 {
-		go m.cleanupLoop(cfg.CleanupEvery, o.now)
+	if cfg.CleanupInterval > 0 {
+		go m.cleanupLoop(cfg.CleanupInterval, o.now)
 	}
 	m.serve(mcpLn, mcpMux)
 	if reviewLn != mcpLn {
@@ -178,7 +163,7 @@ func (m *Main) cleanupLoop(every time.Duration, now func() time.Time) {
 	defer t.Stop()
 	for {
 		ctx, cancel := context.WithTimeout(m.base, time.Minute)
-		n, err := m.store.Cleanup(ctx, now())
+		n, err := m.app.Store.Cleanup(ctx, now())
 		cancel()
 		switch {
 		case err != nil && m.base.Err() == nil:
@@ -248,58 +233,15 @@ func (m *Main) Close() error {
 			errs = append(errs, fmt.Errorf("close: %w", err))
 		}
 	}
-	for _, c := range m.closers {
-		if err := c(); err != nil {
-			errs = append(errs, fmt.Errorf("close store: %w", err))
+	if m.app != nil {
+		if err := m.app.Close(); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func openStore(ctx context.Context, cfg Config) (elicitation.Store, error) {
-	switch cfg.Store {
-	case "dynamodb":
-		client, err := dynamostore.NewClient(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if cfg.CreateTable {
-			if err := dynamostore.CreateTable(ctx, client, cfg.Table); err != nil {
-				return nil, fmt.Errorf("create table %s: %w", cfg.Table, err)
-			}
-		}
-		return dynamostore.New(client, cfg.Table, dynamostore.Options{}), nil
-	default:
-		if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-			return nil, fmt.Errorf("data directory: %w", err)
-		}
-		return boltstore.Open(filepath.Join(cfg.DataDir, "elicitation.db"))
-	}
-}
-
-// tokenKeys returns the page-token keyring: from configuration, else a
-// random secret generated once and kept beside the store.
-func tokenKeys(cfg Config) (*pagetoken.Keyring, error) {
-	if cfg.TokenKeys != "" {
-		k, err := pagetoken.ParseKeyring(cfg.TokenKeys)
-		if err != nil {
-			return nil, fmt.Errorf("--token-keys: %w", err)
-		}
-		return k, nil
-	}
-	path := filepath.Join(cfg.DataDir, "token-keys")
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		b = []byte("local:" + pagetoken.GenerateSecret())
-		if err := os.WriteFile(path, b, 0o600); err != nil {
-			return nil, fmt.Errorf("keep page-token secret: %w", err)
-		}
-	} else if err != nil {
-		return nil, fmt.Errorf("read page-token secret: %w", err)
-	}
-	k, err := pagetoken.ParseKeyring(strings.TrimSpace(string(b)))
-	if err != nil {
-		return nil, fmt.Errorf("page-token secret in %s: %w", path, err)
-	}
-	return k, nil
+// openStore opens the store of c (the operator commands).
+func openStore(ctx context.Context, c Config) (elicitation.Store, error) {
+	return localstore.Open(ctx, c)
 }

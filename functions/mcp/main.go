@@ -2,31 +2,33 @@
 // streamable HTTP (stateless, JSON responses) at /mcp, behind bearer API
 // keys, on API Gateway HTTP API payload 2.0. Each elicit_await ends before
 // the invocation's deadline, which ProxyWithContext passes on in the
-// request's context. internal/lambdaconfig documents the environment.
+// request's context. internal/compose documents the settings
+// (ELICITATION_*), internal/lambdaconfig the AWS environment.
 package main
 
 import (
+	"context"
 	"log/slog"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
-	"github.com/mcp-elicitation/elicitation/internal/apikey"
-	"github.com/mcp-elicitation/elicitation/internal/apikey/dynamokeys"
+	"github.com/mcp-elicitation/elicitation/internal/compose"
+	"github.com/mcp-elicitation/elicitation/internal/compose/mcpendpoint"
 	"github.com/mcp-elicitation/elicitation/internal/lambdaconfig"
-	"github.com/mcp-elicitation/elicitation/internal/mcptools"
-	"github.com/mcp-elicitation/elicitation/internal/review"
 )
 
 func main() {
-	env, err := lambdaconfig.FromEnv(os.Getenv)
-	log := env.Logger()
+	s, env, err := lambdaconfig.FromEnv(os.Getenv)
+	log := s.Logger(os.Stderr, true)
 	exitIf(log, err)
 	db := lambdaconfig.DynamoDB(env)
-	tools := mcptools.New(mcptools.Options{Service: lambdaconfig.Service(env, db, review.NewTemplateChecker()), Stateless: true, ReviewURL: env.ReviewURL, Logger: log, Version: env.Version})
-	auth := apikey.Middleware(apikey.AuthOptions{Store: dynamokeys.New(db, env.Table), CacheTTL: env.APIKeyCacheTTL, Logger: log})
-	lambda.Start(httpadapter.NewV2(lambdaconfig.Route("/mcp", auth(tools.Handler()))).ProxyWithContext)
+	app, err := compose.Build(context.Background(), s, compose.Parts{
+		Log: log, Store: lambdaconfig.Store(db), MCP: mcpendpoint.Part(mcpendpoint.DynamoKeys(db)),
+	})
+	exitIf(log, err)
+	lambda.Start(httpadapter.NewV2(lambdaconfig.Route("/mcp", app.MCP)).ProxyWithContext)
 }
 
 func exitIf(log *slog.Logger, err error) {

@@ -2,7 +2,8 @@
 // /review/{id}/{key}, signing per-render tokens with the keyring it reads
 // from Secrets Manager at start-up, on API Gateway HTTP API payload 2.0. It
 // writes audit entries, never decisions (its IAM policy forbids them).
-// internal/lambdaconfig documents the environment.
+// internal/compose documents the settings (ELICITATION_*),
+// internal/lambdaconfig the AWS environment.
 package main
 
 import (
@@ -13,20 +14,19 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
+	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/lambdaconfig"
-	"github.com/mcp-elicitation/elicitation/internal/review"
 )
 
 func main() {
-	env, err := lambdaconfig.FromEnv(os.Getenv)
-	log := env.Logger()
+	s, env, err := lambdaconfig.FromEnv(os.Getenv)
+	log := s.Logger(os.Stderr, true)
 	exitIf(log, err)
-	keys, err := lambdaconfig.Keyring(context.Background(), env)
+	app, err := compose.Build(context.Background(), s, compose.Parts{
+		Log: log, Store: lambdaconfig.Store(lambdaconfig.DynamoDB(env)), Secret: lambdaconfig.Secret(env), Pages: compose.Pages,
+	})
 	exitIf(log, err)
-	templates := review.NewTemplateChecker()
-	svc := lambdaconfig.Service(env, lambdaconfig.DynamoDB(env), templates)
-	pages := review.New(review.Options{Service: svc, Tokens: keys, Logger: log, Now: svc.Now, Templates: templates})
-	lambda.Start(httpadapter.NewV2(lambdaconfig.Route("GET /review/{id}/{key}", pages.PageHandler())).ProxyWithContext)
+	lambda.Start(httpadapter.NewV2(lambdaconfig.Route("GET /review/{id}/{key}", app.Pages.PageHandler())).ProxyWithContext)
 }
 
 func exitIf(log *slog.Logger, err error) {

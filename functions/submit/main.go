@@ -1,8 +1,9 @@
 // Command submit is the submission Lambda function: POST
 // /review/{id}/{key} checks the page token and the submission and lands the
 // decision exactly once, on API Gateway HTTP API payload 2.0. It reads the
-// page-token keyring from Secrets Manager at start-up. internal/lambdaconfig
-// documents the environment.
+// page-token keyring from Secrets Manager at start-up.
+// internal/compose documents the settings (ELICITATION_*),
+// internal/lambdaconfig the AWS environment.
 package main
 
 import (
@@ -13,20 +14,19 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
+	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/lambdaconfig"
-	"github.com/mcp-elicitation/elicitation/internal/review"
 )
 
 func main() {
-	env, err := lambdaconfig.FromEnv(os.Getenv)
-	log := env.Logger()
+	s, env, err := lambdaconfig.FromEnv(os.Getenv)
+	log := s.Logger(os.Stderr, true)
 	exitIf(log, err)
-	keys, err := lambdaconfig.Keyring(context.Background(), env)
+	app, err := compose.Build(context.Background(), s, compose.Parts{
+		Log: log, Store: lambdaconfig.Store(lambdaconfig.DynamoDB(env)), Secret: lambdaconfig.Secret(env), Pages: compose.Pages,
+	})
 	exitIf(log, err)
-	templates := review.NewTemplateChecker()
-	svc := lambdaconfig.Service(env, lambdaconfig.DynamoDB(env), templates)
-	pages := review.New(review.Options{Service: svc, Tokens: keys, Logger: log, Now: svc.Now, Templates: templates})
-	lambda.Start(httpadapter.NewV2(lambdaconfig.Route("POST /review/{id}/{key}", pages.SubmitHandler())).ProxyWithContext)
+	lambda.Start(httpadapter.NewV2(lambdaconfig.Route("POST /review/{id}/{key}", app.Pages.SubmitHandler())).ProxyWithContext)
 }
 
 func exitIf(log *slog.Logger, err error) {

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
+	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/lambdaconfig"
 	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
 )
@@ -22,7 +23,7 @@ func getenv(m map[string]string) func(string) string {
 }
 
 var base = map[string]string{
-	"TABLE_NAME": "elicitation", "AWS_REGION": "eu-west-1", "AWS_ACCESS_KEY_ID": "AKIA", "AWS_SECRET_ACCESS_KEY": "s",
+	"ELICITATION_TABLE": "elicitation", "AWS_REGION": "eu-west-1", "AWS_ACCESS_KEY_ID": "AKIA", "AWS_SECRET_ACCESS_KEY": "s",
 }
 
 func with(kv ...string) map[string]string {
@@ -37,28 +38,34 @@ func with(kv ...string) map[string]string {
 }
 
 func TestFromEnv(t *testing.T) {
-	e, err := lambdaconfig.FromEnv(getenv(base))
+	s, e, err := lambdaconfig.FromEnv(getenv(base))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.MaxWait != 20*time.Second || e.WaitMargin != 2*time.Second || e.Retention != 7*24*time.Hour || e.APIKeyCacheTTL != 30*time.Second || e.AWS.Region != "eu-west-1" {
-		t.Errorf("defaults: %+v", e)
+	if s.MaxWait != 20*time.Second || s.WaitMargin != 2*time.Second || s.Retention != 7*24*time.Hour || s.APIKeyCacheTTL != 30*time.Second || e.Region != "eu-west-1" {
+		t.Errorf("defaults: %+v %+v", s, e)
 	}
-	e, err = lambdaconfig.FromEnv(getenv(with("MAX_WAIT_SECONDS", "12.5", "WAIT_MARGIN_SECONDS", "3", "RETENTION_DAYS", "30",
-		"PUBLIC_BASE_URL", "https://elicit.example.com/", "AWS_ENDPOINT_URL", "http://127.0.0.1:8000", "AWS_ENDPOINT_URL_SECRETS_MANAGER", "http://127.0.0.1:9000")))
+	if s.Store != "dynamodb" || !s.RequireAPIKey || !s.Stateless {
+		t.Errorf("a function must use the table, require API keys and keep no session: %+v", s)
+	}
+	s, e, err = lambdaconfig.FromEnv(getenv(with("ELICITATION_MAX_WAIT", "12.5s", "ELICITATION_WAIT_MARGIN", "3s", "ELICITATION_RETENTION", "30d",
+		"ELICITATION_PUBLIC_URL", "https://elicit.example.com/", "AWS_ENDPOINT_URL", "http://127.0.0.1:8000", "AWS_ENDPOINT_URL_SECRETS_MANAGER", "http://127.0.0.1:9000")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.MaxWait != 12500*time.Millisecond || e.WaitMargin != 3*time.Second || e.Retention != 30*24*time.Hour || e.PublicBaseURL != "https://elicit.example.com" ||
-		e.AWS.DynamoDBEndpoint != "http://127.0.0.1:8000" || e.AWS.SecretsManagerEndpoint != "http://127.0.0.1:9000" {
-		t.Errorf("parsed: %+v", e)
+	if s.MaxWait != 12500*time.Millisecond || s.WaitMargin != 3*time.Second || s.Retention != 30*24*time.Hour || s.PublicURL != "https://elicit.example.com/" ||
+		e.DynamoDBEndpoint != "http://127.0.0.1:8000" || e.SecretsManagerEndpoint != "http://127.0.0.1:9000" {
+		t.Errorf("parsed: %+v %+v", s, e)
 	}
 	for _, bad := range []map[string]string{
-		with("TABLE_NAME", ""), with("AWS_REGION", ""), with("AWS_ACCESS_KEY_ID", ""), with("MAX_WAIT_SECONDS", "soon"),
-		with("MAX_WAIT_SECONDS", "0"), with("RETENTION_DAYS", "-1"), with("LOG_LEVEL", "chatty"),
-		with("PUBLIC_BASE_URL", "elicit.example.com"), with("PUBLIC_BASE_URL", "https://x.example.com/?q=1"),
+		with("ELICITATION_TABLE", " "), with("AWS_REGION", ""), with("AWS_ACCESS_KEY_ID", ""), with("ELICITATION_MAX_WAIT", "soon"),
+		with("ELICITATION_MAX_WAIT", "0s"), with("ELICITATION_RETENTION", "-1d"), with("ELICITATION_LOG_LEVEL", "chatty"),
+		with("ELICITATION_PUBLIC_URL", "elicit.example.com"), with("ELICITATION_PUBLIC_URL", "https://x.example.com/?q=1"),
+		// A variable of the functions' old environment is refused by name
+		// rather than silently ignored.
+		with("MAX_WAIT_SECONDS", "20"), with("TABLE_NAME", "old"),
 	} {
-		if _, err := lambdaconfig.FromEnv(getenv(bad)); err == nil {
+		if _, _, err := lambdaconfig.FromEnv(getenv(bad)); err == nil {
 			t.Errorf("FromEnv(%v) succeeded, want an error", bad)
 		}
 	}
@@ -89,20 +96,12 @@ func event(method, path, stage string) events.APIGatewayV2HTTPRequest {
 }
 
 func TestReviewURLAndRouting(t *testing.T) {
-	e, err := lambdaconfig.FromEnv(getenv(base))
-	if err != nil {
-		t.Fatal(err)
-	}
-	custom, err := lambdaconfig.FromEnv(getenv(with("PUBLIC_BASE_URL", "https://elicit.example.com")))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var got []string
 	h := lambdaconfig.Route("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, ok := r.Context().Deadline(); !ok {
 			t.Error("the handler's context has no deadline: the invocation's deadline is lost")
 		}
-		got = append(got, e.ReviewURL(r, "ID", "KEY"), custom.ReviewURL(r, "ID", "KEY"))
+		got = append(got, compose.ReviewURL("", r, "ID", "KEY"), compose.ReviewURL("https://elicit.example.com", r, "ID", "KEY"))
 		io.WriteString(w, "ok")
 	}))
 	for _, tc := range []struct {
@@ -125,9 +124,11 @@ func TestReviewURLAndRouting(t *testing.T) {
 			t.Errorf("%s on stage %s: review URLs %q, want %s and the custom domain's", tc.path, tc.stage, got, tc.url)
 		}
 	}
-	// A plain HTTP request (no API Gateway context): https and its Host.
+	// A request without API Gateway context (a gateway in front that
+	// sets X-Forwarded-Proto): its Host.
 	r := httptest.NewRequest("POST", "http://localhost:9000/mcp", nil)
-	if u := e.ReviewURL(r, "ID", "KEY"); u != "https://localhost:9000/review/ID/KEY" {
+	r.Header.Set("X-Forwarded-Proto", "https")
+	if u := compose.ReviewURL("", r, "ID", "KEY"); u != "https://localhost:9000/review/ID/KEY" {
 		t.Errorf("ReviewURL without API Gateway = %q", u)
 	}
 }
@@ -136,19 +137,19 @@ func TestParseKeyring(t *testing.T) {
 	// What Secrets Manager generates for the stack (64 alphanumerics) is
 	// key k0; rotation text names keys explicitly.
 	gen := strings.Repeat("Ab3dE5gH", 8)
-	k0, err := lambdaconfig.ParseKeyring(gen + "\n")
+	k0, err := compose.ParseKeyring(gen + "\n")
 	if err != nil {
 		t.Fatalf("a generated secret: %v", err)
 	}
-	if k0.CurrentKeyID() != lambdaconfig.InitialKeyID {
-		t.Errorf("current key %q, want %q", k0.CurrentKeyID(), lambdaconfig.InitialKeyID)
+	if k0.CurrentKeyID() != compose.InitialKeyID {
+		t.Errorf("current key %q, want %q", k0.CurrentKeyID(), compose.InitialKeyID)
 	}
 	now := time.Now()
 	tok, err := k0.Seal(pagetoken.Claims{ElicitationID: "e1", RenderID: "r1", Expires: now.Add(time.Hour), RequestExpires: now.Add(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rotated, err := lambdaconfig.ParseKeyring("k1:" + pagetoken.GenerateSecret() + ",k0:" + gen)
+	rotated, err := compose.ParseKeyring("k1:" + pagetoken.GenerateSecret() + ",k0:" + gen)
 	if err != nil {
 		t.Fatalf("rotated keyring: %v", err)
 	}
@@ -159,7 +160,7 @@ func TestParseKeyring(t *testing.T) {
 		t.Errorf("a token sealed before the rotation: %v, %v; want it still valid", c, err)
 	}
 	for _, bad := range []string{"", "short", "k1:"} {
-		if _, err := lambdaconfig.ParseKeyring(bad); err == nil {
+		if _, err := compose.ParseKeyring(bad); err == nil {
 			t.Errorf("ParseKeyring(%q) succeeded", bad)
 		}
 	}

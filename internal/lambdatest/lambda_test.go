@@ -109,7 +109,7 @@ func newStack(t *testing.T, o stackOptions) *stack {
 	for fn, id := range logicalIDs {
 		s.enforcers[fn] = lambdatest.NewEnforcer(t, id, policies[id], dynamotest.Endpoint(t))
 		env := []string{
-			"TABLE_NAME=" + table, "LOG_LEVEL=debug",
+			"ELICITATION_TABLE=" + table, "ELICITATION_LOG_LEVEL=debug",
 			"AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=dummy", "AWS_SECRET_ACCESS_KEY=dummy", "AWS_SESSION_TOKEN=dummy",
 			"AWS_ENDPOINT_URL_DYNAMODB=" + s.enforcers[fn].URL,
 		}
@@ -117,10 +117,10 @@ func newStack(t *testing.T, o stackOptions) *stack {
 		switch fn {
 		case "mcp":
 			timeout = o.mcpTimeout
-			env = append(env, "MAX_WAIT_SECONDS=20", "WAIT_MARGIN_SECONDS=2", "RETENTION_DAYS=7", "API_KEY_CACHE_SECONDS=30")
+			env = append(env, "ELICITATION_MAX_WAIT=20s", "ELICITATION_WAIT_MARGIN=2s", "ELICITATION_RETENTION=7d", "ELICITATION_API_KEY_CACHE_TTL=30s")
 			env = append(env, o.extraEnv...)
 		default:
-			env = append(env, "TOKEN_SECRET_ARN="+tokenSecretARN, "AWS_ENDPOINT_URL_SECRETS_MANAGER="+s.sm.URL)
+			env = append(env, "ELICITATION_TOKEN_SECRET_ARN="+tokenSecretARN, "AWS_ENDPOINT_URL_SECRETS_MANAGER="+s.sm.URL)
 		}
 		s.fn[fn] = lambdatest.Start(t, id, paths[fn], timeout, env...)
 	}
@@ -600,9 +600,9 @@ func TestLargeSelection(t *testing.T) {
 }
 
 // TestRevokedKey revokes a key with the admin command while the MCP
-// function runs (API_KEY_CACHE_SECONDS=0): the next call gets 401.
+// function runs (ELICITATION_API_KEY_CACHE_TTL=0s): the next call gets 401.
 func TestRevokedKey(t *testing.T) {
-	s := newStack(t, stackOptions{extraEnv: []string{"API_KEY_CACHE_SECONDS=0"}})
+	s := newStack(t, stackOptions{extraEnv: []string{"ELICITATION_API_KEY_CACHE_TTL=0s"}})
 	alice := s.keys["alice"]
 	list := event(t, "mcp-tools-list", phKey, alice)
 	if resp, _ := s.fn["mcp"].Invoke(t, list); resp.StatusCode != 200 {

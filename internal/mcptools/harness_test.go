@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/boltstore"
+	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
 )
@@ -108,6 +109,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 		srv := mcptools.New(mcptools.Options{
 			Service:   svc,
 			Stateless: o.stateless,
+			ReviewURL: reviewURL,
 			OnCreated: func(_ context.Context, id, u string) {
 				e.mu.Lock()
 				e.created[id] = u
@@ -357,3 +359,7 @@ func receive(t testing.TB, ch <-chan callResult, d time.Duration) callResult {
 		return callResult{}
 	}
 }
+
+// reviewURL is the deployments' review URL builder without a public base:
+// from the request's Host.
+func reviewURL(r *http.Request, id, key string) string { return compose.ReviewURL("", r, id, key) }

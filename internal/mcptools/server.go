@@ -20,9 +20,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
-	"net/url"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -31,7 +29,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
 
-// Options configure a Server. Only Service is required; every other zero
+// Options configure a Server. Service and ReviewURL are required; every other zero
 // field takes the default its comment names.
 type Options struct {
 	// Service applies the rules of elicitation; required.
@@ -45,9 +43,8 @@ type Options struct {
 	Stateless bool
 
 	// ReviewURL builds the review URL handed to the agent for a new request,
-	// from the HTTP request that carried the creating tool call. The
-	// default derives the base from that request's Host and
-	// X-Forwarded-Proto (DefaultReviewURL).
+	// from the HTTP request that carried the creating tool call; required
+	// (compose.App.ReviewURL, the one place review URLs are built).
 	ReviewURL func(r *http.Request, id, key string) string
 
 	// OnCreated, if set, is called once a request is created, with its id
@@ -88,15 +85,13 @@ type Server struct {
 // tool handlers. ServeHTTP always overwrites it, so a client cannot set it.
 const requestRefHeader = "X-Elicitation-Request-Ref"
 
-// New returns a Server for opts. It panics if opts.Service is nil.
+// New returns a Server for opts. It panics if opts.Service or
+// opts.ReviewURL is nil.
 func New(opts Options) *Server {
-	if opts.Service == nil {
-		panic("mcptools.New: Options.Service is nil")
+	if opts.Service == nil || opts.ReviewURL == nil {
+		panic("mcptools.New: Options.Service or Options.ReviewURL is nil")
 	}
 	s := &Server{svc: opts.Service, reviewURL: opts.ReviewURL, onCreated: opts.OnCreated, log: opts.Logger}
-	if s.reviewURL == nil {
-		s.reviewURL = DefaultReviewURL
-	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -190,23 +185,4 @@ func principal(req *mcp.CallToolRequest) string {
 		return req.Extra.TokenInfo.UserID
 	}
 	return elicitation.Anonymous
-}
-
-// DefaultReviewURL derives the review URL from the request that created
-// it: scheme from X-Forwarded-Proto (else https when the connection is TLS,
-// else http), host from the Host header, path /review/{id}/{key}. Without
-// a request it returns the path alone.
-func DefaultReviewURL(r *http.Request, id, key string) string {
-	path := "/review/" + url.PathEscape(id) + "/" + url.PathEscape(key)
-	if r == nil || r.Host == "" {
-		return path
-	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	if p := strings.ToLower(strings.TrimSpace(strings.Split(r.Header.Get("X-Forwarded-Proto"), ",")[0])); p == "http" || p == "https" {
-		scheme = p
-	}
-	return scheme + "://" + r.Host + path
 }

@@ -2,7 +2,6 @@ package mcptools_test
 
 import (
 	"context"
-	"crypto/tls"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -12,46 +11,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/boltstore"
+	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
 )
-
-func TestDefaultReviewURL(t *testing.T) {
-	tests := []struct {
-		name  string
-		host  string
-		tls   bool
-		proto string
-		want  string
-	}{
-		{"plain http", "127.0.0.1:8080", false, "", "http://127.0.0.1:8080/review/ID/KEY"},
-		{"tls", "example.com", true, "", "https://example.com/review/ID/KEY"},
-		{"behind a TLS proxy", "abc.execute-api.eu-west-1.amazonaws.com", false, "https", "https://abc.execute-api.eu-west-1.amazonaws.com/review/ID/KEY"},
-		{"proxy list", "h", false, "HTTPS, http", "https://h/review/ID/KEY"},
-		{"bogus proto ignored", "h", false, "javascript", "http://h/review/ID/KEY"},
-		{"no host", "", false, "", "/review/ID/KEY"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
-			r.Host = tc.host
-			if !tc.tls {
-				r.TLS = nil
-			} else {
-				r.TLS = &tls.ConnectionState{}
-			}
-			if tc.proto != "" {
-				r.Header.Set("X-Forwarded-Proto", tc.proto)
-			}
-			if got := mcptools.DefaultReviewURL(r, "ID", "KEY"); got != tc.want {
-				t.Errorf("got %q, want %q", got, tc.want)
-			}
-		})
-	}
-	if got := mcptools.DefaultReviewURL(nil, "a/b", "k"); got != "/review/a%2Fb/k" {
-		t.Errorf("nil request: %q", got)
-	}
-}
 
 // newServer starts a handler for svc with opts on an httptest server,
 // behind wrap (if any), and connects a client at protocol version.
@@ -127,7 +90,7 @@ func TestAwaitRespectsRequestDeadline(t *testing.T) {
 					h.ServeHTTP(w, r.WithContext(ctx))
 				})
 			}
-			cs := newServer(t, mcptools.Options{Service: newService(t), Stateless: true}, deadline, version)
+			cs := newServer(t, mcptools.Options{Service: newService(t), Stateless: true, ReviewURL: reviewURL}, deadline, version)
 			c := ok(t, cs, mcptools.ToolApproval, map[string]any{"message": "m", "context": 1})
 			start := time.Now()
 			if got := ok(t, cs, mcptools.ToolAwait, map[string]any{"elicitationId": c["elicitationId"]}); got["status"] != "pending" {
@@ -149,7 +112,7 @@ func TestClientCannotForgeRequestRef(t *testing.T) {
 		Stateless: true,
 		ReviewURL: func(r *http.Request, id, key string) string {
 			seen = append(seen, r.Header.Get("X-Who"))
-			return mcptools.DefaultReviewURL(r, id, key)
+			return compose.ReviewURL("", r, id, key)
 		},
 	}
 	forge := func(h http.Handler) http.Handler {

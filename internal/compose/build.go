@@ -1,0 +1,257 @@
+package compose
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/awslabs/aws-lambda-go-api-proxy/core"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
+	"github.com/mcp-elicitation/elicitation/internal/review"
+)
+
+// Parts are what a deployment brings to Build: how it opens its store and
+// reads secrets, and which handlers it serves. A binary links only the
+// parts it names.
+type Parts struct {
+	// Store opens the store the settings name; required. Locally
+	// compose/localstore.Open (bolt or DynamoDB); on Lambda
+	// lambdaconfig's DynamoDB store.
+	Store func(ctx context.Context, s Settings) (elicitation.Store, error)
+
+	// Secret reads a secret's text by ARN (Secrets Manager on Lambda),
+	// for Settings.TokenSecretARN; nil: such settings are refused.
+	Secret func(ctx context.Context, arn string) (string, error)
+
+	// Pages builds the review page and the submission endpoint and their
+	// page-token keys (Pages, the function); nil: none. A function rather
+	// than a bool so that the MCP function does not link the page
+	// renderer.
+	Pages func(ctx context.Context, a *App, secret func(context.Context, string) (string, error)) (*review.Handler, error)
+
+	// MCP builds the MCP endpoint (compose/mcpendpoint.Part); nil: none.
+	MCP func(ctx context.Context, a *App) (http.Handler, error)
+
+	// Log receives every part's logs; default: Settings.Logger on stderr.
+	Log *slog.Logger
+
+	// Now replaces the clock (tests); default time.Now.
+	Now func() time.Time
+
+	// OnCreated, if set, is called with each new request's id and review
+	// URL (the local server prints it for its user; it carries the
+	// reviewer's key, so nowhere more public than that).
+	OnCreated func(ctx context.Context, id, reviewURL string)
+}
+
+// App is a composed service: its parts, built once, shared by its handlers.
+type App struct {
+	Settings  Settings
+	Log       *slog.Logger
+	Now       func() time.Time
+	Store     elicitation.Store
+	Service   *elicitation.Service
+	Templates *review.TemplateChecker
+	// Keys sign and check page tokens; set by Pages.
+	Keys *pagetoken.Keyring
+	// Pages serves the review page and the submissions; nil unless
+	// Parts.Pages.
+	Pages *review.Handler
+	// MCP serves /mcp; nil unless Parts.MCP.
+	MCP http.Handler
+	// OnCreated is Parts.OnCreated (the MCP part calls it).
+	OnCreated func(ctx context.Context, id, reviewURL string)
+
+	closers []func() error
+}
+
+// Build composes the service of s from parts: the store, the service over
+// it with the template checker the review page renders with, the page-token
+// keys and the review handlers (Parts.Pages), and the MCP handler
+// (Parts.MCP). On error it closes what it opened.
+func Build(ctx context.Context, s Settings, p Parts) (*App, error) {
+	if p.Store == nil {
+		return nil, errors.New("compose.Build: Parts.Store is nil")
+	}
+	a := &App{Settings: s, Log: p.Log, Now: p.Now, OnCreated: p.OnCreated}
+	if a.Log == nil {
+		a.Log = s.Logger(os.Stderr, false)
+	}
+	if a.Now == nil {
+		a.Now = time.Now
+	}
+	if err := a.build(ctx, p); err != nil {
+		_ = a.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *App) build(ctx context.Context, p Parts) error {
+	s := a.Settings
+	store, err := p.Store(ctx, s)
+	if err != nil {
+		return err
+	}
+	a.Store = store
+	if c, ok := store.(io.Closer); ok {
+		a.closers = append(a.closers, c.Close)
+	}
+	a.Templates = review.NewTemplateChecker()
+	a.Service = elicitation.NewService(elicitation.Config{
+		Store: store, Now: a.Now, MaxWait: s.MaxWait, WaitMargin: s.WaitMargin, Retention: s.Retention, Templates: a.Templates,
+	})
+	if p.Pages != nil {
+		if a.Pages, err = p.Pages(ctx, a, p.Secret); err != nil {
+			return err
+		}
+	}
+	if p.MCP != nil {
+		if a.MCP, err = p.MCP(ctx, a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Pages is Parts.Pages: the page-token keys (Keyring) and the review
+// page and submission handlers over the app's service.
+func Pages(ctx context.Context, a *App, secret func(context.Context, string) (string, error)) (*review.Handler, error) {
+	keys, err := Keyring(ctx, a.Settings, secret)
+	if err != nil {
+		return nil, err
+	}
+	a.Keys = keys
+	return review.New(review.Options{Service: a.Service, Tokens: keys, Logger: a.Log, Now: a.Now, Templates: a.Templates}), nil
+}
+
+// ReviewURL builds the review URL of request id with key, as the agent
+// receives it (ReviewURL, with the settings' public URL).
+func (a *App) ReviewURL(r *http.Request, id, key string) string {
+	return ReviewURL(a.Settings.PublicURL, r, id, key)
+}
+
+// Close closes the store.
+func (a *App) Close() error {
+	var errs []error
+	for _, c := range a.closers {
+		if err := c(); err != nil {
+			errs = append(errs, fmt.Errorf("close store: %w", err))
+		}
+	}
+	a.closers = nil
+	return errors.Join(errs...)
+}
+
+// ReviewURL is the one place review URLs are built: base (the public URL;
+// locally the review listener's address when none is set) and the path
+// /review/{id}/{key}; without a base, the API's own address from the
+// request's API Gateway context (domain name, and the stage unless it is
+// $default); else the request's Host, over the scheme of
+// X-Forwarded-Proto, else https on a TLS connection, else http; without a
+// request, the path alone.
+func ReviewURL(base string, r *http.Request, id, key string) string {
+	path := review.Path(id, key)
+	if base != "" {
+		return strings.TrimRight(base, "/") + path
+	}
+	if r == nil {
+		return path
+	}
+	if rc, ok := core.GetAPIGatewayV2ContextFromContext(r.Context()); ok && rc.DomainName != "" {
+		base := "https://" + rc.DomainName
+		if rc.Stage != "" && rc.Stage != "$default" {
+			base += "/" + url.PathEscape(rc.Stage)
+		}
+		return base + path
+	}
+	if r.Host == "" {
+		return path
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if p := strings.ToLower(strings.TrimSpace(strings.Split(r.Header.Get("X-Forwarded-Proto"), ",")[0])); p == "http" || p == "https" {
+		scheme = p
+	}
+	return scheme + "://" + r.Host + path
+}
+
+// Keyring returns the page-token keyring: Settings.TokenKeys; else the
+// secret Settings.TokenSecretARN names, read once with secret; else a
+// random key generated once and kept in Settings.DataDir.
+func Keyring(ctx context.Context, s Settings, secret func(context.Context, string) (string, error)) (*pagetoken.Keyring, error) {
+	name := "--token-keys ($" + Env("token-keys") + ")"
+	text := s.TokenKeys
+	switch {
+	case text != "":
+	case s.TokenSecretARN != "":
+		if secret == nil {
+			return nil, fmt.Errorf("%s is set but this deployment reads no secrets: set %s", Env("token-secret-arn"), Env("token-keys"))
+		}
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		v, err := secret(ctx, s.TokenSecretARN)
+		if err != nil {
+			return nil, fmt.Errorf("read the page-token secret %s: %w", s.TokenSecretARN, err)
+		}
+		text, name = v, "the page-token secret "+s.TokenSecretARN
+	case s.DataDir != "":
+		return keptKeyring(s.DataDir)
+	default:
+		return nil, fmt.Errorf("neither %s nor %s is set: the review page cannot sign its tokens", Env("token-secret-arn"), Env("token-keys"))
+	}
+	k, err := ParseKeyring(text)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return k, nil
+}
+
+// keptKeyring reads the keyring kept in dir, generating it on first use.
+func keptKeyring(dir string) (*pagetoken.Keyring, error) {
+	path := filepath.Join(dir, "token-keys")
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("data directory: %w", err)
+		}
+		b = []byte("local:" + pagetoken.GenerateSecret())
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			return nil, fmt.Errorf("keep page-token secret: %w", err)
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("read page-token secret: %w", err)
+	}
+	k, err := pagetoken.ParseKeyring(strings.TrimSpace(string(b)))
+	if err != nil {
+		return nil, fmt.Errorf("page-token secret in %s: %w", path, err)
+	}
+	return k, nil
+}
+
+// InitialKeyID is the key id of a bare secret: the value Secrets Manager
+// generates when the stack is created.
+const InitialKeyID = "k0"
+
+// ParseKeyring reads keyring text ("k1:NEWBASE64,k0:OLDBASE64", the first
+// key current), or a bare base64 secret, which is the key InitialKeyID (so
+// that "k1:NEW,k0:<the old bare value>" rotates it).
+func ParseKeyring(text string) (*pagetoken.Keyring, error) {
+	text = strings.TrimSpace(text)
+	if text != "" && !strings.ContainsAny(text, ":,") {
+		text = InitialKeyID + ":" + text
+	}
+	return pagetoken.ParseKeyring(text)
+}

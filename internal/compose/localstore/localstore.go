@@ -1,0 +1,55 @@
+// Package localstore opens the local server's stores from compose.Settings:
+// the embedded bbolt store in the data directory, or a DynamoDB table
+// reached with the AWS SDK's usual configuration (AWS_REGION, the
+// credential chain, AWS_ENDPOINT_URL_DYNAMODB for DynamoDB Local); and the
+// API keys beside either. It is compose.Parts.Store of cmd/elicitation; the
+// Lambda functions use lambdaconfig's lighter DynamoDB client instead.
+package localstore
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/mcp-elicitation/elicitation/internal/apikey"
+	"github.com/mcp-elicitation/elicitation/internal/apikey/dynamokeys"
+	"github.com/mcp-elicitation/elicitation/internal/boltstore"
+	"github.com/mcp-elicitation/elicitation/internal/compose"
+	"github.com/mcp-elicitation/elicitation/internal/dynamostore"
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+)
+
+// Open opens the store s names ("bolt" or "dynamodb"). A bolt store is an
+// io.Closer.
+func Open(ctx context.Context, s compose.Settings) (elicitation.Store, error) {
+	if s.Store == "dynamodb" {
+		client, err := dynamostore.NewClient(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if s.CreateTable {
+			if err := dynamostore.CreateTable(ctx, client, s.Table); err != nil {
+				return nil, fmt.Errorf("create table %s: %w", s.Table, err)
+			}
+		}
+		return dynamostore.New(client, s.Table, dynamostore.Options{}), nil
+	}
+	if err := os.MkdirAll(s.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	return boltstore.Open(filepath.Join(s.DataDir, "elicitation.db"))
+}
+
+// APIKeys opens where API keys are kept: a file in the data directory
+// beside the embedded store, or the DynamoDB table.
+func APIKeys(ctx context.Context, s compose.Settings) (apikey.Store, error) {
+	if s.Store == "dynamodb" {
+		client, err := dynamostore.NewClient(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return dynamokeys.New(client, s.Table), nil
+	}
+	return apikey.NewFileStore(filepath.Join(s.DataDir, "api-keys.json")), nil
+}

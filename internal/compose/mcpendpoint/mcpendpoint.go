@@ -1,0 +1,50 @@
+// Package mcpendpoint is the MCP part of compose.Build: the elicitation
+// tools (internal/mcptools) behind bearer API keys when the settings
+// require them. It is its own package so that only the binaries serving
+// /mcp link the MCP SDK.
+package mcpendpoint
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/mcp-elicitation/elicitation/internal/apikey"
+	"github.com/mcp-elicitation/elicitation/internal/apikey/dynamokeys"
+	"github.com/mcp-elicitation/elicitation/internal/compose"
+	"github.com/mcp-elicitation/elicitation/internal/mcptools"
+)
+
+// Part returns compose.Parts.MCP for a deployment whose API keys apiKeys
+// opens (read only when Settings.RequireAPIKey).
+func Part(apiKeys func(context.Context, compose.Settings) (apikey.Store, error)) func(context.Context, *compose.App) (http.Handler, error) {
+	return func(ctx context.Context, a *compose.App) (http.Handler, error) {
+		s := a.Settings
+		tools := mcptools.New(mcptools.Options{
+			Service:   a.Service,
+			Stateless: s.Stateless,
+			ReviewURL: a.ReviewURL,
+			OnCreated: a.OnCreated,
+			Logger:    a.Log,
+			Version:   s.Version,
+		})
+		var h http.Handler = tools.Handler()
+		if !s.RequireAPIKey {
+			return h, nil
+		}
+		keys, err := apiKeys(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		return apikey.Middleware(apikey.AuthOptions{Store: keys, Logger: a.Log, CacheTTL: s.APIKeyCacheTTL})(h), nil
+	}
+}
+
+// DynamoKeys returns the API keys opener of a deployment whose keys live in
+// the settings' DynamoDB table, reached through db (the Lambda function).
+func DynamoKeys(db *dynamodb.Client) func(context.Context, compose.Settings) (apikey.Store, error) {
+	return func(_ context.Context, s compose.Settings) (apikey.Store, error) {
+		return dynamokeys.New(db, s.Table), nil
+	}
+}

@@ -1,0 +1,409 @@
+// Package compose wires the elicitation service together, the same way for
+// the local server (cmd/elicitation) and the three Lambda functions
+// (functions/mcp, functions/review, functions/submit).
+//
+// It holds one Settings struct (every setting of every deployment), one
+// table of their names (Table: the flag --max-wait is the environment
+// variable ELICITATION_MAX_WAIT, on the laptop and on Lambda alike), their
+// defaults (in the same table), the one function that builds review URLs
+// (ReviewURL), and the composition itself (Build), which makes the store,
+// the service, the template checker, the page-token keys, the MCP handler
+// and the review and submit handlers from Settings.
+//
+// Only cmd/* and functions/* read the environment: they pass os.Getenv to
+// FromEnv (or bind the flags with Flags) and call Build with the Parts
+// their deployment provides. Build is split into parts so that a binary
+// links only what it serves: the MCP handler comes from the subpackage
+// compose/mcpendpoint (it alone links the MCP SDK), the store from the
+// deployment (boltstore locally, DynamoDB over lambdaconfig's clients on
+// Lambda), and the review pages only when Parts.Pages is set.
+//
+// # Adding a setting
+//
+// Add a field to Settings and one row to Table (its name, scope, default,
+// usage and the field it binds; a check if some values are invalid). The
+// flag, the environment variable, the default, the help text, the parse
+// error and docs/configuration are all derived from that row; nothing
+// else changes. Read the field where the part it configures is built
+// (Build, or the part's own constructor in a subpackage).
+package compose
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+)
+
+// Settings is every setting of the local server and the Lambda functions.
+// Its zero value is not useful: start from Defaults (FromEnv and Flags do).
+type Settings struct {
+	// Where the local server listens.
+	Addr       string // MCP endpoint, and the review routes unless ReviewAddr
+	ReviewAddr string // optional second listener for the review routes
+
+	// PublicURL is the base of review URLs (a custom domain, a tunnel, a
+	// LAN address); empty: derived (ReviewURL).
+	PublicURL string
+
+	// The store.
+	Store       string // "bolt" or "dynamodb" (always dynamodb on Lambda)
+	DataDir     string // embedded store, API keys file and token secret
+	Table       string // DynamoDB table
+	CreateTable bool   // create the DynamoDB table if missing (local only)
+
+	// The waits and the records' life.
+	MaxWait    time.Duration // bound of one elicit_await
+	WaitMargin time.Duration // kept free before a request's deadline
+	Retention  time.Duration // kept after expiresAt
+
+	// Page-token keys: the keyring text, else the Secrets Manager secret
+	// holding it, else (locally) a random key generated once in DataDir.
+	TokenKeys      string
+	TokenSecretARN string
+
+	// API keys on /mcp (always required on Lambda).
+	RequireAPIKey  bool
+	APIKeyCacheTTL time.Duration
+
+	// Push sends the review URL to hosts that can show it (SPEC §3
+	// "Best-effort push"); a request's push: false still turns it off.
+	Push bool
+
+	// Stateless serves every era without sessions, as the Lambda function
+	// does (the local default serves sessions and 2026-07-28 at once).
+	Stateless bool
+
+	CleanupInterval time.Duration // local: how often to remove requests past retention; 0 never
+	LogLevel        slog.Level
+
+	// Version names the build to MCP clients (not a setting: the build or
+	// the Lambda runtime sets it).
+	Version string
+}
+
+// Scope says which deployments read a setting.
+type Scope uint8
+
+// The scopes.
+const (
+	Local  Scope = 1 << iota // cmd/elicitation serve
+	Lambda                   // functions/*
+	Both   = Local | Lambda
+)
+
+// Setting is one row of Table.
+type Setting struct {
+	// Name is the flag's name; the environment variable is Env(Name).
+	Name  string
+	Scope Scope
+	// Required names the deployments that must set it (no default
+	// there).
+	Required Scope
+	Default  string
+	Usage    string
+	// bind returns the Value that parses into the field of s.
+	bind func(s *Settings) Value
+	// envDefault, if set, is the default when it depends on the
+	// environment (FromEnv applies it; Defaults leaves the field empty).
+	envDefault func(getenv func(string) string) string
+	// check, if set, refuses values the type accepts but the service
+	// cannot use.
+	check func(s *Settings) error
+	// Renamed is the variable's name before ELICITATION_* names (the
+	// Lambda functions' old environment): set, it is refused with a
+	// message naming the new one, rather than silently ignored.
+	Renamed string
+}
+
+// Env is a setting's environment variable: --max-wait is ELICITATION_MAX_WAIT.
+func Env(name string) string {
+	return "ELICITATION_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+}
+
+// Table is every setting, in the order of the help text.
+var Table = []Setting{
+	{Name: "addr", Scope: Local, Default: "127.0.0.1:8080",
+		Usage: "address of the MCP endpoint /mcp, and of the review page unless --review-addr",
+		bind:  func(s *Settings) Value { return (*stringValue)(&s.Addr) }},
+	{Name: "review-addr", Scope: Local,
+		Usage: "serve the review page on this second address instead (for example the LAN address, so a phone can reach it while /mcp stays on loopback)",
+		bind:  func(s *Settings) Value { return (*stringValue)(&s.ReviewAddr) }},
+	{Name: "public-url", Scope: Both, Renamed: "PUBLIC_BASE_URL",
+		Usage: "base URL reviewers open (a custom domain, a LAN address or a tunnel); default: the review address locally, the API's own address on Lambda",
+		bind:  func(s *Settings) Value { return (*stringValue)(&s.PublicURL) },
+		check: checkPublicURL},
+	{Name: "data-dir", Scope: Local, envDefault: DefaultDataDir,
+		Usage: "directory of the embedded store, the API keys and the page-token secret",
+		bind:  func(s *Settings) Value { return (*stringValue)(&s.DataDir) }},
+	{Name: "store", Scope: Local, Default: "bolt",
+		Usage: `"bolt" (embedded, in --data-dir) or "dynamodb" (AWS environment variables; AWS_ENDPOINT_URL_DYNAMODB for DynamoDB Local)`,
+		bind:  func(s *Settings) Value { return (*stringValue)(&s.Store) },
+		check: func(s *Settings) error {
+			if s.Store != "bolt" && s.Store != "dynamodb" {
+				return errors.New(`must be "bolt" or "dynamodb"`)
+			}
+			return nil
+		}},
+	{Name: "table", Scope: Both, Required: Lambda, Default: "elicitation", Renamed: "TABLE_NAME",
+		Usage: "DynamoDB table (with --store dynamodb; on Lambda, the stack's table)",
+		bind:  func(s *Settings) Value { return (*stringValue)(&s.Table) },
+		check: func(s *Settings) error {
+			if strings.TrimSpace(s.Table) == "" {
+				return errors.New("must not be empty")
+			}
+			return nil
+		}},
+	{Name: "create-table", Scope: Local, Default: "false",
+		Usage: "create the DynamoDB table if it does not exist",
+		bind:  func(s *Settings) Value { return (*boolValue)(&s.CreateTable) }},
+	{Name: "max-wait", Scope: Both, Default: elicitation.DefaultMaxWait.String(), Renamed: "MAX_WAIT_SECONDS",
+		Usage: "longest single elicit_await; waitSeconds can only shorten it",
+		bind:  func(s *Settings) Value { return (*durationValue)(&s.MaxWait) },
+		check: between(func(s *Settings) time.Duration { return s.MaxWait }, time.Second, 15*time.Minute)},
+	{Name: "wait-margin", Scope: Both, Default: (2 * time.Second).String(), Renamed: "WAIT_MARGIN_SECONDS",
+		Usage: "time an elicit_await keeps free before its request's deadline (the Lambda invocation's end)",
+		bind:  func(s *Settings) Value { return (*durationValue)(&s.WaitMargin) },
+		check: between(func(s *Settings) time.Duration { return s.WaitMargin }, 100*time.Millisecond, time.Minute)},
+	{Name: "retention", Scope: Both, Default: "7d", Renamed: "RETENTION_DAYS",
+		Usage: "how long a request is kept after it expires (168h, 7d, 0.5d)",
+		bind:  func(s *Settings) Value { return (*durationValue)(&s.Retention) },
+		check: between(func(s *Settings) time.Duration { return s.Retention }, time.Nanosecond, 3650*24*time.Hour)},
+	{Name: "token-keys", Scope: Both, Renamed: "TOKEN_KEYS",
+		Usage: `page-token signing keys "kid:base64secret[,kid:base64secret…]", the first signs; default: --token-secret-arn, else a random key kept in --data-dir`,
+		bind:  func(s *Settings) Value { return (*stringValue)(&s.TokenKeys) }},
+	{Name: "token-secret-arn", Scope: Lambda, Renamed: "TOKEN_SECRET_ARN",
+		Usage: "Secrets Manager secret holding the page-token keyring (the review and submit functions read it at start-up)",
+		bind:  func(s *Settings) Value { return (*stringValue)(&s.TokenSecretARN) }},
+	{Name: "require-api-key", Scope: Local, Default: "false",
+		Usage: `require a bearer API key on /mcp (create keys with "elicitation keys create"); each key's principal owns what it creates (always on Lambda)`,
+		bind:  func(s *Settings) Value { return (*boolValue)(&s.RequireAPIKey) }},
+	{Name: "api-key-cache-ttl", Scope: Both, Default: "30s", Renamed: "API_KEY_CACHE_SECONDS",
+		Usage: "how long a verified API key is trusted without a read (a revocation takes effect within it)",
+		bind:  func(s *Settings) Value { return (*durationValue)(&s.APIKeyCacheTTL) },
+		check: between(func(s *Settings) time.Duration { return s.APIKeyCacheTTL }, 0, time.Hour)},
+	{Name: "push", Scope: Both, Default: "true",
+		Usage: "push the review URL to MCP hosts that declare URL elicitation (a request's push: false also turns it off)",
+		bind:  func(s *Settings) Value { return (*boolValue)(&s.Push) }},
+	{Name: "stateless", Scope: Local, Default: "false",
+		Usage: "serve every protocol era without sessions, with JSON responses, as the Lambda function does (clients never need it)",
+		bind:  func(s *Settings) Value { return (*boolValue)(&s.Stateless) }},
+	{Name: "cleanup-interval", Scope: Local, Default: "1h",
+		Usage: `how often to remove requests past their retention (0 disables; "elicitation cleanup" does it once)`,
+		bind:  func(s *Settings) Value { return (*durationValue)(&s.CleanupInterval) },
+		check: between(func(s *Settings) time.Duration { return s.CleanupInterval }, 0, 1<<63-1)},
+	{Name: "log-level", Scope: Both, Default: "info", Renamed: "LOG_LEVEL",
+		Usage: "debug, info, warn or error",
+		bind:  func(s *Settings) Value { return (*levelValue)(&s.LogLevel) }},
+}
+
+// Lookup returns the row of a setting by its flag name.
+func Lookup(name string) (Setting, bool) {
+	for _, row := range Table {
+		if row.Name == name {
+			return row, true
+		}
+	}
+	return Setting{}, false
+}
+
+// Defaults returns the settings with every default of Table applied.
+func Defaults() Settings {
+	var s Settings
+	for _, row := range Table {
+		if row.Default == "" {
+			continue
+		}
+		if err := row.bind(&s).Set(row.Default); err != nil {
+			panic(fmt.Sprintf("compose: default of --%s %q: %v", row.Name, row.Default, err))
+		}
+	}
+	return s
+}
+
+// FromEnv reads the settings of scope (only those named, if any names
+// are given) from getenv (os.Getenv in the mains) over the defaults and
+// checks them. Every bad value is reported, with the variable's name.
+func FromEnv(getenv func(string) string, scope Scope, names ...string) (Settings, error) {
+	s := Defaults()
+	var errs []error
+	for _, row := range Table {
+		if row.Scope&scope == 0 || len(names) > 0 && !slices.Contains(names, row.Name) {
+			continue
+		}
+		if row.Renamed != "" && scope&Lambda != 0 && getenv(row.Renamed) != "" {
+			errs = append(errs, fmt.Errorf("%s is set but no longer read: it is now %s (docs/configuration.md)", row.Renamed, Env(row.Name)))
+		}
+		v := strings.TrimSpace(getenv(Env(row.Name)))
+		if v == "" && row.envDefault != nil {
+			v = row.envDefault(getenv)
+		}
+		if v == "" {
+			if row.Required&scope != 0 {
+				errs = append(errs, fmt.Errorf("%s is not set", Env(row.Name)))
+			}
+			continue
+		}
+		if err := row.bind(&s).Set(v); err != nil {
+			errs = append(errs, fmt.Errorf("$%s=%q: %w", Env(row.Name), v, err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return s, err
+	}
+	if scope == Lambda {
+		// What the functions cannot do otherwise: the stack's table, keys
+		// on every call, no process kept between two requests.
+		s.Store, s.RequireAPIKey, s.Stateless = "dynamodb", true, true
+	}
+	return s, s.Check(scope)
+}
+
+// Value parses a setting into its field of Settings; it is a flag.Value
+// (cmd/elicitation binds each row to a flag with
+// fs.Var(row.Value(&s), row.Name, row.Help())). This package does not
+// import flag, so that the Lambda functions do not link it.
+type Value interface {
+	String() string
+	Set(string) error
+}
+
+// Value returns the Value of the row's field in s.
+func (row Setting) Value(s *Settings) Value { return row.bind(s) }
+
+// Help is the row's usage text, naming its environment variable.
+func (row Setting) Help() string { return row.Usage + " ($" + Env(row.Name) + ")" }
+
+// In reports whether the row applies to scope.
+func (row Setting) In(scope Scope) bool { return row.Scope&scope != 0 }
+
+// Check applies each setting's check, naming the flag (locally) or the
+// variable (on Lambda) of a value that fails.
+func (s *Settings) Check(scope Scope) error {
+	var errs []error
+	for _, row := range Table {
+		if row.Scope&scope == 0 || row.check == nil {
+			continue
+		}
+		if err := row.check(s); err != nil {
+			name := "--" + row.Name
+			if scope == Lambda {
+				name = Env(row.Name)
+			}
+			v := row.bind(s)
+			text := v.String()
+			if _, ok := v.(*stringValue); ok {
+				text = strconv.Quote(text)
+			}
+			errs = append(errs, fmt.Errorf("%s %s: %w", name, text, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Logger is the logger of a deployment: JSON lines on Lambda (CloudWatch
+// reads them), text elsewhere, at s.LogLevel.
+func (s Settings) Logger(w io.Writer, json bool) *slog.Logger {
+	o := &slog.HandlerOptions{Level: s.LogLevel}
+	if json {
+		return slog.New(slog.NewJSONHandler(w, o))
+	}
+	return slog.New(slog.NewTextHandler(w, o))
+}
+
+// DefaultDataDir is the local server's data directory unless
+// ELICITATION_DATA_DIR says otherwise: $XDG_DATA_HOME/mcp-elicitation, else
+// ~/.local/share/mcp-elicitation.
+func DefaultDataDir(getenv func(string) string) string {
+	if d := getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "mcp-elicitation")
+	}
+	if home := getenv("HOME"); home != "" {
+		return filepath.Join(home, ".local", "share", "mcp-elicitation")
+	}
+	return ".mcp-elicitation"
+}
+
+func between(field func(*Settings) time.Duration, lo, hi time.Duration) func(*Settings) error {
+	return func(s *Settings) error {
+		if d := field(s); d < lo || d > hi {
+			if lo == time.Nanosecond {
+				return errors.New("must be positive")
+			}
+			return fmt.Errorf("must be between %v and %v", lo, hi)
+		}
+		return nil
+	}
+}
+
+func checkPublicURL(s *Settings) error {
+	if s.PublicURL == "" {
+		return nil
+	}
+	u, err := url.Parse(s.PublicURL)
+	if err != nil || u.Scheme != "https" && u.Scheme != "http" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return errors.New("want an absolute http(s) URL without query")
+	}
+	return nil
+}
+
+// The flag.Values of the table's fields.
+type (
+	stringValue   string
+	boolValue     bool
+	durationValue time.Duration
+	levelValue    slog.Level
+)
+
+func (v *stringValue) Set(s string) error { *v = stringValue(strings.TrimSpace(s)); return nil }
+func (v *stringValue) String() string     { return string(*v) }
+
+func (v *boolValue) Set(s string) error {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		// Refused rather than read as false, which could leave /mcp
+		// open without API keys.
+		return errors.New("not true or false")
+	}
+	*v = boolValue(b)
+	return nil
+}
+func (v *boolValue) String() string   { return strconv.FormatBool(bool(*v)) }
+func (v *boolValue) IsBoolFlag() bool { return true }
+
+// Set reads a Go duration (20s, 168h) or a number of days (7d, 0.5d).
+func (v *durationValue) Set(s string) error {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		f, err := strconv.ParseFloat(n, 64)
+		if err != nil || f < 0 || f > 1e5 {
+			return errors.New("not a duration like 20s, 168h or 7d")
+		}
+		*v = durationValue(f * float64(24*time.Hour))
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New("not a duration like 20s, 168h or 7d")
+	}
+	*v = durationValue(d)
+	return nil
+}
+func (v *durationValue) String() string { return time.Duration(*v).String() }
+
+func (v *levelValue) Set(s string) error {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return errors.New("not debug, info, warn or error")
+	}
+	*v = levelValue(l)
+	return nil
+}
+func (v *levelValue) String() string { return slog.Level(*v).String() }
