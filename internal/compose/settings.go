@@ -279,8 +279,18 @@ type Value interface {
 // Value returns the Value of the row's field in s.
 func (row Setting) Value(s *Settings) Value { return row.bind(s) }
 
-// Help is the row's usage text, naming its environment variable.
-func (row Setting) Help() string { return row.Usage + " ($" + Env(row.Name) + ")" }
+// Help is the row's usage text, naming its environment variable (and, in
+// backquotes, the kind of value flag.PrintDefaults shows).
+func (row Setting) Help() string {
+	kind := ""
+	switch row.bind(&Settings{}).(type) {
+	case *durationValue:
+		kind = "; a `duration` (20s, 168h; or days, 7d)"
+	case *levelValue:
+		kind = " (a `level`)"
+	}
+	return row.Usage + kind + " ($" + Env(row.Name) + ")"
+}
 
 // In reports whether the row applies to scope.
 func (row Setting) In(scope Scope) bool { return row.Scope&scope != 0 }
