@@ -6,6 +6,7 @@
 //	elicitation audit [flags] ID     print a request's audit trail
 //	elicitation cleanup [flags]      remove requests past their retention
 //	elicitation keys [flags] create|revoke|list   administer API keys
+//	elicitation connect [flags] HOST  print an MCP host's configuration
 //	elicitation version
 //
 // Run "elicitation serve -h" for the flags; each can also be set with the
@@ -72,6 +73,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return runCleanup(ctx, args, stdout, stderr, getenv)
 	case "keys":
 		return runKeys(ctx, args, stdout, stderr, getenv)
+	case "connect":
+		return runConnect(args, stdout, stderr, getenv)
 	case "version":
 		_, err := fmt.Fprintln(stdout, "elicitation", version)
 		return err
@@ -90,6 +93,7 @@ Commands:
   audit     print a request's audit trail:   elicitation audit [flags] ELICITATION_ID
   cleanup   remove requests past their retention
   keys      administer API keys: elicitation keys [flags] create --principal NAME | list | revoke ID
+  connect   print the configuration that connects an MCP host: elicitation connect [--url URL] HOST
   version   print the version
 
 Run "elicitation <command> -h" for a command's flags.

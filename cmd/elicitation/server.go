@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -182,34 +181,6 @@ func (m *Main) cleanupLoop(every time.Duration, now func() time.Time) {
 // Failed reports a listener that stopped serving on its own; the server
 // should then be closed.
 func (m *Main) Failed() <-chan error { return m.failed }
-
-// PrintWelcome tells the user how to connect an MCP client.
-func (m *Main) PrintWelcome(w io.Writer) {
-	fmt.Fprintf(w, `
-elicitation %s is running (store: %s)
-
-  MCP endpoint (streamable HTTP):  %s
-  Review pages:                    %s/review/…
-
-Connect an MCP client, for example in its mcpServers configuration:
-
-  { "mcpServers": { "elicitation": { "type": "http", "url": %q } } }
-
-or with the MCP Inspector:
-
-  npx @modelcontextprotocol/inspector --cli %s --transport http --method tools/list
-
-Review URLs are logged here as requests are created. Stop with Ctrl-C.
-
-`, version, m.storeName(), m.MCPURL, m.ReviewBase, m.MCPURL, m.MCPURL)
-}
-
-func (m *Main) storeName() string {
-	if m.Config.Store == "dynamodb" {
-		return "DynamoDB table " + m.Config.Table
-	}
-	return "embedded, " + filepath.Join(m.Config.DataDir, "elicitation.db")
-}
 
 // ShutdownGrace is how long Close lets requests in flight finish before it
 // ends the ones still open (event streams, waits).

@@ -241,10 +241,8 @@ func validateGoose(top map[string]any) error {
 		if _, ok := e["enabled"].(bool); !ok {
 			return fmt.Errorf("%s.enabled must be true or false", at)
 		}
-		if n, ok := e["name"]; ok {
-			if err := isString(at+".name", n); err != nil {
-				return err
-			}
+		if err := isString(at+".name", e["name"]); err != nil {
+			return fmt.Errorf("%w (Goose names every extension)", err)
 		}
 		if t, ok := e["timeout"]; ok {
 			if _, ok := t.(int); !ok {

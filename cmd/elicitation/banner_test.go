@@ -1,0 +1,229 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"gopkg.in/yaml.v3"
+
+	"github.com/mcp-elicitation/elicitation/internal/hostconfig"
+)
+
+// bannerConfigs returns the JSON configurations the banner printed
+// (indented four spaces), parsed.
+func bannerConfigs(t *testing.T, banner string) []map[string]any {
+	t.Helper()
+	var docs []map[string]any
+	var cur []string
+	for _, line := range strings.Split(banner, "\n") {
+		switch {
+		case line == "    {":
+			cur = []string{"{"}
+		case cur != nil && line == "    }":
+			var doc map[string]any
+			if err := json.Unmarshal([]byte(strings.Join(append(cur, "}"), "\n")), &doc); err != nil {
+				t.Fatalf("banner JSON does not parse: %v\n%s", err, banner)
+			}
+			docs = append(docs, doc)
+			cur = nil
+		case cur != nil:
+			cur = append(cur, line)
+		}
+	}
+	if len(docs) < 2 {
+		t.Fatalf("banner prints %d JSON configurations, want Cursor's and VS Code's:\n%s", len(docs), banner)
+	}
+	return docs
+}
+
+// entry returns the one server entry of a host configuration.
+func entry(t *testing.T, doc map[string]any) map[string]any {
+	t.Helper()
+	for _, key := range []string{"mcpServers", "servers"} {
+		if m, ok := doc[key].(map[string]any); ok {
+			for _, e := range m {
+				return e.(map[string]any)
+			}
+		}
+	}
+	t.Fatalf("no server entry in %v", doc)
+	return nil
+}
+
+// headerClient sends the configured headers, with the host's variable
+// references replaced by key, as the host would.
+type headerClient struct {
+	headers map[string]string
+	rt      http.RoundTripper
+}
+
+func (h headerClient) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h.headers {
+		r.Header.Set(k, v)
+	}
+	return h.rt.RoundTrip(r)
+}
+
+func connectAs(t *testing.T, e map[string]any, key string) (*mcp.ClientSession, error) {
+	headers := map[string]string{}
+	if h, ok := e["headers"].(map[string]any); ok {
+		for k, v := range h {
+			s := v.(string)
+			for _, ref := range []string{"${" + hostconfig.KeyVariable + "}", "${env:" + hostconfig.KeyVariable + "}", "${input:elicitation-api-key}"} {
+				s = strings.ReplaceAll(s, ref, key)
+			}
+			headers[k] = s
+		}
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil)
+	s, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: e["url"].(string), HTTPClient: &http.Client{Transport: headerClient{headers, http.DefaultTransport}}}, nil)
+	if err == nil {
+		t.Cleanup(func() { _ = s.Close() })
+	}
+	return s, err
+}
+
+// With --require-api-key the banner's configurations carry the
+// Authorization header, and with a real key they connect.
+func TestBannerWithAPIKeys(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"keys", "--data-dir", dir, "create", "--principal", "alice", "--json"}, &out, io.Discard, noEnv); err != nil {
+		t.Fatal(err)
+	}
+	var k struct{ Key string }
+	if err := json.Unmarshal(out.Bytes(), &k); err != nil || k.Key == "" {
+		t.Fatalf("keys create: %v %s", err, out.String())
+	}
+	m := start(t, "--data-dir", dir, "--require-api-key")
+	var banner bytes.Buffer
+	m.PrintWelcome(&banner)
+	b := banner.String()
+	for _, want := range []string{
+		`claude mcp add --transport http elicitation ` + m.MCPURL + ` --header "Authorization: Bearer $ELICITATION_API_KEY"`,
+		"API keys are required",
+		"elicitation keys create --principal NAME",
+	} {
+		if !strings.Contains(b, want) {
+			t.Errorf("banner lacks %q:\n%s", want, b)
+		}
+	}
+	if strings.Contains(b, "No API keys") {
+		t.Errorf("banner of a keyed server says there are no keys:\n%s", b)
+	}
+	for _, doc := range bannerConfigs(t, b) {
+		e := entry(t, doc)
+		if e["headers"] == nil {
+			t.Fatalf("a configuration without the Authorization header: %v", doc)
+		}
+		s, err := connectAs(t, e, k.Key)
+		if err != nil {
+			t.Fatalf("the banner's configuration does not connect: %v\n%v", err, doc)
+		}
+		if _, err := s.ListTools(context.Background(), nil); err != nil {
+			t.Fatalf("tools/list: %v", err)
+		}
+		if _, err := connectAs(t, e, "elk_wrong"); err == nil {
+			t.Fatalf("a wrong key connected")
+		}
+	}
+}
+
+// Without keys the banner says what that means, and it is true: another
+// client, with nothing but the id, cancels a request it did not create.
+func TestBannerWithoutKeys(t *testing.T) {
+	m := start(t, "--data-dir", t.TempDir())
+	var banner bytes.Buffer
+	m.PrintWelcome(&banner)
+	b := banner.String()
+	if !strings.Contains(b, "No API keys: any program that can reach this endpoint may create requests, and read,\nwait on or cancel any request whose id it knows") {
+		t.Errorf("keyless banner does not say who may read or cancel requests:\n%s", b)
+	}
+	if strings.Contains(b, "Authorization") {
+		t.Errorf("keyless banner prints an Authorization header:\n%s", b)
+	}
+	docs := bannerConfigs(t, b)
+	owner, err := connectAs(t, entry(t, docs[0]), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stranger, err := connectAs(t, entry(t, docs[1]), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := call(t, owner, "elicit_approval", map[string]any{"message": "Ship?", "context": 1})["elicitationId"].(string)
+	if st := call(t, stranger, "elicit_cancel", map[string]any{"elicitationId": id}); st["status"] != "canceled" {
+		t.Fatalf("stranger's cancel: %v", st)
+	}
+}
+
+func TestConnect(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		env     map[string]string
+		want    []string
+		host    string
+		keyless bool
+	}{
+		{args: []string{"vscode"}, host: "vscode", want: []string{`"url": "http://127.0.0.1:8080/mcp"`}, keyless: true},
+		{args: []string{"cursor"}, env: map[string]string{"ELICITATION_ADDR": "127.0.0.1:26001", "ELICITATION_REQUIRE_API_KEY": "true"}, host: "cursor", want: []string{`"url": "http://127.0.0.1:26001/mcp"`, `"Authorization": "Bearer ${env:ELICITATION_API_KEY}"`}},
+		{args: []string{"--url", "https://a1b2c3.execute-api.eu-west-1.amazonaws.com/mcp", "claude-desktop"}, host: "claude-desktop", want: []string{`"mcp-remote"`, `"Authorization:${ELICITATION_AUTH}"`}},
+		{args: []string{"--url", "https://example.test/mcp", "--require-api-key=false", "goose"}, host: "goose", want: []string{"uri: https://example.test/mcp"}, keyless: true},
+		{args: []string{"claude-code"}, want: []string{"claude mcp add --transport http elicitation http://127.0.0.1:8080/mcp\n"}, keyless: true},
+	} {
+		var stdout, stderr bytes.Buffer
+		getenv := func(k string) string { return tc.env[k] }
+		if err := run(context.Background(), append([]string{"connect"}, tc.args...), &stdout, &stderr, getenv); err != nil {
+			t.Fatalf("connect %v: %v (%s)", tc.args, err, stderr.String())
+		}
+		got := stdout.String()
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("connect %v: stdout lacks %q:\n%s", tc.args, w, got)
+			}
+		}
+		if tc.keyless == strings.Contains(got, "Authorization") {
+			t.Errorf("connect %v: Authorization present=%v:\n%s", tc.args, !tc.keyless, got)
+		}
+		if tc.host != "" {
+			doc, err := parseSnippet(got)
+			if err != nil {
+				t.Fatalf("connect %v: stdout is not one configuration: %v\n%s", tc.args, err, got)
+			}
+			if err := hostconfig.Validate(tc.host, doc); err != nil {
+				t.Errorf("connect %v: %v", tc.args, err)
+			}
+		}
+	}
+	var stderr bytes.Buffer
+	if err := run(context.Background(), []string{"connect", "emacs"}, io.Discard, &stderr, noEnv); err == nil || !strings.Contains(err.Error(), `unknown host "emacs"`) {
+		t.Errorf("connect emacs: %v", err)
+	}
+	if err := run(context.Background(), []string{"connect", "--url", "127.0.0.1:8080", "cursor"}, io.Discard, &stderr, noEnv); err == nil {
+		t.Errorf("connect with a URL without scheme: no error")
+	}
+	var all bytes.Buffer
+	if err := run(context.Background(), []string{"connect", "all"}, &all, io.Discard, noEnv); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hostconfig.Hosts() {
+		if !strings.Contains(all.String(), "# "+h.Title+":") {
+			t.Errorf("connect all lacks %s", h.Title)
+		}
+	}
+}
+
+func parseSnippet(s string) (any, error) {
+	var doc any
+	if strings.HasPrefix(strings.TrimSpace(s), "{") {
+		return doc, json.Unmarshal([]byte(s), &doc)
+	}
+	return doc, yaml.Unmarshal([]byte(s), &doc)
+}

@@ -1,0 +1,119 @@
+package hostconfig_test
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/mcp-elicitation/elicitation/internal/hostconfig"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+var endpoints = map[string]hostconfig.Endpoint{
+	"local":    {URL: "http://127.0.0.1:8080/mcp"},
+	"keys":     {URL: "http://127.0.0.1:8080/mcp", NeedsKey: true},
+	"deployed": {URL: "https://a1b2c3d4e5.execute-api.eu-west-1.amazonaws.com/mcp", NeedsKey: true},
+	"lan":      {URL: "http://192.168.1.20:8080/mcp"},
+}
+
+// TestRenderIsValid: every rendered configuration parses and has its
+// host's documented shape, and carries the Authorization header exactly
+// when the endpoint needs a key.
+func TestRenderIsValid(t *testing.T) {
+	for epName, ep := range endpoints {
+		for _, h := range hostconfig.Hosts() {
+			snippets, err := hostconfig.Render(h.Name, ep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(snippets) == 0 {
+				t.Fatalf("%s %s: nothing rendered", h.Name, epName)
+			}
+			for _, s := range snippets {
+				var doc any
+				switch s.Lang {
+				case "json":
+					if err := json.Unmarshal([]byte(s.Text), &doc); err != nil {
+						t.Fatalf("%s %s: %v\n%s", h.Name, epName, err, s.Text)
+					}
+				case "yaml":
+					if err := yaml.Unmarshal([]byte(s.Text), &doc); err != nil {
+						t.Fatalf("%s %s: %v\n%s", h.Name, epName, err, s.Text)
+					}
+				default:
+					if !strings.Contains(s.Text, ep.URL) {
+						t.Errorf("%s %s: %q lacks the URL", h.Name, epName, s.Text)
+					}
+					continue
+				}
+				if err := hostconfig.Validate(h.Name, doc); err != nil {
+					t.Errorf("%s %s: rendered config is refused: %v\n%s", h.Name, epName, err, s.Text)
+				}
+				if got := strings.Contains(s.Text, "Authorization"); got != ep.NeedsKey {
+					t.Errorf("%s %s: Authorization present=%v, want %v\n%s", h.Name, epName, got, ep.NeedsKey, s.Text)
+				}
+			}
+		}
+	}
+}
+
+// TestRenderGolden keeps the exact text (what docs/hosts.md shows) under
+// review: go test ./internal/hostconfig/ -update rewrites it.
+func TestRenderGolden(t *testing.T) {
+	for _, epName := range []string{"local", "deployed", "lan"} {
+		var b strings.Builder
+		for _, h := range hostconfig.Hosts() {
+			snippets, _ := hostconfig.Render(h.Name, endpoints[epName])
+			for _, s := range snippets {
+				b.WriteString("== " + h.Title + " — " + s.Where + " (" + s.Lang + ")\n" + s.Text + "\n\n")
+			}
+		}
+		path := filepath.Join("testdata", epName+".golden")
+		if *update {
+			if err := os.MkdirAll("testdata", 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (run with -update)", err)
+		}
+		if b.String() != string(want) {
+			t.Errorf("%s differs from the rendering (run with -update and review the diff):\n%s", path, b.String())
+		}
+	}
+}
+
+func TestValidateRefuses(t *testing.T) {
+	cases := []struct{ host, doc, want string }{
+		{"claude-code", `{"mcpServers":{"e":{"url":"http://x/mcp"}}}`, `need "type": "http"`},
+		{"claude-desktop", `{"mcpServers":{"e":{"type":"http","url":"http://x/mcp"}}}`, "mcp-remote"},
+		{"vscode", `{"servers":{"e":{"url":"http://x/mcp"}}}`, `needs "type"`},
+		{"vscode", `{"mcpServers":{"e":{"type":"http","url":"http://x/mcp"}}}`, `not "mcpServers"`},
+		{"cursor", `{"mcpServers":{"e":{"url":"http://x/mcp","command":"npx"}}}`, "both url and command"},
+		{"cursor", `{"mcpServers":{"e":{"url":"ftp://x/mcp"}}}`, "http:// or https://"},
+		{"cursor", `{"mcpServers":{"e":{"url":"http://x/mcp","headers":{"Authorization":"elk_x"}}}}`, "Bearer"},
+		{"goose", `{"extensions":{"e":{"enabled":true,"type":"streamable_http","name":"e"}}}`, "uri"},
+		{"goose", `{"extensions":{"e":{"enabled":true,"type":"http","name":"e","uri":"http://x/mcp"}}}`, "streamable_http"},
+		{"nope", `{}`, "unknown host"},
+	}
+	for _, tc := range cases {
+		var doc any
+		if err := json.Unmarshal([]byte(tc.doc), &doc); err != nil {
+			t.Fatal(err)
+		}
+		err := hostconfig.Validate(tc.host, doc)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s %s: got %v, want an error saying %q", tc.host, tc.doc, err, tc.want)
+		}
+	}
+}
