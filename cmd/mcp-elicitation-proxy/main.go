@@ -75,6 +75,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	configPath := fs.String("config", "", "path to the YAML configuration (default $"+envConfig+")")
 	httpAddr := fs.String("http", "", "serve MCP over streamable HTTP on this address (host:port) instead of stdio")
 	showVersion := fs.Bool("version", false, "print the version and exit")
+	strictConfig := fs.Bool("strict-config", false, "refuse unknown configuration keys and ignored values instead of warning about them")
 	logLevel := fs.String("log-level", "", "log level: debug, info, warn or error (default $"+envLogLevel+" or info)")
 	fs.Usage = func() {
 		out := fs.Output()
@@ -82,7 +83,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 tool arguments and never elicits secrets.
 
 Usage:
-  mcp-elicitation-proxy --config config.yaml [--http host:port]
+  mcp-elicitation-proxy --config config.yaml [--http host:port] [--strict-config]
 
 MCP is served on stdio unless --http is given. Logs go to standard error.
 
@@ -134,10 +135,13 @@ Environment:
 		fmt.Fprintf(stderr, "mcp-elicitation-proxy: no configuration: pass --config config.yaml or set %s\n", envConfig)
 		return 2
 	}
-	cfg, err := config.Load(path)
+	cfg, err := config.LoadWith(path, config.Options{Strict: *strictConfig})
 	if err != nil {
 		fmt.Fprintf(stderr, "mcp-elicitation-proxy: %v\n", err)
 		return 2
+	}
+	for _, w := range cfg.Warnings {
+		logger.Warn("configuration: " + w.Error())
 	}
 	var sealer *requeststate.Sealer
 	if k := getenv(envStateKey); k != "" {

@@ -82,6 +82,7 @@ func TestVersionAndHelp(t *testing.T) {
 
 func TestConfigurationErrors(t *testing.T) {
 	bad := writeConfig(t, "upstream:\n  url: http://h/mcp\n  args: [x]\n")
+	typo := writeConfig(t, "upstream:\n  url: http://127.0.0.1:1/mcp\ntools:\n  echo:\n    requird: [a]\n")
 	tests := []struct {
 		name string
 		args []string
@@ -94,6 +95,7 @@ func TestConfigurationErrors(t *testing.T) {
 		{"missing file", []string{"--config", bad + ".nope"}, nil, "reading config"},
 		{"extra argument", []string{"--config", bad, "serve"}, nil, `unexpected argument "serve"`},
 		{"bad state key", []string{"--config", writeConfig(t, "upstream:\n  url: http://127.0.0.1:1/mcp\n")}, map[string]string{"MCP_ELICITATION_PROXY_STATE_KEY": "c2hvcnQ="}, "MCP_ELICITATION_PROXY_STATE_KEY: request state key: 5 bytes, need at least 32"},
+		{"unknown key with --strict-config", []string{"--config", typo, "--strict-config"}, nil, typo + `:5: tools.echo.requird: unknown key; did you mean "required"?`},
 		{"bad log level", []string{"--config", bad, "--log-level", "loud"}, nil, `invalid log level "loud"`},
 	}
 	for _, tt := range tests {

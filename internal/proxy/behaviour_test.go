@@ -15,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcp-elicitation/elicitation/internal/proxy"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
 )
 
 const countingConfig = `
@@ -70,27 +70,27 @@ func TestCallOutcomes(t *testing.T) {
 		{name: "extra answers not merged", tool: "echo", args: map[string]any{},
 			answer: accept(map[string]any{"message": "m", "injected": "x"}), wantCalls: 1, wantForms: 1, wantArgs: `{"message":"m"}`},
 		{name: "declined", tool: "echo", args: map[string]any{}, answer: action("decline"),
-			wantForms: 1, wantReason: proxy.ReasonDeclined, wantMissing: []string{"message"}},
+			wantForms: 1, wantReason: plan.ReasonDeclined, wantMissing: []string{"message"}},
 		{name: "cancelled", tool: "echo", args: map[string]any{}, answer: action("cancel"),
-			wantForms: 1, wantReason: proxy.ReasonCancelled, wantMissing: []string{"message"}},
+			wantForms: 1, wantReason: plan.ReasonCancelled, wantMissing: []string{"message"}},
 		{name: "accepted without the field", tool: "echo", args: map[string]any{}, answer: accept(map[string]any{"message": " "}),
-			wantForms: 1, wantReason: proxy.ReasonStillMissing, wantMissing: []string{"message"}},
+			wantForms: 1, wantReason: plan.ReasonStillMissing, wantMissing: []string{"message"}},
 		{name: "unsupported", tool: "echo", args: map[string]any{}, noElicit: true,
-			wantReason: proxy.ReasonUnsupported, wantMissing: []string{"message"}},
+			wantReason: plan.ReasonUnsupported, wantMissing: []string{"message"}},
 		{name: "disabled", tool: "echo", args: map[string]any{}, disabled: true, answer: accept(map[string]any{"message": "x"}),
-			wantReason: proxy.ReasonDisabled, wantMissing: []string{"message"}},
+			wantReason: plan.ReasonDisabled, wantMissing: []string{"message"}},
 		{name: "sensitive field blocks without a form", tool: "deploy", args: map[string]any{"service": "web"},
-			answer: accept(map[string]any{"api_key": "leak"}), wantReason: proxy.ReasonSensitive, wantMissing: []string{"api_key", "region"}},
+			answer: accept(map[string]any{"api_key": "leak"}), wantReason: plan.ReasonSensitive, wantMissing: []string{"api_key"}},
 		{name: "explicit secret passes, configured field elicited", tool: "deploy", args: json.RawMessage(`{"service":"web","api_key":"k"}`),
 			answer: accept(map[string]any{"region": "eu"}), wantCalls: 1, wantForms: 1, wantArgs: `{"service":"web","api_key":"k","region":"eu"}`},
 		{name: "object field not elicitable", tool: "configure", args: map[string]any{},
-			answer: accept(map[string]any{}), wantReason: proxy.ReasonNotElicitable, wantMissing: []string{"settings"}},
+			answer: accept(map[string]any{}), wantReason: plan.ReasonNotElicitable, wantMissing: []string{"settings"}},
 		{name: "configured string type converted to upstream integer", tool: "count", args: map[string]any{},
 			answer: accept(map[string]any{"n": "7"}), wantCalls: 1, wantForms: 1, wantArgs: `{"n":7}`},
 		{name: "converted value must satisfy upstream schema", tool: "count", args: map[string]any{},
-			answer: accept(map[string]any{"n": "70"}), wantForms: 1, wantReason: proxy.ReasonInvalidResponse, wantMissing: []string{"n"}},
+			answer: accept(map[string]any{"n": "70"}), wantForms: 1, wantReason: plan.ReasonInvalidResponse, wantMissing: []string{"n"}},
 		{name: "unconvertible value refused", tool: "count", args: map[string]any{},
-			answer: accept(map[string]any{"n": "seven"}), wantForms: 1, wantReason: proxy.ReasonInvalidResponse, wantMissing: []string{"n"}},
+			answer: accept(map[string]any{"n": "seven"}), wantForms: 1, wantReason: plan.ReasonInvalidResponse, wantMissing: []string{"n"}},
 	}
 	u := newCountingUpstream(t)
 	enabled := startProxy(t, fmt.Sprintf(countingConfig, u.URL, true))
@@ -134,12 +134,15 @@ func TestCallOutcomes(t *testing.T) {
 				if o.Reason != tt.wantReason || o.Tool != tt.tool || strings.Join(o.MissingOrAmbiguous, ",") != strings.Join(tt.wantMissing, ",") {
 					t.Errorf("outcome %+v, want reason %s, missing %q", o, tt.wantReason, tt.wantMissing)
 				}
-				wantErr := "missing_required_input"
-				if tt.wantReason == proxy.ReasonSensitive {
+				wantErr, wantStatus := "elicitation_required", "needs_elicitation"
+				switch tt.wantReason {
+				case plan.ReasonSensitive:
+					wantErr, wantStatus = "tool_call_blocked", "reject"
+				case plan.ReasonStillMissing:
 					wantErr = "tool_call_blocked"
 				}
-				if o.Error != wantErr || o.Status == "" || !strings.Contains(o.Message, tt.tool) {
-					t.Errorf("outcome %+v: want error %s, a status and an English message", o, wantErr)
+				if o.Error != wantErr || o.Status != wantStatus || !strings.Contains(o.Message, tt.tool) {
+					t.Errorf("outcome %+v: want error %s, status %s and an English message", o, wantErr, wantStatus)
 				}
 			})
 		}
@@ -268,7 +271,7 @@ func TestElicitationCapabilityForms(t *testing.T) {
 		cs := connect(t, p, downstreams[0], e, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{
 			Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}},
 		}})
-		if o := outcome(t, callTool(t, cs, "echo", map[string]any{})); o.Reason != proxy.ReasonUnsupported {
+		if o := outcome(t, callTool(t, cs, "echo", map[string]any{})); o.Reason != plan.ReasonUnsupported {
 			t.Errorf("url-only client: reason %s", o.Reason)
 		}
 	})
@@ -283,7 +286,7 @@ func TestElicitationFailure(t *testing.T) {
 		t.Run(d.name, func(t *testing.T) {
 			e := &elicitor{answer: func(*mcp.ElicitParams) (*mcp.ElicitResult, error) { return nil, errors.New("form crashed") }}
 			cs := connect(t, p, d, e, nil)
-			if o := outcome(t, callTool(t, cs, "echo", map[string]any{})); o.Reason != proxy.ReasonFailed || o.Status != "failed" {
+			if o := outcome(t, callTool(t, cs, "echo", map[string]any{})); o.Reason != plan.ReasonFailed || o.Status != "needs_elicitation" {
 				t.Errorf("outcome %+v", o)
 			}
 			if n := u.count("echo"); n != 0 {
@@ -330,7 +333,7 @@ func TestMultiRoundTripState(t *testing.T) {
 				"changed args":    retry(first.RequestState, json.RawMessage(`{"other":2}`)),
 				"no input answer": func() *mcp.CallToolResult { answer = nil; r := retry(first.RequestState, args); return r }(),
 			} {
-				if o := outcome(t, res); o.Reason != proxy.ReasonFailed {
+				if o := outcome(t, res); o.Reason != plan.ReasonFailed {
 					t.Errorf("%s: outcome %+v", name, o)
 				}
 			}
@@ -549,7 +552,7 @@ func TestPagedToolList(t *testing.T) {
 				t.Errorf("listed %q in %d pages, want %q in 3", got, pages, want)
 			}
 			// A tool from the last page is known to the required-field check.
-			if o := outcome(t, callTool(t, cs, "tool-4", map[string]any{})); o.Reason != proxy.ReasonUnsupported {
+			if o := outcome(t, callTool(t, cs, "tool-4", map[string]any{})); o.Reason != plan.ReasonUnsupported {
 				t.Errorf("tool-4 without q: %+v", o)
 			}
 		})

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
 )
 
 // upstreamKind is how the proxy reaches the reference server in a test.
@@ -25,6 +26,7 @@ func everythingUpstreams(t *testing.T) []upstreamKind {
 	return []upstreamKind{
 		{"stdio", fmt.Sprintf("upstream:\n  command: %q\n  args: [%q]\n  env:\n    PROXY_TEST_ENV: \"reached-the-upstream\"\n", node, script), true},
 		{"http", fmt.Sprintf("upstream:\n  url: %q\n", startEverythingHTTP(t)), false},
+		{"sse", fmt.Sprintf("upstream:\n  url: %q\n", startEverythingSSE(t)), false},
 	}
 }
 
@@ -45,9 +47,12 @@ func TestEverythingDiscovery(t *testing.T) {
 	for _, up := range everythingUpstreams(t) {
 		t.Run(up.name, func(t *testing.T) {
 			var direct []byte
-			if up.env {
+			switch {
+			case up.env:
 				direct = rawToolsFromCommand(t, repoRoot(t), node, script)
-			} else {
+			case up.name == "sse":
+				direct = rawToolsFromCommand(t, repoRoot(t), node, script) // the same server, on stdio
+			default:
 				url := strings.TrimSuffix(strings.SplitN(up.yaml, "\"", 3)[1], "\"")
 				direct = rawToolsFromHTTP(t, url)
 			}
@@ -127,11 +132,11 @@ func TestEverythingCalls(t *testing.T) {
 						reason string
 						forms  int
 					}{
-						{"declined", p, &elicitor{answer: action("decline")}, proxy.ReasonDeclined, 1},
-						{"cancelled", p, &elicitor{answer: action("cancel")}, proxy.ReasonCancelled, 1},
-						{"unsupported", p, nil, proxy.ReasonUnsupported, 0},
-						{"disabled", disabled, &elicitor{answer: accept(map[string]any{"message": "x"})}, proxy.ReasonDisabled, 0},
-						{"sensitive marker blocks", secret, &elicitor{answer: accept(map[string]any{"message": "x"})}, proxy.ReasonSensitive, 0},
+						{"declined", p, &elicitor{answer: action("decline")}, plan.ReasonDeclined, 1},
+						{"cancelled", p, &elicitor{answer: action("cancel")}, plan.ReasonCancelled, 1},
+						{"unsupported", p, nil, plan.ReasonUnsupported, 0},
+						{"disabled", disabled, &elicitor{answer: accept(map[string]any{"message": "x"})}, plan.ReasonDisabled, 0},
+						{"sensitive marker blocks", secret, &elicitor{answer: accept(map[string]any{"message": "x"})}, plan.ReasonSensitive, 0},
 					} {
 						t.Run(tt.name, func(t *testing.T) {
 							cs := connect(t, tt.p, d, tt.e, nil)
@@ -160,3 +165,31 @@ func TestEverythingCalls(t *testing.T) {
 }
 
 var _ = mcp.Implementation{}
+
+// TestEverythingEnvironment checks what a stdio upstream's environment
+// holds: the safe default variables plus upstream.env, not the proxy's
+// other variables, unless upstream.inherit_env asks for all of them.
+func TestEverythingEnvironment(t *testing.T) {
+	t.Setenv("PROXY_TEST_SECRET", "must-not-reach-the-upstream")
+	node, script := everything(t)
+	base := fmt.Sprintf("upstream:\n  command: %q\n  args: [%q]\n  env:\n    PROXY_TEST_ENV: \"reached-the-upstream\"\n", node, script)
+	for _, tt := range []struct {
+		name    string
+		yaml    string
+		inherit bool
+	}{
+		{"default", base, false},
+		{"inherit_env", base + "  inherit_env: yes\n", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := startProxy(t, tt.yaml)
+			env := text(callTool(t, connect(t, p, downstreams[0], nil, nil), "get-env", map[string]any{}))
+			if !strings.Contains(env, `"PROXY_TEST_ENV": "reached-the-upstream"`) || !strings.Contains(env, `"PATH":`) {
+				t.Errorf("get-env lacks the configured variable or PATH: %.400s", env)
+			}
+			if got := strings.Contains(env, "must-not-reach-the-upstream"); got != tt.inherit {
+				t.Errorf("the proxy's own variable reached the upstream: %v, want %v", got, tt.inherit)
+			}
+		})
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
 )
 
 // stdioUpstreamEnv makes the test binary a stdio MCP upstream for the fast
@@ -342,7 +343,7 @@ func TestFastPath(t *testing.T) {
 		}
 		// A call that needs a form still goes through the SDK path.
 		o := outcome(t, callTool(t, cs, "record", map[string]any{}))
-		if o.Reason != proxy.ReasonUnsupported {
+		if o.Reason != plan.ReasonUnsupported {
 			t.Errorf("outcome %+v", o)
 		}
 	})

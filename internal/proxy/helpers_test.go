@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
@@ -43,9 +45,21 @@ func freePort(t testing.TB) int { return testenv.FreePort(t) }
 // returns its MCP endpoint.
 func startEverythingHTTP(t testing.TB) string {
 	t.Helper()
+	return startEverythingOn(t, "streamableHttp") + "/mcp"
+}
+
+// startEverythingSSE starts the reference server on the legacy SSE
+// transport and returns its /sse endpoint.
+func startEverythingSSE(t testing.TB) string {
+	t.Helper()
+	return startEverythingOn(t, "sse") + "/sse"
+}
+
+func startEverythingOn(t testing.TB, transport string) string {
+	t.Helper()
 	node, script := everything(t)
 	port := freePort(t)
-	cmd := exec.Command(node, script, "streamableHttp")
+	cmd := exec.Command(node, script, transport)
 	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var stderr bytes.Buffer
@@ -70,7 +84,7 @@ func startEverythingHTTP(t testing.TB) string {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return "http://" + addr + "/mcp"
+	return "http://" + addr
 }
 
 // testLogger writes the proxy's logs to the test log.
@@ -221,18 +235,18 @@ func text(res *mcp.CallToolResult) string {
 }
 
 // outcome decodes the proxy's structured refusal.
-func outcome(t testing.TB, res *mcp.CallToolResult) proxy.Outcome {
+func outcome(t testing.TB, res *mcp.CallToolResult) plan.Outcome {
 	t.Helper()
-	var o proxy.Outcome
+	var o plan.Outcome
 	b, err := json.Marshal(res.StructuredContent)
 	if err != nil || json.Unmarshal(b, &o) != nil || o.Error == "" {
 		t.Fatalf("result is not a proxy outcome: %s (text %q)", b, text(res))
 	}
-	if !res.IsError {
-		t.Errorf("outcome %s without isError", o.Reason)
+	if res.IsError {
+		t.Errorf("outcome %s with isError: the original returns an ordinary tool result", o.Reason)
 	}
-	var fromText proxy.Outcome
-	if err := json.Unmarshal([]byte(text(res)), &fromText); err != nil || fromText.Reason != o.Reason {
+	var fromText plan.Outcome
+	if err := json.Unmarshal([]byte(text(res)), &fromText); err != nil || !reflect.DeepEqual(fromText, o) {
 		t.Errorf("text content %q does not carry the same outcome", text(res))
 	}
 	return o

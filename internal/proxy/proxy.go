@@ -18,8 +18,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/requeststate"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/sensitive"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/upstream"
 )
 
@@ -48,7 +48,7 @@ type Proxy struct {
 	cfg     *config.Config
 	logger  *slog.Logger
 	sealer  *requeststate.Sealer
-	matcher *sensitive.Matcher
+	planner *plan.Planner
 	server  *mcp.Server
 	impl    *mcp.Implementation // the server's, as results name it
 	up      *upstream.Conn
@@ -86,16 +86,18 @@ func New(ctx context.Context, opts Options) (*Proxy, error) {
 	if p.sealer == nil {
 		p.sealer = requeststate.NewRandomSealer()
 	}
-	p.matcher = newMatcher(cfg.Policies.SensitiveRequired)
+	p.planner = plan.New(cfg)
 	version := opts.Version
 	if version == "" {
 		version = "devel"
 	}
 	up, err := upstream.Dial(ctx, upstream.Options{
 		URL:             cfg.Upstream.URL,
+		SSE:             cfg.Upstream.SSE(),
 		Command:         cfg.Upstream.Command,
 		Args:            cfg.Upstream.Args,
 		Env:             cfg.Upstream.Env,
+		InheritEnv:      cfg.Upstream.InheritEnv,
 		Dir:             opts.UpstreamDir,
 		Stderr:          opts.UpstreamStderr,
 		Client:          &mcp.Implementation{Name: cfg.Proxy.Name, Version: version},
@@ -128,20 +130,6 @@ func New(ctx context.Context, opts Options) (*Proxy, error) {
 	return p, nil
 }
 
-func newMatcher(s config.SensitiveRequired) *sensitive.Matcher {
-	if !s.Enabled {
-		return nil
-	}
-	var names, schema []string
-	if s.DefaultMarkers {
-		names = append(names, sensitive.DefaultNameMarkers...)
-		schema = append(schema, sensitive.DefaultSchemaMarkers...)
-	}
-	names = append(names, s.NameMarkers...)
-	schema = append(schema, s.SchemaMarkers...)
-	return sensitive.NewMatcher(names, schema)
-}
-
 // serverCapabilities mirrors what the upstream offers and the proxy passes
 // through: tools (whose list changes are passed on), prompts, resources
 // (without subscriptions) and completions.
@@ -161,6 +149,10 @@ func serverCapabilities(up *mcp.ServerCapabilities) *mcp.ServerCapabilities {
 	}
 	return caps
 }
+
+// Planner returns the planner that decides every call, for gates to be
+// added with Use before the proxy serves.
+func (p *Proxy) Planner() *plan.Planner { return p.planner }
 
 // Server returns the proxy's MCP server, to be run on any transport.
 func (p *Proxy) Server() *mcp.Server { return p.server }

@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/rawjson"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/upstream"
 )
@@ -23,25 +23,15 @@ const protocolMultiRoundTrip = "2026-07-28"
 // maxListPages bounds how many pages of tools/list the proxy reads.
 const maxListPages = 100
 
-// tool is what the proxy knows about one upstream tool.
-type tool struct {
-	name string
-	raw  json.RawMessage // the tool as the upstream listed it
-	// schemaRequired is the input schema's "required" list, in order.
-	schemaRequired []string
-	// properties holds each property's raw schema.
-	properties map[string]json.RawMessage
-}
-
 // toolCache holds the upstream's listing: every page as raw bytes, keyed by
 // the cursor that fetched it, and every tool by name.
 type toolCache struct {
 	mu    sync.RWMutex
 	pages map[string]json.RawMessage
-	tools map[string]*tool
+	tools map[string]*plan.Tool
 }
 
-func (c *toolCache) get(name string) (*tool, bool) {
+func (c *toolCache) get(name string) (*plan.Tool, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	t, ok := c.tools[name]
@@ -83,8 +73,8 @@ func (p *Proxy) refreshTools(ctx context.Context) error {
 		return err
 	}
 	pages := map[string]json.RawMessage{}
-	tools := map[string]*tool{}
-	var order []*tool
+	tools := map[string]*plan.Tool{}
+	var order []*plan.Tool
 	cursor := ""
 	for range maxListPages {
 		raw, err := listToolsRaw(ctx, cs, cursor)
@@ -100,15 +90,15 @@ func (p *Proxy) refreshTools(ctx context.Context) error {
 			return fmt.Errorf("reading upstream tools/list result: %w", err)
 		}
 		for _, rt := range page.Tools {
-			t, err := parseTool(rt)
+			t, err := plan.ParseTool(rt)
 			if err != nil {
 				p.logger.Warn("skipping an upstream tool the proxy cannot read", "error", err)
 				continue
 			}
-			if _, dup := tools[t.name]; !dup {
+			if _, dup := tools[t.Name]; !dup {
 				order = append(order, t)
 			}
-			tools[t.name] = t
+			tools[t.Name] = t
 		}
 		if page.NextCursor == "" {
 			break
@@ -153,46 +143,23 @@ func listToolsRaw(ctx context.Context, cs *mcp.ClientSession, cursor string) (js
 	return raw, nil
 }
 
-func parseTool(raw json.RawMessage) (*tool, error) {
-	var t struct {
-		Name        string          `json:"name"`
-		InputSchema json.RawMessage `json:"inputSchema"`
-	}
-	if err := json.Unmarshal(raw, &t); err != nil {
-		return nil, fmt.Errorf("reading tool: %w", err)
-	}
-	if t.Name == "" {
-		return nil, errors.New("reading tool: no name")
-	}
-	out := &tool{name: t.Name, raw: raw}
-	var schema struct {
-		Required   []string                   `json:"required"`
-		Properties map[string]json.RawMessage `json:"properties"`
-	}
-	if len(t.InputSchema) > 0 && json.Unmarshal(t.InputSchema, &schema) == nil {
-		out.schemaRequired = schema.Required
-		out.properties = schema.Properties
-	}
-	return out, nil
-}
-
 // register adds the tool to the proxy's server so that the SDK routes its
 // calls to the proxy. The SDK's copy is used only for routing and header
 // validation; tools/list is answered from the raw listing.
-func (p *Proxy) register(t *tool) {
+func (p *Proxy) register(t *plan.Tool) {
 	var schema struct {
 		InputSchema json.RawMessage `json:"inputSchema"`
 	}
-	_ = json.Unmarshal(t.raw, &schema)
+	_ = json.Unmarshal(t.Raw, &schema)
 	handler := func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return p.callTool(ctx, req)
 	}
-	if err := addTool(p.server, &mcp.Tool{Name: t.name, InputSchema: schema.InputSchema}, handler); err != nil {
+	if err := addTool(p.server, &mcp.Tool{Name: t.Name, InputSchema: schema.InputSchema}, handler); err != nil {
 		// The SDK refuses some schemas that upstreams send (a type other
 		// than "object", malformed header annotations). Route the tool
 		// anyway: its listing is passed on unchanged regardless.
-		p.logger.Warn("the SDK refused an upstream input schema; routing the tool with a permissive one", "tool", t.name, "error", err)
-		_ = addTool(p.server, &mcp.Tool{Name: t.name, InputSchema: json.RawMessage(`{"type":"object"}`)}, handler)
+		p.logger.Warn("the SDK refused an upstream input schema; routing the tool with a permissive one", "tool", t.Name, "error", err)
+		_ = addTool(p.server, &mcp.Tool{Name: t.Name, InputSchema: json.RawMessage(`{"type":"object"}`)}, handler)
 	}
 }
 
@@ -320,7 +287,7 @@ func cleanMeta(meta map[string]any) map[string]any {
 	}
 	out := make(map[string]any, len(meta))
 	for k, v := range meta {
-		if !strings.HasPrefix(k, "io.modelcontextprotocol/") {
+		if plan.UpstreamMetaKey(k) {
 			out[k] = v
 		}
 	}

@@ -1,9 +1,17 @@
 // Package config loads and validates the YAML configuration of
 // mcp-elicitation-proxy.
 //
-// Loading is strict: an unknown key, a value of the wrong type, a blank value,
-// both or neither upstream, or args/env without a command is refused with one
-// error that names the file, the line and the YAML path of the mistake.
+// The keys of the Python original (v0.1.0) load and mean the same; the
+// port's own keys are documented extensions. A mistake (a value of the wrong
+// type, a blank value, both or neither upstream, args/env without a
+// command, a duplicate key, a second YAML document) is refused with one
+// error naming the file, the line and the YAML path. An unknown key is a
+// warning with the same place and the nearest known key, so that a typo
+// stays visible; with Options.Strict it is refused.
+//
+// Other files of this package may add sections: a top-level key to
+// rootSections, a key of tools.<tool> to toolKeys, each from an init
+// function, with a field of their own in Config (gate.go does).
 package config
 
 import (
@@ -25,12 +33,14 @@ import (
 // not set.
 const DefaultName = "mcp-elicitation-proxy"
 
-// FallbackStructuredError is the only supported value of
+// FallbackStructuredError is the default value of
 // elicitation.fallback_on_unsupported: a client that cannot answer a form gets
 // a structured result naming the missing fields.
 const FallbackStructuredError = "structured_error"
 
-// Field types a configured elicitation field may declare.
+// Field types a configured elicitation field may declare; the original
+// accepts any other string and ignores it, and so does the port (with a
+// warning).
 var fieldTypes = []string{"string", "number", "integer", "boolean"}
 
 // Config is a loaded, validated proxy configuration.
@@ -44,6 +54,9 @@ type Config struct {
 	// ElicitationService is where the human gate asks when the host
 	// cannot (gate.go); nil when not configured.
 	ElicitationService *ElicitationService
+	// Warnings are what loading ignored: unknown keys and values the
+	// proxy does not use, each at its place in the file.
+	Warnings []*Error
 }
 
 // Proxy describes the proxy's own MCP identity.
@@ -55,13 +68,26 @@ type Proxy struct {
 // Upstream is the one MCP server the proxy fronts: exactly one of URL and
 // Command is set.
 type Upstream struct {
-	// URL is a streamable HTTP endpoint.
+	// URL is a streamable HTTP endpoint, or a legacy SSE endpoint when its
+	// path ends in /sse.
 	URL string
-	// Command, Args and Env start a stdio child process. Env is added to the
-	// proxy's own environment.
-	Command string
-	Args    []string
-	Env     map[string]string
+	// Command, Args and Env start a stdio child process. The child gets a
+	// safe default environment plus Env, or the proxy's whole environment
+	// plus Env when InheritEnv is set.
+	Command    string
+	Args       []string
+	Env        map[string]string
+	InheritEnv bool
+}
+
+// SSE reports whether the URL names a legacy SSE endpoint (its path ends in
+// /sse), which the original reaches with the SSE transport.
+func (u Upstream) SSE() bool {
+	pu, err := url.Parse(u.URL)
+	if u.URL == "" || err != nil {
+		return false
+	}
+	return strings.HasSuffix(strings.TrimSuffix(pu.Path, "/"), "/sse")
 }
 
 // Elicitation configures how missing arguments are asked for.
@@ -77,8 +103,9 @@ type Policies struct {
 	ConfirmDestructive ConfirmDestructive
 }
 
-// SchemaRequired controls whether the upstream schema's "required" list is
-// enforced.
+// SchemaRequired controls required-field enforcement. Disabled, as in the
+// original, no missing field is elicited or refused (neither the schema's
+// nor tools.<tool>.required), while the sensitive policy still sees them.
 type SchemaRequired struct {
 	Enabled bool
 }
@@ -87,8 +114,12 @@ type SchemaRequired struct {
 // secrets.
 type SensitiveRequired struct {
 	Enabled bool
+	// SensitiveNameMarkers and SensitiveSchemaMarkers are the original's
+	// keys: a non-empty list replaces that list's built-in markers.
+	SensitiveNameMarkers   []string
+	SensitiveSchemaMarkers []string
 	// DefaultMarkers keeps the built-in markers; NameMarkers and
-	// SchemaMarkers are added to them.
+	// SchemaMarkers are added to them (the port's extension keys).
 	DefaultMarkers bool
 	// NameMarkers are matched, token by token, against argument names.
 	NameMarkers []string
@@ -116,11 +147,13 @@ type Elicit struct {
 
 // Field overrides how one field is asked for.
 type Field struct {
+	// Type is "string", "number", "integer", "boolean", or empty for the
+	// upstream's type.
 	Type        string
 	Description string
 }
 
-// Error is a configuration mistake at a place in the file.
+// Error is a configuration mistake, or a warning, at a place in the file.
 type Error struct {
 	File string // may be empty
 	Line int    // 0 when unknown
@@ -148,13 +181,22 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
+// Options changes how a configuration is loaded.
+type Options struct {
+	// Strict refuses unknown keys and ignored values instead of warning.
+	Strict bool
+}
+
 // Load reads and validates the configuration file at path.
-func Load(path string) (*Config, error) {
+func Load(path string) (*Config, error) { return LoadWith(path, Options{}) }
+
+// LoadWith is Load with options.
+func LoadWith(path string, opts Options) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading config: %w", err)
 	}
-	cfg, err := Parse(data)
+	cfg, err := ParseWith(data, opts)
 	if err != nil {
 		var ce *Error
 		if errors.As(err, &ce) {
@@ -162,11 +204,17 @@ func Load(path string) (*Config, error) {
 		}
 		return nil, err
 	}
+	for _, w := range cfg.Warnings {
+		w.File = path
+	}
 	return cfg, nil
 }
 
 // Parse validates a configuration document.
-func Parse(data []byte) (*Config, error) {
+func Parse(data []byte) (*Config, error) { return ParseWith(data, Options{}) }
+
+// ParseWith is Parse with options.
+func ParseWith(data []byte, opts Options) (*Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -194,9 +242,11 @@ func Parse(data []byte) (*Config, error) {
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
 		root = root.Content[0]
 	}
-	if err := decodeRoot(root, cfg); err != nil {
+	d := &decoder{cfg: cfg, strict: opts.Strict}
+	if err := d.root(root); err != nil {
 		return nil, err
 	}
+	cfg.Warnings = d.warnings
 	return cfg, nil
 }
 
@@ -216,47 +266,84 @@ func yamlErrorText(err error) string {
 	return lineRE.ReplaceAllString(strings.TrimPrefix(err.Error(), "yaml: "), "")
 }
 
-func decodeRoot(n *yaml.Node, cfg *Config) error {
-	var upstreamNode, fallbackNode *yaml.Node
-	err := mapping(n, "", map[string]func(*yaml.Node, string) error{
-		"proxy": func(v *yaml.Node, p string) error {
-			return mapping(v, p, map[string]func(*yaml.Node, string) error{
-				"name": func(v *yaml.Node, p string) error { return str(v, p, &cfg.Proxy.Name) },
-			})
-		},
-		"upstream": func(v *yaml.Node, p string) error {
-			upstreamNode = v
-			return decodeUpstream(v, p, &cfg.Upstream)
-		},
-		"elicitation": func(v *yaml.Node, p string) error {
-			return mapping(v, p, map[string]func(*yaml.Node, string) error{
-				"enabled": func(v *yaml.Node, p string) error { return boolean(v, p, &cfg.Elicitation.Enabled) },
-				"fallback_on_unsupported": func(v *yaml.Node, p string) error {
-					fallbackNode = v
-					return decodeFallback(v, p, &cfg.Elicitation.FallbackOnUnsupported)
-				},
-			})
-		},
-		"elicitation_service": func(v *yaml.Node, p string) (err error) {
-			cfg.ElicitationService, err = decodeElicitationService(v, p)
-			return err
-		},
-		"policies": func(v *yaml.Node, p string) error { return decodePolicies(v, p, &cfg.Policies) },
-		"tools": func(v *yaml.Node, p string) error {
-			return eachKey(v, p, func(name string, v *yaml.Node, p string) error {
-				t, err := decodeTool(v, p)
-				if err != nil {
-					return err
-				}
-				cfg.Tools[name] = t
-				return nil
-			})
-		},
-	})
-	if err != nil {
+// decoder holds what one load collects besides the configuration.
+type decoder struct {
+	cfg      *Config
+	strict   bool
+	warnings []*Error
+	// fallbackNode is elicitation.fallback_on_unsupported's, for checkGate.
+	fallbackNode *yaml.Node
+}
+
+// keys decodes the known keys of one mapping: each function gets the value
+// node and its YAML path.
+type keys map[string]func(v *yaml.Node, path string) error
+
+// rootSections are the top-level keys. Files of this package may add
+// theirs from an init function.
+var rootSections = map[string]func(d *decoder, v *yaml.Node, path string) error{
+	"proxy": func(d *decoder, v *yaml.Node, p string) error {
+		return d.mapping(v, p, keys{
+			"name": func(v *yaml.Node, p string) error { return str(v, p, &d.cfg.Proxy.Name) },
+		})
+	},
+	"upstream":    func(d *decoder, v *yaml.Node, p string) error { return d.upstream(v, p, &d.cfg.Upstream) },
+	"elicitation": func(d *decoder, v *yaml.Node, p string) error { return d.elicitation(v, p, &d.cfg.Elicitation) },
+	"policies":    func(d *decoder, v *yaml.Node, p string) error { return d.policies(v, p, &d.cfg.Policies) },
+	"elicitation_service": func(d *decoder, v *yaml.Node, p string) (err error) {
+		d.cfg.ElicitationService, err = decodeElicitationService(v, p)
+		return err
+	},
+	"tools": func(d *decoder, v *yaml.Node, p string) error {
+		return eachKey(v, p, func(name string, v *yaml.Node, p string) error {
+			t, err := d.tool(v, p)
+			if err != nil {
+				return err
+			}
+			d.cfg.Tools[name] = t
+			return nil
+		})
+	},
+}
+
+// toolKeys are the keys of tools.<tool>. Files of this package may add
+// theirs from an init function.
+var toolKeys = map[string]func(d *decoder, t *Tool, v *yaml.Node, path string) error{
+	"required": func(d *decoder, t *Tool, v *yaml.Node, p string) error { return d.required(v, p, &t.Required) },
+	"elicit":   func(d *decoder, t *Tool, v *yaml.Node, p string) error { return d.elicit(v, p, &t.Elicit) },
+	// Null is the original's "not set".
+	"ambiguous_if": func(d *decoder, t *Tool, v *yaml.Node, p string) (err error) {
+		if isNull(v) {
+			return nil
+		}
+		t.AmbiguousIf, err = decodeAmbiguity(v, p)
+		return err
+	},
+	"confirm_if": func(d *decoder, t *Tool, v *yaml.Node, p string) (err error) {
+		if isNull(v) {
+			return nil
+		}
+		t.ConfirmIf, err = decodeConfirm(v, p)
+		return err
+	},
+}
+
+func (d *decoder) root(n *yaml.Node) error {
+	ks := keys{}
+	var upstreamNode *yaml.Node
+	d.fallbackNode = nil
+	for k, dec := range rootSections {
+		ks[k] = func(v *yaml.Node, p string) error {
+			if k == "upstream" {
+				upstreamNode = v
+			}
+			return dec(d, v, p)
+		}
+	}
+	if err := d.mapping(n, "", ks); err != nil {
 		return err
 	}
-	u := cfg.Upstream
+	u := d.cfg.Upstream
 	switch {
 	case upstreamNode == nil:
 		return &Error{Line: n.Line, Msg: "upstream is required: set upstream.url (streamable HTTP) or upstream.command (stdio)"}
@@ -265,12 +352,22 @@ func decodeRoot(n *yaml.Node, cfg *Config) error {
 	case u.URL == "" && u.Command == "":
 		return errAt(upstreamNode, "upstream", "set exactly one of url (streamable HTTP) and command (stdio)")
 	}
-	return checkGate(fallbackNode, cfg)
+	return checkGate(d.fallbackNode, d.cfg)
 }
 
-func decodeUpstream(n *yaml.Node, path string, u *Upstream) error {
-	var argsNode, envNode *yaml.Node
-	err := mapping(n, path, map[string]func(*yaml.Node, string) error{
+func (d *decoder) elicitation(n *yaml.Node, path string, e *Elicitation) error {
+	return d.mapping(n, path, keys{
+		"enabled": func(v *yaml.Node, p string) error { return boolean(v, p, &e.Enabled) },
+		"fallback_on_unsupported": func(v *yaml.Node, p string) error {
+			d.fallbackNode = v
+			return decodeFallback(v, p, &e.FallbackOnUnsupported)
+		},
+	})
+}
+
+func (d *decoder) upstream(n *yaml.Node, path string, u *Upstream) error {
+	var argsNode, envNode, inheritNode *yaml.Node
+	err := d.mapping(n, path, keys{
 		"url": func(v *yaml.Node, p string) error {
 			if err := str(v, p, &u.URL); err != nil {
 				return err
@@ -300,16 +397,22 @@ func decodeUpstream(n *yaml.Node, path string, u *Upstream) error {
 				return nil
 			})
 		},
+		"inherit_env": func(v *yaml.Node, p string) error {
+			inheritNode = v
+			return boolean(v, p, &u.InheritEnv)
+		},
 	})
 	if err != nil {
 		return err
 	}
 	if u.Command == "" {
-		if argsNode != nil {
-			return errAt(argsNode, path+".args", "is only valid with upstream.command")
-		}
-		if envNode != nil {
-			return errAt(envNode, path+".env", "is only valid with upstream.command")
+		for _, x := range []struct {
+			n   *yaml.Node
+			key string
+		}{{argsNode, "args"}, {envNode, "env"}, {inheritNode, "inherit_env"}} {
+			if x.n != nil {
+				return errAt(x.n, path+"."+x.key, "is only valid with upstream.command")
+			}
 		}
 	}
 	if u.Args == nil {
@@ -320,83 +423,186 @@ func decodeUpstream(n *yaml.Node, path string, u *Upstream) error {
 
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-func decodePolicies(n *yaml.Node, path string, p *Policies) error {
-	return mapping(n, path, map[string]func(*yaml.Node, string) error{
+func (d *decoder) policies(n *yaml.Node, path string, p *Policies) error {
+	return d.mapping(n, path, keys{
 		"schema_required": func(v *yaml.Node, path string) error {
-			return mapping(v, path, map[string]func(*yaml.Node, string) error{
+			return d.mapping(v, path, keys{
 				"enabled": func(v *yaml.Node, path string) error { return boolean(v, path, &p.SchemaRequired.Enabled) },
 			})
 		},
 		"confirm_destructive": func(v *yaml.Node, path string) error {
-			return mapping(v, path, map[string]func(*yaml.Node, string) error{
+			return d.mapping(v, path, keys{
 				"enabled": func(v *yaml.Node, path string) error { return boolean(v, path, &p.ConfirmDestructive.Enabled) },
 			})
 		},
 		"sensitive_required": func(v *yaml.Node, path string) error {
 			s := &p.SensitiveRequired
-			return mapping(v, path, map[string]func(*yaml.Node, string) error{
-				"enabled":         func(v *yaml.Node, path string) error { return boolean(v, path, &s.Enabled) },
-				"default_markers": func(v *yaml.Node, path string) error { return boolean(v, path, &s.DefaultMarkers) },
-				"name_markers":    func(v *yaml.Node, path string) error { return strList(v, path, &s.NameMarkers, false) },
-				"schema_markers":  func(v *yaml.Node, path string) error { return strList(v, path, &s.SchemaMarkers, false) },
+			markers := func(dst *[]string) func(*yaml.Node, string) error {
+				return func(v *yaml.Node, path string) error {
+					if isNull(v) {
+						return nil // the original's None: the defaults
+					}
+					return markerList(v, path, dst)
+				}
+			}
+			return d.mapping(v, path, keys{
+				"enabled":                  func(v *yaml.Node, path string) error { return boolean(v, path, &s.Enabled) },
+				"sensitive_name_markers":   markers(&s.SensitiveNameMarkers),
+				"sensitive_schema_markers": markers(&s.SensitiveSchemaMarkers),
+				"default_markers":          func(v *yaml.Node, path string) error { return boolean(v, path, &s.DefaultMarkers) },
+				"name_markers":             markers(&s.NameMarkers),
+				"schema_markers":           markers(&s.SchemaMarkers),
 			})
 		},
 	})
 }
 
-func decodeTool(n *yaml.Node, path string) (Tool, error) {
+func (d *decoder) tool(n *yaml.Node, path string) (Tool, error) {
 	var t Tool
-	err := mapping(n, path, map[string]func(*yaml.Node, string) error{
-		"required": func(v *yaml.Node, p string) error {
-			if err := strList(v, p, &t.Required, false); err != nil {
+	ks := keys{}
+	for k, dec := range toolKeys {
+		ks[k] = func(v *yaml.Node, p string) error { return dec(d, &t, v, p) }
+	}
+	err := d.mapping(n, path, ks)
+	return t, err
+}
+
+// required decodes tools.<tool>.required. A name listed twice counts once,
+// as in the original, with a warning.
+func (d *decoder) required(v *yaml.Node, p string, dst *[]string) error {
+	var list []string
+	if err := strList(v, p, &list, false); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for i, f := range list {
+		if seen[f] {
+			if err := d.warn(v.Content[i], fmt.Sprintf("%s[%d]", p, i), fmt.Sprintf("%q is listed twice; it counts once", f)); err != nil {
 				return err
 			}
-			seen := map[string]bool{}
-			for i, f := range t.Required {
-				if seen[f] {
-					return errAt(v.Content[i], fmt.Sprintf("%s[%d]", p, i), fmt.Sprintf("%q is listed twice", f))
-				}
-				seen[f] = true
-			}
-			return nil
-		},
-		"elicit": func(v *yaml.Node, p string) error {
-			return mapping(v, p, map[string]func(*yaml.Node, string) error{
-				"message": func(v *yaml.Node, p string) error { return str(v, p, &t.Elicit.Message) },
-				"fields": func(v *yaml.Node, p string) error {
-					t.Elicit.Fields = map[string]Field{}
-					return eachKey(v, p, func(name string, v *yaml.Node, p string) error {
-						var f Field
-						err := mapping(v, p, map[string]func(*yaml.Node, string) error{
-							"type": func(v *yaml.Node, p string) error {
-								if err := str(v, p, &f.Type); err != nil {
-									return err
-								}
-								for _, ok := range fieldTypes {
-									if f.Type == ok {
-										return nil
-									}
-								}
-								return errAt(v, p, fmt.Sprintf("unsupported type %q; use one of %s", f.Type, strings.Join(fieldTypes, ", ")))
-							},
-							"description": func(v *yaml.Node, p string) error { return str(v, p, &f.Description) },
-						})
-						t.Elicit.Fields[name] = f
-						return err
-					})
-				},
+			continue
+		}
+		seen[f] = true
+		*dst = append(*dst, f)
+	}
+	return nil
+}
+
+func (d *decoder) elicit(v *yaml.Node, p string, e *Elicit) error {
+	if isNull(v) {
+		return nil
+	}
+	return d.mapping(v, p, keys{
+		// A blank message is the original's "not set": the default one.
+		"message": func(v *yaml.Node, p string) error { return optStr(v, p, &e.Message) },
+		"fields": func(v *yaml.Node, p string) error {
+			e.Fields = map[string]Field{}
+			return eachKey(v, p, func(name string, v *yaml.Node, p string) error {
+				var f Field
+				err := d.mapping(v, p, keys{
+					"type": func(v *yaml.Node, p string) error {
+						var typ string
+						if err := str(v, p, &typ); err != nil {
+							return err
+						}
+						if !slices.Contains(fieldTypes, typ) {
+							return d.warn(v, p, fmt.Sprintf("type %q is not one a form can ask for (%s); the upstream's type is used", typ, strings.Join(fieldTypes, ", ")))
+						}
+						f.Type = typ
+						return nil
+					},
+					"description": func(v *yaml.Node, p string) error { return optStr(v, p, &f.Description) },
+				})
+				e.Fields[name] = f
+				return err
 			})
 		},
-		"ambiguous_if": func(v *yaml.Node, p string) (err error) {
-			t.AmbiguousIf, err = decodeAmbiguity(v, p)
-			return err
-		},
-		"confirm_if": func(v *yaml.Node, p string) (err error) {
-			t.ConfirmIf, err = decodeConfirm(v, p)
-			return err
-		},
 	})
-	return t, err
+}
+
+// warn records a warning at node n, or refuses it in strict mode.
+func (d *decoder) warn(n *yaml.Node, path, msg string) error {
+	if d.strict {
+		return errAt(n, path, msg+" (refused by --strict-config)")
+	}
+	d.warnings = append(d.warnings, &Error{Line: n.Line, Path: path, Msg: msg})
+	return nil
+}
+
+// unknown reports a key that no decoder knows, naming the nearest known
+// key when one is close enough to be a typo.
+func (d *decoder) unknown(k *yaml.Node, path string, known []string) error {
+	msg := "unknown key, ignored"
+	if d.strict {
+		msg = "unknown key"
+	}
+	if near := nearest(k.Value, known); near != "" {
+		msg += fmt.Sprintf("; did you mean %q?", near)
+	} else {
+		msg += "; known keys here: " + strings.Join(known, ", ")
+	}
+	if d.strict {
+		return errAt(k, path, msg)
+	}
+	d.warnings = append(d.warnings, &Error{Line: k.Line, Path: path, Msg: msg})
+	return nil
+}
+
+// nearest returns the known key most likely meant by key: the closest in
+// edit distance when within half the key's length (at least 2 edits), or
+// else one that holds key's letters in order ("cmd" for "command"); "" if
+// none is close.
+func nearest(key string, known []string) string {
+	key = strings.ToLower(key)
+	best, bestDist := "", 0
+	for _, k := range known {
+		if dist := editDistance(key, k); best == "" || dist < bestDist {
+			best, bestDist = k, dist
+		}
+	}
+	if best != "" && bestDist <= max(2, (len(key)+1)/2) {
+		return best
+	}
+	if len(key) >= 3 {
+		for _, k := range known {
+			if subsequence(key, k) {
+				return k
+			}
+		}
+	}
+	return ""
+}
+
+// subsequence reports whether the bytes of a appear in b in order.
+func subsequence(a, b string) bool {
+	i := 0
+	for j := 0; i < len(a) && j < len(b); j++ {
+		if a[i] == b[j] {
+			i++
+		}
+	}
+	return i == len(a)
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // errAt builds an Error located at node n.
@@ -433,8 +639,11 @@ func kindName(n *yaml.Node) string {
 	return "a " + strings.TrimPrefix(n.Tag, "!!")
 }
 
-// mapping decodes a mapping node whose keys must all be known.
-func mapping(n *yaml.Node, path string, fields map[string]func(*yaml.Node, string) error) error {
+func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!!null" }
+
+// mapping decodes a mapping node; keys it does not know are warnings (or
+// errors in strict mode).
+func (d *decoder) mapping(n *yaml.Node, path string, fields keys) error {
 	if n.Kind != yaml.MappingNode {
 		what := "the configuration"
 		if path != "" {
@@ -455,13 +664,23 @@ func mapping(n *yaml.Node, path string, fields map[string]func(*yaml.Node, strin
 		seen[k.Value] = true
 		decode, ok := fields[k.Value]
 		if !ok {
-			return errAt(k, p, "unknown key; known keys here: "+strings.Join(slices.Sorted(maps.Keys(fields)), ", "))
+			if err := d.unknown(k, p, slices.Sorted(maps.Keys(fields))); err != nil {
+				return err
+			}
+			continue
 		}
 		if err := decode(v, p); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// mapping decodes a mapping whose keys must all be known: an unknown key is
+// an error whatever the mode. The gate's extension sections (gate.go) use
+// it; the original's sections go through (*decoder).mapping, which warns.
+func mapping(n *yaml.Node, path string, fields map[string]func(*yaml.Node, string) error) error {
+	return (&decoder{strict: true}).mapping(n, path, fields)
 }
 
 // eachKey decodes a mapping with arbitrary, non-blank, unique keys.
@@ -498,16 +717,46 @@ func str(n *yaml.Node, path string, dst *string) error {
 	return nil
 }
 
-func boolean(n *yaml.Node, path string, dst *bool) error {
-	if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
-		return errAt(n, path, fmt.Sprintf("must be true or false, not %s", kindName(n)))
+// optStr decodes a string that may be empty or null (then dst is left
+// as it is).
+func optStr(n *yaml.Node, path string, dst *string) error {
+	if isNull(n) {
+		return nil
 	}
-	var b bool
-	if err := n.Decode(&b); err != nil {
-		return errAt(n, path, "must be true or false")
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
+		return errAt(n, path, fmt.Sprintf("must be a string, not %s", kindName(n)))
 	}
-	*dst = b
+	if strings.TrimSpace(n.Value) != "" {
+		*dst = n.Value
+	}
 	return nil
+}
+
+// boolean decodes a boolean as the original reads one: YAML's true and
+// false, YAML 1.1's yes/no/on/off (which YAML 1.2 reads as strings), the
+// strings pydantic accepts (t/f, y/n, 1/0, any case) and the numbers 0 and
+// 1.
+func boolean(n *yaml.Node, path string, dst *bool) error {
+	if n.Kind == yaml.ScalarNode {
+		switch n.Tag {
+		case "!!bool":
+			var b bool
+			if err := n.Decode(&b); err == nil {
+				*dst = b
+				return nil
+			}
+		case "!!str", "!!int", "!!float":
+			switch strings.ToLower(strings.TrimSpace(n.Value)) {
+			case "true", "yes", "on", "y", "t", "1", "1.0":
+				*dst = true
+				return nil
+			case "false", "no", "off", "n", "f", "0", "0.0":
+				*dst = false
+				return nil
+			}
+		}
+	}
+	return errAt(n, path, fmt.Sprintf("must be true or false (or yes/no, on/off), not %s", kindName(n)))
 }
 
 // strList decodes a list of non-blank strings. An argument list may hold
@@ -535,10 +784,30 @@ func strList(n *yaml.Node, path string, dst *[]string, scalarsAsText bool) error
 	return nil
 }
 
-// anyValue keeps an arbitrary YAML value as plain Go data.
+// markerList decodes a list of markers; blank ones are skipped, as the
+// original skips them.
+func markerList(n *yaml.Node, path string, dst *[]string) error {
+	if n.Kind != yaml.SequenceNode {
+		return errAt(n, path, fmt.Sprintf("must be a list, not %s", kindName(n)))
+	}
+	out := []string{}
+	for i, item := range n.Content {
+		if item.Kind != yaml.ScalarNode || item.Tag != "!!str" {
+			return errAt(item, fmt.Sprintf("%s[%d]", path, i), fmt.Sprintf("must be a string, not %s", kindName(item)))
+		}
+		if strings.TrimSpace(item.Value) != "" {
+			out = append(out, item.Value)
+		}
+	}
+	*dst = out
+	return nil
+}
+
+// anyValue keeps an arbitrary YAML value as plain Go data; null leaves it
+// unset.
 func anyValue(n *yaml.Node, path string, dst *any) error {
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
-		return errAt(n, path, "must not be empty")
+	if isNull(n) {
+		return nil
 	}
 	var v any
 	if err := n.Decode(&v); err != nil {

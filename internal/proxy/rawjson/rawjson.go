@@ -201,3 +201,12 @@ func plainKey(key string) bool {
 	}
 	return true
 }
+
+// Clone returns a copy of o whose members can be changed without changing
+// o's; the values' bytes are shared, and never changed in place.
+func (o *Object) Clone() *Object {
+	if o == nil {
+		return &Object{}
+	}
+	return &Object{Members: append([]Member(nil), o.Members...)}
+}

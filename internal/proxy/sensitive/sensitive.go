@@ -6,7 +6,8 @@
 // lower-cased, and a marker matches when its tokens appear consecutively.
 // "api_key", "apiKey", "X-API-Key" and "client-secret" therefore match the
 // markers "api key" and "secret", while "max_tokens", "tokenizer", "discard",
-// "cardinality" and "scorecard" match nothing.
+// "cardinality" and "scorecard" match nothing. The built-in markers are the
+// Python original's (payment and card included) and more.
 package sensitive
 
 import (
@@ -23,7 +24,7 @@ var DefaultNameMarkers = []string{
 	"authorization", "bearer", "cookie",
 	"otp", "totp", "mfa code", "pin code",
 	"ssn", "social security number",
-	"credit card", "card number", "cvv", "cvc",
+	"payment", "card", "credit card", "card number", "cvv", "cvc",
 }
 
 // DefaultSchemaMarkers are matched against a property's title, description
@@ -33,7 +34,7 @@ var DefaultSchemaMarkers = []string{
 	"secret", "token",
 	"api key", "apikey", "access key", "secret key", "private key",
 	"credential", "credentials", "bearer",
-	"social security number", "credit card", "card number",
+	"social security number", "payment", "card", "credit card", "card number", "cvv",
 }
 
 // Matcher reports whether a field is sensitive. The zero value matches

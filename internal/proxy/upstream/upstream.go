@@ -1,8 +1,11 @@
 // Package upstream connects the proxy to the one MCP server it fronts, over
 // streamable HTTP or as a stdio child process, and keeps that connection up.
 //
-// A stdio child runs in its own process group with the configured
-// environment added to the proxy's. When the proxy closes the connection the
+// A stdio child runs in its own process group with a safe default
+// environment (HOME, LOGNAME, PATH, SHELL, TERM and USER from the proxy's)
+// plus the configured variables, as the Python original's MCP SDK starts
+// one; InheritEnv gives it the proxy's whole environment instead. A URL whose
+// path ends in /sse is reached with the legacy SSE transport. When the proxy closes the connection the
 // whole group is terminated, so no grandchild (such as the server npx starts)
 // is left behind; on Linux the child is also killed if the proxy dies. If the
 // upstream goes away, the connection is re-established with backoff and every
@@ -15,10 +18,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -35,10 +40,17 @@ const ProtocolVersion = "2025-11-25"
 // must be set.
 type Options struct {
 	URL string
+	// SSE selects the legacy SSE transport (protocol 2024-11-05) for URL.
+	SSE bool
 
 	Command string
 	Args    []string
 	Env     map[string]string
+	// InheritEnv starts the child with the proxy's whole environment
+	// plus Env, instead of DefaultEnv's variables plus Env.
+	InheritEnv bool
+	// Environ returns the proxy's environment; nil means os.Environ.
+	Environ func() []string
 	// Dir is the child's working directory; empty means the proxy's.
 	Dir string
 	// Stderr receives the child's standard error; nil discards it.
@@ -219,7 +231,13 @@ func (c *Conn) connect(ctx context.Context) error {
 		ch   *child
 		link *rawLink
 	)
-	if c.opts.URL != "" {
+	if c.opts.URL != "" && c.opts.SSE {
+		hc := c.opts.HTTPClient
+		if hc == nil {
+			hc = http.DefaultClient
+		}
+		t = captureTransport{Transport: detached{&mcp.SSEClientTransport{Endpoint: c.opts.URL, HTTPClient: hc}}, progress: c.progress}
+	} else if c.opts.URL != "" {
 		base := http.DefaultTransport
 		if c.opts.HTTPClient != nil && c.opts.HTTPClient.Transport != nil {
 			base = c.opts.HTTPClient.Transport
@@ -375,10 +393,7 @@ type child struct {
 
 func newChild(opts Options) *child {
 	cmd := exec.Command(opts.Command, opts.Args...)
-	cmd.Env = os.Environ()
-	for k, v := range opts.Env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
+	cmd.Env = ChildEnv(opts)
 	cmd.Dir = opts.Dir
 	cmd.Stderr = opts.Stderr
 	setProcessGroup(cmd)
@@ -403,5 +418,68 @@ func (ch *child) exitNote() string {
 func (ch *child) killGroup() {
 	if ch.cmd.Process != nil {
 		killProcessGroup(ch.cmd.Process.Pid)
+	}
+}
+
+// DefaultEnv lists the variables a stdio child gets from the proxy's
+// environment unless InheritEnv is set: the MCP SDKs' default for a server
+// they start, which the Python original uses.
+var DefaultEnv = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}
+
+// ChildEnv is the environment a stdio child starts with: DefaultEnv's
+// variables from the proxy's environment (or all of it, with InheritEnv),
+// then Env, which wins.
+func ChildEnv(opts Options) []string {
+	environ := opts.Environ
+	if environ == nil {
+		environ = os.Environ
+	}
+	var env []string
+	for _, kv := range environ() {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			continue
+		}
+		if _, override := opts.Env[k]; override {
+			continue
+		}
+		// A value starting with "()" is an exported shell function, which
+		// the SDKs leave out for safety.
+		if opts.InheritEnv || (slices.Contains(DefaultEnv, k) && !strings.HasPrefix(v, "()")) {
+			env = append(env, kv)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(opts.Env)) {
+		env = append(env, k+"="+opts.Env[k])
+	}
+	return env
+}
+
+// detached connects with a context that outlives the connect call: the SSE
+// transport's event stream is the GET request Connect starts, which would
+// end with the caller's (dial timeout) context. The caller's context still
+// bounds how long connecting may take.
+type detached struct{ mcp.Transport }
+
+func (d detached) Connect(ctx context.Context) (mcp.Connection, error) {
+	type result struct {
+		c   mcp.Connection
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		c, err := d.Transport.Connect(context.WithoutCancel(ctx))
+		done <- result{c, err}
+	}()
+	select {
+	case r := <-done:
+		return r.c, r.err
+	case <-ctx.Done():
+		go func() {
+			if r := <-done; r.c != nil {
+				r.c.Close()
+			}
+		}()
+		return nil, ctx.Err()
 	}
 }

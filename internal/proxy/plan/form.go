@@ -1,4 +1,4 @@
-package proxy
+package plan
 
 import (
 	"encoding/json"
@@ -14,9 +14,9 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/proxy/sensitive"
 )
 
-// field is one required argument as the upstream schema and the
+// Field is one required argument as the upstream schema and the
 // configuration describe it.
-type field struct {
+type Field struct {
 	name string
 	raw  json.RawMessage // the upstream property schema; nil if undeclared
 	prop map[string]any  // raw, decoded
@@ -27,10 +27,10 @@ type field struct {
 	cfg    config.Field
 }
 
-func newField(t *tool, name string, tc config.Tool) *field {
-	f := &field{name: name, cfg: tc.Elicit.Fields[name]}
+func newField(t *Tool, name string, tc config.Tool) *Field {
+	f := &Field{name: name, cfg: tc.Elicit.Fields[name]}
 	if t != nil {
-		f.raw = t.properties[name]
+		f.raw = t.Properties[name]
 	}
 	if len(f.raw) > 0 {
 		_ = json.Unmarshal(f.raw, &f.prop)
@@ -68,7 +68,7 @@ func allStrings(xs []any) bool {
 }
 
 // sensitiveProperty is what the sensitive matcher reads from the schema.
-func (f *field) sensitiveProperty() sensitive.Property {
+func (f *Field) sensitiveProperty() sensitive.Property {
 	str := func(k string) string { s, _ := f.prop[k].(string); return s }
 	wo, _ := f.prop["writeOnly"].(bool)
 	return sensitive.Property{Title: str("title"), Description: str("description"), Format: str("format"), WriteOnly: wo}
@@ -76,7 +76,7 @@ func (f *field) sensitiveProperty() sensitive.Property {
 
 // elicitable reports whether a form can collect the value: primitives and
 // lists chosen from an enumeration can; objects and other lists cannot.
-func (f *field) elicitable() bool {
+func (f *Field) elicitable() bool {
 	switch f.upType {
 	case "object", "null":
 		return false
@@ -88,7 +88,7 @@ func (f *field) elicitable() bool {
 
 // multiSelectItems returns the items schema of a list whose values come from
 // an enumeration of strings, or nil.
-func (f *field) multiSelectItems() map[string]any {
+func (f *Field) multiSelectItems() map[string]any {
 	items, ok := f.prop["items"].(map[string]any)
 	if !ok {
 		return nil
@@ -119,7 +119,7 @@ func allConsts(opts []any) bool {
 
 // formType is the type the form asks for: the configured one, else the
 // upstream's, else string.
-func (f *field) formType() string {
+func (f *Field) formType() string {
 	switch {
 	case f.cfg.Type != "":
 		return f.cfg.Type
@@ -134,7 +134,7 @@ var formFormats = map[string]bool{"email": true, "uri": true, "date": true, "dat
 // formProperty renders the field as a property of the MCP form subset of
 // JSON Schema. Constraints are copied from the upstream schema only when the
 // form asks for the upstream's own type.
-func (f *field) formProperty() json.RawMessage {
+func (f *Field) formProperty() json.RawMessage {
 	obj := &rawjson.Object{}
 	set := func(k string, v any) {
 		b, err := marshalNoEscape(v)
@@ -179,7 +179,7 @@ func (f *field) formProperty() json.RawMessage {
 }
 
 // formSchema is the requestedSchema asking for exactly fields, in order.
-func formSchema(fields []*field) json.RawMessage {
+func formSchema(fields []*Field) json.RawMessage {
 	props := &rawjson.Object{}
 	names := make([]string, 0, len(fields))
 	for _, f := range fields {
@@ -198,7 +198,7 @@ func formSchema(fields []*field) json.RawMessage {
 
 // accept converts a submitted value to the upstream's type where the form
 // asked for another, and checks it against the upstream property schema.
-func (f *field) accept(v any) (json.RawMessage, error) {
+func (f *Field) accept(v any) (json.RawMessage, error) {
 	if f.upType != "" && f.upType != f.formType() {
 		c, err := convert(v, f.upType)
 		if err != nil {

@@ -1,0 +1,507 @@
+// Package stdio is the proxy's fast path on stdio: it moves complete
+// tools/call requests from a downstream newline-delimited stream to a stdio
+// upstream as JSON-RPC bytes, below the SDK, and their responses back.
+//
+// It decides nothing about a call itself: the proxy's planner says which
+// calls are forwarded untouched (Forwarder.Untouched), and the proxy shapes
+// results as its SDK path does (Forwarder.Result). What this package owns
+// is the stream: which lines it may take (the session's handshake state,
+// the JSON-RPC envelope, the params' keys, a progress token, a 2026-07-28
+// request's _meta), the IDs, cancellation, and writing the response as the
+// SDK's encoder does.
+package stdio
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-elicitation/elicitation/internal/proxy/ndjson"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/rawjson"
+)
+
+// protocolPerRequest is the first protocol version whose requests carry
+// their protocol in _meta and have no session.
+const protocolPerRequest = "2026-07-28"
+
+// Forwarder is the proxy, as the fast path uses it.
+type Forwarder interface {
+	// Untouched reports whether the proxy forwards a call of the named
+	// tool with these raw arguments untouched (the planner's Forward
+	// without changes, for a tool in the listing).
+	Untouched(name string, args json.RawMessage) bool
+	// RawCall sends a request with raw params to the stdio upstream and
+	// calls done with its response; it fails, sending nothing, while the
+	// upstream is down or not on stdio.
+	RawCall(method string, params []byte, done func(*jsonrpc.Response, error)) (cancel func(reason string), err error)
+	// Result shapes the upstream's raw result for the client as the SDK
+	// path does (perRequest: a 2026-07-28 request).
+	Result(raw json.RawMessage, perRequest bool) (json.RawMessage, error)
+	// Logger receives the fast path's debug logs.
+	Logger() *slog.Logger
+}
+
+// The fast path forwards a complete tools/call from a downstream stdio
+// session to a stdio upstream as JSON-RPC bytes, below the SDK: the
+// downstream line is picked out of the stream before the SDK decodes it,
+// its params go upstream as received (only _meta's io.modelcontextprotocol/*
+// keys are removed, in place) under a proxy-owned ID, the upstream's
+// response is picked out of the child's output the same way, and goes back
+// under the client's ID, encoded as the SDK encodes responses. The SDK's
+// JSON decoding (a fresh 32 KiB buffer per value, several values per
+// message) was most of the proxy's cost per call; the result is the one the
+// SDK path gives (which also passes the upstream's raw result on).
+//
+// Only calls the SDK path would forward untouched take it: the session has
+// completed its initialize handshake on a protocol before 2026-07-28 (or
+// server/discover, for a request that carries the 2026-07-28 protocol in
+// its _meta), the tool is in the cached listing, the params hold only
+// name, arguments and _meta, the arguments are a JSON object with every
+// required field present, and _meta carries no progress token. Everything
+// else (and everything while the upstream is down or not on stdio) goes
+// through the SDK, unchanged.
+
+// Wrap returns t with the fast path for complete tool calls when t is an
+// *mcp.IOTransport (stdio, or any newline-delimited stream with one peer);
+// any other transport is returned as it is. calls, if set, counts the calls
+// forwarded on the fast path.
+func Wrap(t mcp.Transport, f Forwarder, calls *atomic.Int64) mcp.Transport {
+	iot, ok := t.(*mcp.IOTransport)
+	if !ok {
+		return t
+	}
+	if calls == nil {
+		calls = new(atomic.Int64)
+	}
+	return &fastTransport{io: iot, f: f, calls: calls}
+}
+
+type fastTransport struct {
+	io    *mcp.IOTransport
+	f     Forwarder
+	calls *atomic.Int64
+}
+
+func (t *fastTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	s := &fastSession{f: t.f, calls: t.calls, w: ndjson.NewWriter(t.io.Writer, nil)}
+	c, err := (&mcp.IOTransport{
+		Reader:        ndjson.NewReader(t.io.Reader, t.io.MaxLineLength, s.take, nil),
+		Writer:        s.w,
+		MaxLineLength: t.io.MaxLineLength,
+	}).Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &fastConn{Connection: c, s: s}, nil
+}
+
+// fastSession is the state of one downstream stream.
+type fastSession struct {
+	f     Forwarder
+	calls *atomic.Int64
+	w     *ndjson.Writer // the downstream's output, shared with the SDK
+
+	mu          sync.Mutex
+	initID      *jsonrpc.ID // the initialize request's ID, until answered
+	protocol    string      // the version initialize negotiated
+	initialized bool        // notifications/initialized was received
+	discoverID  *jsonrpc.ID // the server/discover request's ID, until answered
+	discovered  bool        // server/discover succeeded (2026-07-28)
+	pending     map[jsonrpc.ID]*fastCall
+	closed      bool
+}
+
+// fastCall is one tool call in flight on the fast path.
+type fastCall struct {
+	id     jsonrpc.ID
+	cancel func(reason string) // set once sent
+}
+
+// fastConn is the SDK's connection over the filtered stream; it watches
+// the SDK's answers to the handshake.
+type fastConn struct {
+	mcp.Connection
+	s *fastSession
+}
+
+func (c *fastConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if err != nil {
+		c.s.abandonAll()
+	}
+	return msg, err
+}
+
+func (c *fastConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		s := c.s
+		s.mu.Lock()
+		if s.discoverID != nil && *s.discoverID == resp.ID {
+			s.discoverID = nil
+			s.discovered = s.discovered || resp.Error == nil
+		}
+		if s.initID != nil && *s.initID == resp.ID {
+			s.initID = nil
+			var res struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			}
+			if resp.Error == nil && json.Unmarshal(resp.Result, &res) == nil {
+				s.protocol = res.ProtocolVersion
+			}
+		}
+		s.mu.Unlock()
+	}
+	return c.Connection.Write(ctx, msg)
+}
+
+func (c *fastConn) Close() error {
+	c.s.abandonAll()
+	return c.Connection.Close()
+}
+
+// take looks at each line the client sends before the SDK does, and
+// consumes the tool calls it forwards itself.
+func (s *fastSession) take(line []byte) bool {
+	obj, err := rawjson.ParseObject(line)
+	if err != nil {
+		return false // a batch, or not JSON-RPC: the SDK's business
+	}
+	var m struct {
+		JSONRPC, ID, Method, Params json.RawMessage
+	}
+	for _, mem := range obj.Members {
+		switch mem.Key {
+		case "jsonrpc":
+			m.JSONRPC = mem.Value
+		case "id":
+			m.ID = mem.Value
+		case "method":
+			m.Method = mem.Value
+		case "params":
+			m.Params = mem.Value
+		}
+	}
+	method, ok := rawString(m.Method)
+	if !ok {
+		return false
+	}
+	var id jsonrpc.ID
+	isCall := false
+	if len(m.ID) > 0 && string(m.ID) != "null" {
+		var v any
+		if json.Unmarshal(m.ID, &v) != nil {
+			return false
+		}
+		if id, err = jsonrpc.MakeID(v); err != nil {
+			return false
+		}
+		isCall = true
+	}
+	switch method {
+	case "tools/call":
+		if isCall && string(m.JSONRPC) == `"2.0"` {
+			return s.tryFast(id, m.Params)
+		}
+	case "notifications/cancelled":
+		if !isCall {
+			s.cancelled(m.Params)
+		}
+	case "initialize":
+		if isCall {
+			s.mu.Lock()
+			s.initID, s.protocol, s.initialized = &id, "", false
+			s.mu.Unlock()
+		}
+	case "server/discover":
+		if isCall {
+			s.mu.Lock()
+			s.discoverID = &id
+			s.mu.Unlock()
+		}
+	case "notifications/initialized":
+		if !isCall {
+			s.mu.Lock()
+			s.initialized = s.protocol != ""
+			s.mu.Unlock()
+		}
+	}
+	return false
+}
+
+// tryFast forwards a tool call on the fast path and reports whether it did.
+func (s *fastSession) tryFast(id jsonrpc.ID, raw json.RawMessage) bool {
+	params, perRequest, ok := s.params(raw)
+	if !ok {
+		return false
+	}
+	s.mu.Lock()
+	if perRequest {
+		// A 2026-07-28 request carries its protocol in _meta; the SDK
+		// takes the session's state from server/discover (or initialize).
+		ok = s.discovered || s.initialized
+	} else {
+		ok = s.initialized && s.protocol != "" && s.protocol < protocolPerRequest
+	}
+	_, dup := s.pending[id]
+	ok = ok && !dup && !s.closed
+	fc := &fastCall{id: id}
+	if ok {
+		if s.pending == nil {
+			s.pending = map[jsonrpc.ID]*fastCall{}
+		}
+		s.pending[id] = fc
+	}
+	s.mu.Unlock()
+	if !ok {
+		return false
+	}
+	s.calls.Add(1) // before the answer can arrive
+	cancel, err := s.f.RawCall("tools/call", params, func(resp *jsonrpc.Response, err error) {
+		if !s.finish(fc) {
+			return
+		}
+		out := &jsonrpc.Response{ID: fc.id}
+		switch {
+		case err != nil:
+			out.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "upstream MCP server: " + err.Error()}
+		case resp.Error != nil:
+			out.Error = resp.Error
+		default:
+			b, rerr := s.f.Result(resp.Result, perRequest)
+			if rerr != nil {
+				out.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: rerr.Error()}
+			} else {
+				out.Result = b
+			}
+		}
+		if werr := s.write(out); werr != nil {
+			s.f.Logger().Debug("writing a forwarded tool result failed", "error", werr)
+		}
+	})
+	if err != nil {
+		// The upstream is down or not on stdio: the SDK path answers.
+		s.calls.Add(-1)
+		s.finish(fc)
+		return false
+	}
+	s.mu.Lock()
+	fc.cancel = cancel
+	gone := s.pending[fc.id] != fc
+	s.mu.Unlock()
+	if gone {
+		// Answered already (then cancel does nothing), or abandoned by a
+		// closing session meanwhile.
+		cancel(context.Canceled.Error())
+	}
+	return true
+}
+
+// write sends msg to the client as the SDK's stdio transport does.
+func (s *fastSession) write(msg jsonrpc.Message) error {
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	_, err = s.w.Write(append(data, '\n'))
+	return err
+}
+
+// finish removes fc from the calls in flight and reports whether it was
+// still there (the call had neither been answered nor cancelled).
+func (s *fastSession) finish(fc *fastCall) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pending[fc.id] != fc {
+		return false
+	}
+	delete(s.pending, fc.id)
+	return true
+}
+
+// cancelled handles the client's notifications/cancelled for a fast call
+// as the SDK path does: the upstream call is cancelled and the client gets
+// the error response the SDK writes for a cancelled request. The
+// notification is passed to the SDK as well, which ignores an ID it does
+// not know.
+func (s *fastSession) cancelled(raw json.RawMessage) {
+	var params struct {
+		RequestID any `json:"requestId"`
+	}
+	if json.Unmarshal(raw, &params) != nil {
+		return
+	}
+	id, err := jsonrpc.MakeID(params.RequestID) // as the SDK reads it
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	fc := s.pending[id]
+	var cancel func(string)
+	if fc != nil {
+		delete(s.pending, id)
+		cancel = fc.cancel
+	}
+	s.mu.Unlock()
+	if fc == nil {
+		return
+	}
+	if cancel != nil {
+		cancel(context.Canceled.Error())
+	}
+	_ = s.write(&jsonrpc.Response{ID: fc.id, Error: context.Canceled})
+}
+
+// abandonAll cancels every fast call in flight upstream when the client
+// has gone, as the SDK path cancels its handlers.
+func (s *fastSession) abandonAll() {
+	s.mu.Lock()
+	s.closed = true
+	var cancels []func(string)
+	for _, fc := range s.pending {
+		if fc.cancel != nil {
+			cancels = append(cancels, fc.cancel)
+		}
+	}
+	s.pending = nil
+	s.mu.Unlock()
+	for _, cancel := range cancels {
+		cancel(context.Canceled.Error())
+	}
+}
+
+// params returns the params to send upstream for a tools/call the proxy
+// forwards untouched, and whether the request follows the 2026-07-28
+// per-request protocol (its _meta names the protocol), or false if the call
+// must take the SDK path.
+func (s *fastSession) params(raw json.RawMessage) (params []byte, perRequest, ok bool) {
+	obj, err := rawjson.ParseObject(raw)
+	if err != nil {
+		return nil, false, false
+	}
+	var name string
+	var args, meta json.RawMessage
+	for _, m := range obj.Members {
+		switch m.Key {
+		case "name":
+			if json.Unmarshal(m.Value, &name) != nil {
+				return nil, false, false
+			}
+		case "arguments":
+			args = m.Value
+		case "_meta":
+			meta = m.Value
+		default:
+			// inputResponses, requestState, or anything the SDK path
+			// would drop.
+			return nil, false, false
+		}
+	}
+	if name == "" || len(args) == 0 || !s.f.Untouched(name, args) {
+		return nil, false, false
+	}
+	if meta == nil {
+		return raw, false, true
+	}
+	metaObj, err := rawjson.ParseObject(meta)
+	if err != nil {
+		return nil, false, false
+	}
+	if _, ok := metaObj.Get("progressToken"); ok {
+		return nil, false, false
+	}
+	perRequest, ok = perRequestProtocol(metaObj)
+	if !ok {
+		return nil, false, false
+	}
+	kept := &rawjson.Object{}
+	for _, m := range metaObj.Members {
+		if plan.UpstreamMetaKey(m.Key) {
+			kept.Members = append(kept.Members, m)
+		}
+	}
+	if len(kept.Members) == len(metaObj.Members) && len(kept.Members) > 0 {
+		return raw, perRequest, true
+	}
+	if len(kept.Members) == 0 {
+		obj.Delete("_meta")
+	} else {
+		b, err := kept.MarshalJSON()
+		if err != nil {
+			return nil, false, false
+		}
+		obj.Set("_meta", b)
+	}
+	b, err := obj.MarshalJSON()
+	if err != nil {
+		return nil, false, false
+	}
+	return b, perRequest, true
+}
+
+// perRequestProtocol reports whether a request's _meta selects the
+// 2026-07-28 protocol, as the SDK decides it, and whether the fast path
+// may take the request: a later version, or per-request client
+// information the SDK would refuse, goes through the SDK.
+func perRequestProtocol(meta *rawjson.Object) (perRequest, ok bool) {
+	v, present := meta.Get(mcp.MetaKeyProtocolVersion)
+	var version string
+	if !present || json.Unmarshal(v, &version) != nil || version < protocolPerRequest {
+		return false, true
+	}
+	if version != protocolPerRequest {
+		return false, false
+	}
+	caps, present := meta.Get(mcp.MetaKeyClientCapabilities)
+	info, hasInfo := meta.Get(mcp.MetaKeyClientInfo)
+	// A client sends the same capabilities and identity with every
+	// request: remember the last ones found valid.
+	key := string(caps) + "\x00" + string(info)
+	if hasInfo {
+		key += "\x00"
+	}
+	if last := lastValidMeta.Load(); present && last != nil && *last == key {
+		return true, true
+	}
+	var c struct {
+		mcp.ClientCapabilities
+		Roots *struct {
+			ListChanged bool `json:"listChanged,omitempty"`
+		} `json:"roots,omitempty"`
+	}
+	if !present || !isObject(caps) || json.Unmarshal(caps, &c) != nil {
+		return false, false
+	}
+	if hasInfo {
+		var impl mcp.Implementation
+		if !isObject(info) || json.Unmarshal(info, &impl) != nil {
+			return false, false
+		}
+	}
+	lastValidMeta.Store(&key)
+	return true, true
+}
+
+// lastValidMeta holds the last per-request capabilities and client
+// information perRequestProtocol accepted.
+var lastValidMeta atomic.Pointer[string]
+
+func isObject(v json.RawMessage) bool {
+	v = bytes.TrimSpace(v)
+	return len(v) > 0 && v[0] == '{'
+}
+
+// rawString decodes a JSON string value.
+func rawString(v json.RawMessage) (string, bool) {
+	if len(v) >= 2 && v[0] == '"' && bytes.IndexByte(v, '\\') < 0 {
+		return string(v[1 : len(v)-1]), true
+	}
+	var s string
+	return s, json.Unmarshal(v, &s) == nil
+}
