@@ -198,6 +198,7 @@ func (s *Store) Load(ctx context.Context, id string) (elicitation.Record, error)
 // Resolve implements elicitation.Store.
 func (s *Store) Resolve(ctx context.Context, id string, t elicitation.Resolution) (elicitation.State, error) {
 	var st elicitation.State
+	decided := false
 	err := s.update(ctx, "resolve "+id, func(tx *bolt.Tx) error {
 		ok, err := getJSON(tx, bucketState, id, &st)
 		switch {
@@ -205,37 +206,38 @@ func (s *Store) Resolve(ctx context.Context, id string, t elicitation.Resolution
 			return err
 		case !ok:
 			return notFound("resolve", id)
-		case t.IsRetryOf(st):
-			return nil
-		case st.Status != elicitation.StatusPending:
-			return fmt.Errorf("resolve %s: %w", id, elicitation.ErrConflict)
-		case !t.At.Before(st.ExpiresAt):
-			return fmt.Errorf("resolve %s: %w", id, elicitation.ErrExpired)
 		}
-		next := t.Apply(st)
-		if err := putJSON(tx, bucketState, id, next); err != nil {
+		if done, err := t.Check(st); done {
+			if err != nil {
+				return fmt.Errorf("resolve %s: %w", id, err)
+			}
+			return nil
+		}
+		step := t.Step(st)
+		if err := putJSON(tx, bucketState, id, step.Next); err != nil {
 			return err
 		}
-		if t.Answer != nil {
-			if err := putJSON(tx, bucketAnswer, id, t.Answer); err != nil {
+		if step.Answer != nil {
+			if err := putJSON(tx, bucketAnswer, id, step.Answer); err != nil {
 				return err
 			}
 		}
-		if err := appendAudit(tx, id, t.AuditEntry()); err != nil {
+		if err := appendAudit(tx, id, step.Entry); err != nil {
 			return err
 		}
-		if err := putDeliveries(tx, t.Outbox); err != nil {
+		if err := putDeliveries(tx, step.Outbox); err != nil {
 			return err
 		}
-		for _, d := range t.Withdraw {
+		for _, d := range step.Withdraw {
 			if err := tx.Bucket(bucketOutbox).Delete(outboxKey(d)); err != nil {
 				return err
 			}
 		}
-		st = next
+		st = step.Next
+		decided = step.Decides()
 		return nil
 	})
-	if err == nil {
+	if err == nil && decided {
 		s.db.wake(id)
 	}
 	return st, err
@@ -418,7 +420,7 @@ func (s *Store) update(ctx context.Context, op string, fn func(*bolt.Tx) error) 
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	if err := s.db.bolt.Update(fn); err != nil {
-		if errors.Is(err, elicitation.ErrNotFound) || errors.Is(err, elicitation.ErrConflict) || errors.Is(err, elicitation.ErrExpired) {
+		if errors.Is(err, elicitation.ErrNotFound) || elicitation.CodeOf(err) != elicitation.CodeInternal {
 			return err
 		}
 		return fmt.Errorf("%s: %w", op, err)

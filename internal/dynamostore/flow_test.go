@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -115,7 +116,7 @@ func (e *flowEnv) run(t *testing.T, n int, victim, op string, plan faultPlan) {
 			if errors.Is(err, elicitation.ErrConflict) && retried["create"] {
 				// The caller's retry of a create whose response was lost:
 				// it is there, whole.
-				if rec, lerr := e.clean.Load(bg, id); lerr == nil && rec.State == r.State {
+				if rec, lerr := e.clean.Load(bg, id); lerr == nil && reflect.DeepEqual(rec.State, r.State) {
 					return nil
 				}
 			}
@@ -147,7 +148,7 @@ func (e *flowEnv) run(t *testing.T, n int, victim, op string, plan faultPlan) {
 			again := win
 			again.At = t0.Add(90 * time.Second)
 			st, err := e.decider.Resolve(ctx, id, again)
-			if err == nil && st != decided {
+			if err == nil && !reflect.DeepEqual(st, decided) {
 				err = fmt.Errorf("retried resolution answered %+v, want %+v", st, decided)
 			}
 			return err
@@ -178,7 +179,7 @@ func (e *flowEnv) run(t *testing.T, n int, victim, op string, plan faultPlan) {
 			continue // runs with resolve
 		case "resolve":
 			e.decide(t, steps["resolve"], steps["wait"], victim, op, plan)
-			if woke != decided {
+			if !reflect.DeepEqual(woke, decided) {
 				t.Fatalf("the waiter woke with %+v, want the decision %+v", woke, decided)
 			}
 			continue

@@ -51,6 +51,8 @@ const (
 	attrSubmissionID = "submissionId"
 	attrAnswerDigest = "answerDigest"
 	attrConsumedAt   = "consumedAt"
+	attrApprovals    = "approvals" // the quorum, when more than one
+	attrApprovers    = "approvers" // the approvals counted so far, as JSON
 	attrVersion      = "version"
 	attrWriteToken   = "wtok" // names the store call that last wrote the item
 	attrRetainShard  = "gpk"  // partition key of the retention index
@@ -185,14 +187,36 @@ func stateItem(st elicitation.State, tok string) item {
 	putStr(it, attrSubmissionID, st.SubmissionID)
 	putStr(it, attrAnswerDigest, st.AnswerDigest)
 	putTime(it, attrConsumedAt, st.ConsumedAt)
+	if st.Approvals > 1 {
+		it[attrApprovals] = num(int64(st.Approvals))
+	}
+	if a := approversJSON(st.Approvers); a != "" {
+		it[attrApprovers] = str(a)
+	}
 	it[attrVersion] = num(0)
 	it[attrWriteToken] = str(tok)
 	it[attrRetainShard] = str(shardOf(st.ID))
 	return it
 }
 
+// approversJSON encodes a quorum's approvals ("" for none).
+func approversJSON(a []elicitation.Approval) string {
+	if len(a) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(a) // strings and times only: cannot fail
+	return string(b)
+}
+
 func decodeState(it item) stored {
 	v, _ := getN(it, attrVersion)
+	quorum, _ := getN(it, attrApprovals)
+	var approvers []elicitation.Approval
+	if a := getS(it, attrApprovers); a != "" {
+		// Written by approversJSON; a damaged value reads as no approvals,
+		// which can only make a quorum harder to reach.
+		_ = json.Unmarshal([]byte(a), &approvers)
+	}
 	return stored{
 		State: elicitation.State{
 			ID:           getS(it, attrID),
@@ -208,6 +232,8 @@ func decodeState(it item) stored {
 			SubmissionID: getS(it, attrSubmissionID),
 			AnswerDigest: getS(it, attrAnswerDigest),
 			ConsumedAt:   getTime(it, attrConsumedAt),
+			Approvals:    int(quorum),
+			Approvers:    approvers,
 		},
 		version:    v,
 		writeToken: getS(it, attrWriteToken),

@@ -3,6 +3,7 @@ package dynamostore_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -84,7 +85,7 @@ func TestServerRestartMidFlow(t *testing.T) {
 	}
 	select {
 	case err := <-woke:
-		if err != nil || wokeWith != decided {
+		if err != nil || !reflect.DeepEqual(wokeWith, decided) {
 			t.Fatalf("waiter across the outage: %+v, %v; want %+v", wokeWith, err, decided)
 		}
 	case <-time.After(10 * time.Second):
@@ -118,7 +119,7 @@ func TestServerRestartMidFlow(t *testing.T) {
 		t.Fatalf("the decision that landed before the outage: %+v, %v", st, err)
 	}
 	again, err := decider.Resolve(ctx, r2.State.ID, win2)
-	if err != nil || again != st {
+	if err != nil || !reflect.DeepEqual(again, st) {
 		t.Fatalf("the caller's retry: %+v, %v; want %+v", again, err, st)
 	}
 	other := submit("render-9", t0.Add(2*time.Minute), "opt-001")

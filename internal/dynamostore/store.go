@@ -260,7 +260,7 @@ func (s *Store) Resolve(ctx context.Context, id string, t elicitation.Resolution
 		}
 		if werr := s.transact(ctx, tx); werr == nil {
 			s.hub.notify(id)
-			return t.Apply(cur.State), nil
+			return t.Step(cur.State).Next, nil
 		} else if !isCanceled(werr) {
 			// Ambiguous: the write may or may not have landed. A retry with
 			// the same SubmissionID is answered by what the state says.
@@ -286,15 +286,14 @@ func (s *Store) Resolve(ctx context.Context, id string, t elicitation.Resolution
 // classify answers a resolution from the current state when it cannot or
 // need not be written: done is false when the request is open to it.
 func classify(id string, cur stored, t elicitation.Resolution) (elicitation.State, bool, error) {
-	switch {
-	case t.IsRetryOf(cur.State):
-		return cur.State, true, nil
-	case cur.Status != elicitation.StatusPending:
-		return cur.State, true, fmt.Errorf("resolve %s: status %s: %w", id, cur.Status, elicitation.ErrConflict)
-	case !t.At.Before(cur.ExpiresAt):
-		return cur.State, true, fmt.Errorf("resolve %s: %w", id, elicitation.ErrExpired)
+	done, err := t.Check(cur.State)
+	if !done {
+		return elicitation.State{}, false, nil
 	}
-	return elicitation.State{}, false, nil
+	if err != nil {
+		err = fmt.Errorf("resolve %s: %w", id, err)
+	}
+	return cur.State, true, err
 }
 
 func (s *Store) resolveItems(id string, cur stored, t elicitation.Resolution, tok string) ([]types.TransactWriteItem, error) {
@@ -303,15 +302,33 @@ func (s *Store) resolveItems(id string, cur stored, t elicitation.Resolution, to
 	default:
 		return nil, fmt.Errorf("a resolution's status must be submitted, declined or canceled, not %q", t.Status)
 	}
-	next := t.Apply(cur.State)
+	step := t.Step(cur.State)
+	next := step.Next
 	ttl := ttlOf(cur.RetainUntil)
-	set := "SET #status = :status, #decidedAt = :decidedAt, #wtok = :wtok, #version = #version + :one"
+	set := "SET #status = :status, #wtok = :wtok, #version = #version + :one"
+	cond := "#status = :pending AND #expiresAt > :at"
 	vals := item{
-		":status": str(string(next.Status)), ":decidedAt": num(next.DecidedAt.UnixNano()),
-		":wtok": str(tok), ":one": num(1),
+		":status": str(string(next.Status)),
+		":wtok":   str(tok), ":one": num(1),
 		":pending": str(string(elicitation.StatusPending)), ":at": num(t.At.UnixNano()),
 	}
-	ns := names(attrStatus, attrDecidedAt, attrWriteToken, attrVersion, attrExpiresAt)
+	ns := names(attrStatus, attrWriteToken, attrVersion, attrExpiresAt)
+	if !next.DecidedAt.IsZero() {
+		set += ", #decidedAt = :decidedAt"
+		vals[":decidedAt"] = num(next.DecidedAt.UnixNano())
+		ns["#"+attrDecidedAt] = attrDecidedAt
+	}
+	if cur.Quorum() > 1 {
+		// A quorum's approvals accumulate: the write holds only if no
+		// other approval (or decision) landed since cur was read.
+		cond += " AND #version = :version"
+		vals[":version"] = num(cur.version)
+		if a := approversJSON(next.Approvers); a != "" {
+			set += ", #approvers = :approvers"
+			vals[":approvers"] = str(a)
+			ns["#"+attrApprovers] = attrApprovers
+		}
+	}
 	for _, f := range []struct{ name, value string }{
 		{attrDecision, string(next.Decision)}, {attrDecidedBy, next.DecidedBy}, {attrSubmissionID, next.SubmissionID},
 		{attrAnswerDigest, next.AnswerDigest},
@@ -325,20 +342,20 @@ func (s *Store) resolveItems(id string, cur stored, t elicitation.Resolution, to
 	tx := []types.TransactWriteItem{{Update: &types.Update{
 		TableName: s.table, Key: stateKey(id),
 		UpdateExpression:          aws.String(set),
-		ConditionExpression:       aws.String("#status = :pending AND #expiresAt > :at"),
+		ConditionExpression:       aws.String(cond),
 		ExpressionAttributeNames:  ns,
 		ExpressionAttributeValues: vals,
 	}}}
-	if t.Answer != nil {
-		a, err := answerItem(id, t.Answer, ttl)
+	if step.Answer != nil {
+		a, err := answerItem(id, step.Answer, ttl)
 		if err != nil {
 			return nil, err
 		}
 		tx = append(tx, types.TransactWriteItem{Put: &types.Put{TableName: s.table, Item: a}})
 	}
-	tx = append(tx, types.TransactWriteItem{Put: &types.Put{TableName: s.table, Item: auditItem(id, t.AuditEntry(), ttl)}})
-	tx = append(tx, putDeliveries(s.table, t.Outbox)...)
-	tx = append(tx, withdrawDeliveries(s.table, t.Withdraw)...)
+	tx = append(tx, types.TransactWriteItem{Put: &types.Put{TableName: s.table, Item: auditItem(id, step.Entry, ttl)}})
+	tx = append(tx, putDeliveries(s.table, step.Outbox)...)
+	tx = append(tx, withdrawDeliveries(s.table, step.Withdraw)...)
 	return tx, nil
 }
 

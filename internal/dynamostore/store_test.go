@@ -165,11 +165,11 @@ func TestResolveExactlyOnce(t *testing.T) {
 	}
 	// The winner's retry succeeds again; a cancel conflicts.
 	again, err := a.Resolve(ctx, r.State.ID, submit(st.SubmissionID, at.Add(time.Second), "opt-002"))
-	if err != nil || again != st {
+	if err != nil || !reflect.DeepEqual(again, st) {
 		t.Errorf("retry of the winner: %+v, %v; want %+v", again, err, st)
 	}
 	got, err := a.Resolve(ctx, r.State.ID, elicitation.Resolution{Status: elicitation.StatusCanceled, At: at, By: "agent-1"})
-	if !errors.Is(err, elicitation.ErrConflict) || got != st {
+	if !errors.Is(err, elicitation.ErrConflict) || !reflect.DeepEqual(got, st) {
 		t.Errorf("cancel after decision: %+v, %v", got, err)
 	}
 	tr, err := a.Audit(ctx, r.State.ID)
@@ -228,10 +228,10 @@ func TestConsume(t *testing.T) {
 		t.Fatalf("consume: %+v, %v", st1, err)
 	}
 	st2, err := a.Consume(ctx, r.State.ID, fetch(t0.Add(3*time.Second)))
-	if err != nil || st2 != st1 {
+	if err != nil || !reflect.DeepEqual(st2, st1) {
 		t.Errorf("consume again: %+v, %v; want %+v", st2, err, st1)
 	}
-	if stored, _ := a.State(ctx, r.State.ID); stored != st1 {
+	if stored, _ := a.State(ctx, r.State.ID); !reflect.DeepEqual(stored, st1) {
 		t.Errorf("stored %+v, want %+v", stored, st1)
 	}
 	tr, _ := a.Audit(ctx, r.State.ID)

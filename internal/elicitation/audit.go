@@ -10,6 +10,7 @@ const (
 	ActionRendered          Action = "rendered"           // the review page was shown (bounded)
 	ActionSubmissionRefused Action = "submission_refused" // a malformed or unauthorised attempt (bounded)
 	ActionDecided           Action = "decided"            // a submission landed: Detail is the decision
+	ActionApproved          Action = "approved"           // an approval counted towards a quorum, short of it
 	ActionCanceled          Action = "canceled"
 	ActionResultFetched     Action = "result_fetched"
 )

@@ -78,7 +78,7 @@ func CodeOf(err error) Code {
 		return CodeCanceled
 	case errors.Is(err, ErrNotDecided):
 		return CodeNotDecided
-	case errors.Is(err, ErrConflict):
+	case errors.Is(err, ErrConflict), errors.Is(err, ErrAlreadyApproved), errors.Is(err, ErrAnswerDiffers):
 		return CodeConflict
 	case errors.Is(err, ErrForbidden):
 		return CodeForbidden
@@ -94,7 +94,7 @@ func PublicMessage(err error) string {
 	if errors.As(err, &e) {
 		return e.Message
 	}
-	for _, s := range []error{ErrNotFound, ErrExpired, ErrCanceled, ErrNotDecided, ErrConflict, ErrForbidden} {
+	for _, s := range []error{ErrNotFound, ErrExpired, ErrCanceled, ErrNotDecided, ErrConflict, ErrAlreadyApproved, ErrAnswerDiffers, ErrForbidden} {
 		if errors.Is(err, s) {
 			return s.Error()
 		}

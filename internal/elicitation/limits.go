@@ -80,6 +80,10 @@ type ApprovalInput struct {
 	Notify
 	// Client is the MCP client that sent the request, where it said.
 	Client Client
+	// Reviewers and Approvals: who may decide, and how many distinct
+	// reviewers must approve (0 means one). Both need reviewer sign-in.
+	Reviewers []string
+	Approvals int
 }
 
 // SelectionInput is what an agent sends to ask for a selection.
@@ -98,6 +102,9 @@ type SelectionInput struct {
 	Notify
 	// Client is the MCP client that sent the request, where it said.
 	Client Client
+	// Reviewers and Approvals: as in ApprovalInput.
+	Reviewers []string
+	Approvals int
 }
 
 // ClampTimeout turns timeoutSeconds into a TTL: 0 (or less) is the default
@@ -114,6 +121,10 @@ func ClampTimeout(seconds int) time.Duration {
 func ApprovalPayload(in ApprovalInput) (Payload, error) {
 	p := Payload{Message: in.Message, CSS: in.CSS, Labels: in.Labels, Templates: Templates{Display: in.DisplayTemplate}, Client: in.Client.clean()}
 	if err := checkCommon(p); err != nil {
+		return Payload{}, err
+	}
+	var err error
+	if p.Reviewers, err = deciders(in.Reviewers, in.Approvals); err != nil {
 		return Payload{}, err
 	}
 	if ctx := trimJSON(in.Context); ctx != nil {
@@ -148,6 +159,10 @@ func SelectionPayload(in SelectionInput) (Payload, error) {
 		Templates: Templates{Row: in.RowTemplate, Heading: in.HeadingTemplate, Footer: in.FooterTemplate, Hover: in.HoverTemplate},
 	}
 	if err := checkCommon(p); err != nil {
+		return Payload{}, err
+	}
+	var err error
+	if p.Reviewers, err = deciders(in.Reviewers, in.Approvals); err != nil {
 		return Payload{}, err
 	}
 	switch n := len(in.Options); {
@@ -211,6 +226,19 @@ func parseOption(i int, raw json.RawMessage) (Option, error) {
 	}
 	o.Raw = append(json.RawMessage(nil), raw...)
 	return o, nil
+}
+
+// deciders validates the reviewers and approvals inputs and returns the
+// reviewers to store (nil for none).
+func deciders(reviewers []string, approvals int) ([]string, error) {
+	r, err := ParseReviewers(reviewers)
+	if err != nil {
+		return nil, err
+	}
+	if len(r) == 0 {
+		r = nil
+	}
+	return r, checkApprovals(approvals, r)
 }
 
 func checkCommon(p Payload) error {

@@ -72,6 +72,13 @@ type State struct {
 	// Resolution.Digest): a resend of SubmissionID is a retry only with it.
 	AnswerDigest string    `json:"answerDigest,omitempty"`
 	ConsumedAt   time.Time `json:"consumedAt,omitzero"`
+
+	// Approvals is the quorum: how many distinct reviewers must approve
+	// (0 or 1: one approval decides). Approvers are the approvals counted
+	// so far, oldest first; the store decides with the one that completes
+	// the quorum (Resolution.Step).
+	Approvals int        `json:"approvals,omitempty"`
+	Approvers []Approval `json:"approvers,omitempty"`
 }
 
 // StatusAt is the status as seen at now: a request still pending at or after
@@ -159,6 +166,10 @@ type Payload struct {
 	// Notify names the notification targets chosen at creation (the
 	// deployment's defaults, then the agent's notify), in order.
 	Notify []string `json:"notify,omitempty"`
+	// Reviewers names who may decide (verified e-mail addresses, and
+	// "group:NAME" for members of a group); empty means any signed-in
+	// reviewer. Only a deployment with reviewer sign-in accepts it.
+	Reviewers []string `json:"reviewers,omitempty"`
 }
 
 // Client names the MCP client software that created a request, as its

@@ -33,6 +33,15 @@ type Config struct {
 	// Notifications are the deployment's notification targets; nil means
 	// none (a request that names one is refused).
 	Notifications Notifications
+	// SignIn says that reviewers sign in (internal/reviewauth puts their
+	// Identity in the context of every review request): the review page
+	// and submissions then need an identity, Policy applies, and requests
+	// may name reviewers and a quorum. Without it the review link alone is
+	// the reviewer's capability, and requests that name reviewers or a
+	// quorum are refused (nobody could be checked against them).
+	SignIn bool
+	// Policy is the deployment's rule of who may decide (with SignIn).
+	Policy ReviewerPolicy
 }
 
 // DefaultMaxWait is the default bound of one elicit_await.
@@ -49,11 +58,13 @@ type Service struct {
 	margin    time.Duration
 	templates TemplateChecker
 	notify    Notifications
+	signIn    bool
+	policy    ReviewerPolicy
 }
 
 // NewService returns a Service for cfg.
 func NewService(cfg Config) *Service {
-	s := &Service{store: cfg.Store, now: cfg.Now, retention: cfg.Retention, maxWait: cfg.MaxWait, margin: cfg.WaitMargin, templates: cfg.Templates, notify: cfg.Notifications}
+	s := &Service{store: cfg.Store, now: cfg.Now, retention: cfg.Retention, maxWait: cfg.MaxWait, margin: cfg.WaitMargin, templates: cfg.Templates, notify: cfg.Notifications, signIn: cfg.SignIn, policy: cfg.Policy}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -89,7 +100,7 @@ func (s *Service) CreateApproval(ctx context.Context, principal string, in Appro
 	if err != nil {
 		return Created{}, err
 	}
-	return s.create(ctx, principal, KindApproval, p, in.TimeoutSeconds, in.Notify)
+	return s.create(ctx, principal, KindApproval, p, in.TimeoutSeconds, in.Approvals, in.Notify)
 }
 
 // CreateSelection validates in and stores a pending selection owned by principal.
@@ -98,10 +109,20 @@ func (s *Service) CreateSelection(ctx context.Context, principal string, in Sele
 	if err != nil {
 		return Created{}, err
 	}
-	return s.create(ctx, principal, KindSelection, p, in.TimeoutSeconds, in.Notify)
+	return s.create(ctx, principal, KindSelection, p, in.TimeoutSeconds, in.Approvals, in.Notify)
 }
 
-func (s *Service) create(ctx context.Context, principal string, kind Kind, p Payload, timeoutSeconds int, n Notify) (Created, error) {
+func (s *Service) create(ctx context.Context, principal string, kind Kind, p Payload, timeoutSeconds, approvals int, n Notify) (Created, error) {
+	if !s.signIn && (len(p.Reviewers) > 0 || approvals > 1) {
+		field := "reviewers"
+		if len(p.Reviewers) == 0 {
+			field = "approvals"
+		}
+		return Created{}, invalid(ErrSignInRequired, field, "%s needs reviewer sign-in, which this server does not have (anyone with the review link decides); omit %s, or ask the operator to configure sign-in", field, field)
+	}
+	if approvals <= 1 {
+		approvals = 0
+	}
 	if s.templates != nil {
 		if err := s.templates.CheckTemplates(p); err != nil {
 			return Created{}, err
@@ -120,7 +141,7 @@ func (s *Service) create(ctx context.Context, principal string, kind Kind, p Pay
 	now := s.now().UTC()
 	st := State{
 		ID: NewID(), Kind: kind, Owner: principal, Status: StatusPending,
-		CreatedAt: now, ExpiresAt: now.Add(ClampTimeout(timeoutSeconds)),
+		CreatedAt: now, ExpiresAt: now.Add(ClampTimeout(timeoutSeconds)), Approvals: approvals,
 	}
 	st.RetainUntil = st.ExpiresAt.Add(s.retention)
 	entry := AuditEntry{At: now, Action: ActionCreated, Principal: principal, Detail: string(kind)}
@@ -224,6 +245,11 @@ type Result struct {
 	Form        json.RawMessage // approval form values, else nil
 	SelectedIDs []string        // selection, when submitted
 	Comment     string          // the reviewer's note, "" when none
+	// DecidedBy is the signed-in reviewer who decided (the approval that
+	// completed a quorum, or the decline), empty when the reviewer was
+	// anonymous (no sign-in). ApprovedBy lists a quorum's approvers.
+	DecidedBy  string
+	ApprovedBy []string
 }
 
 // Result reads the outcome of a decided request and marks it consumed. It
@@ -252,6 +278,15 @@ func (s *Service) Result(ctx context.Context, principal, id string) (Result, err
 		return Result{}, fmt.Errorf("result %s: %w", id, err)
 	}
 	r := Result{State: s.derive(st), Decision: st.Decision, Context: rec.Payload.Context, Comment: CommentOf(rec.Answer)}
+	if st.DecidedBy != Reviewer {
+		r.DecidedBy = st.DecidedBy
+	}
+	if st.Quorum() > 1 {
+		r.ApprovedBy = make([]string, 0, len(st.Approvers))
+		for _, a := range st.Approvers {
+			r.ApprovedBy = append(r.ApprovedBy, a.By)
+		}
+	}
 	if rec.Answer != nil && st.Decision == DecisionSubmitted {
 		r.Form = rec.Answer.Form
 		r.SelectedIDs = rec.Answer.SelectedIDs
@@ -323,21 +358,55 @@ func (s *Service) OperatorAudit(ctx context.Context, id string) (AuditTrail, err
 type Review struct {
 	Record
 	Now time.Time
+	// Reviewer is who the render was audited as: the signed-in reviewer's
+	// principal, or Reviewer without sign-in.
+	Reviewer string
 }
 
 // OpenReview checks the review key and reads the request for the review
 // page, recording the render in the audit trail. A wrong key gives
 // ErrNotFound, so that a key cannot be used to probe for ids.
+//
+// With sign-in, the reviewer signed in (the context's Identity) must be
+// one who may decide the request; anyone else gets a *Error with
+// CodeForbidden, and the refused render is audited under their name.
 func (s *Service) OpenReview(ctx context.Context, id, key string) (Review, error) {
 	rec, err := s.reviewRecord(ctx, id, key)
 	if err != nil {
 		return Review{}, err
 	}
 	now := s.now().UTC()
-	if err := s.store.Append(ctx, id, AuditEntry{At: now, Action: ActionRendered, Principal: Reviewer, Detail: string(rec.State.Status)}); err != nil {
-		return Review{}, fmt.Errorf("review %s: %w", id, err)
+	by, refused := s.reviewer(ctx, rec)
+	detail := string(rec.State.Status)
+	if refused != nil {
+		detail = "refused: " + refusalReason(refused)
 	}
-	return Review{Record: rec, Now: now}, nil
+	if err := s.store.Append(ctx, id, AuditEntry{At: now, Action: ActionRendered, Principal: by, Detail: detail}); err != nil {
+		return Review{}, fmt.Errorf("review %s: %w", id, errors.Join(refused, err))
+	}
+	if refused != nil {
+		return Review{}, fmt.Errorf("review %s: %w", id, refused)
+	}
+	return Review{Record: rec, Now: now, Reviewer: by}, nil
+}
+
+// ErrNotSignedIn: sign-in is required and the request carries no identity.
+var ErrNotSignedIn = &Error{Code: CodeForbidden, Kind: errNotSignedIn, Field: "reviewer", Message: "sign in to review this request"}
+
+var errNotSignedIn = fmt.Errorf("not signed in: %w", ErrForbidden)
+
+// reviewer names the reviewer of a review request for the audit trail and
+// says whether they may decide rec (nil) or not (a *Error, CodeForbidden).
+// Without sign-in every holder of the review link is Reviewer.
+func (s *Service) reviewer(ctx context.Context, rec Record) (string, error) {
+	if !s.signIn {
+		return Reviewer, nil
+	}
+	id, ok := IdentityFrom(ctx)
+	if !ok {
+		return Reviewer, ErrNotSignedIn
+	}
+	return id.Principal(), s.policy.MayDecide(id, rec.State.Owner, rec.Payload.Reviewers)
 }
 
 func (s *Service) reviewRecord(ctx context.Context, id, key string) (Record, error) {
@@ -394,6 +463,13 @@ func (s *Service) Submit(ctx context.Context, id, key string, sub Submission) (S
 		}
 		return rec.State, fmt.Errorf("submit %s: %w", id, cause)
 	}
+	by, forbidden := s.reviewer(ctx, rec)
+	if s.signIn || sub.By == "" {
+		sub.By = by
+	}
+	if forbidden != nil {
+		return refuse(refusalReason(forbidden), forbidden)
+	}
 	if sub.ID == "" {
 		return refuse("missing submission id", invalid(ErrSubmissionIDMissing, "submission", "the submission has no id; reload the page"))
 	}
@@ -408,6 +484,16 @@ func (s *Service) Submit(ctx context.Context, id, key string, sub Submission) (S
 			t.Answer = answer
 			if t.IsRetryOf(withDigest(rec)) {
 				return rec.State, nil
+			}
+		}
+		return refuse("resent with another answer", ErrConflict)
+	}
+	if _, ok := rec.State.approvalOf(sub.ID); ok {
+		// An approval already counted towards the quorum, sent again.
+		if answer, err := rec.Payload.answer(rec.State.Kind, sub); err == nil {
+			t.Answer = answer
+			if t.IsRetryOf(rec.State) {
+				return s.derive(rec.State), nil
 			}
 		}
 		return refuse("resent with another answer", ErrConflict)
@@ -427,6 +513,9 @@ func (s *Service) Submit(ctx context.Context, id, key string, sub Submission) (S
 	}
 	st, err := s.store.Resolve(ctx, id, t)
 	if err != nil {
+		if errors.Is(err, ErrAlreadyApproved) || errors.Is(err, ErrAnswerDiffers) {
+			return refuse(refusalReason(err), err)
+		}
 		if errors.Is(err, ErrConflict) || errors.Is(err, ErrExpired) {
 			st = s.derive(st)
 			if cerr := s.closed(st); cerr != nil {
@@ -436,7 +525,9 @@ func (s *Service) Submit(ctx context.Context, id, key string, sub Submission) (S
 		}
 		return State{}, fmt.Errorf("submit %s: %w", id, err)
 	}
-	s.queued(t.Outbox)
+	if st.Status != StatusPending {
+		s.queued(t.Outbox)
+	}
 	return s.derive(st), nil
 }
 
@@ -477,7 +568,16 @@ func refusalReason(err error) string {
 	}
 	var e *Error
 	if errors.As(err, &e) && e.Kind != nil {
+		if e.Code == CodeForbidden {
+			return "forbidden: " + e.Kind.Error()
+		}
 		return "invalid: " + e.Kind.Error()
+	}
+	switch {
+	case errors.Is(err, ErrAlreadyApproved):
+		return "already approved by this reviewer"
+	case errors.Is(err, ErrAnswerDiffers):
+		return "approval with a different answer"
 	}
 	return "invalid: " + CodeOf(err).String()
 }

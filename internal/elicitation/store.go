@@ -37,6 +37,8 @@ type Store interface {
 	// together with the deliveries of t.Outbox, and removes those of
 	// t.Withdraw from the outbox (all or nothing). It returns the state
 	// after the call.
+	// Resolution.Check and Resolution.Step are the rule; a store applies
+	// them in one conditional write.
 	//
 	// A retry of the resolution that already won (t.IsRetryOf: the same
 	// non-empty SubmissionID and the same decision and answer) succeeds
@@ -44,6 +46,14 @@ type Store interface {
 	// returns ErrNotFound; ErrExpired if the request is pending but t.At is
 	// at or after ExpiresAt; ErrConflict (with the current state) if the
 	// request is no longer pending.
+	//
+	// On a request whose State.Approvals is more than one, an approval
+	// (StatusSubmitted) is a vote: it is recorded in State.Approvers and
+	// the request stays pending until that many distinct reviewers (By)
+	// approved the same answer; the vote that completes the quorum decides.
+	// A second approval by the same reviewer gives ErrAlreadyApproved, one
+	// with another answer ErrAnswerDiffers (both with the current state),
+	// and any decline declines.
 	Resolve(ctx context.Context, id string, t Resolution) (State, error)
 
 	// Consume marks a submitted or declined request consumed (keeping its
@@ -151,9 +161,17 @@ func (t Resolution) Apply(s State) State {
 // rule for retries; every store applies it inside its conditional write, so
 // it holds when two sends of one page overlap. The same page sent with
 // another answer (Back, another choice, a second tab) is not a retry.
+//
+// On a quorum, an approval already counted (its submission id and answer
+// in s.Approvers) is a retry too.
 func (t Resolution) IsRetryOf(s State) bool {
-	return t.SubmissionID != "" && s.SubmissionID == t.SubmissionID && s.Status != StatusPending &&
-		t.Status != StatusCanceled && s.AnswerDigest == t.Digest()
+	if t.SubmissionID == "" || t.Status == StatusCanceled {
+		return false
+	}
+	if a, ok := s.approvalOf(t.SubmissionID); ok && t.Status == StatusSubmitted && a.AnswerDigest == t.Digest() {
+		return true
+	}
+	return s.SubmissionID == t.SubmissionID && s.Status != StatusPending && s.AnswerDigest == t.Digest()
 }
 
 // Digest names a decision and its answer: equal digests mean the same

@@ -1,0 +1,116 @@
+package elicitation
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// MaxApprovals is the largest quorum a request may ask for.
+const MaxApprovals = 10
+
+// Errors of a quorum vote, matched with errors.Is. Both are conflicts: the
+// request stays pending and nothing was written.
+var (
+	// ErrAlreadyApproved: this reviewer's approval is already counted; the
+	// quorum needs approvals from other reviewers.
+	ErrAlreadyApproved = errors.New("you have already approved this request; it needs approvals from other reviewers")
+	// ErrAnswerDiffers: an earlier approval of the quorum carried another
+	// answer (other picks, other form values); every approval must agree.
+	ErrAnswerDiffers = errors.New("another reviewer approved a different answer; submit the same answer or decline")
+)
+
+// Approval is one reviewer's approval counted towards a request's quorum.
+type Approval struct {
+	By           string    `json:"by"`
+	SubmissionID string    `json:"submissionId"`
+	At           time.Time `json:"at"`
+	// AnswerDigest names the answer approved (Resolution.Digest): every
+	// approval of one request must carry the same answer.
+	AnswerDigest string `json:"answerDigest"`
+}
+
+// Quorum is how many distinct reviewers must approve: at least 1.
+func (s State) Quorum() int { return max(s.Approvals, 1) }
+
+// approvalBy returns the approval recorded for reviewer by, if any.
+func (s State) approvalBy(by string) (Approval, bool) {
+	i := slices.IndexFunc(s.Approvers, func(a Approval) bool { return a.By == by })
+	if i < 0 {
+		return Approval{}, false
+	}
+	return s.Approvers[i], true
+}
+
+// approvalOf returns the approval recorded under submission id sub, if any.
+func (s State) approvalOf(sub string) (Approval, bool) {
+	i := slices.IndexFunc(s.Approvers, func(a Approval) bool { return sub != "" && a.SubmissionID == sub })
+	if i < 0 {
+		return Approval{}, false
+	}
+	return s.Approvers[i], true
+}
+
+// isVote reports whether t is an approval that counts towards a quorum of
+// more than one: it is recorded, and decides only when it completes it.
+func (t Resolution) isVote(s State) bool {
+	return t.Status == StatusSubmitted && s.Quorum() > 1
+}
+
+// Check is the one rule both stores apply before they write t on s. done
+// reports that nothing is to be written: with a nil error, t repeats a
+// resolution (or an approval) that already landed; else err says why t is
+// refused (ErrConflict, ErrExpired, ErrAlreadyApproved, ErrAnswerDiffers).
+func (t Resolution) Check(s State) (done bool, err error) {
+	switch {
+	case t.IsRetryOf(s):
+		return true, nil
+	case s.Status != StatusPending:
+		return true, fmt.Errorf("status %s: %w", s.Status, ErrConflict)
+	case !t.At.Before(s.ExpiresAt):
+		return true, ErrExpired
+	case !t.isVote(s):
+		return false, nil
+	}
+	if _, ok := s.approvalBy(t.By); ok {
+		return true, ErrAlreadyApproved
+	}
+	if len(s.Approvers) > 0 && s.Approvers[0].AnswerDigest != t.Digest() {
+		return true, ErrAnswerDiffers
+	}
+	return false, nil
+}
+
+// Step is what a store writes when Check lets t land on a state.
+type Step struct {
+	// Next is the state to write.
+	Next State
+	// Entry is the audit entry written with it.
+	Entry AuditEntry
+	// Answer is the answer to write, nil when there is none or when the
+	// request stays pending (an approval short of its quorum).
+	Answer *Answer
+	// Outbox and Withdraw are the resolution's deliveries to write and to
+	// remove: none for an approval short of its quorum (nothing was
+	// decided yet).
+	Outbox, Withdraw []Delivery
+}
+
+// Decides reports whether the step ends the request's pending state.
+func (s Step) Decides() bool { return s.Next.Status != StatusPending }
+
+// Step returns what landing t on s writes. Call it only after Check.
+func (t Resolution) Step(s State) Step {
+	if !t.isVote(s) {
+		return Step{Next: t.Apply(s), Entry: t.AuditEntry(), Answer: t.Answer, Outbox: t.Outbox, Withdraw: t.Withdraw}
+	}
+	next := s
+	next.Approvers = append(slices.Clip(s.Approvers), Approval{By: t.By, SubmissionID: t.SubmissionID, At: t.At, AnswerDigest: t.Digest()})
+	if len(next.Approvers) >= s.Quorum() {
+		next = t.Apply(next)
+		return Step{Next: next, Entry: t.AuditEntry(), Answer: t.Answer, Outbox: t.Outbox, Withdraw: t.Withdraw}
+	}
+	e := AuditEntry{At: t.At, Action: ActionApproved, Principal: t.By, Detail: fmt.Sprintf("%d of %d approvals", len(next.Approvers), s.Quorum())}
+	return Step{Next: next, Entry: e}
+}
