@@ -232,6 +232,10 @@ func (h *Handler) serviceError(w http.ResponseWriter, r *http.Request, id string
 		h.notFound(w)
 		return
 	}
+	if elicitation.CodeOf(err) == elicitation.CodeForbidden {
+		h.forbidden(w, err)
+		return
+	}
 	h.internal(w, r, id, err)
 }
 

@@ -60,6 +60,12 @@ func (h *Handler) serveSubmit(w http.ResponseWriter, r *http.Request) {
 	}
 	st, err := h.svc.Submit(r.Context(), id, key, sub)
 	switch {
+	case err == nil && st.Status == elicitation.StatusPending:
+		h.write(w, http.StatusOK, h.approvalCounted(st))
+	case errors.Is(err, elicitation.ErrAlreadyApproved), errors.Is(err, elicitation.ErrAnswerDiffers):
+		h.voteRefused(w, err)
+	case elicitation.CodeOf(err) == elicitation.CodeForbidden:
+		h.forbidden(w, err)
 	case err == nil && st.Decision != sub.Decision:
 		// The Service recognises a retry by the render id alone: the same
 		// page sent again (back button) with the other button must not be
