@@ -29,7 +29,7 @@ type env struct {
 // YAML of the configuration's tools and policies sections.
 func newEnv(t *testing.T, rest string, upstream gate.Caller) *env {
 	t.Helper()
-	local := gatetest.Start(t, 0)
+	local := gatetest.Start(t)
 	yaml := "upstream:\n  command: node\nelicitation_service:\n  url: " + local.MCPURL + "\n  wait_seconds: 1\n" + rest
 	cfg, err := config.Parse([]byte(yaml))
 	if err != nil {
@@ -152,7 +152,7 @@ func TestConfirmDeclined(t *testing.T) {
 
 // An answer that lands while the call waits is acted on in the same call.
 func TestConfirmAnswerWhileWaiting(t *testing.T) {
-	local := gatetest.Start(t, 0)
+	local := gatetest.Start(t)
 	cfg, err := config.Parse([]byte("upstream:\n  command: node\nelicitation_service:\n  url: " + local.MCPURL + "\n  wait_seconds: 60\ntools:\n  delete_file:\n    confirm_if:\n      always: true\n"))
 	if err != nil {
 		t.Fatal(err)

@@ -1,25 +1,22 @@
-// Package gatetest runs a real elicitation service for the gate's tests:
-// the MCP tools, the review page and the embedded store, on one loopback
-// HTTP server, with a reviewer that answers through the service.
+// Package gatetest runs a real elicitation service for the gate's tests
+// (the gate's embedded service: the MCP tools, the review page and the
+// embedded store, composed by internal/compose), with a reviewer that
+// answers through the service or, in Chromium, on the review page.
 package gatetest
 
 import (
 	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/mcp-elicitation/elicitation/internal/boltstore"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
-	"github.com/mcp-elicitation/elicitation/internal/mcptools"
 	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
-	"github.com/mcp-elicitation/elicitation/internal/review"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/gate"
 )
 
 // Local is a running elicitation service.
@@ -27,38 +24,20 @@ type Local struct {
 	// MCPURL is its MCP endpoint; Base the base of its review URLs.
 	MCPURL, Base string
 	Service      *elicitation.Service
-	Server       *httptest.Server
+	Embedded     *gate.Embedded
 	created      chan string
 
 	mu      sync.Mutex
 	lastURL string
 }
 
-// Start runs a service until the test ends. maxWait bounds one
-// elicit_await (0: the service's default).
-func Start(t testing.TB, maxWait time.Duration) *Local {
+// Start runs the gate's embedded service (elicitation_service.embedded,
+// on loopback, in a temporary directory) until the test ends.
+func Start(t testing.TB) *Local {
 	t.Helper()
-	store, err := boltstore.Open(filepath.Join(t.TempDir(), "elicitation.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
-	keys, err := pagetoken.ParseKeyring("test:" + pagetoken.GenerateSecret())
-	if err != nil {
-		t.Fatal(err)
-	}
-	checker := review.NewTemplateChecker()
-	svc := elicitation.NewService(elicitation.Config{Store: store, MaxWait: maxWait, Templates: checker})
-	l := &Local{Service: svc, created: make(chan string, 100)}
-	mux := http.NewServeMux()
-	l.Server = httptest.NewServer(mux)
-	t.Cleanup(l.Server.Close)
-	l.Base = l.Server.URL
-	l.MCPURL = l.Server.URL + "/mcp"
-	review.New(review.Options{Service: svc, Tokens: keys, Templates: checker}).Routes(mux)
-	tools := mcptools.New(mcptools.Options{
-		Service:   svc,
-		ReviewURL: func(_ *http.Request, id, key string) string { return l.Base + review.Path(id, key) },
+	l := &Local{created: make(chan string, 100)}
+	emb, err := gate.StartEmbedded(context.Background(), gate.EmbeddedOptions{
+		Config: &config.EmbeddedService{Listen: "127.0.0.1:0", DataDir: t.TempDir()},
 		OnCreated: func(_ context.Context, id, u string) {
 			l.mu.Lock()
 			l.lastURL = u
@@ -69,7 +48,13 @@ func Start(t testing.TB, maxWait time.Duration) *Local {
 			}
 		},
 	})
-	mux.Handle("/mcp", tools.Handler())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = emb.Close() })
+	l.Embedded = emb
+	l.Service = emb.App.Service
+	l.MCPURL, l.Base = emb.MCPURL, emb.ReviewBase
 	return l
 }
 
