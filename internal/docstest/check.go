@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -157,21 +158,28 @@ func (c *Checker) CheckFiles(ctx context.Context, files []string) ([]Block, []er
 	return all, errs
 }
 
-// DocFiles lists README.md, docs/*.md and examples/*.md under root.
+// DocFiles lists README.md, docs/*.md and every .md under examples/.
 func DocFiles(root string) ([]string, error) {
 	files := []string{"README.md"}
-	for _, dir := range []string{"docs", "examples"} {
-		m, err := filepath.Glob(filepath.Join(root, dir, "*.md"))
+	m, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		return nil, err
+	}
+	err = filepath.WalkDir(filepath.Join(root, "examples"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") {
+			m = append(m, p)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range m {
+		rel, err := filepath.Rel(root, p)
 		if err != nil {
 			return nil, err
 		}
-		for _, p := range m {
-			rel, err := filepath.Rel(root, p)
-			if err != nil {
-				return nil, err
-			}
-			files = append(files, rel)
-		}
+		files = append(files, rel)
 	}
 	return files, nil
 }

@@ -106,6 +106,7 @@ func New(opts Options) *Server {
 	for _, t := range s.tools() {
 		s.mcp.AddTool(t.tool, t.handler)
 	}
+	s.addPrompts()
 	s.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Stateless:    opts.Stateless,
 		JSONResponse: opts.Stateless,
