@@ -201,11 +201,14 @@ func (a args) elicitationID() (string, error) {
 // approvalInput decodes elicit_approval's arguments.
 func approvalInput(raw json.RawMessage) (elicitation.ApprovalInput, error) {
 	var in elicitation.ApprovalInput
-	a, err := parseArgs(raw, "message", "context", "requestedSchema", "displayTemplate", "css", "labels", "timeoutSeconds", "notify")
+	a, err := parseArgs(raw, "message", "context", "requestedSchema", "displayTemplate", "css", "labels", "timeoutSeconds", "notify", "reviewers", "approvals")
 	if err != nil {
 		return in, err
 	}
 	if in.Notify.Targets, err = a.notify(); err != nil {
+		return in, err
+	}
+	if err = a.deciders(&in.Reviewers, &in.Approvals); err != nil {
 		return in, err
 	}
 	if in.Message, err = a.requiredStr("message", "tell the reviewer what you are asking them to approve"); err != nil {
@@ -234,11 +237,14 @@ func approvalInput(raw json.RawMessage) (elicitation.ApprovalInput, error) {
 // selectionInput decodes elicit_selection's arguments.
 func selectionInput(raw json.RawMessage) (elicitation.SelectionInput, error) {
 	var in elicitation.SelectionInput
-	a, err := parseArgs(raw, "message", "options", "minSelections", "maxSelections", "rowTemplate", "headingTemplate", "footerTemplate", "hoverTemplate", "css", "labels", "timeoutSeconds", "notify")
+	a, err := parseArgs(raw, "message", "options", "minSelections", "maxSelections", "rowTemplate", "headingTemplate", "footerTemplate", "hoverTemplate", "css", "labels", "timeoutSeconds", "notify", "reviewers", "approvals")
 	if err != nil {
 		return in, err
 	}
 	if in.Notify.Targets, err = a.notify(); err != nil {
+		return in, err
+	}
+	if err = a.deciders(&in.Reviewers, &in.Approvals); err != nil {
 		return in, err
 	}
 	if in.Message, err = a.requiredStr("message", "tell the reviewer what to pick and why"); err != nil {

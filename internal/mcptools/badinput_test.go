@@ -53,7 +53,7 @@ func TestBadInput(t *testing.T) {
 	bigSchema := `{"type":"object","properties":{"a":{"type":"string","description":"` + strings.Repeat("d", elicitation.MaxSchemaBytes) + `"}}}`
 	longID := strings.Repeat("i", elicitation.MaxOptionIDChars+1)
 	bigOption := `[{"id":"a","blob":"` + strings.Repeat("b", elicitation.MaxOptionBytes) + `"}]`
-	const approvalArgs = "message, context, requestedSchema, displayTemplate, css, labels, timeoutSeconds, notify"
+	const approvalArgs = "message, context, requestedSchema, displayTemplate, css, labels, timeoutSeconds, notify, reviewers, approvals"
 	const timeoutRule = "a whole number of seconds (values outside 60..86400 are clamped; default 3600)"
 	const boundsRule = "a whole number at least 1 (default 1; 1 <= minSelections <= maxSelections <= number of options)"
 	const idRequired = "invalid_argument: elicitationId is required: pass the elicitationId that elicit_approval or elicit_selection returned"
@@ -84,6 +84,11 @@ func TestBadInput(t *testing.T) {
 		{"approval/notify numbers", mcptools.ToolApproval, `{"message":"m","context":1,"notify":[1]}`, `invalid_argument: notify must be an array of notification target names configured by the operator, such as ["oncall"], not an array`},
 		{"approval/notify empty name", mcptools.ToolApproval, `{"message":"m","context":1,"notify":[""]}`, `invalid_argument: notify must be an array of notification target names configured by the operator, such as ["oncall"]; an empty name is not one`},
 		{"approval/notify unknown", mcptools.ToolApproval, `{"message":"m","context":1,"notify":["oncall"]}`, `invalid_argument: notify names "oncall", but this deployment has no notification targets; leave notify out`},
+		{"approval/reviewers string", mcptools.ToolApproval, `{"message":"m","context":1,"reviewers":"alice@example.com"}`, `invalid_argument: reviewers must be an array of e-mail addresses and "group:NAME" entries, such as ["alice@example.com", "group:ops"], not a string`},
+		{"approval/reviewers without sign-in", mcptools.ToolApproval, `{"message":"m","context":1,"reviewers":["alice@example.com"]}`, `invalid_argument: reviewers needs reviewer sign-in, which this server does not have (anyone with the review link decides); omit reviewers, or ask the operator to configure sign-in`},
+		{"selection/reviewers not an address", mcptools.ToolSelection, `{"message":"m","options":[{"id":"a"}],"reviewers":["alice"]}`, `invalid_argument: reviewers[0] ("alice") is not an e-mail address; name a group as group:NAME`},
+		{"selection/approvals without sign-in", mcptools.ToolSelection, `{"message":"m","options":[{"id":"a"}],"approvals":2}`, `invalid_argument: approvals needs reviewer sign-in, which this server does not have (anyone with the review link decides); omit approvals, or ask the operator to configure sign-in`},
+		{"selection/approvals zero", mcptools.ToolSelection, `{"message":"m","options":[{"id":"a"}],"approvals":0}`, `invalid_argument: approvals must be a whole number of distinct reviewers from 1 to 10 (default 1), not 0`},
 		{"selection/notify url", mcptools.ToolSelection, `{"message":"m","options":[{"id":"a"}],"notify":["https://hooks.example/x"]}`, `invalid_argument: notify names "https://hooks.example/x", but this deployment has no notification targets; leave notify out`},
 		{"selection/notify too many", mcptools.ToolSelection, `{"message":"m","options":[{"id":"a"}],"notify":["a","b","c","d","e","f","g","h","i","j","k","l","m","n","o","p","q"]}`, `invalid_argument: notify names 17 targets; at most 16 are allowed`},
 		{"approval/label too long", mcptools.ToolApproval, `{"message":"m","context":1,"labels":{"submit":"` + strings.Repeat("l", 41) + `"}}`, "invalid_argument: labels.submit must be 1 to 40 characters (not blank)"},

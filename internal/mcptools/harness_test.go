@@ -85,6 +85,7 @@ type envOptions struct {
 	instances int               // stateless handler instances; default 1
 	auth      map[string]string // bearer token -> principal; nil: no credentials
 	maxWait   time.Duration
+	signIn    bool // reviewers sign in (elicitation.Config.SignIn)
 }
 
 func newEnv(t testing.TB, o envOptions) *env {
@@ -99,7 +100,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 		}
 		t.Cleanup(func() { _ = st.Close() })
 		ws := &waitSignal{Store: st, waiting: make(chan string, 1)}
-		svc := elicitation.NewService(elicitation.Config{Store: ws, Now: e.clock.Now, MaxWait: o.maxWait})
+		svc := elicitation.NewService(elicitation.Config{Store: ws, Now: e.clock.Now, MaxWait: o.maxWait, SignIn: o.signIn})
 		if i == 0 {
 			e.svc, e.store = svc, ws
 		} else {

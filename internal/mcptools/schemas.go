@@ -27,6 +27,9 @@ var limits = strings.NewReplacer(
 	"{MaxOptionBytes}", strconv.Itoa(elicitation.MaxOptionBytes),
 	"{MaxLabelChars}", strconv.Itoa(elicitation.MaxLabelChars),
 	"{MaxRequestBytes}", strconv.Itoa(elicitation.MaxRequestBytes),
+	"{MaxReviewers}", strconv.Itoa(elicitation.MaxReviewers),
+	"{MaxReviewerChars}", strconv.Itoa(elicitation.MaxReviewerChars),
+	"{MaxApprovals}", strconv.Itoa(elicitation.MaxApprovals),
 	"{DefaultTimeout}", strconv.Itoa(int(elicitation.DefaultTimeout.Seconds())),
 	"{MinTimeout}", strconv.Itoa(int(elicitation.MinTimeout.Seconds())),
 	"{MaxTimeout}", strconv.Itoa(int(elicitation.MaxTimeout.Seconds())),
@@ -54,7 +57,9 @@ const commonCreateProps = `
 		"additionalProperties": false
 	},
 	"timeoutSeconds": {"type": "integer", "minimum": 1, "description": "How long the reviewer has to answer, in seconds. Default {DefaultTimeout}; values outside {MinTimeout}..{MaxTimeout} are clamped. After it the request is expired."},
-	"notify": {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": 16, "description": "Names of notification targets the operator configured (for example [\"oncall\"]) to tell of this request, in addition to the deployment's defaults: they get the review link, and later the outcome if they ask for it. Names only, never URLs or addresses; an unknown name is refused."}`
+	"notify": {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": 16, "description": "Names of notification targets the operator configured (for example [\"oncall\"]) to tell of this request, in addition to the deployment's defaults: they get the review link, and later the outcome if they ask for it. Names only, never URLs or addresses; an unknown name is refused."},
+	"reviewers": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": {MaxReviewerChars}}, "maxItems": {MaxReviewers}, "description": "Who may decide: e-mail addresses (matched against the signed-in reviewer's verified address) and group:NAME entries (members of that group). Default: the deployment's policy (any signed-in reviewer unless the operator set a list). Needs a server with reviewer sign-in; without it the review link alone decides and this is refused."},
+	"approvals": {"type": "integer", "minimum": 1, "maximum": {MaxApprovals}, "description": "How many distinct signed-in reviewers must approve (the same answer) before the request is submitted; any one decline declines it. Default 1. Needs reviewer sign-in."}`
 
 var approvalInputSchema = schema(`{
 	"type": "object",
@@ -166,7 +171,7 @@ var statusOutputSchema = schema(`{
 			"properties": {
 				"entries": {"type": "array", "items": {"type": "object", "properties": {
 					"at": {"type": "string", "format": "date-time"},
-					"action": {"type": "string", "enum": ["created", "rendered", "submission_refused", "decided", "canceled", "result_fetched"]},
+					"action": {"type": "string", "enum": ["created", "rendered", "submission_refused", "approved", "decided", "canceled", "result_fetched"]},
 					"principal": {"type": "string"},
 					"detail": {"type": "string"}
 				}, "required": ["at", "action", "principal"]}},
@@ -186,9 +191,11 @@ var resultOutputSchema = schema(`{
 		"context": {"description": "The context you sent, echoed (null if none)."},
 		"formSubmission": {"type": ["object", "null"], "description": "The form values, typed as requestedSchema says (approval with a form, submitted), else null."},
 		"selectedIds": {"type": ["array", "null"], "items": {"type": "string"}, "description": "The ids of the picked options (selection, submitted), else null."},
-		"comment": {"type": ["string", "null"], "maxLength": ` + strconv.Itoa(elicitation.MaxCommentChars) + `, "description": "The reviewer's optional plain-text note, sent with either decision (with a decline: what to change or refine), else null."}
+		"comment": {"type": ["string", "null"], "maxLength": ` + strconv.Itoa(elicitation.MaxCommentChars) + `, "description": "The reviewer's optional plain-text note, sent with either decision (with a decline: what to change or refine), else null."},
+		"decidedBy": {"type": ["string", "null"], "description": "Who decided: the signed-in reviewer's verified e-mail address (else sub: and their subject) on a server with reviewer sign-in; null where the reviewer is not known (the review link alone decided)."},
+		"approvedBy": {"type": "array", "items": {"type": "string"}, "description": "With approvals above 1: the distinct reviewers whose approvals were counted, in order. Absent otherwise."}
 	},
-	"required": ["status", "decision", "context", "formSubmission", "selectedIds", "comment"]
+	"required": ["status", "decision", "context", "formSubmission", "selectedIds", "comment", "decidedBy"]
 }`)
 
 var cancelOutputSchema = schema(`{

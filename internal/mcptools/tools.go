@@ -292,6 +292,8 @@ type resultOutput struct {
 	FormSubmission json.RawMessage      `json:"formSubmission"`
 	SelectedIDs    []string             `json:"selectedIds"`
 	Comment        *string              `json:"comment"`
+	DecidedBy      *string              `json:"decidedBy"`
+	ApprovedBy     []string             `json:"approvedBy,omitempty"`
 }
 
 func (s *Server) result(ctx context.Context, req *mcp.CallToolRequest) (any, error) {
@@ -307,6 +309,10 @@ func (s *Server) result(ctx context.Context, req *mcp.CallToolRequest) (any, err
 	if r.Comment != "" {
 		out.Comment = &r.Comment
 	}
+	if r.DecidedBy != "" {
+		out.DecidedBy = &r.DecidedBy
+	}
+	out.ApprovedBy = r.ApprovedBy
 	return out, nil
 }
 
