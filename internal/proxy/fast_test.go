@@ -48,6 +48,15 @@ func serveStdioUpstream() {
 			n := records.Add(1)
 			return reply(map[string]any{"calls": n, "args": string(req.Params.Arguments), "meta": req.Params.Meta}), nil
 		})
+	s.AddTool(&mcp.Tool{Name: "mirror", InputSchema: json.RawMessage(`{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`)},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			meta, _ := json.Marshal(req.Params.Meta)
+			return &mcp.CallToolResult{
+				Meta:              mcp.Meta{"upstream/saw-meta": string(meta)},
+				Content:           []mcp.Content{&mcp.TextContent{Text: string(req.Params.Arguments)}},
+				StructuredContent: req.Params.Arguments,
+			}, nil
+		})
 	s.AddTool(&mcp.Tool{Name: "stats", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return reply(map[string]int64{"record": records.Load(), "started": started.Load(), "cancelled": cancelled.Load()}), nil
