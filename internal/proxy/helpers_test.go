@@ -57,8 +57,14 @@ func startEverythingSSE(t testing.TB) string {
 
 func startEverythingOn(t testing.TB, transport string) string {
 	t.Helper()
+	return startEverythingAt(t, transport, freePort(t))
+}
+
+// startEverythingAt starts the reference server on the given port and
+// returns its base URL once it listens.
+func startEverythingAt(t testing.TB, transport string, port int) string {
+	t.Helper()
 	node, script := everything(t)
-	port := freePort(t)
 	cmd := exec.Command(node, script, transport)
 	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

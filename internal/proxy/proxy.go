@@ -67,7 +67,10 @@ type Proxy struct {
 }
 
 // New connects to the upstream, reads its tool list and builds the proxy's
-// MCP server.
+// MCP server. An upstream that is not reachable yet does not stop it: the
+// proxy serves meanwhile (an empty tool list, tools/call answered with a
+// structured upstream_unavailable result) and fills the list in, telling
+// every session, once the upstream answers.
 func New(ctx context.Context, opts Options) (*Proxy, error) {
 	if opts.Config == nil {
 		return nil, fmt.Errorf("proxy: no configuration")
@@ -109,22 +112,28 @@ func New(ctx context.Context, opts Options) (*Proxy, error) {
 		return nil, err
 	}
 	p.up = up
-	cs, err := up.Session()
-	if err != nil {
-		up.Close()
-		return nil, err
-	}
-	init := cs.InitializeResult()
 	p.impl = &mcp.Implementation{Name: cfg.Proxy.Name, Version: version}
-	p.server = mcp.NewServer(p.impl, &mcp.ServerOptions{
-		Logger:       p.logger,
-		Instructions: init.Instructions,
-		Capabilities: serverCapabilities(init.Capabilities),
-	})
+	sopts := &mcp.ServerOptions{Logger: p.logger}
+	cs, err := up.Session()
+	if err == nil {
+		init := cs.InitializeResult()
+		sopts.Instructions = init.Instructions
+		sopts.Capabilities = serverCapabilities(init.Capabilities)
+	} else {
+		// Not reachable yet: offer everything the proxy passes through;
+		// what the upstream lacks it will refuse itself.
+		sopts.Capabilities = serverCapabilities(&mcp.ServerCapabilities{
+			Prompts: &mcp.PromptCapabilities{}, Resources: &mcp.ResourceCapabilities{}, Completions: &mcp.CompletionCapabilities{},
+		})
+	}
+	p.server = mcp.NewServer(p.impl, sopts)
 	p.server.AddReceivingMiddleware(p.middleware)
-	if err := p.refreshTools(ctx); err != nil {
-		up.Close()
-		return nil, err
+	if cs != nil {
+		if err := p.refreshTools(ctx); err != nil {
+			// The list is read again when the upstream reconnects or
+			// reports a change.
+			p.logger.Error("reading the upstream tool list failed", "error", err)
+		}
 	}
 	p.live = true
 	return p, nil

@@ -38,6 +38,13 @@ func (c *toolCache) get(name string) (*plan.Tool, bool) {
 	return t, ok
 }
 
+// loaded reports whether a listing was ever read.
+func (c *toolCache) loaded() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.pages != nil
+}
+
 func (c *toolCache) page(cursor string) (json.RawMessage, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -185,6 +192,9 @@ func (p *Proxy) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return p.listTools(ctx, req)
 		case "tools/call":
 			if params, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {
+				if _, err := p.up.Session(); err != nil {
+					return unavailableResult(params.Name, p.up.Describe()), nil
+				}
 				if _, known := p.tools.get(params.Name); !known {
 					// Perhaps a tool added since the last list_changed.
 					if err := p.refreshTools(ctx); err != nil {
@@ -215,6 +225,11 @@ func (p *Proxy) listTools(ctx context.Context, req mcp.Request) (mcp.Result, err
 	}
 	if raw, ok := p.tools.page(cursor); ok {
 		return newRawResult(raw, req), nil
+	}
+	if _, err := p.up.Session(); err != nil && cursor == "" && !p.tools.loaded() {
+		// The upstream has not answered yet: no tools so far; the list
+		// fills in, with tools/list_changed, once it does.
+		return newRawResult(json.RawMessage(`{"tools":[]}`), req), nil
 	}
 	// A cursor the cache does not know (the list changed meanwhile): ask
 	// the upstream.
@@ -410,6 +425,19 @@ func upstreamError(err error) error {
 		return err
 	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "upstream MCP server: " + err.Error()}
+}
+
+// unavailableResult answers a tool call made while the upstream is not
+// connected (not reachable yet, or being reconnected): a tool error with a
+// structured payload in the shape of the proxy's other results.
+func unavailableResult(tool, upstream string) *mcp.CallToolResult {
+	o := &plan.Outcome{
+		Error: "upstream_unavailable", Tool: tool, Status: "unavailable", Reason: "upstream_not_connected",
+		Message: fmt.Sprintf("The tool %s was not called: the upstream MCP server (%s) is not connected yet; the proxy keeps trying. Call the tool again shortly.", tool, upstream),
+	}
+	res := o.Result()
+	res.IsError = true
+	return res
 }
 
 func upstreamUnavailable(err error) error {

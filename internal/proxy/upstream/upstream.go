@@ -101,8 +101,12 @@ type Conn struct {
 	stop chan struct{} // closed by Close
 }
 
-// Dial connects to the upstream and starts supervising the connection. The
-// first connection must succeed; later failures are retried.
+// Dial connects to the upstream and starts supervising the connection. When
+// the upstream is not reachable yet (the first attempt fails or ctx ends
+// first), Dial still returns a Conn: it keeps trying in the background with
+// backoff, Session fails meanwhile with ErrUnavailable, and
+// Options.ToolListChanged is called once it connects. Dial fails only for
+// invalid options.
 func Dial(ctx context.Context, opts Options) (*Conn, error) {
 	if (opts.URL == "") == (opts.Command == "") {
 		return nil, errors.New("upstream: set exactly one of URL and Command")
@@ -141,11 +145,11 @@ func Dial(ctx context.Context, opts Options) (*Conn, error) {
 			c.progress.done(req.Params.ProgressToken)
 		},
 	})
-	if err := c.connect(ctx); err != nil {
-		close(c.done)
-		return nil, err
+	err := c.connect(ctx)
+	if err != nil {
+		c.logger.Warn("upstream not reachable yet; serving and connecting in the background", "upstream", c.Describe(), "error", c.redact(err.Error()))
 	}
-	go c.supervise()
+	go c.supervise(err == nil)
 	return c, nil
 }
 
@@ -261,7 +265,7 @@ func (c *Conn) connect(ctx context.Context) error {
 			ch.killGroup()
 			err = fmt.Errorf("starting upstream command %q: %w%s", c.opts.Command, err, ch.exitNote())
 		} else {
-			err = fmt.Errorf("connecting to upstream %s: %w", c.opts.URL, err)
+			err = fmt.Errorf("connecting to upstream %s: %w", RedactURL(c.opts.URL), err)
 		}
 		c.mu.Lock()
 		c.lastErr = err
@@ -274,11 +278,28 @@ func (c *Conn) connect(ctx context.Context) error {
 	return nil
 }
 
-// supervise waits for the session to end and re-establishes it unless the
-// connection is being closed.
-func (c *Conn) supervise() {
+// supervise keeps the session up: it waits for it to end and
+// re-establishes it, until the connection is closed. connected says
+// whether Dial's first attempt succeeded.
+func (c *Conn) supervise(connected bool) {
 	defer close(c.done)
+	everConnected := connected
 	for {
+		if !connected {
+			if !c.reconnect() {
+				return
+			}
+			if everConnected {
+				c.logger.Info("upstream reconnected", "upstream", c.Describe())
+			} else {
+				c.logger.Info("upstream connected", "upstream", c.Describe())
+			}
+			everConnected = true
+			if c.opts.ToolListChanged != nil {
+				c.opts.ToolListChanged()
+			}
+		}
+		connected = false
 		c.mu.Lock()
 		cs, ch := c.session, c.child
 		c.mu.Unlock()
@@ -302,13 +323,6 @@ func (c *Conn) supervise() {
 		c.mu.Lock()
 		c.lastErr = fmt.Errorf("connection lost%s", note)
 		c.mu.Unlock()
-		if !c.reconnect() {
-			return
-		}
-		c.logger.Info("upstream reconnected", "upstream", c.Describe())
-		if c.opts.ToolListChanged != nil {
-			c.opts.ToolListChanged()
-		}
 	}
 }
 
