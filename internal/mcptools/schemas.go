@@ -171,7 +171,7 @@ var statusOutputSchema = schema(`{
 			"properties": {
 				"entries": {"type": "array", "items": {"type": "object", "properties": {
 					"at": {"type": "string", "format": "date-time"},
-					"action": {"type": "string", "enum": ["created", "rendered", "submission_refused", "approved", "decided", "canceled", "result_fetched"]},
+					"action": {"type": "string", "enum": ["created", "rendered", "submission_refused", "approved", "decided", "canceled", "result_fetched", "notified"]},
 					"principal": {"type": "string"},
 					"detail": {"type": "string"}
 				}, "required": ["at", "action", "principal"]}},

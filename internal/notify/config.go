@@ -1,0 +1,252 @@
+// Package notify reaches reviewers and the people who want an outcome:
+// named notification targets (signed webhooks, Slack incoming webhooks,
+// e-mail over SMTP or Amazon SES, ntfy push topics) configured by the
+// operator, and the deliverer that takes each delivery out of the store's
+// outbox, sends it, and settles it in the audit trail.
+//
+// docs/notifications.md is the operator's guide.
+package notify
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/mail"
+	"net/url"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+)
+
+// Config is the operator's notification configuration: one document, YAML
+// or JSON (docs/notifications.md has examples).
+type Config struct {
+	// Defaults are the targets every request notifies.
+	Defaults []string `yaml:"defaults"`
+	// Targets by name; agents name them in notify.
+	Targets map[string]TargetConfig `yaml:"targets"`
+	// Email configures how e-mail targets send.
+	Email EmailConfig `yaml:"email"`
+}
+
+// TargetConfig is one named target.
+type TargetConfig struct {
+	// Type is webhook, slack, email or ntfy.
+	Type string `yaml:"type"`
+	// Events are the events the target asks for; default [created].
+	Events []elicitation.Event `yaml:"events"`
+
+	// URL: the webhook's or the Slack incoming webhook's URL, or the ntfy
+	// server's base URL.
+	URL string `yaml:"url"`
+	// Secret signs webhook bodies (HMAC-SHA256).
+	Secret string `yaml:"secret"`
+	// Topic and Token: the ntfy topic and its optional access token.
+	Topic string `yaml:"topic"`
+	Token string `yaml:"token"`
+	// To: the e-mail recipients.
+	To []string `yaml:"to"`
+}
+
+// EmailConfig says how e-mail is sent: over SMTP (locally) or with Amazon
+// SES (on AWS).
+type EmailConfig struct {
+	From string     `yaml:"from"`
+	SMTP SMTPConfig `yaml:"smtp"`
+	SES  SESConfig  `yaml:"ses"`
+}
+
+// SMTPConfig is an SMTP relay.
+type SMTPConfig struct {
+	// Addr is host:port.
+	Addr     string `yaml:"addr"`
+	Username string `yaml:"username"`
+	Password string `yaml:"password"`
+	// TLS is "starttls" (the default: used when the server offers it,
+	// required when a username is set), "tls" (implicit TLS, port 465) or
+	// "none" (loopback relays only).
+	TLS string `yaml:"tls"`
+}
+
+// SESConfig selects Amazon SES.
+type SESConfig struct {
+	// Region; default the environment's.
+	Region string `yaml:"region"`
+	// Enabled sends through SES rather than SMTP.
+	Enabled bool `yaml:"enabled"`
+	// ConfigurationSet, optional.
+	ConfigurationSet string `yaml:"configurationSet"`
+}
+
+// Target types.
+const (
+	TypeWebhook = "webhook"
+	TypeSlack   = "slack"
+	TypeEmail   = "email"
+	TypeNtfy    = "ntfy"
+)
+
+var targetName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
+
+// Parse reads a configuration document (YAML or JSON). In string values,
+// ${NAME} is replaced by lookup(NAME) (for example the environment, so that
+// secrets stay out of the file); a name lookup does not know is an error.
+// lookup may be nil when the document has no references.
+func Parse(doc []byte, lookup func(string) (string, bool)) (Config, error) {
+	var c Config
+	var root yaml.Node
+	if err := yaml.Unmarshal(doc, &root); err != nil {
+		return c, fmt.Errorf("notification config: %w", err)
+	}
+	if err := expand(&root, lookup); err != nil {
+		return c, fmt.Errorf("notification config: %w", err)
+	}
+	if root.Kind == 0 {
+		return c, fmt.Errorf("notification config: the document is empty")
+	}
+	b, err := yaml.Marshal(&root)
+	if err != nil {
+		return c, fmt.Errorf("notification config: %w", err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+		return c, fmt.Errorf("notification config: %w", err)
+	}
+	return c, c.Validate()
+}
+
+var ref = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+func expand(n *yaml.Node, lookup func(string) (string, bool)) error {
+	if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, "${") {
+		var missing string
+		n.Value = ref.ReplaceAllStringFunc(n.Value, func(m string) string {
+			name := m[2 : len(m)-1]
+			if lookup != nil {
+				if v, ok := lookup(name); ok {
+					return v
+				}
+			}
+			if missing == "" {
+				missing = name
+			}
+			return ""
+		})
+		if missing != "" {
+			return fmt.Errorf("line %d: ${%s} is not set", n.Line, missing)
+		}
+		n.Tag, n.Style = "!!str", yaml.DoubleQuotedStyle
+	}
+	for _, c := range n.Content {
+		if err := expand(c, lookup); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Validate checks the configuration and names what is wrong, target by
+// target. It never repeats a secret in its errors.
+func (c Config) Validate() error {
+	var errs []error
+	for _, name := range c.Names() {
+		if err := c.Targets[name].validate(name, c.Email); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, d := range c.Defaults {
+		if _, ok := c.Targets[d]; !ok {
+			errs = append(errs, fmt.Errorf("defaults names %q, which is not a target", d))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Names lists the targets' names in order.
+func (c Config) Names() []string {
+	names := make([]string, 0, len(c.Targets))
+	for n := range c.Targets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (t TargetConfig) validate(name string, email EmailConfig) error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("target %q: %s", name, fmt.Sprintf(format, a...))
+	}
+	if !targetName.MatchString(name) {
+		return bad("a name is 1 to 64 of a-z, 0-9, '_', '.', '-', starting with a letter or digit")
+	}
+	for _, ev := range t.Events {
+		if !slices.Contains(elicitation.Events, ev) {
+			return bad("events: %q is not one of created, decided, canceled, expired", ev)
+		}
+	}
+	checkURL := func(what string) error {
+		u, err := url.Parse(t.URL)
+		if t.URL == "" || err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return bad("%s must be an absolute http(s) URL", what)
+		}
+		return nil
+	}
+	switch t.Type {
+	case TypeWebhook:
+		if err := checkURL("url"); err != nil {
+			return err
+		}
+		if len(t.Secret) < 16 {
+			return bad("secret (the HMAC key receivers verify signatures with) must be at least 16 characters")
+		}
+	case TypeSlack:
+		return checkURL("url (the Slack incoming webhook URL)")
+	case TypeNtfy:
+		if err := checkURL("url (the ntfy server, for example https://ntfy.sh)"); err != nil {
+			return err
+		}
+		if t.Topic == "" || strings.ContainsAny(t.Topic, "/?# ") {
+			return bad("topic is required: the ntfy topic name (no '/', '?', '#' or spaces)")
+		}
+	case TypeEmail:
+		if len(t.To) == 0 {
+			return bad("to lists no recipient")
+		}
+		for _, a := range t.To {
+			if _, err := mail.ParseAddress(a); err != nil {
+				return bad("to: %q is not an e-mail address", a)
+			}
+		}
+		if _, err := mail.ParseAddress(email.From); err != nil {
+			return bad("email.from must be the sender's address")
+		}
+		if !email.SES.Enabled && email.SMTP.Addr == "" {
+			return bad("e-mail needs email.smtp.addr (host:port) or email.ses.enabled")
+		}
+		switch email.SMTP.TLS {
+		case "", "starttls", "tls", "none":
+		default:
+			return bad("email.smtp.tls must be starttls, tls or none")
+		}
+	case "":
+		return bad("type is required: webhook, slack, email or ntfy")
+	default:
+		return bad("type %q is not webhook, slack, email or ntfy", t.Type)
+	}
+	return nil
+}
+
+// events is the target's events, with the default.
+func (t TargetConfig) events() []elicitation.Event {
+	if len(t.Events) == 0 {
+		return []elicitation.Event{elicitation.EventCreated}
+	}
+	return t.Events
+}

@@ -1,0 +1,101 @@
+package notify_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/notify"
+)
+
+const sampleConfig = `
+defaults: [oncall]
+targets:
+  oncall:
+    type: slack
+    url: ${SLACK_WEBHOOK_URL}
+    events: [created, decided, canceled, expired]
+  approvers:
+    type: email
+    to: [alice@example.com]
+  audit:
+    type: webhook
+    url: https://hooks.example.com/elicitation
+    secret: ${HOOK_SECRET}
+    events: [decided, canceled, expired]
+  phone:
+    type: ntfy
+    url: https://ntfy.sh
+    topic: alice-reviews
+email:
+  from: Elicitation <elicitation@example.com>
+  smtp: {addr: "127.0.0.1:1025", tls: none}
+`
+
+func env(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestParse(t *testing.T) {
+	c, err := notify.Parse([]byte(sampleConfig), env(map[string]string{"SLACK_WEBHOOK_URL": "https://hooks.slack.com/services/T/B/x", "HOOK_SECRET": "0123456789abcdef-secret"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Targets["oncall"].URL != "https://hooks.slack.com/services/T/B/x" || c.Targets["audit"].Secret != "0123456789abcdef-secret" {
+		t.Errorf("references not expanded: %+v", c.Targets)
+	}
+	tg, err := notify.New(c, notify.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := tg.Targets([]string{"phone", "oncall"}); err != nil || !slices.Equal(got, []string{"oncall", "phone"}) {
+		t.Errorf("Targets = %v, %v; want the default, then the named, once each", got, err)
+	}
+	_, err = tg.Targets([]string{"https://evil.example"})
+	if elicitation.CodeOf(err) != elicitation.CodeInvalidArgument || !strings.Contains(err.Error(), `the targets are "approvers", "audit", "oncall", "phone"`) {
+		t.Errorf("unknown name: %v", err)
+	}
+	for _, w := range []struct {
+		target string
+		ev     elicitation.Event
+		want   bool
+	}{{"approvers", elicitation.EventCreated, true}, {"approvers", elicitation.EventDecided, false}, {"audit", elicitation.EventCreated, false}, {"audit", elicitation.EventExpired, true}, {"nope", elicitation.EventCreated, false}} {
+		if got := tg.Wants(w.target, w.ev); got != w.want {
+			t.Errorf("Wants(%s, %s) = %v", w.target, w.ev, got)
+		}
+	}
+	// JSON is YAML.
+	if _, err := notify.Parse([]byte(`{"targets":{"h":{"type":"webhook","url":"http://127.0.0.1:9/h","secret":"0123456789abcdef"}}}`), nil); err != nil {
+		t.Errorf("JSON config: %v", err)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, tc := range []struct{ name, doc, want string }{
+		{"empty", ``, "the document is empty"},
+		{"unknown key", `targets: {a: {type: slack, url: "https://x.example", colour: red}}`, "field colour not found"},
+		{"no type", `targets: {a: {url: "https://x.example"}}`, `target "a": type is required`},
+		{"bad type", `targets: {a: {type: sms}}`, `target "a": type "sms" is not webhook, slack, email or ntfy`},
+		{"bad name", `targets: {"On Call": {type: slack, url: "https://x.example"}}`, `target "On Call": a name is 1 to 64`},
+		{"bad event", `targets: {a: {type: slack, url: "https://x.example", events: [approved]}}`, `events: "approved" is not one of`},
+		{"relative url", `targets: {a: {type: slack, url: "/hook"}}`, `url (the Slack incoming webhook URL) must be an absolute http(s) URL`},
+		{"short secret", `targets: {a: {type: webhook, url: "https://x.example", secret: short}}`, "at least 16 characters"},
+		{"no topic", `targets: {a: {type: ntfy, url: "https://ntfy.sh"}}`, "topic is required"},
+		{"bad recipient", `{targets: {a: {type: email, to: [nobody]}}, email: {from: a@b.c, smtp: {addr: "h:25"}}}`, `to: "nobody" is not an e-mail address`},
+		{"no transport", `{targets: {a: {type: email, to: [x@y.z]}}, email: {from: a@b.c}}`, "email.smtp.addr"},
+		{"unknown default", `{defaults: [ops], targets: {a: {type: slack, url: "https://x.example"}}}`, `defaults names "ops"`},
+		{"unset reference", `targets: {a: {type: slack, url: "${NOPE}"}}`, `${NOPE} is not set`},
+		{"secret not echoed", `targets: {a: {type: webhook, url: "not a url", secret: "s3cr3t-s3cr3t-s3cr3t"}}`, `url must be an absolute`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := notify.Parse([]byte(tc.doc), env(nil))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "s3cr3t") {
+				t.Errorf("the error repeats a secret: %v", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,221 @@
+package notify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+)
+
+// Deliverer takes deliveries out of the outbox one attempt at a time:
+// claim, send, settle (with its audit entry). The local server runs it in a
+// Worker; on AWS the notify function runs it for stream records and on the
+// expiry schedule.
+type Deliverer struct {
+	Store   elicitation.Store
+	Targets *Targets
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// Lease is how long a claimed attempt holds its delivery; an attempt
+	// that crashes gives it back when the lease ends. Default 1 minute.
+	Lease time.Duration
+	// Backoff is the wait after failed attempt n (1, 2, …); default
+	// DefaultBackoff.
+	Backoff func(attempt int) time.Duration
+	// MaxAttempts is how many attempts a delivery gets; default 10.
+	MaxAttempts int
+	Log         *slog.Logger
+}
+
+// DefaultBackoff doubles from 15 s up to 30 minutes: ten attempts span
+// about an hour and a half.
+func DefaultBackoff(attempt int) time.Duration {
+	return min(15*time.Second<<min(attempt-1, 10), 30*time.Minute)
+}
+
+// Outcome is what one attempt came to.
+type Outcome string
+
+const (
+	// Delivered: the target accepted it; the delivery left the outbox.
+	Delivered Outcome = "delivered"
+	// Skipped: nothing to do (already settled, held by another attempt, or not due).
+	Skipped Outcome = "skipped"
+	// Retrying: the attempt failed; the delivery stays for another.
+	Retrying Outcome = "retrying"
+	// GaveUp: the attempt failed for good; the delivery left the outbox.
+	GaveUp Outcome = "gave up"
+	// Dropped: the delivery no longer applies (its request or target is gone).
+	Dropped Outcome = "dropped"
+)
+
+func (d *Deliverer) now() time.Time {
+	if d.Now != nil {
+		return d.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func (d *Deliverer) log() *slog.Logger {
+	if d.Log != nil {
+		return d.Log
+	}
+	return slog.Default()
+}
+
+// Attempt makes one attempt at dl (named by ID and DueAt). With retryNow a
+// failed attempt gives the delivery back at once (the caller retries, as
+// Lambda does with a failed stream record), else after the backoff. The
+// error is the store's: the send's own failure is the outcome.
+func (d *Deliverer) Attempt(ctx context.Context, dl elicitation.Delivery, retryNow bool) (Outcome, error) {
+	lease := d.Lease
+	if lease <= 0 {
+		lease = time.Minute
+	}
+	now := d.now()
+	c, ok, err := d.Store.ClaimDelivery(ctx, dl, now, now.Add(lease))
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return Skipped, nil
+	}
+	what := fmt.Sprintf("%s to %s", c.Event, c.Target)
+	rec, err := d.Store.Load(ctx, c.RequestID)
+	if errors.Is(err, elicitation.ErrNotFound) {
+		return d.settle(ctx, c, time.Time{}, Dropped, what+": dropped (the request is gone)")
+	}
+	if err != nil {
+		return "", err
+	}
+	sender, ok := d.Targets.Sender(c.Target)
+	switch {
+	case !ok:
+		return d.settle(ctx, c, time.Time{}, Dropped, what+": dropped (the target is no longer configured)")
+	case c.Event == elicitation.EventExpired && rec.State.StatusAt(now) != elicitation.StatusExpired:
+		return d.settle(ctx, c, time.Time{}, Dropped, what+": dropped (the request was resolved)")
+	}
+	sctx, cancel := context.WithTimeout(ctx, AttemptTimeout)
+	serr := sender.Send(sctx, elicitation.NoticeOf(c, rec))
+	cancel()
+	if serr == nil {
+		return d.settle(ctx, c, time.Time{}, Delivered, fmt.Sprintf("%s: delivered (attempt %d)", what, c.Attempts))
+	}
+	if ctx.Err() != nil {
+		// Shutting down mid-send: leave the claim to run out; the next
+		// deliverer sends it again (at least once).
+		return "", ctx.Err()
+	}
+	why := reasonOf(serr)
+	max := d.MaxAttempts
+	if max <= 0 {
+		max = 10
+	}
+	if why.Permanent || c.Attempts >= max {
+		return d.settle(ctx, c, time.Time{}, GaveUp, fmt.Sprintf("%s: gave up at attempt %d (%s)", what, c.Attempts, why.Reason))
+	}
+	retry := d.now()
+	if !retryNow {
+		backoff := d.Backoff
+		if backoff == nil {
+			backoff = DefaultBackoff
+		}
+		retry = retry.Add(backoff(c.Attempts))
+	}
+	return d.settle(ctx, c, retry, Retrying, fmt.Sprintf("%s: attempt %d failed (%s); next attempt at %s", what, c.Attempts, why.Reason, retry.Format(time.RFC3339)))
+}
+
+func (d *Deliverer) settle(ctx context.Context, c elicitation.Delivery, retry time.Time, o Outcome, detail string) (Outcome, error) {
+	e := elicitation.AuditEntry{At: d.now(), Action: elicitation.ActionNotified, Principal: elicitation.Notifier, Detail: detail}
+	err := d.Store.SettleDelivery(ctx, c, retry, e)
+	if errors.Is(err, elicitation.ErrConflict) {
+		// The lease ran out during the send and another attempt took the
+		// delivery: it settles it.
+		d.log().WarnContext(ctx, "notification attempt outlived its lease", "deliveryId", c.ID, "elicitationId", c.RequestID)
+		return Skipped, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("settle %s: %w", c.ID, err)
+	}
+	lvl := slog.LevelInfo
+	if o == Retrying || o == GaveUp {
+		lvl = slog.LevelWarn
+	}
+	d.log().Log(ctx, lvl, "notification", "deliveryId", c.ID, "elicitationId", c.RequestID, "event", c.Event, "target", c.Target, "outcome", string(o), "detail", detail)
+	return o, nil
+}
+
+// DeliverDue attempts every delivery due now, in batches, and returns how
+// many it attempted. It is the sweep: expiry notices, retries after a
+// backoff, and anything a crashed deliverer left.
+func (d *Deliverer) DeliverDue(ctx context.Context) (int, error) {
+	const batch = 50
+	n := 0
+	for {
+		due, err := d.Store.DueDeliveries(ctx, d.now(), batch)
+		if err != nil {
+			return n, err
+		}
+		progress := false
+		for _, dl := range due {
+			o, err := d.Attempt(ctx, dl, false)
+			if err != nil {
+				return n, err
+			}
+			if o != Skipped {
+				n++
+				progress = true
+			}
+		}
+		if len(due) < batch || !progress {
+			return n, nil
+		}
+	}
+}
+
+// Worker runs a Deliverer in the server process: at start (resuming what a
+// previous run left), whenever Wake is called (a request wrote deliveries),
+// and every Interval (expiry notices and retries).
+type Worker struct {
+	D *Deliverer
+	// Interval is the sweep period; default 5 s.
+	Interval time.Duration
+	wake     chan struct{}
+}
+
+// NewWorker returns a Worker for d.
+func NewWorker(d *Deliverer, interval time.Duration) *Worker {
+	if interval <= 0 {
+		interval = 5 * time.Second
+	}
+	return &Worker{D: d, Interval: interval, wake: make(chan struct{}, 1)}
+}
+
+// Wake makes the worker look for due deliveries now. It never blocks.
+func (w *Worker) Wake() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run delivers until ctx ends. A failing store is logged and retried at
+// the next wake or tick, never fatal.
+func (w *Worker) Run(ctx context.Context) error {
+	tick := time.NewTicker(w.Interval)
+	defer tick.Stop()
+	for {
+		if _, err := w.D.DeliverDue(ctx); err != nil && ctx.Err() == nil {
+			w.D.log().ErrorContext(ctx, "notification delivery", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-w.wake:
+		case <-tick.C:
+		}
+	}
+}

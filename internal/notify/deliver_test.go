@@ -1,0 +1,107 @@
+package notify_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcp-elicitation/elicitation/internal/boltstore"
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/notify"
+)
+
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *testClock) Add(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.now = c.now.Add(d) }
+
+// TestExpirySweep: the sweep sends the expiry notice once per request, at
+// expiresAt and not before; a permanent refusal is given up at once; a
+// canceled request's notices are the cancel only.
+func TestExpirySweep(t *testing.T) {
+	rc := newReceiver(t)
+	rc.respond = func(w http.ResponseWriter, n elicitation.Notice, attempt int) bool {
+		if strings.HasPrefix(n.Message, "gone") {
+			http.Error(w, "no such hook", http.StatusGone)
+			return false
+		}
+		return true
+	}
+	st, err := boltstore.Open(dbPath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	targets, err := notify.New(webhookConfig(rc.srv.URL), notify.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := &testClock{now: time.Now().UTC()}
+	svc := elicitation.NewService(elicitation.Config{Store: st, Now: clk.Now, Notifications: targets})
+	d := &notify.Deliverer{Store: st, Targets: targets, Now: clk.Now, Log: slog.New(slog.DiscardHandler)}
+	ctx := context.Background()
+	sweep := func(want int) {
+		t.Helper()
+		n, err := d.DeliverDue(ctx)
+		if err != nil || n != want {
+			t.Fatalf("DeliverDue = %d, %v; want %d attempts", n, err, want)
+		}
+	}
+	in := func(msg string) elicitation.ApprovalInput {
+		return elicitation.ApprovalInput{Message: msg, Context: json.RawMessage(`1`), TimeoutSeconds: 60}
+	}
+	left, err := svc.CreateApproval(ctx, "alice", in("left alone"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	canceled, err := svc.CreateApproval(ctx, "alice", in("canceled"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, err := svc.CreateApproval(ctx, "alice", in("gone hook"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sweep(3) // the created notices
+	if _, err := svc.Cancel(ctx, "alice", canceled.State.ID); err != nil {
+		t.Fatal(err)
+	}
+	sweep(1) // the cancel
+	clk.Add(59 * time.Second)
+	sweep(0) // nothing expires early
+	clk.Add(time.Second)
+	sweep(2) // left alone and gone hook expire; the canceled one does not
+	clk.Add(time.Hour)
+	sweep(0) // once
+
+	rc.mu.Lock()
+	got := map[elicitation.Event]int{}
+	for ev, ids := range rc.accepted {
+		got[ev] = len(ids)
+	}
+	rc.mu.Unlock()
+	if got[elicitation.EventCreated] != 2 || got[elicitation.EventCanceled] != 1 || got[elicitation.EventExpired] != 1 || len(got) != 3 {
+		t.Errorf("accepted %v; want 2 created, 1 canceled, 1 expired", got)
+	}
+	tr, _ := svc.Audit(ctx, "alice", gone.State.ID)
+	var notes []string
+	for _, e := range tr.Entries {
+		if e.Action == elicitation.ActionNotified {
+			notes = append(notes, e.Detail)
+		}
+	}
+	if strings.Join(notes, "|") != "created to hook: gave up at attempt 1 (HTTP 410)|expired to hook: gave up at attempt 1 (HTTP 410)" {
+		t.Errorf("gone hook's audit: %q", notes)
+	}
+	if st, _ := svc.Status(ctx, "alice", left.State.ID); st.Status != elicitation.StatusExpired {
+		t.Errorf("left alone: %s", st.Status)
+	}
+}

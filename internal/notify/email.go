@@ -1,0 +1,228 @@
+package notify
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"mime"
+	"mime/multipart"
+	"mime/quotedprintable"
+	"net"
+	"net/mail"
+	"net/smtp"
+	"net/textproto"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sesv2"
+	sestypes "github.com/aws/aws-sdk-go-v2/service/sesv2/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+)
+
+// HeaderMailDelivery carries the delivery id in every e-mail; the
+// Message-ID is derived from it too, so a repeated delivery is the same
+// message to a mail client.
+const HeaderMailDelivery = "X-Elicitation-Delivery"
+
+// Mail is one rendered e-mail.
+type Mail struct {
+	From    string
+	To      []string
+	Subject string
+	Text    string
+	HTML    string
+	// DeliveryID becomes the Message-ID and X-Elicitation-Delivery.
+	DeliveryID string
+}
+
+// NewMail renders n for the recipients.
+func NewMail(from string, to []string, n elicitation.Notice) Mail {
+	return Mail{From: from, To: to, Subject: Subject(n), Text: Text(n), HTML: HTML(n), DeliveryID: n.DeliveryID}
+}
+
+// Bytes is the message in RFC 5322 form: multipart/alternative, plain text
+// then HTML, both quoted-printable.
+func (m Mail) Bytes(now time.Time) []byte {
+	var b bytes.Buffer
+	domain := "elicitation.invalid"
+	if a, err := mail.ParseAddress(m.From); err == nil {
+		if i := strings.LastIndexByte(a.Address, '@'); i >= 0 {
+			domain = a.Address[i+1:]
+		}
+	}
+	mw := multipart.NewWriter(&b)
+	hdr := []string{
+		"From: " + m.From,
+		"To: " + strings.Join(m.To, ", "),
+		"Subject: " + mime.QEncoding.Encode("utf-8", m.Subject),
+		"Date: " + now.Format(time.RFC1123Z),
+		"Message-ID: <" + m.DeliveryID + "@" + domain + ">",
+		HeaderMailDelivery + ": " + m.DeliveryID,
+		"Auto-Submitted: auto-generated",
+		"MIME-Version: 1.0",
+		`Content-Type: multipart/alternative; boundary="` + mw.Boundary() + `"`,
+	}
+	var head bytes.Buffer
+	head.WriteString(strings.Join(hdr, "\r\n") + "\r\n\r\n")
+	for _, part := range []struct{ typ, body string }{{"text/plain", m.Text}, {"text/html", m.HTML}} {
+		w, _ := mw.CreatePart(textproto.MIMEHeader{
+			"Content-Type":              {part.typ + "; charset=utf-8"},
+			"Content-Transfer-Encoding": {"quoted-printable"},
+		})
+		qw := quotedprintable.NewWriter(w)
+		_, _ = qw.Write([]byte(strings.ReplaceAll(part.body, "\n", "\r\n")))
+		_ = qw.Close()
+	}
+	_ = mw.Close()
+	return append(head.Bytes(), b.Bytes()...)
+}
+
+// SMTP sends e-mail through an SMTP relay.
+type SMTP struct {
+	Config SMTPConfig
+	From   string
+	To     []string
+	Now    func() time.Time
+}
+
+// Send implements Sender.
+func (s *SMTP) Send(ctx context.Context, n elicitation.Notice) error {
+	now := time.Now
+	if s.Now != nil {
+		now = s.Now
+	}
+	m := NewMail(s.From, s.To, n)
+	from, err := mail.ParseAddress(s.From)
+	if err != nil {
+		return &SendError{Reason: "bad sender address", Permanent: true}
+	}
+	return s.send(ctx, from.Address, m.Bytes(now()))
+}
+
+func (s *SMTP) send(ctx context.Context, from string, msg []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, AttemptTimeout)
+	defer cancel()
+	host, _, err := net.SplitHostPort(s.Config.Addr)
+	if err != nil {
+		return &SendError{Reason: "bad SMTP address", Permanent: true}
+	}
+	var conn net.Conn
+	if s.Config.TLS == "tls" {
+		conn, err = (&tls.Dialer{Config: &tls.Config{ServerName: host}}).DialContext(ctx, "tcp", s.Config.Addr)
+	} else {
+		conn, err = (&net.Dialer{}).DialContext(ctx, "tcp", s.Config.Addr)
+	}
+	if err != nil {
+		return reasonOf(err)
+	}
+	defer conn.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl)
+	}
+	c, err := smtp.NewClient(conn, host)
+	if err != nil {
+		return smtpError(err)
+	}
+	defer c.Close()
+	if s.Config.TLS == "" || s.Config.TLS == "starttls" {
+		if ok, _ := c.Extension("STARTTLS"); ok {
+			if err := c.StartTLS(&tls.Config{ServerName: host}); err != nil {
+				return &SendError{Reason: "STARTTLS failed"}
+			}
+		} else if s.Config.Username != "" {
+			return &SendError{Reason: "the SMTP server offers no STARTTLS; refusing to send the password in clear", Permanent: true}
+		}
+	}
+	if s.Config.Username != "" {
+		if err := c.Auth(smtp.PlainAuth("", s.Config.Username, s.Config.Password, host)); err != nil {
+			return smtpError(err)
+		}
+	}
+	if err := c.Mail(from); err != nil {
+		return smtpError(err)
+	}
+	for _, to := range s.To {
+		a, err := mail.ParseAddress(to)
+		if err != nil {
+			return &SendError{Reason: "bad recipient address", Permanent: true}
+		}
+		if err := c.Rcpt(a.Address); err != nil {
+			return smtpError(err)
+		}
+	}
+	w, err := c.Data()
+	if err != nil {
+		return smtpError(err)
+	}
+	if _, err := w.Write(msg); err != nil {
+		return smtpError(err)
+	}
+	if err := w.Close(); err != nil {
+		return smtpError(err)
+	}
+	return smtpError(c.Quit())
+}
+
+func smtpError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var te *textproto.Error
+	if errors.As(err, &te) {
+		return &SendError{Reason: fmt.Sprintf("SMTP %d", te.Code), Permanent: te.Code >= 500}
+	}
+	return reasonOf(err)
+}
+
+// SESAPI is the one Amazon SES v2 call the SES sender makes.
+type SESAPI interface {
+	SendEmail(ctx context.Context, in *sesv2.SendEmailInput, optFns ...func(*sesv2.Options)) (*sesv2.SendEmailOutput, error)
+}
+
+// SES sends e-mail with Amazon SES (v2 API), plain text and HTML.
+type SES struct {
+	Client           SESAPI
+	From             string
+	To               []string
+	ConfigurationSet string
+}
+
+// Send implements Sender.
+func (s *SES) Send(ctx context.Context, n elicitation.Notice) error {
+	m := NewMail(s.From, s.To, n)
+	utf8 := aws.String("UTF-8")
+	in := &sesv2.SendEmailInput{
+		FromEmailAddress: aws.String(s.From),
+		Destination:      &sestypes.Destination{ToAddresses: s.To},
+		Content: &sestypes.EmailContent{Simple: &sestypes.Message{
+			Subject: &sestypes.Content{Data: aws.String(m.Subject), Charset: utf8},
+			Body: &sestypes.Body{
+				Text: &sestypes.Content{Data: aws.String(m.Text), Charset: utf8},
+				Html: &sestypes.Content{Data: aws.String(m.HTML), Charset: utf8},
+			},
+			Headers: []sestypes.MessageHeader{{Name: aws.String(HeaderMailDelivery), Value: aws.String(m.DeliveryID)}},
+		}},
+	}
+	if s.ConfigurationSet != "" {
+		in.ConfigurationSetName = aws.String(s.ConfigurationSet)
+	}
+	_, err := s.Client.SendEmail(ctx, in)
+	if err == nil {
+		return nil
+	}
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		switch code := ae.ErrorCode(); code {
+		case "TooManyRequestsException", "LimitExceededException", "InternalFailure", "ServiceUnavailable":
+			return &SendError{Reason: "SES " + code}
+		default:
+			return &SendError{Reason: "SES " + code, Permanent: true}
+		}
+	}
+	return reasonOf(err)
+}

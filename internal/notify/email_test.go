@@ -1,0 +1,244 @@
+package notify_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"html"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sesv2"
+
+	"github.com/mcp-elicitation/elicitation/internal/boltstore"
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/notify"
+	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
+	"github.com/mcp-elicitation/elicitation/internal/review"
+	"github.com/mcp-elicitation/elicitation/internal/testenv"
+)
+
+// MailpitModule is the real SMTP server the e-mail tests send to (FIELD-NOTES).
+const MailpitModule = "github.com/axllent/mailpit@v1.33.1"
+
+// mailpit is a running Mailpit: SMTP on SMTP, its HTTP API on API.
+type mailpit struct {
+	SMTP, API string
+}
+
+func startMailpit(t *testing.T) *mailpit {
+	t.Helper()
+	bin := testenv.GoTool(t, MailpitModule, "mailpit")
+	smtpPort, apiPort := testenv.FreePort(t), testenv.FreePort(t)
+	m := &mailpit{SMTP: "127.0.0.1:" + strconv.Itoa(smtpPort), API: "http://127.0.0.1:" + strconv.Itoa(apiPort)}
+	cmd := exec.Command(bin, "--smtp", m.SMTP, "--listen", "127.0.0.1:"+strconv.Itoa(apiPort),
+		"--database", filepath.Join(t.TempDir(), "mailpit.db"), "--disable-version-check", "--quiet", "--smtp-disable-rdns")
+	logs := &testenv.SyncBuffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start mailpit: %v", err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(m.API + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return m
+			}
+		}
+		select {
+		case <-exited:
+			t.Fatalf("mailpit exited: %s", logs)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("mailpit did not become ready: %s", logs)
+		}
+	}
+}
+
+type mailSummary struct {
+	ID      string
+	Subject string
+	To      []struct{ Address string }
+}
+
+type mailMessage struct {
+	ID        string
+	MessageID string
+	Subject   string
+	Text      string
+	HTML      string
+}
+
+func (m *mailpit) get(t *testing.T, path string, v any) {
+	t.Helper()
+	resp, err := http.Get(m.API + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("mailpit %s: %v", path, err)
+	}
+}
+
+// waitMessages waits until Mailpit has received n messages.
+func (m *mailpit) waitMessages(t *testing.T, n int) []mailSummary {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var list struct{ Messages []mailSummary }
+		m.get(t, "/api/v1/messages", &list)
+		if len(list.Messages) >= n {
+			return list.Messages
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("mailpit holds %d messages, want %d", len(list.Messages), n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+var href = regexp.MustCompile(`href="([^"]+)"`)
+
+// TestEmailThroughMailpit: the created notice reaches a real SMTP server as
+// a plain-text and HTML e-mail whose link opens the real review page.
+func TestEmailThroughMailpit(t *testing.T) {
+	mp := startMailpit(t)
+	st, err := boltstore.Open(dbPath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	cfg := notify.Config{
+		Targets: map[string]notify.TargetConfig{"approvers": {Type: notify.TypeEmail, To: []string{"Alice Reviewer <alice@example.com>", "bob@example.com"}}},
+		Email:   notify.EmailConfig{From: "Elicitation <elicitation@example.com>", SMTP: notify.SMTPConfig{Addr: mp.SMTP, TLS: "none"}},
+	}
+	targets, err := notify.New(cfg, notify.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := elicitation.NewService(elicitation.Config{Store: st, Notifications: targets})
+	keys, _ := pagetoken.ParseKeyring("k1:" + pagetoken.GenerateSecret())
+	mux := http.NewServeMux()
+	review.New(review.Options{Service: svc, Tokens: keys}).Routes(mux)
+	site := httptest.NewServer(mux)
+	defer site.Close()
+
+	w := notify.NewWorker(&notify.Deliverer{Store: st, Targets: targets, Log: slog.New(slog.DiscardHandler)}, time.Second)
+	targets.OnQueued(w.Wake)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	cr, err := svc.CreateApproval(context.Background(), "deploy-bot", elicitation.ApprovalInput{
+		Message: "Deploy api v1.3 to production?\nThree replicas, canary first.", Context: json.RawMessage(`{"service":"api","version":"1.3"}`),
+		Notify: elicitation.Notify{Targets: []string{"approvers"}, ReviewLink: func(id, key string) string { return site.URL + review.Path(id, key) }},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := mp.waitMessages(t, 1)
+	if len(list) != 1 || len(list[0].To) != 2 || list[0].To[0].Address != "alice@example.com" {
+		t.Fatalf("mailpit received %+v", list)
+	}
+	var msg mailMessage
+	mp.get(t, "/api/v1/message/"+list[0].ID, &msg)
+	link := site.URL + review.Path(cr.State.ID, cr.ReviewKey)
+	if msg.Subject != "Approval requested: Deploy api v1.3 to production?" {
+		t.Errorf("subject %q", msg.Subject)
+	}
+	if want := elicitation.DeliveryID(cr.State.ID, elicitation.EventCreated, "approvers") + "@example.com"; msg.MessageID != want {
+		t.Errorf("Message-ID %q, want %q (stable: a repeat is the same message)", msg.MessageID, want)
+	}
+	if !strings.Contains(msg.Text, link) || !strings.Contains(msg.Text, "Requested by deploy-bot") || !strings.Contains(msg.Text, "Three replicas, canary first.") {
+		t.Errorf("text part:\n%s", msg.Text)
+	}
+	links := href.FindAllStringSubmatch(msg.HTML, -1)
+	if len(links) == 0 {
+		t.Fatalf("HTML part has no link:\n%s", msg.HTML)
+	}
+	for _, l := range links {
+		if u := html.UnescapeString(l[1]); u != link {
+			t.Errorf("HTML link %q, want %q", u, link)
+		}
+	}
+	// The link works: it opens the review page of this request.
+	resp, err := http.Get(html.UnescapeString(links[0][1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), "Deploy api v1.3 to production?") {
+		t.Errorf("the mailed link gave %d:\n%.500s", resp.StatusCode, page)
+	}
+}
+
+// TestSES sends through the real SES v2 client to a stand-in endpoint and
+// checks the request the SDK made: sender, recipients, both bodies, the
+// delivery header; a rejected message is a permanent failure.
+func TestSES(t *testing.T) {
+	var got map[string]any
+	reject := false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v2/email/outbound-emails" || !strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 ") {
+			http.Error(w, "unexpected", http.StatusBadRequest)
+			return
+		}
+		got = nil
+		_ = json.NewDecoder(r.Body).Decode(&got)
+		w.Header().Set("Content-Type", "application/json")
+		if reject {
+			w.Header().Set("X-Amzn-ErrorType", "MessageRejected")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, `{"message":"Email address is not verified."}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"MessageId":"0100018c-abc"}`)
+	}))
+	defer srv.Close()
+	client := sesv2.New(sesv2.Options{
+		Region: "eu-west-1", BaseEndpoint: aws.String(srv.URL),
+		Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", ""),
+	})
+	s := &notify.SES{Client: client, From: "elicitation@example.com", To: []string{"alice@example.com"}, ConfigurationSet: "reviews"}
+	n := sampleNotice(elicitation.EventCreated)
+	if err := s.Send(context.Background(), n); err != nil {
+		t.Fatal(err)
+	}
+	simple := got["Content"].(map[string]any)["Simple"].(map[string]any)
+	body := simple["Body"].(map[string]any)
+	text := body["Text"].(map[string]any)["Data"].(string)
+	htm := body["Html"].(map[string]any)["Data"].(string)
+	hdrs := fmt.Sprint(simple["Headers"])
+	if got["FromEmailAddress"] != "elicitation@example.com" || got["ConfigurationSetName"] != "reviews" ||
+		!strings.Contains(text, n.ReviewURL) || !strings.Contains(htm, `href="`+n.ReviewURL+`"`) || !strings.Contains(hdrs, "dlv_x") {
+		t.Errorf("SES request = %v", got)
+	}
+	reject = true
+	err := s.Send(context.Background(), n)
+	if se, ok := err.(*notify.SendError); !ok || !se.Permanent || se.Reason != "SES MessageRejected" {
+		t.Errorf("rejected: %v", err)
+	}
+}

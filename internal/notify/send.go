@@ -1,0 +1,100 @@
+package notify
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+)
+
+// Sender sends one notice to one target.
+type Sender interface {
+	Send(ctx context.Context, n elicitation.Notice) error
+}
+
+// SendError is why a send failed, in words safe for the audit trail and
+// the log: never a URL (Slack's and many webhooks' URLs are secrets), a
+// token or a response body.
+type SendError struct {
+	Reason string
+	// Permanent: retrying will not help (the target refused the request
+	// as such: 400, 401, 403, 404, 410, …).
+	Permanent bool
+}
+
+func (e *SendError) Error() string { return e.Reason }
+
+// reasonOf turns an error into a SendError.
+func reasonOf(err error) *SendError {
+	var se *SendError
+	if errors.As(err, &se) {
+		return se
+	}
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
+		return &SendError{Reason: "timed out"}
+	case errors.Is(err, context.Canceled):
+		return &SendError{Reason: "interrupted"}
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) {
+		return &SendError{Reason: "could not connect (" + oe.Op + ")"}
+	}
+	return &SendError{Reason: "failed"}
+}
+
+// statusError classifies a non-2xx response.
+func statusError(code int) *SendError {
+	e := &SendError{Reason: fmt.Sprintf("HTTP %d", code)}
+	switch {
+	case code == http.StatusRequestTimeout, code == http.StatusTooEarly, code == http.StatusTooManyRequests, code == http.StatusConflict:
+	case code >= 400 && code < 500:
+		e.Permanent = true
+	}
+	if code >= 300 && code < 400 {
+		e.Reason += " (redirects are not followed)"
+	}
+	return e
+}
+
+// AttemptTimeout bounds one send.
+const AttemptTimeout = 10 * time.Second
+
+// HTTPClient is the client the HTTP targets use: bounded, and never
+// following a redirect (a target that moves is fixed in the configuration,
+// not silently sent elsewhere with its signed body).
+func HTTPClient() *http.Client {
+	return &http.Client{
+		Timeout:       AttemptTimeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// post sends body to url with headers and classifies the answer.
+func post(ctx context.Context, c *http.Client, url string, body []byte, headers map[string]string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return &SendError{Reason: "bad target URL", Permanent: true}
+	}
+	req.Header.Set("User-Agent", "mcp-elicitation-notify/1")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return reasonOf(err)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return statusError(resp.StatusCode)
+	}
+	return nil
+}

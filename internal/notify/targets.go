@@ -1,0 +1,103 @@
+package notify
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+)
+
+// Targets are the configured targets with their senders. They implement
+// elicitation.Notifications for the Service.
+type Targets struct {
+	cfg     Config
+	names   []string
+	senders map[string]Sender
+	queued  atomic.Pointer[func()]
+}
+
+var _ elicitation.Notifications = (*Targets)(nil)
+
+// Options are the parts the senders use.
+type Options struct {
+	// HTTPClient for webhooks, Slack and ntfy; default HTTPClient().
+	HTTPClient *http.Client
+	// SES is the SES client, required when email.ses.enabled.
+	SES SESAPI
+	// Now is the clock of webhook timestamps and mail dates; default time.Now.
+	Now func() time.Time
+}
+
+// New builds the targets of cfg (validated by Parse).
+func New(cfg Config, o Options) (*Targets, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = HTTPClient()
+	}
+	t := &Targets{cfg: cfg, names: cfg.Names(), senders: map[string]Sender{}}
+	for name, tc := range cfg.Targets {
+		switch tc.Type {
+		case TypeWebhook:
+			t.senders[name] = &Webhook{URL: tc.URL, Secret: []byte(tc.Secret), Client: o.HTTPClient, Now: o.Now}
+		case TypeSlack:
+			t.senders[name] = &Slack{URL: tc.URL, Client: o.HTTPClient}
+		case TypeNtfy:
+			t.senders[name] = &Ntfy{URL: tc.URL, Topic: tc.Topic, Token: tc.Token, Client: o.HTTPClient}
+		case TypeEmail:
+			if cfg.Email.SES.Enabled {
+				if o.SES == nil {
+					return nil, fmt.Errorf("target %q: email.ses.enabled needs an SES client", name)
+				}
+				t.senders[name] = &SES{Client: o.SES, From: cfg.Email.From, To: tc.To, ConfigurationSet: cfg.Email.SES.ConfigurationSet}
+			} else {
+				t.senders[name] = &SMTP{Config: cfg.Email.SMTP, From: cfg.Email.From, To: tc.To, Now: o.Now}
+			}
+		}
+	}
+	return t, nil
+}
+
+// Names lists the configured targets.
+func (t *Targets) Names() []string { return slices.Clone(t.names) }
+
+// Sender is the sender of the named target.
+func (t *Targets) Sender(name string) (Sender, bool) {
+	s, ok := t.senders[name]
+	return s, ok
+}
+
+// Targets implements elicitation.Notifications.
+func (t *Targets) Targets(names []string) ([]string, error) {
+	out := slices.Clone(t.cfg.Defaults)
+	for _, n := range names {
+		if _, ok := t.cfg.Targets[n]; !ok {
+			return nil, elicitation.UnknownTarget(n, t.names)
+		}
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// Wants implements elicitation.Notifications.
+func (t *Targets) Wants(target string, ev elicitation.Event) bool {
+	tc, ok := t.cfg.Targets[target]
+	return ok && slices.Contains(tc.events(), ev)
+}
+
+// Queued implements elicitation.Notifications: it wakes the deliverer set
+// with OnQueued, if any.
+func (t *Targets) Queued() {
+	if fn := t.queued.Load(); fn != nil {
+		(*fn)()
+	}
+}
+
+// OnQueued sets what Queued calls (a Worker's Wake).
+func (t *Targets) OnQueued(fn func()) { t.queued.Store(&fn) }
