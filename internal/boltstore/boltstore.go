@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -50,6 +51,11 @@ type shared struct {
 
 	mu      sync.Mutex
 	waiters map[string]map[chan struct{}]struct{}
+
+	// broken is set when a write found the file damaged: bbolt may then
+	// still hold its writer lock (its rollback read the damaged pages too),
+	// so later writes fail at once instead of waiting for it forever.
+	broken atomic.Pointer[error]
 }
 
 var (
@@ -70,28 +76,62 @@ func Open(path string) (*Store, error) {
 		sh.refs++
 		return &Store{db: sh}, nil
 	}
-	db, err := bolt.Open(abs, 0o600, &bolt.Options{Timeout: 2 * time.Second})
+	db, err := openChecked(abs)
 	if err != nil {
-		if errors.Is(err, bolterrors.ErrTimeout) {
-			return nil, fmt.Errorf("open store %s: the file is in use by another process (the embedded store serves one process; use the DynamoDB store to share requests)", abs)
-		}
+		return nil, err
+	}
+	sh := &shared{path: abs, bolt: db, refs: 1, waiters: map[string]map[chan struct{}]struct{}{}}
+	registry[abs] = sh
+	return &Store{db: sh}, nil
+}
+
+// openChecked opens the bbolt file at abs after checking that it is whole
+// (bbolt would fault on a truncated file) and consistent (bbolt's own
+// check of every page), and creates the buckets.
+func openChecked(abs string) (*bolt.DB, error) {
+	what, err := checkFile(abs)
+	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", abs, err)
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketState, bucketPayload, bucketAnswer, bucketAudit, bucketCounts, bucketRetain, bucketOutbox} {
-			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-				return err
+	if what != "" {
+		return nil, damaged(abs, what)
+	}
+	var db *bolt.DB
+	err = guard("open store "+abs, func() error {
+		var err error
+		db, err = bolt.Open(abs, 0o600, &bolt.Options{Timeout: 2 * time.Second})
+		return err
+	})
+	var fault *faultError
+	switch {
+	case errors.As(err, &fault):
+		return nil, damaged(abs, "its pages are damaged ("+fault.reason+")")
+	case errors.Is(err, bolterrors.ErrTimeout):
+		return nil, fmt.Errorf("open store %s: the file is in use by another process (the embedded store serves one process; use the DynamoDB store to share requests)", abs)
+	case errors.Is(err, bolterrors.ErrInvalid), errors.Is(err, bolterrors.ErrChecksum), errors.Is(err, bolterrors.ErrVersionMismatch):
+		return nil, damaged(abs, "bbolt cannot read it ("+err.Error()+")")
+	case err != nil:
+		return nil, fmt.Errorf("open store %s: %w", abs, err)
+	}
+	if problem := checkConsistency(db); problem != "" {
+		_ = db.Close()
+		return nil, damaged(abs, "its pages are damaged ("+problem+")")
+	}
+	err = guard("open store "+abs, func() error {
+		return db.Update(func(tx *bolt.Tx) error {
+			for _, b := range [][]byte{bucketState, bucketPayload, bucketAnswer, bucketAudit, bucketCounts, bucketRetain, bucketOutbox} {
+				if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+					return err
+				}
 			}
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("open store %s: create buckets: %w", abs, err)
 	}
-	sh := &shared{path: abs, bolt: db, refs: 1, waiters: map[string]map[chan struct{}]struct{}{}}
-	registry[abs] = sh
-	return &Store{db: sh}, nil
+	return db, nil
 }
 
 // Close releases the handle; the file is closed with the last handle.
@@ -103,10 +143,29 @@ func (s *Store) Close() error {
 		s.db.refs--
 		if s.db.refs == 0 {
 			delete(registry, s.db.path)
-			err = s.db.bolt.Close()
+			err = s.db.close()
 		}
 	})
 	return err
+}
+
+// close closes the bbolt file. After a write found the file damaged, bbolt
+// may hold its writer lock for good and its Close would wait for it: the
+// close is then given a moment and abandoned (the process's exit releases
+// the file).
+func (sh *shared) close() error {
+	broken := sh.broken.Load()
+	if broken == nil {
+		return sh.bolt.Close()
+	}
+	done := make(chan error, 1)
+	go func() { done <- sh.bolt.Close() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(time.Second):
+		return fmt.Errorf("close store %s: %w", sh.path, *broken)
+	}
 }
 
 func notFound(op, id string) error { return fmt.Errorf("%s %s: %w", op, id, elicitation.ErrNotFound) }
@@ -412,14 +471,20 @@ func (s *Store) view(ctx context.Context, fn func(*bolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return s.db.bolt.View(fn)
+	return guard("read store", func() error { return s.db.bolt.View(fn) })
 }
 
 func (s *Store) update(ctx context.Context, op string, fn func(*bolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
-	if err := s.db.bolt.Update(fn); err != nil {
+	if broken := s.db.broken.Load(); broken != nil {
+		return fmt.Errorf("%s: %w", op, *broken)
+	}
+	if err := guard(op, func() error { return s.db.bolt.Update(fn) }); err != nil {
+		if errors.Is(err, ErrDamaged) {
+			s.db.broken.CompareAndSwap(nil, &err)
+		}
 		if errors.Is(err, elicitation.ErrNotFound) || elicitation.CodeOf(err) != elicitation.CodeInternal {
 			return err
 		}
