@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcp-elicitation/elicitation/internal/hostconfig"
+	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
@@ -114,6 +115,28 @@ func TestValidateRefuses(t *testing.T) {
 		err := hostconfig.Validate(tc.host, doc)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s %s: got %v, want an error saying %q", tc.host, tc.doc, err, tc.want)
+		}
+	}
+}
+
+// docs/hosts.md shows exactly what Render prints, for the local server and
+// for a deployment.
+func TestDocsShowTheRenderedConfigs(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(testenv.Root(t), "docs", "hosts.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, epName := range []string{"local", "deployed"} {
+		for _, h := range hostconfig.Hosts() {
+			snippets, _ := hostconfig.Render(h.Name, endpoints[epName])
+			for _, s := range snippets {
+				if s.Lang == "text" {
+					continue // described in prose
+				}
+				if !strings.Contains(string(doc), "\n"+s.Text+"\n```") {
+					t.Errorf("docs/hosts.md does not show the %s %s configuration (%s) as rendered:\n%s", epName, h.Title, s.Where, s.Text)
+				}
+			}
 		}
 	}
 }
