@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -45,6 +46,7 @@ var (
 	ErrContentRequired       = errors.New("context or requestedSchema is required")
 	ErrContextTooLarge       = errors.New("context too large")
 	ErrContextInvalid        = errors.New("context is not valid JSON")
+	ErrNumberOutOfRange      = errors.New("number out of range")
 	ErrSchemaTooLarge        = errors.New("requestedSchema too large")
 	ErrSchemaTooManyFields   = errors.New("requestedSchema has too many fields")
 	ErrSchemaInvalid         = errors.New("requestedSchema is not a supported form schema")
@@ -134,6 +136,9 @@ func ApprovalPayload(in ApprovalInput) (Payload, error) {
 		if !json.Valid(ctx) {
 			return Payload{}, invalid(ErrContextInvalid, "context", "context is not valid JSON")
 		}
+		if err := checkNumbers("context", ctx); err != nil {
+			return Payload{}, err
+		}
 		p.Context = ctx
 	}
 	if raw := trimJSON(in.RequestedSchema); raw != nil {
@@ -197,6 +202,27 @@ func SelectionPayload(in SelectionInput) (Payload, error) {
 	return p, checkSize(p)
 }
 
+// checkNumbers refuses a JSON value holding a number that no 64-bit float
+// can hold (1e400): every reader of the value (templates, the page, the
+// agent's own JSON library) would fail on it or turn it into infinity.
+func checkNumbers(field string, raw json.RawMessage) error {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return nil // the end, or a syntax error reported by its caller
+		}
+		n, ok := tok.(json.Number)
+		if !ok {
+			continue
+		}
+		if _, err := strconv.ParseFloat(string(n), 64); err != nil {
+			return invalid(ErrNumberOutOfRange, field, "%s holds the number %s, which is out of range: numbers must fit a 64-bit float (up to about 1.8e308); send larger values as strings", field, truncate(string(n), 32))
+		}
+	}
+}
+
 func parseOption(i int, raw json.RawMessage) (Option, error) {
 	field := fmt.Sprintf("options[%d]", i)
 	raw = trimJSON(raw)
@@ -206,6 +232,9 @@ func parseOption(i int, raw json.RawMessage) (Option, error) {
 	var obj map[string]json.RawMessage
 	if raw == nil || raw[0] != '{' || json.Unmarshal(raw, &obj) != nil {
 		return Option{}, invalid(ErrOptionInvalid, field, "%s must be a JSON object with a string \"id\"", field)
+	}
+	if err := checkNumbers(field, raw); err != nil {
+		return Option{}, err
 	}
 	var o Option
 	if err := json.Unmarshal(obj["id"], &o.ID); err != nil || obj["id"] == nil {

@@ -183,10 +183,20 @@ func (a args) labels() (elicitation.Labels, error) {
 }
 
 // timeout reads the optional timeoutSeconds (0 when absent: the default).
+// Any whole number is taken, and one outside MinTimeout..MaxTimeout is
+// clamped, as the tool's description says: zero and negative values give
+// the shortest timeout.
 func (a args) timeout() (int, error) {
-	n, _, err := a.integer("timeoutSeconds", 1, fmt.Sprintf("a whole number of seconds (values outside %d..%d are clamped; default %d)",
-		int(elicitation.MinTimeout.Seconds()), int(elicitation.MaxTimeout.Seconds()), int(elicitation.DefaultTimeout.Seconds())))
-	return n, err
+	least, most := int(elicitation.MinTimeout.Seconds()), int(elicitation.MaxTimeout.Seconds())
+	rule := fmt.Sprintf("a whole number of seconds (values outside %d..%d are clamped; default %d)", least, most, int(elicitation.DefaultTimeout.Seconds()))
+	f, ok, err := a.number("timeoutSeconds", rule)
+	if err != nil || !ok {
+		return 0, err
+	}
+	if f != math.Trunc(f) {
+		return 0, badArg("timeoutSeconds", "timeoutSeconds must be %s, not %s", rule, describe(a.raw("timeoutSeconds")))
+	}
+	return int(min(max(f, float64(least)), float64(most))), nil
 }
 
 // elicitationID reads the required elicitationId.

@@ -78,7 +78,7 @@ func TestBadInput(t *testing.T) {
 		{"approval/schema not an object", mcptools.ToolApproval, `{"message":"m","requestedSchema":"form"}`, `invalid_argument: requestedSchema must be a JSON object like {"type": "object", "properties": {...}, "required": [...]}`},
 		{"approval/timeout string", mcptools.ToolApproval, `{"message":"m","context":1,"timeoutSeconds":"60"}`, "invalid_argument: timeoutSeconds must be " + timeoutRule + ", not a string"},
 		{"approval/timeout fraction", mcptools.ToolApproval, `{"message":"m","context":1,"timeoutSeconds":90.5}`, "invalid_argument: timeoutSeconds must be " + timeoutRule + ", not 90.5"},
-		{"approval/timeout negative", mcptools.ToolApproval, `{"message":"m","context":1,"timeoutSeconds":-5}`, "invalid_argument: timeoutSeconds must be " + timeoutRule + ", not -5"},
+		{"approval/timeout out of range", mcptools.ToolApproval, `{"message":"m","context":1,"timeoutSeconds":1e400}`, "invalid_argument: timeoutSeconds must be " + timeoutRule},
 		{"approval/timeout boolean", mcptools.ToolApproval, `{"message":"m","context":1,"timeoutSeconds":true}`, "invalid_argument: timeoutSeconds must be " + timeoutRule + ", not a boolean"},
 		{"approval/notify string", mcptools.ToolApproval, `{"message":"m","context":1,"notify":"oncall"}`, `invalid_argument: notify must be an array of notification target names configured by the operator, such as ["oncall"], not a string`},
 		{"approval/notify numbers", mcptools.ToolApproval, `{"message":"m","context":1,"notify":[1]}`, `invalid_argument: notify must be an array of notification target names configured by the operator, such as ["oncall"], not an array`},

@@ -56,7 +56,7 @@ const commonCreateProps = `
 		},
 		"additionalProperties": false
 	},
-	"timeoutSeconds": {"type": "integer", "minimum": 1, "description": "How long the reviewer has to answer, in seconds. Default {DefaultTimeout}; values outside {MinTimeout}..{MaxTimeout} are clamped. After it the request is expired."},
+	"timeoutSeconds": {"type": "integer", "description": "How long the reviewer has to answer, in seconds. Default {DefaultTimeout}; values outside {MinTimeout}..{MaxTimeout} (zero and negative ones too) are clamped. After it the request is expired."},
 	"notify": {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": 16, "description": "Names of notification targets the operator configured (for example [\"oncall\"]) to tell of this request, in addition to the deployment's defaults: they get the review link, and later the outcome if they ask for it. Names only, never URLs or addresses; an unknown name is refused."},
 	"reviewers": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": {MaxReviewerChars}}, "maxItems": {MaxReviewers}, "description": "Who may decide: e-mail addresses (matched against the signed-in reviewer's verified address) and group:NAME entries (members of that group). Default: the deployment's policy (any signed-in reviewer unless the operator set a list). Needs a server with reviewer sign-in; without it the review link alone decides and this is refused."},
 	"approvals": {"type": "integer", "minimum": 1, "maximum": {MaxApprovals}, "description": "How many distinct signed-in reviewers must approve (the same answer) before the request is submitted; any one decline declines it. Default 1. Needs reviewer sign-in."}`
