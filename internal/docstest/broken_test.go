@@ -82,3 +82,43 @@ func TestBrokenSnippets(t *testing.T) {
 		})
 	}
 }
+
+// Commands aimed at the local server run against a started one, and a
+// command that fails there fails the docs.
+func TestRunAgainstServer(t *testing.T) {
+	c := checker(t)
+	c.Server = startServer(t, c.Bin["elicitation"])
+	fence := "```"
+	inspector := "node node_modules/.bin/mcp-inspector --cli http://127.0.0.1:8080/mcp --transport http "
+	for _, tc := range []struct{ name, md, want string }{
+		{"tool error", fence + "sh\n" + inspector + "--method tools/call --tool-name elicit_status --tool-arg elicitationId=no-such-id\n" + fence, "run against the started server"},
+		{"unknown tool", fence + "sh\n" + inspector + "--method tools/call --tool-name elicit_everything --tool-arg x=y\n" + fence, "run against the started server"},
+		{"connect to an unknown host", fence + "sh\nelicitation connect emacs\n" + fence, `unknown host "emacs"`},
+		{"curl to a missing route", fence + "sh\ncurl -sf http://127.0.0.1:8080/nope\n" + fence, "run against the started server"},
+		{"good: tools/list", fence + "sh\n" + inspector + "--method tools/list\n" + fence, ""},
+		{"good: a request", fence + "sh\n" + inspector + "--method tools/call --tool-name elicit_approval --tool-arg message=hi --tool-arg context=x\n" + fence, ""},
+		{"not run: starts its own server", fence + "sh\nbin/mcp-elicitation-proxy --config examples/manual-everything.config.yaml --http 127.0.0.1:8080 &\n" + inspector + "--method tools/call --tool-name echo --tool-arg message=hi\nkill %1\n" + fence, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			blocks, err := docstest.Extract("case.md", []byte(tc.md+"\n"))
+			if err != nil || len(blocks) != 1 {
+				t.Fatalf("%v %d", err, len(blocks))
+			}
+			before := c.Ran
+			errs := c.Check(context.Background(), blocks[0])
+			var all []string
+			for _, e := range errs {
+				all = append(all, e.Error())
+			}
+			got := strings.Join(all, "\n")
+			switch {
+			case tc.want == "" && got != "":
+				t.Errorf("want no problem, got:\n%s", got)
+			case tc.want != "" && !strings.Contains(got, tc.want):
+				t.Errorf("want %q, got:\n%s", tc.want, got)
+			case strings.HasPrefix(tc.name, "good") && c.Ran == before:
+				t.Errorf("the command was not run")
+			}
+		})
+	}
+}

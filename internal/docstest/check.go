@@ -69,6 +69,12 @@ type Checker struct {
 	// Bin maps our program names (elicitation, mcp-elicitation-proxy) to
 	// binaries built from the tree; their flag sets are read from -h.
 	Bin map[string]string
+	// Server, if set, is the base URL of a started local server (as
+	// http://127.0.0.1:PORT): commands the docs aim at LocalURL run
+	// against it (run.go says which).
+	Server string
+	// Ran counts the commands run against the server.
+	Ran int
 	// Env is added to the environment of the programs run (for example
 	// XDG_DATA_HOME, so that nothing is written into the tree).
 	Env     []string
@@ -93,8 +99,20 @@ func (c *Checker) Check(ctx context.Context, b Block) []error {
 		if b.NoCheck != "" {
 			return errs
 		}
+		run := runnable(b)
 		for _, cmd := range cmds {
 			if err := c.checkCommand(ctx, cmd.Args, false); err != nil {
+				fail(cmd.Line, "%s: %v", shorten(printWords(cmd.Args)), err)
+				continue
+			}
+			if !run {
+				continue
+			}
+			ran, err := c.run(ctx, cmd.Args)
+			if ran {
+				c.Ran++
+			}
+			if err != nil {
 				fail(cmd.Line, "%s: %v", shorten(printWords(cmd.Args)), err)
 			}
 		}

@@ -2,6 +2,9 @@ package docstest_test
 
 import (
 	"context"
+	"net/http"
+	"strconv"
+	"time"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,6 +55,7 @@ func checker(t *testing.T) *docstest.Checker {
 // examples/*.md (the convention is in docs/hosts.md, "Docs under test").
 func TestDocs(t *testing.T) {
 	c := checker(t)
+	c.Server = startServer(t, c.Bin["elicitation"])
 	files, err := docstest.DocFiles(c.Root)
 	if err != nil {
 		t.Fatal(err)
@@ -67,5 +71,41 @@ func TestDocs(t *testing.T) {
 	t.Logf("%d files, %d blocks: %d shell, %d JSON, %d YAML, %d prose", len(files), len(blocks), counts[docstest.Shell], counts[docstest.JSON], counts[docstest.YAML], counts[docstest.Prose])
 	if counts[docstest.Shell] == 0 || counts[docstest.JSON] == 0 {
 		t.Errorf("no shell or no JSON block found: the extraction is broken")
+	}
+	t.Logf("%d commands ran against the started server", c.Ran)
+	if c.Ran < 3 {
+		t.Errorf("only %d commands ran against the started server (the README's Inspector call, elicitation connect …): the run step is broken", c.Ran)
+	}
+}
+
+// startServer runs "elicitation serve" on a free loopback port with a
+// scratch data directory and returns its base URL.
+func startServer(t *testing.T, bin string) string {
+	t.Helper()
+	port := testenv.FreePort(t)
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	var logs testenv.SyncBuffer
+	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:"+strconv.Itoa(port), "--data-dir", t.TempDir(), "--log-level", "warn")
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res, err := http.Get(base + "/healthz")
+		if err == nil {
+			_ = res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return base
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("elicitation serve did not answer on %s: %v\n%s", base, err, logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -1,0 +1,128 @@
+package docstest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// LocalURL is the address the docs give the local server; commands aimed
+// at it run against the server the test started (Checker.Server).
+const LocalURL = "http://127.0.0.1:8080"
+
+// runnable tells whether a block's commands may be run: a block that
+// starts its own server (a command sent to the background with &, or the
+// proxy, which the docs run on the same address) is checked, not run.
+func runnable(b Block) bool {
+	for _, line := range strings.Split(b.Text, "\n") {
+		if strings.HasSuffix(strings.TrimSpace(stripComment(line)), "&") {
+			return false
+		}
+	}
+	return !strings.Contains(b.Text, "mcp-elicitation-proxy")
+}
+
+func stripComment(line string) string {
+	if i := strings.Index(line, " #"); i >= 0 {
+		return line[:i]
+	}
+	return line
+}
+
+// run runs one command against the started server if it is one the docs
+// test runs: the Inspector CLI or curl aimed at the local server, and our
+// commands that neither serve nor need a store elsewhere (connect,
+// version, keys create/list, cleanup on a scratch data directory). It
+// reports whether it ran the command and what went wrong.
+func (c *Checker) run(ctx context.Context, args []string) (bool, error) {
+	if c.Server == "" {
+		return false, nil
+	}
+	for _, a := range args {
+		if isPlaceholder(a) || strings.Contains(a, "<output>") {
+			return false, nil // the reader fills something in first
+		}
+	}
+	var argv []string
+	switch prog := args[0]; {
+	case prog == "node" && len(args) > 1 && strings.HasSuffix(args[1], "node_modules/.bin/mcp-inspector"):
+		argv = rewrite(args, c.Server)
+		if len(argv) == len(args) && !changed(args, argv) {
+			return false, nil // not aimed at the local server
+		}
+	case prog == "curl":
+		argv = rewrite(args, c.Server)
+		if !changed(args, argv) {
+			return false, nil
+		}
+	case c.Bin[filepath.Base(prog)] != "" && filepath.Base(prog) == "elicitation":
+		if !safeToRun(args[1:]) {
+			return false, nil
+		}
+		argv = append([]string{c.Bin["elicitation"]}, args[1:]...)
+	default:
+		return false, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	var out bytes.Buffer
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = c.Root, &out, &out
+	cmd.Env = append(os.Environ(), c.Env...)
+	err := cmd.Run()
+	if err != nil {
+		return true, fmt.Errorf("run against the started server: %v\n%s", err, tail(out.String()))
+	}
+	if strings.Contains(out.String(), `"isError": true`) {
+		return true, fmt.Errorf("run against the started server: the tool call failed:\n%s", tail(out.String()))
+	}
+	return true, nil
+}
+
+func rewrite(args []string, server string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = strings.ReplaceAll(a, LocalURL, server)
+	}
+	return out
+}
+
+func changed(a, b []string) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return true
+		}
+	}
+	return false
+}
+
+// safeToRun: elicitation subcommands that end on their own and touch only
+// the scratch data directory.
+func safeToRun(args []string) bool {
+	words := strings.Join(args, " ")
+	if strings.Contains(words, "dynamodb") || strings.Contains(words, "--data-dir") {
+		return false
+	}
+	if len(args) == 0 {
+		return false
+	}
+	switch args[0] {
+	case "connect", "version", "help", "cleanup":
+		return true
+	case "keys":
+		return strings.Contains(words, " create") || strings.Contains(words, " list")
+	}
+	return false
+}
+
+func tail(s string) string {
+	if len(s) > 2000 {
+		return "…" + s[len(s)-2000:]
+	}
+	return s
+}
