@@ -3,13 +3,13 @@ package docstest_test
 import (
 	"context"
 	"net/http"
-	"strconv"
-	"time"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/docstest"
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
