@@ -1,0 +1,453 @@
+// Package reviewauth signs reviewers in with OpenID Connect (the
+// authorization code flow with PKCE, against any issuer: Google, Entra ID,
+// Okta, Cognito, Keycloak) in front of the review routes, and keeps who
+// they are in one signed, short-lived cookie scoped to the review path.
+//
+// Wrap the review handlers with Auth.Wrap: a GET without a session is
+// redirected to the issuer and, once signed in, back to the page it asked
+// for; every request with a valid session carries the reviewer's
+// elicitation.Identity in its context, where the Service decides whether
+// they may decide (named reviewers, the deployment's policy, the agent's
+// own principal barred, quorums). A POST without a session goes on without
+// an identity, so that the Service refuses it and audits the refusal.
+//
+// The cookie ("elicitation_review") is HttpOnly, Secure, SameSite=Lax,
+// Path=<base>/review, signed with keys derived from the page-token keyring
+// (so the review and submit Lambda functions share it with nothing more
+// than the secret they already read), and bound to the issuer and the
+// subject; it lives SessionTTL (default 30 minutes) and is never renewed.
+// While a sign-in is in progress it holds that sign-in's state, nonce and
+// PKCE verifier instead, for ten minutes.
+package reviewauth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"golang.org/x/oauth2"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
+)
+
+// CookieName is the name of the one cookie the product sets.
+const CookieName = "elicitation_review"
+
+// CallbackPath is where the issuer sends the reviewer back, under the
+// review routes' base URL: register <base>/review/oidc/callback as the
+// client's redirect URI.
+const CallbackPath = "/review/oidc/callback"
+
+// Defaults of Config.
+const (
+	DefaultSessionTTL  = 30 * time.Minute
+	DefaultGroupsClaim = "groups"
+	// LoginTTL is how long a sign-in may take, from the redirect to the
+	// issuer to the return.
+	LoginTTL = 10 * time.Minute
+	// MaxGroups bounds the groups kept in the session.
+	MaxGroups = 64
+)
+
+// Config configures an Auth.
+type Config struct {
+	// Issuer is the OpenID provider's issuer URL, exactly as its discovery
+	// document says (https://accounts.google.com, https://login.microsoftonline.com/TENANT/v2.0, …).
+	Issuer string
+	// ClientID is this deployment's client at the issuer.
+	ClientID string
+	// ClientSecret returns the client's secret, read when the first
+	// sign-in completes (Secrets Manager on Lambda); nil, or an empty
+	// secret, for a public client that relies on PKCE alone.
+	ClientSecret func(ctx context.Context) (string, error)
+	// Scopes requested; default openid, email, profile.
+	Scopes []string
+	// GroupsClaim names the claim listing the reviewer's groups (for
+	// "group:NAME" reviewers); default "groups".
+	GroupsClaim string
+	// SessionTTL is how long a session lasts; default 30 minutes.
+	SessionTTL time.Duration
+	// Keys sign the cookie, the first one current: derive them from the
+	// page-token keyring (pagetoken.Keyring.Derive) so that every function
+	// of a deployment shares them.
+	Keys []pagetoken.Key
+	// Base returns the public base URL of the review routes for a request
+	// (scheme, host and any path prefix such as an API Gateway stage, no
+	// trailing slash): the redirect URI is Base + CallbackPath, the
+	// cookie's path Base's path + "/review". Required.
+	Base func(r *http.Request) string
+	// HTTPClient talks to the issuer; default a client with a 10 s timeout.
+	HTTPClient *http.Client
+	// Now is the clock of sessions; default time.Now.
+	Now func() time.Time
+	// Logger receives sign-in failures (never tokens or codes).
+	Logger *slog.Logger
+}
+
+// Auth is reviewer sign-in. It is safe for concurrent use.
+type Auth struct {
+	cfg  Config
+	seal sealer
+	log  *slog.Logger
+
+	mu       sync.Mutex
+	provider *oidc.Provider // discovered at the first sign-in
+	secret   *string
+}
+
+// New returns an Auth for cfg; it checks cfg but does not contact the
+// issuer (discovery happens at the first sign-in, so that a function that
+// only checks sessions never does).
+func New(cfg Config) (*Auth, error) {
+	var errs []error
+	u, err := url.Parse(cfg.Issuer)
+	if cfg.Issuer == "" || err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && isLoopback(u.Hostname()))) {
+		errs = append(errs, fmt.Errorf("the issuer %q must be an https URL (http only on loopback, for tests)", cfg.Issuer))
+	}
+	if strings.TrimSpace(cfg.ClientID) == "" {
+		errs = append(errs, errors.New("the client id is empty"))
+	}
+	if len(cfg.Keys) == 0 {
+		errs = append(errs, errors.New("no keys to sign the session cookie"))
+	}
+	if cfg.Base == nil {
+		errs = append(errs, errors.New("no Base for the redirect URI"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("reviewer sign-in: %w", err)
+	}
+	if len(cfg.Scopes) == 0 {
+		cfg.Scopes = []string{oidc.ScopeOpenID, "email", "profile"}
+	}
+	if cfg.GroupsClaim == "" {
+		cfg.GroupsClaim = DefaultGroupsClaim
+	}
+	if cfg.SessionTTL <= 0 {
+		cfg.SessionTTL = DefaultSessionTTL
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Timeout: 10 * time.Second}
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	a := &Auth{cfg: cfg, seal: sealer{keys: cfg.Keys}, log: cfg.Logger}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	return a, nil
+}
+
+// CheckBase refuses a public base URL a session cookie could not be kept
+// safe on: plain http beyond loopback (the cookie is Secure; a phone on a
+// LAN address needs https, for example through a tunnel).
+func CheckBase(base string) error {
+	u, err := url.Parse(base)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("reviewer sign-in: the public URL %q is not an absolute URL", base)
+	}
+	if u.Scheme != "https" && !isLoopback(u.Hostname()) {
+		return fmt.Errorf("reviewer sign-in needs an https public URL (or a loopback address, for one machine): %q would send the session cookie in the clear", base)
+	}
+	return nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Wrap serves next behind sign-in: the callback, a session's identity in
+// the request's context, and a redirect to the issuer for a GET without
+// one.
+func (a *Auth) Wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == CallbackPath {
+			a.callback(w, r)
+			return
+		}
+		if id, ok := a.Session(r); ok {
+			next.ServeHTTP(w, r.WithContext(elicitation.WithIdentity(r.Context(), id)))
+			return
+		}
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			a.login(w, r)
+			return
+		}
+		// No session: the Service refuses the submission (and audits it).
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Session returns the identity of the request's session, if it has a
+// valid one: authentic, not expired, of this issuer.
+func (a *Auth) Session(r *http.Request) (elicitation.Identity, bool) {
+	ck, err := r.Cookie(CookieName)
+	if err != nil {
+		return elicitation.Identity{}, false
+	}
+	c, err := a.seal.open(ck.Value, kindSession, a.cfg.Now())
+	if err != nil || c.Issuer != a.cfg.Issuer || c.Subject == "" {
+		return elicitation.Identity{}, false
+	}
+	return elicitation.Identity{Issuer: c.Issuer, Subject: c.Subject, Email: c.Email, EmailVerified: c.EmailVerified, Groups: c.Groups}, true
+}
+
+func (a *Auth) base(r *http.Request) (string, string, error) {
+	base := strings.TrimRight(a.cfg.Base(r), "/")
+	if err := CheckBase(base); err != nil {
+		return "", "", err
+	}
+	u, _ := url.Parse(base)
+	return base, strings.TrimRight(u.Path, "/") + "/review", nil
+}
+
+func (a *Auth) setCookie(w http.ResponseWriter, path, value string, maxAge time.Duration) {
+	http.SetCookie(w, &http.Cookie{
+		Name: CookieName, Value: value, Path: path, MaxAge: int(maxAge / time.Second),
+		HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode,
+	})
+}
+
+func random() string {
+	b := make([]byte, 24)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// discover returns the provider, discovering it on first use (a failed
+// discovery is tried again by the next sign-in).
+func (a *Auth) discover(ctx context.Context) (*oidc.Provider, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.provider != nil {
+		return a.provider, nil
+	}
+	ctx, cancel := context.WithTimeout(oidc.ClientContext(ctx, a.cfg.HTTPClient), 10*time.Second)
+	defer cancel()
+	p, err := oidc.NewProvider(ctx, a.cfg.Issuer)
+	if err != nil {
+		return nil, fmt.Errorf("discover the OpenID provider %s: %w", a.cfg.Issuer, err)
+	}
+	a.provider = p
+	return p, nil
+}
+
+func (a *Auth) clientSecret(ctx context.Context) (string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.secret != nil {
+		return *a.secret, nil
+	}
+	s := ""
+	if a.cfg.ClientSecret != nil {
+		var err error
+		if s, err = a.cfg.ClientSecret(ctx); err != nil {
+			return "", fmt.Errorf("read the OpenID client secret: %w", err)
+		}
+	}
+	a.secret = &s
+	return s, nil
+}
+
+func (a *Auth) oauth2(p *oidc.Provider, base, secret string) *oauth2.Config {
+	return &oauth2.Config{
+		ClientID: a.cfg.ClientID, ClientSecret: secret, Endpoint: p.Endpoint(),
+		RedirectURL: base + CallbackPath, Scopes: a.cfg.Scopes,
+	}
+}
+
+// login starts a sign-in: a fresh state, nonce and PKCE verifier in the
+// cookie, and a redirect to the issuer.
+func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
+	base, path, err := a.base(r)
+	if err != nil {
+		a.log.ErrorContext(r.Context(), "reviewer sign-in", "err", err)
+		page(w, http.StatusInternalServerError, "Sign-in is not set up correctly", "The server cannot sign reviewers in on this address. Nothing was decided; tell the operator.")
+		return
+	}
+	p, err := a.discover(r.Context())
+	if err != nil {
+		a.log.ErrorContext(r.Context(), "reviewer sign-in", "err", err)
+		page(w, http.StatusServiceUnavailable, "Sign-in is unavailable", "The identity provider cannot be reached right now. Nothing was decided. Try again in a moment.")
+		return
+	}
+	c := cookieClaims{Kind: kindLogin, Expires: a.cfg.Now().Add(LoginTTL), State: random(), Nonce: random(), Verifier: oauth2.GenerateVerifier(), Return: r.URL.RequestURI()}
+	v, err := a.seal.seal(c)
+	if err != nil {
+		a.log.ErrorContext(r.Context(), "reviewer sign-in", "err", err)
+		page(w, http.StatusInternalServerError, "Sign-in failed", "Nothing was decided. Try again in a moment.")
+		return
+	}
+	a.setCookie(w, path, v, LoginTTL)
+	noStore(w)
+	// The secret is not needed to build the authorization URL.
+	http.Redirect(w, r, a.oauth2(p, base, "").AuthCodeURL(c.State, oidc.Nonce(c.Nonce), oauth2.S256ChallengeOption(c.Verifier)), http.StatusFound)
+}
+
+func noStore(w http.ResponseWriter) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+}
+
+// callback completes a sign-in: the state must be the cookie's, the code
+// is exchanged with the cookie's PKCE verifier, the ID token verified
+// (issuer, audience, expiry, signature, nonce), and the session set.
+func (a *Auth) callback(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", "GET")
+		page(w, http.StatusMethodNotAllowed, "Method not allowed", "This address answers GET.")
+		return
+	}
+	base, path, err := a.base(r)
+	if err != nil {
+		a.log.ErrorContext(r.Context(), "reviewer sign-in", "err", err)
+		page(w, http.StatusInternalServerError, "Sign-in is not set up correctly", "The server cannot sign reviewers in on this address. Nothing was decided; tell the operator.")
+		return
+	}
+	fail := func(status int, reason string, err error) {
+		a.log.WarnContext(r.Context(), "reviewer sign-in refused", "reason", reason, "err", err)
+		a.setCookie(w, path, "", -1)
+		page(w, status, "Sign-in did not complete", "Nothing was decided. Open the review link again to sign in.")
+	}
+	ck, cerr := r.Cookie(CookieName)
+	if cerr != nil {
+		fail(http.StatusBadRequest, "no sign-in in progress", cerr)
+		return
+	}
+	c, err := a.seal.open(ck.Value, kindLogin, a.cfg.Now())
+	if err != nil {
+		fail(http.StatusBadRequest, "no valid sign-in in progress", err)
+		return
+	}
+	q := r.URL.Query()
+	if subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(c.State)) != 1 {
+		fail(http.StatusBadRequest, "state mismatch", nil)
+		return
+	}
+	if e := q.Get("error"); e != "" {
+		fail(http.StatusForbidden, "the issuer refused", fmt.Errorf("error=%.64q", e))
+		return
+	}
+	id, err := a.exchange(r.Context(), base, q.Get("code"), c)
+	if err != nil {
+		fail(http.StatusBadRequest, "code exchange or token verification failed", err)
+		return
+	}
+	s := cookieClaims{Kind: kindSession, Expires: a.cfg.Now().Add(a.cfg.SessionTTL), IssuedAt: a.cfg.Now(),
+		Issuer: id.Issuer, Subject: id.Subject, Email: id.Email, EmailVerified: id.EmailVerified, Groups: id.Groups}
+	v, err := a.seal.seal(s)
+	if err != nil {
+		fail(http.StatusBadRequest, "session too large", err)
+		return
+	}
+	a.setCookie(w, path, v, a.cfg.SessionTTL)
+	noStore(w)
+	ret := c.Return
+	if !strings.HasPrefix(ret, "/review/") || strings.HasPrefix(ret, CallbackPath) {
+		ret = "/review/"
+	}
+	http.Redirect(w, r, base+ret, http.StatusSeeOther)
+}
+
+// exchange redeems the code with the verifier and reads the identity from
+// the verified ID token, and from the UserInfo endpoint for what the token
+// leaves out (many issuers put the e-mail address only there).
+func (a *Auth) exchange(ctx context.Context, base, code string, c cookieClaims) (elicitation.Identity, error) {
+	if code == "" {
+		return elicitation.Identity{}, errors.New("no code")
+	}
+	p, err := a.discover(ctx)
+	if err != nil {
+		return elicitation.Identity{}, err
+	}
+	secret, err := a.clientSecret(ctx)
+	if err != nil {
+		return elicitation.Identity{}, err
+	}
+	ctx, cancel := context.WithTimeout(oidc.ClientContext(ctx, a.cfg.HTTPClient), 15*time.Second)
+	defer cancel()
+	conf := a.oauth2(p, base, secret)
+	tok, err := conf.Exchange(ctx, code, oauth2.VerifierOption(c.Verifier))
+	if err != nil {
+		return elicitation.Identity{}, fmt.Errorf("exchange the code: %w", err)
+	}
+	raw, ok := tok.Extra("id_token").(string)
+	if !ok || raw == "" {
+		return elicitation.Identity{}, errors.New("the token response has no id_token")
+	}
+	idt, err := p.VerifierContext(ctx, &oidc.Config{ClientID: a.cfg.ClientID, Now: a.cfg.Now}).Verify(ctx, raw)
+	if err != nil {
+		return elicitation.Identity{}, fmt.Errorf("verify the ID token: %w", err)
+	}
+	if subtle.ConstantTimeCompare([]byte(idt.Nonce), []byte(c.Nonce)) != 1 {
+		return elicitation.Identity{}, errors.New("the ID token's nonce is not this sign-in's")
+	}
+	var claims map[string]any
+	if err := idt.Claims(&claims); err != nil {
+		return elicitation.Identity{}, fmt.Errorf("read the ID token's claims: %w", err)
+	}
+	id := elicitation.Identity{Issuer: idt.Issuer, Subject: idt.Subject}
+	a.readClaims(&id, claims)
+	if id.Email == "" {
+		ui, err := p.UserInfo(ctx, conf.TokenSource(ctx, tok))
+		if err != nil {
+			return elicitation.Identity{}, fmt.Errorf("read the UserInfo: %w", err)
+		}
+		if ui.Subject != idt.Subject {
+			return elicitation.Identity{}, errors.New("the UserInfo is of another subject")
+		}
+		var more map[string]any
+		if err := ui.Claims(&more); err != nil {
+			return elicitation.Identity{}, fmt.Errorf("read the UserInfo's claims: %w", err)
+		}
+		a.readClaims(&id, more)
+	}
+	return id, nil
+}
+
+// readClaims takes the e-mail address, whether it is verified (a boolean,
+// or the string "true" as some issuers send it) and the groups claim.
+func (a *Auth) readClaims(id *elicitation.Identity, claims map[string]any) {
+	if e, ok := claims["email"].(string); ok && id.Email == "" {
+		id.Email = e
+		switch v := claims["email_verified"].(type) {
+		case bool:
+			id.EmailVerified = v
+		case string:
+			id.EmailVerified = v == "true"
+		}
+	}
+	if len(id.Groups) > 0 {
+		return
+	}
+	switch g := claims[a.cfg.GroupsClaim].(type) {
+	case []any:
+		for _, v := range g {
+			if s, ok := v.(string); ok && s != "" && len(s) <= 256 && len(id.Groups) < MaxGroups {
+				id.Groups = append(id.Groups, s)
+			}
+		}
+	case string:
+		for _, s := range strings.FieldsFunc(g, func(r rune) bool { return r == ',' || r == ' ' }) {
+			if len(s) <= 256 && len(id.Groups) < MaxGroups {
+				id.Groups = append(id.Groups, s)
+			}
+		}
+	}
+}

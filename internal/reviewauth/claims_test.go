@@ -1,0 +1,61 @@
+package reviewauth
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
+)
+
+func TestReadClaims(t *testing.T) {
+	a := &Auth{cfg: Config{GroupsClaim: "groups"}}
+	for _, tc := range []struct {
+		name   string
+		claims map[string]any
+		want   elicitation.Identity
+	}{
+		{"boolean verified, group list", map[string]any{"email": "A@x.org", "email_verified": true, "groups": []any{"ops", 7, "dev"}},
+			elicitation.Identity{Email: "A@x.org", EmailVerified: true, Groups: []string{"ops", "dev"}}},
+		{"string verified (Cognito), space-separated groups", map[string]any{"email": "a@x.org", "email_verified": "true", "groups": "ops dev"},
+			elicitation.Identity{Email: "a@x.org", EmailVerified: true, Groups: []string{"ops", "dev"}}},
+		{"unverified", map[string]any{"email": "a@x.org", "email_verified": "false"}, elicitation.Identity{Email: "a@x.org"}},
+		{"no e-mail", map[string]any{"groups": []any{}}, elicitation.Identity{}},
+	} {
+		var id elicitation.Identity
+		a.readClaims(&id, tc.claims)
+		if id.Email != tc.want.Email || id.EmailVerified != tc.want.EmailVerified || !slices.Equal(id.Groups, tc.want.Groups) {
+			t.Errorf("%s: %+v, want %+v", tc.name, id, tc.want)
+		}
+	}
+}
+
+func TestSealer(t *testing.T) {
+	k, _ := pagetoken.ParseKeyring("k2:" + pagetoken.GenerateSecret() + ",k1:" + pagetoken.GenerateSecret())
+	s := sealer{keys: k.Derive("review session")}
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	v, err := s.seal(cookieClaims{Kind: kindSession, Expires: now.Add(time.Minute), Issuer: "https://i/", Subject: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := s.open(v, kindSession, now); err != nil || c.Subject != "s" {
+		t.Fatalf("open = %+v, %v", c, err)
+	}
+	if _, err := s.open(v, kindLogin, now); err == nil {
+		t.Error("a session opened as a sign-in in progress")
+	}
+	if _, err := s.open(v, kindSession, now.Add(time.Minute)); err != errExpired {
+		t.Errorf("at expiry: %v", err)
+	}
+	// Sealed with the old key, opened after rotation; refused under
+	// another purpose's keys.
+	rotated := sealer{keys: k.Derive("review session")[1:]}
+	v2, _ := rotated.seal(cookieClaims{Kind: kindSession, Expires: now.Add(time.Minute), Subject: "s"})
+	if _, err := s.open(v2, kindSession, now); err != nil {
+		t.Errorf("a cookie of the older key: %v", err)
+	}
+	if _, err := (sealer{keys: k.Derive("page")}).open(v, kindSession, now); err == nil {
+		t.Error("keys of another purpose opened the cookie")
+	}
+}

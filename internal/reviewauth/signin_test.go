@@ -1,0 +1,379 @@
+package reviewauth_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-elicitation/elicitation/internal/dynamostore"
+	"github.com/mcp-elicitation/elicitation/internal/dynamostore/dynamotest"
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/reviewauth"
+	"github.com/mcp-elicitation/elicitation/internal/reviewauth/oidctest"
+)
+
+// recorder keeps the Set-Cookie headers a client receives.
+type recorder struct {
+	next    http.RoundTripper
+	cookies []*http.Cookie
+}
+
+func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := r.next.RoundTrip(req)
+	if err == nil {
+		r.cookies = append(r.cookies, resp.Cookies()...)
+	}
+	return resp, err
+}
+
+// The round trip: an unsigned reviewer is sent to the issuer, signs in,
+// comes back to the page and decides; the decision and the render record
+// who they are; the one cookie is HttpOnly, Secure, SameSite=Lax and
+// scoped to /review.
+func TestSignInRoundTrip(t *testing.T) {
+	s := newStack(t, elicitation.ReviewerPolicy{BarOwner: true}, boltStore(t))
+	id, page := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{})
+	b := oidctest.Browser(t)
+	rec := &recorder{next: http.DefaultTransport}
+	b.Transport = rec
+
+	// Unsigned: the page redirects to the issuer, and nothing is rendered.
+	noFollow := *b
+	noFollow.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := noFollow.Get(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	loc, _ := url.Parse(resp.Header.Get("Location"))
+	if resp.StatusCode != http.StatusFound || !strings.HasPrefix(loc.String(), s.provider.Issuer) || loc.Query().Get("code_challenge_method") != "S256" || loc.Query().Get("code_challenge") == "" || loc.Query().Get("nonce") == "" || loc.Query().Get("state") == "" {
+		t.Fatalf("unsigned GET = %d to %s; want a redirect to the issuer with PKCE (S256), state and nonce", resp.StatusCode, loc)
+	}
+	if got := trail(t, s.instances[0].svc, id); len(got) != 1 {
+		t.Fatalf("an unsigned GET was audited: %v", got)
+	}
+
+	code, body := approve(t, b, page, "alice", "eu")
+	if code != http.StatusOK || !strings.Contains(body, "Selection sent") {
+		t.Fatalf("alice's submission: %d\n%.600s", code, body)
+	}
+	st := state(t, s.instances[0].svc, "agent@example.com", id)
+	if st.Status != elicitation.StatusSubmitted || st.DecidedBy != "alice@example.com" {
+		t.Fatalf("state = %+v, want submitted by alice@example.com", st)
+	}
+	res, err := s.instances[0].svc.Result(context.Background(), "agent@example.com", id)
+	if err != nil || res.DecidedBy != "alice@example.com" {
+		t.Fatalf("result decidedBy = %q, %v", res.DecidedBy, err)
+	}
+	want := []string{"created agent@example.com selection", "rendered alice@example.com pending", "decided alice@example.com submitted", "result_fetched agent@example.com "}
+	if got := trail(t, s.instances[0].svc, id); !slices.Equal(got, want) {
+		t.Errorf("audit trail\n%q\nwant\n%q", got, want)
+	}
+	var session *http.Cookie
+	for _, c := range rec.cookies {
+		if c.Name != reviewauth.CookieName {
+			t.Errorf("the product set another cookie: %s", c.Name)
+		}
+		if c.MaxAge > 0 {
+			session = c
+		}
+		if !c.HttpOnly || !c.Secure || c.SameSite != http.SameSiteLaxMode || c.Path != "/review" {
+			t.Errorf("cookie %s: HttpOnly %v Secure %v SameSite %v Path %q; want HttpOnly, Secure, Lax, /review", c.Name, c.HttpOnly, c.Secure, c.SameSite, c.Path)
+		}
+	}
+	if session == nil || session.MaxAge != int(reviewauth.DefaultSessionTTL/time.Second) {
+		t.Errorf("session cookie = %+v, want one living %v", session, reviewauth.DefaultSessionTTL)
+	}
+}
+
+// Who may decide: a reviewer not on the list and the agent's own
+// principal are refused, at the page and at submission, and audited.
+func TestWhoMayDecide(t *testing.T) {
+	s := newStack(t, elicitation.ReviewerPolicy{BarOwner: true}, boltStore(t))
+	id, page := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{})
+	named, namedPage := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{Message: "Ship?", Options: opts(), Reviewers: []string{"bob@example.com"}})
+
+	for _, tc := range []struct{ user, page string }{{"agent", page}, {"mallory", namedPage}, {"eve", namedPage}} {
+		resp, body := open(t, oidctest.Browser(t), tc.page, tc.user)
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "You cannot decide this request") || strings.Contains(body, `name="token"`) {
+			t.Errorf("%s opening the page: %d\n%.400s", tc.user, resp.StatusCode, body)
+		}
+	}
+	// Alice may decide the first (any signed-in reviewer but the agent)
+	// and not the second (Bob only); a POST by her to the second is
+	// refused even with a page token of the first.
+	b := oidctest.Browser(t)
+	resp, body := open(t, b, page, "alice")
+	m := tokenField.FindStringSubmatch(body)
+	if resp.StatusCode != http.StatusOK || m == nil {
+		t.Fatalf("alice: %d", resp.StatusCode)
+	}
+	code, _ := post(t, b, namedPage, url.Values{"token": {m[1]}, "decision": {"submitted"}, "option": {"a"}})
+	if code != http.StatusForbidden {
+		t.Errorf("alice posting to bob's request: %d, want 403", code)
+	}
+	if st := state(t, s.instances[0].svc, "agent@example.com", named); st.Status != elicitation.StatusPending {
+		t.Fatalf("bob's request was decided: %+v", st)
+	}
+	if code, body := approve(t, oidctest.Browser(t), namedPage, "bob", "a"); code != http.StatusOK {
+		t.Fatalf("bob: %d %.300s", code, body)
+	}
+	got := trail(t, s.instances[0].svc, named)
+	for _, want := range []string{
+		"rendered mallory@example.com refused: forbidden: not a named reviewer: not allowed",
+		"rendered sub:id-eve refused: forbidden: not a named reviewer: not allowed",
+		"decided bob@example.com submitted",
+	} {
+		if !slices.Contains(got, want) {
+			t.Errorf("audit trail lacks %q:\n%q", want, got)
+		}
+	}
+	if got := trail(t, s.instances[0].svc, id); !slices.Contains(got, "rendered agent@example.com refused: forbidden: the request's own principal: not allowed") {
+		t.Errorf("the agent's refused render is not audited: %q", got)
+	}
+}
+
+func opts() []json.RawMessage {
+	return []json.RawMessage{json.RawMessage(`{"id":"a"}`), json.RawMessage(`{"id":"b"}`)}
+}
+
+// An expired or tampered session is no session: a GET goes back to the
+// issuer, a POST is refused and decides nothing.
+func TestExpiredOrTamperedSession(t *testing.T) {
+	s := newStack(t, elicitation.ReviewerPolicy{}, boltStore(t))
+	id, page := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{})
+	pageURL, _ := url.Parse(page)
+	for _, tc := range []struct {
+		name   string
+		spoil  func(b *http.Client)
+		expire bool
+	}{
+		{"expired", nil, true},
+		{"tampered payload", func(b *http.Client) {
+			tamper(b, pageURL, func(v string) string { return swapPayload(v, `"em":"alice@example.com"`, `"em":"bob@example.com"`) })
+		}, false},
+		{"another key", func(b *http.Client) {
+			tamper(b, pageURL, func(v string) string { return strings.Replace(v, "c1.k1.", "c1.k0.", 1) })
+		}, false},
+		{"garbage", func(b *http.Client) { tamper(b, pageURL, func(string) string { return "x" }) }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := oidctest.Browser(t)
+			resp, body := open(t, b, page, "alice")
+			m := tokenField.FindStringSubmatch(body)
+			if resp.StatusCode != http.StatusOK || m == nil {
+				t.Fatalf("alice: %d", resp.StatusCode)
+			}
+			if tc.expire {
+				s.clock.Add(reviewauth.DefaultSessionTTL)
+				defer s.clock.Add(-reviewauth.DefaultSessionTTL)
+			} else {
+				tc.spoil(b)
+			}
+			code, body := post(t, b, page, url.Values{"token": {m[1]}, "decision": {"submitted"}, "option": {"eu"}})
+			if code != http.StatusForbidden || !strings.Contains(body, "Sign in to review this request") {
+				t.Errorf("POST with the %s session: %d\n%.400s", tc.name, code, body)
+			}
+			noFollow := *b
+			noFollow.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+			resp, err := noFollow.Get(page)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = resp.Body.Close()
+			if resp.StatusCode != http.StatusFound || !strings.HasPrefix(resp.Header.Get("Location"), s.provider.Issuer) {
+				t.Errorf("GET with the %s session: %d %s, want a redirect to the issuer", tc.name, resp.StatusCode, resp.Header.Get("Location"))
+			}
+		})
+	}
+	if st := state(t, s.instances[0].svc, "agent@example.com", id); st.Status != elicitation.StatusPending {
+		t.Fatalf("a spoiled session decided: %+v", st)
+	}
+	if got := trail(t, s.instances[0].svc, id); !slices.Contains(got, "submission_refused reviewer forbidden: not signed in: not allowed") {
+		t.Errorf("refusals not audited: %q", got)
+	}
+}
+
+// tamper rewrites the browser's session cookie for u.
+func tamper(b *http.Client, u *url.URL, f func(string) string) {
+	for _, c := range b.Jar.Cookies(u) {
+		if c.Name == reviewauth.CookieName {
+			b.Jar.SetCookies(u, []*http.Cookie{{Name: c.Name, Value: f(c.Value), Path: "/review", Secure: true, HttpOnly: true}})
+		}
+	}
+}
+
+// swapPayload replaces old with new inside the cookie's base64 payload,
+// keeping its signature.
+func swapPayload(v, old, new string) string {
+	parts := strings.Split(v, ".")
+	if len(parts) != 4 {
+		return v
+	}
+	b, err := base64.RawURLEncoding.DecodeString(parts[2])
+	if err != nil {
+		return v
+	}
+	parts[2] = base64.RawURLEncoding.EncodeToString([]byte(strings.Replace(string(b), old, new, 1)))
+	return strings.Join(parts, ".")
+}
+
+// A callback whose state is not the sign-in's is refused, and so is one
+// whose PKCE verifier is not the one the code was issued for (the issuer
+// refuses the exchange).
+func TestStateAndPKCEMismatch(t *testing.T) {
+	s := newStack(t, elicitation.ReviewerPolicy{}, boltStore(t))
+	_, page := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{})
+	base := s.instances[0].srv.URL
+
+	t.Run("state", func(t *testing.T) {
+		b := oidctest.Browser(t)
+		// Stop at our callback to learn the code, then send it back with
+		// another state.
+		var cb *url.URL
+		b.CheckRedirect = func(r *http.Request, _ []*http.Request) error {
+			if r.URL.Path == reviewauth.CallbackPath {
+				cb = r.URL
+				return http.ErrUseLastResponse
+			}
+			return nil
+		}
+		open(t, b, page, "alice")
+		if cb == nil {
+			t.Fatal("the issuer never redirected to the callback")
+		}
+		q := cb.Query()
+		q.Set("state", "not-the-state")
+		b.CheckRedirect = nil
+		resp, err := b.Get(base + reviewauth.CallbackPath + "?" + q.Encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := readAll(resp)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "Sign-in did not complete") {
+			t.Fatalf("callback with another state: %d\n%.300s", resp.StatusCode, body)
+		}
+		if _, ok := s.instances[0].auth.Session(withCookies(b, base)); ok {
+			t.Fatal("a session was set")
+		}
+		// And no sign-in in progress at all.
+		resp, err = oidctest.Browser(t).Get(base + reviewauth.CallbackPath + "?" + cb.RawQuery)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Fatalf("callback in another browser: %d, want 400", resp.StatusCode)
+		}
+	})
+
+	t.Run("PKCE", func(t *testing.T) {
+		b := oidctest.Browser(t)
+		var cb *url.URL
+		b.CheckRedirect = func(r *http.Request, _ []*http.Request) error {
+			if r.URL.Path == reviewauth.CallbackPath {
+				cb = r.URL
+				return http.ErrUseLastResponse
+			}
+			return nil
+		}
+		open(t, b, page, "alice")
+		if cb == nil {
+			t.Fatal("the issuer never redirected to the callback")
+		}
+		// The same sign-in's state and nonce, another verifier.
+		u, _ := url.Parse(base + "/review/")
+		tampered := false
+		tamper(b, u, func(v string) string { tampered = true; return reseal(t, s, v) })
+		if !tampered {
+			t.Fatal("no sign-in cookie to replace")
+		}
+		b.CheckRedirect = nil
+		resp, err := b.Get(cb.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := readAll(resp)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "Sign-in did not complete") {
+			t.Fatalf("callback with another verifier: %d\n%.300s", resp.StatusCode, body)
+		}
+		if _, ok := s.instances[0].auth.Session(withCookies(b, base)); ok {
+			t.Fatal("a session was set")
+		}
+	})
+}
+
+func withCookies(b *http.Client, base string) *http.Request {
+	r, _ := http.NewRequest(http.MethodGet, base+"/review/x/y", nil)
+	u, _ := url.Parse(base + "/review/x/y")
+	for _, c := range b.Jar.Cookies(u) {
+		r.AddCookie(c)
+	}
+	return r
+}
+
+// The quorum, on both stores: two reviewers reach approvals: 2, one
+// reviewer twice does not, and two processes sharing the data count each
+// approval once.
+func TestQuorumOfTwo(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		stores func(t *testing.T) []elicitation.Store
+	}{
+		{"bolt", func(t *testing.T) []elicitation.Store { return []elicitation.Store{boltStore(t)} }},
+		{"dynamodb, two processes", func(t *testing.T) []elicitation.Store {
+			a, _, table := dynamotest.Store(t, dynamostore.Options{})
+			b := dynamostore.New(dynamotest.Client(dynamotest.Endpoint(t)), table, dynamostore.Options{})
+			return []elicitation.Store{a, b}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stores := tc.stores(t)
+			s := newStack(t, elicitation.ReviewerPolicy{BarOwner: true}, stores...)
+			other := len(stores) - 1 // bob's process
+			id, page := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{
+				Message: "Rotate the keys?", Options: opts(), Approvals: 2, Reviewers: []string{"alice@example.com", "bob@example.com", "agent@example.com"},
+			})
+			bobPage := strings.Replace(page, s.instances[0].srv.URL, s.instances[other].srv.URL, 1)
+			alice := oidctest.Browser(t)
+			if code, body := approve(t, alice, page, "alice", "a"); code != http.StatusOK || !strings.Contains(body, "Your approval is counted") {
+				t.Fatalf("alice's approval: %d\n%.400s", code, body)
+			}
+			// Alice again, from a fresh page: not counted, still pending.
+			if code, body := approve(t, alice, page, "alice", "a"); code != http.StatusConflict || !strings.Contains(body, "already approved") {
+				t.Fatalf("alice's second approval: %d\n%.400s", code, body)
+			}
+			// The agent's own principal cannot add the second.
+			if resp, _ := open(t, oidctest.Browser(t), page, "agent"); resp.StatusCode != http.StatusForbidden {
+				t.Fatalf("the agent's page: %d, want 403", resp.StatusCode)
+			}
+			if st := state(t, s.instances[other].svc, "agent@example.com", id); st.Status != elicitation.StatusPending || len(st.Approvers) != 1 {
+				t.Fatalf("after one reviewer twice: %+v", st)
+			}
+			if code, body := approve(t, oidctest.Browser(t), bobPage, "bob", "a"); code != http.StatusOK || !strings.Contains(body, "Selection sent") {
+				t.Fatalf("bob's approval: %d\n%.400s", code, body)
+			}
+			res, err := s.instances[0].svc.Result(context.Background(), "agent@example.com", id)
+			if err != nil || res.Decision != elicitation.DecisionSubmitted || res.DecidedBy != "bob@example.com" || !slices.Equal(res.ApprovedBy, []string{"alice@example.com", "bob@example.com"}) {
+				t.Fatalf("result: %+v, %v", res, err)
+			}
+			n := 0
+			for _, e := range trail(t, s.instances[0].svc, id) {
+				if strings.HasPrefix(e, "decided ") {
+					n++
+				}
+			}
+			if n != 1 {
+				t.Errorf("%d decided entries, want 1", n)
+			}
+		})
+	}
+}
