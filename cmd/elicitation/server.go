@@ -15,7 +15,9 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/compose/localstore"
 	"github.com/mcp-elicitation/elicitation/internal/compose/mcpendpoint"
+	"github.com/mcp-elicitation/elicitation/internal/compose/notifypart"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/notify"
 )
 
 // Main is a running local server. Start it, then Close it; tests start it
@@ -35,6 +37,8 @@ type Main struct {
 	cancelBase context.CancelFunc
 	servers    []*http.Server
 	failed     chan error // a listener that stopped on its own
+	// notifying is closed when the notification worker has stopped.
+	notifying chan struct{}
 }
 
 // Start opens the store, builds the handlers and starts listening.
@@ -94,11 +98,12 @@ func (m *Main) open(ctx context.Context, o options) error {
 		}
 	}
 	m.app, err = compose.Build(ctx, cfg, compose.Parts{
-		Store: localstore.Open,
-		Pages: compose.Pages,
-		MCP:   mcpendpoint.Part(localstore.APIKeys),
-		Log:   m.Log,
-		Now:   o.now,
+		Store:  localstore.Open,
+		Pages:  compose.Pages,
+		MCP:    mcpendpoint.Part(localstore.APIKeys),
+		Notify: notifypart.Part(os.LookupEnv),
+		Log:    m.Log,
+		Now:    o.now,
 		OnCreated: func(_ context.Context, id, url string) {
 			// The local user needs the URL to open it; it carries the
 			// reviewer's key, so it goes to this terminal only.
@@ -129,6 +134,7 @@ func (m *Main) open(ctx context.Context, o options) error {
 	if cfg.CleanupInterval > 0 {
 		go m.cleanupLoop(cfg.CleanupInterval, o.now)
 	}
+	m.startNotifying()
 	m.serve(mcpLn, mcpMux)
 	if reviewLn != mcpLn {
 		m.serve(reviewLn, reviewMux)
@@ -178,6 +184,25 @@ func (m *Main) cleanupLoop(every time.Duration, now func() time.Time) {
 	}
 }
 
+// startNotifying runs the notification deliverer in this process when
+// targets are configured: it resumes what the outbox holds (a previous
+// run's undelivered notices), wakes when a request writes notices, and
+// sweeps every NotifyInterval for expiry notices and retries.
+func (m *Main) startNotifying() {
+	d := notifypart.Deliverer(m.app)
+	if d == nil {
+		return
+	}
+	w := notify.NewWorker(d, m.Config.NotifyInterval)
+	d.Targets.OnQueued(w.Wake)
+	m.notifying = make(chan struct{})
+	go func() {
+		defer close(m.notifying)
+		_ = w.Run(m.base)
+	}()
+	m.Log.Info("notifications on", "targets", strings.Join(d.Targets.Names(), ", "))
+}
+
 // Failed reports a listener that stopped serving on its own; the server
 // should then be closed.
 func (m *Main) Failed() <-chan error { return m.failed }
@@ -203,6 +228,9 @@ func (m *Main) Close() error {
 		if err := s.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close: %w", err))
 		}
+	}
+	if m.notifying != nil {
+		<-m.notifying // before the store closes
 	}
 	if m.app != nil {
 		if err := m.app.Close(); err != nil {

@@ -42,6 +42,11 @@ type Parts struct {
 	// MCP builds the MCP endpoint (compose/mcpendpoint.Part); nil: none.
 	MCP func(ctx context.Context, a *App) (http.Handler, error)
 
+	// Notify builds the notification targets the service writes
+	// deliveries for (compose/notifypart.Part); nil, or a nil result: no
+	// targets (a request naming one is refused).
+	Notify func(ctx context.Context, a *App, secret func(context.Context, string) (string, error)) (elicitation.Notifications, error)
+
 	// Log receives every part's logs; default: Settings.Logger on stderr.
 	Log *slog.Logger
 
@@ -69,6 +74,8 @@ type App struct {
 	Pages *review.Handler
 	// MCP serves /mcp; nil unless Parts.MCP.
 	MCP http.Handler
+	// Notifications are the targets (Parts.Notify); nil: none.
+	Notifications elicitation.Notifications
 	// OnCreated is Parts.OnCreated (the MCP part calls it).
 	OnCreated func(ctx context.Context, id, reviewURL string)
 
@@ -108,8 +115,14 @@ func (a *App) build(ctx context.Context, p Parts) error {
 		a.closers = append(a.closers, c.Close)
 	}
 	a.Templates = review.NewTemplateChecker()
+	if p.Notify != nil {
+		if a.Notifications, err = p.Notify(ctx, a, p.Secret); err != nil {
+			return err
+		}
+	}
 	a.Service = elicitation.NewService(elicitation.Config{
 		Store: store, Now: a.Now, MaxWait: s.MaxWait, WaitMargin: s.WaitMargin, Retention: s.Retention, Templates: a.Templates,
+		Notifications: a.Notifications,
 	})
 	if p.Pages != nil {
 		if a.Pages, err = p.Pages(ctx, a, p.Secret); err != nil {

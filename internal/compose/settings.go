@@ -82,6 +82,14 @@ type Settings struct {
 	// does (the local default serves sessions and 2026-07-28 at once).
 	Stateless bool
 
+	// Notifications (docs/notifications.md): the targets' configuration,
+	// a file path or the document itself; on Lambda the Secrets Manager
+	// secret holding the document; locally how often the deliverer sweeps
+	// for expiry notices and retries.
+	NotifyConfig    string
+	NotifySecretARN string
+	NotifyInterval  time.Duration
+
 	CleanupInterval time.Duration // local: how often to remove requests past retention; 0 never
 	LogLevel        slog.Level
 
@@ -196,6 +204,16 @@ var Table = []Setting{
 	{Name: "stateless", Scope: Local, Default: "false",
 		Usage: "serve every protocol era without sessions, with JSON responses, as the Lambda function does (clients never need it)",
 		bind:  func(s *Settings) Value { return (*boolValue)(&s.Stateless) }},
+	{Name: "notify-config", Scope: Both,
+		Usage: "notification targets (docs/notifications.md): a YAML or JSON file, or the document itself; ${VAR} in it reads the environment (locally); default: no targets",
+		bind:  func(s *Settings) Value { return (*stringValue)(&s.NotifyConfig) }},
+	{Name: "notify-secret-arn", Scope: Lambda,
+		Usage: "Secrets Manager secret holding the notification targets' document (the functions that create, decide and deliver read it at start-up)",
+		bind:  func(s *Settings) Value { return (*stringValue)(&s.NotifySecretARN) }},
+	{Name: "notify-interval", Scope: Local, Default: "5s",
+		Usage: "how often the notification deliverer looks for expiry notices and retries that are due",
+		bind:  func(s *Settings) Value { return (*durationValue)(&s.NotifyInterval) },
+		check: between(func(s *Settings) time.Duration { return s.NotifyInterval }, 100*time.Millisecond, time.Hour)},
 	{Name: "cleanup-interval", Scope: Local, Default: "1h",
 		Usage: `how often to remove requests past their retention (0 disables; "elicitation cleanup" does it once)`,
 		bind:  func(s *Settings) Value { return (*durationValue)(&s.CleanupInterval) },
