@@ -3,12 +3,14 @@ package notify_test
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"html"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -28,6 +30,8 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/review"
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
+
+var screenshot = flag.Bool("screenshot", false, "render the e-mail Mailpit received in Chromium into docs/screenshots/notification-email.png")
 
 // MailpitModule is the real SMTP server the e-mail tests send to (FIELD-NOTES).
 const MailpitModule = "github.com/axllent/mailpit@v1.33.1"
@@ -183,6 +187,9 @@ func TestEmailThroughMailpit(t *testing.T) {
 			t.Errorf("HTML link %q, want %q", u, link)
 		}
 	}
+	if *screenshot {
+		shoot(t, msg.HTML)
+	}
 	// The link works: it opens the review page of this request.
 	resp, err := http.Get(html.UnescapeString(links[0][1]))
 	if err != nil {
@@ -240,5 +247,23 @@ func TestSES(t *testing.T) {
 	err := s.Send(context.Background(), n)
 	if se, ok := err.(*notify.SendError); !ok || !se.Permanent || se.Reason != "SES MessageRejected" {
 		t.Errorf("rejected: %v", err)
+	}
+}
+
+// shoot renders page in headless Chromium, as a phone-sized mail client
+// would show it, into the docs.
+func shoot(t *testing.T, page string) {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "mail.html")
+	if err := os.WriteFile(src, []byte(page), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(testenv.Root(t), "docs", "screenshots", "notification-email.png")
+	cmd := exec.Command("/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir="+filepath.Join(dir, "profile"), "--window-size=600,480", "--screenshot="+out, "file://"+src)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("chromium: %v\n%s", err, b)
 	}
 }
