@@ -215,7 +215,7 @@ func inputRefs(s string) []string {
 func validateGoose(top map[string]any) error {
 	ext, ok := top["extensions"].(map[string]any)
 	if !ok || len(ext) == 0 {
-		return fmt.Errorf(`Goose keeps MCP servers under a non-empty "extensions" map in config.yaml`)
+		return fmt.Errorf(`a Goose config.yaml keeps MCP servers under a non-empty "extensions" map`)
 	}
 	for _, name := range sortedKeys(ext) {
 		at := "extensions." + name
