@@ -29,6 +29,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/mcp-elicitation/elicitation/internal/compose"
+	"github.com/mcp-elicitation/elicitation/internal/lambdaconfig"
 )
 
 const templatePath = "../template.yaml"
@@ -262,7 +263,7 @@ func effective(p *parsed, fn string, path ...string) any {
 // notSettings are the template's variables that are not compose settings:
 // the Go runtime's, and a value whose change starts fresh execution
 // environments (so that they read a rotated secret).
-var notSettings = map[string]bool{"GOGC": true, "GOMEMLIMIT": true, "TOKEN_SECRET_GENERATION": true}
+var notSettings = map[string]bool{"GOGC": true, "GOMEMLIMIT": true, "TOKEN_SECRET_GENERATION": true, "AWS_ENDPOINT_URL_DYNAMODB": true}
 
 // functionSettings reads a function's environment as the function does
 // (compose.FromEnv, scope Lambda), with each intrinsic replaced by a
@@ -553,9 +554,25 @@ func TestTimeouts(t *testing.T) {
 	if maxWait > 20 {
 		t.Errorf("ELICITATION_MAX_WAIT %v, want at most SPEC §3's default 20 s", maxWait)
 	}
+	if rm := lambdaconfig.ResponseMargin.Seconds(); maxWait+margin+rm >= mcp {
+		t.Errorf("ELICITATION_MAX_WAIT %v + ELICITATION_WAIT_MARGIN %v + the response margin %v >= McpFunction Timeout %v", maxWait, margin, rm, mcp)
+	}
 	for _, fn := range []string{"ReviewFunction", "SubmitFunction"} {
-		if to := num(t, fn+" Timeout", get(p.tree, "Resources", fn, "Properties", "Timeout")); to >= 30 || to < 3 {
+		to := num(t, fn+" Timeout", get(p.tree, "Resources", fn, "Properties", "Timeout"))
+		if to >= 30 || to < 3 {
 			t.Errorf("%s Timeout %v s, want 3..29", fn, to)
+		}
+		// The gateway's integration timeout must leave the function time to
+		// end on its own (a timed-out function is the gateway's bare 5xx)...
+		for name, e := range get(p.tree, "Resources", fn, "Properties", "Events").(map[string]any) {
+			if it := num(t, fn+" TimeoutInMillis", get(get(e, "Properties"), "TimeoutInMillis")) / 1000; to > it-2 {
+				t.Errorf("%s Timeout %v s leaves less than 2 s under its route %s's integration timeout %v s", fn, to, name, it)
+			}
+		}
+		// ...and every attempt of a store call must end before the request's
+		// context does, leaving the margin to write the page.
+		if budget := lambdaconfig.PageRetryBudget().Seconds(); budget > to-lambdaconfig.ResponseMargin.Seconds() {
+			t.Errorf("%s: a store call's attempts can take %v s, more than its Timeout %v s minus the response margin %v s", fn, budget, to, lambdaconfig.ResponseMargin.Seconds())
 		}
 	}
 }
@@ -879,6 +896,48 @@ func TestReferences(t *testing.T) {
 	for name := range params {
 		if !used[name] {
 			t.Errorf("parameter %s is never used", name)
+		}
+	}
+}
+
+// TestLocalInvokeRecipe: the env.json of docs/deploy.md's `sam local invoke
+// --env-vars` recipe sets only variables template.yaml declares for each
+// function (SAM silently drops the others), and names only the template's
+// functions.
+func TestLocalInvokeRecipe(t *testing.T) {
+	p := load(t)
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "deploy.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)--env-vars env.json.*?```json\n(.*?)```").FindSubmatch(doc)
+	if m == nil {
+		t.Fatal("docs/deploy.md has no json block after its --env-vars env.json recipe")
+	}
+	var recipe map[string]map[string]string
+	if err := json.Unmarshal(m[1], &recipe); err != nil {
+		t.Fatalf("the env.json block: %v", err)
+	}
+	for _, fn := range fnNames() {
+		if _, ok := recipe[fn]; !ok {
+			t.Errorf("env.json gives nothing for %s", fn)
+		}
+	}
+	for fn, vars := range recipe {
+		if _, ok := get(p.tree, "Resources", fn).(map[string]any); !ok {
+			t.Errorf("env.json names %s, which template.yaml does not define", fn)
+			continue
+		}
+		declared := env(p, fn)
+		for k := range vars {
+			if _, ok := declared[k]; !ok {
+				t.Errorf("env.json sets %s for %s, which template.yaml does not declare for it (SAM would drop it)", k, fn)
+			}
+		}
+	}
+	for _, cmd := range regexp.MustCompile(`sam local invoke (\w+)`).FindAllSubmatch(doc, -1) {
+		if _, ok := get(p.tree, "Resources", string(cmd[1])).(map[string]any); !ok {
+			t.Errorf("docs/deploy.md invokes %s, which template.yaml does not define", cmd[1])
 		}
 	}
 }

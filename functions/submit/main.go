@@ -23,7 +23,7 @@ func main() {
 	log := s.Logger(os.Stderr, true)
 	exitIf(log, err)
 	app, err := compose.Build(context.Background(), s, compose.Parts{
-		Log: log, Store: lambdaconfig.Store(lambdaconfig.DynamoDB(env)), Secret: lambdaconfig.Secret(env), Pages: compose.Pages,
+		Log: log, Store: lambdaconfig.Store(lambdaconfig.PageDynamoDB(env)), Secret: lambdaconfig.Secret(env), Pages: compose.Pages,
 	})
 	exitIf(log, err)
 	lambda.Start(httpadapter.NewV2(lambdaconfig.Route("POST /review/{id}/{key}", app.Pages.SubmitHandler())).ProxyWithContext)

@@ -18,8 +18,11 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
@@ -100,6 +103,39 @@ func DynamoDB(e AWSEnv) *dynamodb.Client {
 	})
 }
 
+// The review and submit functions answer a person behind a gateway that
+// gives up after 10 s: their DynamoDB calls make fewer, shorter attempts
+// than the store's default, so that every retry of a call ends within the
+// function's timeout minus ResponseMargin and the person gets the page that
+// says what failed (infra/template_test.go checks the sum).
+const (
+	PageAttempts       = 3
+	PageAttemptTimeout = 2 * time.Second
+	PageMaxBackoff     = 250 * time.Millisecond
+)
+
+// PageDynamoDB returns the DynamoDB client of the review and submit
+// functions: the store's retry policy with PageAttempts attempts of at
+// most PageAttemptTimeout each, at most PageMaxBackoff apart.
+func PageDynamoDB(e AWSEnv) *dynamodb.Client {
+	return dynamodb.NewFromConfig(e.awsConfig(), func(o *dynamodb.Options) {
+		if e.DynamoDBEndpoint != "" {
+			o.BaseEndpoint = aws.String(e.DynamoDBEndpoint)
+		}
+		o.Retryer = retry.AddWithMaxBackoffDelay(retry.AddWithMaxAttempts(dynamostore.Retryer(), PageAttempts), PageMaxBackoff)
+		o.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
+			tr.ResponseHeaderTimeout = PageAttemptTimeout
+		})
+	})
+}
+
+// PageRetryBudget is the longest all attempts of one call of the page
+// functions' client can take: every attempt's timeout and the longest
+// backoff before each retry.
+func PageRetryBudget() time.Duration {
+	return PageAttempts*PageAttemptTimeout + (PageAttempts-1)*PageMaxBackoff
+}
+
 // Store returns compose.Parts.Store: the settings' table through db.
 func Store(db *dynamodb.Client) func(context.Context, compose.Settings) (elicitation.Store, error) {
 	return func(_ context.Context, s compose.Settings) (elicitation.Store, error) {
@@ -145,9 +181,30 @@ func stripStage(next http.Handler) http.Handler {
 }
 
 // Route serves h at pattern (a net/http ServeMux pattern such as "/mcp" or
-// "GET /review/{id}/{key}") and answers 404 elsewhere, on any stage.
+// "GET /review/{id}/{key}") and answers 404 elsewhere, on any stage. The
+// request's context ends ResponseMargin before the invocation does.
 func Route(pattern string, h http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(pattern, h)
-	return stripStage(mux)
+	return stripStage(beforeDeadline(mux))
+}
+
+// ResponseMargin is the time a handler keeps, after its request's context
+// ends, to write its own response (the page that says what failed) before
+// the Lambda invocation ends; without it a slow store call ends as the
+// gateway's bare 5xx. template.yaml's function timeouts leave room for it
+// (infra/template_test.go checks).
+const ResponseMargin = time.Second
+
+// beforeDeadline ends each request's context ResponseMargin before the
+// invocation's deadline.
+func beforeDeadline(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if d, ok := r.Context().Deadline(); ok {
+			ctx, cancel := context.WithDeadline(r.Context(), d.Add(-ResponseMargin))
+			defer cancel()
+			r = r.WithContext(ctx)
+		}
+		next.ServeHTTP(w, r)
+	})
 }

@@ -165,3 +165,32 @@ func TestParseKeyring(t *testing.T) {
 		}
 	}
 }
+
+// TestResponseMargin: a handler's request context ends ResponseMargin
+// before the invocation, so a store call that hangs until its context ends
+// still leaves the handler time to write its own page.
+func TestResponseMargin(t *testing.T) {
+	deadline := time.Now().Add(3 * time.Second)
+	h := lambdaconfig.Route("GET /review/{id}/{key}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d, ok := r.Context().Deadline()
+		if !ok || !d.Equal(deadline.Add(-lambdaconfig.ResponseMargin)) {
+			t.Errorf("handler deadline %v (%v), want the invocation's %v minus %v", d, ok, deadline, lambdaconfig.ResponseMargin)
+		}
+		<-r.Context().Done() // a store call that never answers
+		w.WriteHeader(http.StatusServiceUnavailable)
+		io.WriteString(w, "the app's own page")
+	}))
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	ctx = lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{AwsRequestID: "r1"})
+	resp, err := httpadapter.NewV2(h).ProxyWithContext(ctx, event("GET", "/review/a/b", "$default"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Body != "the app's own page" {
+		t.Errorf("response %d %q, want the handler's page", resp.StatusCode, resp.Body)
+	}
+	if ctx.Err() != nil {
+		t.Error("the handler answered only after the invocation's deadline")
+	}
+}
