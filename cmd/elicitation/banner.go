@@ -1,10 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 
 	"github.com/mcp-elicitation/elicitation/internal/hostconfig"
 )
@@ -30,29 +31,54 @@ Use --require-api-key when others share this machine or the address is reachable
 
 `)
 	}
-	fmt.Fprint(w, "Connect a host (\"elicitation connect HOST\" prints one; docs/hosts.md explains each):\n\n")
-	for _, host := range []string{hostconfig.ClaudeCode, hostconfig.Cursor, hostconfig.VSCode} {
-		snippets, err := hostconfig.Render(host, ep)
-		if err != nil {
-			continue
-		}
-		for _, s := range snippets {
-			if s.Lang == "sh" && host != hostconfig.ClaudeCode {
-				continue // one form per host is enough here
-			}
-			fmt.Fprintf(w, "  %s, %s:\n%s\n\n", s.Host.Title, s.Where, indentLines(s.Text, "    "))
-			if host == hostconfig.ClaudeCode {
-				break // its command, not also its file
-			}
-		}
+	fmt.Fprint(w, "Connect a host (docs/hosts.md explains each; \"elicitation connect HOST\" prints it in full):\n\n")
+	for _, h := range hostconfig.Hosts() {
+		fmt.Fprintf(w, "  %s\n    %s\n\n", bannerLabel(h, ep), bannerLine(h, ep))
 	}
-	fmt.Fprint(w, "  Claude Desktop (through mcp-remote), Goose, the MCP Inspector:\n")
-	fmt.Fprint(w, "    elicitation connect claude-desktop | goose | inspector\n\n")
 	fmt.Fprint(w, "Review URLs are logged here as requests are created. Stop with Ctrl-C.\n\n")
 }
 
-func indentLines(s, prefix string) string {
-	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
+// bannerLine is one host's configuration on one line: its command where
+// it has one, else its JSON compacted; a host whose configuration does not
+// fit a line is pointed at "elicitation connect".
+func bannerLine(h hostconfig.Host, ep hostconfig.Endpoint) string {
+	s, ok := bannerSnippet(h, ep)
+	switch {
+	case !ok:
+		return "elicitation connect " + h.Name
+	case s.Lang == "json":
+		var b bytes.Buffer
+		if err := json.Compact(&b, []byte(s.Text)); err == nil {
+			return b.String()
+		}
+	}
+	return s.Text
+}
+
+func bannerLabel(h hostconfig.Host, ep hostconfig.Endpoint) string {
+	s, ok := bannerSnippet(h, ep)
+	if !ok || s.Lang == "sh" {
+		return h.Title + ":"
+	}
+	return h.Title + ", in " + s.Where + ":"
+}
+
+func bannerSnippet(h hostconfig.Host, ep hostconfig.Endpoint) (hostconfig.Snippet, bool) {
+	snippets, err := hostconfig.Render(h.Name, ep)
+	if err != nil {
+		return hostconfig.Snippet{}, false
+	}
+	for _, s := range snippets {
+		if s.Lang == "sh" {
+			return s, true
+		}
+	}
+	for _, s := range snippets {
+		if s.Lang == "json" {
+			return s, true
+		}
+	}
+	return hostconfig.Snippet{}, false
 }
 
 func (m *Main) storeName() string {

@@ -15,45 +15,39 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/hostconfig"
 )
 
-// bannerConfigs returns the JSON configurations the banner printed
-// (indented four spaces), parsed.
-func bannerConfigs(t *testing.T, banner string) []map[string]any {
+// bannerEntries returns the remote server entries (with a "url") of the
+// configurations the banner printed, one per line: JSON files, and the
+// JSON of "code --add-mcp '…'".
+func bannerEntries(t *testing.T, banner string) []map[string]any {
 	t.Helper()
-	var docs []map[string]any
-	var cur []string
+	var entries []map[string]any
 	for _, line := range strings.Split(banner, "\n") {
-		switch {
-		case line == "    {":
-			cur = []string{"{"}
-		case cur != nil && line == "    }":
-			var doc map[string]any
-			if err := json.Unmarshal([]byte(strings.Join(append(cur, "}"), "\n")), &doc); err != nil {
-				t.Fatalf("banner JSON does not parse: %v\n%s", err, banner)
-			}
-			docs = append(docs, doc)
-			cur = nil
-		case cur != nil:
-			cur = append(cur, line)
+		line = strings.TrimPrefix(line, "    ")
+		if j, ok := strings.CutPrefix(line, "code --add-mcp '"); ok {
+			line = strings.TrimSuffix(j, "'")
 		}
-	}
-	if len(docs) < 2 {
-		t.Fatalf("banner prints %d JSON configurations, want Cursor's and VS Code's:\n%s", len(docs), banner)
-	}
-	return docs
-}
-
-// entry returns the one server entry of a host configuration.
-func entry(t *testing.T, doc map[string]any) map[string]any {
-	t.Helper()
-	for _, key := range []string{"mcpServers", "servers"} {
-		if m, ok := doc[key].(map[string]any); ok {
-			for _, e := range m {
-				return e.(map[string]any)
+		if !strings.HasPrefix(line, "{") {
+			continue
+		}
+		var doc map[string]any
+		if err := json.Unmarshal([]byte(line), &doc); err != nil {
+			t.Fatalf("banner JSON does not parse: %v\n%s", err, line)
+		}
+		for _, key := range []string{"mcpServers", "servers"} {
+			if m, ok := doc[key].(map[string]any); ok {
+				for _, e := range m {
+					doc = e.(map[string]any)
+				}
 			}
 		}
+		if doc["url"] != nil {
+			entries = append(entries, doc)
+		}
 	}
-	t.Fatalf("no server entry in %v", doc)
-	return nil
+	if len(entries) < 2 {
+		t.Fatalf("banner prints %d remote configurations, want Cursor's and VS Code's:\n%s", len(entries), banner)
+	}
+	return entries
 }
 
 // headerClient sends the configured headers, with the host's variable
@@ -115,17 +109,21 @@ func TestBannerWithAPIKeys(t *testing.T) {
 			t.Errorf("banner lacks %q:\n%s", want, b)
 		}
 	}
+	for _, h := range hostconfig.Hosts() {
+		if !strings.Contains(b, "  "+h.Title) {
+			t.Errorf("banner has nothing for %s", h.Title)
+		}
+	}
 	if strings.Contains(b, "No API keys") {
 		t.Errorf("banner of a keyed server says there are no keys:\n%s", b)
 	}
-	for _, doc := range bannerConfigs(t, b) {
-		e := entry(t, doc)
+	for _, e := range bannerEntries(t, b) {
 		if e["headers"] == nil {
-			t.Fatalf("a configuration without the Authorization header: %v", doc)
+			t.Fatalf("a configuration without the Authorization header: %v", e)
 		}
 		s, err := connectAs(t, e, k.Key)
 		if err != nil {
-			t.Fatalf("the banner's configuration does not connect: %v\n%v", err, doc)
+			t.Fatalf("the banner's configuration does not connect: %v\n%v", err, e)
 		}
 		if _, err := s.ListTools(context.Background(), nil); err != nil {
 			t.Fatalf("tools/list: %v", err)
@@ -149,12 +147,12 @@ func TestBannerWithoutKeys(t *testing.T) {
 	if strings.Contains(b, "Authorization") {
 		t.Errorf("keyless banner prints an Authorization header:\n%s", b)
 	}
-	docs := bannerConfigs(t, b)
-	owner, err := connectAs(t, entry(t, docs[0]), "")
+	entries := bannerEntries(t, b)
+	owner, err := connectAs(t, entries[0], "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	stranger, err := connectAs(t, entry(t, docs[1]), "")
+	stranger, err := connectAs(t, entries[1], "")
 	if err != nil {
 		t.Fatal(err)
 	}
