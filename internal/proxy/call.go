@@ -168,6 +168,7 @@ func (p *Proxy) forward(ctx context.Context, req *mcp.CallToolRequest, args json
 		params.Meta["progressToken"] = upTok
 	}
 	ctx, sink := upstream.WithSink(ctx)
+	defer p.relay.track(ctx, req)()
 	res, err := cs.CallTool(ctx, params)
 	if err != nil {
 		return nil, upstreamError(err)

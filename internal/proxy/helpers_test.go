@@ -183,6 +183,13 @@ func action(a string) func(*mcp.ElicitParams) (*mcp.ElicitResult, error) {
 // declares no elicitation capability.
 func connect(t testing.TB, p *proxy.Proxy, d downstream, e *elicitor, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
+	return connectClient(t, p, d, e, opts, nil)
+}
+
+// connectClient is connect with a hook that prepares the client (roots)
+// before it connects.
+func connectClient(t testing.TB, p *proxy.Proxy, d downstream, e *elicitor, opts *mcp.ClientOptions, prepare func(*mcp.Client)) *mcp.ClientSession {
+	t.Helper()
 	var o mcp.ClientOptions
 	if opts != nil {
 		o = *opts
@@ -191,6 +198,9 @@ func connect(t testing.TB, p *proxy.Proxy, d downstream, e *elicitor, opts *mcp.
 		o.ElicitationHandler = e.handle
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, &o)
+	if prepare != nil {
+		prepare(client)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var transport mcp.Transport
@@ -303,10 +313,21 @@ func (c *rawLines) notify(method string) {
 	c.w.Write(append(msg, '\n'))
 }
 
-func (c *rawLines) initialize() {
+// upstreamCaps are the client capabilities the proxy declares to its
+// upstream; a direct client compared with the proxy declares the same, so
+// that the upstream offers it the same tools.
+var upstreamCaps = map[string]any{
+	"roots":       map[string]any{"listChanged": true},
+	"sampling":    map[string]any{},
+	"elicitation": map[string]any{"form": map[string]any{}, "url": map[string]any{}},
+}
+
+func (c *rawLines) initialize() { c.initializeWith(map[string]any{}) }
+
+func (c *rawLines) initializeWith(caps map[string]any) {
 	c.call("initialize", map[string]any{
 		"protocolVersion": "2025-11-25",
-		"capabilities":    map[string]any{},
+		"capabilities":    caps,
 		"clientInfo":      map[string]any{"name": "raw", "version": "1"},
 	})
 	c.notify("notifications/initialized")
@@ -330,7 +351,7 @@ func rawToolsFromCommand(t testing.TB, dir string, name string, args ...string) 
 		cmd.Wait()
 	}()
 	c := &rawLines{t: t, w: in, r: bufio.NewReader(out)}
-	c.initialize()
+	c.initializeWith(upstreamCaps)
 	return c.call("tools/list", map[string]any{})
 }
 
@@ -405,7 +426,7 @@ func rawToolsFromHTTP(t testing.TB, url string) json.RawMessage {
 		return m.Result
 	}
 	post(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
-		"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"},
+		"protocolVersion": "2025-11-25", "capabilities": upstreamCaps, "clientInfo": map[string]any{"name": "raw", "version": "1"},
 	}})
 	post(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
 	return post(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": map[string]any{}})

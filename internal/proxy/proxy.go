@@ -55,6 +55,8 @@ type Proxy struct {
 
 	tools    toolCache
 	progress progressRoutes
+	relay    relay
+	subs     subscriptions
 	// fastCalls counts the calls forwarded on the fast path (fast.go).
 	fastCalls atomic.Int64
 
@@ -107,13 +109,32 @@ func New(ctx context.Context, opts Options) (*Proxy, error) {
 		Logger:          p.logger,
 		ToolListChanged: p.upstreamToolsChanged,
 		Progress:        p.forwardProgress,
+		CreateMessage:   p.relayCreateMessage,
+		Elicit:          p.relayElicit,
+		ListRoots:       p.relayListRoots,
+		Logging:         p.relayLogging,
+		ResourceUpdated: func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			<-p.ready
+			if p.live {
+				_ = p.server.ResourceUpdated(ctx, req.Params)
+			}
+		},
+		PromptListChanged:   func() { p.listChanged(promptsChanged) },
+		ResourceListChanged: func() { p.listChanged(resourcesChanged) },
 	})
 	if err != nil {
 		return nil, err
 	}
 	p.up = up
 	p.impl = &mcp.Implementation{Name: cfg.Proxy.Name, Version: version}
-	sopts := &mcp.ServerOptions{Logger: p.logger}
+	sopts := &mcp.ServerOptions{
+		Logger:             p.logger,
+		SubscribeHandler:   p.subscribe,
+		UnsubscribeHandler: p.unsubscribe,
+		RootsListChangedHandler: func(context.Context, *mcp.RootsListChangedRequest) {
+			p.up.NotifyRootsChanged()
+		},
+	}
 	cs, err := up.Session()
 	if err == nil {
 		init := cs.InitializeResult()
@@ -140,21 +161,24 @@ func New(ctx context.Context, opts Options) (*Proxy, error) {
 }
 
 // serverCapabilities mirrors what the upstream offers and the proxy passes
-// through: tools (whose list changes are passed on), prompts, resources
-// (without subscriptions) and completions.
+// through: tools, prompts and resources (whose list changes are passed on),
+// resource subscriptions, completions and logging.
 func serverCapabilities(up *mcp.ServerCapabilities) *mcp.ServerCapabilities {
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
 	if up == nil {
 		return caps
 	}
 	if up.Prompts != nil {
-		caps.Prompts = &mcp.PromptCapabilities{}
+		caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
 	}
 	if up.Resources != nil {
-		caps.Resources = &mcp.ResourceCapabilities{}
+		caps.Resources = &mcp.ResourceCapabilities{ListChanged: true, Subscribe: up.Resources.Subscribe}
 	}
 	if up.Completions != nil {
 		caps.Completions = &mcp.CompletionCapabilities{}
+	}
+	if up.Logging != nil {
+		caps.Logging = &mcp.LoggingCapabilities{}
 	}
 	return caps
 }

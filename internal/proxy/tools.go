@@ -213,6 +213,16 @@ func (p *Proxy) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, nil
 		case "prompts/list", "prompts/get", "resources/list", "resources/templates/list", "resources/read", "completion/complete":
 			return p.passThrough(ctx, method, req)
+		case "logging/setLevel":
+			// The session keeps its own level (which filters what it is
+			// sent); the upstream gets the latest level asked for.
+			if params, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok {
+				if cs, err := p.up.Session(); err == nil {
+					if err := cs.SetLoggingLevel(ctx, cleanParams(params)); err != nil {
+						p.logger.Debug("passing logging/setLevel upstream failed", "error", err)
+					}
+				}
+			}
 		}
 		return next(ctx, method, req)
 	}

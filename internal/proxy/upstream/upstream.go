@@ -70,6 +70,18 @@ type Options struct {
 	// Progress receives the upstream's progress notifications.
 	Progress func(context.Context, *mcp.ProgressNotificationClientRequest)
 
+	// Client is transparent: the proxy declares sampling, elicitation (form
+	// and URL) and roots to the upstream when these are set, and they
+	// answer the upstream's own requests (relayed to a downstream client).
+	CreateMessage func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)
+	Elicit        func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
+	ListRoots     func(context.Context, *mcp.ListRootsRequest) (*mcp.ListRootsResult, error)
+	// Notifications from the upstream that the proxy passes on.
+	Logging             func(context.Context, *mcp.LoggingMessageRequest)
+	ResourceUpdated     func(context.Context, *mcp.ResourceUpdatedNotificationRequest)
+	PromptListChanged   func()
+	ResourceListChanged func()
+
 	// TerminateGrace is how long a closing child gets to exit after its
 	// stdin is closed before it is signalled; zero means 2 seconds.
 	TerminateGrace time.Duration
@@ -130,9 +142,16 @@ func Dial(ctx context.Context, opts Options) (*Conn, error) {
 		done:     make(chan struct{}),
 		stop:     make(chan struct{}),
 	}
-	c.client = mcp.NewClient(opts.Client, &mcp.ClientOptions{
+	caps := &mcp.ClientCapabilities{}
+	if opts.ListRoots != nil {
+		caps.RootsV2 = &mcp.RootCapabilities{ListChanged: true}
+	}
+	if opts.Elicit != nil {
+		caps.Elicitation = &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}
+	}
+	copts := &mcp.ClientOptions{
 		Logger:       opts.Logger,
-		Capabilities: &mcp.ClientCapabilities{},
+		Capabilities: caps,
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			if opts.ToolListChanged != nil {
 				opts.ToolListChanged()
@@ -144,7 +163,30 @@ func Dial(ctx context.Context, opts Options) (*Conn, error) {
 			}
 			c.progress.done(req.Params.ProgressToken)
 		},
-	})
+		CreateMessageHandler:   opts.CreateMessage,
+		ElicitationHandler:     opts.Elicit,
+		LoggingMessageHandler:  opts.Logging,
+		ResourceUpdatedHandler: opts.ResourceUpdated,
+	}
+	if opts.PromptListChanged != nil {
+		copts.PromptListChangedHandler = func(context.Context, *mcp.PromptListChangedRequest) { opts.PromptListChanged() }
+	}
+	if opts.ResourceListChanged != nil {
+		copts.ResourceListChangedHandler = func(context.Context, *mcp.ResourceListChangedRequest) { opts.ResourceListChanged() }
+	}
+	c.client = mcp.NewClient(opts.Client, copts)
+	if opts.ListRoots != nil {
+		// The SDK's client answers roots/list from a static list; the
+		// proxy's comes from a downstream client.
+		c.client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if r, ok := req.(*mcp.ListRootsRequest); ok && method == "roots/list" {
+					return opts.ListRoots(ctx, r)
+				}
+				return next(ctx, method, req)
+			}
+		})
+	}
 	err := c.connect(ctx)
 	if err != nil {
 		c.logger.Warn("upstream not reachable yet; serving and connecting in the background", "upstream", c.Describe(), "error", c.redact(err.Error()))
@@ -496,4 +538,16 @@ func (d detached) Connect(ctx context.Context) (mcp.Connection, error) {
 		}()
 		return nil, ctx.Err()
 	}
+}
+
+// rootsChangedURI is a placeholder root added and removed to make the SDK's
+// client send notifications/roots/list_changed; roots/list itself is
+// answered by Options.ListRoots.
+const rootsChangedURI = "mcp-elicitation-proxy:roots-changed"
+
+// NotifyRootsChanged tells the upstream that the roots changed (a
+// downstream client said so).
+func (c *Conn) NotifyRootsChanged() {
+	c.client.AddRoots(&mcp.Root{URI: rootsChangedURI})
+	c.client.RemoveRoots(rootsChangedURI)
 }

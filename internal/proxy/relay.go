@@ -1,0 +1,285 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The proxy is transparent both ways, as the FastMCP proxy the original
+// delegates to: it declares sampling, elicitation and roots to its upstream
+// and relays the upstream's own requests to the downstream client whose
+// tool call they belong to, and passes the upstream's notifications on.
+//
+// The upstream connection is shared by every downstream session, and an
+// upstream request carries nothing that names the call it serves. So it
+// goes to the session with tool calls in flight when there is exactly one
+// such session (always, on stdio), or, outside any call, to the only
+// connected session; otherwise it is refused rather than guessed. A
+// session that did not declare the capability, or a 2026-07-28 client
+// (which receives no requests from a server), gets a clean refusal.
+
+// relay tracks the forwarded tool calls in flight by downstream session.
+type relay struct {
+	mu    sync.Mutex
+	calls map[*mcp.ServerSession][]*inflight
+}
+
+type inflight struct {
+	ctx      context.Context // the downstream request's
+	protocol string
+}
+
+// track registers a forwarded call until the returned function is called.
+func (r *relay) track(ctx context.Context, req *mcp.CallToolRequest) func() {
+	if req.Session == nil {
+		return func() {}
+	}
+	f := &inflight{ctx: ctx, protocol: req.ProtocolVersion()}
+	r.mu.Lock()
+	if r.calls == nil {
+		r.calls = map[*mcp.ServerSession][]*inflight{}
+	}
+	r.calls[req.Session] = append(r.calls[req.Session], f)
+	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		list := r.calls[req.Session]
+		for i, g := range list {
+			if g == f {
+				list = append(list[:i], list[i+1:]...)
+				break
+			}
+		}
+		if len(list) == 0 {
+			delete(r.calls, req.Session)
+		} else {
+			r.calls[req.Session] = list
+		}
+	}
+}
+
+// errNoClient is the refusal of an upstream request the proxy cannot
+// attribute or relay.
+func errNoClient(format string, args ...any) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "mcp-elicitation-proxy: " + fmt.Sprintf(format, args...)}
+}
+
+// route finds the downstream session an upstream request belongs to, and
+// the context to relay it under (ended with the downstream call).
+func (p *Proxy) route(ctx context.Context, what string) (*mcp.ServerSession, context.Context, context.CancelFunc, error) {
+	p.relay.mu.Lock()
+	var ss *mcp.ServerSession
+	var calls []*inflight
+	n := 0
+	for s, list := range p.relay.calls {
+		ss, calls, n = s, list, n+1
+	}
+	p.relay.mu.Unlock()
+	switch {
+	case n > 1:
+		return nil, nil, nil, errNoClient("%s: tool calls of several clients are in flight, so the request cannot be attributed to one of them", what)
+	case n == 0:
+		var only []*mcp.ServerSession
+		for s := range p.server.Sessions() {
+			only = append(only, s)
+		}
+		if len(only) != 1 {
+			return nil, nil, nil, errNoClient("%s: no tool call is in flight and %d clients are connected", what, len(only))
+		}
+		ss = only[0]
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	if len(calls) > 0 {
+		if calls[len(calls)-1].protocol >= protocolMultiRoundTrip {
+			cancel()
+			return nil, nil, nil, errNoClient("%s: the client is on protocol %s, which has no requests from a server", what, calls[len(calls)-1].protocol)
+		}
+		stop := context.AfterFunc(calls[len(calls)-1].ctx, cancel)
+		return ss, rctx, func() { stop(); cancel() }, nil
+	}
+	return ss, rctx, cancel, nil
+}
+
+func clientCaps(ss *mcp.ServerSession) *mcp.ClientCapabilities {
+	if ip := ss.InitializeParams(); ip != nil && ip.Capabilities != nil {
+		return ip.Capabilities
+	}
+	return &mcp.ClientCapabilities{}
+}
+
+// relayCreateMessage passes the upstream's sampling/createMessage on.
+func (p *Proxy) relayCreateMessage(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	ss, rctx, done, err := p.route(ctx, "sampling/createMessage")
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if clientCaps(ss).Sampling == nil {
+		return nil, errNoClient("sampling/createMessage: the client does not support sampling")
+	}
+	params := *req.Params
+	params.Meta = cleanMeta(params.Meta)
+	res, err := ss.CreateMessage(rctx, &params)
+	return res, relayError(err)
+}
+
+// relayElicit passes the upstream's elicitation/create on, in form or URL
+// mode as the client supports it.
+func (p *Proxy) relayElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	ss, rctx, done, err := p.route(ctx, "elicitation/create")
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	e := clientCaps(ss).Elicitation
+	switch {
+	case e == nil:
+		return nil, errNoClient("elicitation/create: the client does not support elicitation")
+	case req.Params.Mode == "url" && e.URL == nil:
+		return nil, errNoClient("elicitation/create: the client does not support URL elicitation")
+	case req.Params.Mode != "url" && !supportsForm(clientCaps(ss)):
+		return nil, errNoClient("elicitation/create: the client does not support form elicitation")
+	}
+	params := *req.Params
+	params.Meta = cleanMeta(params.Meta)
+	res, err := ss.Elicit(rctx, &params)
+	return res, relayError(err)
+}
+
+// relayListRoots passes the upstream's roots/list on.
+func (p *Proxy) relayListRoots(ctx context.Context, req *mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+	ss, rctx, done, err := p.route(ctx, "roots/list")
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	caps := clientCaps(ss)
+	if caps.RootsV2 == nil && !rootsDeclared(ss) {
+		return nil, errNoClient("roots/list: the client does not support roots")
+	}
+	params := &mcp.ListRootsParams{}
+	if req.Params != nil {
+		params.Meta = cleanMeta(req.Params.Meta)
+	}
+	res, err := ss.ListRoots(rctx, params)
+	return res, relayError(err)
+}
+
+// rootsDeclared reports whether the client's initialize named roots (the
+// SDK's typed capabilities cannot tell roots: {} from no roots).
+func rootsDeclared(ss *mcp.ServerSession) bool {
+	ip := ss.InitializeParams()
+	return ip != nil && ip.Capabilities != nil && (ip.Capabilities.RootsV2 != nil || ip.Capabilities.Roots.ListChanged)
+}
+
+// relayError keeps a client's JSON-RPC error as it is.
+func relayError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		return we
+	}
+	return fmt.Errorf("relaying to the client: %w", err)
+}
+
+// relayLogging passes an upstream log message on: to the session whose
+// call is in flight, else to every session (each session's level, set with
+// logging/setLevel, filters it).
+func (p *Proxy) relayLogging(ctx context.Context, req *mcp.LoggingMessageRequest) {
+	params := *req.Params
+	params.Meta = cleanMeta(params.Meta)
+	if ss, rctx, done, err := p.route(ctx, "notifications/message"); err == nil {
+		defer done()
+		_ = ss.Log(rctx, &params)
+		return
+	}
+	for ss := range p.server.Sessions() {
+		_ = ss.Log(ctx, &params)
+	}
+}
+
+// subscriptions counts downstream subscriptions per resource URI: the
+// upstream is subscribed while any session is.
+type subscriptions struct {
+	mu    sync.Mutex
+	count map[string]int
+}
+
+func (p *Proxy) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	p.subs.mu.Lock()
+	defer p.subs.mu.Unlock()
+	if p.subs.count == nil {
+		p.subs.count = map[string]int{}
+	}
+	if p.subs.count[req.Params.URI] == 0 {
+		cs, err := p.up.Session()
+		if err != nil {
+			return upstreamUnavailable(err)
+		}
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: req.Params.URI}); err != nil {
+			return upstreamError(err)
+		}
+	}
+	p.subs.count[req.Params.URI]++
+	return nil
+}
+
+func (p *Proxy) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+	p.subs.mu.Lock()
+	defer p.subs.mu.Unlock()
+	uri := req.Params.URI
+	if p.subs.count[uri] == 0 {
+		return nil
+	}
+	p.subs.count[uri]--
+	if p.subs.count[uri] > 0 {
+		return nil
+	}
+	delete(p.subs.count, uri)
+	cs, err := p.up.Session()
+	if err != nil {
+		return nil // the subscription ended with the connection
+	}
+	return upstreamError(cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}))
+}
+
+type listKind int
+
+const (
+	promptsChanged listKind = iota
+	resourcesChanged
+)
+
+// listChangedName is a placeholder prompt or resource added and removed to
+// make the SDK's server send prompts or resources list_changed to every
+// session; the lists themselves are answered from the upstream.
+const listChangedName = "mcp-elicitation-proxy:list-changed"
+
+// listChanged passes the upstream's prompts or resources list_changed on
+// to every downstream session.
+func (p *Proxy) listChanged(kind listKind) {
+	<-p.ready
+	if !p.live {
+		return
+	}
+	switch kind {
+	case promptsChanged:
+		p.server.AddPrompt(&mcp.Prompt{Name: listChangedName}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return nil, errors.New("not a prompt")
+		})
+		p.server.RemovePrompts(listChangedName)
+	case resourcesChanged:
+		p.server.AddResource(&mcp.Resource{Name: listChangedName, URI: listChangedName}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return nil, errors.New("not a resource")
+		})
+		p.server.RemoveResources(listChangedName)
+	}
+}

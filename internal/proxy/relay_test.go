@@ -1,0 +1,135 @@
+package proxy_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-elicitation/elicitation/internal/proxy"
+)
+
+// callResult calls a tool and returns its text, or the error's, without
+// failing: a refusal may come either way.
+func callResult(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (string, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if ctx.Err() != nil {
+		t.Fatalf("%s hung: %v", name, err)
+	}
+	if err != nil {
+		return err.Error(), true
+	}
+	return text(res), res.IsError
+}
+
+// TestEverythingRelay checks that the proxy is transparent both ways, with
+// the reference server as upstream: the tools it offers only to clients
+// that declare sampling, elicitation and roots are listed, their requests
+// reach the downstream client whose call they belong to and its answers go
+// back; a client without the capability, or on 2026-07-28, gets a clean
+// refusal; log messages and resource updates pass on.
+func TestEverythingRelay(t *testing.T) {
+	node, script := everything(t)
+	upstreams := map[string]string{
+		"stdio": fmt.Sprintf("upstream:\n  command: %q\n  args: [%q]\n", node, script),
+		"http":  fmt.Sprintf("upstream:\n  url: %q\n", startEverythingHTTP(t)),
+	}
+	for upName, yaml := range upstreams {
+		for _, d := range []downstream{downstreams[0], downstreams[2]} {
+			t.Run(upName+"/"+d.name+"/capable", func(t *testing.T) {
+				p := startProxy(t, yaml) // one proxy per client: the upstream caches its roots
+				logs := make(chan *mcp.LoggingMessageParams, 10)
+				updated := make(chan string, 10)
+				client := &mcp.ClientOptions{
+					CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+						prompt := req.Params.Messages[0].Content.(*mcp.TextContent).Text
+						return &mcp.CreateMessageResult{Role: "assistant", Model: "test-model", Content: &mcp.TextContent{Text: "sampled by the client for " + prompt}}, nil
+					},
+					LoggingMessageHandler:  func(_ context.Context, req *mcp.LoggingMessageRequest) { logs <- req.Params },
+					ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { updated <- req.Params.URI },
+				}
+				e := &elicitor{answer: accept(map[string]any{"name": "Ada Lovelace", "check": true, "legacyTitledEnum": "pet-2"})}
+				cs := connectWithRoots(t, p, d, e, client, &mcp.Root{URI: "file:///work/project", Name: "project"})
+				if got, isErr := callResult(t, cs, "trigger-sampling-request", map[string]any{"prompt": "hello"}); isErr || !strings.Contains(got, "sampled by the client for") || !strings.Contains(got, "hello") {
+					t.Errorf("sampling: %s", got)
+				}
+				if got, isErr := callResult(t, cs, "trigger-elicitation-request", map[string]any{}); isErr || !strings.Contains(got, "Ada Lovelace") || e.count() != 1 {
+					t.Errorf("elicitation (%d forms): %s", e.count(), got)
+				}
+				if got, isErr := callResult(t, cs, "get-roots-list", map[string]any{}); isErr || !strings.Contains(got, "file:///work/project") {
+					t.Errorf("roots: %s", got)
+				}
+				if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+					t.Fatal(err)
+				}
+				callResult(t, cs, "toggle-simulated-logging", map[string]any{})
+				select {
+				case m := <-logs:
+					if m.Level == "" {
+						t.Errorf("log message %+v", m)
+					}
+				case <-time.After(15 * time.Second):
+					t.Error("no log message passed on")
+				}
+				const uri = "demo://resource/static/document/architecture.md"
+				if err := cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri}); err != nil {
+					t.Fatal(err)
+				}
+				callResult(t, cs, "toggle-subscriber-updates", map[string]any{})
+				select {
+				case got := <-updated:
+					if got != uri {
+						t.Errorf("updated %s", got)
+					}
+				case <-time.After(15 * time.Second):
+					t.Error("no resources/updated passed on")
+				}
+			})
+			t.Run(upName+"/"+d.name+"/incapable", func(t *testing.T) {
+				p := startProxy(t, yaml)
+				cs := connect(t, p, d, nil, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+				for tool, want := range map[string]string{
+					"trigger-sampling-request":    "does not support sampling",
+					"trigger-elicitation-request": "does not support elicitation",
+					"get-roots-list":              "does not support roots",
+				} {
+					got, isErr := callResult(t, cs, tool, map[string]any{"prompt": "x"})
+					if tool == "get-roots-list" && strings.Contains(got, "no roots are currently configured") {
+						continue // the reference server's own answer when roots/list failed
+					}
+					if !isErr || !strings.Contains(got, want) {
+						t.Errorf("%s: isError=%v %s; want a refusal saying %q", tool, isErr, got, want)
+					}
+				}
+			})
+		}
+		t.Run(upName+"/2026-07-28 refused", func(t *testing.T) {
+			p := startProxy(t, yaml)
+			for _, d := range []downstream{downstreams[1], downstreams[3]} {
+				cs := connect(t, p, d, &elicitor{answer: accept(map[string]any{})}, &mcp.ClientOptions{
+					CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+						t.Error("a 2026-07-28 client was sent a request")
+						return nil, fmt.Errorf("unexpected")
+					},
+				})
+				if got, isErr := callResult(t, cs, "trigger-sampling-request", map[string]any{"prompt": "x"}); !isErr || !strings.Contains(got, "2026-07-28") && !strings.Contains(got, "does not support") {
+					t.Errorf("%s: isError=%v %s", d.name, isErr, got)
+				}
+			}
+		})
+	}
+}
+
+func connectWithRoots(t *testing.T, p *proxy.Proxy, d downstream, e *elicitor, opts *mcp.ClientOptions, roots ...*mcp.Root) *mcp.ClientSession {
+	t.Helper()
+	o := *opts
+	o.Capabilities = nil // the SDK's default: roots with listChanged
+	cs := connectClient(t, p, d, e, &o, func(c *mcp.Client) { c.AddRoots(roots...) })
+	return cs
+}
