@@ -399,6 +399,7 @@ func TestResourceTypes(t *testing.T) {
 		"SubmitFunctionLogs":     "AWS::Logs::LogGroup",
 		"Table":                  "AWS::DynamoDB::Table",
 		"TokenSecret":            "AWS::SecretsManager::Secret",
+		"PushStateSecret":        "AWS::SecretsManager::Secret",
 		"AlarmTopic":             "AWS::SNS::Topic",
 		"AlarmEmailSubscription": "AWS::SNS::Subscription",
 		"McpErrorsAlarm":         "AWS::CloudWatch::Alarm",
@@ -771,20 +772,23 @@ func TestPolicies(t *testing.T) {
 			}
 		}
 	}
+	// Each function reads only its own secret: the review and submit
+	// functions the page-token keys, the MCP function the push-state keys.
+	ownSecret := map[string]string{"McpFunction": "{Ref:PushStateSecret}", "ReviewFunction": "{Ref:TokenSecret}", "SubmitFunction": "{Ref:TokenSecret}"}
 	for _, fn := range fnNames() {
 		var secret bool
 		for _, st := range statements(t, p, fn) {
 			for _, a := range strs(get(st, "Action")) {
 				if strings.HasPrefix(a, "secretsmanager:") {
-					if a != "secretsmanager:GetSecretValue" || !slices.Equal(strs(get(st, "Resource")), []string{"{Ref:TokenSecret}"}) {
-						t.Errorf("%s: %s on %v, want only GetSecretValue on the token secret", fn, a, get(st, "Resource"))
+					if a != "secretsmanager:GetSecretValue" || !slices.Equal(strs(get(st, "Resource")), []string{ownSecret[fn]}) {
+						t.Errorf("%s: %s on %v, want only GetSecretValue on %s", fn, a, get(st, "Resource"), ownSecret[fn])
 					}
 					secret = true
 				}
 			}
 		}
-		if want := fn != "McpFunction"; secret != want {
-			t.Errorf("%s may read the token secret: %v, want %v", fn, secret, want)
+		if want := ownSecret[fn] != ""; secret != want {
+			t.Errorf("%s may read a secret: %v, want %v", fn, secret, want)
 		}
 	}
 }
@@ -806,6 +810,14 @@ func TestSecret(t *testing.T) {
 	for _, fn := range []string{"ReviewFunction", "SubmitFunction"} {
 		if got := env(p, fn)["ELICITATION_TOKEN_SECRET_ARN"]; got != "{Ref:TokenSecret}" {
 			t.Errorf("%s ELICITATION_TOKEN_SECRET_ARN = %q, want !Ref TokenSecret", fn, got)
+		}
+	}
+	if got := env(p, "McpFunction")["ELICITATION_STATE_SECRET_ARN"]; got != "{Ref:PushStateSecret}" {
+		t.Errorf("McpFunction ELICITATION_STATE_SECRET_ARN = %q, want !Ref PushStateSecret", got)
+	}
+	for _, fn := range []string{"ReviewFunction", "SubmitFunction"} {
+		if _, ok := env(p, fn)["ELICITATION_STATE_SECRET_ARN"]; ok {
+			t.Errorf("%s sees the push-state secret, which only the MCP function uses", fn)
 		}
 	}
 	if _, ok := env(p, "McpFunction")["ELICITATION_TOKEN_SECRET_ARN"]; ok {

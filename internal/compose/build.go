@@ -18,6 +18,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
 	"github.com/mcp-elicitation/elicitation/internal/review"
+	"github.com/mcp-elicitation/elicitation/internal/sealer"
 )
 
 // Parts are what a deployment brings to Build: how it opens its store and
@@ -37,7 +38,7 @@ type Parts struct {
 	// page-token keys (Pages, the function); nil: none. A function rather
 	// than a bool so that the MCP function does not link the page
 	// renderer.
-	Pages func(ctx context.Context, a *App, secret func(context.Context, string) (string, error)) (*review.Handler, error)
+	Pages func(ctx context.Context, a *App) (*review.Handler, error)
 
 	// MCP builds the MCP endpoint (compose/mcpendpoint.Part); nil: none.
 	MCP func(ctx context.Context, a *App) (http.Handler, error)
@@ -78,6 +79,8 @@ type App struct {
 	Notifications elicitation.Notifications
 	// OnCreated is Parts.OnCreated (the MCP part calls it).
 	OnCreated func(ctx context.Context, id, reviewURL string)
+	// Secret is Parts.Secret (parts read their keys with it).
+	Secret func(ctx context.Context, arn string) (string, error)
 
 	closers []func() error
 }
@@ -90,7 +93,7 @@ func Build(ctx context.Context, s Settings, p Parts) (*App, error) {
 	if p.Store == nil {
 		return nil, errors.New("compose.Build: Parts.Store is nil")
 	}
-	a := &App{Settings: s, Log: p.Log, Now: p.Now, OnCreated: p.OnCreated}
+	a := &App{Settings: s, Log: p.Log, Now: p.Now, OnCreated: p.OnCreated, Secret: p.Secret}
 	if a.Log == nil {
 		a.Log = s.Logger(os.Stderr, false)
 	}
@@ -125,7 +128,7 @@ func (a *App) build(ctx context.Context, p Parts) error {
 		Notifications: a.Notifications,
 	})
 	if p.Pages != nil {
-		if a.Pages, err = p.Pages(ctx, a, p.Secret); err != nil {
+		if a.Pages, err = p.Pages(ctx, a); err != nil {
 			return err
 		}
 	}
@@ -139,8 +142,8 @@ func (a *App) build(ctx context.Context, p Parts) error {
 
 // Pages is Parts.Pages: the page-token keys (Keyring) and the review
 // page and submission handlers over the app's service.
-func Pages(ctx context.Context, a *App, secret func(context.Context, string) (string, error)) (*review.Handler, error) {
-	keys, err := Keyring(ctx, a.Settings, secret)
+func Pages(ctx context.Context, a *App) (*review.Handler, error) {
+	keys, err := Keyring(ctx, a.Settings, a.Secret)
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +224,15 @@ func Keyring(ctx context.Context, s Settings, secret func(context.Context, strin
 		}
 		text, name = v, "the page-token secret "+s.TokenSecretARN
 	case s.DataDir != "":
-		return keptKeyring(s.DataDir)
+		text, err := keptSecret(s.DataDir, "token-keys")
+		if err != nil {
+			return nil, err
+		}
+		k, err := pagetoken.ParseKeyring(text)
+		if err != nil {
+			return nil, fmt.Errorf("page-token secret in %s: %w", filepath.Join(s.DataDir, "token-keys"), err)
+		}
+		return k, nil
 	default:
 		return nil, fmt.Errorf("neither %s nor %s is set: the review page cannot sign its tokens", Env("token-secret-arn"), Env("token-keys"))
 	}
@@ -232,26 +243,64 @@ func Keyring(ctx context.Context, s Settings, secret func(context.Context, strin
 	return k, nil
 }
 
-// keptKeyring reads the keyring kept in dir, generating it on first use.
-func keptKeyring(dir string) (*pagetoken.Keyring, error) {
-	path := filepath.Join(dir, "token-keys")
+// keptSecret reads the keyring text kept in dir/name, generating a random
+// key ("local:<secret>") on first use.
+func keptSecret(dir, name string) (string, error) {
+	path := filepath.Join(dir, name)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("data directory: %w", err)
+			return "", fmt.Errorf("data directory: %w", err)
 		}
 		b = []byte("local:" + pagetoken.GenerateSecret())
 		if err := os.WriteFile(path, b, 0o600); err != nil {
-			return nil, fmt.Errorf("keep page-token secret: %w", err)
+			return "", fmt.Errorf("keep %s: %w", path, err)
 		}
 	} else if err != nil {
-		return nil, fmt.Errorf("read page-token secret: %w", err)
+		return "", fmt.Errorf("read %s: %w", path, err)
 	}
-	k, err := pagetoken.ParseKeyring(strings.TrimSpace(string(b)))
+	return strings.TrimSpace(string(b)), nil
+}
+
+// StateKeys returns the push-state sealer of a's settings: StateKeys;
+// else the secret StateSecretARN names; else a random key kept in DataDir;
+// nil (no sessionless push) when none is configured (a Lambda stack
+// without the secret).
+func StateKeys(ctx context.Context, a *App) (*sealer.Keyring, error) {
+	s := a.Settings
+	text, name := s.StateKeys, "--state-keys ($"+Env("state-keys")+")"
+	switch {
+	case text != "":
+	case s.StateSecretARN != "" && a.Secret != nil:
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		v, err := a.Secret(ctx, s.StateSecretARN)
+		if err != nil {
+			return nil, fmt.Errorf("read the push-state secret %s: %w", s.StateSecretARN, err)
+		}
+		text, name = bareKey(v), "the push-state secret "+s.StateSecretARN
+	case s.DataDir != "" && s.Store == "bolt":
+		v, err := keptSecret(s.DataDir, "state-keys")
+		if err != nil {
+			return nil, err
+		}
+		text, name = v, filepath.Join(s.DataDir, "state-keys")
+	default:
+		return nil, nil
+	}
+	k, err := sealer.ParseKeyring(text)
 	if err != nil {
-		return nil, fmt.Errorf("page-token secret in %s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return k, nil
+}
+
+func bareKey(text string) string {
+	text = strings.TrimSpace(text)
+	if text != "" && !strings.ContainsAny(text, ":,") {
+		return InitialKeyID + ":" + text
+	}
+	return text
 }
 
 // InitialKeyID is the key id of a bare secret: the value Secrets Manager

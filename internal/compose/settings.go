@@ -70,6 +70,14 @@ type Settings struct {
 	TokenKeys      string
 	TokenSecretARN string
 
+	// Push-state keys (the sealer of a sessionless push's request state
+	// and kept review link): the keyring text, else the Secrets Manager
+	// secret holding it, else (locally) a random key kept in DataDir.
+	// Without any (a Lambda stack without the secret) hosts without a
+	// session are not pushed to.
+	StateKeys      string
+	StateSecretARN string
+
 	// API keys on /mcp (always required on Lambda).
 	RequireAPIKey  bool
 	APIKeyCacheTTL time.Duration
@@ -191,6 +199,12 @@ var Table = []Setting{
 	{Name: "token-secret-arn", Scope: Lambda, Renamed: "TOKEN_SECRET_ARN",
 		Usage: "Secrets Manager secret holding the page-token keyring (the review and submit functions read it at start-up)",
 		bind:  func(s *Settings) Value { return (*stringValue)(&s.TokenSecretARN) }},
+	{Name: "state-keys", Scope: Both,
+		Usage: `keys sealing the request state of a push without a session "kid:base64secret[,…]", the first seals; every process of a deployment needs the same; default: --state-secret-arn on Lambda, else a random key kept in --data-dir`,
+		bind:  func(s *Settings) Value { return (*stringValue)(&s.StateKeys) }},
+	{Name: "state-secret-arn", Scope: Lambda,
+		Usage: "Secrets Manager secret holding the push-state keys (the MCP function reads it at start-up)",
+		bind:  func(s *Settings) Value { return (*stringValue)(&s.StateSecretARN) }},
 	{Name: "require-api-key", Scope: Local, Default: "false",
 		Usage: `require a bearer API key on /mcp (create keys with "elicitation keys create"); each key's principal owns what it creates (always on Lambda)`,
 		bind:  func(s *Settings) Value { return (*boolValue)(&s.RequireAPIKey) }},

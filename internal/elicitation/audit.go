@@ -13,6 +13,8 @@ const (
 	ActionApproved          Action = "approved"           // an approval counted towards a quorum, short of it
 	ActionCanceled          Action = "canceled"
 	ActionResultFetched     Action = "result_fetched"
+	ActionPushed            Action = "pushed"        // the review link was offered to the agent's host: Detail says how
+	ActionPushAnswered      Action = "push_answered" // the host came back from a sessionless push: Detail names its request state
 )
 
 // AuditCap is how many entries of a bounded action (renders and refused

@@ -86,6 +86,9 @@ type ApprovalInput struct {
 	// reviewers must approve (0 means one). Both need reviewer sign-in.
 	Reviewers []string
 	Approvals int
+	// PushLink, if set, seals the review link (id and review key) for a
+	// later push to the agent's host (Payload.PushLink); nil: none.
+	PushLink func(id, key string) string
 }
 
 // SelectionInput is what an agent sends to ask for a selection.
@@ -107,6 +110,9 @@ type SelectionInput struct {
 	// Reviewers and Approvals: as in ApprovalInput.
 	Reviewers []string
 	Approvals int
+	// PushLink, if set, seals the review link (id and review key) for a
+	// later push to the agent's host (Payload.PushLink); nil: none.
+	PushLink func(id, key string) string
 }
 
 // ClampTimeout turns timeoutSeconds into a TTL: 0 (or less) is the default

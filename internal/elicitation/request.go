@@ -170,6 +170,13 @@ type Payload struct {
 	// "group:NAME" for members of a group); empty means any signed-in
 	// reviewer. Only a deployment with reviewer sign-in accepts it.
 	Reviewers []string `json:"reviewers,omitempty"`
+
+	// PushLink is the review link sealed by the MCP adapter (confidential
+	// and authenticated with its keys, never readable from the store
+	// alone), kept so that a later elicit_await can push it to a host
+	// without a session; empty when the request may not be pushed (push:
+	// false, or the deployment pushes nothing).
+	PushLink string `json:"pushLink,omitempty"`
 }
 
 // Client names the MCP client software that created a request, as its

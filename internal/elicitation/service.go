@@ -100,7 +100,7 @@ func (s *Service) CreateApproval(ctx context.Context, principal string, in Appro
 	if err != nil {
 		return Created{}, err
 	}
-	return s.create(ctx, principal, KindApproval, p, in.TimeoutSeconds, in.Approvals, in.Notify)
+	return s.create(ctx, principal, KindApproval, p, in.TimeoutSeconds, in.Approvals, in.Notify, in.PushLink)
 }
 
 // CreateSelection validates in and stores a pending selection owned by principal.
@@ -109,10 +109,10 @@ func (s *Service) CreateSelection(ctx context.Context, principal string, in Sele
 	if err != nil {
 		return Created{}, err
 	}
-	return s.create(ctx, principal, KindSelection, p, in.TimeoutSeconds, in.Approvals, in.Notify)
+	return s.create(ctx, principal, KindSelection, p, in.TimeoutSeconds, in.Approvals, in.Notify, in.PushLink)
 }
 
-func (s *Service) create(ctx context.Context, principal string, kind Kind, p Payload, timeoutSeconds, approvals int, n Notify) (Created, error) {
+func (s *Service) create(ctx context.Context, principal string, kind Kind, p Payload, timeoutSeconds, approvals int, n Notify, pushLink func(id, key string) string) (Created, error) {
 	if !s.signIn && (len(p.Reviewers) > 0 || approvals > 1) {
 		field := "reviewers"
 		if len(p.Reviewers) == 0 {
@@ -144,6 +144,9 @@ func (s *Service) create(ctx context.Context, principal string, kind Kind, p Pay
 		CreatedAt: now, ExpiresAt: now.Add(ClampTimeout(timeoutSeconds)), Approvals: approvals,
 	}
 	st.RetainUntil = st.ExpiresAt.Add(s.retention)
+	if pushLink != nil {
+		p.PushLink = pushLink(st.ID, key)
+	}
 	entry := AuditEntry{At: now, Action: ActionCreated, Principal: principal, Detail: string(kind)}
 	r := Request{State: st, Payload: p, Outbox: s.createdOutbox(st, targets, func() string { return n.link(st.ID, key) })}
 	if err := s.store.Create(ctx, r, entry); err != nil {

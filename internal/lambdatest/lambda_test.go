@@ -71,6 +71,8 @@ func bootstraps(t *testing.T) map[string]string {
 const (
 	tokenSecret    = "Zx3kP9qLm2Vb7Nc4Rt8Yw1Ae6Hd5Gf0Js3Ku9Ol2Ip7Mn4Bv8Cx1Zq6Wr5Ty0Ue3"
 	tokenSecretARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:TokenSecret-AbCdEf"
+	stateSecret    = "Qw8eRt5yUi2oPa9sDf6gHj3kLz0xCv7bNm4QaWs1EdRf8TgYh5UjIk2OlP9ZxCv6"
+	stateSecretARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:PushStateSecret-GhIjKl"
 )
 
 // stack is the three functions on a fresh table, each behind an IAM
@@ -101,7 +103,7 @@ func newStack(t *testing.T, o stackOptions) *stack {
 		}
 		s.keys[p] = key
 	}
-	s.sm = lambdatest.NewSecretsManager(t, tokenSecretARN, tokenSecret)
+	s.sm = lambdatest.NewSecretsManager(t, tokenSecretARN, tokenSecret, stateSecretARN, stateSecret)
 	policies := lambdatest.Policies(t)
 	if o.mcpTimeout == 0 {
 		o.mcpTimeout = 28 * time.Second
@@ -117,7 +119,8 @@ func newStack(t *testing.T, o stackOptions) *stack {
 		switch fn {
 		case "mcp":
 			timeout = o.mcpTimeout
-			env = append(env, "ELICITATION_MAX_WAIT=20s", "ELICITATION_WAIT_MARGIN=2s", "ELICITATION_RETENTION=7d", "ELICITATION_API_KEY_CACHE_TTL=30s")
+			env = append(env, "ELICITATION_MAX_WAIT=20s", "ELICITATION_WAIT_MARGIN=2s", "ELICITATION_RETENTION=7d", "ELICITATION_API_KEY_CACHE_TTL=30s",
+				"ELICITATION_STATE_SECRET_ARN="+stateSecretARN, "AWS_ENDPOINT_URL_SECRETS_MANAGER="+s.sm.URL)
 			env = append(env, o.extraEnv...)
 		default:
 			env = append(env, "ELICITATION_TOKEN_SECRET_ARN="+tokenSecretARN, "AWS_ENDPOINT_URL_SECRETS_MANAGER="+s.sm.URL)

@@ -13,15 +13,20 @@ import (
 )
 
 // SecretsManager is a stand-in for the one Secrets Manager call the
-// functions make (GetSecretValue), serving one secret.
+// functions make (GetSecretValue), serving the secrets it was given.
 type SecretsManager struct {
 	URL   string
 	Reads atomic.Int32
 }
 
-// NewSecretsManager serves value as the secret arn.
-func NewSecretsManager(t testing.TB, arn, value string) *SecretsManager {
+// NewSecretsManager serves value as the secret arn, and more as further
+// arn, value pairs.
+func NewSecretsManager(t testing.TB, arn, value string, more ...string) *SecretsManager {
 	t.Helper()
+	secrets := map[string]string{arn: value}
+	for i := 0; i+1 < len(more); i += 2 {
+		secrets[more[i]] = more[i+1]
+	}
 	sm := &SecretsManager{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
@@ -36,14 +41,15 @@ func NewSecretsManager(t testing.TB, arn, value string) *SecretsManager {
 			fmt.Fprint(w, `{"__type":"UnrecognizedClientException","message":"unsigned request"}`)
 			return
 		}
-		if in.SecretId != arn {
+		value, ok := secrets[in.SecretId]
+		if !ok {
 			w.WriteHeader(http.StatusBadRequest)
 			fmt.Fprint(w, `{"__type":"ResourceNotFoundException","message":"Secrets Manager can't find the specified secret."}`)
 			return
 		}
 		sm.Reads.Add(1)
 		_ = json.NewEncoder(w).Encode(map[string]any{
-			"ARN": arn, "Name": "TokenSecret", "SecretString": value,
+			"ARN": in.SecretId, "Name": "secret", "SecretString": value,
 			"VersionId": "00000000-0000-0000-0000-000000000001", "VersionStages": []string{"AWSCURRENT"},
 			"CreatedDate": 1.7e9,
 		})

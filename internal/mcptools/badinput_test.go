@@ -45,7 +45,9 @@ func TestBadInput(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	counter := &createCounter{Store: e.store.Store}
 	e.store.Store = counter
-	cs := e.connect(t, "", "")
+	// 2025-11-25: a 2026-07-28 go-sdk client cannot send a number no float
+	// holds (it fails to build the Mcp-Name header from such a body).
+	cs := e.connect(t, proto20251125, "")
 
 	big := strings.Repeat("x", elicitation.MaxMessageBytes+1)
 	bigTemplate := strings.Repeat("y", elicitation.MaxTemplateBytes+1)
@@ -53,7 +55,7 @@ func TestBadInput(t *testing.T) {
 	bigSchema := `{"type":"object","properties":{"a":{"type":"string","description":"` + strings.Repeat("d", elicitation.MaxSchemaBytes) + `"}}}`
 	longID := strings.Repeat("i", elicitation.MaxOptionIDChars+1)
 	bigOption := `[{"id":"a","blob":"` + strings.Repeat("b", elicitation.MaxOptionBytes) + `"}]`
-	const approvalArgs = "message, context, requestedSchema, displayTemplate, css, labels, timeoutSeconds, notify, reviewers, approvals"
+	const approvalArgs = "message, context, requestedSchema, displayTemplate, css, labels, timeoutSeconds, notify, reviewers, approvals, push"
 	const timeoutRule = "a whole number of seconds (values outside 60..86400 are clamped; default 3600)"
 	const boundsRule = "a whole number at least 1 (default 1; 1 <= minSelections <= maxSelections <= number of options)"
 	const idRequired = "invalid_argument: elicitationId is required: pass the elicitationId that elicit_approval or elicit_selection returned"

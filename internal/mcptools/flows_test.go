@@ -14,16 +14,24 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
 )
 
-// TestFlowsStateful walks every flow through the stateful handler (the
-// local server's), with clients of the two protocol eras: a 2026-07-28
-// client falls back to a 2025-11-25 session on a stateful server.
-func TestFlowsStateful(t *testing.T) {
-	for _, version := range []string{"", proto20251125} {
+// TestFlowsDefault walks every flow through the default handler (the
+// local server's) with a client of each protocol era: each gets the
+// version it asked for (the session eras a session, 2026-07-28 the
+// stateless handler), and the latest client 2026-07-28.
+func TestFlowsDefault(t *testing.T) {
+	for _, version := range []string{"", "2025-03-26", "2025-06-18", proto20251125, proto20260728} {
 		t.Run("client="+orLatest(version), func(t *testing.T) {
 			e := newEnv(t, envOptions{})
 			cs := e.connect(t, version, "")
-			if got := cs.InitializeResult().ProtocolVersion; got != proto20251125 {
-				t.Errorf("negotiated protocol %q, want %q", got, proto20251125)
+			want := version
+			if want == "" {
+				want = proto20260728
+			}
+			if got := cs.InitializeResult().ProtocolVersion; got != want {
+				t.Errorf("negotiated protocol %q, want %q", got, want)
+			}
+			if sessionless := version == "" || version == proto20260728; sessionless != (cs.ID() == "") {
+				t.Errorf("session id %q on protocol %s", cs.ID(), want)
 			}
 			runFlows(t, e, cs)
 		})

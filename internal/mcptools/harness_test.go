@@ -1,9 +1,11 @@
 package mcptools_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -23,6 +25,8 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
+	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
+	sealerpkg "github.com/mcp-elicitation/elicitation/internal/sealer"
 )
 
 // The two protocol eras the stateless path must serve.
@@ -76,8 +80,9 @@ type env struct {
 	servers []*httptest.Server
 	next    atomic.Uint64 // alternates requests between servers
 
-	mu      sync.Mutex
-	created map[string]string // id -> review URL, from OnCreated
+	mu        sync.Mutex
+	created   map[string]string // id -> review URL, from OnCreated
+	lastState string            // the last requestState a server sent
 }
 
 type envOptions struct {
@@ -86,11 +91,20 @@ type envOptions struct {
 	auth      map[string]string // bearer token -> principal; nil: no credentials
 	maxWait   time.Duration
 	signIn    bool // reviewers sign in (elicitation.Config.SignIn)
+	push      bool // push, with push-state keys shared by the instances
 }
 
 func newEnv(t testing.TB, o envOptions) *env {
 	t.Helper()
 	e := &env{clock: newClock(), created: map[string]string{}}
+	var sealer mcptools.Sealer
+	if o.push {
+		k, err := sealerpkg.ParseKeyring("k0:" + pagetoken.GenerateSecret())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sealer = k
+	}
 	dbPath := filepath.Join(t.TempDir(), "store.db")
 	n := max(o.instances, 1)
 	for i := range n {
@@ -117,6 +131,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 				e.mu.Unlock()
 			},
 			Name: "elicitation-test", Version: "test",
+			Push: o.push, Sealer: sealer,
 		})
 		var h http.Handler = srv.Handler()
 		if o.auth != nil {
@@ -149,7 +164,24 @@ func (rt roundTrip) RoundTrip(r *http.Request) (*http.Response, error) {
 	if rt.token != "" {
 		r.Header.Set("Authorization", "Bearer "+rt.token)
 	}
-	return http.DefaultTransport.RoundTrip(r)
+	res, err := http.DefaultTransport.RoundTrip(r)
+	if err != nil || !strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
+		return res, err
+	}
+	b, err := io.ReadAll(res.Body)
+	_ = res.Body.Close()
+	var msg struct {
+		Result struct {
+			RequestState string `json:"requestState"`
+		} `json:"result"`
+	}
+	if json.Unmarshal(b, &msg) == nil && msg.Result.RequestState != "" {
+		rt.e.mu.Lock()
+		rt.e.lastState = msg.Result.RequestState
+		rt.e.mu.Unlock()
+	}
+	res.Body = io.NopCloser(bytes.NewReader(b))
+	return res, err
 }
 
 // connect opens a go-sdk client session over streamable HTTP at protocol

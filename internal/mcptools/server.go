@@ -3,10 +3,13 @@
 //
 // One Server serves six tools (elicit_approval, elicit_selection,
 // elicit_await, elicit_status, elicit_result, elicit_cancel) through one
-// http.Handler, either statefully (a local server; sessions live in this
-// process) or statelessly (Options.Stateless: every POST stands alone, so
-// requests may alternate between processes that share only the store, as
-// on Lambda).
+// http.Handler to every protocol era at once: by default the session eras
+// (2025-03-26, 2025-06-18, 2025-11-25) get sessions kept in this process
+// and 2026-07-28 requests, routed on their Mcp-Protocol-Version header, the
+// stateless handler; with Options.Stateless every era is served statelessly
+// (every POST stands alone, so requests may alternate between processes
+// that share only the store, as on Lambda). docs/protocol.md says what each
+// era sees.
 //
 // Tool results carry structured content and the same JSON as text. Tool
 // errors are isError results whose text starts with the machine code of
@@ -24,6 +27,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
@@ -35,11 +39,12 @@ type Options struct {
 	// Service applies the rules of elicitation; required.
 	Service *elicitation.Service
 
-	// Stateless serves every POST on its own, with JSON responses and no
-	// session (mcp.StreamableHTTPOptions{Stateless: true, JSONResponse:
-	// true}), for a deployment where consecutive requests may reach
-	// different processes. Otherwise the handler keeps MCP sessions in
-	// memory and streams responses as server-sent events.
+	// Stateless serves every POST of every era on its own, with JSON
+	// responses and no session (mcp.StreamableHTTPOptions{Stateless: true,
+	// JSONResponse: true}), for a deployment where consecutive requests may
+	// reach different processes. Otherwise the handler keeps MCP sessions
+	// in memory for the session eras and streams responses as server-sent
+	// events, and serves 2026-07-28 requests statelessly.
 	Stateless bool
 
 	// ReviewURL builds the review URL handed to the agent for a new request,
@@ -52,6 +57,15 @@ type Options struct {
 	// uses it to print the URL for its user; it must not log the URL
 	// anywhere more public than that.
 	OnCreated func(ctx context.Context, id, reviewURL string)
+
+	// Push offers the review URL to hosts that declared URL elicitation
+	// (push.go); a request's push: false still turns it off.
+	Push bool
+
+	// Sealer seals the request state and the kept review link of a push
+	// without a session (2026-07-28); nil: those hosts are not pushed to.
+	// Every process serving one deployment needs the same keys.
+	Sealer Sealer
 
 	// Logger receives internal errors (never tokens or review keys); nil
 	// discards.
@@ -68,6 +82,11 @@ type Server struct {
 	reviewURL func(*http.Request, string, string) string
 	onCreated func(context.Context, string, string)
 	log       *slog.Logger
+	push      bool
+	sealer    Sealer
+	// sessions maps a *mcp.ServerSession carrying pushes to a context
+	// that ends when it closes.
+	sessions sync.Map
 
 	mcp     *mcp.Server
 	handler http.Handler
@@ -91,7 +110,7 @@ func New(opts Options) *Server {
 	if opts.Service == nil || opts.ReviewURL == nil {
 		panic("mcptools.New: Options.Service or Options.ReviewURL is nil")
 	}
-	s := &Server{svc: opts.Service, reviewURL: opts.ReviewURL, onCreated: opts.OnCreated, log: opts.Logger}
+	s := &Server{svc: opts.Service, reviewURL: opts.ReviewURL, onCreated: opts.OnCreated, log: opts.Logger, push: opts.Push, sealer: opts.Sealer}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -102,20 +121,74 @@ func New(opts Options) *Server {
 	if impl.Version == "" {
 		impl.Version = "dev"
 	}
-	s.mcp = mcp.NewServer(impl, &mcp.ServerOptions{Instructions: instructions, Logger: s.log})
+	s.mcp = mcp.NewServer(impl, &mcp.ServerOptions{
+		Instructions: instructions,
+		Logger:       s.log,
+		// The tool and prompt lists never change: saying so keeps 2026-07-28 clients
+		// from opening a subscriptions/listen stream, which a stateless
+		// deployment (a Lambda invocation) could only hold to its timeout.
+		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{}, Prompts: &mcp.PromptCapabilities{}},
+	})
 	for _, t := range s.tools() {
 		s.mcp.AddTool(t.tool, t.handler)
 	}
 	s.addPrompts()
-	s.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
-		Stateless:    opts.Stateless,
-		JSONResponse: opts.Stateless,
+	s.mcp.AddReceivingMiddleware(refuseListen)
+	getServer := func(*http.Request) *mcp.Server { return s.mcp }
+	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		Stateless:    true,
+		JSONResponse: true,
 		Logger:       s.log,
 		// On the 2026-07-28 protocol a POST is the whole request: when the
 		// client goes away, stop waiting for it.
 		PropagateRequestCancellation: true,
 	})
+	if opts.Stateless {
+		s.handler = stateless
+		return s
+	}
+	sessions := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		Logger: s.log,
+		// Streams are resumable: a client that lost its connection gets
+		// what it missed (Last-Event-ID), and every stream opens with a
+		// priming event.
+		EventStore:                   mcp.NewMemoryEventStore(nil),
+		PropagateRequestCancellation: true,
+	})
+	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if Sessionless(r) {
+			stateless.ServeHTTP(w, r)
+			return
+		}
+		sessions.ServeHTTP(w, r)
+	})
 	return s
+}
+
+// FirstSessionlessVersion is the first protocol version without sessions
+// (no initialize; every request carries its version, in _meta and in the
+// Mcp-Protocol-Version header).
+const FirstSessionlessVersion = "2026-07-28"
+
+// Sessionless reports whether r is a request of a sessionless protocol
+// era, which the stateless handler serves; requests of the session eras
+// (2025-03-26, 2025-06-18, 2025-11-25, and an initialize, which carries no
+// version header) go to the session handler. Version strings are dates,
+// so they order as strings.
+func Sessionless(r *http.Request) bool {
+	return r.Header.Get("Mcp-Protocol-Version") >= FirstSessionlessVersion
+}
+
+// refuseListen answers subscriptions/listen at once: nothing this server
+// offers changes (listChanged is not advertised), and a listen stream on
+// a stateless deployment would hold its invocation until the timeout.
+func refuseListen(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "subscriptions/listen" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "subscriptions/listen is not offered: nothing on this server changes (listChanged is false)"}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 const instructions = `These tools ask a human to approve something, fill a form, or pick among options, on a web page this server renders. ` +

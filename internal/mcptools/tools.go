@@ -109,6 +109,9 @@ func (s *Server) wrap(name string, f call) mcp.ToolHandler {
 		ctx, done := bind(ctx, s.httpRequest(req))
 		defer done()
 		out, err := f(ctx, req)
+		if res, ok := out.(*mcp.CallToolResult); ok && err == nil {
+			return res, nil // an input-required result (push.go)
+		}
 		if err == nil {
 			var b []byte
 			if b, err = json.Marshal(out); err == nil {
@@ -152,13 +155,20 @@ func (s *Server) approval(ctx context.Context, req *mcp.CallToolRequest) (any, e
 	if err != nil {
 		return nil, err
 	}
+	push, err := pushArg(req.Params.Arguments)
+	if err != nil {
+		return nil, err
+	}
 	in.Notify.ReviewLink = s.reviewLink(s.httpRequest(req))
 	in.Client = clientOf(req)
+	in.PushLink = s.pushLink(req, push)
 	c, err := s.svc.CreateApproval(ctx, principal(req), in)
 	if err != nil {
 		return nil, err
 	}
-	return s.created(ctx, req, c), nil
+	out := s.created(ctx, req, c)
+	s.afterCreated(req, push, c.State, in.Message, out.ReviewURL)
+	return out, nil
 }
 
 func (s *Server) selection(ctx context.Context, req *mcp.CallToolRequest) (any, error) {
@@ -166,18 +176,24 @@ func (s *Server) selection(ctx context.Context, req *mcp.CallToolRequest) (any, 
 	if err != nil {
 		return nil, err
 	}
+	push, err := pushArg(req.Params.Arguments)
+	if err != nil {
+		return nil, err
+	}
 	in.Notify.ReviewLink = s.reviewLink(s.httpRequest(req))
 	in.Client = clientOf(req)
+	in.PushLink = s.pushLink(req, push)
 	c, err := s.svc.CreateSelection(ctx, principal(req), in)
 	if err != nil {
 		return nil, err
 	}
-	return s.created(ctx, req, c), nil
+	out := s.created(ctx, req, c)
+	s.afterCreated(req, push, c.State, in.Message, out.ReviewURL)
+	return out, nil
 }
 
-// created builds the creation result. This is where a later issue offers
-// the review URL as a URL-mode elicitation to a session that can take it
-// (never delaying or failing this result).
+// created builds the creation result (afterCreated then offers its review
+// URL to a session that can take it, never delaying or failing it).
 func (s *Server) created(ctx context.Context, req *mcp.CallToolRequest, c elicitation.Created) createdOutput {
 	u := s.reviewURL(s.httpRequest(req), c.State.ID, c.ReviewKey)
 	s.log.DebugContext(ctx, "elicitation created", "elicitationId", c.State.ID, "kind", c.State.Kind, "principal", c.State.Owner)
@@ -220,6 +236,10 @@ func (s *Server) await(ctx context.Context, req *mcp.CallToolRequest) (any, erro
 	if given {
 		// Below a nanosecond is the shortest wait, not "no waitSeconds".
 		wait = max(wait, time.Nanosecond)
+	}
+	res, wait, err := s.awaitPush(ctx, req, id, wait)
+	if err != nil || res != nil {
+		return res, err
 	}
 	st, err := s.svc.Await(ctx, principal(req), id, wait)
 	if err != nil {

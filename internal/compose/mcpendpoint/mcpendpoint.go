@@ -21,14 +21,27 @@ import (
 func Part(apiKeys func(context.Context, compose.Settings) (apikey.Store, error)) func(context.Context, *compose.App) (http.Handler, error) {
 	return func(ctx context.Context, a *compose.App) (http.Handler, error) {
 		s := a.Settings
-		tools := mcptools.New(mcptools.Options{
+		opts := mcptools.Options{
 			Service:   a.Service,
 			Stateless: s.Stateless,
 			ReviewURL: a.ReviewURL,
 			OnCreated: a.OnCreated,
+			Push:      s.Push,
 			Logger:    a.Log,
 			Version:   s.Version,
-		})
+		}
+		if s.Push {
+			keys, err := compose.StateKeys(ctx, a)
+			if err != nil {
+				return nil, err
+			}
+			if keys != nil {
+				opts.Sealer = keys
+			} else {
+				a.Log.Info("no push-state keys: hosts without a session (protocol 2026-07-28) get the review URL in the result only", "setting", compose.Env("state-keys"))
+			}
+		}
+		tools := mcptools.New(opts)
 		var h http.Handler = tools.Handler()
 		if !s.RequireAPIKey {
 			return h, nil

@@ -1,0 +1,279 @@
+package mcptools
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+)
+
+// Best-effort push (SPEC §3): the review URL offered to a host that can
+// show it, as a URL-mode elicitation, by the only means each era has.
+//
+//   - On a session (the session eras; a client that declared
+//     elicitation.url): once the creating tool has produced its result, an
+//     elicitation/create request in its own goroutine, bounded by the
+//     request's expiry and the session's life; then, when the request is
+//     decided, canceled or expires, notifications/elicitation/complete.
+//   - Without a session (2026-07-28; a client that declared URL
+//     elicitation): the first elicit_await on a pending request returns an
+//     input-required result carrying the URL-mode request and a sealed
+//     request state (elicitation, principal, expiry, the wait's end); the
+//     retry carrying that state continues the wait and returns the normal
+//     result, whatever the host answered.
+//
+// Every other host sees exactly the results it would without push. A
+// deployment's Options.Push false, or a request's push: false, turns both
+// off. Each principal's host is offered a request at most once (recorded in
+// the audit trail, Service.RecordPush).
+
+// Sealer seals and opens small values for a purpose (internal/sealer).
+type Sealer interface {
+	Seal(purpose string, plaintext []byte) string
+	Open(purpose, sealed string) ([]byte, error)
+}
+
+// Purposes of sealed values: one can never be taken for the other.
+const (
+	purposeLink  = "elicitation push link v1"
+	purposeState = "elicitation push state v1"
+)
+
+// StateTTL is how long a sessionless push's request state is accepted:
+// long enough for a host to show the link and retry, short enough that a
+// leaked state is soon worthless.
+const StateTTL = 5 * time.Minute
+
+// firstURLElicitationVersion is the first protocol with URL-mode
+// elicitation.
+const firstURLElicitationVersion = "2025-11-25"
+
+// pushInputKey names the URL-mode request in an input-required result.
+const pushInputKey = "review"
+
+type pushMode int
+
+const (
+	pushNone        pushMode = iota
+	pushSession              // elicitation/create on the session
+	pushInputResult          // input-required result of elicit_await
+)
+
+// pushModeOf decides how, if at all, the review URL can reach the host that
+// sent req: the one place this is decided.
+func (s *Server) pushModeOf(req *mcp.CallToolRequest) pushMode {
+	if !s.push {
+		return pushNone
+	}
+	caps := req.ClientCapabilities()
+	if caps == nil || caps.Elicitation == nil || caps.Elicitation.URL == nil {
+		return pushNone
+	}
+	v := req.ProtocolVersion()
+	if v >= FirstSessionlessVersion {
+		if s.sealer == nil {
+			return pushNone
+		}
+		return pushInputResult
+	}
+	if v >= firstURLElicitationVersion && req.Session != nil && req.Session.ID() != "" {
+		return pushSession
+	}
+	// A session era served statelessly: the server cannot send requests.
+	return pushNone
+}
+
+// pushArg reads a creating tool's optional push (default true).
+func pushArg(raw json.RawMessage) (bool, error) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return true, nil // parseArgs reports malformed arguments
+	}
+	r, ok := m["push"]
+	if !ok {
+		return true, nil
+	}
+	switch string(r) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return true, badArg("push", "push must be true or false, not %s", describe(r))
+}
+
+// pushLink seals the review link of a request being created by req for a
+// later sessionless push; nil when none may happen.
+func (s *Server) pushLink(req *mcp.CallToolRequest, allowed bool) (link func(id, key string) string) {
+	if !allowed || !s.push || s.sealer == nil {
+		return nil
+	}
+	r := s.httpRequest(req)
+	return func(id, key string) string {
+		return s.sealer.Seal(purposeLink+"\x00"+id, []byte(s.reviewURL(r, id, key)))
+	}
+}
+
+// afterCreated starts the push on the session of req, if it can take one,
+// for a request just created; it never delays or fails the creation.
+func (s *Server) afterCreated(req *mcp.CallToolRequest, allowed bool, st elicitation.State, message, url string) {
+	if !allowed || s.pushModeOf(req) != pushSession {
+		return
+	}
+	go s.pushOnSession(req.Session, st, message, url)
+}
+
+// pushOnSession offers url to the session's client as a URL-mode
+// elicitation and tells it when the request is over. Both end when the
+// request does (its expiry, plus a minute for the complete notice), or
+// when the session closes, whichever is first.
+func (s *Server) pushOnSession(ss *mcp.ServerSession, st elicitation.State, message, url string) {
+	ctx, cancel := context.WithDeadline(context.Background(), st.ExpiresAt.Add(time.Minute))
+	defer cancel()
+	stop := context.AfterFunc(s.sessionDone(ss), cancel)
+	defer stop()
+	id, principal := st.ID, st.Owner
+	first, err := s.svc.RecordPush(ctx, principal, id, "url elicitation on the session")
+	if err != nil || !first {
+		if err != nil {
+			s.log.Warn("push not recorded; not pushed", "elicitationId", id, "err", err)
+		}
+		return
+	}
+	go func() {
+		res, err := ss.Elicit(ctx, &mcp.ElicitParams{Mode: "url", Message: message, URL: url, ElicitationID: id})
+		switch {
+		case err != nil:
+			// Best effort: the client's GET stream may not be open, or it
+			// went away. The reviewUrl in the result still reaches it.
+			s.log.Debug("push not delivered", "elicitationId", id, "err", err)
+		default:
+			s.log.Debug("push answered", "elicitationId", id, "action", res.Action)
+		}
+	}()
+	for ctx.Err() == nil {
+		got, err := s.svc.Await(ctx, principal, id, 0)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Debug("push: waiting for the outcome failed", "elicitationId", id, "err", err)
+			}
+			return
+		}
+		if got.Status != elicitation.StatusPending {
+			if err := ss.NotifyElicitationComplete(ctx, &mcp.ElicitationCompleteParams{ElicitationID: id}); err != nil {
+				s.log.Debug("complete notice not delivered", "elicitationId", id, "err", err)
+			}
+			return
+		}
+	}
+}
+
+// sessionDone returns a context that ends when ss closes (one watcher per
+// session, however many pushes it carries).
+func (s *Server) sessionDone(ss *mcp.ServerSession) context.Context {
+	if v, ok := s.sessions.Load(ss); ok {
+		return v.(context.Context)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if v, loaded := s.sessions.LoadOrStore(ss, ctx); loaded {
+		cancel()
+		return v.(context.Context)
+	}
+	go func() {
+		_ = ss.Wait()
+		cancel()
+		s.sessions.Delete(ss)
+	}()
+	return ctx
+}
+
+// pushState is what a sessionless push's request state binds.
+type pushState struct {
+	ID        string    `json:"e"`
+	Principal string    `json:"p"`
+	Expires   time.Time `json:"x"`
+	// WaitUntil is when the first call's wait would have ended: the retry
+	// continues that wait rather than starting a new one.
+	WaitUntil time.Time `json:"w"`
+	// Nonce makes each state unique, so that it is accepted once.
+	Nonce string `json:"n"`
+}
+
+// errBadState is the tool error for request state that is not this
+// server's for this request and principal, or is too old.
+func errBadState(why string) error {
+	return badArg("requestState", "requestState %s: call elicit_await again without it", why)
+}
+
+// openState checks the request state a retry carries.
+func (s *Server) openState(sealed, id, principal string, now time.Time) (pushState, error) {
+	if s.sealer == nil {
+		return pushState{}, errBadState("is not one this server issued")
+	}
+	b, err := s.sealer.Open(purposeState, sealed)
+	var st pushState
+	if err != nil || json.Unmarshal(b, &st) != nil {
+		return pushState{}, errBadState("is not one this server issued (altered or foreign)")
+	}
+	if st.ID != id || st.Principal != principal {
+		return pushState{}, errBadState("belongs to another request or another agent")
+	}
+	if !now.Before(st.Expires) {
+		return pushState{}, errBadState("has expired")
+	}
+	return st, nil
+}
+
+// awaitPush is elicit_await's part of the sessionless push. It returns the
+// input-required result to send instead of waiting (res non-nil), or the
+// wait to use: the rest of the first call's wait on a retry, else wait.
+func (s *Server) awaitPush(ctx context.Context, req *mcp.CallToolRequest, id string, wait time.Duration) (res *mcp.CallToolResult, _ time.Duration, _ error) {
+	principal := principal(req)
+	now := s.svc.Now()
+	if sealed := req.Params.RequestState; sealed != "" {
+		st, err := s.openState(sealed, id, principal, now)
+		if err != nil {
+			return nil, 0, err
+		}
+		sum := sha256.Sum256([]byte(st.Nonce))
+		first, err := s.svc.RecordPushAnswer(ctx, principal, id, "state "+hex.EncodeToString(sum[:8]))
+		if err != nil {
+			return nil, 0, err
+		}
+		if !first {
+			return nil, 0, errBadState("was already used")
+		}
+		// Whatever the host answered (accept, decline, cancel, nothing),
+		// the answer comes from the review page: continue the wait.
+		return nil, max(st.WaitUntil.Sub(now), time.Nanosecond), nil
+	}
+	if s.pushModeOf(req) != pushInputResult {
+		return nil, wait, nil
+	}
+	st, sealedLink, message, err := s.svc.PushLink(ctx, principal, id)
+	if err != nil || st.Status != elicitation.StatusPending || sealedLink == "" {
+		return nil, wait, err
+	}
+	link, err := s.sealer.Open(purposeLink+"\x00"+id, sealedLink)
+	if err != nil {
+		// Sealed under a key no longer in the keyring: no push.
+		s.log.Debug("push link not readable; not pushed", "elicitationId", id)
+		return nil, wait, nil
+	}
+	first, err := s.svc.RecordPush(ctx, principal, id, "url elicitation in an input-required result")
+	if err != nil || !first {
+		return nil, wait, err
+	}
+	bound := s.svc.WaitBound(ctx, wait)
+	state, _ := json.Marshal(pushState{ID: id, Principal: principal, Expires: now.Add(StateTTL), WaitUntil: now.Add(bound), Nonce: rand.Text()})
+	return &mcp.CallToolResult{
+		InputRequests: mcp.InputRequestMap{pushInputKey: &mcp.ElicitParams{Mode: "url", Message: message, URL: string(link), ElicitationID: id}},
+		RequestState:  s.sealer.Seal(purposeState, state),
+	}, 0, nil
+}

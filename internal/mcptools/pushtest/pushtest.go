@@ -1,0 +1,341 @@
+// Package pushtest is the one scenario every deployment of the MCP tools
+// passes with the go-sdk client, on each protocol era, with and without
+// URL elicitation declared (docs/protocol.md): the tool results are the
+// same everywhere, the review link is pushed where the era and the
+// deployment allow (on the session, or in an input-required result), the
+// complete notice follows a decision, a host that ignores or declines the
+// push still completes through reviewUrl, and tampered or replayed request
+// state is refused.
+package pushtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"html"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Eras are the protocol versions a deployment serves on one endpoint.
+var Eras = []string{"2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}
+
+// Target is a deployment under test.
+type Target struct {
+	// MCPURL is its MCP endpoint.
+	MCPURL string
+	// Header is added to every MCP request (an API key).
+	Header http.Header
+	// Sessions: the session eras get sessions (the local default server);
+	// false: every era is served statelessly (--stateless, Lambda).
+	Sessions bool
+	// SessionlessPush: 2026-07-28 clients that declare URL elicitation
+	// get the input-required push (push-state keys are configured).
+	SessionlessPush bool
+}
+
+// Want is what a client of era, declaring URL elicitation or not, sees.
+type Want struct {
+	SessionPush, InputPush bool
+}
+
+// Expect is the table of docs/protocol.md: what each era sees on t.
+func (t Target) Expect(era string, url bool) Want {
+	switch {
+	case !url:
+		return Want{}
+	case era >= "2026-07-28":
+		return Want{InputPush: t.SessionlessPush}
+	case era >= "2025-11-25":
+		return Want{SessionPush: t.Sessions}
+	}
+	return Want{}
+}
+
+// Run runs the scenario for every era, with and without URL elicitation.
+func Run(t *testing.T, tg Target) {
+	for _, era := range Eras {
+		for _, url := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/url=%v", era, url), func(t *testing.T) { RunOne(t, tg, era, url) })
+		}
+	}
+}
+
+// host is a client and what reached it.
+type host struct {
+	cs        *mcp.ClientSession
+	elicits   chan *mcp.ElicitParams
+	completes chan string
+	states    *stateTap
+}
+
+// stateTap keeps the last requestState the server sent.
+type stateTap struct {
+	mu   sync.Mutex
+	last string
+	base http.RoundTripper
+	hdr  http.Header
+}
+
+var stateRE = regexp.MustCompile(`"requestState"\s*:\s*"([^"]+)"`)
+
+func (s *stateTap) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range s.hdr {
+		r.Header[k] = v
+	}
+	res, err := s.base.RoundTrip(r)
+	if err != nil || !strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
+		return res, err
+	}
+	b, err := io.ReadAll(res.Body)
+	_ = res.Body.Close()
+	if m := stateRE.FindSubmatch(b); m != nil {
+		s.mu.Lock()
+		s.last = string(m[1])
+		s.mu.Unlock()
+	}
+	res.Body = io.NopCloser(bytes.NewReader(b))
+	return res, err
+}
+
+func (s *stateTap) Last() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last
+}
+
+// connect starts a host of era; with url it declares URL elicitation and
+// answers every push with answer ("" ignores it: never answers until the
+// test ends).
+func connect(t *testing.T, tg Target, era string, url bool, answer string) *host {
+	t.Helper()
+	h := &host{elicits: make(chan *mcp.ElicitParams, 4), completes: make(chan string, 4)}
+	release := make(chan struct{})
+	opts := &mcp.ClientOptions{}
+	if url {
+		opts.Capabilities = &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}}
+		opts.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			h.elicits <- req.Params
+			if answer == "" {
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
+				return &mcp.ElicitResult{Action: "cancel"}, nil
+			}
+			return &mcp.ElicitResult{Action: answer}, nil
+		}
+		opts.ElicitationCompleteHandler = func(_ context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+			h.completes <- req.Params.ElicitationID
+		}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "pushtest", Version: "1"}, opts)
+	h.states = &stateTap{base: http.DefaultTransport, hdr: tg.Header}
+	tr := &mcp.StreamableClientTransport{Endpoint: tg.MCPURL, HTTPClient: &http.Client{Transport: h.states}, MaxRetries: -1}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: era})
+	if err != nil {
+		t.Fatalf("connect on %s: %v", era, err)
+	}
+	// Cleanups run last-in first-out: release a held handler, then close
+	// (Close waits for running handlers).
+	t.Cleanup(func() { _ = cs.Close() })
+	t.Cleanup(func() { close(release) })
+	if got := cs.InitializeResult().ProtocolVersion; got != era {
+		t.Fatalf("negotiated %s, asked for %s (a client silently falls back when refused)", got, era)
+	}
+	h.cs = cs
+	return h
+}
+
+// Call calls a tool and returns its structured result, or its error text.
+func Call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any, state string) (map[string]any, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args, RequestState: state})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if res.IsError {
+		var parts []string
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				parts = append(parts, tc.Text)
+			}
+		}
+		return nil, strings.Join(parts, " ")
+	}
+	var out map[string]any
+	b, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("%s: structured content %s: %v", name, b, err)
+	}
+	return out, ""
+}
+
+func mustCall(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) map[string]any {
+	t.Helper()
+	out, errText := Call(t, cs, name, args, "")
+	if errText != "" {
+		t.Fatalf("%s: tool error %s", name, errText)
+	}
+	return out
+}
+
+func keys(m map[string]any) string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	return fmt.Sprint(sortStrings(ks))
+}
+
+func sortStrings(s []string) []string {
+	for i := range s {
+		for j := i + 1; j < len(s); j++ {
+			if s[j] < s[i] {
+				s[i], s[j] = s[j], s[i]
+			}
+		}
+	}
+	return s
+}
+
+// RunOne is the scenario for one era, with or without URL elicitation.
+func RunOne(t *testing.T, tg Target, era string, url bool) {
+	want := tg.Expect(era, url)
+	answer := "decline"
+	if want.SessionPush {
+		answer = "" // a host that ignores the push
+	}
+	h := connect(t, tg, era, url, answer)
+	const message = "Deploy build 42 to production?"
+	created := mustCall(t, h.cs, "elicit_approval", map[string]any{"message": message, "context": map[string]any{"build": 42}})
+	if got := keys(created); got != "[elicitationId expiresAt reviewUrl status]" || created["status"] != "pending" {
+		t.Fatalf("creation result %v", created)
+	}
+	id, reviewURL := created["elicitationId"].(string), created["reviewUrl"].(string)
+
+	if want.SessionPush {
+		select {
+		case p := <-h.elicits:
+			if p.Mode != "url" || p.URL != reviewURL || p.ElicitationID != id || p.Message != message {
+				t.Fatalf("pushed %+v, want mode url, the reviewUrl, the elicitationId and the message", p)
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatal("no URL-mode elicitation was pushed on the session")
+		}
+	}
+
+	// The first wait: a sessionless host that declared URL elicitation is
+	// handed the link (the client answers and retries by itself); every
+	// host gets the same pending status.
+	out := mustCall(t, h.cs, "elicit_await", map[string]any{"elicitationId": id, "waitSeconds": 0.5})
+	if fmt.Sprint(out) != "map[status:pending]" {
+		t.Fatalf("first elicit_await: %v", out)
+	}
+	if want.InputPush {
+		select {
+		case p := <-h.elicits:
+			if p.Mode != "url" || p.URL != reviewURL || p.ElicitationID != id || p.Message != message {
+				t.Fatalf("input-required push %+v, want mode url, the reviewUrl, the elicitationId and the message", p)
+			}
+		default:
+			t.Fatal("the first elicit_await did not push the review link")
+		}
+		state := h.states.Last()
+		if state == "" {
+			t.Fatal("no requestState seen")
+		}
+		// The state was used by the client's retry: replayed, it is
+		// refused; altered, too.
+		for name, s := range map[string]string{"replayed": state, "tampered": state[:len(state)-2] + "xx", "foreign": "s1.k0.AAAA"} {
+			if _, errText := Call(t, h.cs, "elicit_await", map[string]any{"elicitationId": id, "waitSeconds": 0.1}, s); !strings.HasPrefix(errText, "invalid_argument: requestState") {
+				t.Errorf("%s request state: %q, want invalid_argument: requestState …", name, errText)
+			}
+		}
+	}
+	// At most one push: the next wait is a plain wait.
+	if out := mustCall(t, h.cs, "elicit_await", map[string]any{"elicitationId": id, "waitSeconds": 0.2}); out["status"] != "pending" {
+		t.Fatalf("second elicit_await: %v", out)
+	}
+
+	// The reviewer answers on the page the result named.
+	Decide(t, reviewURL, "submitted")
+	if out := mustCall(t, h.cs, "elicit_await", map[string]any{"elicitationId": id}); fmt.Sprint(out) != "map[status:submitted]" {
+		t.Fatalf("elicit_await after the decision: %v", out)
+	}
+	res := mustCall(t, h.cs, "elicit_result", map[string]any{"elicitationId": id})
+	if res["decision"] != "submitted" || fmt.Sprint(res["context"]) != "map[build:42]" {
+		t.Fatalf("elicit_result: %v", res)
+	}
+	if want.SessionPush {
+		select {
+		case got := <-h.completes:
+			if got != id {
+				t.Fatalf("complete notice for %q, want %q", got, id)
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatal("no notifications/elicitation/complete after the decision")
+		}
+	}
+	select {
+	case p := <-h.elicits:
+		t.Fatalf("an unexpected push %+v (era %s, url %v)", p, era, url)
+	default:
+	}
+	st := mustCall(t, h.cs, "elicit_status", map[string]any{"elicitationId": id, "includeAudit": true})
+	pushes := strings.Count(fmt.Sprint(st["audit"]), "action:pushed")
+	if wantN := map[bool]int{true: 1, false: 0}[want.SessionPush || want.InputPush]; pushes != wantN {
+		t.Errorf("audit records %d pushes, want %d: %v", pushes, wantN, st["audit"])
+	}
+
+	// push: false turns it off for one request.
+	if want.SessionPush || want.InputPush {
+		c2 := mustCall(t, h.cs, "elicit_approval", map[string]any{"message": "Quiet", "context": 1, "push": false})
+		mustCall(t, h.cs, "elicit_await", map[string]any{"elicitationId": c2["elicitationId"], "waitSeconds": 0.3})
+		select {
+		case p := <-h.elicits:
+			t.Fatalf("pushed a request created with push: false: %+v", p)
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+}
+
+var tokenRE = regexp.MustCompile(`name="token" value="([^"]+)"`)
+
+// Decide answers a request on its review page as a browser would.
+func Decide(t *testing.T, reviewURL, decision string) {
+	t.Helper()
+	res, err := http.Get(reviewURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	_ = res.Body.Close()
+	m := tokenRE.FindSubmatch(body)
+	if res.StatusCode != http.StatusOK || m == nil {
+		t.Fatalf("GET review page: %d", res.StatusCode)
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err = client.PostForm(reviewURL, url.Values{"token": {html.UnescapeString(string(m[1]))}, "decision": {decision}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = res.Body.Close()
+	if res.StatusCode != http.StatusOK && res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("submit: %d", res.StatusCode)
+	}
+}

@@ -1,0 +1,110 @@
+// Package sealer seals small values so that only holders of the keys can
+// read or alter them: AES-256-GCM under a keyring whose keys carry ids (seal
+// with the current key, open with any, so that secrets rotate), with a
+// purpose bound as additional data so that a value sealed for one use
+// cannot be replayed as another.
+//
+// The MCP tools use it for the request state of a sessionless push (bound
+// to an elicitation, a principal and an expiry) and for the review link kept
+// for that push. A sealed value looks like "s1.<kid>.<nonce+ciphertext>"
+// (base64url, no padding).
+package sealer
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrInvalid: the value is malformed, sealed with an unknown key or for
+// another purpose, or altered.
+var ErrInvalid = errors.New("sealed value is not valid")
+
+// MinSecretBytes is the shortest secret a key may have.
+const MinSecretBytes = 32
+
+// Keyring seals with its first key and opens with any. It is safe for
+// concurrent use.
+type Keyring struct {
+	current string
+	aeads   map[string]cipher.AEAD
+}
+
+// ParseKeyring reads keyring text "kid:base64secret[,kid:base64secret…]"
+// (standard or URL base64, padded or not), the first key current.
+func ParseKeyring(text string) (*Keyring, error) {
+	k := &Keyring{aeads: map[string]cipher.AEAD{}}
+	for i, part := range strings.Split(strings.TrimSpace(text), ",") {
+		id, b64, ok := strings.Cut(strings.TrimSpace(part), ":")
+		if !ok || id == "" || strings.ContainsAny(id, ". \t") {
+			return nil, fmt.Errorf("sealer: key %d: want kid:base64secret with a kid free of '.' and spaces", i+1)
+		}
+		secret, err := decode(b64)
+		if err != nil || len(secret) < MinSecretBytes {
+			return nil, fmt.Errorf("sealer: key %q: want a base64 secret of at least %d bytes", id, MinSecretBytes)
+		}
+		if _, dup := k.aeads[id]; dup {
+			return nil, fmt.Errorf("sealer: key id %q appears twice", id)
+		}
+		// The key is derived, so that a secret shared with another use
+		// (an operator's single secret) never serves as an AES key as is.
+		sum := sha256.Sum256(append([]byte("elicitation sealer v1\x00"), secret...))
+		block, err := aes.NewCipher(sum[:])
+		if err != nil {
+			return nil, err
+		}
+		aead, err := cipher.NewGCM(block)
+		if err != nil {
+			return nil, err
+		}
+		k.aeads[id] = aead
+		if i == 0 {
+			k.current = id
+		}
+	}
+	return k, nil
+}
+
+func decode(s string) ([]byte, error) {
+	s = strings.TrimRight(s, "=")
+	if b, err := base64.RawStdEncoding.DecodeString(s); err == nil {
+		return b, nil
+	}
+	return base64.RawURLEncoding.DecodeString(s)
+}
+
+// Seal returns plaintext sealed for purpose under the current key.
+func (k *Keyring) Seal(purpose string, plaintext []byte) string {
+	aead := k.aeads[k.current]
+	nonce := make([]byte, aead.NonceSize(), aead.NonceSize()+len(plaintext)+aead.Overhead())
+	_, _ = rand.Read(nonce) // crypto/rand.Read never fails (Go 1.24+)
+	out := aead.Seal(nonce, nonce, plaintext, []byte(purpose))
+	return "s1." + k.current + "." + base64.RawURLEncoding.EncodeToString(out)
+}
+
+// Open returns the plaintext of a value sealed for purpose with any key of
+// the keyring, or ErrInvalid.
+func (k *Keyring) Open(purpose, sealed string) ([]byte, error) {
+	parts := strings.Split(sealed, ".")
+	if len(parts) != 3 || parts[0] != "s1" {
+		return nil, ErrInvalid
+	}
+	aead, ok := k.aeads[parts[1]]
+	if !ok {
+		return nil, fmt.Errorf("%w: unknown key %q", ErrInvalid, parts[1])
+	}
+	b, err := base64.RawURLEncoding.DecodeString(parts[2])
+	if err != nil || len(b) < aead.NonceSize()+aead.Overhead() {
+		return nil, ErrInvalid
+	}
+	plain, err := aead.Open(nil, b[:aead.NonceSize()], b[aead.NonceSize():], []byte(purpose))
+	if err != nil {
+		return nil, ErrInvalid
+	}
+	return plain, nil
+}
