@@ -71,6 +71,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return runAudit(ctx, args, stdout, stderr, getenv)
 	case "cleanup":
 		return runCleanup(ctx, args, stdout, stderr, getenv)
+	case "compact":
+		return runCompact(ctx, args, stdout, stderr, getenv)
 	case "keys":
 		return runKeys(ctx, args, stdout, stderr, getenv)
 	case "connect":
@@ -92,6 +94,7 @@ Commands:
   serve     run the MCP endpoint, the review page and the submission endpoint (default)
   audit     print a request's audit trail:   elicitation audit [flags] ELICITATION_ID
   cleanup   remove requests past their retention
+  compact   shrink the embedded store's file to what it holds (run it while the server is stopped)
   keys      administer API keys: elicitation keys [flags] create --principal NAME | list | revoke ID
   connect   print the configuration that connects an MCP host: elicitation connect [--url URL] HOST
   version   print the version

@@ -3,10 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 	"time"
+
+	"github.com/mcp-elicitation/elicitation/internal/boltstore"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
@@ -73,6 +78,43 @@ func runCleanup(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	}
 	_, err = fmt.Fprintf(stdout, "removed %d requests past their retention\n", n)
 	return err
+}
+
+// runCompact rewrites the embedded store's file to hold only what is live
+// (cleanup frees pages for reuse, but bbolt never shrinks its file).
+func runCompact(_ context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	var c Config
+	fs := flag.NewFlagSet("elicitation compact", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	if err := bind(fs, &c, getenv, "data-dir", "store"); err != nil {
+		return err
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("compact takes no arguments, got %q", strings.Join(fs.Args(), " "))
+	}
+	if c.Store == "dynamodb" {
+		return errors.New("compact applies to the embedded store; DynamoDB needs no compaction")
+	}
+	path := filepath.Join(c.DataDir, "elicitation.db")
+	before, after, err := boltstore.Compact(path)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "compacted %s: %s -> %s\n", path, size(before), size(after))
+	return err
+}
+
+func size(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 func openForOperator(ctx context.Context, c Config) (elicitation.Store, func(), error) {

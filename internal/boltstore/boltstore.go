@@ -429,42 +429,82 @@ func (s *Store) Wait(ctx context.Context, id string) (elicitation.State, error) 
 	}
 }
 
-// Cleanup implements elicitation.Store.
+// CleanupBatch is how many requests Cleanup removes per write transaction:
+// bbolt serialises writers, so a long transaction would hold up every
+// create and decision behind it (and keep every freed page in memory).
+const CleanupBatch = 500
+
+// afterCleanupBatch, if set (by tests), runs after each committed batch.
+var afterCleanupBatch func()
+
+// Cleanup implements elicitation.Store. It removes what is due in batches
+// of CleanupBatch, each its own transaction, so other writes go between
+// them; it stops early, with what it removed so far, when ctx ends.
 func (s *Store) Cleanup(ctx context.Context, now time.Time) (int, error) {
+	total := 0
+	for {
+		n, err := s.cleanupBatch(ctx, now)
+		total += n
+		if err != nil {
+			return total, err
+		}
+		if n < CleanupBatch {
+			break
+		}
+		if afterCleanupBatch != nil {
+			afterCleanupBatch()
+		}
+	}
+	err := s.update(ctx, "cleanup outbox", func(tx *bolt.Tx) error { return cleanupOutbox(tx, now) })
+	return total, err
+}
+
+// cleanupBatch removes up to CleanupBatch requests whose retention ended
+// at or before now, in one transaction.
+func (s *Store) cleanupBatch(ctx context.Context, now time.Time) (int, error) {
 	n := 0
 	err := s.update(ctx, "cleanup", func(tx *bolt.Tx) error {
 		n = 0
 		limit := binary.BigEndian.AppendUint64(nil, uint64(now.UnixNano()))
 		c := tx.Bucket(bucketRetain).Cursor()
 		var doomed [][]byte
-		for k, _ := c.First(); k != nil && bytes.Compare(k[:8], limit) <= 0; k, _ = c.Next() {
+		for k, _ := c.First(); k != nil && len(doomed) < CleanupBatch && bytes.Compare(k[:8], limit) <= 0; k, _ = c.Next() {
 			doomed = append(doomed, append([]byte(nil), k...))
 		}
 		for _, k := range doomed {
-			id := k[8:]
-			for _, b := range [][]byte{bucketState, bucketPayload, bucketAnswer} {
-				if err := tx.Bucket(b).Delete(id); err != nil {
-					return err
-				}
-			}
-			if tx.Bucket(bucketAudit).Bucket(id) != nil {
-				if err := tx.Bucket(bucketAudit).DeleteBucket(id); err != nil {
-					return err
-				}
-			}
-			for _, a := range []elicitation.Action{elicitation.ActionRendered, elicitation.ActionSubmissionRefused} {
-				if err := tx.Bucket(bucketCounts).Delete(countKey(string(id), a)); err != nil {
-					return err
-				}
-			}
-			if err := tx.Bucket(bucketRetain).Delete(k); err != nil {
+			if err := removeRequest(tx, k); err != nil {
 				return err
 			}
 			n++
 		}
-		return cleanupOutbox(tx, now)
+		return nil
 	})
+	if err != nil {
+		n = 0
+	}
 	return n, err
+}
+
+// removeRequest deletes one request, its audit trail and counters, and its
+// retention index entry k.
+func removeRequest(tx *bolt.Tx, k []byte) error {
+	id := k[8:]
+	for _, b := range [][]byte{bucketState, bucketPayload, bucketAnswer} {
+		if err := tx.Bucket(b).Delete(id); err != nil {
+			return err
+		}
+	}
+	if tx.Bucket(bucketAudit).Bucket(id) != nil {
+		if err := tx.Bucket(bucketAudit).DeleteBucket(id); err != nil {
+			return err
+		}
+	}
+	for _, a := range []elicitation.Action{elicitation.ActionRendered, elicitation.ActionSubmissionRefused} {
+		if err := tx.Bucket(bucketCounts).Delete(countKey(string(id), a)); err != nil {
+			return err
+		}
+	}
+	return tx.Bucket(bucketRetain).Delete(k)
 }
 
 func (s *Store) view(ctx context.Context, fn func(*bolt.Tx) error) error {
