@@ -434,3 +434,100 @@ func TestDescribeRedacts(t *testing.T) {
 		t.Errorf("describe() = %q", got)
 	}
 }
+
+// TestOriginalManualConfig runs the built proxy on the Python original's
+// examples/manual-everything.config.yaml, unchanged (it starts the
+// reference server with npx), and makes the checks its
+// docs/manual-inspector-test.md lists: echo listed natively, forwarding,
+// elicitation with the configured copy, upstream.env visible to the
+// upstream's environment tool, and, with message added to
+// sensitive_name_markers as those docs say, a block without a form.
+func TestOriginalManualConfig(t *testing.T) {
+	nodeModule(t, "mcp-server-everything")
+	if _, err := exec.LookPath("npx"); err != nil {
+		t.Fatalf("npx is needed to run the original's configuration unchanged: %v", err)
+	}
+	root := repoRoot(t)
+	original, err := os.ReadFile(filepath.Join(root, "internal", "proxy", "config", "testdata", "original", "manual-everything.config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sensitive := strings.Replace(string(original), "policies:\n  sensitive_required:\n    enabled: true\n",
+		"policies:\n  sensitive_required:\n    enabled: true\n    sensitive_name_markers:\n      - message\n", 1)
+	if sensitive == string(original) {
+		t.Fatal("the original's policies section was not found")
+	}
+	start := func(t *testing.T, yaml string, forms *[]*mcp.ElicitParams) *mcp.ClientSession {
+		cmd := exec.Command(binary, "--config", writeConfig(t, yaml), "--strict-config")
+		cmd.Dir = root
+		var stderr testenv.SyncBuffer
+		cmd.Stderr = &stderr
+		client := mcp.NewClient(&mcp.Implementation{Name: "manual"}, &mcp.ClientOptions{
+			ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				*forms = append(*forms, req.Params)
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"message": "completed through elicitation"}}, nil
+			},
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			t.Fatalf("connect: %v\n%s", err, stderr.String())
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	call := func(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return res
+	}
+	text := func(res *mcp.CallToolResult) string { return res.Content[0].(*mcp.TextContent).Text }
+
+	t.Run("as shipped", func(t *testing.T) {
+		var forms []*mcp.ElicitParams
+		cs := start(t, string(original), &forms)
+		if got := cs.InitializeResult().ServerInfo.Name; got != "mcp-elicitation-proxy-manual-everything" {
+			t.Errorf("server name %q", got)
+		}
+		tools, err := cs.ListTools(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		echo := false
+		for _, tl := range tools.Tools {
+			echo = echo || tl.Name == "echo"
+			if tl.Name == "call_upstream_tool" || strings.HasPrefix(tl.Name, "upstream_") {
+				t.Errorf("wrapper or prefixed tool %s", tl.Name)
+			}
+		}
+		if !echo {
+			t.Error("echo not listed")
+		}
+		if got := text(call(t, cs, "echo", map[string]any{"message": "hello from mcp-elicitation-proxy v0.1.0"})); got != "Echo: hello from mcp-elicitation-proxy v0.1.0" {
+			t.Errorf("forwarded: %q", got)
+		}
+		if got := text(call(t, cs, "echo", map[string]any{})); got != "Echo: completed through elicitation" {
+			t.Errorf("elicited: %q", got)
+		}
+		if len(forms) != 1 || forms[0].Message != "To complete the proxy test, provide the message to send to the echo tool." {
+			t.Errorf("forms %+v", forms)
+		}
+		if got := text(call(t, cs, "get-env", map[string]any{})); !strings.Contains(got, `"MCP_ELICITATION_PROXY_MANUAL_TEST": "env-ok"`) {
+			t.Errorf("get-env: %.300s", got)
+		}
+	})
+	t.Run("message as a sensitive marker", func(t *testing.T) {
+		var forms []*mcp.ElicitParams
+		cs := start(t, sensitive, &forms)
+		res := call(t, cs, "echo", map[string]any{})
+		if !strings.Contains(text(res), `"reason":"sensitive_required_field"`) || res.IsError || len(forms) != 0 {
+			t.Errorf("blocked: isError=%v forms=%d %s", res.IsError, len(forms), text(res))
+		}
+		if got := text(call(t, cs, "echo", map[string]any{"message": "explicit"})); got != "Echo: explicit" {
+			t.Errorf("explicit message: %q", got)
+		}
+	})
+}

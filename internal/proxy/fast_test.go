@@ -30,6 +30,10 @@ func TestMain(m *testing.M) {
 		serveStdioUpstream()
 		return
 	}
+	if path := os.Getenv(recordingUpstreamEnv); path != "" {
+		_ = newRecordingServer(path).Run(context.Background(), &mcp.StdioTransport{})
+		return
+	}
 	os.Exit(m.Run())
 }
 
