@@ -420,7 +420,9 @@ func TestOriginalMiddleware(t *testing.T) {
 		}{
 			{"declined", action("decline"), with(ticketMissing, "reason", "elicitation_declined")},
 			{"cancelled", action("cancel"), with(ticketMissing, "reason", "elicitation_cancelled")},
-			{"failed", func(*mcp.ElicitParams) (*mcp.ElicitResult, error) { return nil, errors.New("client does not support elicitation") }, with(ticketMissing, "reason", "elicitation_failed")},
+			{"failed", func(*mcp.ElicitParams) (*mcp.ElicitResult, error) {
+				return nil, errors.New("client does not support elicitation")
+			}, with(ticketMissing, "reason", "elicitation_failed")},
 			{"still missing", accept(map[string]any{"project": "   "}), map[string]any{
 				"error": "tool_call_blocked", "tool": "lookup_ticket", "status": "needs_elicitation", "reason": "required_fields_missing_or_empty", "missing_or_ambiguous": []any{"project"}}},
 		} {
@@ -480,4 +482,3 @@ func TestOriginalNoWrapperInSource(t *testing.T) {
 		return nil
 	})
 }
-
