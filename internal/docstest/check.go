@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -46,13 +47,15 @@ func Classify(b Block) Kind {
 			continue
 		}
 		word, _, _ := strings.Cut(line, " ")
-		if strings.HasPrefix(word, "$") && len(word) == 1 {
-			return Shell
+		if word == "$" || strings.HasPrefix(word, "$") && assignment.MatchString(word[1:]+"=") || assignment.MatchString(word) {
+			return Shell // a prompt, a command held in a variable, an assignment
 		}
 		return map[bool]Kind{true: Shell, false: Prose}[bareCommandWords[word]]
 	}
 	return Prose
 }
+
+var assignment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
 
 // bareCommandWords start an unlabelled block of commands.
 var bareCommandWords = map[string]bool{

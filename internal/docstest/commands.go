@@ -310,22 +310,48 @@ func checkNPM(args []string) error {
 }
 
 // inspectorOptions are the options of the Inspector CLI this repository
-// pins (0.15: node_modules/@modelcontextprotocol/inspector/cli/build/),
-// name → takes a value; variadic ones read key=value pairs until the next
-// option.
+// pins (0.15: node_modules/@modelcontextprotocol/inspector/cli/build/
+// index.js), name → "value" or "pairs" (variadic key=value words, read
+// up to the next option).
 var inspectorOptions = map[string]string{
-	"--cli": "", "--method": "value", "--tool-name": "value", "--tool-arg": "pairs",
+	"--method": "value", "--tool-name": "value", "--tool-arg": "pairs",
 	"--uri": "value", "--prompt-name": "value", "--prompt-args": "pairs", "--log-level": "value",
-	"--transport": "value", "-e": "value", "--config": "value", "--server": "value",
+	"--transport": "value",
 }
 
+// checkInspector checks "mcp-inspector ARGS" as Inspector 0.15 reads them.
+// Its launcher (cli/build/cli.js) takes --cli, -e, --config and --server,
+// and hands the rest to the CLI followed by the words after "--", with
+// the "--" itself dropped: so "--tool-arg k=v -- command" reaches the
+// CLI as "--tool-arg k=v command", and the command is read as a pair.
 func checkInspector(args []string) error {
-	var target []string
-	method := ""
+	var fwd []string
+	cli := false
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
-			target = append(target, args[i+1:]...)
+			fwd = append(fwd, args[i+1:]...)
+			break
+		}
+		switch a {
+		case "--cli":
+			cli = true
+			continue
+		case "-e", "--config", "--server":
+			i++
+			continue
+		}
+		fwd = append(fwd, a)
+	}
+	if !cli {
+		return nil // the web UI
+	}
+	var target []string
+	method := ""
+	for i := 0; i < len(fwd); i++ {
+		a := fwd[i]
+		if a == "--" {
+			target = append(target, fwd[i+1:]...)
 			break
 		}
 		if !strings.HasPrefix(a, "-") {
@@ -335,16 +361,20 @@ func checkInspector(args []string) error {
 		name, value, has := strings.Cut(a, "=")
 		kind, ok := inspectorOptions[name]
 		if !ok {
+			if len(target) > 0 && !strings.HasPrefix(target[0], "http") {
+				target = append(target, a) // the server command's own option
+				continue
+			}
 			return fmt.Errorf("the Inspector CLI (0.15) has no option %s: it would ignore it silently", name)
 		}
 		switch kind {
 		case "value":
 			if !has {
-				if i+1 >= len(args) {
+				if i+1 >= len(fwd) {
 					return fmt.Errorf("%s %w", name, errNoValue)
 				}
 				i++
-				value = args[i]
+				value = fwd[i]
 			}
 			if name == "--method" {
 				method = value
@@ -354,29 +384,27 @@ func checkInspector(args []string) error {
 			}
 		case "pairs":
 			n := 0
-			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
-				i++
-				n++
-				k, v, ok := strings.Cut(args[i], "=")
-				if !ok || k == "" || v == "" {
-					return fmt.Errorf("%s reads every word up to the next option as key=value: %q is not one (put the server URL or command before %s, or end the pairs with --)", name, args[i], name)
-				}
-			}
 			if has {
 				n++
+			}
+			for i+1 < len(fwd) && !strings.HasPrefix(fwd[i+1], "-") {
+				i++
+				n++
+				k, v, ok := strings.Cut(fwd[i], "=")
+				if !ok || k == "" || v == "" {
+					return fmt.Errorf("%s reads every word up to the next option as key=value, and the Inspector's launcher drops \"--\", so %q is read as a pair: put the server URL or command before %s, or another option after its pairs", name, fwd[i], name)
+				}
 			}
 			if n == 0 {
 				return fmt.Errorf("%s without key=value", name)
 			}
 		}
 	}
-	if strings.Contains(strings.Join(args, " "), "--cli") {
-		if method == "" {
-			return fmt.Errorf("the Inspector CLI needs --method")
-		}
-		if len(target) == 0 {
-			return fmt.Errorf("the Inspector CLI needs a server URL or command")
-		}
+	if method == "" {
+		return fmt.Errorf("the Inspector CLI needs --method")
+	}
+	if len(target) == 0 {
+		return fmt.Errorf("the Inspector CLI needs a server URL or command")
 	}
 	return nil
 }
