@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/compose/localstore"
 	"github.com/mcp-elicitation/elicitation/internal/compose/mcpendpoint"
 	"github.com/mcp-elicitation/elicitation/internal/compose/notifypart"
+	"github.com/mcp-elicitation/elicitation/internal/compose/signin"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/notify"
 )
@@ -129,7 +130,15 @@ func (m *Main) open(ctx context.Context, o options) error {
 		reviewMux = http.NewServeMux()
 		reviewMux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	}
-	m.app.Pages.Routes(reviewMux)
+	signIn, err := signin.Middleware(m.app, nil)
+	if err != nil {
+		closeListeners()
+		_ = m.app.Close()
+		return err
+	}
+	pages := http.NewServeMux()
+	m.app.Pages.Routes(pages)
+	reviewMux.Handle("/review/", signIn(pages))
 
 	if cfg.CleanupInterval > 0 {
 		go m.cleanupLoop(cfg.CleanupInterval, o.now)

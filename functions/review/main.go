@@ -15,6 +15,7 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/mcp-elicitation/elicitation/internal/compose"
+	"github.com/mcp-elicitation/elicitation/internal/compose/signin"
 	"github.com/mcp-elicitation/elicitation/internal/lambdaconfig"
 )
 
@@ -26,7 +27,9 @@ func main() {
 		Log: log, Store: lambdaconfig.Store(lambdaconfig.PageDynamoDB(env)), Secret: lambdaconfig.Secret(env), Pages: compose.Pages,
 	})
 	exitIf(log, err)
-	lambda.Start(httpadapter.NewV2(lambdaconfig.Route("GET /review/{id}/{key}", app.Pages.PageHandler())).ProxyWithContext)
+	signIn, err := signin.Middleware(app, lambdaconfig.Secret(env))
+	exitIf(log, err)
+	lambda.Start(httpadapter.NewV2(lambdaconfig.Route("GET /review/{id}/{key}", signIn(app.Pages.PageHandler()))).ProxyWithContext)
 }
 
 func exitIf(log *slog.Logger, err error) {

@@ -123,9 +123,13 @@ func (a *App) build(ctx context.Context, p Parts) error {
 			return err
 		}
 	}
+	policy, err := s.ReviewerPolicy()
+	if err != nil {
+		return fmt.Errorf("--reviewers: %w", err)
+	}
 	a.Service = elicitation.NewService(elicitation.Config{
 		Store: store, Now: a.Now, MaxWait: s.MaxWait, WaitMargin: s.WaitMargin, Retention: s.Retention, Templates: a.Templates,
-		Notifications: a.Notifications,
+		Notifications: a.Notifications, SignIn: s.SignIn(), Policy: policy,
 	})
 	if p.Pages != nil {
 		if a.Pages, err = p.Pages(ctx, a); err != nil {
@@ -177,22 +181,28 @@ func (a *App) Close() error {
 // X-Forwarded-Proto, else https on a TLS connection, else http; without a
 // request, the path alone.
 func ReviewURL(base string, r *http.Request, id, key string) string {
-	path := review.Path(id, key)
+	return ReviewBase(base, r) + review.Path(id, key)
+}
+
+// ReviewBase is the base of ReviewURL (no trailing slash; empty without
+// base or request): what reviewer sign-in builds its redirect URI and
+// cookie path from.
+func ReviewBase(base string, r *http.Request) string {
 	if base != "" {
-		return strings.TrimRight(base, "/") + path
+		return strings.TrimRight(base, "/")
 	}
 	if r == nil {
-		return path
+		return ""
 	}
 	if rc, ok := core.GetAPIGatewayV2ContextFromContext(r.Context()); ok && rc.DomainName != "" {
 		base := "https://" + rc.DomainName
 		if rc.Stage != "" && rc.Stage != "$default" {
 			base += "/" + url.PathEscape(rc.Stage)
 		}
-		return base + path
+		return base
 	}
 	if r.Host == "" {
-		return path
+		return ""
 	}
 	scheme := "http"
 	if r.TLS != nil {
@@ -201,7 +211,7 @@ func ReviewURL(base string, r *http.Request, id, key string) string {
 	if p := strings.ToLower(strings.TrimSpace(strings.Split(r.Header.Get("X-Forwarded-Proto"), ",")[0])); p == "http" || p == "https" {
 		scheme = p
 	}
-	return scheme + "://" + r.Host + path
+	return scheme + "://" + r.Host
 }
 
 // Keyring returns the page-token keyring: Settings.TokenKeys; else the

@@ -97,6 +97,21 @@ type Settings struct {
 	NotifyConfig    string
 	NotifySecretARN string
 	NotifyInterval  time.Duration
+	// Reviewer sign-in (internal/reviewauth): with an issuer, reviewers
+	// sign in with OpenID Connect and requests may name reviewers and a
+	// quorum; without one the review link alone decides.
+	OIDCIssuer          string
+	OIDCClientID        string
+	OIDCClientSecret    string // local; prefer the environment variable to the flag
+	OIDCClientSecretARN string // Lambda: the Secrets Manager secret holding it
+	OIDCGroupsClaim     string
+	ReviewSessionTTL    time.Duration
+	// Reviewers is the deployment's default list of who may decide
+	// (comma-separated e-mail addresses and group:NAME), for requests
+	// that name none; BarOwner refuses the principal that created a
+	// request as its reviewer.
+	Reviewers string
+	BarOwner  bool
 
 	CleanupInterval time.Duration // local: how often to remove requests past retention; 0 never
 	LogLevel        slog.Level
@@ -228,6 +243,33 @@ var Table = []Setting{
 		Usage: "how often the notification deliverer looks for expiry notices and retries that are due",
 		bind:  func(s *Settings) Value { return (*durationValue)(&s.NotifyInterval) },
 		check: between(func(s *Settings) time.Duration { return s.NotifyInterval }, 100*time.Millisecond, time.Hour)},
+	{Name: "oidc-issuer", Scope: Both,
+		Usage: "OpenID Connect issuer reviewers sign in with (https://accounts.google.com, https://login.microsoftonline.com/TENANT/v2.0, an Okta, Cognito or Keycloak issuer); empty: no sign-in, and anyone holding a review link decides (docs/security.md)",
+		bind:  func(s *Settings) Value { return (*stringValue)(&s.OIDCIssuer) },
+		check: checkSignIn},
+	{Name: "oidc-client-id", Scope: Both,
+		Usage: "this deployment's client id at the issuer; register <public URL>/review/oidc/callback as its redirect URI",
+		bind:  func(s *Settings) Value { return (*stringValue)(&s.OIDCClientID) }},
+	{Name: "oidc-client-secret", Scope: Local,
+		Usage: "the client's secret (set it in the environment rather than on the command line); empty for a public client, which relies on PKCE alone",
+		bind:  func(s *Settings) Value { return (*stringValue)(&s.OIDCClientSecret) }},
+	{Name: "oidc-client-secret-arn", Scope: Lambda,
+		Usage: "Secrets Manager secret holding the client's secret (the review function reads it at the first sign-in); empty for a public client",
+		bind:  func(s *Settings) Value { return (*stringValue)(&s.OIDCClientSecretARN) }},
+	{Name: "oidc-groups-claim", Scope: Both, Default: "groups",
+		Usage: "the ID token or UserInfo claim listing a reviewer's groups, for reviewers named group:NAME",
+		bind:  func(s *Settings) Value { return (*stringValue)(&s.OIDCGroupsClaim) }},
+	{Name: "review-session-ttl", Scope: Both, Default: "30m",
+		Usage: "how long a reviewer stays signed in (the session cookie is never renewed)",
+		bind:  func(s *Settings) Value { return (*durationValue)(&s.ReviewSessionTTL) },
+		check: between(func(s *Settings) time.Duration { return s.ReviewSessionTTL }, time.Minute, 12*time.Hour)},
+	{Name: "reviewers", Scope: Both,
+		Usage: "with sign-in: who may decide requests that name no reviewers, as comma-separated e-mail addresses and group:NAME entries; empty: any signed-in reviewer",
+		bind:  func(s *Settings) Value { return (*stringValue)(&s.Reviewers) },
+		check: func(s *Settings) error { _, err := s.ReviewerPolicy(); return err }},
+	{Name: "bar-owner", Scope: Both, Default: "true",
+		Usage: "with sign-in: refuse a reviewer whose e-mail address or subject is the principal that created the request (name API key principals after their owners' addresses)",
+		bind:  func(s *Settings) Value { return (*boolValue)(&s.BarOwner) }},
 	{Name: "cleanup-interval", Scope: Local, Default: "1h",
 		Usage: `how often to remove requests past their retention (0 disables; "elicitation cleanup" does it once)`,
 		bind:  func(s *Settings) Value { return (*durationValue)(&s.CleanupInterval) },
@@ -384,6 +426,41 @@ func between(field func(*Settings) time.Duration, lo, hi time.Duration) func(*Se
 		}
 		return nil
 	}
+}
+
+// SignIn reports whether reviewers sign in.
+func (s Settings) SignIn() bool { return s.OIDCIssuer != "" }
+
+// ReviewerPolicy is the deployment's rule of who may decide.
+func (s Settings) ReviewerPolicy() (elicitation.ReviewerPolicy, error) {
+	var list []string
+	for _, r := range strings.Split(s.Reviewers, ",") {
+		if r = strings.TrimSpace(r); r != "" {
+			list = append(list, r)
+		}
+	}
+	if len(list) > 0 && !s.SignIn() {
+		return elicitation.ReviewerPolicy{}, errors.New("a reviewers policy needs reviewer sign-in (--oidc-issuer)")
+	}
+	parsed, err := elicitation.ParseReviewers(list)
+	if err != nil {
+		return elicitation.ReviewerPolicy{}, errors.New(elicitation.PublicMessage(err))
+	}
+	return elicitation.ReviewerPolicy{Reviewers: parsed, BarOwner: s.BarOwner}, nil
+}
+
+func checkSignIn(s *Settings) error {
+	if s.OIDCIssuer == "" {
+		return nil
+	}
+	u, err := url.Parse(s.OIDCIssuer)
+	if err != nil || u.Host == "" || u.Scheme != "https" && u.Scheme != "http" {
+		return errors.New("want the issuer's https URL")
+	}
+	if strings.TrimSpace(s.OIDCClientID) == "" {
+		return errors.New("needs --oidc-client-id too")
+	}
+	return nil
 }
 
 func checkPublicURL(s *Settings) error {

@@ -86,8 +86,10 @@ type stack struct {
 }
 
 type stackOptions struct {
-	mcpTimeout time.Duration // default 28 s, as deployed
-	extraEnv   []string      // for the MCP function
+	mcpTimeout time.Duration     // default 28 s, as deployed
+	extraEnv   []string          // for the MCP function
+	allEnv     []string          // for every function
+	secrets    map[string]string // more secrets Secrets Manager serves, by ARN
 }
 
 func newStack(t *testing.T, o stackOptions) *stack {
@@ -103,7 +105,11 @@ func newStack(t *testing.T, o stackOptions) *stack {
 		}
 		s.keys[p] = key
 	}
-	s.sm = lambdatest.NewSecretsManager(t, tokenSecretARN, tokenSecret, stateSecretARN, stateSecret)
+	more := []string{stateSecretARN, stateSecret}
+	for arn, v := range o.secrets {
+		more = append(more, arn, v)
+	}
+	s.sm = lambdatest.NewSecretsManager(t, tokenSecretARN, tokenSecret, more...)
 	policies := lambdatest.Policies(t)
 	if o.mcpTimeout == 0 {
 		o.mcpTimeout = 28 * time.Second
@@ -125,6 +131,7 @@ func newStack(t *testing.T, o stackOptions) *stack {
 		default:
 			env = append(env, "ELICITATION_TOKEN_SECRET_ARN="+tokenSecretARN, "AWS_ENDPOINT_URL_SECRETS_MANAGER="+s.sm.URL)
 		}
+		env = append(env, o.allEnv...)
 		s.fn[fn] = lambdatest.Start(t, id, paths[fn], timeout, env...)
 	}
 	t.Cleanup(func() {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -17,6 +18,16 @@ import (
 type SecretsManager struct {
 	URL   string
 	Reads atomic.Int32
+
+	mu    sync.Mutex
+	byARN map[string]int
+}
+
+// ReadsOf is how many times the secret arn was read.
+func (sm *SecretsManager) ReadsOf(arn string) int {
+	sm.mu.Lock()
+	defer sm.mu.Unlock()
+	return sm.byARN[arn]
 }
 
 // NewSecretsManager serves value as the secret arn, and more as further
@@ -27,7 +38,7 @@ func NewSecretsManager(t testing.TB, arn, value string, more ...string) *Secrets
 	for i := 0; i+1 < len(more); i += 2 {
 		secrets[more[i]] = more[i+1]
 	}
-	sm := &SecretsManager{}
+	sm := &SecretsManager{byARN: map[string]int{}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
 		var in struct{ SecretId string }
@@ -48,6 +59,9 @@ func NewSecretsManager(t testing.TB, arn, value string, more ...string) *Secrets
 			return
 		}
 		sm.Reads.Add(1)
+		sm.mu.Lock()
+		sm.byARN[in.SecretId]++
+		sm.mu.Unlock()
 		_ = json.NewEncoder(w).Encode(map[string]any{
 			"ARN": in.SecretId, "Name": "secret", "SecretString": value,
 			"VersionId": "00000000-0000-0000-0000-000000000001", "VersionStages": []string{"AWSCURRENT"},

@@ -88,7 +88,7 @@ type Config struct {
 	// trailing slash): the redirect URI is Base + CallbackPath, the
 	// cookie's path Base's path + "/review". Required.
 	Base func(r *http.Request) string
-	// HTTPClient talks to the issuer; default a client with a 10 s timeout.
+	// HTTPClient talks to the issuer; default a client with a 5 s timeout.
 	HTTPClient *http.Client
 	// Now is the clock of sessions; default time.Now.
 	Now func() time.Time
@@ -138,7 +138,7 @@ func New(cfg Config) (*Auth, error) {
 		cfg.SessionTTL = DefaultSessionTTL
 	}
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{Timeout: 10 * time.Second}
+		cfg.HTTPClient = &http.Client{Timeout: 5 * time.Second}
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -238,7 +238,7 @@ func (a *Auth) discover(ctx context.Context) (*oidc.Provider, error) {
 	if a.provider != nil {
 		return a.provider, nil
 	}
-	ctx, cancel := context.WithTimeout(oidc.ClientContext(ctx, a.cfg.HTTPClient), 10*time.Second)
+	ctx, cancel := context.WithTimeout(oidc.ClientContext(ctx, a.cfg.HTTPClient), 5*time.Second)
 	defer cancel()
 	p, err := oidc.NewProvider(ctx, a.cfg.Issuer)
 	if err != nil {
@@ -380,7 +380,9 @@ func (a *Auth) exchange(ctx context.Context, base, code string, c cookieClaims) 
 	if err != nil {
 		return elicitation.Identity{}, err
 	}
-	ctx, cancel := context.WithTimeout(oidc.ClientContext(ctx, a.cfg.HTTPClient), 15*time.Second)
+	// Within the review function's 8 s (the invocation's deadline bounds
+	// ctx too).
+	ctx, cancel := context.WithTimeout(oidc.ClientContext(ctx, a.cfg.HTTPClient), 6*time.Second)
 	defer cancel()
 	conf := a.oauth2(p, base, secret)
 	tok, err := conf.Exchange(ctx, code, oauth2.VerifierOption(c.Verifier))
