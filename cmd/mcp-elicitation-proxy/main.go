@@ -32,6 +32,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/gate"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/requeststate"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/upstream"
 )
@@ -155,6 +156,14 @@ Environment:
 		}
 	}
 
+	var apiKey string
+	if s := cfg.ElicitationService; s != nil && s.APIKeyEnv != "" {
+		if apiKey = strings.TrimSpace(getenv(s.APIKeyEnv)); apiKey == "" {
+			fmt.Fprintf(stderr, "mcp-elicitation-proxy: %s: elicitation_service.api_key_env names %s, which is not set\n", path, s.APIKeyEnv)
+			return 2
+		}
+	}
+
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 
@@ -176,6 +185,16 @@ Environment:
 			logger.Error("closing the upstream failed", "error", err)
 		}
 	}()
+	// The human gate (docs/gate.md), when the configuration sets its keys.
+	g, gateCloser, err := gate.Open(ctx, cfg, gate.OpenOptions{APIKey: apiKey, Logger: logger, Version: buildVersion(), Upstream: p.CallUpstream})
+	if err != nil {
+		logger.Error("starting the human gate failed", "error", err)
+		return 1
+	}
+	defer gateCloser.Close()
+	if g != nil {
+		g.Install(p.Planner())
+	}
 
 	if *httpAddr != "" {
 		return serveHTTP(ctx, p, *httpAddr, logger)

@@ -7,6 +7,7 @@ package proxy
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -186,6 +187,20 @@ func serverCapabilities(up *mcp.ServerCapabilities) *mcp.ServerCapabilities {
 // Planner returns the planner that decides every call, for gates to be
 // added with Use before the proxy serves.
 func (p *Proxy) Planner() *plan.Planner { return p.planner }
+
+// CallUpstream calls an upstream tool on the proxy's own behalf (the human
+// gate's candidate sources), not on a downstream client's.
+func (p *Proxy) CallUpstream(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	cs, err := p.up.Session()
+	if err != nil {
+		return nil, upstreamUnavailable(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return nil, upstreamError(err)
+	}
+	return res, nil
+}
 
 // Server returns the proxy's MCP server, to be run on any transport.
 func (p *Proxy) Server() *mcp.Server { return p.server }

@@ -316,14 +316,14 @@ var toolKeys = map[string]func(d *decoder, t *Tool, v *yaml.Node, path string) e
 		if isNull(v) {
 			return nil
 		}
-		t.AmbiguousIf, err = decodeAmbiguity(v, p)
+		t.AmbiguousIf, err = decodeAmbiguity(d, v, p)
 		return err
 	},
 	"confirm_if": func(d *decoder, t *Tool, v *yaml.Node, p string) (err error) {
 		if isNull(v) {
 			return nil
 		}
-		t.ConfirmIf, err = decodeConfirm(v, p)
+		t.ConfirmIf, err = decodeConfirm(d, v, p)
 		return err
 	},
 }

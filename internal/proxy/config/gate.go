@@ -227,9 +227,12 @@ func intIn(v *yaml.Node, p string, dst *int, lo, hi int) error {
 	return nil
 }
 
-func decodeConfirm(n *yaml.Node, path string) (*Confirm, error) {
+// decodeConfirm reads confirm_if. Its own keys, like the rest of a tool's
+// section in the original, warn when unknown (refused with strict); its
+// conditions are the port's and always strict.
+func decodeConfirm(d *decoder, n *yaml.Node, path string) (*Confirm, error) {
 	c := &Confirm{}
-	err := mapping(n, path, map[string]func(*yaml.Node, string) error{
+	err := d.mapping(n, path, keys{
 		"always":  func(v *yaml.Node, p string) error { return boolean(v, p, &c.Always) },
 		"message": func(v *yaml.Node, p string) error { return str(v, p, &c.Message) },
 		"arguments": func(v *yaml.Node, p string) error {
@@ -329,13 +332,20 @@ func decodeCondition(n *yaml.Node, path string) (Condition, error) {
 	return c, nil
 }
 
-func decodeAmbiguity(n *yaml.Node, path string) (*Ambiguity, error) {
+// decodeAmbiguity reads ambiguous_if; unknown keys warn as in
+// decodeConfirm, candidates is strict.
+func decodeAmbiguity(d *decoder, n *yaml.Node, path string) (*Ambiguity, error) {
 	a := &Ambiguity{Field: DefaultAmbiguityField}
-	err := mapping(n, path, map[string]func(*yaml.Node, string) error{
-		"query_min_length": func(v *yaml.Node, p string) error { return intIn(v, p, &a.QueryMinLength, 1, 10000) },
-		"generic_terms":    func(v *yaml.Node, p string) error { return strList(v, p, &a.GenericTerms, false) },
-		"field":            func(v *yaml.Node, p string) error { return str(v, p, &a.Field) },
-		"message":          func(v *yaml.Node, p string) error { return str(v, p, &a.Message) },
+	err := d.mapping(n, path, keys{
+		"query_min_length": func(v *yaml.Node, p string) error {
+			if isNull(v) { // the original's "not set"
+				return nil
+			}
+			return intIn(v, p, &a.QueryMinLength, 1, 10000)
+		},
+		"generic_terms": func(v *yaml.Node, p string) error { return strList(v, p, &a.GenericTerms, false) },
+		"field":         func(v *yaml.Node, p string) error { return str(v, p, &a.Field) },
+		"message":       func(v *yaml.Node, p string) error { return str(v, p, &a.Message) },
 		"candidates": func(v *yaml.Node, p string) error {
 			c, err := decodeCandidates(v, p)
 			a.Candidates = c

@@ -2,6 +2,7 @@ package config
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -114,8 +115,6 @@ func TestParseGateErrors(t *testing.T) {
 			"5: elicitation_service.embedded: listen is required: the address the review pages are served on, such as 127.0.0.1:8081"},
 		{"api key env with embedded", up + "elicitation_service:\n  api_key_env: K\n  embedded:\n    listen: 127.0.0.1:1\n",
 			"4: elicitation_service.api_key_env: is only valid with url"},
-		{"confirm typo", up + "tools:\n  rm:\n    confirm_if:\n      alway: true\n",
-			"6: tools.rm.confirm_if.alway: unknown key; did you mean \"always\"?"},
 		{"confirm always string", up + "tools:\n  rm:\n    confirm_if:\n      always: \"yes please\"\n",
 			"6: tools.rm.confirm_if.always: must be true or false (or yes/no, on/off), not a string"},
 		{"condition without field", up + "tools:\n  rm:\n    confirm_if:\n      arguments:\n        - matches: x\n",
@@ -149,5 +148,27 @@ func TestParseGateErrors(t *testing.T) {
 				t.Errorf("error\n got %q\nwant %q", err.Error(), tt.want)
 			}
 		})
+	}
+}
+
+// confirm_if and ambiguous_if are the original's sections: an unknown key
+// there warns (the original ignored it), and --strict-config refuses it.
+func TestGateOriginalSectionsWarn(t *testing.T) {
+	doc := "upstream:\n  command: node\ntools:\n  rm:\n    confirm_if:\n      alway: true\n    ambiguous_if:\n      query_min_length: null\n      generic_terms: [x]\n"
+	cfg, err := Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0].Error(), "6: tools.rm.confirm_if.alway: unknown key") {
+		t.Errorf("warnings %v", cfg.Warnings)
+	}
+	if c := cfg.Tools["rm"].ConfirmIf; c.Active() {
+		t.Errorf("a misspelt always gates: %+v", c)
+	}
+	if a := cfg.Tools["rm"].AmbiguousIf; a.QueryMinLength != 0 || !a.Active() {
+		t.Errorf("ambiguous_if %+v", a)
+	}
+	if _, err := ParseWith([]byte(doc), Options{Strict: true}); err == nil || !strings.Contains(err.Error(), "6: tools.rm.confirm_if.alway: unknown key") {
+		t.Errorf("strict: %v", err)
 	}
 }

@@ -83,7 +83,9 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 		Store: localstore.Open,
 		Pages: compose.Pages,
 		MCP:   mcpendpoint.Part(localstore.APIKeys),
-		Log:   log,
+		// The service's own sessions with the gate are not the proxy
+		// user's business: its warnings and errors only.
+		Log: slog.New(minLevel{log.Handler(), slog.LevelWarn}),
 		OnCreated: func(ctx context.Context, id, url string) {
 			log.Info("review requested: open the review page", "elicitation_id", id, "url", url)
 			if o.OnCreated != nil {
@@ -137,4 +139,22 @@ func (e *Embedded) Close() error {
 		errs = append(errs, os.RemoveAll(e.tmp))
 	}
 	return errors.Join(errs...)
+}
+
+// minLevel drops records below min.
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
+	return minLevel{h.Handler.WithAttrs(as), h.min}
+}
+
+func (h minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{h.Handler.WithGroup(name), h.min}
 }

@@ -128,6 +128,12 @@ func refuse(p *Payload) (Decision, error) { return Decision{Result: p.Result()},
 // first (the pick merged into the arguments), then the call is confirmed
 // if a rule asks for it, with the arguments that will be forwarded.
 func (g *Gate) Check(ctx context.Context, c Call) (Decision, error) {
+	return g.check(ctx, c, false)
+}
+
+// check is Check; approved skips the confirmation (the call's review-page
+// form was its approval).
+func (g *Gate) check(ctx context.Context, c Call, approved bool) (Decision, error) {
 	if !g.Active(c.Tool.Name) {
 		return forward(c.Args)
 	}
@@ -148,6 +154,11 @@ func (g *Gate) Check(ctx context.Context, c Call) (Decision, error) {
 		}
 	}
 	if why := needsConfirmation(tc.ConfirmIf, g.cfg.Policies.ConfirmDestructive.Enabled, c.Tool, obj); why != "" {
+		if approved {
+			digest, _ := Digest(c.Args)
+			g.decide("confirm", c.Tool.Name, digest, "approved", "review_page_form", "")
+			return forward(c.Args)
+		}
 		return g.confirm(ctx, c, tc.ConfirmIf, obj, why)
 	}
 	return forward(c.Args)

@@ -105,6 +105,9 @@ func (s *MCPService) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	if s.session != nil {
 		return s.session, nil
 	}
+	// The session outlives the call that opens it.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	cs, err := s.client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url, HTTPClient: s.http}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the elicitation service: %w", err)
@@ -142,6 +145,11 @@ func (e *toolError) Error() string { return "elicitation service: " + e.code + "
 // call runs one tool and decodes its structured result into out. A broken
 // session is replaced once.
 func (s *MCPService) call(ctx context.Context, tool string, args any, out any) error {
+	// The caller's context is a downstream tool call's: the SDK reads
+	// protocol details from its values, which belong to that other
+	// session. Keep only its deadline and cancellation.
+	ctx, cancel := detach(ctx)
+	defer cancel()
 	for attempt := 0; ; attempt++ {
 		cs, err := s.connect(ctx)
 		if err != nil {
@@ -228,4 +236,21 @@ func gone(err error) error {
 		}
 	}
 	return err
+}
+
+// detach returns a context with ctx's deadline and cancellation but none of
+// its values.
+func detach(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := context.Background()
+	var cancelDeadline context.CancelFunc = func() {}
+	if dl, ok := ctx.Deadline(); ok {
+		d, cancelDeadline = context.WithDeadline(d, dl)
+	}
+	d, cancel := context.WithCancelCause(d)
+	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	return d, func() {
+		stop()
+		cancel(nil)
+		cancelDeadline()
+	}
 }

@@ -1,0 +1,182 @@
+package gate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
+)
+
+// OpenOptions are what Open needs beyond the configuration.
+type OpenOptions struct {
+	// APIKey is the bearer key for elicitation_service.url (the proxy's
+	// main reads it from the variable api_key_env names).
+	APIKey string
+	Logger *slog.Logger
+	// Version names the proxy to the service.
+	Version string
+	// Upstream calls candidate sources.
+	Upstream Caller
+}
+
+type closers []io.Closer
+
+func (cs closers) Close() error {
+	var first error
+	for _, c := range cs {
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Open builds the gate of a configuration: its elicitation service (a
+// client of elicitation_service.url, or the embedded service, started
+// here) and its rules. It returns nil and a no-op closer when the
+// configuration sets none of the gate's keys, so that the proxy is then
+// exactly the original.
+func Open(ctx context.Context, cfg *config.Config, o OpenOptions) (*Gate, io.Closer, error) {
+	if !configured(cfg) {
+		return nil, closers{}, nil
+	}
+	var cs closers
+	var svc Service
+	impl := &mcp.Implementation{Name: cfg.Proxy.Name, Version: o.Version}
+	if s := cfg.ElicitationService; s != nil {
+		url, key := s.URL, o.APIKey
+		if s.Embedded != nil {
+			emb, err := StartEmbedded(ctx, EmbeddedOptions{Config: s.Embedded, Logger: o.Logger, Version: o.Version})
+			if err != nil {
+				return nil, nil, err
+			}
+			cs = append(cs, emb)
+			url, key = emb.MCPURL, ""
+			if o.Logger != nil {
+				o.Logger.Info("embedded elicitation service: review pages", "url", emb.ReviewBase)
+			}
+		}
+		m := NewMCPService(url, key, impl)
+		cs = append(closers{m}, cs...)
+		svc = m
+	}
+	g := New(Options{Config: cfg, Service: svc, Matcher: plan.NewMatcher(cfg.Policies.SensitiveRequired), Upstream: o.Upstream, Logger: o.Logger})
+	return g, cs, nil
+}
+
+// configured reports whether any of the gate's keys is set.
+func configured(cfg *config.Config) bool {
+	if cfg.ElicitationService != nil || cfg.Policies.ConfirmDestructive.Enabled || cfg.Elicitation.FallbackOnUnsupported == config.FallbackReviewPage {
+		return true
+	}
+	for _, t := range cfg.Tools {
+		if t.ConfirmIf.Active() || t.AmbiguousIf.Active() {
+			return true
+		}
+	}
+	return false
+}
+
+// Install adds the gate to the proxy's planner: a call the rules would
+// forward is held for the gate's checks when a rule of the gate names its
+// tool; a call the rules block because the client cannot show a form goes
+// to the review page when fallback_on_unsupported is review_page. Every
+// other plan is left as the rules made it.
+func (g *Gate) Install(pl *plan.Planner) {
+	pl.Use(func(c *plan.Call, p plan.Plan) plan.Plan {
+		switch {
+		case p.Action == plan.Forward && c.Args != nil && g.Active(c.Name):
+			return plan.Plan{Action: plan.Hold, Hold: &checkHold{g: g, c: c, p: p}, Missing: p.Missing}
+		case p.Action == plan.Block && p.Outcome != nil && p.Outcome.Reason == plan.ReasonUnsupported && g.ReviewPageFallback():
+			return plan.Plan{Action: plan.Hold, Hold: &fillHold{g: g, pl: pl, c: c, p: p}, Missing: p.Missing}
+		}
+		return p
+	})
+}
+
+func toolOf(c *plan.Call) Tool {
+	if c.Tool != nil {
+		if t, err := ParseTool(c.Tool.Raw); err == nil {
+			return t
+		}
+	}
+	return Tool{Name: c.Name}
+}
+
+// host is the client's own form elicitation where the gate can use it
+// during the call: a client that answers forms on a session.
+func host(c *plan.Call, x plan.Executor) Host {
+	if c.Client.Form && !c.Client.MultiRoundTrip {
+		return x
+	}
+	return nil
+}
+
+type approvedKey struct{}
+
+// checkHold runs the gate's checks on a complete call.
+type checkHold struct {
+	g *Gate
+	c *plan.Call
+	p plan.Plan
+}
+
+func (h *checkHold) Run(ctx context.Context, x plan.Executor) (*mcp.CallToolResult, error) {
+	args := h.p.Args
+	if args == nil {
+		args = x.Request().Params.Arguments
+	}
+	approved, _ := ctx.Value(approvedKey{}).(bool)
+	d, err := h.g.check(ctx, Call{Tool: toolOf(h.c), Args: args, Host: host(h.c, x)}, approved)
+	if err != nil {
+		return nil, err
+	}
+	if d.Result != nil {
+		return d.Result, nil
+	}
+	if h.p.Args == nil && bytes.Equal(d.Args, args) {
+		return x.Forward(ctx, nil) // untouched
+	}
+	return x.Forward(ctx, d.Args)
+}
+
+// fillHold asks the review page for the missing fields of a call whose
+// client cannot show a form, then lets the planner merge the answer.
+type fillHold struct {
+	g  *Gate
+	pl *plan.Planner
+	c  *plan.Call
+	p  plan.Plan
+}
+
+func (h *fillHold) Run(ctx context.Context, x plan.Executor) (*mcp.CallToolResult, error) {
+	form := h.pl.FormFor(h.c, h.p.Missing)
+	schema, err := json.Marshal(form.Params.RequestedSchema)
+	if err != nil {
+		return nil, fmt.Errorf("the form for the review page: %w", err)
+	}
+	res, out, err := h.g.Fill(ctx, toolOf(h.c), x.Request().Params.Arguments, form.Params.Message, schema, h.p.Missing)
+	if err != nil || out != nil {
+		return out, err
+	}
+	next := h.pl.Answered(h.c, form, res)
+	switch next.Action {
+	case plan.Forward:
+		return x.Forward(ctx, next.Args)
+	case plan.Block:
+		return next.Outcome.Result(), nil
+	case plan.Hold:
+		// The reviewer who filled the form on the review page saw the
+		// call and approved it with these values: a confirmation rule is
+		// satisfied by that approval.
+		return next.Hold.Run(context.WithValue(ctx, approvedKey{}, true), x)
+	}
+	return nil, fmt.Errorf("tools/call %s: unexpected plan %v after the review page's answer", h.c.Name, next.Action)
+}
