@@ -23,6 +23,7 @@ func TestBrokenSnippets(t *testing.T) {
 		{"unknown command", fence + "sh\nelicitation frobnicate\n" + fence, `has no command "frobnicate"`},
 		{"unknown subcommand flag", fence + "sh\nbin/elicitation keys create --principal alice --owner bob\n" + fence, "has no flag -owner"},
 		{"proxy flag", fence + "sh\nmcp-elicitation-proxy --config examples/manual-everything.config.yaml --listen :8080\n" + fence, "has no flag -listen"},
+		{"proxy config that is not there", fence + "sh\nmcp-elicitation-proxy --config examples/no-such.config.yaml\n" + fence, "examples/no-such.config.yaml"},
 		{"unpublished module", fence + "sh\ngo install github.com/mcp-elicitation/elicitation/cmd/mcp-elicitation-proxy@latest\n" + fence, "not published"},
 		{"missing package", fence + "sh\ngo build -o bin/ ./cmd/elicitation-server\n" + fence, "no package ./cmd/elicitation-server"},
 		{"renamed test", fence + "sh\ngo test -count=1 -run TestNoSuchTestAnywhere ./internal/docstest/\n" + fence, "matches no Test function"},

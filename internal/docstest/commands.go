@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/hostconfig"
+	proxyconfig "github.com/mcp-elicitation/elicitation/internal/proxy/config"
 )
 
 // external are programs a reader runs that the docs test does not check
@@ -46,7 +47,13 @@ func (c *Checker) checkCommand(ctx context.Context, args []string, inRecipe bool
 	}
 	base := filepath.Base(prog)
 	if _, ours := c.Bin[base]; ours && (prog == base || strings.HasPrefix(prog, "bin/") || strings.HasPrefix(prog, "./bin/") || strings.HasPrefix(prog, ".bin/")) {
-		return c.checkOurs(ctx, base, args[1:])
+		if err := c.checkOurs(ctx, base, args[1:]); err != nil {
+			return err
+		}
+		if base == "mcp-elicitation-proxy" {
+			return c.checkProxyConfig(args[1:])
+		}
+		return nil
 	}
 	switch prog {
 	case "go":
@@ -503,6 +510,27 @@ func checkGoose(args []string) error {
 			if u := args[i+1]; !isPlaceholder(u) && !strings.HasPrefix(u, "http") {
 				return fmt.Errorf("%s takes a URL, got %q", a, u)
 			}
+		}
+	}
+	return nil
+}
+
+// checkProxyConfig loads the file a proxy command names with --config,
+// through the proxy's own loader, when it is a file of this repository.
+func (c *Checker) checkProxyConfig(args []string) error {
+	for i, a := range args {
+		name, value, has := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if name != "config" || !strings.HasPrefix(a, "-") {
+			continue
+		}
+		if !has && i+1 < len(args) {
+			value = args[i+1]
+		}
+		if value == "" || isPlaceholder(value) || filepath.IsAbs(value) || !strings.HasPrefix(value, "examples/") {
+			return nil // the reader's own file
+		}
+		if _, err := proxyconfig.Load(filepath.Join(c.Root, value)); err != nil {
+			return fmt.Errorf("--config %s: %v", value, err)
 		}
 	}
 	return nil
