@@ -531,3 +531,77 @@ func TestOriginalManualConfig(t *testing.T) {
 		}
 	})
 }
+
+// TestInspectorDocCommands runs the Inspector CLI commands of
+// docs/manual-inspector-test.md as written (with the built binary for
+// bin/mcp-elicitation-proxy) against the real Inspector 0.15, so that the
+// page's argument order stays one the Inspector parses.
+func TestInspectorDocCommands(t *testing.T) {
+	inspector := nodeModule(t, "mcp-inspector")
+	nodeModule(t, "mcp-server-everything")
+	root := repoRoot(t)
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "manual-inspector-test.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var target []string
+	var commands [][]string
+	for _, line := range strings.Split(string(doc), "\n") {
+		line = strings.TrimSpace(line)
+		if v, ok := strings.CutPrefix(line, `C="`); ok {
+			target = strings.Fields(strings.TrimSuffix(v, `"`))
+		}
+		if rest, ok := strings.CutPrefix(line, "$I $C "); ok {
+			rest, _, _ = strings.Cut(rest, "#")
+			commands = append(commands, strings.Fields(rest))
+		}
+	}
+	if len(target) == 0 || len(commands) < 4 {
+		t.Fatalf("the page's CLI commands were not found (C=%q, %d commands)", target, len(commands))
+	}
+	for i, a := range target {
+		if a == "bin/mcp-elicitation-proxy" {
+			target[i] = binary
+		}
+	}
+	wants := []string{`"name": "echo"`, `"text": "Echo: hello"`, `elicitation_unsupported`, `visible-through-upstream-env`}
+	for i, args := range commands {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			defer cancel()
+			full := append(append([]string{inspector, "--cli"}, target...), args...)
+			cmd := exec.CommandContext(ctx, "node", full...)
+			cmd.Dir = root
+			out, err := cmd.CombinedOutput()
+			if err != nil || (i < len(wants) && !strings.Contains(string(out), wants[i])) {
+				t.Errorf("%v: %v\n%s", args, err, out)
+			}
+		})
+	}
+}
+
+// TestInstallFromClone runs the install command docs/proxy.md and the
+// README give (the module is not published, so it installs from a clone)
+// and the installed binary.
+func TestInstallFromClone(t *testing.T) {
+	root := repoRoot(t)
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "proxy.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const install = "go install ./cmd/mcp-elicitation-proxy"
+	if !strings.Contains(string(doc), install) {
+		t.Fatalf("docs/proxy.md no longer says %q", install)
+	}
+	gobin := t.TempDir()
+	cmd := exec.Command("go", strings.Fields(install)[1:]...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOBIN="+gobin)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", install, err, out)
+	}
+	out, err := exec.Command(filepath.Join(gobin, "mcp-elicitation-proxy"), "--version").CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "mcp-elicitation-proxy ") {
+		t.Errorf("the installed binary: %v %s", err, out)
+	}
+}
