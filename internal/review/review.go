@@ -216,7 +216,7 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if rv.State.Status != elicitation.StatusPending {
-		h.write(w, http.StatusOK, h.finalView(rv.Record, rv.State, nil))
+		h.write(w, http.StatusOK, signedIn(h.finalView(rv.Record, rv.State, nil), rv))
 		return
 	}
 	v, err := h.pendingView(rv, nil)
@@ -224,7 +224,7 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request) {
 		h.internal(w, r, id, err)
 		return
 	}
-	h.write(w, http.StatusOK, v)
+	h.write(w, http.StatusOK, signedIn(v, rv))
 }
 
 func (h *Handler) serviceError(w http.ResponseWriter, r *http.Request, id string, err error) {

@@ -37,3 +37,11 @@ func (h *Handler) voteRefused(w http.ResponseWriter, err error) {
 	msg := elicitation.PublicMessage(err)
 	h.problem(w, http.StatusConflict, "This approval was not counted", strings.ToUpper(msg[:1])+msg[1:]+".")
 }
+
+// signedIn shows the signed-in reviewer on v.
+func signedIn(v *pageView, rv elicitation.Review) *pageView {
+	if rv.Reviewer != elicitation.Reviewer {
+		v.Reviewer = rv.Reviewer
+	}
+	return v
+}

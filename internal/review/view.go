@@ -19,6 +19,9 @@ type pageView struct {
 	Title   string
 	PageCSS template.CSS
 	Final   *finalView
+	// Reviewer is the signed-in reviewer the page is shown to (empty
+	// without sign-in).
+	Reviewer string
 
 	Message, Expires, ExpiresISO, ExpiresIn string
 	Token                                   string
