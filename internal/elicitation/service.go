@@ -147,7 +147,7 @@ func (s *Service) create(ctx context.Context, principal string, kind Kind, p Pay
 	if pushLink != nil {
 		p.PushLink = pushLink(st.ID, key)
 	}
-	entry := AuditEntry{At: now, Action: ActionCreated, Principal: principal, Detail: string(kind)}
+	entry := AuditEntry{At: now, Action: ActionCreated, Principal: principal, Detail: withNote(ctx, string(kind))}
 	r := Request{State: st, Payload: p, Outbox: s.createdOutbox(st, targets, func() string { return n.link(st.ID, key) })}
 	if err := s.store.Create(ctx, r, entry); err != nil {
 		return Created{}, fmt.Errorf("create %s: %w", st.ID, err)
@@ -266,7 +266,7 @@ func (s *Service) Result(ctx context.Context, principal, id string) (Result, err
 	if err := s.undecided(st); err != nil {
 		return Result{}, fmt.Errorf("result %s: %w", id, err)
 	}
-	entry := AuditEntry{At: s.now().UTC(), Action: ActionResultFetched, Principal: orAnonymous(principal)}
+	entry := AuditEntry{At: s.now().UTC(), Action: ActionResultFetched, Principal: orAnonymous(principal), Detail: withNote(ctx, "")}
 	st, err = s.store.Consume(ctx, id, entry)
 	if err != nil {
 		if errors.Is(err, ErrConflict) {

@@ -393,3 +393,27 @@ func TestClientRecorded(t *testing.T) {
 		})
 	}
 }
+
+// A call's _meta audit note is recorded with the entries it writes.
+func TestAuditNote(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	cs := e.connect(t, "", "")
+	ctx := context.Background()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{
+		Meta: mcp.Meta{mcptools.AuditNoteMeta: "gate=confirm tool=rm digest=sha256:ab"},
+		Name: mcptools.ToolApproval, Arguments: map[string]any{"message": "OK?", "context": 1},
+	})
+	if err != nil || res.IsError {
+		t.Fatalf("%v %+v", err, res)
+	}
+	var c struct{ ElicitationID string }
+	b, _ := json.Marshal(res.StructuredContent)
+	_ = json.Unmarshal(b, &c)
+	trail, err := e.svc.OperatorAudit(ctx, c.ElicitationID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := trail.Entries[0].Detail; d != "approval; gate=confirm tool=rm digest=sha256:ab" {
+		t.Errorf("created entry's detail %q", d)
+	}
+}

@@ -101,6 +101,12 @@ func (s *Server) tools() []tool {
 	}
 }
 
+// AuditNoteMeta is the _meta key of a tool call's audit note: a short text
+// recorded with the audit entries the call writes (creation, result
+// fetches), such as the proxy's "gate=confirm tool=… digest=sha256:…"
+// (elicitation.WithAuditNote).
+const AuditNoteMeta = "elicitation/audit-note"
+
 // wrap turns a call into a ToolHandler: it binds the context to the HTTP
 // request, returns the output as structured content and the same JSON as
 // text, and turns errors into tool errors "code: sentence".
@@ -108,6 +114,9 @@ func (s *Server) wrap(name string, f call) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx, done := bind(ctx, s.httpRequest(req))
 		defer done()
+		if note, ok := req.Params.Meta[AuditNoteMeta].(string); ok {
+			ctx = elicitation.WithAuditNote(ctx, note)
+		}
 		out, err := f(ctx, req)
 		if res, ok := out.(*mcp.CallToolResult); ok && err == nil {
 			return res, nil // an input-required result (push.go)
