@@ -288,8 +288,15 @@ func TestEverythingConfirmOnTheReviewPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	var actions []string
+	note := "gate=confirm tool=echo digest=" + p.ArgumentsDigest
 	for _, e := range trail.Entries {
 		actions = append(actions, string(e.Action))
+		if (e.Action == "created" || e.Action == "result_fetched") && !strings.Contains(e.Detail, note) {
+			t.Errorf("the %s entry's detail %q does not name the tool and digest", e.Action, e.Detail)
+		}
+		if strings.Contains(e.Detail, "deploy") {
+			t.Errorf("an argument value in the audit trail: %q", e.Detail)
+		}
 	}
 	if s := strings.Join(actions, ","); !strings.Contains(s, "created") || !strings.Contains(s, "decided") || !strings.Contains(s, "result_fetched") {
 		t.Errorf("audit trail %s", s)

@@ -317,6 +317,8 @@ func (g *Gate) reviewFailed(kind, name, digest string, fields []string, err erro
 // open. A decided review is claimed by exactly one call.
 func (g *Gate) review(ctx context.Context, kind, tool, digest string, create func(context.Context) (Ticket, error)) (*Outcome, Ticket, error) {
 	key := kind + "\x00" + tool + "\x00" + digest
+	// The service's audit trail of the request names what it is for.
+	ctx = withNote(ctx, "gate="+kind+" tool="+tool+" digest="+digest)
 	for attempt := 0; attempt < 3; attempt++ {
 		e, ok := g.pending.get(key, g.now())
 		if !ok {

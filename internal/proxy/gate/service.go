@@ -148,6 +148,10 @@ func (s *MCPService) call(ctx context.Context, tool string, args any, out any) e
 	// The caller's context is a downstream tool call's: the SDK reads
 	// protocol details from its values, which belong to that other
 	// session. Keep only its deadline and cancellation.
+	var meta mcp.Meta
+	if note := noteFrom(ctx); note != "" {
+		meta = mcp.Meta{auditNoteMeta: note}
+	}
 	ctx, cancel := detach(ctx)
 	defer cancel()
 	for attempt := 0; ; attempt++ {
@@ -155,7 +159,7 @@ func (s *MCPService) call(ctx context.Context, tool string, args any, out any) e
 		if err != nil {
 			return err
 		}
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Meta: meta, Name: tool, Arguments: args})
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -253,4 +257,21 @@ func detach(ctx context.Context) (context.Context, context.CancelFunc) {
 		cancel(nil)
 		cancelDeadline()
 	}
+}
+
+// auditNoteMeta is the service's _meta key for a call's audit note
+// (mcptools.AuditNoteMeta): the service records it with the audit entries
+// the call writes.
+const auditNoteMeta = "elicitation/audit-note"
+
+type noteKey struct{}
+
+// withNote makes the service calls made with ctx carry an audit note.
+func withNote(ctx context.Context, note string) context.Context {
+	return context.WithValue(ctx, noteKey{}, note)
+}
+
+func noteFrom(ctx context.Context) string {
+	n, _ := ctx.Value(noteKey{}).(string)
+	return n
 }
