@@ -1,9 +1,22 @@
 package main
 
 import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/mcp-elicitation/elicitation/internal/dynamostore/dynamotest"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools/pushtest"
+	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
+	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
 // TestErasOnDefaultEndpoint: the local server's default /mcp serves every
@@ -21,5 +34,81 @@ func TestErasPushOff(t *testing.T) {
 	tg := pushtest.Target{MCPURL: m.MCPURL}
 	for _, era := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(era, func(t *testing.T) { pushtest.RunOne(t, tg, era, true) })
+	}
+}
+
+// TestErasStatelessTwoProcesses: two "elicitation serve --stateless"
+// processes on one DynamoDB table, requests alternating between them
+// through a round-robin proxy: every era is served without sessions, the
+// 2026-07-28 push works across the two (shared push-state keys), and no
+// session era is pushed to (a stateless server cannot send requests).
+func TestErasStatelessTwoProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and starts two processes")
+	}
+	endpoint := dynamotest.Endpoint(t)
+	table := dynamotest.Table(t, dynamotest.Client(endpoint))
+	bin := filepath.Join(t.TempDir(), "elicitation")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	front := httptest.NewUnstartedServer(nil)
+	public := "http://" + front.Listener.Addr().String()
+	env := append(os.Environ(), "AWS_ENDPOINT_URL_DYNAMODB="+endpoint, "AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=dummy", "AWS_SECRET_ACCESS_KEY=dummy",
+		"ELICITATION_TOKEN_KEYS=t0:"+pagetoken.GenerateSecret(), "ELICITATION_STATE_KEYS=s0:"+pagetoken.GenerateSecret())
+	var backends []*url.URL
+	for range 2 {
+		addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+		cmd := exec.Command(bin, "serve", "--stateless", "--store", "dynamodb", "--table", table, "--addr", addr,
+			"--public-url", public, "--data-dir", t.TempDir(), "--max-wait", "10s", "--log-level", "warn")
+		cmd.Env = env
+		logs := &testenv.SyncBuffer{}
+		cmd.Stdout, cmd.Stderr = logs, logs
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = cmd.Process.Signal(os.Interrupt)
+			_ = cmd.Wait()
+			if t.Failed() {
+				t.Logf("server %s:\n%s", addr, logs.String())
+			}
+		})
+		waitHealthy(t, "http://"+addr)
+		u, _ := url.Parse("http://" + addr)
+		backends = append(backends, u)
+	}
+	var next atomic.Uint64
+	hits := make([]atomic.Int64, len(backends))
+	front.Config.Handler = &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		i := next.Add(1) % uint64(len(backends))
+		hits[i].Add(1)
+		r.SetURL(backends[i])
+	}}
+	front.Start()
+	t.Cleanup(front.Close)
+	pushtest.Run(t, pushtest.Target{MCPURL: public + "/mcp", SessionlessPush: true})
+	for i := range hits {
+		if hits[i].Load() < 20 {
+			t.Errorf("process %d served only %d requests", i, hits[i].Load())
+		}
+	}
+}
+
+func waitHealthy(t *testing.T, base string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		res, err := http.Get(base + "/healthz")
+		if err == nil {
+			_ = res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never became healthy: %v", base, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

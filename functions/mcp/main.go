@@ -25,7 +25,7 @@ func main() {
 	exitIf(log, err)
 	db := lambdaconfig.DynamoDB(env)
 	app, err := compose.Build(context.Background(), s, compose.Parts{
-		Log: log, Store: lambdaconfig.Store(db), MCP: mcpendpoint.Part(mcpendpoint.DynamoKeys(db)),
+		Log: log, Store: lambdaconfig.Store(db), Secret: lambdaconfig.Secret(env), MCP: mcpendpoint.Part(mcpendpoint.DynamoKeys(db)),
 	})
 	exitIf(log, err)
 	lambda.Start(httpadapter.NewV2(lambdaconfig.Route("/mcp", app.MCP)).ProxyWithContext)

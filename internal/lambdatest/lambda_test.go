@@ -397,8 +397,11 @@ func TestEvents(t *testing.T) {
 			t.Errorf("events/%s.json is not exercised by this test", name)
 		}
 	}
-	if n := s.sm.Reads.Load(); n != 2 {
+	if n := s.sm.ReadsOf(tokenSecretARN); n != 2 {
 		t.Errorf("the token secret was read %d times, want once per function start (2)", n)
+	}
+	if n := s.sm.ReadsOf(stateSecretARN); n != 1 {
+		t.Errorf("the push-state secret was read %d times, want once, by the MCP function's start", n)
 	}
 }
 

@@ -3,6 +3,7 @@ package mcptools_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"slices"
 	"strings"
@@ -36,9 +37,11 @@ func inspector(t *testing.T, url string, args ...string) string {
 	return string(out)
 }
 
-// TestInspectorCLI: the Inspector lists the six tools, and a tools/call of
-// elicit_status on an unknown id returns the not_found tool error, through
-// the stateful and the stateless handler.
+// TestInspectorCLI: the Inspector lists the six tools, a tools/call of
+// elicit_status on an unknown id returns the not_found tool error, and a
+// request created and awaited with it gets the plain results (it declares
+// no URL elicitation, so push changes nothing), through the default and
+// the stateless handler with push on.
 func TestInspectorCLI(t *testing.T) {
 	for _, stateless := range []bool{false, true} {
 		name := "stateful"
@@ -46,7 +49,7 @@ func TestInspectorCLI(t *testing.T) {
 			name = "stateless"
 		}
 		t.Run(name, func(t *testing.T) {
-			e := newEnv(t, envOptions{stateless: stateless})
+			e := newEnv(t, envOptions{stateless: stateless, push: true})
 			url := e.servers[0].URL + "/mcp"
 
 			var list struct {
@@ -84,6 +87,25 @@ func TestInspectorCLI(t *testing.T) {
 			}
 			if !res.IsError || len(res.Content) != 1 || res.Content[0].Text != "not_found: no elicitation with that id" {
 				t.Errorf("elicit_status on an unknown id via the Inspector = %s", strings.TrimSpace(out))
+			}
+
+			var created struct {
+				IsError           bool           `json:"isError"`
+				StructuredContent map[string]any `json:"structuredContent"`
+				InputRequests     any            `json:"inputRequests"`
+			}
+			out = inspector(t, url, "--method", "tools/call", "--tool-name", "elicit_approval", "--tool-arg", "message=Ship it?", "--tool-arg", `context={"v":1}`)
+			if err := json.Unmarshal([]byte(out), &created); err != nil || created.IsError || created.StructuredContent["status"] != "pending" {
+				t.Fatalf("elicit_approval via the Inspector = %s (%v)", out, err)
+			}
+			id, _ := created.StructuredContent["elicitationId"].(string)
+			var awaited struct {
+				StructuredContent map[string]any `json:"structuredContent"`
+				InputRequests     any            `json:"inputRequests"`
+			}
+			out = inspector(t, url, "--method", "tools/call", "--tool-name", "elicit_await", "--tool-arg", "elicitationId="+id, "--tool-arg", "waitSeconds=0.2")
+			if err := json.Unmarshal([]byte(out), &awaited); err != nil || awaited.InputRequests != nil || fmt.Sprint(awaited.StructuredContent) != "map[status:pending]" {
+				t.Errorf("elicit_await via the Inspector = %s, want the plain pending result", out)
 			}
 		})
 	}
