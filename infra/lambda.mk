@@ -6,7 +6,7 @@
 # sam build runs `make build-<LogicalId>` in the module root (CodeUri: .) with ARTIFACTS_DIR
 # set to the function's artifact directory; the bootstrap it needs lands there.
 #
-#   make lambda            build all three bootstraps into .aws-sam/bootstrap/<function>/
+#   make lambda            build all four bootstraps into .aws-sam/bootstrap/<function>/
 #   make lambda-sizes      ... and print their sizes
 #   make api-key-create PRINCIPAL=alice TABLE=<table> [NAME=laptop] [EXPIRES=90d]
 #   make api-key-list   TABLE=<table>
@@ -21,14 +21,14 @@ LAMBDA_FLAGS  ?= -tags lambda.norpc -trimpath -buildvcs=false -ldflags='-s -w'
 ARTIFACTS_DIR ?= .aws-sam/bootstrap/$(LAMBDA_FUNCTION)
 ELICITATION   ?= $(GO) run ./cmd/elicitation
 
-LAMBDA_FUNCTIONS := mcp review submit
+LAMBDA_FUNCTIONS := mcp review submit notify
 
 # lambda-build builds ./functions/$(1) into $(2)/bootstrap.
 define lambda-build
 	GOOS=$(LAMBDA_GOOS) GOARCH=$(LAMBDA_GOARCH) CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(2)/bootstrap ./functions/$(1)
 endef
 
-.PHONY: build-McpFunction build-ReviewFunction build-SubmitFunction lambda lambda-sizes \
+.PHONY: build-McpFunction build-ReviewFunction build-SubmitFunction build-NotifyFunction lambda lambda-sizes \
 	api-key-create api-key-list api-key-revoke
 
 build-McpFunction:
@@ -39,6 +39,9 @@ build-ReviewFunction:
 
 build-SubmitFunction:
 	$(call lambda-build,submit,$(ARTIFACTS_DIR))
+
+build-NotifyFunction:
+	$(call lambda-build,notify,$(ARTIFACTS_DIR))
 
 lambda:
 	@$(foreach f,$(LAMBDA_FUNCTIONS),$(call lambda-build,$(f),.aws-sam/bootstrap/$(f)) &&) true

@@ -263,7 +263,7 @@ func effective(p *parsed, fn string, path ...string) any {
 // notSettings are the template's variables that are not compose settings:
 // the Go runtime's, and a value whose change starts fresh execution
 // environments (so that they read a rotated secret).
-var notSettings = map[string]bool{"GOGC": true, "GOMEMLIMIT": true, "TOKEN_SECRET_GENERATION": true, "AWS_ENDPOINT_URL_DYNAMODB": true}
+var notSettings = map[string]bool{"GOGC": true, "GOMEMLIMIT": true, "TOKEN_SECRET_GENERATION": true, "AWS_ENDPOINT_URL_DYNAMODB": true, "NOTIFY_SECRET_GENERATION": true}
 
 // functionSettings reads a function's environment as the function does
 // (compose.FromEnv, scope Lambda), with each intrinsic replaced by a
@@ -293,7 +293,7 @@ func functionSettings(t *testing.T, p *parsed, fn string) compose.Settings {
 // the local server's name, and parses.
 func TestEnvironmentNamesSettings(t *testing.T) {
 	p := load(t)
-	for _, fn := range []string{"McpFunction", "ReviewFunction", "SubmitFunction"} {
+	for _, fn := range []string{"McpFunction", "ReviewFunction", "SubmitFunction", "NotifyFunction"} {
 		for k := range env(p, fn) {
 			if notSettings[k] {
 				continue
@@ -322,6 +322,8 @@ func env(p *parsed, fn string) map[string]string {
 	}
 	return out
 }
+
+func ptr(n int) *int { return &n }
 
 func TestSchema(t *testing.T) {
 	p := load(t)
@@ -353,6 +355,23 @@ func TestSchema(t *testing.T) {
 	}
 	for _, k := range []string{"MinValue", "MaxValue"} {
 		param.Properties[k] = &jsonschema.Schema{Types: []string{"number", "string"}}
+	}
+	// Its DynamoDB event predates two properties SAM documents for it
+	// (event filtering and partial batch responses): add them, with their
+	// documented shapes.
+	ddb := s.Definitions["AWS::Serverless::Function.DynamoDBEvent"]
+	if ddb == nil || ddb.Properties["Stream"] == nil {
+		t.Fatal("the SAM schema changed shape: no AWS::Serverless::Function.DynamoDBEvent Stream")
+	}
+	if ddb.Properties["FilterCriteria"] == nil {
+		ddb.Properties["FilterCriteria"] = &jsonschema.Schema{Type: "object", Required: []string{"Filters"}, AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
+			Properties: map[string]*jsonschema.Schema{"Filters": {Type: "array", MaxItems: ptr(5), Items: &jsonschema.Schema{
+				Type: "object", Required: []string{"Pattern"}, AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
+				Properties: map[string]*jsonschema.Schema{"Pattern": {Type: "string", MaxLength: ptr(4096)}},
+			}}}}
+	}
+	if ddb.Properties["FunctionResponseTypes"] == nil {
+		ddb.Properties["FunctionResponseTypes"] = &jsonschema.Schema{Type: "array", Items: &jsonschema.Schema{Enum: []any{"ReportBatchItemFailures"}}}
 	}
 	s.ID = ""
 	resolved, err := s.Resolve(nil)
@@ -410,6 +429,12 @@ func TestResourceTypes(t *testing.T) {
 		"SubmitThrottlesAlarm":   "AWS::CloudWatch::Alarm",
 		"Api5xxAlarm":            "AWS::CloudWatch::Alarm",
 		"Api4xxAlarm":            "AWS::CloudWatch::Alarm",
+		"NotifyFunction":         "AWS::Serverless::Function",
+		"NotifyFunctionLogs":     "AWS::Logs::LogGroup",
+		"NotifyDeadLetterQueue":  "AWS::SQS::Queue",
+		"NotifySecret":           "AWS::SecretsManager::Secret",
+		"NotifyErrorsAlarm":      "AWS::CloudWatch::Alarm",
+		"NotifyDeadLettersAlarm": "AWS::CloudWatch::Alarm",
 	}
 	got := map[string]string{}
 	for name, r := range p.tmpl.Resources {
@@ -429,8 +454,8 @@ func TestResourceTypes(t *testing.T) {
 		t.Errorf("Transform = %v, want AWS::Serverless-2016-10-31", tr)
 	}
 	fns := p.tmpl.GetAllServerlessFunctionResources()
-	if len(fns) != len(functions) {
-		t.Errorf("%d serverless functions, want %d", len(fns), len(functions))
+	if len(fns) != len(functions)+1 {
+		t.Errorf("%d serverless functions, want %d (the HTTP functions and NotifyFunction)", len(fns), len(functions)+1)
 	}
 }
 
@@ -684,8 +709,8 @@ func tableGrants(t *testing.T, p *parsed, fn string) []grant {
 				t.Errorf("%s: statement on every resource: %v", fn, st)
 			}
 		}
-		if !strings.HasPrefix(actions[0], "dynamodb:") {
-			continue
+		if !strings.HasPrefix(actions[0], "dynamodb:") || slices.Equal(res, []string{"{GetAtt:Table.StreamArn}"}) {
+			continue // not items of the table (the stream: TestNotifyFunction)
 		}
 		if !slices.Equal(res, []string{"{GetAtt:Table.Arn}"}) {
 			t.Errorf("%s: DynamoDB statement on %q, want only the table (no index, no other table)", fn, res)
@@ -755,6 +780,13 @@ func TestPolicies(t *testing.T) {
 	add("SubmitFunction", writes[:2], "audit#", true)
 	add("SubmitFunction", reads, "apikey#", false)
 	add("SubmitFunction", writes[2:], "req#", false)
+	// Both write notices to the outbox with the events they tell, and
+	// withdraw the expiry notices a decision or a cancel makes moot.
+	for _, fn := range []string{"McpFunction", "SubmitFunction"} {
+		add(fn, []string{"dynamodb:PutItem", "dynamodb:DeleteItem"}, "outbox#", true)
+		add(fn, []string{"dynamodb:UpdateItem", "dynamodb:Query"}, "outbox#", false)
+	}
+	add("ReviewFunction", append(reads, writes...), "outbox#", false)
 	for _, fn := range fnNames() {
 		gs := tableGrants(t, p, fn)
 		for _, c := range cases[fn] {
@@ -764,10 +796,11 @@ func TestPolicies(t *testing.T) {
 		}
 		for _, g := range gs {
 			for _, a := range g.actions {
-				switch a {
-				case "dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem":
+				switch {
+				case a == "dynamodb:GetItem", a == "dynamodb:Query", a == "dynamodb:PutItem", a == "dynamodb:UpdateItem":
+				case a == "dynamodb:DeleteItem" && slices.Equal(g.leading, []string{"outbox#*"}):
 				default:
-					t.Errorf("%s is granted %s, which no function needs", fn, a)
+					t.Errorf("%s is granted %s on %v, which no function needs", fn, a, g.leading)
 				}
 			}
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/compose/mcpendpoint"
+	"github.com/mcp-elicitation/elicitation/internal/compose/notifypart"
 	"github.com/mcp-elicitation/elicitation/internal/lambdaconfig"
 )
 
@@ -26,6 +27,7 @@ func main() {
 	db := lambdaconfig.DynamoDB(env)
 	app, err := compose.Build(context.Background(), s, compose.Parts{
 		Log: log, Store: lambdaconfig.Store(db), Secret: lambdaconfig.Secret(env), MCP: mcpendpoint.Part(mcpendpoint.DynamoKeys(db)),
+		Notify: notifypart.RoutingPart,
 	})
 	exitIf(log, err)
 	lambda.Start(httpadapter.NewV2(lambdaconfig.Route("/mcp", app.MCP)).ProxyWithContext)

@@ -92,8 +92,8 @@ type Settings struct {
 
 	// Notifications (docs/notifications.md): the targets' configuration,
 	// a file path or the document itself; on Lambda the Secrets Manager
-	// secret holding the document; locally how often the deliverer sweeps
-	// for expiry notices and retries.
+	// secret holding its references' values; locally how often the
+	// deliverer sweeps for expiry notices and retries.
 	NotifyConfig    string
 	NotifySecretARN string
 	NotifyInterval  time.Duration
@@ -237,7 +237,7 @@ var Table = []Setting{
 		Usage: "notification targets (docs/notifications.md): a YAML or JSON file, or the document itself; ${VAR} in it reads the environment (locally); default: no targets",
 		bind:  func(s *Settings) Value { return (*stringValue)(&s.NotifyConfig) }},
 	{Name: "notify-secret-arn", Scope: Lambda,
-		Usage: "Secrets Manager secret holding the notification targets' document (the functions that create, decide and deliver read it at start-up)",
+		Usage: "Secrets Manager secret holding the values of the ${NAME} references in notify-config, as a JSON object (only the notify function reads it)",
 		bind:  func(s *Settings) Value { return (*stringValue)(&s.NotifySecretARN) }},
 	{Name: "notify-interval", Scope: Local, Default: "5s",
 		Usage: "how often the notification deliverer looks for expiry notices and retries that are due",

@@ -63,7 +63,8 @@ func NewClient(ctx context.Context, optFns ...func(*dynamodb.Options)) (*dynamod
 }
 
 // CreateTable creates table with the layout the store needs (string keys
-// pk and sk, the keys-only retention index, on-demand billing), waits until
+// pk and sk, the keys-only retention index, on-demand billing, a keys-only
+// stream), waits until
 // it is active and enables TTL on the ttl attribute. It is for tests and
 // for the local server's --create-table flag; on AWS the SAM template makes
 // the same table. An existing table is left as it is.
@@ -89,6 +90,9 @@ func CreateTable(ctx context.Context, client *dynamodb.Client, table string) err
 			},
 			Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly},
 		}},
+		// The notify function reads new outbox items from the stream
+		// (keys only: it reads each item back).
+		StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeKeysOnly},
 	})
 	var inUse *types.ResourceInUseException
 	if errors.As(err, &inUse) {

@@ -273,6 +273,7 @@ type TableSpec struct {
 	Attributes map[string]string
 	Indexes    map[string][]string // name -> keys, then "projection <type>"
 	TTL        string
+	Stream     string // the stream's view type, "" without one
 }
 
 // TemplateTable reads the Table resource of template.yaml.
@@ -308,6 +309,9 @@ func TemplateTable(t testing.TB) TableSpec {
 	}
 	if ttl := lookup(props, "TimeToLiveSpecification"); ttl != nil && lookup(ttl, "Enabled").Value == "true" {
 		spec.TTL = lookup(ttl, "AttributeName").Value
+	}
+	if st := lookup(lookup(props, "StreamSpecification"), "StreamViewType"); st != nil {
+		spec.Stream = st.Value
 	}
 	return spec
 }

@@ -560,6 +560,9 @@ func TestTemplateTableMatchesStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := lambdatest.TableSpec{Attributes: map[string]string{}, Indexes: map[string][]string{}, TTL: aws.ToString(ttl.TimeToLiveDescription.AttributeName)}
+	if ss := out.Table.StreamSpecification; ss != nil && aws.ToBool(ss.StreamEnabled) {
+		got.Stream = string(ss.StreamViewType)
+	}
 	for _, k := range out.Table.KeySchema {
 		got.Keys = append(got.Keys, aws.ToString(k.AttributeName)+" "+string(k.KeyType))
 	}

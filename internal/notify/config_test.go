@@ -99,3 +99,27 @@ func TestParseErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestParseRouting: the functions that only write deliveries read who is
+// told of what without any reference's value, and still refuse a bad
+// document.
+func TestParseRouting(t *testing.T) {
+	tg, err := notify.ParseRouting([]byte(sampleConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := tg.Targets([]string{"approvers"}); err != nil || !slices.Equal(got, []string{"oncall", "approvers"}) {
+		t.Errorf("Targets = %v, %v", got, err)
+	}
+	if !tg.Wants("audit", elicitation.EventExpired) || tg.Wants("audit", elicitation.EventCreated) {
+		t.Error("events not read")
+	}
+	if _, ok := tg.Sender("oncall"); ok {
+		t.Error("a routing-only configuration has senders")
+	}
+	for _, bad := range []string{`targets: {a: {type: sms}}`, `{defaults: [b], targets: {a: {type: slack, url: "${U}"}}}`, `targets: {a: {type: slack, events: [approved]}}`} {
+		if _, err := notify.ParseRouting([]byte(bad)); err == nil {
+			t.Errorf("ParseRouting(%s) accepted it", bad)
+		}
+	}
+}

@@ -6,6 +6,7 @@ package notifypart
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -19,12 +20,13 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/notify"
 )
 
-// Part returns compose.Parts.Notify: the targets of Settings.NotifyConfig
+// Part returns compose.Parts.Notify for a deployment that delivers (the
+// local server, the notify function): the targets of Settings.NotifyConfig
 // (a file path, or the document itself when it starts with '{' or holds a
-// newline), else of the secret Settings.NotifySecretARN names (read once
-// with secret). lookup expands ${VAR} references in the document
-// (os.LookupEnv locally; on Lambda nil: the secret holds the values).
-// With neither setting there are no targets.
+// newline). ${NAME} references in it take their values from the secret
+// Settings.NotifySecretARN names (a JSON object of strings, read once with
+// secret), else from lookup (os.LookupEnv locally; nil on Lambda). Without
+// NotifyConfig there are no targets.
 func Part(lookup func(string) (string, bool)) func(context.Context, *compose.App, func(context.Context, string) (string, error)) (elicitation.Notifications, error) {
 	return func(ctx context.Context, a *compose.App, secret func(context.Context, string) (string, error)) (elicitation.Notifications, error) {
 		t, err := Targets(ctx, a.Settings, secret, lookup)
@@ -35,11 +37,43 @@ func Part(lookup func(string) (string, bool)) func(context.Context, *compose.App
 	}
 }
 
-// Targets reads the configured targets; nil when none are configured.
-func Targets(ctx context.Context, s compose.Settings, secret func(context.Context, string) (string, error), lookup func(string) (string, bool)) (*notify.Targets, error) {
-	doc, from, err := document(ctx, s, secret)
+// RoutingPart is compose.Parts.Notify for the functions that write
+// deliveries but never send them (MCP, submit): who is told of what, read
+// from Settings.NotifyConfig without resolving its references, so that
+// those functions need no right to read the targets' secrets.
+func RoutingPart(ctx context.Context, a *compose.App, _ func(context.Context, string) (string, error)) (elicitation.Notifications, error) {
+	doc, from, err := document(a.Settings)
 	if doc == nil || err != nil {
 		return nil, err
+	}
+	t, err := notify.ParseRouting(doc)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", from, err)
+	}
+	return t, nil
+}
+
+// Targets reads the configured targets; nil when none are configured.
+func Targets(ctx context.Context, s compose.Settings, secret func(context.Context, string) (string, error), lookup func(string) (string, bool)) (*notify.Targets, error) {
+	doc, from, err := document(s)
+	if doc == nil || err != nil {
+		return nil, err
+	}
+	if s.NotifySecretARN != "" {
+		values, err := secretValues(ctx, s.NotifySecretARN, secret)
+		if err != nil {
+			return nil, err
+		}
+		env := lookup
+		lookup = func(name string) (string, bool) {
+			if v, ok := values[name]; ok {
+				return v, true
+			}
+			if env != nil {
+				return env(name)
+			}
+			return "", false
+		}
 	}
 	cfg, err := notify.Parse(doc, lookup)
 	if err != nil {
@@ -63,7 +97,7 @@ func Targets(ctx context.Context, s compose.Settings, secret func(context.Contex
 	return t, nil
 }
 
-func document(ctx context.Context, s compose.Settings, secret func(context.Context, string) (string, error)) ([]byte, string, error) {
+func document(s compose.Settings) ([]byte, string, error) {
 	switch v := strings.TrimSpace(s.NotifyConfig); {
 	case v != "" && (v[0] == '{' || strings.Contains(v, "\n")):
 		return []byte(v), "$" + compose.Env("notify-config"), nil
@@ -73,19 +107,27 @@ func document(ctx context.Context, s compose.Settings, secret func(context.Conte
 			return nil, "", fmt.Errorf("--notify-config: %w", err)
 		}
 		return b, v, nil
-	case s.NotifySecretARN != "":
-		if secret == nil {
-			return nil, "", fmt.Errorf("%s is set but this deployment reads no secrets", compose.Env("notify-secret-arn"))
-		}
-		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		text, err := secret(ctx, s.NotifySecretARN)
-		if err != nil {
-			return nil, "", fmt.Errorf("read the notification secret %s: %w", s.NotifySecretARN, err)
-		}
-		return []byte(text), "the notification secret " + s.NotifySecretARN, nil
 	}
 	return nil, "", nil
+}
+
+// secretValues reads the secret holding the references' values: a JSON
+// object of strings.
+func secretValues(ctx context.Context, arn string, secret func(context.Context, string) (string, error)) (map[string]string, error) {
+	if secret == nil {
+		return nil, fmt.Errorf("%s is set but this deployment reads no secrets", compose.Env("notify-secret-arn"))
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	text, err := secret(ctx, arn)
+	if err != nil {
+		return nil, fmt.Errorf("read the notification secret %s: %w", arn, err)
+	}
+	var values map[string]string
+	if err := json.Unmarshal([]byte(text), &values); err != nil {
+		return nil, fmt.Errorf("the notification secret %s: want a JSON object of strings, like {\"SLACK_WEBHOOK_URL\": \"https://hooks.slack.com/...\"}", arn)
+	}
+	return values, nil
 }
 
 // Deliverer is the deliverer over the app's store and targets; nil when

@@ -1,0 +1,276 @@
+//go:build unix
+
+package lambdatest_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+
+	"github.com/mcp-elicitation/elicitation/internal/dynamostore"
+	"github.com/mcp-elicitation/elicitation/internal/dynamostore/dynamotest"
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/lambdatest"
+	"github.com/mcp-elicitation/elicitation/internal/notify"
+)
+
+const (
+	notifySecretARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:NotifySecret-XyZ123"
+	hookSecret      = "stream-test-webhook-secret-0123"
+)
+
+// hooks is one webhook receiver with two paths: /ok accepts, /flaky
+// refuses (503) until it is told to accept. Both verify signatures.
+type hooks struct {
+	srv *httptest.Server
+
+	mu      sync.Mutex
+	flaky   bool                // /flaky refuses while true
+	got     map[string][]string // path -> delivery ids, every attempt
+	events  map[string]elicitation.Event
+	badSigs int
+}
+
+func newHooks(t *testing.T) *hooks {
+	h := &hooks{flaky: true, got: map[string][]string{}, events: map[string]elicitation.Event{}}
+	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if notify.Verify([]byte(hookSecret), r.Header, body, time.Now(), 5*time.Minute) != nil {
+			h.badSigs++
+			http.Error(w, "bad signature", http.StatusUnauthorized)
+			return
+		}
+		id := r.Header.Get(notify.HeaderDelivery)
+		h.got[r.URL.Path] = append(h.got[r.URL.Path], id)
+		h.events[id] = elicitation.Event(r.Header.Get(notify.HeaderEvent))
+		if r.URL.Path == "/flaky" && h.flaky {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+		}
+	}))
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+func (h *hooks) attempts(path string) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.got[path])
+}
+
+// streamRecords reads every record of the table's stream from DynamoDB
+// Local's Streams API and turns them into the event Lambda would deliver.
+func streamRecords(t *testing.T, table string) events.DynamoDBEvent {
+	t.Helper()
+	ctx := context.Background()
+	sc := dynamodbstreams.New(dynamodbstreams.Options{
+		Region: "us-east-1", BaseEndpoint: aws.String(dynamotest.Endpoint(t)),
+		Credentials: credentials.NewStaticCredentialsProvider("dummy", "dummy", ""),
+	})
+	ls, err := sc.ListStreams(ctx, &dynamodbstreams.ListStreamsInput{TableName: aws.String(table)})
+	if err != nil || len(ls.Streams) != 1 {
+		t.Fatalf("ListStreams(%s) = %+v, %v; want the table's one stream (StreamSpecification)", table, ls, err)
+	}
+	arn := ls.Streams[0].StreamArn
+	ds, err := sc.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: arn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ds.StreamDescription.StreamViewType != streamtypes.StreamViewTypeKeysOnly {
+		t.Errorf("stream view %s, want KEYS_ONLY", ds.StreamDescription.StreamViewType)
+	}
+	var ev events.DynamoDBEvent
+	for _, sh := range ds.StreamDescription.Shards {
+		it, err := sc.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: arn, ShardId: sh.ShardId, ShardIteratorType: streamtypes.ShardIteratorTypeTrimHorizon})
+		if err != nil {
+			t.Fatal(err)
+		}
+		iter := it.ShardIterator
+		for iter != nil {
+			out, err := sc.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range out.Records {
+				keys := map[string]events.DynamoDBAttributeValue{}
+				for k, v := range r.Dynamodb.Keys {
+					if s, ok := v.(*streamtypes.AttributeValueMemberS); ok {
+						keys[k] = events.NewStringAttribute(s.Value)
+					}
+				}
+				ev.Records = append(ev.Records, events.DynamoDBEventRecord{
+					AWSRegion: aws.ToString(r.AwsRegion), EventID: aws.ToString(r.EventID), EventName: string(r.EventName),
+					EventSource: aws.ToString(r.EventSource), EventVersion: aws.ToString(r.EventVersion), EventSourceArn: aws.ToString(arn),
+					Change: events.DynamoDBStreamRecord{Keys: keys, SequenceNumber: aws.ToString(r.Dynamodb.SequenceNumber), StreamViewType: string(r.Dynamodb.StreamViewType)},
+				})
+			}
+			if len(out.Records) == 0 {
+				break // DynamoDB Local keeps an open shard's iterator: caught up
+			}
+			iter = out.NextShardIterator
+		}
+	}
+	return ev
+}
+
+// TestNotifyFunctionOnStream runs the notify function's bootstrap under the
+// Lambda emulator, behind its template.yaml IAM policy, on stream records
+// read from DynamoDB Local: the created notices of two requests, one to a
+// target that accepts and one to a target that refuses. The function
+// delivers the first, reports the second as a batch item failure (only
+// it), and the retried batch delivers it without sending the first again;
+// the scheduled sweep sends an expired request's expiry notice once.
+func TestNotifyFunctionOnStream(t *testing.T) {
+	h := newHooks(t)
+	db := dynamotest.Client(dynamotest.Endpoint(t))
+	table := dynamotest.Table(t, db)
+	doc := `{"targets":{` +
+		`"ops":{"type":"webhook","url":"` + h.srv.URL + `/ok","secret":"${HOOK_SECRET}","events":["created","expired"]},` +
+		`"flaky":{"type":"webhook","url":"` + h.srv.URL + `/flaky","secret":"${HOOK_SECRET}"}}}`
+	sm := lambdatest.NewSecretsManager(t, notifySecretARN, `{"HOOK_SECRET":"`+hookSecret+`"}`)
+	enforcer := lambdatest.NewEnforcer(t, "NotifyFunction", lambdatest.Policies(t)["NotifyFunction"], dynamotest.Endpoint(t))
+	t.Cleanup(func() {
+		for _, d := range enforcer.Denied() {
+			t.Errorf("IAM would refuse a call of the notify function: %s", d)
+		}
+	})
+	boot := lambdatest.Build(t, "NotifyFunction", filepath.Join(t.TempDir(), "notify"))
+	fn := lambdatest.Start(t, "NotifyFunction", boot, 60*time.Second,
+		"ELICITATION_TABLE="+table, "ELICITATION_LOG_LEVEL=debug",
+		"ELICITATION_NOTIFY_CONFIG="+doc, "ELICITATION_NOTIFY_SECRET_ARN="+notifySecretARN,
+		"AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=dummy", "AWS_SECRET_ACCESS_KEY=dummy", "AWS_SESSION_TOKEN=dummy",
+		"AWS_ENDPOINT_URL_DYNAMODB="+enforcer.URL, "AWS_ENDPOINT_URL_SECRETS_MANAGER="+sm.URL,
+	)
+
+	// The MCP function's side: requests created over the same table, their
+	// notices written by the creation's transaction (routing only: the
+	// MCP function never sees the secret).
+	routing, err := notify.ParseRouting([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := dynamostore.New(db, table, dynamostore.Options{})
+	ctx := context.Background()
+	svc := elicitation.NewService(elicitation.Config{Store: store, Notifications: routing})
+	link := func(id, key string) string { return "https://api.example/review/" + id + "/" + key }
+	mk := func(svc *elicitation.Service, msg string, targets ...string) elicitation.Created {
+		c, err := svc.CreateApproval(ctx, "alice", elicitation.ApprovalInput{Message: msg, Context: json.RawMessage(`1`), TimeoutSeconds: 60,
+			Notify: elicitation.Notify{Targets: targets, ReviewLink: link}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	good := mk(svc, "Deploy?", "ops")
+	bad := mk(svc, "Rotate keys?", "flaky")
+	goodID := elicitation.DeliveryID(good.State.ID, elicitation.EventCreated, "ops")
+	badID := elicitation.DeliveryID(bad.State.ID, elicitation.EventCreated, "flaky")
+
+	batch := streamRecords(t, table)
+	var badSeq string
+	outbox := 0
+	for _, r := range batch.Records {
+		if pk := r.Change.Keys["pk"].String(); dynamostore.IsOutboxKey(pk) && r.EventName == "INSERT" {
+			outbox++
+			if d, _ := dynamostore.DeliveryAt(r.Change.Keys["sk"].String()); d.ID == badID {
+				badSeq = r.Change.SequenceNumber
+			}
+		}
+	}
+	// Two created notices and one scheduled expiry notice, among the
+	// requests' own items (which the function ignores).
+	if outbox != 3 || badSeq == "" || len(batch.Records) <= outbox {
+		t.Fatalf("stream: %d records, %d outbox inserts; want 3 among the requests' items", len(batch.Records), outbox)
+	}
+	invoke := func(ev any) []byte {
+		b, _ := json.Marshal(ev)
+		out, _ := fn.InvokeRaw(t, b)
+		return out
+	}
+	var resp events.DynamoDBEventResponse
+	if err := json.Unmarshal(invoke(batch), &resp); err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != badSeq {
+		t.Fatalf("batchItemFailures = %+v, want exactly the flaky target's record %s", resp.BatchItemFailures, badSeq)
+	}
+	if got := h.attempts("/ok"); !slices.Equal(got, []string{goodID}) {
+		t.Errorf("the accepting target got %v, want %s once", got, goodID)
+	}
+	if got := h.attempts("/flaky"); !slices.Equal(got, []string{badID}) {
+		t.Errorf("the refusing target got %v, want one attempt of %s", got, badID)
+	}
+
+	// Lambda retries the batch from the failed record on; the target
+	// accepts now.
+	h.mu.Lock()
+	h.flaky = false
+	h.mu.Unlock()
+	var retry events.DynamoDBEvent
+	for i, r := range batch.Records {
+		if r.Change.SequenceNumber == badSeq {
+			retry.Records = batch.Records[i:]
+		}
+	}
+	resp = events.DynamoDBEventResponse{}
+	if err := json.Unmarshal(invoke(retry), &resp); err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("retried batch: %s, %v; want no failures", resp.BatchItemFailures, err)
+	}
+	if got := h.attempts("/flaky"); !slices.Equal(got, []string{badID, badID}) {
+		t.Errorf("the flaky target got %v, want %s twice (same delivery id)", got, badID)
+	}
+	if got := h.attempts("/ok"); len(got) != 1 {
+		t.Errorf("the accepting target got %v after the retry, want its one delivery only", got)
+	}
+	tr, err := svc.Audit(ctx, "alice", bad.State.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notes []string
+	for _, e := range tr.Entries {
+		if e.Action == elicitation.ActionNotified {
+			notes = append(notes, e.Detail)
+		}
+	}
+	if len(notes) != 2 || !strings.HasPrefix(notes[0], "created to flaky: attempt 1 failed (HTTP 503)") || notes[1] != "created to flaky: delivered (attempt 2)" {
+		t.Errorf("the audit trail says %q", notes)
+	}
+
+	// The schedule's sweep: a request that expired a minute ago (created
+	// by a service whose clock is two minutes behind) gets its expiry
+	// notice, once; the pending one's is not due yet.
+	past := elicitation.NewService(elicitation.Config{Store: store, Notifications: routing, Now: func() time.Time { return time.Now().Add(-2 * time.Minute) }})
+	old := mk(past, "Too late?", "ops")
+	scheduled := []byte(`{"version":"0","id":"e1","detail-type":"Scheduled Event","source":"aws.events","account":"123456789012","time":"2026-12-01T09:00:00Z","region":"us-east-1","resources":["arn:aws:events:us-east-1:123456789012:rule/sweep"],"detail":{}}`)
+	for i, want := range []int{2, 0} { // the old request's created and expired notices, then nothing
+		out, _ := fn.InvokeRaw(t, scheduled)
+		var res struct{ Attempted int }
+		if err := json.Unmarshal(out, &res); err != nil || res.Attempted != want {
+			t.Fatalf("sweep %d: %s, want %d attempted", i+1, out, want)
+		}
+	}
+	expired := elicitation.DeliveryID(old.State.ID, elicitation.EventExpired, "ops")
+	if got := h.attempts("/ok"); !slices.Contains(got, expired) || len(got) != 3 {
+		t.Errorf("the accepting target got %v, want the old request's created and expired notices after the first", got)
+	}
+	h.mu.Lock()
+	if h.badSigs != 0 || h.events[expired] != elicitation.EventExpired {
+		t.Errorf("bad signatures %d; expired notice's event %q", h.badSigs, h.events[expired])
+	}
+	h.mu.Unlock()
+}

@@ -1,0 +1,85 @@
+// Package lambdanotify is the notify Lambda function's handler: the
+// deliverer driven by the table's stream (each new outbox item, at once)
+// and by a schedule (the sweep: expiry notices, retries, anything the
+// stream's attempts left).
+package lambdanotify
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/mcp-elicitation/elicitation/internal/dynamostore"
+	"github.com/mcp-elicitation/elicitation/internal/notify"
+)
+
+// Handler handles both of the function's triggers.
+type Handler struct {
+	D   *notify.Deliverer
+	Log *slog.Logger
+}
+
+// SweepResult is the answer to a scheduled invocation.
+type SweepResult struct {
+	Attempted int `json:"attempted"`
+}
+
+// Handle is the Lambda handler: a DynamoDB stream batch (an object with
+// Records) gets a partial batch response; anything else (the schedule's
+// event) runs the sweep.
+func (h *Handler) Handle(ctx context.Context, raw json.RawMessage) (any, error) {
+	var probe struct {
+		Records []json.RawMessage `json:"Records"`
+	}
+	if err := json.Unmarshal(raw, &probe); err == nil && probe.Records != nil {
+		var ev events.DynamoDBEvent
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			return nil, fmt.Errorf("decode the stream batch: %w", err)
+		}
+		return h.Stream(ctx, ev), nil
+	}
+	n, err := h.D.DeliverDue(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("sweep: %w", err)
+	}
+	return SweepResult{Attempted: n}, nil
+}
+
+// Stream attempts the delivery of each new outbox item in the batch once.
+// A record whose attempt failed (the target refused or could not be
+// reached, or the store failed) is reported in BatchItemFailures, so that
+// Lambda retries it (and, past the event source's retry limit, sends it to
+// the dead-letter queue); its delivery stays due for the retry at once.
+// Records that are not new outbox items are ignored.
+func (h *Handler) Stream(ctx context.Context, ev events.DynamoDBEvent) events.DynamoDBEventResponse {
+	resp := events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{}}
+	now := h.D.Now
+	for _, r := range ev.Records {
+		if r.EventName != string(events.DynamoDBOperationTypeInsert) {
+			continue
+		}
+		pk, sk := r.Change.Keys["pk"], r.Change.Keys["sk"]
+		if pk.DataType() != events.DataTypeString || !dynamostore.IsOutboxKey(pk.String()) || sk.DataType() != events.DataTypeString {
+			continue
+		}
+		d, err := dynamostore.DeliveryAt(sk.String())
+		if err != nil {
+			h.Log.WarnContext(ctx, "stream record with a malformed outbox key", "sk", sk.String())
+			continue
+		}
+		if now != nil && d.DueAt.After(now()) {
+			continue // an expiry notice, scheduled: the sweep sends it when due
+		}
+		o, err := h.D.Attempt(ctx, d, true)
+		if err != nil {
+			h.Log.ErrorContext(ctx, "notification attempt", "deliveryId", d.ID, "err", err)
+		}
+		if err != nil || o == notify.Retrying {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: r.Change.SequenceNumber})
+		}
+	}
+	return resp
+}
