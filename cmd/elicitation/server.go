@@ -152,15 +152,7 @@ func (m *Main) open(ctx context.Context, o options) error {
 }
 
 func (m *Main) serve(ln net.Listener, h http.Handler) {
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		// Long enough for the longest elicit_await, with a margin.
-		WriteTimeout: m.Config.MaxWait + 30*time.Second,
-		IdleTimeout:  2 * time.Minute,
-		BaseContext:  func(net.Listener) context.Context { return m.base },
-		ErrorLog:     slog.NewLogLogger(m.Log.Handler(), slog.LevelWarn),
-	}
+	srv := compose.HTTPServer(m.Config, h, m.base, slog.NewLogLogger(m.Log.Handler(), slog.LevelWarn))
 	m.servers = append(m.servers, srv)
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -42,7 +42,7 @@ func TestTableRowsBindDistinctFields(t *testing.T) {
 		s := base
 		v := row.Value(&s)
 		before := v.String()
-		for _, try := range []string{"7s", "true", "false", "debug", "x-" + row.Name} {
+		for _, try := range []string{"7s", "true", "false", "debug", "12345", "x-" + row.Name} {
 			if v.Set(try) == nil && v.String() != before {
 				break
 			}

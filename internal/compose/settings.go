@@ -116,6 +116,9 @@ type Settings struct {
 	CleanupInterval time.Duration // local: how often to remove requests past retention; 0 never
 	LogLevel        slog.Level
 
+	// Limits of the listeners and of MCP sessions (limits.go).
+	Limits
+
 	// Version names the build to MCP clients (not a setting: the build or
 	// the Lambda runtime sets it).
 	Version string

@@ -92,6 +92,10 @@ type envOptions struct {
 	maxWait   time.Duration
 	signIn    bool // reviewers sign in (elicitation.Config.SignIn)
 	push      bool // push, with push-state keys shared by the instances
+	// Session and body limits (mcptools.Options); zero: the defaults.
+	sessionIdle time.Duration
+	maxSessions int
+	maxBody     int64
 }
 
 func newEnv(t testing.TB, o envOptions) *env {
@@ -132,6 +136,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 			},
 			Name: "elicitation-test", Version: "test",
 			Push: o.push, Sealer: sealer,
+			SessionIdle: o.sessionIdle, MaxSessions: o.maxSessions, MaxBodyBytes: o.maxBody,
 		})
 		var h http.Handler = srv.Handler()
 		if o.auth != nil {

@@ -26,6 +26,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -66,6 +67,19 @@ type Options struct {
 	// without a session (2026-07-28); nil: those hosts are not pushed to.
 	// Every process serving one deployment needs the same keys.
 	Sealer Sealer
+
+	// SessionIdle closes an MCP session that has received no request for
+	// this long (sessions.go); 0: DefaultSessionIdle, negative: never.
+	SessionIdle time.Duration
+
+	// MaxSessions caps the open MCP sessions: an initialize past it is
+	// refused with 503 and a sentence saying why; 0: DefaultMaxSessions,
+	// negative: no cap.
+	MaxSessions int
+
+	// MaxBodyBytes caps a request body (413 beyond it); 0:
+	// DefaultMaxBodyBytes.
+	MaxBodyBytes int64
 
 	// Logger receives internal errors (never tokens or review keys); nil
 	// discards.
@@ -135,10 +149,12 @@ func New(opts Options) *Server {
 	s.addPrompts()
 	s.mcp.AddReceivingMiddleware(refuseListen)
 	getServer := func(*http.Request) *mcp.Server { return s.mcp }
+	caps := sessionLimits(opts)
 	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		Stateless:    true,
-		JSONResponse: true,
-		Logger:       s.log,
+		Stateless:           true,
+		JSONResponse:        true,
+		Logger:              s.log,
+		MaxRequestBodyBytes: caps.maxBody,
 		// On the 2026-07-28 protocol a POST is the whole request: when the
 		// client goes away, stop waiting for it.
 		PropagateRequestCancellation: true,
@@ -154,13 +170,16 @@ func New(opts Options) *Server {
 		// priming event.
 		EventStore:                   mcp.NewMemoryEventStore(nil),
 		PropagateRequestCancellation: true,
+		SessionTimeout:               caps.idle,
+		MaxRequestBodyBytes:          caps.maxBody,
 	})
+	capped := caps.capSessions(s.mcp, sessions)
 	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if Sessionless(r) {
 			stateless.ServeHTTP(w, r)
 			return
 		}
-		sessions.ServeHTTP(w, r)
+		capped.ServeHTTP(w, r)
 	})
 	return s
 }

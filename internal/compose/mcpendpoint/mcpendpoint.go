@@ -41,6 +41,7 @@ func Part(apiKeys func(context.Context, compose.Settings) (apikey.Store, error))
 				a.Log.Info("no push-state keys: hosts without a session (protocol 2026-07-28) get the review URL in the result only", "setting", compose.Env("state-keys"))
 			}
 		}
+		opts.SessionIdle, opts.MaxSessions, opts.MaxBodyBytes = s.MCPLimits()
 		tools := mcptools.New(opts)
 		var h http.Handler = tools.Handler()
 		if !s.RequireAPIKey {

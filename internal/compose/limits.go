@@ -1,0 +1,180 @@
+package compose
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Limits bound what one client can hold of the server: its MCP sessions,
+// its connections and its request bodies.
+type Limits struct {
+	// MCP sessions (the local server; the Lambda function has none).
+	SessionIdle time.Duration // close a session without a request for this long; 0 never
+	MaxSessions int           // refuse an initialize while this many are open; 0 no cap
+
+	// The local listeners.
+	ReadTimeout  time.Duration // to read one request's body, from its first byte
+	WriteTimeout time.Duration // to write one response; 0: MaxWait + WaitMargin + 30s
+	IdleTimeout  time.Duration // a kept-alive connection without a request
+
+	MaxBody int64 // bytes of one request body, on every route
+}
+
+// The headers of a request must arrive within this, whatever its size.
+const readHeaderTimeout = 10 * time.Second
+
+func init() {
+	Table = append(Table,
+		Setting{Name: "mcp-session-idle", Scope: Local, Default: "30m",
+			Usage: "close an MCP session that sent no request for this long (its client reconnects); 0 never",
+			bind:  func(s *Settings) Value { return (*durationValue)(&s.SessionIdle) },
+			check: between(func(s *Settings) time.Duration { return s.SessionIdle }, 0, 30*24*time.Hour)},
+		Setting{Name: "mcp-max-sessions", Scope: Local, Default: "1000",
+			Usage: "most MCP sessions open at once; past it an initialize is refused (503) until one closes or idles out; 0 no cap",
+			bind:  func(s *Settings) Value { return (*intValue)(&s.MaxSessions) },
+			check: func(s *Settings) error {
+				if s.MaxSessions < 0 {
+					return errors.New("must not be negative")
+				}
+				return nil
+			}},
+		Setting{Name: "http-read-timeout", Scope: Local, Default: "30s",
+			Usage: "longest time to receive one request's body (a slower client is cut off); headers have 10s",
+			bind:  func(s *Settings) Value { return (*durationValue)(&s.ReadTimeout) },
+			check: between(func(s *Settings) time.Duration { return s.ReadTimeout }, time.Second, time.Hour)},
+		Setting{Name: "http-write-timeout", Scope: Local,
+			Usage: "longest time to write one response; must exceed --max-wait plus --wait-margin; default: those plus 30s",
+			bind:  func(s *Settings) Value { return (*durationValue)(&s.WriteTimeout) },
+			check: func(s *Settings) error {
+				if s.WriteTimeout != 0 && s.WriteTimeout <= s.MaxWait+s.WaitMargin {
+					return fmt.Errorf("must exceed --max-wait (%v) plus --wait-margin (%v), or the longest elicit_await is cut off", s.MaxWait, s.WaitMargin)
+				}
+				return nil
+			}},
+		Setting{Name: "http-idle-timeout", Scope: Local, Default: "2m",
+			Usage: "close a kept-alive connection that sends no request for this long",
+			bind:  func(s *Settings) Value { return (*durationValue)(&s.IdleTimeout) },
+			check: between(func(s *Settings) time.Duration { return s.IdleTimeout }, time.Second, 24*time.Hour)},
+		Setting{Name: "max-body", Scope: Both, Default: "1048576",
+			Usage: "largest request body in bytes, on every route (413 beyond it); a request's payload is at most 256 KiB",
+			bind:  func(s *Settings) Value { return (*int64Value)(&s.MaxBody) },
+			check: func(s *Settings) error {
+				if s.MaxBody < 300<<10 {
+					return fmt.Errorf("must be at least %d (a request's payload can be 256 KiB, escaped in JSON)", 300<<10)
+				}
+				return nil
+			}},
+	)
+}
+
+// HTTPWriteTimeout is the write timeout of the listeners: WriteTimeout,
+// else long enough for the longest elicit_await with a margin.
+func (s Settings) HTTPWriteTimeout() time.Duration {
+	if s.WriteTimeout > 0 {
+		return s.WriteTimeout
+	}
+	return s.MaxWait + s.WaitMargin + 30*time.Second
+}
+
+// MCPLimits returns the session idle time, session cap and body limit in
+// mcptools.Options' terms (where zero means its default and a negative
+// value none).
+func (s Settings) MCPLimits() (idle time.Duration, maxSessions int, maxBody int64) {
+	idle, maxSessions = s.SessionIdle, s.MaxSessions
+	if idle == 0 {
+		idle = -1
+	}
+	if maxSessions == 0 {
+		maxSessions = -1
+	}
+	return idle, maxSessions, s.MaxBody
+}
+
+// HTTPServer returns the server of one local listener serving h: headers
+// within 10s, each body within ReadTimeout and MaxBody, each response
+// within the write timeout (beyond the longest await), kept-alive
+// connections closed after IdleTimeout. Bodies are bounded by
+// LimitBodies, not by http.Server.ReadTimeout: that deadline would also
+// cancel a long elicit_await once its body is read.
+func HTTPServer(s Settings, h http.Handler, base context.Context, errorLog *log.Logger) *http.Server {
+	return &http.Server{
+		Handler:           LimitBodies(h, s.MaxBody, s.ReadTimeout),
+		ReadHeaderTimeout: readHeaderTimeout,
+		WriteTimeout:      s.HTTPWriteTimeout(),
+		IdleTimeout:       s.IdleTimeout,
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ErrorLog:          errorLog,
+	}
+}
+
+// LimitBodies bounds every request body to max bytes (413 beyond it, from
+// the handler that reads it) and to within read of the request's start: a
+// client sending its body a byte at a time is cut off. The read deadline
+// is lifted once the body is read, so it never ends a long response.
+func LimitBodies(next http.Handler, max int64, read time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > max {
+			w.Header().Set("Connection", "close")
+			http.Error(w, fmt.Sprintf("request body too large: at most %d bytes", max), http.StatusRequestEntityTooLarge)
+			return
+		}
+		if r.Body != nil && r.Body != http.NoBody {
+			rc := http.NewResponseController(w)
+			if read > 0 {
+				_ = rc.SetReadDeadline(time.Now().Add(read))
+			}
+			r.Body = &deadlineBody{ReadCloser: http.MaxBytesReader(w, r.Body, max), rc: rc}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// deadlineBody lifts the read deadline when the body has been read to its
+// end. After any other error (the deadline passed, the limit) it stays, so
+// the server's reading of what is left after the handler is cut off too.
+type deadlineBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.done {
+		b.done = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
+
+type (
+	intValue   int
+	int64Value int64
+)
+
+func (v *intValue) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return errors.New("not a whole number")
+	}
+	*v = intValue(n)
+	return nil
+}
+func (v *intValue) String() string { return strconv.Itoa(int(*v)) }
+
+func (v *int64Value) Set(s string) error {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return errors.New("not a whole number of bytes")
+	}
+	*v = int64Value(n)
+	return nil
+}
+func (v *int64Value) String() string { return strconv.FormatInt(int64(*v), 10) }
