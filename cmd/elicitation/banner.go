@@ -31,6 +31,7 @@ Use --require-api-key when others share this machine or the address is reachable
 
 `)
 	}
+	m.printReviewers(w)
 	fmt.Fprint(w, "Connect a host (docs/hosts.md explains each; \"elicitation connect HOST\" prints it in full):\n\n")
 	for _, h := range hostconfig.Hosts() {
 		fmt.Fprintf(w, "  %s\n    %s\n\n", bannerLabel(h, ep), bannerLine(h, ep))
@@ -86,4 +87,30 @@ func (m *Main) storeName() string {
 		return "DynamoDB table " + m.Config.Table
 	}
 	return "embedded, " + filepath.Join(m.Config.DataDir, "elicitation.db")
+}
+
+// printReviewers says who may decide: what a review link grants.
+func (m *Main) printReviewers(w io.Writer) {
+	s := m.Config
+	if !s.SignIn() {
+		fmt.Fprint(w, `No reviewer sign-in: a review link is a capability. Whoever holds it decides, and the
+agent that created the request holds it too, so it could approve its own request. For
+decisions that must be a person's, configure sign-in (--oidc-issuer; docs/security.md).
+
+`)
+		return
+	}
+	who := "any signed-in reviewer"
+	if s.Reviewers != "" {
+		who = s.Reviewers
+	}
+	bar := "barred"
+	if !s.BarOwner {
+		bar = "NOT barred (--bar-owner=false)"
+	}
+	fmt.Fprintf(w, `Reviewers sign in with %s: a review link alone decides nothing.
+Requests that name no reviewers may be decided by %s;
+the principal that created a request is %s from deciding it.
+
+`, s.OIDCIssuer, who, bar)
 }
