@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
@@ -148,6 +149,28 @@ func (d *Deliverer) settle(ctx context.Context, c elicitation.Delivery, retry ti
 	return o, nil
 }
 
+// Parallel is how many attempts a Deliverer makes at once, so that a slow
+// or hanging target delays its own deliveries, not everyone's.
+const Parallel = 8
+
+// AttemptAll makes one attempt at each of ds, Parallel at a time, and
+// returns each one's outcome and error, in order.
+func (d *Deliverer) AttemptAll(ctx context.Context, ds []elicitation.Delivery, retryNow bool) ([]Outcome, []error) {
+	outs, errs := make([]Outcome, len(ds)), make([]error, len(ds))
+	sem := make(chan struct{}, Parallel)
+	var wg sync.WaitGroup
+	for i, dl := range ds {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			outs[i], errs[i] = d.Attempt(ctx, dl, retryNow)
+		}()
+	}
+	wg.Wait()
+	return outs, errs
+}
+
 // DeliverDue attempts every delivery due now, in batches, and returns how
 // many it attempted. It is the sweep: expiry notices, retries after a
 // backoff, and anything a crashed deliverer left.
@@ -160,12 +183,12 @@ func (d *Deliverer) DeliverDue(ctx context.Context) (int, error) {
 			return n, err
 		}
 		progress := false
-		for _, dl := range due {
-			o, err := d.Attempt(ctx, dl, false)
-			if err != nil {
-				return n, err
+		outs, errs := d.AttemptAll(ctx, due, false)
+		for i := range due {
+			if errs[i] != nil {
+				return n, errs[i]
 			}
-			if o != Skipped {
+			if outs[i] != Skipped {
 				n++
 				progress = true
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/mcp-elicitation/elicitation/internal/dynamostore"
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/notify"
 )
 
@@ -57,6 +58,10 @@ func (h *Handler) Handle(ctx context.Context, raw json.RawMessage) (any, error) 
 func (h *Handler) Stream(ctx context.Context, ev events.DynamoDBEvent) events.DynamoDBEventResponse {
 	resp := events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{}}
 	now := h.D.Now
+	var (
+		ds   []elicitation.Delivery
+		seqs []string
+	)
 	for _, r := range ev.Records {
 		if r.EventName != string(events.DynamoDBOperationTypeInsert) {
 			continue
@@ -73,12 +78,17 @@ func (h *Handler) Stream(ctx context.Context, ev events.DynamoDBEvent) events.Dy
 		if now != nil && d.DueAt.After(now()) {
 			continue // an expiry notice, scheduled: the sweep sends it when due
 		}
-		o, err := h.D.Attempt(ctx, d, true)
-		if err != nil {
-			h.Log.ErrorContext(ctx, "notification attempt", "deliveryId", d.ID, "err", err)
+		ds, seqs = append(ds, d), append(seqs, r.Change.SequenceNumber)
+	}
+	// Each record's attempt at once (a hanging target costs its own
+	// attempt's 10 seconds, not the batch's), reported record by record.
+	outs, errs := h.D.AttemptAll(ctx, ds, true)
+	for i := range ds {
+		if errs[i] != nil {
+			h.Log.ErrorContext(ctx, "notification attempt", "deliveryId", ds[i].ID, "err", errs[i])
 		}
-		if err != nil || o == notify.Retrying {
-			resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: r.Change.SequenceNumber})
+		if errs[i] != nil || outs[i] == notify.Retrying {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: seqs[i]})
 		}
 	}
 	return resp
