@@ -1,5 +1,7 @@
 package proxy_test
 
+//lint:file-ignore SA1019 sampling, roots and logging are deprecated as of 2026-07-28 (SEP-2577) but in their deprecation window; the proxy relays them for the clients and servers that still use them, as the original does.
+
 import (
 	"context"
 	"fmt"

@@ -5,12 +5,14 @@
 // environment (HOME, LOGNAME, PATH, SHELL, TERM and USER from the proxy's)
 // plus the configured variables, as the Python original's MCP SDK starts
 // one; InheritEnv gives it the proxy's whole environment instead. A URL whose
-// path ends in /sse is reached with the legacy SSE transport. When the proxy closes the connection the
-// whole group is terminated, so no grandchild (such as the server npx starts)
-// is left behind; on Linux the child is also killed if the proxy dies. If the
+// path ends in /sse is reached with the legacy SSE transport. When the proxy
+// closes the connection the whole group is terminated, so no grandchild (such
+// as the server npx starts) is left behind; on Linux the child is also killed if the proxy dies. If the
 // upstream goes away, the connection is re-established with backoff and every
 // failure is logged.
 package upstream
+
+//lint:file-ignore SA1019 sampling, roots and logging are deprecated as of 2026-07-28 (SEP-2577) but in their deprecation window; the proxy relays them for the clients and servers that still use them, as the original does.
 
 import (
 	"context"
