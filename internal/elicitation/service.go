@@ -412,6 +412,17 @@ func (s *Service) reviewer(ctx context.Context, rec Record) (string, error) {
 	return id.Principal(), s.policy.MayDecide(id, rec.State.Owner, rec.Payload.Reviewers)
 }
 
+// Receipt reads a request for the holder of its review key without
+// recording a render: what the page shows right after a decision (what was
+// recorded, and when). A wrong key gives ErrNotFound.
+func (s *Service) Receipt(ctx context.Context, id, key string) (Review, error) {
+	rec, err := s.reviewRecord(ctx, id, key)
+	if err != nil {
+		return Review{}, err
+	}
+	return Review{Record: rec, Now: s.now().UTC()}, nil
+}
+
 func (s *Service) reviewRecord(ctx context.Context, id, key string) (Record, error) {
 	rec, err := s.store.Load(ctx, id)
 	if err != nil {

@@ -228,9 +228,10 @@ func TestBrowserAccessibilityAndScreenshots(t *testing.T) {
 	big := e.selection(elicitation.SelectionInput{Message: "Pick one of 500", Options: options(500), RowTemplate: rowTpl, HoverTemplate: hoverTpl, CSS: stockCSS})
 	bigDefault := e.selection(elicitation.SelectionInput{Message: "Pick one of 500", Options: options(500)})
 	flows = append(flows,
-		flow{"name": "measure 500 templated/p390", "viewport": "p390", "do": "measure", "url": big.Path()},
-		flow{"name": "measure 500 default/p390", "viewport": "p390", "do": "measure", "url": bigDefault.Path()},
+		flow{"name": "measure 500 templated/p390", "viewport": "p390", "do": "measure", "url": big.Path(), "repeat": 7},
+		flow{"name": "measure 500 default/p390", "viewport": "p390", "do": "measure", "url": bigDefault.Path(), "repeat": 7},
 	)
+	longList := e.selection(elicitation.SelectionInput{Message: "Which **sites** should the crawler skip? Pick up to 3.", Options: options(500), MaxSelections: 3})
 	shots := filepath.Join("..", "..", "docs", "screenshots")
 	if err := os.MkdirAll(shots, 0o755); err != nil {
 		t.Fatal(err)
@@ -240,6 +241,9 @@ func TestBrowserAccessibilityAndScreenshots(t *testing.T) {
 		flow{"name": "screenshot selection", "viewport": "p390", "do": "screenshot", "url": pages["selection templated"].Path(), "pick": 1, "file": "review-selection-templated-phone.png"},
 		flow{"name": "screenshot selection dark", "viewport": "p390", "scheme": "dark", "do": "screenshot", "url": pages["selection templated"].Path(), "pick": 1, "file": "review-selection-templated-phone-dark.png"},
 		flow{"name": "screenshot approval", "viewport": "p390", "do": "screenshot", "url": pages["approval default"].Path(), "fill": map[string]string{"f.email": "ops@example.com", "f.count": "2"}, "file": "review-approval-form-phone.png"},
+		flow{"name": "screenshot approval dark", "viewport": "p390", "scheme": "dark", "do": "screenshot", "url": pages["approval default"].Path(), "fill": map[string]string{"f.email": "ops@example.com", "f.count": "2"}, "file": "review-approval-form-phone-dark.png"},
+		flow{"name": "screenshot long list", "viewport": "p390", "do": "screenshot", "url": longList.Path(), "pick": 2, "scroll": 0, "file": "review-long-list-phone.png"},
+		flow{"name": "screenshot long list dark", "viewport": "p390", "scheme": "dark", "do": "screenshot", "url": longList.Path(), "pick": 2, "scroll": 0, "file": "review-long-list-phone-dark.png"},
 	)
 	e.clock.Add(2 * time.Minute)
 	flows = append(flows, flow{"name": "axe expired/light", "do": "axe", "url": gone.Path(), "scheme": "light"})

@@ -79,7 +79,7 @@ var rowsGuard = `@layer{` +
 	`html,body{all:unset!important;display:block!important;margin:0!important;padding:0!important;border:0!important;overflow:hidden!important;height:auto!important;color-scheme:light dark!important;color:CanvasText!important;font:16px/1.35 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif!important}` +
 	`head,head *{display:none!important}` +
 	`html::before,html::after,body::before,body::after,body>.r::before,body>.r::after{content:none!important;display:none!important}` +
-	`body>.r{all:unset!important;display:block!important;box-sizing:border-box!important;height:` + strconv.Itoa(RowHeight) + `px!important;width:100%!important;margin:0!important;padding:6px 10px!important;border:0!important;border-bottom:1px solid rgba(128,128,128,.45)!important;overflow:hidden!important;contain:strict!important;position:relative!important;overflow-wrap:anywhere!important}` +
+	`body>.r{all:unset!important;display:block!important;box-sizing:border-box!important;height:` + strconv.Itoa(RowHeight) + `px!important;width:100%!important;margin:0!important;padding:6px 10px!important;border:0!important;border-bottom:1px solid rgba(128,128,128,.45)!important;overflow:hidden!important;contain:strict!important;position:relative!important;overflow-wrap:break-word!important}` +
 	`}`
 
 // rowsDoc puts every row's output into one frame document, one fixed-height

@@ -28,6 +28,9 @@ import (
 type Service interface {
 	// OpenReview checks the review key and reads the request, auditing the render.
 	OpenReview(ctx context.Context, id, key string) (elicitation.Review, error)
+	// Receipt checks the review key and reads the request without auditing
+	// a render: what the page shows after a decision.
+	Receipt(ctx context.Context, id, key string) (elicitation.Review, error)
 	// Submit validates a submission and lands it exactly once.
 	Submit(ctx context.Context, id, key string, sub elicitation.Submission) (elicitation.State, error)
 	// RefuseSubmission audits a submission refused before Submit.
@@ -152,13 +155,13 @@ func (h *Handler) Routes(mux *http.ServeMux) {
 	mux.Handle("POST /review/{id}/{key}", h.SubmitHandler())
 	// Any other method: the mux's own 405 would go out without the page's
 	// headers (CSP, no-store, no-referrer).
-	mux.HandleFunc("/review/{id}/{key}", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("/review/{id}/{key}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", "GET, HEAD, POST")
-		h.problem(w, http.StatusMethodNotAllowed, "Method not allowed", "This address answers GET and POST.")
+		h.respond(w, r, outMethod, reply{})
 	})
 	// A truncated or extended review link: the not-found page, with the
 	// page's headers, rather than the mux's bare 404.
-	mux.HandleFunc("/review/", func(w http.ResponseWriter, _ *http.Request) { h.notFound(w) })
+	mux.HandleFunc("/review/", func(w http.ResponseWriter, r *http.Request) { h.respond(w, r, outNotFound, reply{}) })
 }
 
 // PageHandler serves GET /review/{id}/{key}: the request's page while it is
@@ -202,56 +205,31 @@ func (h *Handler) headers(w http.ResponseWriter) {
 func (h *Handler) servePage(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		h.problem(w, http.StatusMethodNotAllowed, "Method not allowed", "This address answers GET.")
+		h.respond(w, r, outMethod, reply{})
 		return
 	}
 	id, key, ok := pathIDs(r)
 	if !ok {
-		h.notFound(w)
+		h.respond(w, r, outNotFound, reply{})
 		return
 	}
 	rv, err := h.svc.OpenReview(r.Context(), id, key)
 	if err != nil {
-		h.serviceError(w, r, id, err)
+		h.respond(w, r, failed(err), reply{id: id, err: err})
 		return
 	}
-	if rv.State.Status != elicitation.StatusPending {
-		h.write(w, http.StatusOK, signedIn(h.finalView(rv.Record, rv.State, nil), rv))
-		return
-	}
-	v, err := h.pendingView(rv, nil)
-	if err != nil {
-		h.internal(w, r, id, err)
-		return
-	}
-	h.write(w, http.StatusOK, signedIn(v, rv))
+	h.respond(w, r, shown(rv.State, false), reply{id: id, key: key, review: rv})
 }
 
-func (h *Handler) serviceError(w http.ResponseWriter, r *http.Request, id string, err error) {
-	if errors.Is(err, elicitation.ErrNotFound) {
-		h.notFound(w)
-		return
+// failed is the outcome of a read that failed.
+func failed(err error) outcome {
+	switch {
+	case errors.Is(err, elicitation.ErrNotFound):
+		return outNotFound
+	case elicitation.CodeOf(err) == elicitation.CodeForbidden:
+		return outForbidden
 	}
-	if elicitation.CodeOf(err) == elicitation.CodeForbidden {
-		h.forbidden(w, err)
-		return
-	}
-	h.internal(w, r, id, err)
-}
-
-func (h *Handler) notFound(w http.ResponseWriter) {
-	h.problem(w, http.StatusNotFound, "Request not found",
-		"There is no review request at this address. Check that the link is complete, or ask the agent for a new one.")
-}
-
-func (h *Handler) internal(w http.ResponseWriter, r *http.Request, id string, err error) {
-	h.log.ErrorContext(r.Context(), "review page", "method", r.Method, "id", id, "err", err)
-	h.problem(w, http.StatusInternalServerError, "Something went wrong",
-		"The server could not show this request. Nothing was decided. Try again in a moment.")
-}
-
-func (h *Handler) problem(w http.ResponseWriter, status int, heading string, text ...string) {
-	h.write(w, status, &pageView{Title: heading, Final: &finalView{Class: "problem", Heading: heading, Text: text}})
+	return outInternal
 }
 
 func (h *Handler) write(w http.ResponseWriter, status int, v *pageView) {

@@ -1,8 +1,6 @@
 package review
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"math"
@@ -23,22 +21,32 @@ type pageView struct {
 	// without sign-in).
 	Reviewer string
 
-	Message, Expires, ExpiresISO, ExpiresIn string
-	Token                                   string
-	Notice                                  string
-	Errors                                  []string
-	Selection                               *selectionView
-	Approval                                *approvalView
+	Message template.HTML // the safe Markdown subset (messageHTML)
+	Asked   askedView
+	Token   string
+	Notice  string
+	Errors  []string
+
+	Selection *selectionView
+	Approval  *approvalView
+	Comment   commentView
 
 	SubmitLabel, SubmitMeaning, DeclineLabel, DeclineMeaning string
 }
 
-type finalView struct {
-	Class   string // done | closed | problem
-	Heading string
-	Text    []string
-	Picked  []string
-	Reload  bool
+// askedView says who asked, when, and how long is left.
+type askedView struct {
+	By, Client           string
+	At, AtISO            string
+	Expires, ExpiresISO  string
+	ExpiresIn            string
+	Principal, Anonymous bool
+}
+
+// commentView is the optional note sent with either button.
+type commentView struct {
+	Prompt, Value string
+	Max           int
 }
 
 type frameView struct {
@@ -46,64 +54,21 @@ type frameView struct {
 	Height int
 }
 
-type selectionView struct {
-	Legend, Rule string
-	InputType    string // radio | checkbox
-	Required     bool   // single select: the browser asks for a pick
-	Rows         []rowView
-	HasHover     bool   // one details frame per option
-	HoverAllDoc  string // one frame with every option's details (long lists)
-	HeadingDoc   *frameView
-	FooterDoc    *frameView
-	RowsDoc      string // templated rows: one frame
-	RowHeight    int
-}
-
-type rowView struct {
-	Index       int
-	ID, Label   string
-	Checked     bool
-	HoverDoc    string
-	HoverHeight int
-}
-
-type approvalView struct {
-	DisplayDoc  *frameView
-	ContextJSON string
-	Fields      []fieldView
-}
-
-type fieldView struct {
-	ID, Name, InputName, Label string
-	Control                    string // input | checkbox | select | multi
-	InputType                  string
-	Required, Checked          bool
-	Value                      string
-	Min, Max, Step             string
-	MinLength, MaxLength       string
-	InputMode, Autocomplete    string
-	Choices                    []choiceView
-	Notes                      []noteView
-	Describe                   string
-	Error                      string
-}
-
-type choiceView struct {
-	Name, Value, Title string
-	Selected           bool
-}
-
-type noteView struct{ ID, Class, Text string }
-
-// prior is what a refused submission carried, shown again on the 422 page.
+// prior is what a refused submission or a filter round trip carried, shown
+// again on the next page.
 type prior struct {
 	errors   []string
 	fields   map[string]string
 	selected []string
 	form     map[string][]string
+	comment  string
+	query    string
 }
 
 const formPrefix = "f."
+
+// timeText is how the page writes a moment: in UTC, with its zone.
+func timeText(t time.Time) string { return t.UTC().Format("Mon 2 Jan 2006, 15:04 MST") }
 
 func (h *Handler) labels(p elicitation.Payload, kind elicitation.Kind) (submit, submitMeaning, decline, declineMeaning string) {
 	defSubmit, defDecline := "Approve", "Decline"
@@ -120,6 +85,18 @@ func (h *Handler) labels(p elicitation.Payload, kind elicitation.Kind) (submit, 
 	return
 }
 
+// asked describes the request's origin and deadline as seen at now.
+func asked(st elicitation.State, p elicitation.Payload, now time.Time) askedView {
+	a := askedView{
+		By: st.Owner, Client: p.Client.String(),
+		At: timeText(st.CreatedAt), AtISO: st.CreatedAt.UTC().Format(time.RFC3339),
+		Expires: timeText(st.ExpiresAt), ExpiresISO: st.ExpiresAt.UTC().Format(time.RFC3339),
+		ExpiresIn: humanDuration(st.ExpiresAt.Sub(now)) + " left",
+	}
+	a.Anonymous = a.By == "" || a.By == elicitation.Anonymous
+	return a
+}
+
 // pendingView builds the page of a pending request with a fresh page token.
 func (h *Handler) pendingView(rv elicitation.Review, pr *prior) (*pageView, error) {
 	rec := rv.Record
@@ -132,15 +109,11 @@ func (h *Handler) pendingView(rv elicitation.Review, pr *prior) (*pageView, erro
 	if err != nil {
 		return nil, fmt.Errorf("seal page token: %w", err)
 	}
-	v := &pageView{
-		Message: rec.Payload.Message, Token: tok,
-		Expires:    rec.State.ExpiresAt.UTC().Format("Mon 2 Jan 2006, 15:04 MST"),
-		ExpiresISO: rec.State.ExpiresAt.UTC().Format(time.RFC3339),
-		ExpiresIn:  "in " + humanDuration(rec.State.ExpiresAt.Sub(now)),
-	}
+	v := &pageView{Message: messageHTML(rec.Payload.Message), Token: tok, Asked: asked(rec.State, rec.Payload, now)}
 	v.SubmitLabel, v.SubmitMeaning, v.DeclineLabel, v.DeclineMeaning = h.labels(rec.Payload, rec.State.Kind)
+	v.Comment = commentView{Max: elicitation.MaxCommentChars, Prompt: "A reason, a condition, or anything the agent should know."}
 	if pr != nil {
-		v.Errors = pr.errors
+		v.Errors, v.Comment.Value = pr.errors, pr.comment
 	}
 	out, terr := h.tpl.render(rec.Payload)
 	if terr != nil {
@@ -150,252 +123,20 @@ func (h *Handler) pendingView(rv elicitation.Review, pr *prior) (*pageView, erro
 		v.Notice = "The presentation supplied with this request could not be shown, so it is shown plainly."
 		out = rendered{}
 	}
-	css := rec.Payload.CSS
 	switch rec.State.Kind {
 	case elicitation.KindSelection:
 		v.Title = "Choose: review request"
-		v.Selection = selection(rec.Payload, out, css, pr)
+		v.Comment.Prompt = "With “" + v.DeclineLabel + "”, say what to refine; with “" + v.SubmitLabel + "”, anything the agent should know."
+		v.Selection = selection(rec.Payload, out, pr)
 	default:
 		v.Title = "Approve: review request"
-		a, err := approval(rec.Payload, out, css, pr)
+		a, err := approval(rec.Payload, out, pr)
 		if err != nil {
 			return nil, err
 		}
 		v.Approval = a
 	}
 	return v, nil
-}
-
-func selection(p elicitation.Payload, out rendered, css string, pr *prior) *selectionView {
-	s := &selectionView{InputType: "checkbox", RowHeight: RowHeight}
-	if p.MaxSelections == 1 {
-		s.InputType, s.Required = "radio", true
-		s.Legend = "Pick one"
-	} else {
-		s.Legend = "Pick options"
-	}
-	rule := p.SelectionRule()
-	s.Rule = strings.ToUpper(rule[:1]) + rule[1:] + "."
-	if p.MaxSelections > 1 {
-		s.Rule += " The server checks the count when you submit."
-	}
-	picked := map[string]bool{}
-	if pr != nil {
-		for _, id := range pr.selected {
-			picked[id] = true
-		}
-	}
-	s.Rows = make([]rowView, len(p.Options))
-	perOption := len(out.Hovers) <= MaxHoverFrames
-	if out.Hovers != nil && !perOption {
-		s.HoverAllDoc = hoversDoc(css, p.Options, out.Hovers)
-	}
-	for i, o := range p.Options {
-		r := rowView{Index: i, ID: o.ID, Label: o.DisplayLabel(), Checked: picked[o.ID]}
-		if out.Hovers != nil && perOption {
-			r.HoverDoc = frameDoc(css, "", out.Hovers[i])
-			r.HoverHeight = frameHeight(out.Hovers[i], 64, 360)
-			s.HasHover = true
-		}
-		s.Rows[i] = r
-	}
-	if out.Rows != nil {
-		s.RowsDoc = rowsDoc(css, out.Rows)
-	}
-	if out.Heading != "" {
-		s.HeadingDoc = &frameView{Doc: frameDoc(css, "", out.Heading), Height: frameHeight(out.Heading, 48, 320)}
-	}
-	if out.Footer != "" {
-		s.FooterDoc = &frameView{Doc: frameDoc(css, "", out.Footer), Height: frameHeight(out.Footer, 48, 320)}
-	}
-	return s
-}
-
-func approval(p elicitation.Payload, out rendered, css string, pr *prior) (*approvalView, error) {
-	a := &approvalView{}
-	if len(p.Context) > 0 {
-		var b bytes.Buffer
-		if err := json.Indent(&b, p.Context, "", "  "); err != nil {
-			return nil, fmt.Errorf("indent context: %w", err)
-		}
-		a.ContextJSON = b.String()
-	}
-	if out.Display != "" {
-		a.DisplayDoc = &frameView{Doc: frameDoc(css, "", out.Display), Height: frameHeight(out.Display, 96, 480)}
-	}
-	if p.Schema != nil {
-		for i, f := range p.Schema.Fields {
-			a.Fields = append(a.Fields, field(i, f, pr))
-		}
-	}
-	return a, nil
-}
-
-func field(i int, f elicitation.Field, pr *prior) fieldView {
-	v := fieldView{ID: "f-" + strconv.Itoa(i), Name: f.Name, InputName: formPrefix + f.Name, Label: f.Title, Required: f.Required}
-	if v.Label == "" {
-		v.Label = f.Name
-	}
-	var submitted []string
-	if pr != nil {
-		submitted = pr.form[f.Name]
-		v.Error = pr.fields[f.Name]
-	}
-	note := func(class, text string) {
-		id := fmt.Sprintf("%s-%s%d", v.ID, class, len(v.Notes))
-		v.Notes = append(v.Notes, noteView{ID: id, Class: class, Text: text})
-		if v.Describe != "" {
-			v.Describe += " "
-		}
-		v.Describe += id
-	}
-	if f.Description != "" {
-		note("desc", f.Description)
-	}
-	// The value to show: what was submitted, else the default.
-	value := func() string {
-		if pr != nil {
-			if len(submitted) > 0 {
-				return submitted[0]
-			}
-			return ""
-		}
-		return defaultText(f)
-	}
-	switch f.Type {
-	case elicitation.FieldBoolean:
-		v.Control = "checkbox"
-		if pr != nil {
-			v.Checked = len(submitted) > 0 && (submitted[0] == "true" || submitted[0] == "on")
-		} else if b, ok := f.Default.(bool); ok {
-			v.Checked = b
-		}
-		note("note", "Unchecked means no.")
-	case elicitation.FieldSelect, elicitation.FieldMultiSelect:
-		chosen := map[string]bool{}
-		if pr != nil {
-			for _, s := range submitted {
-				chosen[s] = true
-			}
-		} else {
-			switch d := f.Default.(type) {
-			case string:
-				chosen[d] = true
-			case []string:
-				for _, s := range d {
-					chosen[s] = true
-				}
-			case []any: // as decoded from the store
-				for _, v := range d {
-					if s, ok := v.(string); ok {
-						chosen[s] = true
-					}
-				}
-			}
-		}
-		for _, c := range f.Choices {
-			t := c.Title
-			if t == "" {
-				t = c.Value
-			}
-			v.Choices = append(v.Choices, choiceView{Name: v.InputName, Value: c.Value, Title: t, Selected: chosen[c.Value]})
-		}
-		v.Control = "select"
-		if f.Type == elicitation.FieldMultiSelect {
-			v.Control = "multi"
-			switch {
-			case f.MinItems != nil && f.MaxItems != nil:
-				note("note", fmt.Sprintf("Pick %d to %d.", *f.MinItems, *f.MaxItems))
-			case f.MinItems != nil:
-				note("note", fmt.Sprintf("Pick at least %d.", *f.MinItems))
-			case f.MaxItems != nil:
-				note("note", fmt.Sprintf("Pick at most %d.", *f.MaxItems))
-			}
-		}
-	default:
-		v.Control, v.InputType, v.Value = "input", "text", value()
-		switch f.Type {
-		case elicitation.FieldNumber, elicitation.FieldInteger:
-			v.InputType, v.Step, v.InputMode = "number", "any", "decimal"
-			if f.Type == elicitation.FieldInteger {
-				v.Step, v.InputMode = "1", "numeric"
-			}
-			v.Min, v.Max = num(f.Minimum), num(f.Maximum)
-			switch {
-			case f.Minimum != nil && f.Maximum != nil:
-				note("note", fmt.Sprintf("From %s to %s.", v.Min, v.Max))
-			case f.Minimum != nil:
-				note("note", "At least "+v.Min+".")
-			case f.Maximum != nil:
-				note("note", "At most "+v.Max+".")
-			}
-		default:
-			if f.MinLength != nil {
-				v.MinLength = strconv.Itoa(*f.MinLength)
-			}
-			if f.MaxLength != nil {
-				v.MaxLength = strconv.Itoa(*f.MaxLength)
-			}
-			switch f.Format {
-			case elicitation.FormatEmail:
-				v.InputType, v.Autocomplete = "email", "email"
-			case elicitation.FormatURI:
-				v.InputType = "url"
-			case elicitation.FormatDate:
-				v.InputType = "date"
-			case elicitation.FormatDateTime:
-				v.InputType = "datetime-local"
-				if pr == nil {
-					v.Value = localDateTime(v.Value)
-				}
-				note("note", "Date and time in "+zoneName()+": a time without an offset is read as "+zoneName()+".")
-			}
-		}
-	}
-	if v.Error != "" {
-		id := v.ID + "-err"
-		v.Notes = append(v.Notes, noteView{ID: id, Class: "ferr", Text: v.Label + " " + v.Error + "."})
-		v.Describe = strings.TrimSpace(v.Describe + " " + id)
-	}
-	return v
-}
-
-func zoneName() string {
-	if elicitation.DateTimeZone == time.UTC {
-		return "UTC"
-	}
-	return elicitation.DateTimeZone.String()
-}
-
-// localDateTime turns an RFC 3339 default into a datetime-local value in
-// DateTimeZone.
-func localDateTime(s string) string {
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		return s
-	}
-	return t.In(elicitation.DateTimeZone).Format("2006-01-02T15:04:05")
-}
-
-func defaultText(f elicitation.Field) string {
-	switch d := f.Default.(type) {
-	case nil:
-		return ""
-	case string:
-		return d
-	case float64:
-		return strconv.FormatFloat(d, 'f', -1, 64)
-	case int64:
-		return strconv.FormatInt(d, 10)
-	}
-	return fmt.Sprint(f.Default)
-}
-
-func num(p *float64) string {
-	if p == nil {
-		return ""
-	}
-	return strconv.FormatFloat(*p, 'f', -1, 64)
 }
 
 func humanDuration(d time.Duration) string {
@@ -416,59 +157,4 @@ func humanDuration(d time.Duration) string {
 		return strconv.Itoa(h) + " hours"
 	}
 	return fmt.Sprintf("%d h %d min", int(d/time.Hour), m)
-}
-
-// finalView is the page of a request that can no longer be decided; sub,
-// when set, is the submission that just landed (or its retry).
-func (h *Handler) finalView(rec elicitation.Record, st elicitation.State, sub *elicitation.Submission) *pageView {
-	v := &pageView{Message: rec.Payload.Message, Final: &finalView{Class: "closed"}}
-	at := func(t time.Time) string { return t.UTC().Format("Mon 2 Jan 2006, 15:04 MST") }
-	f := v.Final
-	switch st.Status {
-	case elicitation.StatusExpired:
-		f.Heading = "This request expired"
-		f.Text = []string{"It expired at " + at(st.ExpiresAt) + " before anyone answered, so nothing was decided.", "Ask the agent to send the request again."}
-	case elicitation.StatusCanceled:
-		f.Heading = "The agent canceled this request"
-		f.Text = []string{"Nothing needs to be decided any more."}
-	default: // submitted, declined, consumed
-		declined := st.Decision == elicitation.DecisionDeclined
-		selection := st.Kind == elicitation.KindSelection
-		if sub != nil {
-			f.Class = "done"
-			switch {
-			case declined && selection:
-				f.Heading = "Sent: none of these"
-				f.Text = []string{"The agent will refine the options and may ask again."}
-			case declined:
-				f.Heading = "Declined"
-				f.Text = []string{"The agent has been told that you declined."}
-			case selection:
-				f.Heading = "Selection sent"
-				f.Text = []string{"The agent has your choice."}
-				f.Picked = sub.SelectedIDs
-			default:
-				f.Heading = "Approved"
-				f.Text = []string{"The agent has your approval."}
-			}
-			break
-		}
-		f.Heading = "This request has been answered"
-		if st.DecidedAt.IsZero() {
-			f.Text = []string{"It was answered a moment ago. It cannot be answered again."}
-			break
-		}
-		answer := "approved"
-		switch {
-		case declined && selection:
-			answer = "answered with “none of these — refine”"
-		case declined:
-			answer = "declined"
-		case selection:
-			answer = "answered with a selection"
-		}
-		f.Text = []string{"It was " + answer + " on " + at(st.DecidedAt) + ". It cannot be answered again."}
-	}
-	v.Title = f.Heading
-	return v
 }

@@ -10,8 +10,9 @@ const plan = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const base = plan.base;
 
 const viewports = {
-  p390: { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 3 },
+  p390: { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 },
   p320: { viewport: { width: 320, height: 640 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 },
+  d1280: { viewport: { width: 1280, height: 800 }, isMobile: false, hasTouch: false, deviceScaleFactor: 1 },
 };
 
 const browser = await chromium.launch({
@@ -25,6 +26,7 @@ const results = [];
 async function withPage(vp, scheme, fn) {
   const ctx = await browser.newContext({ ...viewports[vp || 'p390'], colorScheme: scheme || 'light', javaScriptEnabled: true });
   const page = await ctx.newPage();
+  page.__touch = viewports[vp || 'p390'].hasTouch;
   const dialogs = [];
   page.on('dialog', async (d) => { dialogs.push(d.message()); await d.dismiss().catch(() => {}); });
   const popups = [];
@@ -43,11 +45,11 @@ async function submit(page, decision) {
   await btn.scrollIntoViewIfNeeded();
   const posted = page.waitForResponse((r) => r.request().method() === 'POST' && r.url().includes('/review/'), { timeout: 20000 });
   posted.catch(() => {});
-  await btn.tap();
+  await press(btn);
   // A tap that lands during a layout shift on this slow, shared machine is
   // sometimes lost; tap once more (a repeated POST of one render is
   // idempotent, so this cannot hide a double decision).
-  const again = setTimeout(() => { btn.tap().catch(() => {}); }, 8000);
+  const again = setTimeout(() => { press(btn).catch(() => {}); }, 8000);
   const resp = await posted.finally(() => clearTimeout(again)).catch(async (e) => {
     const diag = await page.evaluate(() => {
       const b = document.querySelector('button[value="submitted"]').getBoundingClientRect();
@@ -66,7 +68,7 @@ async function submit(page, decision) {
 async function tapTo(loc, want = true) {
   for (let i = 0; i < 3; i++) {
     if ((await loc.isChecked()) === want) return;
-    await loc.tap();
+    await press(loc);
     for (let j = 0; j < 10 && (await loc.isChecked()) !== want; j++) await new Promise((r) => setTimeout(r, 100));
   }
   must((await loc.isChecked()) === want, 'tap did not change the control');
@@ -127,8 +129,10 @@ async function decline(f, page) {
 async function approve(f, page) {
   await page.goto(base + f.url);
   await checkTap(page);
-  const zone = await page.locator('.note', { hasText: 'UTC' }).count();
-  must(zone >= 1, 'date-time field does not state its zone');
+  if (!f.receipt) {
+    const zone = await page.locator('.note', { hasText: 'UTC' }).count();
+    must(zone >= 1, 'date-time field does not state its zone');
+  }
   for (const [name, value] of Object.entries(f.fill || {})) await page.locator(`[name="${name}"]`).fill(value);
   for (const [name, value] of Object.entries(f.select || {})) await page.locator(`select[name="${name}"]`).selectOption(value);
   for (const [name, value] of f.check || []) await tapTo(page.locator(`input[name="${name}"][value="${value}"]`));
@@ -136,6 +140,11 @@ async function approve(f, page) {
   const st = await submit(page, 'submitted');
   must(st === 200, `approve status ${st}: ${await page.locator('main').textContent()}`);
   must((await heading(page)) === 'Approved', `heading ${await heading(page)}`);
+  if (f.receipt) {
+    const receipt = await page.locator('dl.receipt').innerText();
+    for (const want of f.receipt) must(receipt.includes(want), `receipt lacks "${want}": ${receipt}`);
+    await axeCheck(page, 'the receipt');
+  }
 }
 
 async function decided(f, page, { ctx }) {
@@ -171,7 +180,8 @@ async function expired(f, page) {
 
 const allowedTags = new Set(['html', 'head', 'meta', 'title', 'style', 'body', 'main', 'header', 'section', 'p', 'h1', 'h2', 'time',
   'form', 'input', 'fieldset', 'legend', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'label', 'span', 'iframe', 'div', 'ol', 'li',
-  'a', 'details', 'summary', 'button', 'pre', 'select', 'option', 'ul', 'code']);
+  'a', 'details', 'summary', 'button', 'pre', 'select', 'option', 'ul', 'code', 'textarea', 'dl', 'dt', 'dd',
+  'strong', 'em', 'br', 'blockquote', 'hr']);
 
 async function xss(f, page, { dialogs, popups }) {
   const resp = await page.goto(base + f.url);
@@ -248,6 +258,12 @@ async function xss(f, page, { dialogs, popups }) {
   return { clicked, frames: state.frames.length, aligned };
 }
 
+async function axeCheck(page, where) {
+  const res = await new AxeBuilder({ page }).exclude('iframe').analyze();
+  const serious = res.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  must(serious.length === 0, `axe on ${where}: ` + serious.map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`).join('; '));
+}
+
 async function axe(f, page) {
   await page.goto(base + f.url);
   const res = await new AxeBuilder({ page }).exclude('iframe').analyze();
@@ -260,6 +276,13 @@ async function screenshot(f, page) {
   await page.goto(base + f.url);
   if (f.pick !== undefined) await tapTo(page.locator('input[name=option]').nth(f.pick));
   for (const [name, value] of Object.entries(f.fill || {})) await page.locator(`[name="${name}"]`).fill(value);
+  if (f.scroll !== undefined) {
+    // A long page: one screen, scrolled part way, with the sticky actions.
+    await page.evaluate((k) => window.scrollTo(0, document.documentElement.scrollHeight * k), f.scroll);
+    await page.waitForTimeout(300);
+    await page.screenshot({ path: join(plan.screenshots, f.file), scale: 'css' });
+    return;
+  }
   // Chromium does not paint off-screen cross-origin (sandboxed) frames:
   // make the viewport as tall as the page, then take the picture.
   const h = await page.evaluate(() => document.documentElement.scrollHeight);
@@ -268,22 +291,204 @@ async function screenshot(f, page) {
   await page.screenshot({ path: join(plan.screenshots, f.file), scale: 'css' });
 }
 
-async function measure(f, page) {
-  const cdp = await page.context().newCDPSession(page);
-  await cdp.send('Performance.enable');
-  const t0 = Date.now();
-  const resp = await page.goto(base + f.url, { waitUntil: 'load' });
-  const loadMs = Date.now() - t0;
-  const m = Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((x) => [x.name, x.value]));
-  // Scroll to the bottom and tap the last control: long lists stay usable.
+// measure loads the page f.repeat times (default 1), each in a fresh tab,
+// and reports the median load time and layout time and the last load's
+// document figures; then it scrolls to the last control and taps it: long
+// lists stay usable.
+async function measure(f, page, { ctx }) {
+  const runs = [];
+  let bytes = 0;
+  for (let i = 0; i < (f.repeat || 1); i++) {
+    const p = i === 0 ? page : await ctx.newPage();
+    const cdp = await ctx.newCDPSession(p);
+    await cdp.send('Performance.enable');
+    const t0 = Date.now();
+    const resp = await p.goto(base + f.url, { waitUntil: 'load' });
+    const loadMs = Date.now() - t0;
+    bytes = (await resp.body()).length;
+    const m = Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((x) => [x.name, x.value]));
+    runs.push({ loadMs, layoutMs: Math.round(m.LayoutDuration * 1000), m });
+    await cdp.detach();
+    if (p !== page) await p.close();
+  }
+  const median = (k) => runs.map((r) => r[k]).sort((a, b) => a - b)[Math.floor(runs.length / 2)];
+  const m = runs[runs.length - 1].m;
   const last = page.locator('input[name=option]').last();
   await last.scrollIntoViewIfNeeded();
   await tapTo(last);
-  const bytes = (await resp.body()).length;
-  return { loadMs, bytes, frames: m.Frames, documents: m.Documents, nodes: m.Nodes, layoutMs: Math.round(m.LayoutDuration * 1000), heapMB: +(m.JSHeapUsedSize / 1048576).toFixed(1) };
+  return { loadMs: median('loadMs'), layoutMs: median('layoutMs'), runs: runs.length, bytes, frames: m.Frames, documents: m.Documents, nodes: m.Nodes, heapMB: +(m.JSHeapUsedSize / 1048576).toFixed(1) };
 }
 
-const flows = { pickOne, multi, decline, approve, decided, expired, xss, axe, screenshot, measure };
+// press taps on touch viewports and clicks on the desktop one.
+function press(loc) { return loc.page().__touch === false ? loc.click() : loc.tap(); }
+
+// inView reports where an element is and whether something covers its centre.
+async function inView(page, sel) {
+  return page.evaluate((sel) => {
+    const el = document.querySelector(sel);
+    const r = el.getBoundingClientRect();
+    const hit = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+    return { top: Math.round(r.top), bottom: Math.round(r.bottom), vh: innerHeight, covered: !(hit === el || el.contains(hit)), hit: hit && hit.outerHTML.slice(0, 80) };
+  }, sel);
+}
+
+async function actionsInView(page, where) {
+  for (const v of ['submitted', 'declined']) {
+    const s = await inView(page, `button[name=decision][value=${v}]`);
+    must(s.top >= 0 && s.bottom <= s.vh + 0.5 && !s.covered, `${where}: the ${v} button is not in view: ${JSON.stringify(s)}`);
+  }
+}
+
+// liveCount reads the pick count as Chromium renders it (a CSS counter, so
+// only the accessibility tree has its value).
+async function liveCount(page) {
+  const cdp = await page.context().newCDPSession(page);
+  try {
+    const { root } = await cdp.send('DOM.getDocument', { depth: 0 });
+    const { nodeId } = await cdp.send('DOM.querySelector', { nodeId: root.nodeId, selector: '#count' });
+    const { node } = await cdp.send('DOM.describeNode', { nodeId });
+    const { nodes } = await cdp.send('Accessibility.getFullAXTree');
+    const byId = new Map(nodes.map((n) => [n.nodeId, n]));
+    const start = nodes.find((n) => n.backendDOMNodeId === node.backendNodeId);
+    must(start, 'the pick count is not in the accessibility tree');
+    const text = [];
+    const walk = (n) => {
+      if (n.role && n.role.value === 'StaticText' && n.name) text.push(n.name.value);
+      for (const c of n.childIds || []) if (byId.has(c)) walk(byId.get(c));
+    };
+    walk(start);
+    return text.join('');
+  } finally {
+    await cdp.detach();
+  }
+}
+
+async function waitPost(page, act) {
+  const posted = page.waitForResponse((r) => r.request().method() === 'POST' && r.url().includes('/review/'), { timeout: 20000 });
+  await act();
+  const resp = await posted;
+  await page.waitForLoadState('load');
+  return resp.status();
+}
+
+// longList: the actions stay in view at load and after scrolling; a filter
+// (Enter in the search box) keeps an earlier pick, which is then sent with
+// a pick among the matches; the live count follows every tap; the receipt
+// names both.
+async function longList(f, page) {
+  await page.goto(base + f.url);
+  if (f.viewport !== 'd1280') await checkTap(page);
+  await actionsInView(page, 'at load');
+  const asked = await page.locator('.asked').innerText();
+  must(asked.includes(f.asked), `"who asked" says: ${asked}`);
+  await axeCheck(page, 'the long list');
+  await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight / 2));
+  await page.waitForTimeout(150);
+  await actionsInView(page, 'after scrolling half way');
+  const first = page.locator(`input[name=option][value="${f.first}"]`);
+  await first.scrollIntoViewIfNeeded();
+  await tapTo(first);
+  let n = await liveCount(page);
+  must(n.startsWith('1 picked'), `count after one pick: "${n}"`);
+  await page.locator('#q').fill(f.query);
+  let st = await waitPost(page, () => page.locator('#q').press('Enter'));
+  must(st === 200, `filter status ${st}`);
+  must(await page.locator(`input[name=option][value="${f.first}"]`).isChecked(), 'the earlier pick was lost by the filter');
+  const shown = await page.locator('input[name=option]').count();
+  must(shown === f.shown + 1, `${shown} controls after the filter, want ${f.shown} matches + the kept pick`);
+  n = await liveCount(page);
+  must(n.startsWith('1 picked') && n.includes(f.rule), `count after the filter: "${n}"`);
+  await actionsInView(page, 'after the filter');
+  await axeCheck(page, 'the filtered list');
+  const second = page.locator(`input[name=option][value="${f.second}"]`);
+  await tapTo(second);
+  n = await liveCount(page);
+  must(n.startsWith('2 picked'), `count after the second pick: "${n}"`);
+  st = await submit(page, 'submitted');
+  must(st === 200, `submit status ${st}`);
+  must((await heading(page)) === 'Selection sent', `heading ${await heading(page)}`);
+  const receipt = await page.locator('dl.receipt').innerText();
+  for (const want of f.receipt) must(receipt.includes(want), `receipt lacks "${want}": ${receipt}`);
+  await axeCheck(page, 'the receipt');
+  return { shown, receipt: receipt.slice(0, 200) };
+}
+
+// comment: a decision with a comment; the receipt shows it.
+async function comment(f, page) {
+  await page.goto(base + f.url);
+  if (f.index !== undefined) await tapTo(page.locator('input[name=option]').nth(f.index));
+  await page.locator('#comment').fill(f.comment);
+  const st = await submit(page, f.decision);
+  must(st === 200, `status ${st}`);
+  must((await heading(page)) === f.expect, `heading ${await heading(page)}`);
+  const receipt = await page.locator('dl.receipt').innerText();
+  for (const want of [...(f.receipt || []), f.comment.trim()]) must(receipt.includes(want), `receipt lacks "${want}": ${receipt}`);
+  await axeCheck(page, 'the receipt');
+  return { receipt: receipt.slice(0, 300) };
+}
+
+// markdown: the message's Markdown renders; its raw HTML shows as text.
+async function markdown(f, page) {
+  await page.goto(base + f.url);
+  const m = await page.evaluate(() => {
+    const el = document.querySelector('header .message');
+    const q = (s) => el.querySelectorAll(s).length;
+    return {
+      strong: q('strong'), em: q('em'), code: q('code'), li: q('li'), pre: q('pre'),
+      links: [...el.querySelectorAll('a')].map((a) => a.getAttribute('href')),
+      bad: q('b, img, script, iframe, h1, h2, h3, style, input, form'),
+      text: el.textContent,
+    };
+  });
+  must(m.strong >= 1 && m.em >= 1 && m.code >= 1 && m.li >= 2 && m.pre === 1, `markdown not rendered: ${JSON.stringify(m)}`);
+  must(JSON.stringify(m.links) === JSON.stringify(f.links), `links ${JSON.stringify(m.links)}, want ${JSON.stringify(f.links)}`);
+  must(m.bad === 0, `raw HTML became markup: ${JSON.stringify(m)}`);
+  for (const t of f.text) must(m.text.includes(t), `message text lacks ${JSON.stringify(t)}: ${m.text}`);
+  await axeCheck(page, 'the Markdown message');
+  return { links: m.links };
+}
+
+// context: the whole context is visible: no inner scroll box, no sideways
+// scroll, no JSON escapes of & < >.
+async function context(f, page) {
+  await page.goto(base + f.url);
+  const c = await page.evaluate(() => {
+    const pre = document.querySelector('pre.json');
+    const cs = getComputedStyle(pre);
+    return { sh: pre.scrollHeight, ch: pre.clientHeight, sw: pre.scrollWidth, cw: pre.clientWidth, overflow: cs.overflowY, maxH: cs.maxHeight, text: pre.textContent, pageOverflow: document.documentElement.scrollWidth - innerWidth };
+  });
+  must(c.sh <= c.ch + 1 && c.sw <= c.cw + 1, `context clipped: ${JSON.stringify({ ...c, text: undefined })}`);
+  must(c.maxH === 'none' && c.pageOverflow <= 0, `context box: ${JSON.stringify({ ...c, text: undefined })}`);
+  must(!/\\u00(26|3c|3e)/i.test(c.text), 'the context shows JSON escapes');
+  for (const t of f.text) must(c.text.includes(t), `context lacks ${JSON.stringify(t)}`);
+  must(c.text.length >= f.minChars, `context shows ${c.text.length} characters`);
+  await axeCheck(page, 'the context');
+  return { chars: c.text.length, height: c.ch };
+}
+
+// rowsFit: on a phone the rows frame gets most of each row; each control is
+// named by its option's label; each Details link is a 44 px target.
+async function rowsFit(f, page) {
+  await page.goto(base + f.url);
+  await checkTap(page);
+  const g = await page.evaluate(() => {
+    const list = document.querySelector('.tlist');
+    const frame = list.querySelector('iframe.rows').getBoundingClientRect();
+    const li = list.querySelector('li').getBoundingClientRect();
+    const more = [...list.querySelectorAll('a.more')].map((a) => { const r = a.getBoundingClientRect(); return [r.width, r.height]; });
+    return { list: list.getBoundingClientRect().width, frame: frame.width, controls: li.width, more };
+  });
+  must(g.frame / g.list >= f.minShare, `the rows frame has ${Math.round(100 * g.frame / g.list)}% of the row: ${JSON.stringify(g)}`);
+  must(g.more.length === f.labels.length && g.more.every(([w, h]) => w >= 44 && h >= 44), `Details targets: ${JSON.stringify(g.more)}`);
+  for (const name of f.labels) {
+    const n = await page.getByRole(f.role, { name, exact: true }).count();
+    must(n === 1, `no ${f.role} named ${JSON.stringify(name)}`);
+  }
+  await axeCheck(page, 'the templated list');
+  return { share: +(g.frame / g.list).toFixed(2) };
+}
+
+const flows = { pickOne, multi, decline, approve, decided, expired, xss, axe, screenshot, measure, longList, comment, markdown, context, rowsFit };
 
 for (const f of plan.flows) {
   const t = Date.now();
