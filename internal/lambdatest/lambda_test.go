@@ -83,6 +83,7 @@ type stack struct {
 	keys      map[string]string // principal -> API key
 	sm        *lambdatest.SecretsManager
 	keyStore  apikey.Store // the API keys in the stack's table
+	table     string
 }
 
 type stackOptions struct {
@@ -97,7 +98,7 @@ func newStack(t *testing.T, o stackOptions) *stack {
 	paths := bootstraps(t)
 	db := dynamotest.Client(dynamotest.Endpoint(t))
 	table := dynamotest.Table(t, db)
-	s := &stack{fn: map[string]*lambdatest.Function{}, enforcers: map[string]*lambdatest.Enforcer{}, keys: map[string]string{}, keyStore: dynamokeys.New(db, table)}
+	s := &stack{fn: map[string]*lambdatest.Function{}, enforcers: map[string]*lambdatest.Enforcer{}, keys: map[string]string{}, keyStore: dynamokeys.New(db, table), table: table}
 	for _, p := range []string{"alice", "bob"} {
 		key, _, err := apikey.Create(context.Background(), s.keyStore, apikey.CreateOptions{Principal: p})
 		if err != nil {

@@ -42,11 +42,12 @@ type hooks struct {
 	flaky   bool                // /flaky refuses while true
 	got     map[string][]string // path -> delivery ids, every attempt
 	events  map[string]elicitation.Event
+	links   map[string]string // delivery id -> reviewUrl
 	badSigs int
 }
 
 func newHooks(t *testing.T) *hooks {
-	h := &hooks{flaky: true, got: map[string][]string{}, events: map[string]elicitation.Event{}}
+	h := &hooks{flaky: true, got: map[string][]string{}, events: map[string]elicitation.Event{}, links: map[string]string{}}
 	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		h.mu.Lock()
@@ -59,6 +60,9 @@ func newHooks(t *testing.T) *hooks {
 		id := r.Header.Get(notify.HeaderDelivery)
 		h.got[r.URL.Path] = append(h.got[r.URL.Path], id)
 		h.events[id] = elicitation.Event(r.Header.Get(notify.HeaderEvent))
+		var n elicitation.Notice
+		_ = json.Unmarshal(body, &n)
+		h.links[id] = n.ReviewURL
 		if r.URL.Path == "/flaky" && h.flaky {
 			http.Error(w, "busy", http.StatusServiceUnavailable)
 		}
@@ -128,6 +132,27 @@ func streamRecords(t *testing.T, table string) events.DynamoDBEvent {
 	return ev
 }
 
+// startNotify runs the notify function's bootstrap under the emulator on
+// table, behind its template.yaml IAM policy, with the targets of doc and
+// their secret (HOOK_SECRET) from a Secrets Manager stand-in.
+func startNotify(t *testing.T, table, doc string) *lambdatest.Function {
+	t.Helper()
+	sm := lambdatest.NewSecretsManager(t, notifySecretARN, `{"HOOK_SECRET":"`+hookSecret+`"}`)
+	enforcer := lambdatest.NewEnforcer(t, "NotifyFunction", lambdatest.Policies(t)["NotifyFunction"], dynamotest.Endpoint(t))
+	t.Cleanup(func() {
+		for _, d := range enforcer.Denied() {
+			t.Errorf("IAM would refuse a call of the notify function: %s", d)
+		}
+	})
+	boot := lambdatest.Build(t, "NotifyFunction", filepath.Join(t.TempDir(), "notify"))
+	return lambdatest.Start(t, "NotifyFunction", boot, 60*time.Second,
+		"ELICITATION_TABLE="+table, "ELICITATION_LOG_LEVEL=debug",
+		"ELICITATION_NOTIFY_CONFIG="+doc, "ELICITATION_NOTIFY_SECRET_ARN="+notifySecretARN,
+		"AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=dummy", "AWS_SECRET_ACCESS_KEY=dummy", "AWS_SESSION_TOKEN=dummy",
+		"AWS_ENDPOINT_URL_DYNAMODB="+enforcer.URL, "AWS_ENDPOINT_URL_SECRETS_MANAGER="+sm.URL,
+	)
+}
+
 // TestNotifyFunctionOnStream runs the notify function's bootstrap under the
 // Lambda emulator, behind its template.yaml IAM policy, on stream records
 // read from DynamoDB Local: the created notices of two requests, one to a
@@ -142,20 +167,7 @@ func TestNotifyFunctionOnStream(t *testing.T) {
 	doc := `{"targets":{` +
 		`"ops":{"type":"webhook","url":"` + h.srv.URL + `/ok","secret":"${HOOK_SECRET}","events":["created","expired"]},` +
 		`"flaky":{"type":"webhook","url":"` + h.srv.URL + `/flaky","secret":"${HOOK_SECRET}"}}}`
-	sm := lambdatest.NewSecretsManager(t, notifySecretARN, `{"HOOK_SECRET":"`+hookSecret+`"}`)
-	enforcer := lambdatest.NewEnforcer(t, "NotifyFunction", lambdatest.Policies(t)["NotifyFunction"], dynamotest.Endpoint(t))
-	t.Cleanup(func() {
-		for _, d := range enforcer.Denied() {
-			t.Errorf("IAM would refuse a call of the notify function: %s", d)
-		}
-	})
-	boot := lambdatest.Build(t, "NotifyFunction", filepath.Join(t.TempDir(), "notify"))
-	fn := lambdatest.Start(t, "NotifyFunction", boot, 60*time.Second,
-		"ELICITATION_TABLE="+table, "ELICITATION_LOG_LEVEL=debug",
-		"ELICITATION_NOTIFY_CONFIG="+doc, "ELICITATION_NOTIFY_SECRET_ARN="+notifySecretARN,
-		"AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=dummy", "AWS_SECRET_ACCESS_KEY=dummy", "AWS_SESSION_TOKEN=dummy",
-		"AWS_ENDPOINT_URL_DYNAMODB="+enforcer.URL, "AWS_ENDPOINT_URL_SECRETS_MANAGER="+sm.URL,
-	)
+	fn := startNotify(t, table, doc)
 
 	// The MCP function's side: requests created over the same table, their
 	// notices written by the creation's transaction (routing only: the
@@ -273,4 +285,45 @@ func TestNotifyFunctionOnStream(t *testing.T) {
 		t.Errorf("bad signatures %d; expired notice's event %q", h.badSigs, h.events[expired])
 	}
 	h.mu.Unlock()
+}
+
+// TestNotificationsOnAWS is the whole path on the deployed functions: an
+// agent creates an approval through the MCP function and the reviewer
+// decides through the review and submit functions, each behind its IAM
+// policy and reading the targets' document without its secret; the notify
+// function, fed the table's stream, sends the created notice with the
+// review URL the agent got and the decided notice, each once.
+func TestNotificationsOnAWS(t *testing.T) {
+	h := newHooks(t)
+	doc := `{"defaults":["ops"],"targets":{"ops":{"type":"webhook","url":"` + h.srv.URL + `/ok","secret":"${HOOK_SECRET}","events":["created","decided","expired"]}}}`
+	s := newStack(t, stackOptions{allEnv: []string{"ELICITATION_NOTIFY_CONFIG=" + doc}})
+	fn := startNotify(t, s.table, doc)
+	created := mustTool(t, s.fn["mcp"], event(t, "mcp-elicit-approval", phKey, s.keys["alice"]))
+	id, key := reviewParts(t, created.ReviewURL)
+	page, _ := s.fn["review"].Invoke(t, event(t, "review-get", phID, id, phRKey, key))
+	if page.StatusCode != 200 {
+		t.Fatalf("review page: %d", page.StatusCode)
+	}
+	sub, _ := s.fn["submit"].Invoke(t, event(t, "submit-valid", phID, id, phRKey, key, phToken, pageToken(t, page.Body)))
+	if sub.StatusCode != 200 {
+		t.Fatalf("submission: %d\n%.2000s", sub.StatusCode, sub.Body)
+	}
+	b, _ := json.Marshal(streamRecords(t, s.table))
+	out, _ := fn.InvokeRaw(t, b)
+	var resp events.DynamoDBEventResponse
+	if err := json.Unmarshal(out, &resp); err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("stream batch: %s", out)
+	}
+	want := []string{elicitation.DeliveryID(id, elicitation.EventCreated, "ops"), elicitation.DeliveryID(id, elicitation.EventDecided, "ops")}
+	if got := h.attempts("/ok"); len(got) != 2 || !slices.Contains(got, want[0]) || !slices.Contains(got, want[1]) {
+		t.Fatalf("the target got %v, want the created and decided notices %v once each", got, want)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.events[want[0]] != elicitation.EventCreated || h.events[want[1]] != elicitation.EventDecided || h.badSigs != 0 {
+		t.Errorf("events %v, bad signatures %d", h.events, h.badSigs)
+	}
+	if h.links[want[0]] != created.ReviewURL {
+		t.Errorf("the created notice links %q, want the agent's review URL %q", h.links[want[0]], created.ReviewURL)
+	}
 }
