@@ -4,9 +4,13 @@ package lambdatest_test
 
 import (
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"testing"
 
+	"github.com/mcp-elicitation/elicitation/internal/conformancetest"
 	"github.com/mcp-elicitation/elicitation/internal/lambdatest"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools/pushtest"
 )
@@ -34,5 +38,32 @@ func TestErasOnLambda(t *testing.T) {
 		MCPURL:          gw.URL + "/mcp",
 		Header:          http.Header{"Authorization": {"Bearer " + s.keys["alice"]}},
 		SessionlessPush: true,
+	})
+}
+
+// TestConformanceOnLambda runs the official MCP conformance suite against
+// the MCP function under the emulator, behind the API Gateway stand-in,
+// with an API key (the suite's client sends no Authorization header: the
+// gateway adds alice's). The stateless function has no sessions, by design.
+func TestConformanceOnLambda(t *testing.T) {
+	var s *stack
+	gw := lambdatest.Gateway(t, func(_, path string) (string, *lambdatest.Function) {
+		if path == "/mcp" {
+			return "ANY /mcp", s.fn["mcp"]
+		}
+		return "", nil
+	})
+	s = newStack(t, stackOptions{})
+	authed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Set("Authorization", "Bearer "+s.keys["alice"])
+		u, _ := url.Parse(gw.URL)
+		httputil.NewSingleHostReverseProxy(u).ServeHTTP(w, r)
+	}))
+	t.Cleanup(authed.Close)
+	const whySession = "the stateless function has no sessions, by design"
+	conformancetest.Run(t, authed.URL+"/mcp", []conformancetest.Scenario{
+		{Name: "server-initialize"}, {Name: "logging-set-level"}, {Name: "ping"}, {Name: "tools-list"}, {Name: "prompts-list"},
+		{Name: "server-sse-multiple-streams", Known: map[string]string{"server-sse-multiple-streams-session": whySession}},
+		{Name: "server-sse-polling", Known: map[string]string{"server-sse-polling-session": whySession}},
 	})
 }
