@@ -3,6 +3,7 @@ package proxy_test
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -191,5 +192,22 @@ func TestEverythingEnvironment(t *testing.T) {
 				t.Errorf("the proxy's own variable reached the upstream: %v, want %v", got, tt.inherit)
 			}
 		})
+	}
+}
+
+// TestEverythingScriptURL: an upstream.url naming a server script, as the
+// original's configurations may (FastMCP runs it on stdio), runs it.
+func TestEverythingScriptURL(t *testing.T) {
+	_, script := everything(t)
+	js, err := filepath.EvalSymlinks(script)
+	if err != nil || !strings.HasSuffix(js, ".js") {
+		t.Fatalf("the reference server's script: %q %v", js, err)
+	}
+	p := startProxy(t, fmt.Sprintf("upstream:\n  url: %q\n", js))
+	if res := callTool(t, connect(t, p, downstreams[0], nil, nil), "echo", map[string]any{"message": "from a script url"}); text(res) != "Echo: from a script url" {
+		t.Errorf("echo: %s", text(res))
+	}
+	if p.UpstreamPID() == 0 {
+		t.Error("no stdio child for a script url")
 	}
 }

@@ -253,6 +253,27 @@ func (p *Proxy) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) er
 	return upstreamError(cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}))
 }
 
+// resubscribe renews the downstream sessions' subscriptions on a new
+// upstream session (after a reconnection); on the first one there are
+// none. It runs with every list refresh, which repeats a subscription the
+// upstream already has: subscribing twice is harmless.
+func (p *Proxy) resubscribe(ctx context.Context) {
+	p.subs.mu.Lock()
+	defer p.subs.mu.Unlock()
+	if len(p.subs.count) == 0 {
+		return
+	}
+	cs, err := p.up.Session()
+	if err != nil {
+		return
+	}
+	for uri := range p.subs.count {
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+			p.logger.Warn("renewing a resource subscription upstream failed", "error", err)
+		}
+	}
+}
+
 type listKind int
 
 const (

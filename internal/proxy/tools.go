@@ -69,6 +69,7 @@ func (p *Proxy) upstreamToolsChanged() {
 		if err := p.refreshTools(ctx); err != nil {
 			p.logger.Error("refreshing the upstream tool list failed", "error", err)
 		}
+		p.resubscribe(ctx)
 	}()
 }
 

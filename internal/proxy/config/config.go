@@ -69,7 +69,9 @@ type Proxy struct {
 // Command is set.
 type Upstream struct {
 	// URL is a streamable HTTP endpoint, or a legacy SSE endpoint when its
-	// path ends in /sse.
+	// path ends in /sse. A url naming a .py or .js server script, as the
+	// original accepts, loads as Command python3 or node with the script
+	// as its argument.
 	URL string
 	// Command, Args and Env start a stdio child process. The child gets a
 	// safe default environment plus Env, or the proxy's whole environment
@@ -373,8 +375,11 @@ func (d *decoder) upstream(n *yaml.Node, path string, u *Upstream) error {
 				return err
 			}
 			pu, err := url.Parse(u.URL)
+			if err == nil && pu.Scheme == "" && scriptCommand(u.URL) != "" {
+				return nil // a server script, as the original's FastMCP runs one
+			}
 			if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-				return errAt(v, p, fmt.Sprintf("%q is not an http:// or https:// URL", u.URL))
+				return errAt(v, p, fmt.Sprintf("%q is not an http:// or https:// URL (or a .py or .js server script)", u.URL))
 			}
 			return nil
 		},
@@ -415,10 +420,30 @@ func (d *decoder) upstream(n *yaml.Node, path string, u *Upstream) error {
 			}
 		}
 	}
+	if c := scriptCommand(u.URL); c != "" && !strings.Contains(u.URL, "://") {
+		// The original hands url to FastMCP, which runs a .py or .js
+		// path as a stdio server: so does the port, with python3 or node.
+		if u.Command != "" {
+			return errAt(n, path, "set exactly one of url and command, not both")
+		}
+		u.Command, u.Args, u.URL = c, []string{u.URL}, ""
+	}
 	if u.Args == nil {
 		u.Args = []string{}
 	}
 	return nil
+}
+
+// scriptCommand is the interpreter for a server script named as a url, or
+// "" when it names none.
+func scriptCommand(target string) string {
+	switch {
+	case strings.HasSuffix(target, ".py"):
+		return "python3"
+	case strings.HasSuffix(target, ".js"):
+		return "node"
+	}
+	return ""
 }
 
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

@@ -113,7 +113,7 @@ func TestParseErrors(t *testing.T) {
 		{"blank command", "upstream:\n  command: \"  \"\n", "2: upstream.command: must not be blank"},
 		{"null name", "proxy:\n  name:\nupstream:\n  command: node\n", "2: proxy.name: must be a string, not empty"},
 		{"number name", "proxy:\n  name: 12\nupstream:\n  command: node\n", "2: proxy.name: must be a string, not a number"},
-		{"bad url", "upstream:\n  url: localhost:8001\n", `2: upstream.url: "localhost:8001" is not an http:// or https:// URL`},
+		{"bad url", "upstream:\n  url: localhost:8001\n", `2: upstream.url: "localhost:8001" is not an http:// or https:// URL (or a .py or .js server script)`},
 		{"args not list", "upstream:\n  command: node\n  args: a b\n", "3: upstream.args: must be a list, not a string"},
 		{"arg a mapping", "upstream:\n  command: node\n  args:\n    - {a: 1}\n", "4: upstream.args[0]: must be a string, not a mapping"},
 		{"env number", "upstream:\n  command: node\n  env:\n    PORT: 3001\n", "4: upstream.env.PORT: must be a string (quote numbers and booleans)"},

@@ -275,3 +275,27 @@ func TestSSEURL(t *testing.T) {
 		}
 	}
 }
+
+// TestOriginalScriptURL: the original's tests point upstream.url at a
+// server script, which FastMCP runs on stdio; the port runs it with
+// python3 or node.
+func TestOriginalScriptURL(t *testing.T) {
+	for url, want := range map[string]Upstream{
+		"/tmp/upstream_server.py": {Command: "python3", Args: []string{"/tmp/upstream_server.py"}},
+		"server.js":               {Command: "node", Args: []string{"server.js"}},
+	} {
+		cfg := mustParse(t, "upstream:\n  url: "+url+"\n")
+		if !reflect.DeepEqual(cfg.Upstream, want) {
+			t.Errorf("url %s: %#v", url, cfg.Upstream)
+		}
+	}
+	for _, y := range []string{
+		"upstream:\n  url: server.py\n  command: node\n",
+		"upstream:\n  url: server.py\n  args: [x]\n",
+		"upstream:\n  url: ftp://h/server.py\n",
+	} {
+		if _, err := Parse([]byte(y)); err == nil {
+			t.Errorf("%q loaded", y)
+		}
+	}
+}
