@@ -10,10 +10,11 @@ import (
 // each asks for. Package notify implements it from the operator's
 // configuration.
 type Notifications interface {
-	// Targets returns the targets a new request notifies: the defaults,
-	// then names, without repeats. A name that is not configured gives an
-	// *Error with CodeInvalidArgument on the field "notify".
-	Targets(names []string) ([]string, error)
+	// Targets returns the targets a new request of owner notifies: the
+	// defaults, the owner's own targets, then names, without repeats. A
+	// name that is not configured gives an *Error with CodeInvalidArgument
+	// on the field "notify".
+	Targets(owner string, names []string) ([]string, error)
 	// Wants reports whether target asks for ev.
 	Wants(target string, ev Event) bool
 	// Queued is called after deliveries were committed, so that a
@@ -62,14 +63,14 @@ func quoteList(names []string) string {
 }
 
 // targets resolves a request's notify names.
-func (s *Service) targets(names []string) ([]string, error) {
+func (s *Service) targets(owner string, names []string) ([]string, error) {
 	if s.notify == nil {
 		if len(names) > 0 {
 			return nil, UnknownTarget(names[0], nil)
 		}
 		return nil, nil
 	}
-	return s.notify.Targets(names)
+	return s.notify.Targets(owner, names)
 }
 
 // createdOutbox is what a new request's creation writes to the outbox: the

@@ -17,8 +17,11 @@ import (
 // event, "chat" asks for created and decided only.
 type targets struct{ queued atomic.Int32 }
 
-func (*targets) Targets(names []string) ([]string, error) {
+func (*targets) Targets(owner string, names []string) ([]string, error) {
 	out := []string{"ops"}
+	if owner != "alice" {
+		return nil, elicitation.UnknownTarget("owner "+owner, nil)
+	}
 	for _, n := range names {
 		if n != "ops" && n != "chat" {
 			return nil, elicitation.UnknownTarget(n, []string{"chat", "ops"})

@@ -128,14 +128,14 @@ func (s *Service) create(ctx context.Context, principal string, kind Kind, p Pay
 			return Created{}, err
 		}
 	}
-	targets, err := s.targets(n.Targets)
+	if principal == "" {
+		principal = Anonymous
+	}
+	targets, err := s.targets(principal, n.Targets)
 	if err != nil {
 		return Created{}, err
 	}
 	p.Notify = targets
-	if principal == "" {
-		principal = Anonymous
-	}
 	key, hash := NewReviewKey()
 	p.ReviewKeyHash = hash
 	now := s.now().UTC()

@@ -31,6 +31,9 @@ type Config struct {
 	Defaults []string `yaml:"defaults"`
 	// Targets by name; agents name them in notify.
 	Targets map[string]TargetConfig `yaml:"targets"`
+	// Owners are the targets every request of a principal (an API key's
+	// principal, or "anonymous") notifies: how the agent's owner is told.
+	Owners map[string][]string `yaml:"owners"`
 	// Email configures how e-mail targets send.
 	Email EmailConfig `yaml:"email"`
 }
@@ -176,11 +179,7 @@ func ParseRouting(doc []byte) (*Targets, error) {
 			errs = append(errs, err)
 		}
 	}
-	for _, d := range c.Defaults {
-		if _, ok := c.Targets[d]; !ok {
-			errs = append(errs, fmt.Errorf("defaults names %q, which is not a target", d))
-		}
-	}
+	errs = append(errs, c.checkNames()...)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -196,12 +195,31 @@ func (c Config) Validate() error {
 			errs = append(errs, err)
 		}
 	}
+	errs = append(errs, c.checkNames()...)
+	return errors.Join(errs...)
+}
+
+// checkNames checks that defaults and owners name targets.
+func (c Config) checkNames() []error {
+	var errs []error
 	for _, d := range c.Defaults {
 		if _, ok := c.Targets[d]; !ok {
 			errs = append(errs, fmt.Errorf("defaults names %q, which is not a target", d))
 		}
 	}
-	return errors.Join(errs...)
+	owners := make([]string, 0, len(c.Owners))
+	for o := range c.Owners {
+		owners = append(owners, o)
+	}
+	sort.Strings(owners)
+	for _, o := range owners {
+		for _, n := range c.Owners[o] {
+			if _, ok := c.Targets[n]; !ok {
+				errs = append(errs, fmt.Errorf("owners: %q names %q, which is not a target", o, n))
+			}
+		}
+	}
+	return errs
 }
 
 // Names lists the targets' names in order.

@@ -11,6 +11,8 @@ import (
 
 const sampleConfig = `
 defaults: [oncall]
+owners:
+  deploy-bot: [audit]
 targets:
   oncall:
     type: slack
@@ -49,10 +51,13 @@ func TestParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := tg.Targets([]string{"phone", "oncall"}); err != nil || !slices.Equal(got, []string{"oncall", "phone"}) {
+	if got, err := tg.Targets("alice", []string{"phone", "oncall"}); err != nil || !slices.Equal(got, []string{"oncall", "phone"}) {
 		t.Errorf("Targets = %v, %v; want the default, then the named, once each", got, err)
 	}
-	_, err = tg.Targets([]string{"https://evil.example"})
+	if got, err := tg.Targets("deploy-bot", []string{"phone", "audit"}); err != nil || !slices.Equal(got, []string{"oncall", "audit", "phone"}) {
+		t.Errorf("deploy-bot's Targets = %v, %v; want the default, the owner's, then the named", got, err)
+	}
+	_, err = tg.Targets("alice", []string{"https://evil.example"})
 	if elicitation.CodeOf(err) != elicitation.CodeInvalidArgument || !strings.Contains(err.Error(), `the targets are "approvers", "audit", "oncall", "phone"`) {
 		t.Errorf("unknown name: %v", err)
 	}
@@ -85,6 +90,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad recipient", `{targets: {a: {type: email, to: [nobody]}}, email: {from: a@b.c, smtp: {addr: "h:25"}}}`, `to: "nobody" is not an e-mail address`},
 		{"no transport", `{targets: {a: {type: email, to: [x@y.z]}}, email: {from: a@b.c}}`, "email.smtp.addr"},
 		{"unknown default", `{defaults: [ops], targets: {a: {type: slack, url: "https://x.example"}}}`, `defaults names "ops"`},
+		{"unknown owner target", `{owners: {bob: [ops]}, targets: {a: {type: slack, url: "https://x.example"}}}`, `owners: "bob" names "ops"`},
 		{"unset reference", `targets: {a: {type: slack, url: "${NOPE}"}}`, `${NOPE} is not set`},
 		{"secret not echoed", `targets: {a: {type: webhook, url: "not a url", secret: "s3cr3t-s3cr3t-s3cr3t"}}`, `url must be an absolute`},
 	} {
@@ -108,7 +114,7 @@ func TestParseRouting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := tg.Targets([]string{"approvers"}); err != nil || !slices.Equal(got, []string{"oncall", "approvers"}) {
+	if got, err := tg.Targets("deploy-bot", []string{"approvers"}); err != nil || !slices.Equal(got, []string{"oncall", "audit", "approvers"}) {
 		t.Errorf("Targets = %v, %v", got, err)
 	}
 	if !tg.Wants("audit", elicitation.EventExpired) || tg.Wants("audit", elicitation.EventCreated) {

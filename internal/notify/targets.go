@@ -72,8 +72,13 @@ func (t *Targets) Sender(name string) (Sender, bool) {
 }
 
 // Targets implements elicitation.Notifications.
-func (t *Targets) Targets(names []string) ([]string, error) {
+func (t *Targets) Targets(owner string, names []string) ([]string, error) {
 	out := slices.Clone(t.cfg.Defaults)
+	for _, n := range t.cfg.Owners[owner] {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
 	for _, n := range names {
 		if _, ok := t.cfg.Targets[n]; !ok {
 			return nil, elicitation.UnknownTarget(n, t.names)
