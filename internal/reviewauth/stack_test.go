@@ -54,7 +54,6 @@ type stack struct {
 	clock     *clock
 	keys      *pagetoken.Keyring
 	instances []*instance
-	log       strings.Builder
 }
 
 // newStack starts the provider and one review server per store handle
