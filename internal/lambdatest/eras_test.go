@@ -3,12 +3,14 @@
 package lambdatest_test
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/conformancetest"
 	"github.com/mcp-elicitation/elicitation/internal/lambdatest"
@@ -66,4 +68,40 @@ func TestConformanceOnLambda(t *testing.T) {
 		{Name: "server-sse-multiple-streams", Known: map[string]string{"server-sse-multiple-streams-session": whySession}},
 		{Name: "server-sse-polling", Known: map[string]string{"server-sse-polling-session": whySession}},
 	})
+}
+
+// TestListenOnLambda: a 2026-07-28 subscriptions/listen (which a client
+// opens only where listChanged is advertised, and this server advertises
+// none) is answered and ended at once by the MCP function: it does not
+// hold the invocation to its timeout.
+func TestListenOnLambda(t *testing.T) {
+	var s *stack
+	gw := lambdatest.Gateway(t, func(_, path string) (string, *lambdatest.Function) {
+		if path == "/mcp" {
+			return "ANY /mcp", s.fn["mcp"]
+		}
+		return "", nil
+	})
+	s = newStack(t, stackOptions{})
+	const listen = `{"jsonrpc":"2.0","id":7,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true,"promptsListChanged":true},"_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"x","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
+	req, _ := http.NewRequest(http.MethodPost, gw.URL+"/mcp", strings.NewReader(listen))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "subscriptions/listen")
+	req.Header.Set("Authorization", "Bearer "+s.keys["alice"])
+	start := time.Now()
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.Contains(string(body), `"id":7,"result":{"resultType":"complete"`) {
+		t.Fatalf("listen answered %d %q, want its result", res.StatusCode, body)
+	}
+	// The function's own report: the invocation ended, far from its 28 s.
+	if ds := s.fn["mcp"].Durations(); len(ds) == 0 || ds[len(ds)-1] > 10*time.Second {
+		t.Errorf("invocation durations %v (round trip %v)", ds, time.Since(start))
+	}
 }

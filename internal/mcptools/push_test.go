@@ -2,9 +2,11 @@ package mcptools_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -109,4 +111,42 @@ func text(res *mcp.CallToolResult) string {
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// ListenRequest is a 2026-07-28 subscriptions/listen request, as a go-sdk
+// client sends it when a server advertises listChanged.
+const ListenRequest = `{"jsonrpc":"2.0","id":7,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true,"promptsListChanged":true},"_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"x","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
+
+// TestNoListenStream: nothing on this server changes, so listChanged is
+// false (no 2026-07-28 client opens a listen stream), and a listen request
+// sent anyway is answered and ended at once, on the default and on the
+// stateless (Lambda) handler, instead of being held open.
+func TestNoListenStream(t *testing.T) {
+	for _, stateless := range []bool{false, true} {
+		e := newEnv(t, envOptions{stateless: stateless})
+		cs := e.connect(t, proto20260728, "")
+		caps := cs.InitializeResult().Capabilities
+		if caps.Tools == nil || caps.Tools.ListChanged || caps.Prompts != nil && caps.Prompts.ListChanged {
+			t.Errorf("stateless=%v: capabilities advertise listChanged: tools %+v prompts %+v", stateless, caps.Tools, caps.Prompts)
+		}
+		req, _ := http.NewRequest(http.MethodPost, e.servers[0].URL+"/mcp", strings.NewReader(ListenRequest))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", proto20260728)
+		req.Header.Set("Mcp-Method", "subscriptions/listen")
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		res, err := http.DefaultClient.Do(req.WithContext(ctx))
+		if err != nil {
+			cancel()
+			t.Fatalf("stateless=%v: %v", stateless, err)
+		}
+		body, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		cancel()
+		// The SDK acknowledges no subscription and completes the request:
+		// the stream ends at once.
+		if err != nil || !strings.Contains(string(body), `"notifications":{}`) || !strings.Contains(string(body), `"id":7,"result":{"resultType":"complete"`) {
+			t.Errorf("stateless=%v: listen answered %d %q (%v), want it acknowledged with no subscription and complete at once", stateless, res.StatusCode, body, err)
+		}
+	}
 }

@@ -28,7 +28,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
@@ -138,16 +137,17 @@ func New(opts Options) *Server {
 	s.mcp = mcp.NewServer(impl, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       s.log,
-		// The tool and prompt lists never change: saying so keeps 2026-07-28 clients
-		// from opening a subscriptions/listen stream, which a stateless
-		// deployment (a Lambda invocation) could only hold to its timeout.
+		// The tool and prompt lists never change: saying so keeps 2026-07-28
+		// clients from opening a subscriptions/listen stream, which a
+		// stateless deployment (a Lambda invocation) could only hold to its
+		// timeout; one sent anyway is acknowledged with no subscription and
+		// completed at once (TestNoListenStream).
 		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{}, Prompts: &mcp.PromptCapabilities{}},
 	})
 	for _, t := range s.tools() {
 		s.mcp.AddTool(t.tool, t.handler)
 	}
 	s.addPrompts()
-	s.mcp.AddReceivingMiddleware(refuseListen)
 	getServer := func(*http.Request) *mcp.Server { return s.mcp }
 	caps := sessionLimits(opts)
 	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
@@ -196,18 +196,6 @@ const FirstSessionlessVersion = "2026-07-28"
 // so they order as strings.
 func Sessionless(r *http.Request) bool {
 	return r.Header.Get("Mcp-Protocol-Version") >= FirstSessionlessVersion
-}
-
-// refuseListen answers subscriptions/listen at once: nothing this server
-// offers changes (listChanged is not advertised), and a listen stream on
-// a stateless deployment would hold its invocation until the timeout.
-func refuseListen(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method == "subscriptions/listen" {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "subscriptions/listen is not offered: nothing on this server changes (listChanged is false)"}
-		}
-		return next(ctx, method, req)
-	}
 }
 
 const instructions = `These tools ask a human to approve something, fill a form, or pick among options, on a web page this server renders. ` +
