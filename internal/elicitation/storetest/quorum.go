@@ -113,6 +113,24 @@ func testQuorum(t *testing.T, open Factory) {
 		}
 	})
 
+	t.Run("an approval short of the quorum tells nobody", func(t *testing.T) {
+		r := withOutbox(NewQuorum(t, 2), "ops")
+		mustCreate(t, a, r)
+		withNotices := func(v elicitation.Resolution) elicitation.Resolution {
+			v.Outbox = []elicitation.Delivery{elicitation.NewDelivery(r.State, elicitation.EventDecided, "ops", v.At, v.At)}
+			v.Withdraw = []elicitation.Delivery{delivery(t, r, elicitation.EventExpired, "ops")}
+			return v
+		}
+		if _, err := a.Resolve(ctx, r.State.ID, withNotices(vote("alice@example.com", "s1", "opt-0", time.Minute))); err != nil {
+			t.Fatal(err)
+		}
+		wantDue(t, "after one of two approvals, past expiry", b, r.State.ExpiresAt.Add(time.Hour), id(r, elicitation.EventCreated, "ops"), id(r, elicitation.EventExpired, "ops"))
+		if _, err := b.Resolve(ctx, r.State.ID, withNotices(vote("bob@example.com", "s2", "opt-0", 2*time.Minute))); err != nil {
+			t.Fatal(err)
+		}
+		wantDue(t, "after the quorum, past expiry", a, r.State.ExpiresAt.Add(time.Hour), id(r, elicitation.EventCreated, "ops"), id(r, elicitation.EventDecided, "ops"))
+	})
+
 	t.Run("approval at expiry", func(t *testing.T) {
 		r := NewQuorum(t, 2)
 		mustCreate(t, a, r)
