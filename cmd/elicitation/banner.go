@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"path/filepath"
 
 	"github.com/mcp-elicitation/elicitation/internal/hostconfig"
@@ -14,7 +16,7 @@ import (
 // configuration for the common hosts (with the Authorization header when
 // API keys are required) and who may do what on this endpoint.
 func (m *Main) PrintWelcome(w io.Writer) {
-	ep := hostconfig.Endpoint{URL: m.MCPURL, NeedsKey: m.Config.RequireAPIKey}
+	ep := hostconfig.Endpoint{URL: dialable(m.MCPURL), NeedsKey: m.Config.RequireAPIKey}
 	fmt.Fprintf(w, "\nelicitation %s is running (store: %s)\n\n", version, m.storeName())
 	fmt.Fprintf(w, "  MCP endpoint (streamable HTTP):  %s\n", m.MCPURL)
 	fmt.Fprintf(w, "  Review pages:                    %s/review/…\n\n", m.ReviewBase)
@@ -80,6 +82,20 @@ func bannerSnippet(h hostconfig.Host, ep hostconfig.Endpoint) (hostconfig.Snippe
 		}
 	}
 	return hostconfig.Snippet{}, false
+}
+
+// dialable turns a listener's URL on an unspecified address (--addr
+// :8080 or 0.0.0.0:8080, which no client can dial) into the loopback URL a
+// host on this machine uses.
+func dialable(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	if ip := net.ParseIP(u.Hostname()); ip != nil && ip.IsUnspecified() {
+		u.Host = net.JoinHostPort("127.0.0.1", u.Port())
+	}
+	return u.String()
 }
 
 func (m *Main) storeName() string {

@@ -225,3 +225,26 @@ func parseSnippet(s string) (any, error) {
 	}
 	return doc, yaml.Unmarshal([]byte(s), &doc)
 }
+
+// A server on every interface is connected to on loopback.
+func TestBannerOnAllInterfaces(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://[::]:8080/mcp":           "http://127.0.0.1:8080/mcp",
+		"http://0.0.0.0:8080/mcp":        "http://127.0.0.1:8080/mcp",
+		"http://192.168.1.20:8080/mcp":   "http://192.168.1.20:8080/mcp",
+		"http://127.0.0.1:8080/mcp":      "http://127.0.0.1:8080/mcp",
+		"http://[2001:db8::1]:26001/mcp": "http://[2001:db8::1]:26001/mcp",
+	} {
+		if got := dialable(in); got != want {
+			t.Errorf("dialable(%s) = %s, want %s", in, got, want)
+		}
+	}
+	m := start(t, "--data-dir", t.TempDir(), "--addr", ":0")
+	var banner bytes.Buffer
+	m.PrintWelcome(&banner)
+	for _, e := range bannerEntries(t, banner.String()) {
+		if _, err := connectAs(t, e, ""); err != nil {
+			t.Fatalf("the banner's configuration does not connect: %v\n%v", err, e)
+		}
+	}
+}
