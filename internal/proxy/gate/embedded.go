@@ -31,6 +31,8 @@ type Embedded struct {
 
 	servers []*http.Server
 	tmp     string
+	// stop ends the cleanup loop; done is closed when it has.
+	stop, done chan struct{}
 }
 
 // EmbeddedOptions configures StartEmbedded.
@@ -107,7 +109,34 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 	emb.MCPURL = "http://" + mcpLn.Addr().String() + "/mcp"
 	emb.serve(reviewLn, pages, log)
 	emb.serve(mcpLn, tools, log)
+	if every := s.CleanupInterval; every > 0 {
+		emb.stop = make(chan struct{})
+		emb.done = make(chan struct{})
+		go emb.cleanupLoop(every, log)
+	}
 	return emb, nil
+}
+
+// cleanupLoop removes requests past their retention, as the local server
+// does, until Close.
+func (e *Embedded) cleanupLoop(every time.Duration, log *slog.Logger) {
+	defer close(e.done)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		if n, err := e.App.Store.Cleanup(ctx, e.App.Now()); err != nil {
+			log.Error("embedded elicitation service: cleanup failed", "error", err)
+		} else if n > 0 {
+			log.Info("embedded elicitation service: removed requests past their retention", "count", n)
+		}
+		cancel()
+		select {
+		case <-t.C:
+		case <-e.stop:
+			return
+		}
+	}
 }
 
 func (e *Embedded) serve(ln net.Listener, h http.Handler, log *slog.Logger) {
@@ -125,6 +154,11 @@ func (e *Embedded) serve(ln net.Listener, h http.Handler, log *slog.Logger) {
 // directory is removed.
 func (e *Embedded) Close() error {
 	var errs []error
+	if e.stop != nil {
+		close(e.stop)
+		<-e.done
+		e.stop = nil
+	}
 	for _, s := range e.servers {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		if err := s.Shutdown(ctx); err != nil {

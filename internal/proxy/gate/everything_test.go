@@ -517,3 +517,75 @@ func TestStdioFastPathKeepsTheGate(t *testing.T) {
 		t.Fatalf("an ungated tool: %q", r.text)
 	}
 }
+
+// A real go-sdk upstream whose tools declare their own annotations: under
+// policies.confirm_destructive the proxy reads them from the upstream's
+// listing and gates only the tools that may destroy.
+func TestDestructiveAnnotationsThroughTheProxy(t *testing.T) {
+	up := mcp.NewServer(&mcp.Implementation{Name: "files", Version: "1"}, nil)
+	tr, fa := true, false
+	var mu sync.Mutex
+	var ran []string
+	add := func(name string, ann *mcp.ToolAnnotations) {
+		up.AddTool(&mcp.Tool{Name: name, Description: "Works on a file.", Annotations: ann,
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)},
+			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				mu.Lock()
+				ran = append(ran, name)
+				mu.Unlock()
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name + " done"}}}, nil
+			})
+	}
+	add("delete_file", &mcp.ToolAnnotations{DestructiveHint: &tr})
+	add("read_file", &mcp.ToolAnnotations{ReadOnlyHint: true})
+	add("append_file", &mcp.ToolAnnotations{DestructiveHint: &fa})
+	add("touch_file", nil) // no annotations: the specification's defaults say it may destroy
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
+	t.Cleanup(srv.Close) // after the proxy's cleanup has closed its session
+
+	g := startGated(t, srv.URL, "policies:\n  confirm_destructive:\n    enabled: true\n")
+	agent := g.client(t, nil)
+	for _, tc := range []struct {
+		tool  string
+		gated bool
+	}{{"delete_file", true}, {"read_file", false}, {"append_file", false}, {"touch_file", true}} {
+		r := call(t, agent, tc.tool, map[string]any{"path": "/tmp/x"})
+		if tc.gated {
+			p := wantPending(t, r)
+			if c := g.local.Context(t, p.ReviewURL); c["why"] != "the tool's annotations say it may change or delete data" {
+				t.Errorf("%s: reviewer told %v", tc.tool, c["why"])
+			}
+		} else if r.text != tc.tool+" done" {
+			t.Errorf("%s: %q %+v", tc.tool, r.text, r.gate)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(ran, ",") != "read_file,append_file" {
+		t.Errorf("the upstream ran %v", ran)
+	}
+}
+
+// A call filled in on the review page is approved by that answer: a
+// confirmation rule on the same tool does not ask a second time.
+func TestFillOnThePageIsTheApproval(t *testing.T) {
+	if testing.Short() {
+		t.Skip("server-everything: not in -short")
+	}
+	up := &counter{}
+	g := startGated(t, up.front(t, startEverything(t)), "elicitation:\n  fallback_on_unsupported: review_page\n"+echoConfirmed)
+	agent := g.client(t, nil)
+	p := wantPending(t, call(t, agent, "echo", map[string]any{}))
+	g.local.Decide(t, p.ReviewURL, "submitted", map[string]string{"message": "filled and approved"})
+	if r := call(t, agent, "echo", map[string]any{}); r.text != "Echo: filled and approved" {
+		t.Fatalf("the retry: %q %+v", r.text, r.gate)
+	}
+	if !strings.Contains(g.log.String(), "channel=review_page_form") {
+		t.Error("the approval by the form is not logged")
+	}
+	// A complete call is still confirmed.
+	wantPending(t, call(t, agent, "echo", map[string]any{"message": "complete"}))
+	if n := up.count("echo"); n != 1 {
+		t.Errorf("forwarded %d times", n)
+	}
+}

@@ -284,3 +284,37 @@ func TestNoGateKeysForwardUntouched(t *testing.T) {
 		t.Errorf("changed: %+v", d)
 	}
 }
+
+// Retries racing for one approval: exactly one of them forwards.
+func TestConfirmRacingRetriesForwardOnce(t *testing.T) {
+	e := newEnv(t, "tools:\n  delete_file:\n    confirm_if:\n      always: true\n", nil)
+	args := `{"path":"/tmp/a"}`
+	p := payload(t, check(t, e.gate, rmTool, args, nil))
+	e.local.Decide(t, p.ReviewURL, elicitation.DecisionSubmitted, nil)
+	const n = 8
+	var wg sync.WaitGroup
+	forwarded := make(chan bool, n)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d, err := e.gate.Check(context.Background(), gate.Call{Tool: rmTool, Args: json.RawMessage(args)})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			forwarded <- d.Result == nil
+		}()
+	}
+	wg.Wait()
+	close(forwarded)
+	count := 0
+	for f := range forwarded {
+		if f {
+			count++
+		}
+	}
+	if count != 1 {
+		t.Errorf("%d of %d racing retries forwarded, want exactly 1", count, n)
+	}
+}
