@@ -50,7 +50,10 @@ func Classify(b Block) Kind {
 		if word == "$" || strings.HasPrefix(word, "$") && assignment.MatchString(word[1:]+"=") || assignment.MatchString(word) {
 			return Shell // a prompt, a command held in a variable, an assignment
 		}
-		return map[bool]Kind{true: Shell, false: Prose}[bareCommandWords[word]]
+		if bareCommandWords[word] {
+			return Shell
+		}
+		return Prose
 	}
 	return Prose
 }

@@ -32,7 +32,7 @@ var external = map[string]bool{
 	"brew": true, "docker": true, "tar": true, "unzip": true, "which": true, "env": true,
 	"sqlite3": true, "python3": true, "pip": true, "uvx": true, "sort": true, "diff": true,
 	"touch": true, "ln": true, "read": true, "source": true, ".": true, "set": true,
-	"trap": true, "sleep": true, "pkill": false, "tailscale": true, "cloudflared": true,
+	"trap": true, "sleep": true, "tailscale": true, "cloudflared": true,
 	"ngrok": true, "staticcheck": true, "gofmt": true, "npx": true, "pwd": true,
 }
 
@@ -92,7 +92,6 @@ var goValueFlags = map[string]bool{
 	"cpu": true, "parallel": true, "skip": true, "coverprofile": true, "cpuprofile": true,
 	"memprofile": true, "blockprofile": true, "mutexprofile": true, "outputdir": true,
 	"trace": true, "fuzz": true, "fuzztime": true, "shuffle": true, "list": true, "vet": true,
-	"json": false,
 }
 
 func (c *Checker) checkGo(ctx context.Context, args []string) error {
@@ -181,10 +180,7 @@ func (c *Checker) checkPackage(sub, p string) error {
 		path = "./" + strings.TrimPrefix(strings.TrimPrefix(path, module), "/")
 	}
 	if !strings.HasPrefix(path, "./") && path != "." {
-		if hasVersion || sub == "run" && strings.HasSuffix(path, ".go") {
-			return nil // another module at a version, or a file
-		}
-		return nil
+		return nil // another module's package, or a file
 	}
 	dir := filepath.Join(c.Root, strings.TrimSuffix(path, "/..."))
 	st, err := os.Stat(dir)
