@@ -64,9 +64,3 @@ func (t *pendingTable) claim(key string, e *pendingEntry) bool {
 	delete(t.entries, key)
 	return true
 }
-
-func (t *pendingTable) len() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.entries)
-}

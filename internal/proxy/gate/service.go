@@ -99,13 +99,14 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.next.RoundTrip(r)
 }
 
-func (s *MCPService) connect(ctx context.Context) (*mcp.ClientSession, error) {
+// connect returns the session, opening it if needed. The session outlives
+// the call that opens it, so it is opened under a context of its own.
+func (s *MCPService) connect() (*mcp.ClientSession, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.session != nil {
 		return s.session, nil
 	}
-	// The session outlives the call that opens it.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cs, err := s.client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url, HTTPClient: s.http}, nil)
@@ -155,7 +156,7 @@ func (s *MCPService) call(ctx context.Context, tool string, args any, out any) e
 	ctx, cancel := detach(ctx)
 	defer cancel()
 	for attempt := 0; ; attempt++ {
-		cs, err := s.connect(ctx)
+		cs, err := s.connect()
 		if err != nil {
 			return err
 		}
