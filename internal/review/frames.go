@@ -4,6 +4,7 @@ import (
 	"bytes"
 	_ "embed"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -97,11 +98,19 @@ func rowsDoc(agentCSS string, rows []string) string {
 	return frameDoc(agentCSS, rowsGuard, body.String())
 }
 
+// topLayerAttrs open an element in the top layer without script.
+var topLayerAttrs = map[string]bool{
+	"popover": true, "popovertarget": true, "popovertargetaction": true,
+	"commandfor": true, "command": true,
+	"interestfor": true, "interesttarget": true,
+}
+
 var divContext = &html.Node{Type: html.ElementNode, Data: "div", DataAtom: atom.Div}
 
 // balance parses s as the content of a <div> and serializes it again: every
-// element is closed, stray end tags are dropped, and nothing can close the
-// row around it. It parses as the sandboxed frame does, with scripting off
+// element is closed, stray end tags are dropped, nothing can close the
+// row around it, and nothing opens in the top layer (defuse). Every
+// template's output goes through it before it reaches a frame. It parses as the sandboxed frame does, with scripting off
 // (so <noscript> holds markup, not text).
 func balance(s string) string {
 	if s == "" {
@@ -125,15 +134,22 @@ func balance(s string) string {
 // balanced in the frame: <plaintext> (no end tag: everything after it, the
 // other rows included, would become its text) and <noscript> (html.Render
 // writes its text unescaped, which the frame, without scripting, parses as
-// markup that can close the row).
+// markup that can close the row). It also drops the attributes that open
+// an element in the frame's top layer without script (popover with its
+// popovertarget buttons, invoker commands such as show-modal, interest
+// invokers): the top layer ignores containment, so an element there would
+// draw over the other rows; the element stays, as ordinary content.
 func defuse(n *html.Node) {
-	if n.Type == html.ElementNode && n.Namespace == "" {
-		switch n.DataAtom {
-		case atom.Plaintext:
-			n.Data, n.DataAtom = "pre", atom.Pre
-		case atom.Noscript:
-			n.Data, n.DataAtom = "span", atom.Span
+	if n.Type == html.ElementNode {
+		if n.Namespace == "" {
+			switch n.DataAtom {
+			case atom.Plaintext:
+				n.Data, n.DataAtom = "pre", atom.Pre
+			case atom.Noscript:
+				n.Data, n.DataAtom = "span", atom.Span
+			}
 		}
+		n.Attr = slices.DeleteFunc(n.Attr, func(a html.Attribute) bool { return topLayerAttrs[strings.ToLower(a.Key)] })
 	}
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
 		defuse(c)

@@ -47,3 +47,26 @@ func TestRowsStayInTheirRows(t *testing.T) {
 		}
 	}
 }
+
+// TestNothingOpensInTheTopLayer: the attributes that open an element in a
+// frame's top layer without script (where containment does not hold it in
+// its row) are dropped from template output; the elements stay.
+func TestNothingOpensInTheTopLayer(t *testing.T) {
+	for _, hostile := range []string{
+		`<button popovertarget="p">open</button><div id="p" popover>cover</div>`,
+		`<button POPOVERTARGET="p" popoverTargetAction="show">open</button><div id="p" POPOVER="manual">cover</div>`,
+		`<button commandfor="d" command="show-modal">open</button><dialog id="d">cover</dialog>`,
+		`<button interestfor="h">hover</button><div id="h" popover="hint">cover</div>`,
+		`<svg><a popovertarget="p"><text>x</text></a></svg><div id="p" popover>cover</div>`,
+	} {
+		out := balance(hostile)
+		for _, attr := range []string{"popover", "command", "interest"} {
+			if strings.Contains(strings.ToLower(out), attr) {
+				t.Errorf("%s\nbecame %s, which still has %s", hostile, out, attr)
+			}
+		}
+		if !strings.Contains(out, "cover") {
+			t.Errorf("%s lost its content: %s", hostile, out)
+		}
+	}
+}

@@ -81,7 +81,7 @@ func selection(p elicitation.Payload, out rendered, pr *prior) *selectionView {
 	for i, o := range p.Options {
 		r := rowView{Index: i, ID: o.ID, Label: o.DisplayLabel(), Checked: picked[o.ID]}
 		if out.Hovers != nil && perOption {
-			r.HoverDoc = frameDoc(p.CSS, "", out.Hovers[i])
+			r.HoverDoc = frameDoc(p.CSS, "", balance(out.Hovers[i]))
 			r.HoverHeight = frameHeight(out.Hovers[i], 64, 360)
 			s.HasHover = true
 		}
@@ -110,10 +110,10 @@ func selection(p elicitation.Payload, out rendered, pr *prior) *selectionView {
 		}
 	}
 	if out.Heading != "" {
-		s.HeadingDoc = &frameView{Doc: frameDoc(p.CSS, "", out.Heading), Height: frameHeight(out.Heading, 48, 320)}
+		s.HeadingDoc = &frameView{Doc: frameDoc(p.CSS, "", balance(out.Heading)), Height: frameHeight(out.Heading, 48, 320)}
 	}
 	if out.Footer != "" {
-		s.FooterDoc = &frameView{Doc: frameDoc(p.CSS, "", out.Footer), Height: frameHeight(out.Footer, 48, 320)}
+		s.FooterDoc = &frameView{Doc: frameDoc(p.CSS, "", balance(out.Footer)), Height: frameHeight(out.Footer, 48, 320)}
 	}
 	return s
 }

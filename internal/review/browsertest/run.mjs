@@ -235,9 +235,25 @@ async function xss(f, page, { dialogs, popups }) {
   must(page.url() === url, `page navigated to ${page.url()}`);
   must(popups.length === 0, `popups: ${popups}`);
   must(dialogs.length === 0, `dialogs: ${dialogs}`);
+  // Nothing a template made was opened in a frame's top layer (popovers,
+  // modal dialogs), which ignores the rows' containment.
+  for (const fr of page.frames()) {
+    if (fr === page.mainFrame()) continue;
+    const open = await fr.evaluate(() => document.querySelectorAll(':popover-open, :modal').length).catch(() => 0);
+    must(open === 0, `after the clicks, ${open} element(s) of a frame are in its top layer`);
+  }
   if (aligned !== null) {
     const fr = await (await page.locator('iframe.rows').elementHandle()).contentFrame();
     must((await fr.locator('body > .r').count()) === aligned, 'after the clicks, the rows frame no longer shows its rows');
+    // What is drawn at the middle of row i belongs to row i: no row's
+    // content covers another's.
+    const covered = await fr.evaluate(() => [...document.querySelectorAll('body > .r')].flatMap((r, i) => {
+      const b = r.getBoundingClientRect();
+      const hit = document.elementFromPoint(b.x + b.width / 2, b.y + b.height / 2);
+      const owner = hit && hit.closest('body > .r');
+      return owner === r ? [] : [`row ${i} shows ${owner ? owner.id : hit && hit.localName}`];
+    }));
+    must(covered.length === 0, `after the clicks, rows are covered: ${covered.slice(0, 5).join('; ')}`);
   }
   const after = await page.evaluate(() => document.title);
   must(after === state.title, 'title changed');
