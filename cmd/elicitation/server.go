@@ -19,6 +19,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/compose/signin"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/notify"
+	"github.com/mcp-elicitation/elicitation/internal/notify/sesmail"
 )
 
 // Main is a running local server. Start it, then Close it; tests start it
@@ -102,7 +103,7 @@ func (m *Main) open(ctx context.Context, o options) error {
 		Store:  localstore.Open,
 		Pages:  compose.Pages,
 		MCP:    mcpendpoint.Part(localstore.APIKeys),
-		Notify: notifypart.Part(os.LookupEnv),
+		Notify: notifypart.Part(os.LookupEnv, sesmail.FromAWS),
 		Log:    m.Log,
 		Now:    o.now,
 		OnCreated: func(_ context.Context, id, url string) {

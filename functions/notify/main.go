@@ -19,6 +19,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/compose/notifypart"
 	"github.com/mcp-elicitation/elicitation/internal/lambdaconfig"
 	"github.com/mcp-elicitation/elicitation/internal/notify/lambdanotify"
+	"github.com/mcp-elicitation/elicitation/internal/notify/sesmail"
 )
 
 func main() {
@@ -27,7 +28,7 @@ func main() {
 	exitIf(log, err)
 	app, err := compose.Build(context.Background(), s, compose.Parts{
 		Log: log, Store: lambdaconfig.Store(lambdaconfig.DynamoDB(env)), Secret: lambdaconfig.Secret(env),
-		Notify: notifypart.Part(nil),
+		Notify: notifypart.Part(nil, sesmail.FromAWS),
 	})
 	exitIf(log, err)
 	d := notifypart.Deliverer(app)

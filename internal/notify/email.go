@@ -16,11 +16,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sesv2"
-	sestypes "github.com/aws/aws-sdk-go-v2/service/sesv2/types"
-	"github.com/aws/smithy-go"
-
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
 
@@ -175,54 +170,6 @@ func smtpError(err error) error {
 	var te *textproto.Error
 	if errors.As(err, &te) {
 		return &SendError{Reason: fmt.Sprintf("SMTP %d", te.Code), Permanent: te.Code >= 500}
-	}
-	return reasonOf(err)
-}
-
-// SESAPI is the one Amazon SES v2 call the SES sender makes.
-type SESAPI interface {
-	SendEmail(ctx context.Context, in *sesv2.SendEmailInput, optFns ...func(*sesv2.Options)) (*sesv2.SendEmailOutput, error)
-}
-
-// SES sends e-mail with Amazon SES (v2 API), plain text and HTML.
-type SES struct {
-	Client           SESAPI
-	From             string
-	To               []string
-	ConfigurationSet string
-}
-
-// Send implements Sender.
-func (s *SES) Send(ctx context.Context, n elicitation.Notice) error {
-	m := NewMail(s.From, s.To, n)
-	utf8 := aws.String("UTF-8")
-	in := &sesv2.SendEmailInput{
-		FromEmailAddress: aws.String(s.From),
-		Destination:      &sestypes.Destination{ToAddresses: s.To},
-		Content: &sestypes.EmailContent{Simple: &sestypes.Message{
-			Subject: &sestypes.Content{Data: aws.String(m.Subject), Charset: utf8},
-			Body: &sestypes.Body{
-				Text: &sestypes.Content{Data: aws.String(m.Text), Charset: utf8},
-				Html: &sestypes.Content{Data: aws.String(m.HTML), Charset: utf8},
-			},
-			Headers: []sestypes.MessageHeader{{Name: aws.String(HeaderMailDelivery), Value: aws.String(m.DeliveryID)}},
-		}},
-	}
-	if s.ConfigurationSet != "" {
-		in.ConfigurationSetName = aws.String(s.ConfigurationSet)
-	}
-	_, err := s.Client.SendEmail(ctx, in)
-	if err == nil {
-		return nil
-	}
-	var ae smithy.APIError
-	if errors.As(err, &ae) {
-		switch code := ae.ErrorCode(); code {
-		case "TooManyRequestsException", "LimitExceededException", "InternalFailure", "ServiceUnavailable":
-			return &SendError{Reason: "SES " + code}
-		default:
-			return &SendError{Reason: "SES " + code, Permanent: true}
-		}
 	}
 	return reasonOf(err)
 }

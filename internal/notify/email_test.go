@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"html"
 	"io"
 	"log/slog"
@@ -18,10 +17,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 
 	"github.com/mcp-elicitation/elicitation/internal/boltstore"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
@@ -199,54 +194,6 @@ func TestEmailThroughMailpit(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), "Deploy api v1.3 to production?") {
 		t.Errorf("the mailed link gave %d:\n%.500s", resp.StatusCode, page)
-	}
-}
-
-// TestSES sends through the real SES v2 client to a stand-in endpoint and
-// checks the request the SDK made: sender, recipients, both bodies, the
-// delivery header; a rejected message is a permanent failure.
-func TestSES(t *testing.T) {
-	var got map[string]any
-	reject := false
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/v2/email/outbound-emails" || !strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 ") {
-			http.Error(w, "unexpected", http.StatusBadRequest)
-			return
-		}
-		got = nil
-		_ = json.NewDecoder(r.Body).Decode(&got)
-		w.Header().Set("Content-Type", "application/json")
-		if reject {
-			w.Header().Set("X-Amzn-ErrorType", "MessageRejected")
-			w.WriteHeader(http.StatusBadRequest)
-			_, _ = io.WriteString(w, `{"message":"Email address is not verified."}`)
-			return
-		}
-		_, _ = io.WriteString(w, `{"MessageId":"0100018c-abc"}`)
-	}))
-	defer srv.Close()
-	client := sesv2.New(sesv2.Options{
-		Region: "eu-west-1", BaseEndpoint: aws.String(srv.URL),
-		Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", ""),
-	})
-	s := &notify.SES{Client: client, From: "elicitation@example.com", To: []string{"alice@example.com"}, ConfigurationSet: "reviews"}
-	n := sampleNotice(elicitation.EventCreated)
-	if err := s.Send(context.Background(), n); err != nil {
-		t.Fatal(err)
-	}
-	simple := got["Content"].(map[string]any)["Simple"].(map[string]any)
-	body := simple["Body"].(map[string]any)
-	text := body["Text"].(map[string]any)["Data"].(string)
-	htm := body["Html"].(map[string]any)["Data"].(string)
-	hdrs := fmt.Sprint(simple["Headers"])
-	if got["FromEmailAddress"] != "elicitation@example.com" || got["ConfigurationSetName"] != "reviews" ||
-		!strings.Contains(text, n.ReviewURL) || !strings.Contains(htm, `href="`+n.ReviewURL+`"`) || !strings.Contains(hdrs, "dlv_x") {
-		t.Errorf("SES request = %v", got)
-	}
-	reject = true
-	err := s.Send(context.Background(), n)
-	if se, ok := err.(*notify.SendError); !ok || !se.Permanent || se.Reason != "SES MessageRejected" {
-		t.Errorf("rejected: %v", err)
 	}
 }
 

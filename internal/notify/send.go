@@ -30,6 +30,10 @@ type SendError struct {
 
 func (e *SendError) Error() string { return e.Reason }
 
+// Reason turns a send's error into a SendError whose text is safe to
+// record (senders outside this package use it too).
+func Reason(err error) *SendError { return reasonOf(err) }
+
 // reasonOf turns an error into a SendError.
 func reasonOf(err error) *SendError {
 	var se *SendError

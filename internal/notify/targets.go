@@ -25,8 +25,9 @@ var _ elicitation.Notifications = (*Targets)(nil)
 type Options struct {
 	// HTTPClient for webhooks, Slack and ntfy; default HTTPClient().
 	HTTPClient *http.Client
-	// SES is the SES client, required when email.ses.enabled.
-	SES SESAPI
+	// SES makes the SES sender of an e-mail target (sesmail.New),
+	// required when email.ses.enabled.
+	SES func(from string, to []string, configurationSet string) Sender
 	// Now is the clock of webhook timestamps and mail dates; default time.Now.
 	Now func() time.Time
 }
@@ -53,7 +54,7 @@ func New(cfg Config, o Options) (*Targets, error) {
 				if o.SES == nil {
 					return nil, fmt.Errorf("target %q: email.ses.enabled needs an SES client", name)
 				}
-				t.senders[name] = &SES{Client: o.SES, From: cfg.Email.From, To: tc.To, ConfigurationSet: cfg.Email.SES.ConfigurationSet}
+				t.senders[name] = o.SES(cfg.Email.From, tc.To, cfg.Email.SES.ConfigurationSet)
 			} else {
 				t.senders[name] = &SMTP{Config: cfg.Email.SMTP, From: cfg.Email.From, To: tc.To, Now: o.Now}
 			}

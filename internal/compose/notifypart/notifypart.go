@@ -12,24 +12,22 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/sesv2"
-
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/notify"
 )
 
 // Part returns compose.Parts.Notify for a deployment that delivers (the
-// local server, the notify function): the targets of Settings.NotifyConfig
+// local server, the notify function; ses sends e-mail targets through
+// Amazon SES where the document enables it): the targets of Settings.NotifyConfig
 // (a file path, or the document itself when it starts with '{' or holds a
 // newline). ${NAME} references in it take their values from the secret
 // Settings.NotifySecretARN names (a JSON object of strings, read once with
 // secret), else from lookup (os.LookupEnv locally; nil on Lambda). Without
 // NotifyConfig there are no targets.
-func Part(lookup func(string) (string, bool)) func(context.Context, *compose.App, func(context.Context, string) (string, error)) (elicitation.Notifications, error) {
+func Part(lookup func(string) (string, bool), ses SES) func(context.Context, *compose.App, func(context.Context, string) (string, error)) (elicitation.Notifications, error) {
 	return func(ctx context.Context, a *compose.App, secret func(context.Context, string) (string, error)) (elicitation.Notifications, error) {
-		t, err := Targets(ctx, a.Settings, secret, lookup)
+		t, err := Targets(ctx, a.Settings, secret, lookup, ses)
 		if t == nil || err != nil {
 			return nil, err
 		}
@@ -53,8 +51,13 @@ func RoutingPart(ctx context.Context, a *compose.App, _ func(context.Context, st
 	return t, nil
 }
 
+// SES makes the SES senders of e-mail targets for a region ("" the
+// environment's): sesmail.FromAWS. A parameter, so that this package links
+// no SES client.
+type SES func(ctx context.Context, region string) (func(from string, to []string, configurationSet string) notify.Sender, error)
+
 // Targets reads the configured targets; nil when none are configured.
-func Targets(ctx context.Context, s compose.Settings, secret func(context.Context, string) (string, error), lookup func(string) (string, bool)) (*notify.Targets, error) {
+func Targets(ctx context.Context, s compose.Settings, secret func(context.Context, string) (string, error), lookup func(string) (string, bool), ses SES) (*notify.Targets, error) {
 	doc, from, err := document(s)
 	if doc == nil || err != nil {
 		return nil, err
@@ -81,14 +84,12 @@ func Targets(ctx context.Context, s compose.Settings, secret func(context.Contex
 	}
 	var o notify.Options
 	if cfg.Email.SES.Enabled {
-		ac, err := config.LoadDefaultConfig(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("%s: load the AWS configuration for SES: %w", from, err)
+		if ses == nil {
+			return nil, fmt.Errorf("%s: email.ses.enabled, but this deployment sends no e-mail through SES", from)
 		}
-		if cfg.Email.SES.Region != "" {
-			ac.Region = cfg.Email.SES.Region
+		if o.SES, err = ses(ctx, cfg.Email.SES.Region); err != nil {
+			return nil, fmt.Errorf("%s: %w", from, err)
 		}
-		o.SES = sesv2.NewFromConfig(ac)
 	}
 	t, err := notify.New(cfg, o)
 	if err != nil {
