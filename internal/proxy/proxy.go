@@ -64,6 +64,14 @@ type Proxy struct {
 	fastCalls atomic.Int64
 
 	refreshMu sync.Mutex // serializes tool list refreshes
+
+	// Background work (list refreshes after upstream notifications) runs
+	// under bgCtx and is waited for by Close.
+	bgMu     sync.Mutex
+	bg       sync.WaitGroup
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
+	closed   bool
 	// ready is closed when New has finished, successfully or not; live
 	// is then true if the proxy is usable. Upstream notifications that
 	// arrive during New wait for it.
@@ -87,6 +95,7 @@ func New(ctx context.Context, opts Options) (*Proxy, error) {
 		sealer: opts.Sealer,
 		ready:  make(chan struct{}),
 	}
+	p.bgCtx, p.bgCancel = context.WithCancel(context.Background())
 	defer close(p.ready)
 	if p.logger == nil {
 		p.logger = slog.New(slog.DiscardHandler)
@@ -100,22 +109,23 @@ func New(ctx context.Context, opts Options) (*Proxy, error) {
 		version = "devel"
 	}
 	up, err := upstream.Dial(ctx, upstream.Options{
-		URL:             cfg.Upstream.URL,
-		SSE:             cfg.Upstream.SSE(),
-		Command:         cfg.Upstream.Command,
-		Args:            cfg.Upstream.Args,
-		Env:             cfg.Upstream.Env,
-		InheritEnv:      cfg.Upstream.InheritEnv,
-		Dir:             opts.UpstreamDir,
-		Stderr:          opts.UpstreamStderr,
-		Client:          &mcp.Implementation{Name: cfg.Proxy.Name, Version: version},
-		Logger:          p.logger,
-		ToolListChanged: p.upstreamToolsChanged,
-		Progress:        p.forwardProgress,
-		CreateMessage:   p.relayCreateMessage,
-		Elicit:          p.relayElicit,
-		ListRoots:       p.relayListRoots,
-		Logging:         p.relayLogging,
+		URL:                 cfg.Upstream.URL,
+		SSE:                 cfg.Upstream.SSE(),
+		Command:             cfg.Upstream.Command,
+		Args:                cfg.Upstream.Args,
+		Env:                 cfg.Upstream.Env,
+		InheritEnv:          cfg.Upstream.InheritEnv,
+		Dir:                 opts.UpstreamDir,
+		Stderr:              opts.UpstreamStderr,
+		Client:              &mcp.Implementation{Name: cfg.Proxy.Name, Version: version},
+		Logger:              p.logger,
+		ToolListChanged:     p.upstreamToolsChanged,
+		Progress:            p.forwardProgress,
+		CreateMessage:       p.relayCreateMessage,
+		Elicit:              p.relayElicit,
+		ListRoots:           p.relayListRoots,
+		Logging:             p.relayLogging,
+		ElicitationComplete: p.relayElicitationComplete,
 		ResourceUpdated: func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 			<-p.ready
 			if p.live {
@@ -243,7 +253,28 @@ func (p *Proxy) HTTPHandler() http.Handler {
 // Close disconnects from the upstream; a stdio upstream's process group is
 // terminated.
 func (p *Proxy) Close() error {
-	return p.up.Close()
+	err := p.up.Close()
+	p.bgMu.Lock()
+	p.closed = true
+	p.bgCancel()
+	p.bgMu.Unlock()
+	p.bg.Wait()
+	return err
+}
+
+// background runs f on its own goroutine with a context that ends when the
+// proxy closes; Close waits for it. After Close, f does not run.
+func (p *Proxy) background(f func(ctx context.Context)) {
+	p.bgMu.Lock()
+	defer p.bgMu.Unlock()
+	if p.closed {
+		return
+	}
+	p.bg.Add(1)
+	go func() {
+		defer p.bg.Done()
+		f(p.bgCtx)
+	}()
 }
 
 // nopWriteCloser leaves the process's standard output open when the

@@ -29,6 +29,9 @@ import (
 type relay struct {
 	mu    sync.Mutex
 	calls map[*mcp.ServerSession][]*inflight
+	// urls maps the id of a URL elicitation relayed to a session to that
+	// session, for the upstream's notifications/elicitation/complete.
+	urls map[string]*mcp.ServerSession
 }
 
 type inflight struct {
@@ -150,8 +153,41 @@ func (p *Proxy) relayElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.E
 	}
 	params := *req.Params
 	params.Meta = cleanMeta(params.Meta)
+	if params.Mode == "url" && params.ElicitationID != "" {
+		p.relay.mu.Lock()
+		if p.relay.urls == nil {
+			p.relay.urls = map[string]*mcp.ServerSession{}
+		}
+		if len(p.relay.urls) >= maxURLElicitations {
+			clear(p.relay.urls) // bounded: a lost completion is a missed notification, not a leak
+		}
+		p.relay.urls[params.ElicitationID] = ss
+		p.relay.mu.Unlock()
+	}
 	res, err := ss.Elicit(rctx, &params)
 	return res, relayError(err)
+}
+
+// maxURLElicitations bounds the URL elicitations remembered for their
+// completion notifications.
+const maxURLElicitations = 1000
+
+// relayElicitationComplete passes the upstream's
+// notifications/elicitation/complete to the session that was sent the URL
+// elicitation.
+func (p *Proxy) relayElicitationComplete(ctx context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+	p.relay.mu.Lock()
+	ss := p.relay.urls[req.Params.ElicitationID]
+	delete(p.relay.urls, req.Params.ElicitationID)
+	p.relay.mu.Unlock()
+	if ss == nil {
+		return
+	}
+	params := *req.Params
+	params.Meta = cleanMeta(params.Meta)
+	if err := ss.NotifyElicitationComplete(ctx, &params); err != nil {
+		p.logger.Debug("passing on elicitation/complete failed", "error", err)
+	}
 }
 
 // relayListRoots passes the upstream's roots/list on.

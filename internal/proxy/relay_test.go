@@ -135,3 +135,39 @@ func connectWithRoots(t *testing.T, p *proxy.Proxy, d downstream, e *elicitor, o
 	cs := connectClient(t, p, d, e, &o, func(c *mcp.Client) { c.AddRoots(roots...) })
 	return cs
 }
+
+// TestEverythingRelayURLElicitation: the upstream's URL-mode elicitation
+// reaches a client that declares URL mode, and a form-only client gets a
+// refusal.
+func TestEverythingRelayURLElicitation(t *testing.T) {
+	node, script := everything(t)
+	yaml := fmt.Sprintf("upstream:\n  command: %q\n  args: [%q]\n", node, script)
+	for _, tt := range []struct {
+		name string
+		caps *mcp.ClientCapabilities
+		want string
+		ok   bool
+	}{
+		{"url client", &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}}, "completed the URL elicitation", true},
+		{"form-only client", &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}}, "does not support URL elicitation", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := startProxy(t, yaml)
+			var asked []*mcp.ElicitParams
+			cs := connect(t, p, downstreams[2], nil, &mcp.ClientOptions{
+				Capabilities: tt.caps,
+				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					asked = append(asked, req.Params)
+					return &mcp.ElicitResult{Action: "accept"}, nil
+				},
+			})
+			got, isErr := callResult(t, cs, "trigger-url-elicitation", map[string]any{"url": "https://example.com/consent"})
+			if isErr == tt.ok || !strings.Contains(got, tt.want) {
+				t.Errorf("isError=%v %s; want %q", isErr, got, tt.want)
+			}
+			if tt.ok && (len(asked) != 1 || asked[0].Mode != "url" || asked[0].URL != "https://example.com/consent") {
+				t.Errorf("asked %+v", asked)
+			}
+		})
+	}
+}

@@ -59,18 +59,18 @@ func (c *toolCache) page(cursor string) (json.RawMessage, bool) {
 // downstream session. It runs asynchronously because it is called on the
 // upstream connection's read loop, which the refresh needs.
 func (p *Proxy) upstreamToolsChanged() {
-	go func() {
+	p.background(func(ctx context.Context) {
 		<-p.ready
 		if !p.live {
 			return
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), defaultUpstreamTimeout)
+		ctx, cancel := context.WithTimeout(ctx, defaultUpstreamTimeout)
 		defer cancel()
 		if err := p.refreshTools(ctx); err != nil {
 			p.logger.Error("refreshing the upstream tool list failed", "error", err)
 		}
 		p.resubscribe(ctx)
-	}()
+	})
 }
 
 // refreshTools reads every page of the upstream's tool list and registers

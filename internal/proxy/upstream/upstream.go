@@ -79,6 +79,7 @@ type Options struct {
 	Elicit        func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
 	ListRoots     func(context.Context, *mcp.ListRootsRequest) (*mcp.ListRootsResult, error)
 	// Notifications from the upstream that the proxy passes on.
+	ElicitationComplete func(context.Context, *mcp.ElicitationCompleteNotificationRequest)
 	Logging             func(context.Context, *mcp.LoggingMessageRequest)
 	ResourceUpdated     func(context.Context, *mcp.ResourceUpdatedNotificationRequest)
 	PromptListChanged   func()
