@@ -171,3 +171,54 @@ func TestEverythingRelayURLElicitation(t *testing.T) {
 		})
 	}
 }
+
+// TestPromptAndResourceListChanged: the upstream's prompts and resources
+// list_changed reach every downstream session, and the lists they then
+// read are the upstream's.
+func TestPromptAndResourceListChanged(t *testing.T) {
+	u := newCountingUpstream(t)
+	noop := func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) { return &mcp.GetPromptResult{}, nil }
+	read := func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) { return &mcp.ReadResourceResult{}, nil }
+	// Offered from the start, so that the upstream declares the capabilities.
+	u.server.AddPrompt(&mcp.Prompt{Name: "first"}, noop)
+	u.server.AddResource(&mcp.Resource{Name: "first", URI: "test://first"}, read)
+	p := startProxy(t, fmt.Sprintf(countingConfig, u.URL, true))
+	for _, d := range []downstream{downstreams[0], downstreams[2]} {
+		t.Run(d.name, func(t *testing.T) {
+			prompts, resources := make(chan struct{}, 10), make(chan struct{}, 10)
+			cs := connect(t, p, d, nil, &mcp.ClientOptions{
+				PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { prompts <- struct{}{} },
+				ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { resources <- struct{}{} },
+			})
+			name := "added-" + strings.ReplaceAll(d.name, "/", "-")
+			u.server.AddPrompt(&mcp.Prompt{Name: name}, noop)
+			u.server.AddResource(&mcp.Resource{Name: name, URI: "test://" + name}, read)
+			for what, ch := range map[string]chan struct{}{"prompts": prompts, "resources": resources} {
+				select {
+				case <-ch:
+				case <-time.After(20 * time.Second):
+					t.Fatalf("%s/list_changed not passed on", what)
+				}
+			}
+			pl, err := cs.ListPrompts(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rl, err := cs.ListResources(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, x := range pl.Prompts {
+				names = append(names, x.Name)
+			}
+			for _, x := range rl.Resources {
+				names = append(names, x.URI)
+			}
+			got := strings.Join(names, ",")
+			if !strings.Contains(got, name) || !strings.Contains(got, "test://"+name) || strings.Contains(got, "mcp-elicitation-proxy:") {
+				t.Errorf("lists after the change: %s", got)
+			}
+		})
+	}
+}
