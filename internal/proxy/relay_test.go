@@ -177,8 +177,12 @@ func TestEverythingRelayURLElicitation(t *testing.T) {
 // read are the upstream's.
 func TestPromptAndResourceListChanged(t *testing.T) {
 	u := newCountingUpstream(t)
-	noop := func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) { return &mcp.GetPromptResult{}, nil }
-	read := func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) { return &mcp.ReadResourceResult{}, nil }
+	noop := func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{}, nil
+	}
+	read := func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{}, nil
+	}
 	// Offered from the start, so that the upstream declares the capabilities.
 	u.server.AddPrompt(&mcp.Prompt{Name: "first"}, noop)
 	u.server.AddResource(&mcp.Resource{Name: "first", URI: "test://first"}, read)
