@@ -806,13 +806,24 @@ func TestPolicies(t *testing.T) {
 		}
 	}
 	// Each function reads only its own secret: the review and submit
-	// functions the page-token keys, the MCP function the push-state keys.
+	// functions the page-token keys (and the review function reviewer
+	// sign-in's client secret), the MCP function the push-state keys.
 	ownSecret := map[string]string{"McpFunction": "{Ref:PushStateSecret}", "ReviewFunction": "{Ref:TokenSecret}", "SubmitFunction": "{Ref:TokenSecret}"}
 	for _, fn := range fnNames() {
 		var secret bool
 		for _, st := range statements(t, p, fn) {
 			for _, a := range strs(get(st, "Action")) {
 				if strings.HasPrefix(a, "secretsmanager:") {
+					if fn == "ReviewFunction" && get(st, "Sid") == "OidcClientSecret" {
+						// Reviewer sign-in's client secret, where the stack has one
+						// (the token secret again otherwise).
+						// (goformation reads !If as null: check the template's text.)
+						raw, _ := os.ReadFile(filepath.Join("..", "template.yaml"))
+						if a != "secretsmanager:GetSecretValue" || !strings.Contains(string(raw), "Resource: !If [HasOidcClientSecret, !Ref OidcClientSecretArn, !Ref TokenSecret]") {
+							t.Errorf("%s: %s, want GetSecretValue on the OIDC client secret if the stack has one, else the token secret", fn, a)
+						}
+						continue
+					}
 					if a != "secretsmanager:GetSecretValue" || !slices.Equal(strs(get(st, "Resource")), []string{ownSecret[fn]}) {
 						t.Errorf("%s: %s on %v, want only GetSecretValue on %s", fn, a, get(st, "Resource"), ownSecret[fn])
 					}

@@ -126,18 +126,31 @@ func (s *Server) afterCreated(req *mcp.CallToolRequest, allowed bool, st elicita
 	if !allowed || s.pushModeOf(req) != pushSession {
 		return
 	}
-	go s.pushOnSession(req.Session, st, message, url)
+	// The push waits until the HTTP request that carries the creation
+	// result has been answered, so that the result is sent first.
+	sent := context.Background().Done()
+	if r := s.httpRequest(req); r != nil {
+		sent = r.Context().Done()
+	}
+	go s.pushOnSession(req.Session, st, message, url, sent)
 }
 
 // pushOnSession offers url to the session's client as a URL-mode
 // elicitation and tells it when the request is over. Both end when the
 // request does (its expiry, plus a minute for the complete notice), or
 // when the session closes, whichever is first.
-func (s *Server) pushOnSession(ss *mcp.ServerSession, st elicitation.State, message, url string) {
+func (s *Server) pushOnSession(ss *mcp.ServerSession, st elicitation.State, message, url string, sent <-chan struct{}) {
 	ctx, cancel := context.WithDeadline(context.Background(), st.ExpiresAt.Add(time.Minute))
 	defer cancel()
 	stop := context.AfterFunc(s.sessionDone(ss), cancel)
 	defer stop()
+	if sent != nil {
+		select {
+		case <-sent:
+		case <-ctx.Done():
+			return
+		}
+	}
 	id, principal := st.ID, st.Owner
 	first, err := s.svc.RecordPush(ctx, principal, id, "url elicitation on the session")
 	if err != nil || !first {

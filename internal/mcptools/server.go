@@ -142,7 +142,7 @@ func New(opts Options) *Server {
 		// stateless deployment (a Lambda invocation) could only hold to its
 		// timeout; one sent anyway is acknowledged with no subscription and
 		// completed at once (TestNoListenStream).
-		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{}, Prompts: &mcp.PromptCapabilities{}},
+		Capabilities: capabilities(),
 	})
 	for _, t := range s.tools() {
 		s.mcp.AddTool(t.tool, t.handler)
@@ -182,6 +182,16 @@ func New(opts Options) *Server {
 		capped.ServeHTTP(w, r)
 	})
 	return s
+}
+
+// capabilities are the server's: tools and prompts whose lists never
+// change, and logging, which the SDK's default offered and clients of the
+// session eras may set (the conformance suite's logging-set-level).
+func capabilities() *mcp.ServerCapabilities {
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Prompts: &mcp.PromptCapabilities{}}
+	//lint:ignore SA1019 deprecated from 2026-07-28 on, still part of the session eras this server serves
+	caps.Logging = &mcp.LoggingCapabilities{}
+	return caps
 }
 
 // FirstSessionlessVersion is the first protocol version without sessions
