@@ -259,3 +259,45 @@ func TestConfigurationDoc(t *testing.T) {
 		t.Errorf("%s's settings table is not compose.Table's: run go test ./internal/compose -update", path)
 	}
 }
+
+// The push-state keys: the keyring text, else the secret (a bare generated
+// value is k0), else kept in the embedded store's data directory; none
+// (no sessionless push) for a shared DynamoDB table without keys; a bad
+// value or an unreadable secret is an error naming it.
+func TestStateKeys(t *testing.T) {
+	ctx := context.Background()
+	secret := pagetoken.GenerateSecret()
+	app := func(mut func(*compose.Settings), read func(context.Context, string) (string, error)) *compose.App {
+		s := compose.Defaults()
+		s.DataDir = t.TempDir()
+		mut(&s)
+		return &compose.App{Settings: s, Secret: read}
+	}
+	k, err := compose.StateKeys(ctx, app(func(s *compose.Settings) {}, nil))
+	if err != nil || k == nil {
+		t.Fatalf("kept locally: %v, %v", k, err)
+	}
+	a := app(func(s *compose.Settings) {}, nil)
+	k1, _ := compose.StateKeys(ctx, a)
+	k2, _ := compose.StateKeys(ctx, a)
+	if _, err := k2.Open("p", k1.Seal("p", []byte("x"))); err != nil {
+		t.Errorf("the kept key changed between two starts: %v", err)
+	}
+	if k, err := compose.StateKeys(ctx, app(func(s *compose.Settings) { s.Store = "dynamodb" }, nil)); err != nil || k != nil {
+		t.Errorf("dynamodb without keys: %v, %v; want none", k, err)
+	}
+	bare := strings.Repeat("Ab3dE5gH", 8)
+	k, err = compose.StateKeys(ctx, app(func(s *compose.Settings) { s.StateSecretARN = "arn:s" }, func(context.Context, string) (string, error) { return bare, nil }))
+	if err != nil || k == nil {
+		t.Errorf("from the secret: %v", err)
+	}
+	if _, err := compose.StateKeys(ctx, app(func(s *compose.Settings) { s.StateSecretARN = "arn:s" }, func(context.Context, string) (string, error) { return "", errors.New("denied") })); err == nil || !strings.Contains(err.Error(), "arn:s") {
+		t.Errorf("unreadable secret: %v", err)
+	}
+	if _, err := compose.StateKeys(ctx, app(func(s *compose.Settings) { s.StateKeys = "k0:short" }, nil)); err == nil || !strings.Contains(err.Error(), "--state-keys") {
+		t.Errorf("malformed keys: %v", err)
+	}
+	if k, err := compose.StateKeys(ctx, app(func(s *compose.Settings) { s.StateKeys = "k9:" + secret; s.Store = "dynamodb" }, nil)); err != nil || k == nil {
+		t.Errorf("keyring text: %v", err)
+	}
+}
