@@ -186,7 +186,7 @@ Environment:
 		}
 	}()
 	// The human gate (docs/gate.md), when the configuration sets its keys.
-	g, gateCloser, err := gate.Open(ctx, cfg, gate.OpenOptions{APIKey: apiKey, Logger: logger, Version: buildVersion(), Upstream: p.CallUpstream})
+	g, gateCloser, err := gate.Open(ctx, cfg, gate.OpenOptions{APIKey: apiKey, Logger: logger, Version: buildVersion(), Upstream: p.CallUpstream, Sealer: sealer})
 	if err != nil {
 		logger.Error("starting the human gate failed", "error", err)
 		return 1

@@ -52,9 +52,11 @@ func (p *Proxy) planCall(name string, args json.RawMessage, caps *mcp.ClientCapa
 // it asks the planner and acts on the plan.
 func (p *Proxy) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	c := p.planCall(req.Params.Name, req.Params.Arguments, req.ClientCapabilities(), req.ProtocolVersion())
-	if req.Params.RequestState != "" || len(req.Params.InputResponses) > 0 {
+	if _, held := req.Params.InputResponses[plan.HoldInputKey]; !held && (req.Params.RequestState != "" || len(req.Params.InputResponses) > 0) {
 		return p.resume(ctx, req, c)
 	}
+	// A retry answering a Holder's input request is planned again: the
+	// Holder reads its answer from the request.
 	return p.act(ctx, req, c, p.planner.Plan(c))
 }
 

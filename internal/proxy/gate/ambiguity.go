@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -176,6 +177,9 @@ func (g *Gate) pick(ctx context.Context, c Call, a *config.Ambiguity, obj map[st
 		schema, _ := marshal(map[string]any{"type": "object", "required": []string{"choice"}, "properties": map[string]any{
 			"choice": map[string]any{"type": "string", "title": a.Field, "oneOf": oneOf}}})
 		res, err := c.Host.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: msg, RequestedSchema: json.RawMessage(schema)})
+		if ir := (*errInputRequired)(nil); errors.As(err, &ir) {
+			return Decision{}, err
+		}
 		if err == nil {
 			if res.Action == "accept" {
 				s, _ := res.Content["choice"].(string)
@@ -257,6 +261,9 @@ func (g *Gate) refine(ctx context.Context, c Call, a *config.Ambiguity, obj map[
 	}
 	if c.Host != nil {
 		res, err := c.Host.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: msg, RequestedSchema: json.RawMessage(schema)})
+		if ir := (*errInputRequired)(nil); errors.As(err, &ir) {
+			return Decision{}, err
+		}
 		if err == nil {
 			if res.Action == "accept" {
 				return apply(res.Content, "host", "")

@@ -165,6 +165,11 @@ func startGated(t *testing.T, upstream, rest string) *gated {
 // client speaks 2025-11-25, on a session, as today's hosts that show forms
 // do.
 func (g *gated) client(t *testing.T, elicit func(*mcp.ElicitRequest) (*mcp.ElicitResult, error)) *mcp.ClientSession {
+	return g.clientOn(t, elicit, "2025-11-25")
+}
+
+// clientOn is client on a chosen protocol version.
+func (g *gated) clientOn(t *testing.T, elicit func(*mcp.ElicitRequest) (*mcp.ElicitResult, error), protocol string) *mcp.ClientSession {
 	t.Helper()
 	opts := &mcp.ClientOptions{}
 	if elicit != nil {
@@ -172,7 +177,7 @@ func (g *gated) client(t *testing.T, elicit func(*mcp.ElicitRequest) (*mcp.Elici
 	}
 	var sopts *mcp.ClientSessionOptions
 	if elicit != nil {
-		sopts = &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+		sopts = &mcp.ClientSessionOptions{ProtocolVersion: protocol}
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, opts)
 	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: g.url}, sopts)
@@ -366,20 +371,30 @@ func TestEverythingAmbiguousSelection(t *testing.T) {
 }
 
 // The same gate through a host that can elicit uses the host's own form:
-// no review page is created.
+// no review page is created. A 2025-11-25 host answers during the call; a
+// 2026-07-28 host answers the gate's input request and retries.
 func TestEverythingConfirmOnTheHost(t *testing.T) {
+	for _, protocol := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(protocol, func(t *testing.T) { confirmOnTheHost(t, protocol) })
+	}
+}
+
+func confirmOnTheHost(t *testing.T, protocol string) {
 	needBrowser(t)
 	up := &counter{}
 	g := startGated(t, up.front(t, startEverything(t)), echoConfirmed)
 	var mu sync.Mutex
 	var asked []string
 	answer := "accept"
-	agent := g.client(t, func(r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	agent := g.clientOn(t, func(r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		asked = append(asked, r.Params.Message)
 		return &mcp.ElicitResult{Action: answer}, nil
-	})
+	}, protocol)
+	if got := agent.InitializeResult().ProtocolVersion; got != protocol {
+		t.Fatalf("negotiated %s, want %s", got, protocol)
+	}
 	if r := call(t, agent, "echo", map[string]any{"message": "via the host"}); r.text != "Echo: via the host" {
 		t.Fatalf("approved on the host: %q %+v", r.text, r.gate)
 	}

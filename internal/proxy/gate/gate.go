@@ -26,6 +26,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/rawjson"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/requeststate"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/sensitive"
 )
 
@@ -51,6 +52,9 @@ type Options struct {
 	Upstream Caller
 	Logger   *slog.Logger
 	Now      func() time.Time
+	// Sealer signs the gate's multi round-trip state; nil means a key
+	// random to this process.
+	Sealer *requeststate.Sealer
 }
 
 // Gate decides, per call, whether a human must step in, and asks them.
@@ -64,11 +68,15 @@ type Gate struct {
 	wait     time.Duration
 	ttl      int
 	pending  pendingTable
+	sealer   *requeststate.Sealer
 }
 
 // New returns a Gate for opts.
 func New(opts Options) *Gate {
-	g := &Gate{cfg: opts.Config, svc: opts.Service, matcher: opts.Matcher, upstream: opts.Upstream, log: opts.Logger, now: opts.Now}
+	g := &Gate{cfg: opts.Config, svc: opts.Service, matcher: opts.Matcher, upstream: opts.Upstream, log: opts.Logger, now: opts.Now, sealer: opts.Sealer}
+	if g.sealer == nil {
+		g.sealer = requeststate.NewRandomSealer()
+	}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
@@ -206,9 +214,13 @@ func (g *Gate) confirm(ctx context.Context, c Call, rule *config.Confirm, obj ma
 	}
 	if c.Host != nil {
 		res, err := c.Host.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: msg + "\n\n" + hostText(v), RequestedSchema: commentSchema})
+		var ir *errInputRequired
 		switch {
 		case err == nil:
 			return g.confirmedByHost(name, digest, c.Args, res)
+		case errors.As(err, &ir):
+			g.decide("confirm", name, digest, "asked", "host", "")
+			return Decision{}, err
 		case ctx.Err() != nil:
 			return Decision{}, ctx.Err()
 		case g.svc == nil:

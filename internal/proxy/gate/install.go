@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/requeststate"
 )
 
 // OpenOptions are what Open needs beyond the configuration.
@@ -24,6 +25,10 @@ type OpenOptions struct {
 	Version string
 	// Upstream calls candidate sources.
 	Upstream Caller
+	// Sealer signs the gate's multi round-trip state (the proxy's, from
+	// MCP_ELICITATION_PROXY_STATE_KEY); nil means a key random to this
+	// process.
+	Sealer *requeststate.Sealer
 }
 
 type closers []io.Closer
@@ -67,7 +72,7 @@ func Open(ctx context.Context, cfg *config.Config, o OpenOptions) (*Gate, io.Clo
 		cs = append(closers{m}, cs...)
 		svc = m
 	}
-	g := New(Options{Config: cfg, Service: svc, Matcher: plan.NewMatcher(cfg.Policies.SensitiveRequired), Upstream: o.Upstream, Logger: o.Logger})
+	g := New(Options{Config: cfg, Service: svc, Matcher: plan.NewMatcher(cfg.Policies.SensitiveRequired), Upstream: o.Upstream, Logger: o.Logger, Sealer: o.Sealer})
 	return g, cs, nil
 }
 
@@ -110,13 +115,27 @@ func toolOf(c *plan.Call) Tool {
 	return Tool{Name: c.Name}
 }
 
-// host is the client's own form elicitation where the gate can use it
-// during the call: a client that answers forms on a session.
-func host(c *plan.Call, x plan.Executor) Host {
-	if c.Client.Form && !c.Client.MultiRoundTrip {
-		return x
+// host is the client's own form elicitation: during the call for a client
+// on a session, across retries for a 2026-07-28 client. A retry of the
+// proxy's own missing-field form goes to the review page instead (its
+// answer lives in the proxy's state, which the gate's would replace).
+func (g *Gate) host(c *plan.Call, x plan.Executor) (Host, *retryHost) {
+	switch {
+	case !c.Client.Form:
+		return nil, nil
+	case !c.Client.MultiRoundTrip:
+		return x, nil
 	}
-	return nil
+	req := x.Request()
+	if _, held := req.Params.InputResponses[plan.HoldInputKey]; !held && (req.Params.RequestState != "" || len(req.Params.InputResponses) > 0) {
+		return nil, nil
+	}
+	digest, err := Digest(req.Params.Arguments)
+	if err != nil {
+		return nil, nil
+	}
+	h := newRetryHost(g.sealer, req, c.Name, digest)
+	return h, h
 }
 
 type approvedKey struct{}
@@ -134,7 +153,13 @@ func (h *checkHold) Run(ctx context.Context, x plan.Executor) (*mcp.CallToolResu
 		args = x.Request().Params.Arguments
 	}
 	approved, _ := ctx.Value(approvedKey{}).(bool)
-	d, err := h.g.check(ctx, Call{Tool: toolOf(h.c), Args: args, Host: host(h.c, x)}, approved)
+	hst, retry := h.g.host(h.c, x)
+	d, err := h.g.check(ctx, Call{Tool: toolOf(h.c), Args: args, Host: hst}, approved)
+	if retry != nil {
+		if res, ok, err := retry.inputRequired(h.g.sealer, err); ok {
+			return res, err
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

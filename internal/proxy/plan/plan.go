@@ -135,6 +135,12 @@ type Plan struct {
 	Missing []string
 }
 
+// HoldInputKey names a Holder's input request in a 2026-07-28 multi
+// round-trip result. A retry that answers it is planned again, as a new
+// call, so that the Holder finds its answer in the request (the proxy's
+// own missing-field retries are resumed instead).
+const HoldInputKey = "human_gate"
+
 // A Holder is a gate's procedure for a call: it may ask the user, ask a
 // reviewer, forward the call or refuse it, through x.
 type Holder interface {
