@@ -65,6 +65,8 @@ type outcomeRule struct {
 	heading string     // pageProblem
 	text    []string   // pageProblem
 	reload  bool       // pageProblem: offer to reload
+	// switchAccount offers to sign in with another account (pageProblem).
+	switchAccount bool
 	// errText appends the error's public sentence to text (pageProblem).
 	errText bool
 	// refusal is the audit reason of a submission refused before it
@@ -80,7 +82,7 @@ var outcomes = map[outcome]outcomeRule{
 	outCounted:     {status: http.StatusOK, page: pageCounted},
 	outVoteRefused: {status: http.StatusConflict, page: pageProblem, heading: "This approval was not counted", errText: true},
 	outForbidden: {status: http.StatusForbidden, page: pageProblem, heading: "You cannot decide this request", errText: true,
-		text: []string{"Nothing was decided."}},
+		text: []string{"Nothing was decided."}, switchAccount: true},
 	outShowDecided:    {status: http.StatusOK, page: pageClosed, closed: closedDecided},
 	outShowCanceled:   {status: http.StatusOK, page: pageClosed, closed: closedCanceled},
 	outShowExpired:    {status: http.StatusOK, page: pageClosed, closed: closedExpired},
@@ -211,6 +213,9 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, o outcome, x r
 			text = append([]string{strings.ToUpper(msg[:1]) + msg[1:] + "."}, text...)
 		}
 		v = &pageView{Title: rule.heading, Final: &finalView{Class: "problem", Heading: rule.heading, Text: text, Reload: rule.reload}}
+		if rule.switchAccount && x.id != "" && x.key != "" {
+			v.Final.SwitchAccount = switchAccountURL(x.id, x.key)
+		}
 	}
 	h.write(w, rule.status, signedIn(v, x.review))
 }

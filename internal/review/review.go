@@ -215,7 +215,7 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request) {
 	}
 	rv, err := h.svc.OpenReview(r.Context(), id, key)
 	if err != nil {
-		h.respond(w, r, failed(err), reply{id: id, err: err})
+		h.respond(w, r, failed(err), reply{id: id, key: key, err: err})
 		return
 	}
 	h.respond(w, r, shown(rv.State, false), reply{id: id, key: key, review: rv})

@@ -2,6 +2,7 @@ package review
 
 import (
 	"fmt"
+	"net/url"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
@@ -30,4 +31,11 @@ func signedIn(v *pageView, rv elicitation.Review) *pageView {
 		v.Reviewer = rv.Reviewer
 	}
 	return v
+}
+
+// switchAccountURL is the link of the 403 page that signs in with another
+// account and comes back: internal/reviewauth's SwitchPath, relative to
+// the review page (so that it keeps any path prefix, such as a stage).
+func switchAccountURL(id, key string) string {
+	return "../oidc/switch?next=" + url.QueryEscape(Path(id, key))
 }

@@ -15,6 +15,9 @@ type finalView struct {
 	Text    []string
 	Receipt *receiptView
 	Reload  bool
+	// SwitchAccount links to signing in with another account (a
+	// signed-in reviewer who may not decide).
+	SwitchAccount string
 }
 
 // receiptView is what was recorded, read back from the store after the

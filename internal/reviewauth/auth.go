@@ -50,6 +50,11 @@ const CookieName = "elicitation_review"
 // client's redirect URI.
 const CallbackPath = "/review/oidc/callback"
 
+// SwitchPath starts a fresh sign-in that asks the issuer to sign in again
+// (prompt=login), then returns to the review path in its "next" query
+// parameter: the 403 page's "Sign in with another account".
+const SwitchPath = "/review/oidc/switch"
+
 // Defaults of Config.
 const (
 	DefaultSessionTTL  = 30 * time.Minute
@@ -177,8 +182,17 @@ func isLoopback(host string) bool {
 // one.
 func (a *Auth) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == CallbackPath {
+		switch r.URL.Path {
+		case CallbackPath:
 			a.callback(w, r)
+			return
+		case SwitchPath:
+			if r.Method != http.MethodGet && r.Method != http.MethodHead {
+				w.Header().Set("Allow", "GET")
+				page(w, http.StatusMethodNotAllowed, "Method not allowed", "This address answers GET.")
+				return
+			}
+			a.login(w, r, returnPath(r.URL.Query().Get("next")), oauth2.SetAuthURLParam("prompt", "login"))
 			return
 		}
 		if id, ok := a.Session(r); ok {
@@ -186,7 +200,7 @@ func (a *Auth) Wrap(next http.Handler) http.Handler {
 			return
 		}
 		if r.Method == http.MethodGet || r.Method == http.MethodHead {
-			a.login(w, r)
+			a.login(w, r, r.URL.RequestURI())
 			return
 		}
 		// No session: the Service refuses the submission (and audits it).
@@ -274,7 +288,7 @@ func (a *Auth) oauth2(p *oidc.Provider, base, secret string) *oauth2.Config {
 
 // login starts a sign-in: a fresh state, nonce and PKCE verifier in the
 // cookie, and a redirect to the issuer.
-func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
+func (a *Auth) login(w http.ResponseWriter, r *http.Request, ret string, opts ...oauth2.AuthCodeOption) {
 	base, path, err := a.base(r)
 	if err != nil {
 		a.log.ErrorContext(r.Context(), "reviewer sign-in", "err", err)
@@ -287,7 +301,7 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 		page(w, http.StatusServiceUnavailable, "Sign-in is unavailable", "The identity provider cannot be reached right now. Nothing was decided. Try again in a moment.")
 		return
 	}
-	c := cookieClaims{Kind: kindLogin, Expires: a.cfg.Now().Add(LoginTTL), State: random(), Nonce: random(), Verifier: oauth2.GenerateVerifier(), Return: r.URL.RequestURI()}
+	c := cookieClaims{Kind: kindLogin, Expires: a.cfg.Now().Add(LoginTTL), State: random(), Nonce: random(), Verifier: oauth2.GenerateVerifier(), Return: ret}
 	v, err := a.seal.seal(c)
 	if err != nil {
 		a.log.ErrorContext(r.Context(), "reviewer sign-in", "err", err)
@@ -297,7 +311,8 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 	a.setCookie(w, path, v, LoginTTL)
 	noStore(w)
 	// The secret is not needed to build the authorization URL.
-	http.Redirect(w, r, a.oauth2(p, base, "").AuthCodeURL(c.State, oidc.Nonce(c.Nonce), oauth2.S256ChallengeOption(c.Verifier)), http.StatusFound)
+	opts = append(opts, oidc.Nonce(c.Nonce), oauth2.S256ChallengeOption(c.Verifier))
+	http.Redirect(w, r, a.oauth2(p, base, "").AuthCodeURL(c.State, opts...), http.StatusFound)
 }
 
 func noStore(w http.ResponseWriter) {
@@ -358,11 +373,16 @@ func (a *Auth) callback(w http.ResponseWriter, r *http.Request) {
 	}
 	a.setCookie(w, path, v, a.cfg.SessionTTL)
 	noStore(w)
-	ret := c.Return
-	if !strings.HasPrefix(ret, "/review/") || strings.HasPrefix(ret, CallbackPath) {
-		ret = "/review/"
+	http.Redirect(w, r, base+returnPath(c.Return), http.StatusSeeOther)
+}
+
+// returnPath is where a sign-in may return: a review path, never the
+// sign-in's own addresses or another site.
+func returnPath(p string) string {
+	if !strings.HasPrefix(p, "/review/") || strings.HasPrefix(p, "/review/oidc/") || strings.ContainsAny(p, "\\") || strings.Contains(p, "//") {
+		return "/review/"
 	}
-	http.Redirect(w, r, base+ret, http.StatusSeeOther)
+	return p
 }
 
 // exchange redeems the code with the verifier and reads the identity from

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -105,12 +107,34 @@ func TestWhoMayDecide(t *testing.T) {
 			t.Errorf("%s opening the page: %d\n%.400s", tc.user, resp.StatusCode, body)
 		}
 	}
+	// Mallory follows "Sign in with another account": the issuer asks her
+	// to sign in again, and as Bob she is back on the page.
+	b := oidctest.Browser(t)
+	_, body := open(t, b, namedPage, "mallory")
+	m := regexp.MustCompile(`<a href="([^"]+)">Sign in with another account</a>`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("the 403 page offers no other account:\n%.600s", body)
+	}
+	link, _ := url.Parse(namedPage)
+	link, _ = link.Parse(html.UnescapeString(m[1]))
+	if link.Path != reviewauth.SwitchPath {
+		t.Fatalf("switch link %s, want %s", link, reviewauth.SwitchPath)
+	}
+	noFollow := *b
+	noFollow.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	if r, err := noFollow.Get(link.String()); err != nil || r.StatusCode != http.StatusFound || !strings.Contains(r.Header.Get("Location"), "prompt=login") {
+		t.Fatalf("the switch link: %v %v, want a redirect to the issuer with prompt=login", r, err)
+	}
+	resp, body := open(t, b, link.String(), "bob")
+	if resp.StatusCode != http.StatusOK || resp.Request.URL.String() != namedPage || !strings.Contains(body, "Signed in as <strong>bob@example.com</strong>") {
+		t.Fatalf("after switching to bob: %d at %s\n%.400s", resp.StatusCode, resp.Request.URL, body)
+	}
 	// Alice may decide the first (any signed-in reviewer but the agent)
 	// and not the second (Bob only); a POST by her to the second is
 	// refused even with a page token of the first.
-	b := oidctest.Browser(t)
-	resp, body := open(t, b, page, "alice")
-	m := tokenField.FindStringSubmatch(body)
+	b = oidctest.Browser(t)
+	resp, body = open(t, b, page, "alice")
+	m = tokenField.FindStringSubmatch(body)
 	if resp.StatusCode != http.StatusOK || m == nil {
 		t.Fatalf("alice: %d", resp.StatusCode)
 	}
