@@ -11,21 +11,27 @@
 // and the review and submit handlers from Settings.
 //
 // Only cmd/* and functions/* read the environment: they pass os.Getenv to
-// FromEnv (or bind the flags with Flags) and call Build with the Parts
-// their deployment provides. Build is split into parts so that a binary
+// FromEnv (cmd/elicitation then binds each row to a flag with
+// fs.Var(row.Value(&s), row.Name, row.Help())) and call Build with the
+// Parts their deployment provides. Build is split into parts so that a binary
 // links only what it serves: the MCP handler comes from the subpackage
 // compose/mcpendpoint (it alone links the MCP SDK), the store from the
 // deployment (boltstore locally, DynamoDB over lambdaconfig's clients on
-// Lambda), and the review pages only when Parts.Pages is set.
+// Lambda), the review pages only when Parts.Pages is set (compose.Pages),
+// and the keys each part needs by the part itself (Keyring for the page
+// tokens, StateKeys for the push state).
 //
 // # Adding a setting
 //
 // Add a field to Settings and one row to Table (its name, scope, default,
 // usage and the field it binds; a check if some values are invalid). The
-// flag, the environment variable, the default, the help text, the parse
-// error and docs/configuration are all derived from that row; nothing
-// else changes. Read the field where the part it configures is built
-// (Build, or the part's own constructor in a subpackage).
+// flag, the environment variable, the default, the help text and the parse
+// error are all derived from that row; run go test ./internal/compose
+// -update to regenerate the table in docs/configuration.md, and set the
+// variable in template.yaml if the functions need another value than the
+// default (infra's TestEnvironmentNamesSettings checks every variable
+// there names a Lambda row). Read the field where the part it configures
+// is built (Build, or the part's own constructor in a subpackage).
 package compose
 
 import (
