@@ -82,7 +82,7 @@ func (s *Server) tools() []tool {
 		{&mcp.Tool{
 			Name:  ToolResult,
 			Title: "Read the human's decision",
-			Description: "Returns the decision of a decided request (submitted or declined), the context you sent, formSubmission (approval form values), selectedIds (selection) and the reviewer's optional comment, " +
+			Description: "Returns the decision of a decided request (submitted or declined), the context you sent, formSubmission (approval form values), selectedIds (selection), the reviewer's optional comment and decidedBy (the signed-in reviewer, null without sign-in), " +
 				"and marks it consumed. Reading it again returns the same answer. " +
 				"Errors: not_decided while pending (call elicit_await), expired, canceled.",
 			InputSchema:  idInputSchema,
