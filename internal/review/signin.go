@@ -3,6 +3,7 @@ package review
 import (
 	"fmt"
 	"net/url"
+	"strings"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
@@ -29,6 +30,16 @@ func approvalCounted(st elicitation.State) *pageView {
 func signedIn(v *pageView, rv elicitation.Review) *pageView {
 	if rv.Reviewer != "" && rv.Reviewer != elicitation.Reviewer {
 		v.Reviewer = rv.Reviewer
+	}
+	if st := rv.State; st.Status == elicitation.StatusPending && st.Quorum() > 1 && v.Final == nil {
+		v.Quorum = fmt.Sprintf("This request is decided when %d reviewers approve the same answer (any decline declines it).", st.Quorum())
+		if n := len(st.Approvers); n > 0 {
+			by := make([]string, n)
+			for i, a := range st.Approvers {
+				by[i] = a.By
+			}
+			v.Quorum += fmt.Sprintf(" Approved so far by %s.", strings.Join(by, ", "))
+		}
 	}
 	return v
 }

@@ -20,6 +20,9 @@ type pageView struct {
 	// Reviewer is the signed-in reviewer the page is shown to (empty
 	// without sign-in).
 	Reviewer string
+	// Quorum says how many approvals a pending request still needs, and
+	// whose it has (requests with approvals above 1).
+	Quorum string
 
 	Message template.HTML // the safe Markdown subset (messageHTML)
 	Asked   askedView

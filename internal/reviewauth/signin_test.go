@@ -382,7 +382,11 @@ func TestQuorumOfTwo(t *testing.T) {
 			if st := state(t, s.instances[other].svc, "agent@example.com", id); st.Status != elicitation.StatusPending || len(st.Approvers) != 1 {
 				t.Fatalf("after one reviewer twice: %+v", st)
 			}
-			if code, body := approve(t, oidctest.Browser(t), bobPage, "bob", "a"); code != http.StatusOK || !strings.Contains(body, "Selection sent") {
+			bob := oidctest.Browser(t)
+			if _, body := open(t, bob, bobPage, "bob"); !strings.Contains(body, "decided when 2 reviewers approve the same answer") || !strings.Contains(body, "Approved so far by alice@example.com.") {
+				t.Errorf("bob's page does not say where the quorum stands:\n%.1500s", body)
+			}
+			if code, body := approve(t, bob, bobPage, "bob", "a"); code != http.StatusOK || !strings.Contains(body, "Selection sent") {
 				t.Fatalf("bob's approval: %d\n%.400s", code, body)
 			}
 			res, err := s.instances[0].svc.Result(context.Background(), "agent@example.com", id)
