@@ -280,7 +280,14 @@ func TestNoOrphans(t *testing.T) {
 				case <-time.After(30 * time.Second):
 					t.Fatalf("the proxy did not exit after %s\n%s", stop, stderr.String())
 				}
+				// The proxy has sent SIGKILL to the group before exiting; on a
+				// loaded machine a killed process can take a moment to leave
+				// the process table.
+				deadline := time.Now().Add(time.Second)
 				for _, pid := range tree {
+					for alive(pid) && time.Now().Before(deadline) {
+						time.Sleep(5 * time.Millisecond)
+					}
 					if alive(pid) {
 						t.Errorf("process %d of the upstream outlived the proxy", pid)
 						syscall.Kill(pid, syscall.SIGKILL)
