@@ -164,6 +164,14 @@ func TestBrowserReviewer(t *testing.T) {
 			"minShare": 0.6, "labels": labels, "role": "radio"})
 	}
 
+	// No word of the page breaks mid-way at 320 px: labels, the message,
+	// the rule, the bar (ids and JSON may break anywhere; they are code).
+	long := e.selection(elicitation.SelectionInput{Message: "Choose the accommodation for the Guggenheim Bilbao retrospective's installation crew", Options: guggenheim,
+		MaxSelections: 2, HoverTemplate: hoverTpl, Labels: elicitation.Labels{Submit: "Book these accommodations", Decline: "Search again elsewhere"}})
+	for _, scheme := range []string{"light", "dark"} {
+		flows = append(flows, flow{"name": "no word broken/p320/" + scheme, "viewport": "p320", "scheme": scheme, "do": "words", "url": long.Path()})
+	}
+
 	runBrowser(t, e, flows, "")
 	for _, c := range checks {
 		c(t)

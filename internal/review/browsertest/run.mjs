@@ -482,6 +482,35 @@ async function context(f, page) {
   return { chars: c.text.length, height: c.ch };
 }
 
+// brokenWords lists the words of the page's text (outside code, ids and
+// JSON, which may break anywhere) that the layout split across two lines.
+async function brokenWords(page) {
+  return page.evaluate(() => {
+    const out = [];
+    const walker = document.createTreeWalker(document.querySelector('main'), NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      if (n.parentElement.closest('pre, code, td.id, .vh, style, textarea')) continue;
+      const re = /\S+/g;
+      let m;
+      while ((m = re.exec(n.data))) {
+        const r = document.createRange();
+        r.setStart(n, m.index);
+        r.setEnd(n, m.index + m[0].length);
+        const tops = new Set([...r.getClientRects()].filter((b) => b.width > 0).map((b) => Math.round(b.top)));
+        if (tops.size > 1) out.push(m[0]);
+      }
+    }
+    return out;
+  });
+}
+
+// words: no word of the page is broken mid-way.
+async function words(f, page) {
+  await page.goto(base + f.url);
+  const broken = await brokenWords(page);
+  must(broken.length === 0, `words broken mid-way: ${broken.slice(0, 10).join(', ')}`);
+}
+
 // rowsFit: on a phone the rows frame gets most of each row; each control is
 // named by its option's label; each Details link is a 44 px target.
 async function rowsFit(f, page) {
@@ -494,6 +523,8 @@ async function rowsFit(f, page) {
     const more = [...list.querySelectorAll('a.more')].map((a) => { const r = a.getBoundingClientRect(); return [r.width, r.height]; });
     return { list: list.getBoundingClientRect().width, frame: frame.width, controls: li.width, more };
   });
+  const broken = await brokenWords(page);
+  must(broken.length === 0, `words broken mid-way: ${broken.slice(0, 10).join(', ')}`);
   must(g.frame / g.list >= f.minShare, `the rows frame has ${Math.round(100 * g.frame / g.list)}% of the row: ${JSON.stringify(g)}`);
   must(g.more.length === f.labels.length && g.more.every(([w, h]) => w >= 44 && h >= 44), `Details targets: ${JSON.stringify(g.more)}`);
   for (const name of f.labels) {
@@ -504,7 +535,7 @@ async function rowsFit(f, page) {
   return { share: +(g.frame / g.list).toFixed(2) };
 }
 
-const flows = { pickOne, multi, decline, approve, decided, expired, xss, axe, screenshot, measure, longList, comment, markdown, context, rowsFit };
+const flows = { pickOne, multi, decline, approve, decided, expired, xss, axe, screenshot, measure, longList, comment, markdown, context, rowsFit, words };
 
 for (const f of plan.flows) {
   const t = Date.now();
