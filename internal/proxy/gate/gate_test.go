@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -316,5 +317,40 @@ func TestConfirmRacingRetriesForwardOnce(t *testing.T) {
 	}
 	if count != 1 {
 		t.Errorf("%d of %d racing retries forwarded, want exactly 1", count, n)
+	}
+}
+
+// Without an elicitation service and without a host that can show a
+// form, a gated call is refused with a structured result, never forwarded.
+func TestConfirmWithoutAnyChannel(t *testing.T) {
+	cfg, err := config.Parse([]byte("upstream:\n  command: node\ntools:\n  delete_file:\n    confirm_if:\n      always: true\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := gate.New(gate.Options{Config: cfg})
+	p := payload(t, check(t, g, rmTool, `{"path":"/x"}`, nil))
+	if p.Error != gate.ErrorRequired || p.Status != gate.StatusNeeds || p.Reason != gate.ReasonConfirmationRequired {
+		t.Errorf("%+v", p)
+	}
+}
+
+// An elicitation service that cannot be reached fails the call at once
+// with a structured result.
+func TestServiceDown(t *testing.T) {
+	port := testenv.FreePort(t)
+	url := "http://127.0.0.1:" + strconv.Itoa(port) + "/mcp"
+	cfg, err := config.Parse([]byte("upstream:\n  command: node\nelicitation_service:\n  url: " + url + "\ntools:\n  delete_file:\n    confirm_if:\n      always: true\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := gate.NewMCPService(url, "", &mcp.Implementation{Name: "t", Version: "1"})
+	defer svc.Close()
+	g := gate.New(gate.Options{Config: cfg, Service: svc})
+	p := payload(t, check(t, g, rmTool, `{"path":"/x"}`, nil))
+	if p.Error != gate.ErrorRequired || p.Status != gate.StatusFailed || p.Reason != gate.ReasonReviewFailed {
+		t.Errorf("%+v", p)
+	}
+	if strings.Contains(p.Message, "127.0.0.1") {
+		t.Errorf("internal error text reached the agent: %s", p.Message)
 	}
 }
