@@ -8,6 +8,9 @@
 //
 //	go run ./cmd/elicitation-bench -rounds 3
 //
+// "go run ./cmd/elicitation-bench soak" is the soak under abuse instead
+// (soak.go).
+//
 // Both servers run as child processes (this binary re-executed with
 // "serve" for ours), so that the CPU each spends is read from
 // /proc/<pid>/stat and the load generator's own CPU counts for neither.
@@ -48,6 +51,13 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "serve" {
 		if err := serve(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "serve:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "soak" {
+		if err := soak(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "elicitation-bench soak:", err)
 			os.Exit(1)
 		}
 		return

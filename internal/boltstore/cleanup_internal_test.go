@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +19,7 @@ import (
 
 // fill stores n requests that expire at once (their retention ends an hour
 // after T0), in one transaction, and returns their ids.
-func fill(t *testing.T, s *Store, n int) []string {
+func fill(t testing.TB, s *Store, n int) []string {
 	t.Helper()
 	ids := make([]string, n)
 	err := s.db.bolt.Update(func(tx *bolt.Tx) error {
@@ -143,4 +145,94 @@ func TestCompact(t *testing.T) {
 	if err != nil || len(tr.Entries) != 1 {
 		t.Errorf("audit after Compact: %+v, %v", tr, err)
 	}
+}
+
+// BenchmarkCleanupWhileCreating removes 100,000 expired requests while
+// creates keep arriving, and reports the longest a create waited, the
+// cleanup's time and the file before and after compaction:
+//
+//	go test ./internal/boltstore -run '^$' -bench CleanupWhileCreating -benchtime 1x
+func BenchmarkCleanupWhileCreating(b *testing.B) {
+	for range b.N {
+		b.StopTimer()
+		path := filepath.Join(b.TempDir(), "elicitation.db")
+		s, err := Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx := context.Background()
+		for range 10 {
+			fill(b, s, 10000)
+		}
+		grown := fileSize(b, path)
+		var before runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		b.StartTimer()
+		var peak uint64
+		stopPeak := make(chan struct{})
+		peaked := make(chan struct{})
+		go func() {
+			defer close(peaked)
+			var m runtime.MemStats
+			for {
+				select {
+				case <-stopPeak:
+					return
+				case <-time.After(20 * time.Millisecond):
+					runtime.ReadMemStats(&m)
+					peak = max(peak, m.HeapInuse)
+				}
+			}
+		}()
+		done := make(chan time.Duration)
+		go func() {
+			start := time.Now()
+			if _, err := s.Cleanup(ctx, storetest.T0.Add(2*time.Hour)); err != nil {
+				b.Error(err)
+			}
+			done <- time.Since(start)
+		}()
+		var waits []time.Duration
+		var took time.Duration
+	creating:
+		for {
+			select {
+			case took = <-done:
+				break creating
+			default:
+			}
+			r := storetest.NewApproval(b, time.Hour)
+			start := time.Now()
+			if err := s.Create(ctx, r, elicitation.AuditEntry{At: storetest.T0, Action: elicitation.ActionCreated, Principal: "alice"}); err != nil {
+				b.Fatal(err)
+			}
+			waits = append(waits, time.Since(start))
+		}
+		b.StopTimer()
+		close(stopPeak)
+		<-peaked
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+		_, compacted, err := Compact(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(took.Seconds(), "cleanup-s")
+		b.ReportMetric(float64(len(waits)), "creates-during")
+		b.ReportMetric(float64(slices.Max(waits).Milliseconds()), "max-create-wait-ms")
+		b.ReportMetric(float64(peak-min(peak, before.HeapInuse))/(1<<20), "peak-heap-growth-MB")
+		b.ReportMetric(float64(grown)/(1<<20), "file-MB")
+		b.ReportMetric(float64(compacted)/(1<<20), "compacted-MB")
+	}
+}
+
+func fileSize(t testing.TB, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
 }
