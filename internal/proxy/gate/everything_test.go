@@ -269,10 +269,13 @@ func TestEverythingConfirmOnTheReviewPage(t *testing.T) {
 		t.Fatalf("forwarded %d times after changed arguments, want once", n)
 	}
 	// Declined on the page: never forwarded.
-	gatetest.Review(t, changed.ReviewURL, gatetest.Answer{Decision: "declined"})
+	gatetest.Review(t, changed.ReviewURL, gatetest.Answer{Decision: "declined", Comment: "ship v2.1 instead"})
 	r := call(t, agent, "echo", map[string]any{"message": "deploy v2.0"})
 	if r.gate.Error != gate.ErrorBlocked || r.gate.Reason != gate.ReasonConfirmationDeclined {
 		t.Fatalf("declined: %q %+v", r.text, r.gate)
+	}
+	if r.gate.Comment == nil || *r.gate.Comment != "ship v2.1 instead" || !strings.Contains(r.gate.Message, "ship v2.1 instead") {
+		t.Errorf("the reviewer's comment did not reach the agent: %+v", r.gate)
 	}
 	if n := up.count("echo"); n != 1 || strings.Contains(strings.Join(up.args("echo"), " "), "v2.0") {
 		t.Fatalf("a declined call reached the upstream: %v", up.args("echo"))
@@ -283,8 +286,8 @@ func TestEverythingConfirmOnTheReviewPage(t *testing.T) {
 			t.Errorf("the proxy's log lacks %q", want)
 		}
 	}
-	if strings.Contains(logs, "deploy v") {
-		t.Error("argument values in the proxy's log")
+	if strings.Contains(logs, "deploy v") || strings.Contains(logs, "v2.1") {
+		t.Error("argument values or the comment in the proxy's log")
 	}
 	// The service's audit trail of the review request names the tool and
 	// the digest (its context), and records the decision.

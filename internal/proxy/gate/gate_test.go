@@ -354,3 +354,19 @@ func TestServiceDown(t *testing.T) {
 		t.Errorf("internal error text reached the agent: %s", p.Message)
 	}
 }
+
+// With none of the gate's keys set there is no gate: the proxy is the
+// original.
+func TestOpenWithoutGateKeys(t *testing.T) {
+	cfg, err := config.Parse([]byte("upstream:\n  command: node\nelicitation:\n  fallback_on_unsupported: structured_error\ntools:\n  echo:\n    required: [message]\n    confirm_if:\n    ambiguous_if:\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, closer, err := gate.Open(context.Background(), cfg, gate.OpenOptions{})
+	if err != nil || g != nil || closer == nil {
+		t.Fatalf("Open = %v, %v, %v; want no gate", g, closer, err)
+	}
+	if err := closer.Close(); err != nil {
+		t.Error(err)
+	}
+}

@@ -21,6 +21,8 @@ type Answer struct {
 	Fill map[string]string `json:"fill,omitempty"`
 	// Pick taps the option at this index (a selection); nil taps none.
 	Pick *int `json:"pick,omitempty"`
+	// Comment is typed into the page's comment field.
+	Comment string `json:"comment,omitempty"`
 }
 
 // Answered is what the browser saw.
@@ -56,7 +58,7 @@ func Review(t testing.TB, reviewURL string, a Answer) Answered {
 	t.Helper()
 	node := testenv.Node(t)
 	testenv.NodeModule(t, filepath.Join("playwright-core", "package.json"))
-	plan := map[string]any{"chromium": Chromium(t), "url": reviewURL, "decision": a.Decision, "fill": a.Fill}
+	plan := map[string]any{"chromium": Chromium(t), "url": reviewURL, "decision": a.Decision, "fill": a.Fill, "comment": a.Comment}
 	if a.Pick != nil {
 		plan["pick"] = *a.Pick
 	}
