@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestCompactCommand: "elicitation compact" refuses the store while the
@@ -70,4 +73,51 @@ func TestServeRefusesDamagedStore(t *testing.T) {
 	if msg := err.Error(); !strings.Contains(msg, path) || !strings.Contains(msg, "truncated") || !strings.Contains(msg, "restore it from a backup") {
 		t.Errorf("serve's error does not say what, which file and how to restore: %s", msg)
 	}
+}
+
+// TestDamageWhileServing: the store file damaged under a running server
+// (its pages zeroed) fails the calls that touch it, the review page with
+// its own error page and a tool call with an internal error, while the
+// process keeps serving; before, a page handler panicked on the damaged
+// page and the connection dropped.
+func TestDamageWhileServing(t *testing.T) {
+	dir := t.TempDir()
+	m := start(t, "--data-dir", dir)
+	s := agent(t, m.MCPURL)
+	created := call(t, s, "elicit_approval", map[string]any{"message": "Ship?", "context": strings.Repeat("x", 3000)})
+	for range 30 {
+		call(t, s, "elicit_approval", map[string]any{"message": "More?", "context": strings.Repeat("y", 3000)})
+	}
+	path := filepath.Join(dir, "elicitation.db")
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every page but the two meta pages.
+	if _, err := f.WriteAt(make([]byte, fi.Size()-2*4096), 2*4096); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	res, err := http.Get(created["reviewUrl"].(string))
+	if err != nil {
+		t.Fatalf("review page on a damaged store: %v (the connection dropped)", err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusInternalServerError || !strings.Contains(string(body), "<html") {
+		t.Errorf("review page on a damaged store: %d\n%.300s", res.StatusCode, body)
+	}
+	r, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "elicit_status", Arguments: map[string]any{"elicitationId": created["elicitationId"]}})
+	if err != nil || !r.IsError || !strings.HasPrefix(text(r), "internal") {
+		t.Errorf("elicit_status on a damaged store: %v, %v", err, r)
+	}
+	res, err = http.Get(strings.TrimSuffix(m.MCPURL, "/mcp") + "/healthz")
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("the server stopped answering: %v", err)
+	}
+	res.Body.Close()
 }
