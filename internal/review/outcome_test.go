@@ -3,6 +3,9 @@ package review
 import (
 	"net/http"
 	"testing"
+	"time"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
 
 // TestOutcomesTable: every outcome has its rule (status and page), and the
@@ -23,5 +26,17 @@ func TestOutcomesTable(t *testing.T) {
 	}
 	if len(outcomes) != int(outInternal)+1 {
 		t.Errorf("%d rules for %d outcomes", len(outcomes), int(outInternal)+1)
+	}
+}
+
+// TestReceiptNamesTheReviewer: a signed-in reviewer who decided is named on
+// the receipt; the anonymous one ("reviewer") is not.
+func TestReceiptNamesTheReviewer(t *testing.T) {
+	for by, want := range map[string]string{"alice@example.com": "alice@example.com", elicitation.Reviewer: ""} {
+		st := elicitation.State{ID: "x", Kind: elicitation.KindApproval, Decision: elicitation.DecisionSubmitted, DecidedAt: time.Date(2026, 3, 14, 9, 30, 0, 0, time.UTC), DecidedBy: by}
+		r := receiptPage(elicitation.Record{State: st}, st, elicitation.Submission{}).Final.Receipt
+		if r.By != want || r.At != "Sat 14 Mar 2026, 09:30 UTC" {
+			t.Errorf("decided by %q: receipt By %q At %q", by, r.By, r.At)
+		}
 	}
 }

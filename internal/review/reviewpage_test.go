@@ -118,6 +118,16 @@ func TestCommentAndReceipt(t *testing.T) {
 	if strings.Contains(r.Body, "<dt>Picked</dt>") {
 		t.Error("a decline's receipt lists picks")
 	}
+	// Opened again later, the page says what was recorded, and records the render.
+	again := e.get(c.Path())
+	for _, want := range []string{"This request has been answered", "What was recorded", "None fit &lt;the brief&gt;:\nsomething in Venice &amp; cheaper"} {
+		if again.Status != 200 || !strings.Contains(again.Body, want) {
+			t.Errorf("GET after the decision (%d) lacks %q", again.Status, want)
+		}
+	}
+	if strings.Contains(again.Body, "<form") {
+		t.Error("the decided page still has a form")
+	}
 
 	a := e.approval(elicitation.ApprovalInput{Message: "Deploy?", RequestedSchema: formSchema})
 	r = e.post(a.Path(), url.Values{"token": {e.token(a)}, "decision": {"submitted"}, "f.email": {"ops@example.com"}, "f.count": {"3"}, "f.tags": {"a", "c"}, "f.notify": {"true"}})

@@ -24,6 +24,7 @@ type finalView struct {
 // decision landed.
 type receiptView struct {
 	At, AtISO string
+	By        string // the signed-in reviewer who decided; "" when anonymous
 	Picked    []pickedView
 	Fields    []valueView
 	Comment   string
@@ -48,6 +49,10 @@ func closedView(kind closedKind, rec elicitation.Record, st elicitation.State) *
 	default:
 		f.Heading = "This request has been answered"
 		f.Text = []string{answeredText(st)}
+		if rec.State.ID != "" {
+			// Read with the review key (a GET): what was recorded.
+			f.Receipt = recorded(rec, st, rec.Answer)
+		}
 	}
 	if rec.Payload.Message == "" {
 		v.Message = ""
@@ -100,28 +105,37 @@ func receiptPage(rec elicitation.Record, st elicitation.State, sub elicitation.S
 		f.Text = []string{"The agent has your approval."}
 	}
 	v.Title = f.Heading
-	r := &receiptView{}
-	at := st.DecidedAt
-	if at.IsZero() {
-		at = rec.State.DecidedAt
-	}
-	if !at.IsZero() {
-		r.At, r.AtISO = timeText(at), at.UTC().Format(time.RFC3339)
-	}
 	answer := rec.Answer
 	if rec.State.ID == "" {
 		// The read-back failed: show what this page sent.
 		answer = &elicitation.Answer{SelectedIDs: sub.SelectedIDs, Comment: strings.TrimSpace(sub.Comment)}
 	}
+	f.Receipt = recorded(rec, st, answer)
+	return v
+}
+
+// recorded is the receipt of a decided request: when, by whom (if signed
+// in), the picks by label, the form values and the comment.
+func recorded(rec elicitation.Record, st elicitation.State, answer *elicitation.Answer) *receiptView {
+	r := &receiptView{}
+	at, by := st.DecidedAt, st.DecidedBy
+	if at.IsZero() {
+		at, by = rec.State.DecidedAt, rec.State.DecidedBy
+	}
+	if !at.IsZero() {
+		r.At, r.AtISO = timeText(at), at.UTC().Format(time.RFC3339)
+	}
+	if by != elicitation.Reviewer {
+		r.By = by
+	}
 	if answer != nil {
 		r.Comment = answer.Comment
-		if !declined {
+		if st.Decision != elicitation.DecisionDeclined {
 			r.Picked = picked(rec.Payload, answer.SelectedIDs)
 			r.Fields = recordedValues(rec.Payload, answer.Form)
 		}
 	}
-	f.Receipt = r
-	return v
+	return r
 }
 
 // picked names the picked options by label, in the order they were sent.
