@@ -54,6 +54,10 @@ const StateTTL = 5 * time.Minute
 // elicitation.
 const firstURLElicitationVersion = "2025-11-25"
 
+// CompletePoll is how often a session push checks whether its request is
+// over, to send notifications/elicitation/complete (one state read).
+const CompletePoll = 2 * time.Second
+
 // pushInputKey names the URL-mode request in an input-required result.
 const pushInputKey = "review"
 
@@ -170,11 +174,16 @@ func (s *Server) pushOnSession(ss *mcp.ServerSession, st elicitation.State, mess
 			s.log.Debug("push answered", "elicitationId", id, "action", res.Action)
 		}
 	}()
-	for ctx.Err() == nil {
-		got, err := s.svc.Await(ctx, principal, id, 0)
+	// The outcome is polled, not awaited: a wait on a DynamoDB table reads
+	// it five times a second, which a notice that only lets the host
+	// dismiss its prompt is not worth.
+	tick := time.NewTicker(CompletePoll)
+	defer tick.Stop()
+	for {
+		got, err := s.svc.Status(ctx, principal, id)
 		if err != nil {
 			if ctx.Err() == nil {
-				s.log.Debug("push: waiting for the outcome failed", "elicitationId", id, "err", err)
+				s.log.Debug("push: reading the outcome failed", "elicitationId", id, "err", err)
 			}
 			return
 		}
@@ -182,6 +191,11 @@ func (s *Server) pushOnSession(ss *mcp.ServerSession, st elicitation.State, mess
 			if err := ss.NotifyElicitationComplete(ctx, &mcp.ElicitationCompleteParams{ElicitationID: id}); err != nil {
 				s.log.Debug("complete notice not delivered", "elicitationId", id, "err", err)
 			}
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
 			return
 		}
 	}
