@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The human gate's configuration errors are usage errors, found before the
+// proxy starts anything.
+func TestGateConfigurationErrors(t *testing.T) {
+	cfg := writeConfig(t, "upstream:\n  url: http://127.0.0.1:1/mcp\nelicitation_service:\n  url: http://127.0.0.1:1/mcp\n  api_key_env: GATE_TEST_KEY\n")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"--config", cfg}, func(string) string { return "" }, &stdout, &stderr)
+	if want := "elicitation_service.api_key_env names GATE_TEST_KEY, which is not set"; code != 2 || !strings.Contains(stderr.String(), want) {
+		t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr.String(), want)
+	}
+}
+
+// The built proxy on stdio with the worked configuration of docs/gate.md:
+// the embedded service serves the review page the pending result names, and
+// a host that can elicit approves in its own form.
+func TestGateStdioEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("server-everything: not in -short")
+	}
+	nodeModule(t, "mcp-server-everything")
+	root := repoRoot(t)
+	raw, err := os.ReadFile(filepath.Join(root, "examples", "gate-everything.config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(raw), `listen: "127.0.0.1:8081"`, `listen: "127.0.0.1:0"`, 1)
+	text = strings.Replace(text, "wait_seconds: 20", "wait_seconds: 1", 1)
+	cfg := writeConfig(t, text)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+
+	connect := func(elicit mcp.ClientOptions) (*mcp.ClientSession, *bytes.Buffer) {
+		cmd := exec.Command(binary, "--config", cfg)
+		cmd.Dir = root
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "gate-e2e", Version: "1"}, &elicit).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			t.Fatalf("connect: %v\n%s", err, stderr.String())
+		}
+		t.Cleanup(func() { _ = cs.Close() })
+		return cs, &stderr
+	}
+	sum := func(cs *mcp.ClientSession) *mcp.CallToolResult {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get-sum", Arguments: map[string]any{"a": 500, "b": 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+
+	// A host without elicitation: the review page.
+	cs, _ := connect(mcp.ClientOptions{})
+	res := sum(cs)
+	var p struct {
+		Error     string `json:"error"`
+		ReviewURL string `json:"reviewUrl"`
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	_ = json.Unmarshal(b, &p)
+	if p.Error != "elicitation_pending" || !strings.HasPrefix(p.ReviewURL, "http://127.0.0.1:") {
+		t.Fatalf("want elicitation_pending with a review URL, got %s", b)
+	}
+	page, err := http.Get(p.ReviewURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page.Body.Close()
+	if page.StatusCode != http.StatusOK {
+		t.Errorf("the embedded review page answered %d", page.StatusCode)
+	}
+
+	// A host that elicits: its own form, and the call goes through.
+	var asked []string
+	cs, stderr := connect(mcp.ClientOptions{ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked = append(asked, r.Params.Message)
+		return &mcp.ElicitResult{Action: "accept"}, nil
+	}})
+	res = sum(cs)
+	if len(res.Content) == 0 || res.Content[0].(*mcp.TextContent).Text != "The sum of 500 and 1 is 501." {
+		t.Fatalf("approved on the host: %+v\n%s", res, stderr.String())
+	}
+	if len(asked) != 1 || !strings.Contains(asked[0], "Let the agent add these numbers?") {
+		t.Errorf("the host was asked %q", asked)
+	}
+}
