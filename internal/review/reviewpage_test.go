@@ -59,6 +59,11 @@ func TestFilterRoundTrip(t *testing.T) {
 	if none.Status != 200 || !strings.Contains(none.Body, "No option matches") || strings.Join(values(checkedRE, none.Body), ",") != "opt-7" {
 		t.Errorf("filter without matches: %d %v", none.Status, values(checkedRE, none.Body))
 	}
+	// A huge query is cut and its words beyond the bound ignored, not refused.
+	huge := e.post(c.Path(), url.Values{"filter": {"1"}, "q": {"example-3 " + strings.Repeat("x ", 10000)}, "option": {"opt-7"}})
+	if huge.Status != 200 || len(values(optionRE, huge.Body)) != 12 || strings.Count(huge.Body, "x x") > 200 {
+		t.Errorf("huge query: %d, %d controls", huge.Status, len(values(optionRE, huge.Body)))
+	}
 	clear := e.post(c.Path(), url.Values{"filter": {"clear"}, "q": {"example-3"}, "option": {"opt-7"}})
 	if n := len(values(optionRE, clear.Body)); clear.Status != 200 || n != 40 || strings.Contains(clear.Body, `value="example-3"`) {
 		t.Errorf("clear: %d, %d controls", clear.Status, n)

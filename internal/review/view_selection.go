@@ -11,6 +11,13 @@ import (
 // FilterMinOptions is the smallest list that gets a filter box.
 const FilterMinOptions = 15
 
+// Bounds of a filter: longer queries are cut, further words ignored, so a
+// filter costs at most MaxFilterTerms substring scans of each option.
+const (
+	MaxFilterChars = 200
+	MaxFilterTerms = 8
+)
+
 type selectionView struct {
 	Legend, Rule string
 	Count        string // the bounds beside the live pick count
@@ -126,7 +133,11 @@ func selection(p elicitation.Payload, out rendered, pr *prior) *selectionView {
 func groups(opts []elicitation.Option, rows []rowView, f *filterView) []rowGroup {
 	terms := []string(nil)
 	if f != nil {
+		if q := []rune(f.Query); len(q) > MaxFilterChars {
+			f.Query = string(q[:MaxFilterChars])
+		}
 		terms = strings.Fields(strings.ToLower(f.Query))
+		terms = terms[:min(len(terms), MaxFilterTerms)]
 	}
 	if len(terms) == 0 {
 		if f != nil {
