@@ -97,13 +97,25 @@ func configured(cfg *config.Config) bool {
 func (g *Gate) Install(pl *plan.Planner) {
 	pl.Use(func(c *plan.Call, p plan.Plan) plan.Plan {
 		switch {
-		case p.Action == plan.Forward && c.Args != nil && g.Active(c.Name):
+		case p.Action == plan.Forward && c.Args != nil && g.holds(c):
 			return plan.Plan{Action: plan.Hold, Hold: &checkHold{g: g, c: c, p: p}, Missing: p.Missing}
 		case p.Action == plan.Block && p.Outcome != nil && p.Outcome.Reason == plan.ReasonUnsupported && g.ReviewPageFallback():
 			return plan.Plan{Action: plan.Hold, Hold: &fillHold{g: g, pl: pl, c: c, p: p}, Missing: p.Missing}
 		}
 		return p
 	})
+}
+
+// holds reports whether a rule of the gate may stop the call: its tool's
+// confirm_if or ambiguous_if, or the destructive policy for a tool whose
+// annotations say it may destroy. Every other call keeps its Forward plan
+// (and, on stdio, the fast path).
+func (g *Gate) holds(c *plan.Call) bool {
+	tc := g.cfg.Tools[c.Name]
+	if tc.ConfirmIf.Active() || tc.AmbiguousIf.Active() {
+		return true
+	}
+	return g.cfg.Policies.ConfirmDestructive.Enabled && toolOf(c).Destructive()
 }
 
 func toolOf(c *plan.Call) Tool {
