@@ -170,6 +170,7 @@ func (p *Proxy) forward(ctx context.Context, req *mcp.CallToolRequest, args json
 		params.Meta["progressToken"] = upTok
 	}
 	ctx, sink := upstream.WithSink(ctx)
+	ctx = upstream.WithCaller(ctx, req.Session)
 	defer p.relay.track(ctx, req)()
 	res, err := cs.CallTool(ctx, params)
 	if err != nil {

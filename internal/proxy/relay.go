@@ -76,14 +76,27 @@ func errNoClient(format string, args ...any) error {
 }
 
 // route finds the downstream session an upstream request belongs to, and
-// the context to relay it under (ended with the downstream call).
-func (p *Proxy) route(ctx context.Context, what string) (*mcp.ServerSession, context.Context, context.CancelFunc, error) {
+// the context to relay it under (ended with the downstream call). An HTTP
+// upstream names the call: its request arrives on the call's response
+// stream (upstream.Conn.CallerOf); otherwise the rule above applies.
+func (p *Proxy) route(ctx context.Context, what string, params any) (*mcp.ServerSession, context.Context, context.CancelFunc, error) {
 	p.relay.mu.Lock()
 	var ss *mcp.ServerSession
 	var calls []*inflight
 	n := 0
-	for s, list := range p.relay.calls {
-		ss, calls, n = s, list, n+1
+	if params != nil {
+		if c, ok := p.up.CallerOf(what, params); ok {
+			if s, ok := c.(*mcp.ServerSession); ok {
+				if list, ok := p.relay.calls[s]; ok {
+					ss, calls, n = s, list, 1
+				}
+			}
+		}
+	}
+	if n == 0 {
+		for s, list := range p.relay.calls {
+			ss, calls, n = s, list, n+1
+		}
 	}
 	p.relay.mu.Unlock()
 	switch {
@@ -120,7 +133,7 @@ func clientCaps(ss *mcp.ServerSession) *mcp.ClientCapabilities {
 
 // relayCreateMessage passes the upstream's sampling/createMessage on.
 func (p *Proxy) relayCreateMessage(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	ss, rctx, done, err := p.route(ctx, "sampling/createMessage")
+	ss, rctx, done, err := p.route(ctx, "sampling/createMessage", req.Params)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +150,7 @@ func (p *Proxy) relayCreateMessage(ctx context.Context, req *mcp.CreateMessageRe
 // relayElicit passes the upstream's elicitation/create on, in form or URL
 // mode as the client supports it.
 func (p *Proxy) relayElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-	ss, rctx, done, err := p.route(ctx, "elicitation/create")
+	ss, rctx, done, err := p.route(ctx, "elicitation/create", req.Params)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +205,7 @@ func (p *Proxy) relayElicitationComplete(ctx context.Context, req *mcp.Elicitati
 
 // relayListRoots passes the upstream's roots/list on.
 func (p *Proxy) relayListRoots(ctx context.Context, req *mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
-	ss, rctx, done, err := p.route(ctx, "roots/list")
+	ss, rctx, done, err := p.route(ctx, "roots/list", orEmpty(req.Params))
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +247,7 @@ func relayError(err error) error {
 func (p *Proxy) relayLogging(ctx context.Context, req *mcp.LoggingMessageRequest) {
 	params := *req.Params
 	params.Meta = cleanMeta(params.Meta)
-	if ss, rctx, done, err := p.route(ctx, "notifications/message"); err == nil {
+	if ss, rctx, done, err := p.route(ctx, "notifications/message", nil); err == nil {
 		defer done()
 		_ = ss.Log(rctx, &params)
 		return
@@ -341,4 +354,11 @@ func (p *Proxy) listChanged(kind listKind) {
 		})
 		p.server.RemoveResources(listChangedName)
 	}
+}
+
+func orEmpty(p *mcp.ListRootsParams) *mcp.ListRootsParams {
+	if p == nil {
+		return &mcp.ListRootsParams{}
+	}
+	return p
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -224,5 +225,51 @@ func TestPromptAndResourceListChanged(t *testing.T) {
 				t.Errorf("lists after the change: %s", got)
 			}
 		})
+	}
+}
+
+// TestRelayConcurrentHTTPClients: with an HTTP upstream, the upstream's
+// requests name their call (they arrive on its response stream), so two
+// HTTP clients whose calls are in flight at once each get their own
+// sampling request.
+func TestRelayConcurrentHTTPClients(t *testing.T) {
+	p := startProxy(t, fmt.Sprintf("upstream:\n  url: %q\n", startEverythingHTTP(t)))
+	var entered sync.WaitGroup
+	entered.Add(2)
+	both := make(chan struct{})
+	go func() { entered.Wait(); close(both) }()
+	clients := map[string]*mcp.ClientSession{}
+	for _, name := range []string{"alice", "bob"} {
+		clients[name] = connect(t, p, downstreams[2], nil, &mcp.ClientOptions{
+			CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+				entered.Done()
+				select {
+				case <-both: // both calls are in flight now
+				case <-time.After(15 * time.Second):
+					return nil, fmt.Errorf("the other call never reached its client")
+				}
+				prompt := req.Params.Messages[0].Content.(*mcp.TextContent).Text
+				return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: name + " answered " + prompt}}, nil
+			},
+		})
+	}
+	var wg sync.WaitGroup
+	results := map[string]string{}
+	var mu sync.Mutex
+	for name, cs := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got, _ := callResult(t, cs, "trigger-sampling-request", map[string]any{"prompt": "for " + name})
+			mu.Lock()
+			results[name] = got
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	for name, got := range results {
+		if !strings.Contains(got, name+" answered") || !strings.Contains(got, "for "+name) {
+			t.Errorf("%s's call got: %s", name, got)
+		}
 	}
 }

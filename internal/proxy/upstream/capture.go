@@ -132,6 +132,7 @@ type captureRoundTripper struct {
 	base     http.RoundTripper
 	reg      registry
 	progress *progressTracker
+	callers  *callers
 }
 
 func (t *captureRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -162,7 +163,8 @@ func (t *captureRoundTripper) RoundTrip(req *http.Request) (*http.Response, erro
 	case strings.HasPrefix(ct, "application/json"):
 		resp.Body = &jsonBodyTee{ReadCloser: resp.Body, reg: &t.reg, progress: t.progress}
 	case strings.HasPrefix(ct, "text/event-stream"):
-		resp.Body = &sseBodyTee{ReadCloser: resp.Body, reg: &t.reg, progress: t.progress}
+		resp.Body = &sseBodyTee{ReadCloser: resp.Body, reg: &t.reg, progress: t.progress,
+			caller: callerFrom(req.Context()), callers: t.callers}
 	}
 	return resp, nil
 }
@@ -228,8 +230,12 @@ type sseBodyTee struct {
 	io.ReadCloser
 	reg      *registry
 	progress *progressTracker
-	pending  []byte // bytes of the current, unfinished line
-	data     bytes.Buffer
+	// caller is who sent the POST whose stream this is; the upstream's
+	// requests on it belong to that caller's call.
+	caller  any
+	callers *callers
+	pending []byte // bytes of the current, unfinished line
+	data    bytes.Buffer
 }
 
 func (b *sseBodyTee) Read(p []byte) (int, error) {
@@ -251,6 +257,9 @@ func (b *sseBodyTee) feed(chunk []byte) {
 		if line == "" {
 			if b.data.Len() > 0 {
 				deliverMessages(b.reg, b.progress, b.data.Bytes())
+				if b.caller != nil && b.callers != nil {
+					b.callers.sawRequests(b.data.Bytes(), b.caller)
+				}
 				b.data.Reset()
 			}
 			continue
@@ -262,4 +271,106 @@ func (b *sseBodyTee) feed(chunk []byte) {
 			b.data.WriteString(strings.TrimPrefix(v, " "))
 		}
 	}
+}
+
+type callerKey struct{}
+
+// WithCaller marks ctx's upstream request as made for caller (the proxy's
+// downstream session): the upstream's requests that arrive on that
+// request's HTTP response stream, which belong to it, are attributed to
+// caller (see Conn.CallerOf).
+func WithCaller(ctx context.Context, caller any) context.Context {
+	return context.WithValue(ctx, callerKey{}, caller)
+}
+
+func callerFrom(ctx context.Context) any { return ctx.Value(callerKey{}) }
+
+// callers remembers which caller each upstream request seen on a call's
+// response stream belongs to, keyed by its method and params as the SDK
+// decodes them (the SDK's handlers do not see request IDs).
+type callers struct {
+	mu   sync.Mutex
+	seen map[string][]any
+	n    int
+}
+
+// maxCallers bounds the requests remembered (each is forgotten when its
+// handler asks for it).
+const maxCallers = 1000
+
+func (c *callers) sawRequests(data []byte, caller any) {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(data), &m) != nil || len(m.ID) == 0 || m.Method == "" {
+		return
+	}
+	key, ok := requestKey(m.Method, m.Params)
+	if !ok {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.seen == nil || c.n >= maxCallers {
+		c.seen, c.n = map[string][]any{}, 0
+	}
+	c.seen[key] = append(c.seen[key], caller)
+	c.n++
+}
+
+// requestKey is a request's method and params as the SDK's typed params
+// re-encode them.
+func requestKey(method string, raw json.RawMessage) (string, bool) {
+	var p any
+	switch method {
+	case "sampling/createMessage":
+		p = new(mcp.CreateMessageParams)
+	case "elicitation/create":
+		p = new(mcp.ElicitParams)
+	case "roots/list":
+		p = new(mcp.ListRootsParams)
+	default:
+		return "", false
+	}
+	if len(raw) > 0 && json.Unmarshal(raw, p) != nil {
+		return "", false
+	}
+	return keyOf(method, p)
+}
+
+func keyOf(method string, params any) (string, bool) {
+	b, err := json.Marshal(params)
+	if err != nil {
+		return "", false
+	}
+	return method + "\x00" + string(b), true
+}
+
+// CallerOf returns the caller (see WithCaller) whose call an upstream
+// request with these typed params arrived for, when the upstream is on
+// HTTP and sent it on that call's response stream; false otherwise.
+func (c *Conn) CallerOf(method string, params any) (any, bool) {
+	if c.callers == nil {
+		return nil, false
+	}
+	key, ok := keyOf(method, params)
+	if !ok {
+		return nil, false
+	}
+	c.callers.mu.Lock()
+	defer c.callers.mu.Unlock()
+	list := c.callers.seen[key]
+	if len(list) == 0 {
+		return nil, false
+	}
+	caller := list[0]
+	if len(list) == 1 {
+		delete(c.callers.seen, key)
+	} else {
+		c.callers.seen[key] = list[1:]
+	}
+	c.callers.n--
+	return caller, true
 }

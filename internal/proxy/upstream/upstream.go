@@ -111,6 +111,7 @@ type Conn struct {
 	closed  bool
 
 	progress *progressTracker
+	callers  *callers // the upstream's requests by call, for a URL upstream
 
 	done chan struct{} // closed when the supervisor has stopped
 	stop chan struct{} // closed by Close
@@ -291,7 +292,10 @@ func (c *Conn) connect(ctx context.Context) error {
 		if c.opts.HTTPClient != nil && c.opts.HTTPClient.Transport != nil {
 			base = c.opts.HTTPClient.Transport
 		}
-		hc := &http.Client{Transport: &captureRoundTripper{base: base, progress: c.progress}}
+		if c.callers == nil {
+			c.callers = &callers{}
+		}
+		hc := &http.Client{Transport: &captureRoundTripper{base: base, progress: c.progress, callers: c.callers}}
 		if c.opts.HTTPClient != nil {
 			hc.Timeout = c.opts.HTTPClient.Timeout
 		}
