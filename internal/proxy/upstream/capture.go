@@ -1,5 +1,7 @@
 package upstream
 
+//lint:file-ignore SA1019 sampling and roots are deprecated as of 2026-07-28 (SEP-2577) but in their deprecation window; the proxy attributes their requests to the call they serve.
+
 import (
 	"bytes"
 	"context"
