@@ -164,7 +164,7 @@ func TestResolveExactlyOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The winner's retry succeeds again; a cancel conflicts.
-	again, err := a.Resolve(ctx, r.State.ID, submit(st.SubmissionID, at.Add(time.Second), "opt-002"))
+	again, err := a.Resolve(ctx, r.State.ID, submit(st.SubmissionID, at.Add(time.Second), "opt-001"))
 	if err != nil || !reflect.DeepEqual(again, st) {
 		t.Errorf("retry of the winner: %+v, %v; want %+v", again, err, st)
 	}
