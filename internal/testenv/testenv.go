@@ -119,11 +119,7 @@ func GoTool(t testing.TB, module, name string) string {
 	err, tried := goTools.built[module]
 	if !tried {
 		if _, serr := os.Stat(p); serr != nil {
-			cmd := exec.Command("go", "install", module)
-			cmd.Env = append(os.Environ(), "GOBIN="+bin, "CGO_ENABLED=0")
-			if out, cerr := cmd.CombinedOutput(); cerr != nil {
-				err = fmt.Errorf("testenv: build %s (GOBIN=%s go install %s): %v\n%s", name, bin, module, cerr, out)
-			}
+			err = installGoTool(bin, module, name)
 		}
 		goTools.built[module] = err
 	}
@@ -131,6 +127,31 @@ func GoTool(t testing.TB, module, name string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// installGoTool builds module into a directory of its own beside bin, then
+// renames the binary into bin: test packages run as parallel processes, and
+// two of them may build the same peer at once while a third already runs it;
+// a rename replaces the file whole, where go install's copy into a running
+// binary would fail.
+func installGoTool(bin, module, name string) error {
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return fmt.Errorf("testenv: %w", err)
+	}
+	tmp, err := os.MkdirTemp(bin, ".build-"+name+"-")
+	if err != nil {
+		return fmt.Errorf("testenv: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	cmd := exec.Command("go", "install", module)
+	cmd.Env = append(os.Environ(), "GOBIN="+tmp, "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("testenv: build %s (GOBIN=%s go install %s): %v\n%s", name, bin, module, err, out)
+	}
+	if err := os.Rename(filepath.Join(tmp, name), filepath.Join(bin, name)); err != nil {
+		return fmt.Errorf("testenv: install %s: %w", name, err)
+	}
+	return nil
 }
 
 // Node22 returns the Node.js 22 binary that package.json installs
