@@ -133,3 +133,32 @@ func TestServiceClient(t *testing.T) {
 		}
 	}
 }
+
+// TestQuorumWithComments: reviewers of a quorum agree on the answer, not on
+// their notes: two approvals of the same picks with different comments both
+// count and decide; a different pick still does not count.
+func TestQuorumWithComments(t *testing.T) {
+	svc := newSignInService(t, elicitation.ReviewerPolicy{})
+	cr, err := svc.CreateSelection(context.Background(), "agent", elicitation.SelectionInput{Message: "Which?", Options: options(3), Approvals: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, key := cr.State.ID, cr.ReviewKey
+	sub := func(rid, pick, comment string) elicitation.Submission {
+		return elicitation.Submission{ID: rid, Decision: elicitation.DecisionSubmitted, SelectedIDs: []string{pick}, Comment: comment}
+	}
+	if st, err := svc.Submit(signedIn("alice@example.com"), id, key, sub("r1", "o1", "fine by me")); err != nil || st.Status != elicitation.StatusPending {
+		t.Fatalf("first approval: %s %v", st.Status, err)
+	}
+	if _, err := svc.Submit(signedIn("carol@example.com"), id, key, sub("r3", "o2", "")); !errors.Is(err, elicitation.ErrAnswerDiffers) {
+		t.Fatalf("another pick: %v, want ErrAnswerDiffers", err)
+	}
+	st, err := svc.Submit(signedIn("bob@example.com"), id, key, sub("r2", "o1", "only if it ships today"))
+	if err != nil || st.Status != elicitation.StatusSubmitted {
+		t.Fatalf("second approval with another comment: %s %v", st.Status, err)
+	}
+	// Each approver's resend of its own page is still its retry.
+	if _, err := svc.Submit(signedIn("bob@example.com"), id, key, sub("r2", "o1", "only if it ships today")); err != nil {
+		t.Fatalf("retry of the deciding approval: %v", err)
+	}
+}

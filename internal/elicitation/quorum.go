@@ -26,8 +26,9 @@ type Approval struct {
 	By           string    `json:"by"`
 	SubmissionID string    `json:"submissionId"`
 	At           time.Time `json:"at"`
-	// AnswerDigest names the answer approved (Resolution.Digest): every
-	// approval of one request must carry the same answer.
+	// AnswerDigest names the answer approved (Resolution.Agreement: the
+	// answer without the reviewer's comment): every approval of one request
+	// must carry the same answer; their comments may differ.
 	AnswerDigest string `json:"answerDigest"`
 }
 
@@ -76,7 +77,7 @@ func (t Resolution) Check(s State) (done bool, err error) {
 	if _, ok := s.approvalBy(t.By); ok {
 		return true, ErrAlreadyApproved
 	}
-	if len(s.Approvers) > 0 && s.Approvers[0].AnswerDigest != t.Digest() {
+	if len(s.Approvers) > 0 && s.Approvers[0].AnswerDigest != t.Agreement() {
 		return true, ErrAnswerDiffers
 	}
 	return false, nil
@@ -106,7 +107,7 @@ func (t Resolution) Step(s State) Step {
 		return Step{Next: t.Apply(s), Entry: t.AuditEntry(), Answer: t.Answer, Outbox: t.Outbox, Withdraw: t.Withdraw}
 	}
 	next := s
-	next.Approvers = append(slices.Clip(s.Approvers), Approval{By: t.By, SubmissionID: t.SubmissionID, At: t.At, AnswerDigest: t.Digest()})
+	next.Approvers = append(slices.Clip(s.Approvers), Approval{By: t.By, SubmissionID: t.SubmissionID, At: t.At, AnswerDigest: t.Agreement()})
 	if len(next.Approvers) >= s.Quorum() {
 		next = t.Apply(next)
 		return Step{Next: next, Entry: t.AuditEntry(), Answer: t.Answer, Outbox: t.Outbox, Withdraw: t.Withdraw}

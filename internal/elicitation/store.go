@@ -168,7 +168,7 @@ func (t Resolution) IsRetryOf(s State) bool {
 	if t.SubmissionID == "" || t.Status == StatusCanceled {
 		return false
 	}
-	if a, ok := s.approvalOf(t.SubmissionID); ok && t.Status == StatusSubmitted && a.AnswerDigest == t.Digest() {
+	if a, ok := s.approvalOf(t.SubmissionID); ok && t.Status == StatusSubmitted && a.AnswerDigest == t.Agreement() {
 		return true
 	}
 	return s.SubmissionID == t.SubmissionID && s.Status != StatusPending && s.AnswerDigest == t.Digest()
@@ -180,6 +180,18 @@ func (t Resolution) IsRetryOf(s State) bool {
 // reading the answer.
 func (t Resolution) Digest() string {
 	return AnswerDigest(Decision(t.Status), t.Answer)
+}
+
+// Agreement is the digest of what the approvals of a quorum must agree on:
+// the decision and the answer without its comment (each reviewer's note
+// may differ). Without a comment it is Digest.
+func (t Resolution) Agreement() string {
+	if t.Answer == nil || t.Answer.Comment == "" {
+		return t.Digest()
+	}
+	a := *t.Answer
+	a.Comment = ""
+	return AnswerDigest(Decision(t.Status), &a)
 }
 
 // AnswerDigest is the digest of decision d with answer a (nil and an empty
