@@ -160,3 +160,22 @@ func isOwner(id Identity, owner string) bool {
 	o := strings.ToLower(owner)
 	return o == id.Principal() || o == strings.ToLower(id.Subject) || (id.Email != "" && o == strings.ToLower(id.Email))
 }
+
+// reachable refuses a quorum that the named reviewers cannot reach once
+// the creator is barred (a list of addresses only; a group may hold
+// anyone).
+func (pol ReviewerPolicy) reachable(owner string, reviewers []string, approvals int) error {
+	if approvals <= 1 || !pol.BarOwner || len(reviewers) == 0 || slices.ContainsFunc(reviewers, func(r string) bool { return strings.HasPrefix(r, GroupPrefix) }) {
+		return nil
+	}
+	others := 0
+	for _, r := range reviewers {
+		if r != strings.ToLower(owner) {
+			others++
+		}
+	}
+	if others < approvals {
+		return invalid(ErrApprovalsInvalid, "approvals", "approvals %d needs %d distinct reviewers besides you (the creator may not decide); reviewers names %d", approvals, approvals, others)
+	}
+	return nil
+}

@@ -115,6 +115,29 @@ func TestReviewersNeedSignIn(t *testing.T) {
 	}
 }
 
+// A quorum the named reviewers cannot reach without the barred creator is
+// refused at creation.
+func TestQuorumReachable(t *testing.T) {
+	ctx := context.Background()
+	barred := newSignInService(t, elicitation.ReviewerPolicy{BarOwner: true})
+	in := elicitation.SelectionInput{Message: "Which?", Options: options(3), Approvals: 2, Reviewers: []string{"carol@example.com", "alice@example.com"}}
+	if _, err := barred.CreateSelection(ctx, "Carol@example.com", in); !errors.Is(err, elicitation.ErrApprovalsInvalid) {
+		t.Fatalf("unreachable quorum: %v", err)
+	}
+	if _, err := barred.CreateSelection(ctx, "bob@example.com", in); err != nil {
+		t.Fatalf("another creator: %v", err)
+	}
+	in.Reviewers = append(in.Reviewers, "group:ops")
+	if _, err := barred.CreateSelection(ctx, "carol@example.com", in); err != nil {
+		t.Fatalf("with a group: %v", err)
+	}
+	open := newSignInService(t, elicitation.ReviewerPolicy{})
+	in.Reviewers = in.Reviewers[:2]
+	if _, err := open.CreateSelection(ctx, "carol@example.com", in); err != nil {
+		t.Fatalf("without the bar: %v", err)
+	}
+}
+
 func TestSignedInReview(t *testing.T) {
 	svc := newSignInService(t, elicitation.ReviewerPolicy{BarOwner: true})
 	ctx := context.Background()

@@ -123,6 +123,9 @@ func (s *Service) create(ctx context.Context, principal string, kind Kind, p Pay
 	if approvals <= 1 {
 		approvals = 0
 	}
+	if err := s.policy.reachable(orAnonymous(principal), p.Reviewers, approvals); err != nil {
+		return Created{}, err
+	}
 	if s.templates != nil {
 		if err := s.templates.CheckTemplates(p); err != nil {
 			return Created{}, err
