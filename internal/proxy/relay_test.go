@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -270,6 +271,52 @@ func TestRelayConcurrentHTTPClients(t *testing.T) {
 	for name, got := range results {
 		if !strings.Contains(got, name+" answered") || !strings.Contains(got, "for "+name) {
 			t.Errorf("%s's call got: %s", name, got)
+		}
+	}
+}
+
+// TestSubscriptionRenewedAfterReconnect: a session's resource subscription
+// survives the upstream's restart (the proxy subscribes the new upstream
+// session again).
+func TestSubscriptionRenewedAfterReconnect(t *testing.T) {
+	node, script := everything(t)
+	p := startProxy(t, fmt.Sprintf("upstream:\n  command: %q\n  args: [%q]\n", node, script))
+	updated := make(chan string, 10)
+	relisted := make(chan struct{}, 10)
+	cs := connect(t, p, downstreams[0], nil, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { updated <- req.Params.URI },
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { relisted <- struct{}{} },
+	})
+	const uri = "demo://resource/static/document/architecture.md"
+	if err := cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	pid := p.UpstreamPID()
+	if pid == 0 {
+		t.Fatal("no upstream process")
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	deadline := time.After(30 * time.Second)
+	for p.UpstreamPID() == pid || p.UpstreamPID() == 0 {
+		select {
+		case <-relisted:
+		case <-deadline:
+			t.Fatal("the upstream was not restarted")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	// The renewal runs with the list refresh after the reconnection.
+	for {
+		got, _ := callResult(t, cs, "toggle-subscriber-updates", map[string]any{})
+		select {
+		case u := <-updated:
+			if u != uri {
+				t.Errorf("updated %s", u)
+			}
+			return
+		case <-time.After(2 * time.Second):
+		case <-deadline:
+			t.Fatalf("no resources/updated after the restart (%s)", got)
 		}
 	}
 }
