@@ -3,7 +3,6 @@ package proxy
 //lint:file-ignore SA1019 sampling, roots and logging are deprecated as of 2026-07-28 (SEP-2577) but in their deprecation window; the proxy relays them for the clients and servers that still use them, as the original does.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -402,7 +401,7 @@ func (r *rawResult) MarshalJSON() ([]byte, error) {
 			if _, ok := meta.Get(k); ok {
 				continue
 			}
-			b, err := marshalNoEscape(v)
+			b, err := rawjson.Marshal(v)
 			if err != nil {
 				return nil, err
 			}
@@ -415,16 +414,6 @@ func (r *rawResult) MarshalJSON() ([]byte, error) {
 		obj.Set("_meta", b)
 	}
 	return obj.MarshalJSON()
-}
-
-func marshalNoEscape(v any) (json.RawMessage, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
 // upstreamError returns an upstream JSON-RPC error unchanged (code, message

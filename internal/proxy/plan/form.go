@@ -137,7 +137,7 @@ var formFormats = map[string]bool{"email": true, "uri": true, "date": true, "dat
 func (f *Field) formProperty() json.RawMessage {
 	obj := &rawjson.Object{}
 	set := func(k string, v any) {
-		b, err := marshalNoEscape(v)
+		b, err := rawjson.Marshal(v)
 		if err == nil {
 			obj.Set(k, b)
 		}
@@ -187,7 +187,7 @@ func formSchema(fields []*Field) json.RawMessage {
 		names = append(names, f.name)
 	}
 	pb, _ := props.MarshalJSON()
-	rb, _ := marshalNoEscape(names)
+	rb, _ := rawjson.Marshal(names)
 	schema := &rawjson.Object{}
 	schema.Set("type", json.RawMessage(`"object"`))
 	schema.Set("properties", pb)
@@ -216,7 +216,7 @@ func (f *Field) accept(v any) (json.RawMessage, error) {
 			}
 		}
 	}
-	b, err := marshalNoEscape(v)
+	b, err := rawjson.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("field %s: %w", f.name, err)
 	}

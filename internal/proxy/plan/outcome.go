@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcp-elicitation/elicitation/internal/proxy/rawjson"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -96,7 +97,7 @@ func (o *Outcome) Result() *mcp.CallToolResult {
 	if o.MissingOrAmbiguous == nil {
 		o.MissingOrAmbiguous = []string{}
 	}
-	b, _ := marshalNoEscape(o)
+	b, _ := rawjson.Marshal(o)
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
 		StructuredContent: json.RawMessage(b),

@@ -375,16 +375,6 @@ func ParseArgs(raw json.RawMessage) *rawjson.Object {
 	return obj
 }
 
-func marshalNoEscape(v any) (json.RawMessage, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
-}
-
 // UpstreamMetaKey reports whether a key of a downstream request's _meta is
 // passed upstream. The downstream's io.modelcontextprotocol/* keys (its
 // protocol version, capabilities and identity) are not: the upstream

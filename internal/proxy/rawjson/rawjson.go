@@ -210,3 +210,16 @@ func (o *Object) Clone() *Object {
 	}
 	return &Object{Members: append([]Member(nil), o.Members...)}
 }
+
+// Marshal encodes v as compact JSON without HTML escaping (so "<", ">"
+// and "&" in argument values reach the upstream and the client as they
+// were typed) and without json.Encoder's trailing newline.
+func Marshal(v any) (json.RawMessage, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
