@@ -34,6 +34,7 @@ var (
 	bucketCounts  = []byte("counts") // id \x00 action -> how many were appended
 	bucketRetain  = []byte("retain") // retainUntil (8 bytes) + id -> nothing
 	bucketOutbox  = []byte("outbox") // dueAt (8 bytes) + delivery id -> delivery
+	bucketMarks   = []byte("marks")  // one sub-bucket per request: MarkKey(mark) -> nothing (AppendOnce)
 )
 
 // Store is a handle on an embedded store.
@@ -119,7 +120,7 @@ func openChecked(abs string) (*bolt.DB, error) {
 	}
 	err = guard("open store "+abs, func() error {
 		return db.Update(func(tx *bolt.Tx) error {
-			for _, b := range [][]byte{bucketState, bucketPayload, bucketAnswer, bucketAudit, bucketCounts, bucketRetain, bucketOutbox} {
+			for _, b := range [][]byte{bucketState, bucketPayload, bucketAnswer, bucketAudit, bucketCounts, bucketRetain, bucketOutbox, bucketMarks} {
 				if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 					return err
 				}
@@ -339,6 +340,35 @@ func (s *Store) Append(ctx context.Context, id string, entry elicitation.AuditEn
 	})
 }
 
+// AppendOnce implements elicitation.Store: the mark and the entry are
+// written in one transaction, and bbolt runs one writer at a time.
+func (s *Store) AppendOnce(ctx context.Context, id, mark string, entry elicitation.AuditEntry) (bool, error) {
+	if mark == "" {
+		return false, fmt.Errorf("append once %s: empty mark", id)
+	}
+	first := false
+	err := s.update(ctx, "append once "+id, func(tx *bolt.Tx) error {
+		first = false
+		if tx.Bucket(bucketState).Get([]byte(id)) == nil {
+			return notFound("append once", id)
+		}
+		marks, err := tx.Bucket(bucketMarks).CreateBucketIfNotExists([]byte(id))
+		if err != nil {
+			return err
+		}
+		k := []byte(elicitation.MarkKey(mark))
+		if marks.Get(k) != nil {
+			return nil
+		}
+		if err := marks.Put(k, nil); err != nil {
+			return err
+		}
+		first = true
+		return putAudit(tx, id, entry)
+	})
+	return first && err == nil, err
+}
+
 func countKey(id string, a elicitation.Action) []byte {
 	return append(append([]byte(id), 0), a...)
 }
@@ -359,6 +389,11 @@ func appendAudit(tx *bolt.Tx, id string, e elicitation.AuditEntry) error {
 			return nil
 		}
 	}
+	return putAudit(tx, id, e)
+}
+
+// putAudit stores e at the end of id's trail, uncounted.
+func putAudit(tx *bolt.Tx, id string, e elicitation.AuditEntry) error {
 	b, err := tx.Bucket(bucketAudit).CreateBucketIfNotExists([]byte(id))
 	if err != nil {
 		return err
@@ -485,7 +520,7 @@ func (s *Store) cleanupBatch(ctx context.Context, now time.Time) (int, error) {
 	return n, err
 }
 
-// removeRequest deletes one request, its audit trail and counters, and its
+// removeRequest deletes one request, its audit trail, counters and marks, and its
 // retention index entry k.
 func removeRequest(tx *bolt.Tx, k []byte) error {
 	id := k[8:]
@@ -494,9 +529,11 @@ func removeRequest(tx *bolt.Tx, k []byte) error {
 			return err
 		}
 	}
-	if tx.Bucket(bucketAudit).Bucket(id) != nil {
-		if err := tx.Bucket(bucketAudit).DeleteBucket(id); err != nil {
-			return err
+	for _, b := range [][]byte{bucketAudit, bucketMarks} {
+		if tx.Bucket(b).Bucket(id) != nil {
+			if err := tx.Bucket(b).DeleteBucket(id); err != nil {
+				return err
+			}
 		}
 	}
 	for _, a := range []elicitation.Action{elicitation.ActionRendered, elicitation.ActionSubmissionRefused} {

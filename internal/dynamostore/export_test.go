@@ -64,3 +64,19 @@ func itemSize(it item) int {
 	}
 	return n
 }
+
+// TTLs returns the ttl attribute of every item of a request, by
+// partition and sort key.
+func (s *Store) TTLs(ctx context.Context, id string) (map[string]int64, error) {
+	ttls := map[string]int64{}
+	for _, pk := range []string{reqPrefix + id, auditPrefix + id} {
+		err := s.query(ctx, pk, false, func(it item) {
+			n, _ := getN(it, attrTTL)
+			ttls[pk+" "+getS(it, attrSK)] = n
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return ttls, nil
+}

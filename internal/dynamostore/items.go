@@ -33,7 +33,8 @@ const (
 	skAnswer  = "answer"
 	skPayload = "payload#" // + two-digit chunk number
 	skCounter = "count"
-	skEntry   = "e#" // + biased unix nanos + "#" + append stamp + "#" + random
+	skEntry   = "e#"    // + biased unix nanos + "#" + append stamp + "#" + random
+	skMark    = "once#" // + elicitation.MarkKey(mark): an AppendOnce mark
 
 	attrTTL = "ttl" // epoch seconds: the end of retention, never expiresAt
 
@@ -363,6 +364,16 @@ func auditItem(id string, e elicitation.AuditEntry, ttl types.AttributeValue) it
 	it[attrAction] = str(string(e.Action))
 	putStr(it, attrPrincipal, e.Principal)
 	putStr(it, attrDetail, e.Detail)
+	it[attrTTL] = ttl
+	return it
+}
+
+// markItem is the item of an AppendOnce mark: its key is the mark's, so
+// that a put conditioned on its absence succeeds once; tok names the call
+// that wrote it.
+func markItem(id, mark, tok string, ttl types.AttributeValue) item {
+	it := key(auditPrefix+id, skMark+elicitation.MarkKey(mark))
+	it[attrWriteToken] = str(tok)
 	it[attrTTL] = ttl
 	return it
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -490,6 +491,56 @@ func (s *Store) Append(ctx context.Context, id string, e elicitation.AuditEntry)
 	}
 }
 
+// AppendOnce implements elicitation.Store: one transaction puts the mark's
+// item (its sort key derived from the mark) on condition that it is absent,
+// and the entry. A put refused by that condition was another call's, unless
+// the item carries this call's write token (its own earlier attempt).
+func (s *Store) AppendOnce(ctx context.Context, id, mark string, e elicitation.AuditEntry) (bool, error) {
+	if mark == "" {
+		return false, fmt.Errorf("append once %s: empty mark", id)
+	}
+	cur, err := s.read(ctx, id)
+	if err != nil {
+		return false, fmt.Errorf("append once %s: %w", id, err)
+	}
+	ttl := ttlOf(cur.RetainUntil)
+	tok := newToken()
+	m := markItem(id, mark, tok, ttl)
+	tx := []types.TransactWriteItem{
+		{Put: &types.Put{
+			TableName: s.table, Item: m,
+			ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
+			ExpressionAttributeNames: names(attrPK),
+		}},
+		{Put: &types.Put{TableName: s.table, Item: auditItem(id, e, ttl)}},
+	}
+	for attempt := 1; ; attempt++ {
+		err := s.transact(ctx, tx)
+		if err == nil {
+			return true, nil
+		}
+		var tce *types.TransactionCanceledException
+		if !errors.As(err, &tce) {
+			return false, fmt.Errorf("append once %s: %w", id, err)
+		}
+		if reason(tce, 0) == "ConditionalCheckFailed" {
+			out, gerr := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+				TableName: s.table, Key: key(getS(m, attrPK), getS(m, attrSK)), ConsistentRead: aws.Bool(true),
+			})
+			if gerr != nil {
+				return false, fmt.Errorf("append once %s: read the mark: %w", id, gerr)
+			}
+			return out.Item != nil && getS(out.Item, attrWriteToken) == tok, nil
+		}
+		if attempt >= conflictAttempts {
+			return false, fmt.Errorf("append once %s: gave up after %d transaction conflicts: %w", id, attempt, err)
+		}
+		if perr := pauseAfterConflict(ctx, attempt); perr != nil {
+			return false, fmt.Errorf("append once %s: %w", id, perr)
+		}
+	}
+}
+
 // Audit implements elicitation.Store.
 func (s *Store) Audit(ctx context.Context, id string) (elicitation.AuditTrail, error) {
 	var tr elicitation.AuditTrail
@@ -497,7 +548,11 @@ func (s *Store) Audit(ctx context.Context, id string) (elicitation.AuditTrail, e
 		return tr, fmt.Errorf("audit %s: %w", id, err)
 	}
 	err := s.query(ctx, auditPrefix+id, false, func(it item) {
-		if getS(it, attrSK) == skCounter {
+		sk := getS(it, attrSK)
+		if strings.HasPrefix(sk, skMark) {
+			return // a mark, not an entry
+		}
+		if sk == skCounter {
 			for _, a := range []elicitation.Action{elicitation.ActionRendered, elicitation.ActionSubmissionRefused} {
 				if o, _ := getN(it, omittedCountAttr(a)); o > 0 {
 					if tr.Omitted == nil {

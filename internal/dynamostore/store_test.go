@@ -351,6 +351,9 @@ func TestCleanup(t *testing.T) {
 	for i := range 60 {
 		_ = a.Append(ctx, old.State.ID, elicitation.AuditEntry{At: t0, Action: elicitation.ActionRendered, Principal: "reviewer", Detail: fmt.Sprint(i)})
 	}
+	if first, err := b.AppendOnce(ctx, old.State.ID, "pushed\x00agent-1", elicitation.AuditEntry{At: t0, Action: elicitation.ActionPushed, Principal: "agent-1"}); err != nil || !first {
+		t.Fatalf("AppendOnce = %v, %v", first, err)
+	}
 	if n, err := b.Cleanup(ctx, t0.Add(2*time.Hour-time.Nanosecond)); err != nil || n != 0 {
 		t.Fatalf("cleanup before retention ends: %d, %v", n, err)
 	}
@@ -368,5 +371,44 @@ func TestCleanup(t *testing.T) {
 	}
 	if _, err := a.State(ctx, young.State.ID); err != nil {
 		t.Errorf("young request: %v", err)
+	}
+}
+
+// TestAppendOnceItem: the mark is one item in the request's audit partition,
+// under a key derived from the mark, with the request's ttl; Audit does not
+// list it.
+func TestAppendOnceItem(t *testing.T) {
+	ctx := context.Background()
+	a, _ := twoHandles(t)
+	r := approval()
+	mustCreate(t, a, r)
+	before, err := a.TTLs(ctx, r.State.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark := "pushed\x00agent-1"
+	if first, err := a.AppendOnce(ctx, r.State.ID, mark, elicitation.AuditEntry{At: t0, Action: elicitation.ActionPushed, Principal: "agent-1", Detail: "how"}); err != nil || !first {
+		t.Fatalf("AppendOnce = %v, %v", first, err)
+	}
+	after, err := a.TTLs(ctx, r.State.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	markKey := "audit#" + r.State.ID + " once#" + elicitation.MarkKey(mark)
+	want := before["req#"+r.State.ID+" state"]
+	if ttl, ok := after[markKey]; !ok || ttl != want || want == 0 {
+		t.Errorf("mark item %q: ttl %d (present %v), want the state's %d; items %v", markKey, ttl, ok, want, after)
+	}
+	if len(after) != len(before)+2 { // the mark and its entry
+		t.Errorf("%d items after AppendOnce, want %d: %v", len(after), len(before)+2, after)
+	}
+	for k, ttl := range after {
+		if ttl != want {
+			t.Errorf("item %s: ttl %d, want %d", k, ttl, want)
+		}
+	}
+	tr, err := a.Audit(ctx, r.State.ID)
+	if err != nil || len(tr.Entries) != 2 || tr.Entries[1].Action != elicitation.ActionPushed {
+		t.Errorf("audit = %+v, %v; want created, pushed", tr.Entries, err)
 	}
 }

@@ -3,6 +3,7 @@ package elicitation
 import (
 	"context"
 	"fmt"
+	"strings"
 )
 
 // PushLink returns, for a request's owner, its state, its sealed push link
@@ -21,44 +22,45 @@ func (s *Service) PushLink(ctx context.Context, principal, id string) (st State,
 // RecordPush records, in the audit trail, that the review link of a
 // pending request was pushed to principal's host (how: the means), unless
 // one was already recorded for that principal: it reports whether this is
-// the first, so that each principal's host is offered a request once. Two
-// first pushes racing in the same instant may both be recorded (the trail
-// shows it); every later one is refused.
+// the first, so that each principal's host is offered a request at most
+// once, however it is pushed (on a session or in an input-required
+// result). The store decides it (Store.AppendOnce): of any number of first
+// pushes racing, in any processes, exactly one is recorded and told true.
 func (s *Service) RecordPush(ctx context.Context, principal, id, how string) (bool, error) {
-	return s.recordOnce(ctx, principal, id, AuditEntry{Action: ActionPushed, Detail: how}, func(e AuditEntry) bool {
-		return e.Action == ActionPushed
-	})
+	return s.recordOnce(ctx, principal, id, AuditEntry{Action: ActionPushed, Detail: how}, "")
 }
 
 // RecordPushAnswer records that the host answered the push whose request
 // state is named by ref (a digest, never the state itself), unless that
 // state was already answered: it reports whether this is the first use,
-// so that a request state is accepted once.
+// so that a request state is accepted once, even when two retries carrying
+// it race.
 func (s *Service) RecordPushAnswer(ctx context.Context, principal, id, ref string) (bool, error) {
-	return s.recordOnce(ctx, principal, id, AuditEntry{Action: ActionPushAnswered, Detail: ref}, func(e AuditEntry) bool {
-		return e.Action == ActionPushAnswered && e.Detail == ref
-	})
+	return s.recordOnce(ctx, principal, id, AuditEntry{Action: ActionPushAnswered, Detail: ref}, ref)
 }
 
-// recordOnce appends entry for principal unless an entry of principal
-// matching seen is already in the trail.
-func (s *Service) recordOnce(ctx context.Context, principal, id string, entry AuditEntry, seen func(AuditEntry) bool) (bool, error) {
+// recordOnce appends entry for principal unless its mark (the action, the
+// principal and ref) is already recorded for the request.
+func (s *Service) recordOnce(ctx context.Context, principal, id string, entry AuditEntry, ref string) (bool, error) {
 	principal = orAnonymous(principal)
 	if _, err := s.owned(ctx, principal, id); err != nil {
 		return false, err
 	}
-	tr, err := s.store.Audit(ctx, id)
-	if err != nil {
-		return false, fmt.Errorf("read the audit of %s: %w", id, err)
-	}
-	for _, e := range tr.Entries {
-		if e.Principal == principal && seen(e) {
-			return false, nil
-		}
-	}
 	entry.At, entry.Principal = s.now().UTC(), principal
-	if err := s.store.Append(ctx, id, entry); err != nil {
+	first, err := s.store.AppendOnce(ctx, id, onceMark(entry.Action, principal, ref), entry)
+	if err != nil {
 		return false, fmt.Errorf("record %s of %s: %w", entry.Action, id, err)
 	}
-	return true, nil
+	return first, nil
+}
+
+// onceMark is the AppendOnce mark of action by principal (on ref, when the
+// action is once per ref). Each part is length-prefixed, so no two
+// different triples share a mark.
+func onceMark(action Action, principal, ref string) string {
+	var b strings.Builder
+	for _, p := range []string{string(action), principal, ref} {
+		fmt.Fprintf(&b, "%d:%s", len(p), p)
+	}
+	return b.String()
 }

@@ -68,6 +68,18 @@ type Store interface {
 	// ErrNotFound if there is no such request.
 	Append(ctx context.Context, id string, entry AuditEntry) error
 
+	// AppendOnce adds entry to a request's audit trail together with mark,
+	// unless mark is already recorded for that request: of any number of
+	// calls with the same id and mark, through any handles, in any
+	// processes, at the same time or not, exactly one reports first (and
+	// its entry is stored); every other writes nothing and reports false.
+	// A mark is the caller's name for a once-only event (an action and a
+	// principal, say); marks are not entries: Audit does not list them,
+	// and Cleanup removes them with the request. The entry is stored
+	// whatever its action (its mark bounds it). It returns ErrNotFound if
+	// there is no such request, and an error if mark is empty.
+	AppendOnce(ctx context.Context, id, mark string, entry AuditEntry) (first bool, err error)
+
 	// Audit reads a request's audit trail in order. It returns ErrNotFound
 	// if there is no such request.
 	Audit(ctx context.Context, id string) (AuditTrail, error)
@@ -218,4 +230,12 @@ func AnswerDigest(d Decision, a *Answer) string {
 		field(append([]byte{0}, a.Comment...))
 	}
 	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
+}
+
+// MarkKey is the key a store files an AppendOnce mark under: a fixed-size
+// digest of it, so that a mark of any length fits any store's keys and two
+// different marks never share a key.
+func MarkKey(mark string) string {
+	sum := sha256.Sum256([]byte(mark))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
 }

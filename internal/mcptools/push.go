@@ -30,8 +30,9 @@ import (
 //
 // Every other host sees exactly the results it would without push. A
 // deployment's Options.Push false, or a request's push: false, turns both
-// off. Each principal's host is offered a request at most once (recorded in
-// the audit trail, Service.RecordPush).
+// off. Each principal's host is offered a request at most once, and each
+// request state is accepted once (recorded in the audit trail, exactly once
+// across processes: Service.RecordPush, RecordPushAnswer).
 
 // Sealer seals and opens small values for a purpose (internal/sealer).
 type Sealer interface {

@@ -150,3 +150,94 @@ func TestNoListenStream(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionlessPushStateRacingRetries: retries racing with one request
+// state, over two stateless instances, are accepted exactly once; the
+// others, and the host's own late retry, are refused as already used.
+func TestSessionlessPushStateRacingRetries(t *testing.T) {
+	e := newEnv(t, envOptions{stateless: true, instances: 2, push: true, auth: map[string]string{"ta": "alice"}})
+	pushed, release := make(chan struct{}, 1), make(chan struct{})
+	client := mcp.NewClient(&mcp.Implementation{Name: "slow-url-host", Version: "1"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+		ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			pushed <- struct{}{}
+			select { // hold the host's retry until the racers are done
+			case <-release:
+			case <-ctx.Done():
+			}
+			return &mcp.ElicitResult{Action: "cancel"}, nil
+		},
+	})
+	tr := &mcp.StreamableClientTransport{Endpoint: e.servers[0].URL + "/mcp", HTTPClient: &http.Client{Transport: roundTrip{e: e, token: "ta"}}, MaxRetries: -1}
+	host, err := client.Connect(context.Background(), tr, &mcp.ClientSessionOptions{ProtocolVersion: proto20260728})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = host.Close() })
+	racer := e.connect(t, proto20260728, "ta")
+	id := call(t, racer, mcptools.ToolApproval, map[string]any{"message": "m", "context": 1}).structured["elicitationId"].(string)
+
+	hostDone := make(chan error, 1)
+	go func() {
+		_, err := host.CallTool(context.Background(), &mcp.CallToolParams{Name: mcptools.ToolAwait, Arguments: map[string]any{"elicitationId": id, "waitSeconds": 0.2}})
+		hostDone <- err
+	}()
+	select {
+	case <-pushed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no push")
+	}
+	e.mu.Lock()
+	state := e.lastState
+	e.mu.Unlock()
+
+	const n = 10
+	results := make(chan *mcp.CallToolResult, n)
+	errs := make(chan error, n)
+	start := make(chan struct{})
+	for range n {
+		go func() {
+			<-start
+			res, err := racer.CallTool(context.Background(), &mcp.CallToolParams{Name: mcptools.ToolAwait, Arguments: map[string]any{"elicitationId": id, "waitSeconds": 0.1}, RequestState: state})
+			if err != nil {
+				errs <- err
+				return
+			}
+			results <- res
+		}()
+	}
+	close(start)
+	accepted, used := 0, 0
+	for range n {
+		select {
+		case err := <-errs:
+			t.Fatalf("racer: %v", err)
+		case res := <-results:
+			switch got := text(res); {
+			case !res.IsError:
+				accepted++
+			case strings.Contains(got, "was already used"):
+				used++
+			default:
+				t.Errorf("racer got %q", got)
+			}
+		}
+	}
+	if accepted != 1 || used != n-1 {
+		t.Errorf("%d racers accepted, %d refused as already used; want 1 and %d", accepted, used, n-1)
+	}
+	close(release)
+	<-hostDone // the host's own retry comes too late: refused
+
+	tr2, err := e.svc.OperatorAudit(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[elicitation.Action]int{}
+	for _, en := range tr2.Entries {
+		counts[en.Action]++
+	}
+	if counts[elicitation.ActionPushed] != 1 || counts[elicitation.ActionPushAnswered] != 1 {
+		t.Errorf("audit counts %v; want one push and one answered state", counts)
+	}
+}

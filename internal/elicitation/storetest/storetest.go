@@ -37,6 +37,7 @@ func Run(t *testing.T, open Factory) {
 	t.Run("OverlappingResends", func(t *testing.T) { testOverlappingResends(t, open) })
 	t.Run("Consume", func(t *testing.T) { testConsume(t, open) })
 	t.Run("Audit", func(t *testing.T) { testAudit(t, open) })
+	t.Run("AppendOnce", func(t *testing.T) { testAppendOnce(t, open) })
 	t.Run("Retention", func(t *testing.T) { testRetention(t, open) })
 	t.Run("ConcurrentDeciders", func(t *testing.T) { testConcurrentDeciders(t, open) })
 	t.Run("Wait", func(t *testing.T) { testWait(t, open) })
