@@ -52,7 +52,7 @@ func Node(t testing.TB) string {
 	t.Helper()
 	p, err := exec.LookPath("node")
 	if err != nil {
-		t.Fatal("testenv: node is not on PATH: install Node.js 20+ (apt-get install nodejs npm), then run npm ci in the repository root")
+		t.Fatal("testenv: node is not on PATH: install Node.js (apt-get install nodejs npm), then run make test-deps in the repository root (it adds Node 22 where the system's is older, then runs npm ci)")
 	}
 	return p
 }
