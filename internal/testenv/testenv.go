@@ -63,7 +63,7 @@ func NodeModule(t testing.TB, rel string) string {
 	t.Helper()
 	p := filepath.Join(Root(t), "node_modules", rel)
 	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("testenv: %s is missing: run npm ci in the repository root (%s)", filepath.Join("node_modules", rel), Root(t))
+		t.Fatalf("testenv: %s is missing: run make test-deps in the repository root (%s)", filepath.Join("node_modules", rel), Root(t))
 	}
 	return p
 }
