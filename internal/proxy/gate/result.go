@@ -1,10 +1,11 @@
 package gate
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
 )
 
 // Payload is the structured result the gate returns instead of forwarding a
@@ -56,11 +57,7 @@ func (p *Payload) Result() *mcp.CallToolResult {
 	if p.MissingOrAmbiguous == nil {
 		p.MissingOrAmbiguous = []string{}
 	}
-	b, _ := json.Marshal(p)
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
-		StructuredContent: json.RawMessage(b),
-	}
+	return plan.PayloadResult(p)
 }
 
 func pendingPayload(tool string, fields []string, t Ticket, what string) *Payload {

@@ -97,7 +97,15 @@ func (o *Outcome) Result() *mcp.CallToolResult {
 	if o.MissingOrAmbiguous == nil {
 		o.MissingOrAmbiguous = []string{}
 	}
-	b, _ := rawjson.Marshal(o)
+	return PayloadResult(o)
+}
+
+// PayloadResult renders a structured payload of the proxy's own (an
+// outcome here, the gate's pending and refusal payloads) as an ordinary
+// tool result: the payload as structured content and the same JSON, not
+// HTML-escaped, as text.
+func PayloadResult(payload any) *mcp.CallToolResult {
+	b, _ := rawjson.Marshal(payload)
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
 		StructuredContent: json.RawMessage(b),
