@@ -187,10 +187,15 @@ func pathIDs(r *http.Request) (id, key string, ok bool) {
 	return "", "", false
 }
 
-func (h *Handler) headers(w http.ResponseWriter) {
-	hd := w.Header()
+func (h *Handler) headers(w http.ResponseWriter) { Harden(w.Header(), h.csp) }
+
+// Harden sets the hardening headers of every page the review routes serve
+// (the review page's own and the sign-in pages of internal/reviewauth):
+// HTML, csp as the Content-Security-Policy, never framed, cached, indexed
+// or sent a referrer.
+func Harden(hd http.Header, csp string) {
 	hd.Set("Content-Type", "text/html; charset=utf-8")
-	hd.Set("Content-Security-Policy", h.csp)
+	hd.Set("Content-Security-Policy", csp)
 	hd.Set("X-Frame-Options", "DENY")
 	hd.Set("Referrer-Policy", "no-referrer")
 	hd.Set("Cache-Control", "no-store")

@@ -3,6 +3,8 @@ package reviewauth
 import (
 	"html/template"
 	"net/http"
+
+	"github.com/mcp-elicitation/elicitation/internal/review"
 )
 
 var pageTemplate = template.Must(template.New("").Parse(`<!doctype html>
@@ -13,15 +15,10 @@ var pageTemplate = template.Must(template.New("").Parse(`<!doctype html>
 `))
 
 // page writes a small self-contained page with the review page's
-// hardening headers (no script, not framed, not cached, no referrer).
+// hardening headers (review.Harden) and a policy of its own: no script,
+// no form, inline style only.
 func page(w http.ResponseWriter, status int, heading, text string) {
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'")
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
+	review.Harden(w.Header(), "default-src 'none'; style-src 'unsafe-inline'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'")
 	w.WriteHeader(status)
 	_ = pageTemplate.Execute(w, struct{ Heading, Text string }{heading, text})
 }
