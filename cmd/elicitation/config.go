@@ -51,11 +51,25 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (Co
 		return Config{}, err
 	}
 	if fs.NArg() > 0 {
-		return Config{}, fmt.Errorf("serve takes no arguments, got %q", strings.Join(fs.Args(), " "))
+		return Config{}, extraArgs(args, fs.Args())
 	}
 	if err := c.Check(compose.Local); err != nil {
 		return Config{}, err
 	}
 	c.Version = version
 	return c, nil
+}
+
+// extraArgs is the error for words after serve's flags. A boolean flag
+// takes its value after "=" (as every Go flag set does): "--bar-owner
+// false" sets --bar-owner and leaves "false" over, so the error shows the
+// form that works.
+func extraArgs(args, rest []string) error {
+	err := fmt.Errorf("serve takes no arguments, got %q", strings.Join(rest, " "))
+	if v := rest[0]; (v == "true" || v == "false") && len(args) > len(rest) {
+		if prev := args[len(args)-len(rest)-1]; strings.HasPrefix(prev, "-") && !strings.Contains(prev, "=") {
+			return fmt.Errorf("%w: a boolean flag takes its value after \"=\", as in %s=%s", err, prev, v)
+		}
+	}
+	return err
 }

@@ -85,7 +85,7 @@ func TestFromEnv(t *testing.T) {
 		{"ELICITATION_MAX_WAIT", "soon", `$ELICITATION_MAX_WAIT="soon": not a duration`},
 		{"ELICITATION_MAX_WAIT", "0s", "--max-wait 0s: must be between 1s and 15m0s"},
 		{"ELICITATION_RETENTION", "0s", "--retention 0s: must be positive"},
-		{"ELICITATION_REQUIRE_API_KEY", "1x", `$ELICITATION_REQUIRE_API_KEY="1x": not true or false`},
+		{"ELICITATION_REQUIRE_API_KEY", "1x", `$ELICITATION_REQUIRE_API_KEY="1x": want true or false`},
 		{"ELICITATION_STORE", "sqlite", `--store "sqlite": must be "bolt" or "dynamodb"`},
 		{"ELICITATION_PUBLIC_URL", "example.com", `--public-url "example.com": want an absolute http(s) URL`},
 		{"ELICITATION_LOG_LEVEL", "loud", "not debug, info, warn or error"},
@@ -299,5 +299,44 @@ func TestStateKeys(t *testing.T) {
 	}
 	if k, err := compose.StateKeys(ctx, app(func(s *compose.Settings) { s.StateKeys = "k9:" + secret; s.Store = "dynamodb" }, nil)); err != nil || k == nil {
 		t.Errorf("keyring text: %v", err)
+	}
+}
+
+// Every boolean setting shares one parser: exactly true or false; 0, 1,
+// f, t, FALSE, True, yes and the empty flag value are refused with the
+// setting's name, on the laptop and on Lambda, never read as false.
+func TestBooleansAreTrueOrFalse(t *testing.T) {
+	n := 0
+	for _, row := range compose.Table {
+		s := compose.Defaults()
+		if b, ok := row.Value(&s).(interface{ IsBoolFlag() bool }); !ok || !b.IsBoolFlag() {
+			continue
+		}
+		n++
+		for _, scope := range []compose.Scope{compose.Local, compose.Lambda} {
+			if !row.In(scope) {
+				continue
+			}
+			for _, v := range []string{"0", "1", "f", "t", "FALSE", "True", "yes", "off"} {
+				_, err := compose.FromEnv(env(map[string]string{compose.Env(row.Name): v}), scope)
+				if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("$%s=%q: want true or false", compose.Env(row.Name), v)) {
+					t.Errorf("%s=%q in scope %v: %v, want it refused naming the variable", compose.Env(row.Name), v, scope, err)
+				}
+			}
+		}
+		for v, want := range map[string]string{"true": "true", "false": "false"} {
+			if err := row.Value(&s).Set(v); err != nil || row.Value(&s).String() != want {
+				t.Errorf("--%s=%s: %v, %s", row.Name, v, err, row.Value(&s).String())
+			}
+		}
+		if err := row.Value(&s).Set(""); err == nil {
+			t.Errorf("--%s= (empty) was accepted", row.Name)
+		}
+	}
+	if n < 5 {
+		t.Fatalf("%d boolean settings found; the table has at least 5", n)
+	}
+	if _, err := compose.ParseBool("FALSE"); err == nil {
+		t.Error("ParseBool(FALSE) succeeded")
 	}
 }

@@ -495,14 +495,28 @@ func (v *stringValue) Set(s string) error { *v = stringValue(strings.TrimSpace(s
 func (v *stringValue) String() string     { return string(*v) }
 
 func (v *boolValue) Set(s string) error {
-	b, err := strconv.ParseBool(s)
+	b, err := ParseBool(s)
 	if err != nil {
-		// Refused rather than read as false, which could leave /mcp
-		// open without API keys.
-		return errors.New("not true or false")
+		return err
 	}
 	*v = boolValue(b)
 	return nil
+}
+
+// ParseBool is the one reader of every boolean setting, flag or variable:
+// exactly "true" or "false". Anything else (0, 1, f, FALSE, no, an empty
+// -flag= value) is refused rather than read as false, which could turn
+// off the owner bar or leave /mcp open without API keys; the caller's
+// error names the setting (FromEnv the variable, the flag package the
+// flag).
+func ParseBool(s string) (bool, error) {
+	switch s {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, errors.New("want true or false (nothing else is read as a boolean)")
 }
 func (v *boolValue) String() string   { return strconv.FormatBool(bool(*v)) }
 func (v *boolValue) IsBoolFlag() bool { return true }
