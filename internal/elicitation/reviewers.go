@@ -161,11 +161,18 @@ func isOwner(id Identity, owner string) bool {
 	return o == id.Principal() || o == strings.ToLower(id.Subject) || (id.Email != "" && o == strings.ToLower(id.Email))
 }
 
-// reachable refuses a quorum that the named reviewers cannot reach once
-// the creator is barred (a list of addresses only; a group may hold
-// anyone).
+// reachable refuses, at creation, a request the reviewers who may decide
+// it can never decide once the creator is barred: a reviewers list (the
+// request's, else the deployment's default) of addresses only that names
+// fewer people besides the creator than the quorum needs (one, for a
+// request without a quorum). A group may hold anyone, so a list with a
+// group is always reachable.
 func (pol ReviewerPolicy) reachable(owner string, reviewers []string, approvals int) error {
-	if approvals <= 1 || !pol.BarOwner || len(reviewers) == 0 || slices.ContainsFunc(reviewers, func(r string) bool { return strings.HasPrefix(r, GroupPrefix) }) {
+	what := "reviewers names"
+	if len(reviewers) == 0 {
+		what, reviewers = "the deployment's reviewers (--reviewers) name", pol.Reviewers
+	}
+	if !pol.BarOwner || len(reviewers) == 0 || slices.ContainsFunc(reviewers, func(r string) bool { return strings.HasPrefix(r, GroupPrefix) }) {
 		return nil
 	}
 	others := 0
@@ -174,8 +181,11 @@ func (pol ReviewerPolicy) reachable(owner string, reviewers []string, approvals 
 			others++
 		}
 	}
-	if others < approvals {
-		return invalid(ErrApprovalsInvalid, "approvals", "approvals %d needs %d distinct reviewers besides you (the creator may not decide); reviewers names %d", approvals, approvals, others)
+	switch need := max(approvals, 1); {
+	case others == 0:
+		return invalid(ErrReviewersInvalid, "reviewers", "%s only you, the request's creator, and the creator may not decide (the owner bar): nobody could ever decide this request; name another reviewer or a group:NAME", what)
+	case others < need:
+		return invalid(ErrApprovalsInvalid, "approvals", "approvals %d needs %d distinct reviewers besides you (the creator may not decide); %s %d", need, need, what, others)
 	}
 	return nil
 }

@@ -131,6 +131,24 @@ func TestQuorumReachable(t *testing.T) {
 	if _, err := barred.CreateSelection(ctx, "carol@example.com", in); err != nil {
 		t.Fatalf("with a group: %v", err)
 	}
+	// Without a quorum: reviewers naming only the creator could never
+	// decide, whether the request names them or the deployment does.
+	var e *elicitation.Error
+	only := elicitation.SelectionInput{Message: "Which?", Options: options(3), Reviewers: []string{"carol@example.com"}}
+	if _, err := barred.CreateSelection(ctx, "Carol@example.com", only); !errors.Is(err, elicitation.ErrReviewersInvalid) || !errors.As(err, &e) ||
+		e.Code != elicitation.CodeInvalidArgument || e.Field != "reviewers" || !strings.Contains(e.Message, "nobody could ever decide this request") {
+		t.Fatalf("reviewers naming only the barred creator: %v", err)
+	}
+	deflt := newSignInService(t, elicitation.ReviewerPolicy{BarOwner: true, Reviewers: []string{"carol@example.com"}})
+	if _, err := deflt.CreateSelection(ctx, "carol@example.com", elicitation.SelectionInput{Message: "Which?", Options: options(3)}); !errors.Is(err, elicitation.ErrReviewersInvalid) {
+		t.Fatalf("the deployment's reviewers naming only the barred creator: %v", err)
+	}
+	if _, err := deflt.CreateSelection(ctx, "bob@example.com", elicitation.SelectionInput{Message: "Which?", Options: options(3)}); err != nil {
+		t.Fatalf("another creator under the deployment's list: %v", err)
+	}
+	if _, err := newSignInService(t, elicitation.ReviewerPolicy{}).CreateSelection(ctx, "carol@example.com", only); err != nil {
+		t.Fatalf("only the creator, without the bar: %v", err)
+	}
 	open := newSignInService(t, elicitation.ReviewerPolicy{})
 	in.Reviewers = in.Reviewers[:2]
 	if _, err := open.CreateSelection(ctx, "carol@example.com", in); err != nil {
