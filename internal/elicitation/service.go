@@ -18,7 +18,7 @@ type TemplateChecker interface {
 
 // Config configures a Service. Zero fields take the defaults named.
 type Config struct {
-	Store Store
+	Store ServiceStore
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 	// Retention is how long a request is kept after its expiresAt; default 7 days.
@@ -51,7 +51,7 @@ const DefaultMaxWait = 20 * time.Second
 // returns has its Status derived at the Service's clock (so it may be
 // StatusExpired). It is safe for concurrent use.
 type Service struct {
-	store     Store
+	store     ServiceStore
 	now       func() time.Time
 	retention time.Duration
 	maxWait   time.Duration

@@ -17,7 +17,29 @@ import (
 // immutable Payload and the Answer, so that a poll reads a few hundred bytes;
 // audit entries apart from both, so that a writer of audit entries needs no
 // right to write decisions.
+//
+// Store is the sum of the roles its users need; each user asks for the
+// smallest (the Service for ServiceStore, a deliverer for the Outbox and
+// Load, the cleanup loop for a Cleaner), and every implementation is held
+// to all of them by the one contract.
 type Store interface {
+	Requests
+	AuditLog
+	Waiter
+	Cleaner
+	Outbox
+}
+
+// ServiceStore is what the Service uses: requests, their audit trails and
+// waiting on them (never the outbox or the cleanup).
+type ServiceStore interface {
+	Requests
+	AuditLog
+	Waiter
+}
+
+// Requests holds the requests: their creation, reads and the transitions.
+type Requests interface {
 	// Create stores a new pending request together with its creation audit
 	// entry and the deliveries of r.Outbox (all or nothing). It returns
 	// ErrConflict if a request with that id exists.
@@ -62,7 +84,10 @@ type Store interface {
 	// the entry. It returns ErrNotFound, or ErrConflict with the current
 	// state if the request is pending or canceled.
 	Consume(ctx context.Context, id string, entry AuditEntry) (State, error)
+}
 
+// AuditLog holds each request's audit trail.
+type AuditLog interface {
 	// Append adds an entry to a request's audit trail. Entries of bounded
 	// actions beyond AuditCap are counted, not stored. It returns
 	// ErrNotFound if there is no such request.
@@ -83,7 +108,10 @@ type Store interface {
 	// Audit reads a request's audit trail in order. It returns ErrNotFound
 	// if there is no such request.
 	Audit(ctx context.Context, id string) (AuditTrail, error)
+}
 
+// Waiter waits for a request's decision.
+type Waiter interface {
 	// Wait blocks until the stored status of the request is no longer
 	// pending, and returns that state. It sees resolutions made through any
 	// handle on the same data, in this process or another. If ctx ends
@@ -91,15 +119,20 @@ type Store interface {
 	// ErrNotFound if there is no such request. Wait does not derive expiry:
 	// callers bound ctx by ExpiresAt.
 	Wait(ctx context.Context, id string) (State, error)
+}
 
+// Cleaner removes what is past its retention.
+type Cleaner interface {
 	// Cleanup removes every request, and its audit trail, whose RetainUntil
 	// is at or before now, and returns how many it removed.
 	Cleanup(ctx context.Context, now time.Time) (int, error)
+}
 
-	// The outbox: deliveries written with the events they tell (by Create
-	// and Resolve), taken one attempt at a time by a deliverer, removed when
-	// settled. A delivery is never lost by a crash: an attempt that is not
-	// settled before its lease ends is taken again.
+// Outbox holds the deliveries written with the events they tell (by Create
+// and Resolve), taken one attempt at a time by a deliverer, removed when
+// settled. A delivery is never lost by a crash: an attempt that is not
+// settled before its lease ends is taken again.
+type Outbox interface {
 
 	// DueDeliveries lists up to limit deliveries in the outbox that are due
 	// at now (Delivery.Due), earliest DueAt first.

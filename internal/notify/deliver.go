@@ -11,12 +11,19 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
 
+// Store is what a Deliverer uses of the store: the outbox, and the request
+// a delivery tells of.
+type Store interface {
+	elicitation.Outbox
+	Load(ctx context.Context, id string) (elicitation.Record, error)
+}
+
 // Deliverer takes deliveries out of the outbox one attempt at a time:
 // claim, send, settle (with its audit entry). The local server runs it in a
 // Worker; on AWS the notify function runs it for stream records and on the
 // expiry schedule.
 type Deliverer struct {
-	Store   elicitation.Store
+	Store   Store
 	Targets *Targets
 	// Now is the clock; default time.Now.
 	Now func() time.Time
