@@ -41,6 +41,7 @@ func (p *Proxy) planCall(name string, args json.RawMessage, caps *mcp.ClientCapa
 		Name: name,
 		Tool: t,
 		Args: plan.ParseArgs(args),
+		Raw:  args,
 		Client: plan.Client{
 			Form:           supportsForm(caps),
 			MultiRoundTrip: protocol >= protocolMultiRoundTrip,

@@ -30,7 +30,7 @@ func (f fastForwarder) Untouched(name string, args json.RawMessage) bool {
 	if !known {
 		return false
 	}
-	pl := f.p.planner.Plan(&plan.Call{Name: name, Tool: t, Args: plan.ParseArgs(args)})
+	pl := f.p.planner.Plan(&plan.Call{Name: name, Tool: t, Args: plan.ParseArgs(args), Raw: args})
 	return pl.Action == plan.Forward && pl.Args == nil
 }
 

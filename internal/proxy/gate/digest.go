@@ -29,11 +29,18 @@ func Digest(args json.RawMessage) (string, error) {
 // Canonical re-encodes a JSON value canonically: object keys sorted by their
 // UTF-16 code units' order as RFC 8785 does (for the keys tools use, plain
 // byte order), no insignificant white space, strings escaped minimally,
-// numbers in their shortest form. Absent or null arguments are {}.
+// numbers in their shortest form. Absent or null arguments are {}. Strings
+// that are not valid text give ErrInvalidText: their digest could not say
+// what the upstream receives.
 func Canonical(raw json.RawMessage) ([]byte, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return []byte("{}"), nil
+	}
+	// What the decoder below would change (lone surrogates, bytes that are
+	// not UTF-8) is refused rather than digested as something else.
+	if err := ValidText(raw); err != nil {
+		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 )
 
@@ -38,5 +39,34 @@ func TestDigestBindsValuesNotSpelling(t *testing.T) {
 	}
 	if len(a) != len("sha256:")+64 || a[:7] != "sha256:" {
 		t.Errorf("digest %q", a)
+	}
+}
+
+func TestValidText(t *testing.T) {
+	for _, tc := range []struct {
+		raw string
+		ok  bool
+	}{
+		{`{"a":"plain"}`, true},
+		{`{"a":"x\ud83d\ude00"}`, true},
+		{`{"a":"x\uD83D\uDE00"}`, true},
+		{`{"a":"x\\ud800"}`, true}, // an escaped backslash, then text
+		{`{"a":"\u00e9\n\"\\"}`, true},
+		{`{"a":"x\ud800"}`, false},
+		{`{"a":"x\udbff"}`, false},
+		{`{"a":"x\udc00"}`, false},
+		{`{"a":"\ud800\ud800"}`, false},
+		{`{"a":"\ud800\u0041"}`, false},
+		{`{"\ud800":1}`, false},
+		{`["\ud800"]`, false},
+		{"{\"a\":\"\xff\"}", false},
+	} {
+		err := ValidText([]byte(tc.raw))
+		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrInvalidText)) {
+			t.Errorf("ValidText(%s) = %v, want ok %v", tc.raw, err, tc.ok)
+		}
+		if _, err := Digest(json.RawMessage(tc.raw)); (err == nil) != tc.ok {
+			t.Errorf("Digest(%s) = %v, want ok %v", tc.raw, err, tc.ok)
+		}
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/rawjson"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/requeststate"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/sensitive"
@@ -146,9 +147,18 @@ func (g *Gate) check(ctx context.Context, c Call, approved bool) (Decision, erro
 		return forward(c.Args)
 	}
 	obj, err := object(c.Args)
+	if err == nil {
+		err = ValidText(c.Args)
+	}
 	if err != nil {
-		// Not an object: the upstream judges such input itself.
-		return forward(c.Args)
+		// Not an object, or not text: no one could review what would be
+		// forwarded (the planner's hook refuses these before they get
+		// here; Check refuses them too).
+		o := unreviewable(&plan.Call{Name: c.Tool.Name, Args: plan.ParseArgs(c.Args), Raw: c.Args})
+		if o == nil {
+			return Decision{}, err
+		}
+		return Decision{Result: o.Result()}, nil
 	}
 	tc := g.cfg.Tools[c.Tool.Name]
 	if a := tc.AmbiguousIf; ambiguous(a, obj) {
@@ -269,10 +279,20 @@ func confirmWhy(why string) string {
 	return why
 }
 
+// declinedMessage tells the model a call was declined, with the
+// reviewer's comment as its own sentence: it ends with a full stop (or
+// the comment's own closing punctuation), so that the advice after it is
+// not read as part of it. Like every message of the proxy's results it is
+// the port's own text; the payload's other fields are the original's.
 func declinedMessage(tool string, comment *string) string {
 	m := fmt.Sprintf("The tool %s was not called: the reviewer declined it.", tool)
-	if comment != nil && *comment != "" {
-		m += " Their comment: " + *comment
+	if comment != nil {
+		if c := strings.TrimSpace(*comment); c != "" {
+			m += " Their comment: " + c
+			if !strings.ContainsRune(".!?", rune(c[len(c)-1])) {
+				m += "."
+			}
+		}
 	}
 	return m + " Do not retry it unchanged; ask the user how to proceed."
 }

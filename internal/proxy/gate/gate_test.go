@@ -143,8 +143,13 @@ func TestConfirmDeclined(t *testing.T) {
 	if q.Error != gate.ErrorBlocked || q.Status != gate.StatusReject || q.Reason != gate.ReasonConfirmationDeclined || q.ElicitationID != p.ElicitationID {
 		t.Errorf("declined: %+v", q)
 	}
-	if q.Comment == nil || *q.Comment != "use the trash instead" || !strings.Contains(q.Message, "use the trash instead") {
+	if q.Comment == nil || *q.Comment != "use the trash instead" {
 		t.Errorf("the reviewer's comment is not passed on: %+v", q)
+	}
+	// The comment is a sentence of its own: a full stop ends it before the
+	// advice that follows.
+	if want := "The tool delete_file was not called: the reviewer declined it. Their comment: use the trash instead. Do not retry it unchanged; ask the user how to proceed."; q.Message != want {
+		t.Errorf("message\n %q\nwant\n %q", q.Message, want)
 	}
 	if strings.Contains(e.log.String(), "trash") {
 		t.Error("the comment reached the proxy's log")
@@ -270,7 +275,7 @@ func TestConfirmThroughTheHost(t *testing.T) {
 		return &mcp.ElicitResult{Action: "decline", Content: map[string]any{"comment": "not that one"}}, nil
 	}
 	p := payload(t, check(t, e.gate, rmTool, `{"path":"/tmp/a"}`, h))
-	if p.Reason != gate.ReasonConfirmationDeclined || p.Comment == nil || *p.Comment != "not that one" || !strings.Contains(p.Message, "not that one") {
+	if p.Reason != gate.ReasonConfirmationDeclined || p.Comment == nil || *p.Comment != "not that one" || !strings.Contains(p.Message, "Their comment: not that one. Do not retry") {
 		t.Errorf("declined on the host: %+v", p)
 	}
 }

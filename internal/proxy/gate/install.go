@@ -97,13 +97,41 @@ func configured(cfg *config.Config) bool {
 func (g *Gate) Install(pl *plan.Planner) {
 	pl.Use(func(c *plan.Call, p plan.Plan) plan.Plan {
 		switch {
-		case p.Action == plan.Forward && c.Args != nil && g.holds(c):
+		case p.Action == plan.Forward && g.holds(c):
+			if o := unreviewable(c); o != nil {
+				return plan.Plan{Action: plan.Block, Outcome: o, Missing: p.Missing}
+			}
 			return plan.Plan{Action: plan.Hold, Hold: &checkHold{g: g, c: c, p: p}, Missing: p.Missing}
 		case p.Action == plan.Block && p.Outcome != nil && p.Outcome.Reason == plan.ReasonUnsupported && g.ReviewPageFallback():
+			if o := unreviewable(c); o != nil {
+				return plan.Plan{Action: plan.Block, Outcome: o, Missing: p.Missing}
+			}
 			return plan.Plan{Action: plan.Hold, Hold: &fillHold{g: g, pl: pl, c: c, p: p}, Missing: p.Missing}
 		}
 		return p
 	})
+}
+
+// unreviewable is the refusal of a call a rule of the gate could hold but
+// no human could review as it would be forwarded: arguments that are not
+// a JSON object (the rules cannot read them, the reviewer would approve
+// something the conditions never saw), or strings that are not text (the
+// digest and the page would show another string than the upstream
+// receives). Such a call is never forwarded. Nil for every other call.
+func unreviewable(c *plan.Call) *plan.Outcome {
+	refuse := func(reason, why string) *plan.Outcome {
+		return &plan.Outcome{Error: plan.ErrorToolCallBlocked, Tool: c.Name, Status: plan.StatusReject, Reason: reason,
+			Message: fmt.Sprintf("The tool %s was not called: %s", c.Name, why)}
+	}
+	if c.Args == nil {
+		return refuse(ReasonArgumentsNotObject, "its arguments are not a JSON object, so the human gate cannot check or show them. "+
+			"Tool arguments are an object of named values: call the tool again with an object.")
+	}
+	if err := ValidText(c.Raw); err != nil {
+		return refuse(ReasonInvalidText, "its arguments hold a string that is not valid text (a UTF-16 surrogate escape such as \\ud800 without its pair, or bytes that are not UTF-8), "+
+			"so a reviewer could not be shown what the upstream would receive. Call the tool again with valid text.")
+	}
+	return nil
 }
 
 // holds reports whether a rule of the gate may stop the call: its tool's

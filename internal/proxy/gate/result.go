@@ -48,6 +48,11 @@ const (
 	ReasonAmbiguous             = "ambiguous_argument"
 	ReasonSelectionDeclined     = "selection_declined"
 	ReasonReviewFailed          = "elicitation_failed"
+	// ReasonArgumentsNotObject and ReasonInvalidText refuse a call the
+	// gate could hold whose arguments no reviewer could be shown as they
+	// would be forwarded.
+	ReasonArgumentsNotObject = "arguments_not_object"
+	ReasonInvalidText        = "arguments_invalid_text"
 )
 
 // Result renders the payload as an ordinary tool result (structured content

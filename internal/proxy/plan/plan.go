@@ -84,8 +84,10 @@ type Call struct {
 	// Tool is the tool's listing, nil when the listing lacks it.
 	Tool *Tool
 	// Args are the call's arguments; nil when they are not a JSON object
-	// (the upstream judges those itself).
-	Args   *rawjson.Object
+	// (the rules leave those to the upstream; a gate refuses them).
+	Args *rawjson.Object
+	// Raw are the arguments as received.
+	Raw    json.RawMessage
 	Client Client
 }
 
