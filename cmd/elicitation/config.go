@@ -27,12 +27,19 @@ func bind(fs *flag.FlagSet, c *Config, getenv func(string) string, names ...stri
 		return err
 	}
 	*c = s
+	bindFlags(fs, c, names...)
+	return nil
+}
+
+// bindFlags binds the flags of the local settings named (all if none) to
+// fields of c as they are now: a second flag set over the same settings
+// (flags given after a subcommand) starts from what the first one read.
+func bindFlags(fs *flag.FlagSet, c *Config, names ...string) {
 	for _, row := range compose.Table {
 		if row.In(compose.Local) && (len(names) == 0 || slices.Contains(names, row.Name)) {
 			fs.Var(row.Value(c), row.Name, row.Help())
 		}
 	}
-	return nil
 }
 
 // storeFlags binds the store's settings (the operator commands).

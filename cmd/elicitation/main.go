@@ -2,15 +2,18 @@
 // endpoint, the review page and the submission endpoint in one binary, on
 // an embedded store (or on a DynamoDB table), plus the operator commands.
 //
-//	elicitation serve [flags]        run the service (the default)
+//	elicitation serve [flags]        run the service
+//	elicitation call [flags] TOOL [name=value …]   call one tool on a running server
+//	elicitation connect [flags] HOST  print an MCP host's configuration
 //	elicitation audit [flags] ID     print a request's audit trail
 //	elicitation cleanup [flags]      remove requests past their retention
-//	elicitation keys [flags] create|revoke|list   administer API keys
-//	elicitation connect [flags] HOST  print an MCP host's configuration
+//	elicitation compact [flags]      shrink the embedded store's file
+//	elicitation keys create|revoke|list [flags]   administer API keys
 //	elicitation version
 //
-// Run "elicitation serve -h" for the flags; each can also be set with the
-// environment variable named in its help.
+// Without a command it prints the usage and exits 2. Run "elicitation
+// serve -h" for the flags; each can also be set with the environment
+// variable named in its help.
 package main
 
 import (
@@ -19,9 +22,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -45,58 +51,98 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	cmd := "serve"
-	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
-		cmd, args = args[0], args[1:]
-	}
-	switch cmd {
-	case "serve":
-		cfg, err := parseServe(args, stderr, getenv)
-		if err != nil {
-			return err
-		}
-		m, err := Start(ctx, cfg, stderr)
-		if err != nil {
-			return err
-		}
-		m.PrintWelcome(stderr)
-		select {
-		case <-ctx.Done():
-			return m.Close()
-		case err := <-m.Failed():
-			return errors.Join(err, m.Close())
-		}
-	case "audit":
-		return runAudit(ctx, args, stdout, stderr, getenv)
-	case "cleanup":
-		return runCleanup(ctx, args, stdout, stderr, getenv)
-	case "compact":
-		return runCompact(ctx, args, stdout, stderr, getenv)
-	case "keys":
-		return runKeys(ctx, args, stdout, stderr, getenv)
-	case "connect":
+// errNoCommand: "elicitation" alone, which prints the usage (exit 2)
+// rather than starting a server nobody asked for.
+var errNoCommand = errors.New("no command given (elicitation serve runs the server)")
+
+// command is one subcommand.
+type command func(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error
+
+var commands = map[string]command{
+	"serve":   runServe,
+	"audit":   runAudit,
+	"cleanup": runCleanup,
+	"compact": runCompact,
+	"keys":    runKeys,
+	"connect": func(_ context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 		return runConnect(args, stdout, stderr, getenv)
-	case "version":
+	},
+	"call": runCall,
+	"version": func(_ context.Context, _ []string, stdout, _ io.Writer, _ func(string) string) error {
 		_, err := fmt.Fprintln(stdout, "elicitation", version)
 		return err
-	case "help", "-h", "--help":
+	},
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errNoCommand
+	}
+	name, args := args[0], args[1:]
+	switch name {
+	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
+	if cmd, ok := commands[name]; ok {
+		return cmd(ctx, args, stdout, stderr, getenv)
+	}
 	fmt.Fprint(stderr, usage)
-	return fmt.Errorf("unknown command %q", cmd)
+	if strings.HasPrefix(name, "-") {
+		return fmt.Errorf("flags come after the command: elicitation serve %s", strings.Join(append([]string{name}, args...), " "))
+	}
+	return fmt.Errorf("unknown command %q", name)
+}
+
+// runServe runs the server until ctx ends or a listener fails.
+func runServe(ctx context.Context, args []string, _, stderr io.Writer, getenv func(string) string) error {
+	cfg, err := parseServe(args, stderr, getenv)
+	if err != nil {
+		return err
+	}
+	m, err := Start(ctx, cfg, stderr)
+	if err != nil {
+		return listenHint(err, cfg)
+	}
+	m.PrintWelcome(stderr)
+	select {
+	case <-ctx.Done():
+		return m.Close()
+	case err := <-m.Failed():
+		return errors.Join(err, m.Close())
+	}
+}
+
+// listenHint adds to "address already in use" how to choose another
+// address: the flag and its environment variable.
+func listenHint(err error, cfg Config) error {
+	if !errors.Is(err, syscall.EADDRINUSE) {
+		return err
+	}
+	other := "127.0.0.1:8081"
+	if host, port, e := net.SplitHostPort(cfg.Addr); e == nil {
+		if n, e := strconv.Atoi(port); e == nil && n > 0 && n < 65535 {
+			other = net.JoinHostPort(host, strconv.Itoa(n+1))
+		}
+	}
+	hint := fmt.Sprintf("another program (perhaps another elicitation serve) is listening there: stop it, or choose another address with --addr %s or ELICITATION_ADDR=%s", other, other)
+	if cfg.ReviewAddr != "" {
+		hint += " (the review listener: --review-addr or ELICITATION_REVIEW_ADDR)"
+	}
+	return fmt.Errorf("%w\n%s", err, hint)
 }
 
 const usage = `Usage: elicitation <command> [flags]
 
 Commands:
-  serve     run the MCP endpoint, the review page and the submission endpoint (default)
+  serve     run the MCP endpoint, the review page and the submission endpoint: elicitation serve [--addr 127.0.0.1:8080]
+  call      call one tool on a running server:   elicitation call [flags] TOOL [name=value …]
+  connect   print the configuration that connects an MCP host: elicitation connect [--url URL] HOST
   audit     print a request's audit trail:   elicitation audit [flags] ELICITATION_ID
   cleanup   remove requests past their retention
   compact   shrink the embedded store's file to what it holds (run it while the server is stopped)
-  keys      administer API keys: elicitation keys [flags] create --principal NAME | list | revoke ID
-  connect   print the configuration that connects an MCP host: elicitation connect [--url URL] HOST
+  keys      administer API keys: elicitation keys create --principal NAME | list | revoke ID
   version   print the version
 
 Run "elicitation <command> -h" for a command's flags.

@@ -363,18 +363,6 @@ func TestOperatorCommands(t *testing.T) {
 	}
 }
 
-// bearer adds an API key to every request of an MCP client.
-type bearer struct {
-	key string
-	rt  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.key)
-	return b.rt.RoundTrip(r)
-}
-
 func TestAPIKeys(t *testing.T) {
 	dir := t.TempDir()
 	var out bytes.Buffer

@@ -1,7 +1,7 @@
 // Package apikey provides the API keys that agents present as bearer tokens
 // to a deployed MCP endpoint: generation, hashed storage behind a small Store
 // interface, verification (an http.Handler middleware on the MCP SDK's
-// auth.RequireBearerToken), and the administration commands.
+// auth.RequireBearerToken); "elicitation keys" (cmd/elicitation) administers them.
 //
 // A key is shown once, when it is created. Stores keep only its SHA-256 hash
 // and the principal it names; whatever an agent creates with the key belongs

@@ -3,7 +3,6 @@ package apikey_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -221,62 +220,5 @@ func TestMiddlewareCache(t *testing.T) {
 	call()
 	if cs.lookups != 2 {
 		t.Errorf("a call after CacheTTL made %d lookups in all, want 2", cs.lookups)
-	}
-}
-
-func TestRunAdmin(t *testing.T) {
-	ctx := context.Background()
-	store := apikey.NewFileStore(filepath.Join(t.TempDir(), "keys.json"))
-	var out bytes.Buffer
-	if err := apikey.RunAdmin(ctx, []string{"create", "--principal", "alice", "--name", "ci", "--expires", "90d", "--json"}, &out, store); err != nil {
-		t.Fatalf("create: %v", err)
-	}
-	var created struct {
-		Key       string    `json:"key"`
-		ID        string    `json:"id"`
-		Principal string    `json:"principal"`
-		ExpiresAt time.Time `json:"expiresAt"`
-		Hash      string    `json:"hash"`
-	}
-	if err := json.Unmarshal(out.Bytes(), &created); err != nil {
-		t.Fatalf("create --json printed %q: %v", out.String(), err)
-	}
-	if !apikey.WellFormed(created.Key) || created.Principal != "alice" || created.Hash != apikey.Hash(created.Key) {
-		t.Fatalf("create printed %+v", created)
-	}
-	if d := time.Until(created.ExpiresAt); d < 89*24*time.Hour || d > 91*24*time.Hour {
-		t.Errorf("--expires 90d gave expiresAt %v", created.ExpiresAt)
-	}
-	out.Reset()
-	if err := apikey.RunAdmin(ctx, []string{"create", "--principal", "bob"}, &out, store); err != nil {
-		t.Fatalf("create: %v", err)
-	}
-	if !strings.Contains(out.String(), "elk_") || !strings.Contains(out.String(), "Authorization: Bearer") {
-		t.Errorf("create printed %q", out.String())
-	}
-	out.Reset()
-	if err := apikey.RunAdmin(ctx, []string{"revoke", created.ID}, &out, store); err != nil {
-		t.Fatalf("revoke: %v", err)
-	}
-	out.Reset()
-	if err := apikey.RunAdmin(ctx, []string{"list"}, &out, store); err != nil {
-		t.Fatalf("list: %v", err)
-	}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 3 || !strings.Contains(lines[1], created.ID) || !strings.Contains(lines[1], "alice") || strings.HasSuffix(lines[1], "-") || !strings.HasSuffix(lines[2], "-") {
-		t.Errorf("list printed:\n%s", out.String())
-	}
-	if strings.Contains(out.String(), "elk_") {
-		t.Errorf("list shows a key:\n%s", out.String())
-	}
-	for _, args := range [][]string{
-		nil, {"create"}, {"create", "--principal", "bad principal"}, {"create", "--principal", "a", "--expires", "soon"},
-		{"create", "--principal", "anonymous"}, {"create", "--principal", "reviewer"},
-		{"revoke"}, {"revoke", "ffffffffffffffff"}, {"list", "extra"}, {"rotate"},
-	} {
-		out.Reset()
-		if err := apikey.RunAdmin(ctx, args, &out, store); err == nil {
-			t.Errorf("RunAdmin(%q) succeeded, want an error", args)
-		}
 	}
 }

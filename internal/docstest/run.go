@@ -36,8 +36,9 @@ func stripComment(line string) string {
 
 // run runs one command against the started server if it is one the docs
 // test runs: the Inspector CLI or curl aimed at the local server, and our
-// commands that neither serve nor need a store elsewhere (connect,
-// version, keys create/list, cleanup on a scratch data directory). It
+// commands (also as go run ./cmd/elicitation) that neither serve nor need
+// a store elsewhere (call, connect, version, keys create/list, cleanup on
+// a scratch data directory). It
 // reports whether it ran the command and what went wrong.
 func (c *Checker) run(ctx context.Context, args []string) (bool, error) {
 	if c.Server == "" {
@@ -48,24 +49,8 @@ func (c *Checker) run(ctx context.Context, args []string) (bool, error) {
 			return false, nil // the reader fills something in first
 		}
 	}
-	var argv []string
-	switch prog := args[0]; {
-	case prog == "node" && len(args) > 1 && strings.HasSuffix(args[1], "node_modules/.bin/mcp-inspector"):
-		argv = rewrite(args, c.Server)
-		if len(argv) == len(args) && !changed(args, argv) {
-			return false, nil // not aimed at the local server
-		}
-	case prog == "curl":
-		argv = rewrite(args, c.Server)
-		if !changed(args, argv) {
-			return false, nil
-		}
-	case c.Bin[filepath.Base(prog)] != "" && filepath.Base(prog) == "elicitation":
-		if !safeToRun(args[1:]) {
-			return false, nil
-		}
-		argv = append([]string{c.Bin["elicitation"]}, args[1:]...)
-	default:
+	argv, env := c.runnableArgv(args)
+	if argv == nil {
 		return false, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
@@ -73,7 +58,7 @@ func (c *Checker) run(ctx context.Context, args []string) (bool, error) {
 	var out bytes.Buffer
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = c.Root, &out, &out
-	cmd.Env = append(os.Environ(), c.Env...)
+	cmd.Env = append(append(os.Environ(), c.Env...), env...)
 	err := cmd.Run()
 	if err != nil {
 		return true, fmt.Errorf("run against the started server: %v\n%s", err, tail(out.String()))
@@ -82,6 +67,28 @@ func (c *Checker) run(ctx context.Context, args []string) (bool, error) {
 		return true, fmt.Errorf("run against the started server: the tool call failed:\n%s", tail(out.String()))
 	}
 	return true, nil
+}
+
+// runnableArgv returns the command line that runs args against the
+// started server, and what it adds to the environment; nil if args is not
+// run. Our commands get ELICITATION_ADDR of the started server, so that
+// "elicitation call …" without --url reaches it as it reaches the
+// reader's.
+func (c *Checker) runnableArgv(args []string) (argv, env []string) {
+	prog := args[0]
+	if prog == "go" && len(args) > 2 && args[1] == "run" && strings.TrimSuffix(strings.TrimPrefix(args[2], "./"), "/") == "cmd/elicitation" {
+		prog, args = "elicitation", args[2:]
+	}
+	switch {
+	case prog == "node" && len(args) > 1 && strings.HasSuffix(args[1], "node_modules/.bin/mcp-inspector"), prog == "curl":
+		if argv = rewrite(args, c.Server); !changed(args, argv) {
+			return nil, nil // not aimed at the local server
+		}
+		return argv, nil
+	case filepath.Base(prog) == "elicitation" && c.Bin["elicitation"] != "" && safeToRun(args[1:]):
+		return append([]string{c.Bin["elicitation"]}, args[1:]...), []string{"ELICITATION_ADDR=" + strings.TrimPrefix(c.Server, "http://")}
+	}
+	return nil, nil
 }
 
 func rewrite(args []string, server string) []string {
@@ -112,7 +119,7 @@ func safeToRun(args []string) bool {
 		return false
 	}
 	switch args[0] {
-	case "connect", "version", "help", "cleanup":
+	case "connect", "version", "help", "cleanup", "call":
 		return true
 	case "keys":
 		return strings.Contains(words, " create") || strings.Contains(words, " list")

@@ -625,8 +625,7 @@ func TestRevokedKey(t *testing.T) {
 	if resp, _ := s.fn["mcp"].Invoke(t, list); resp.StatusCode != 200 {
 		t.Fatalf("before the revocation: %d", resp.StatusCode)
 	}
-	var out strings.Builder
-	if err := apikey.RunAdmin(context.Background(), []string{"revoke", apikey.IDOf(apikey.Hash(alice))}, &out, s.keyStore); err != nil {
+	if _, err := s.keyStore.Revoke(context.Background(), apikey.IDOf(apikey.Hash(alice)), time.Now()); err != nil {
 		t.Fatalf("keys revoke: %v", err)
 	}
 	resp, _ := s.fn["mcp"].Invoke(t, list)
