@@ -31,6 +31,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/mcptasks"
 )
 
 // Options configure a Server. Service and ReviewURL are required; every other zero
@@ -148,6 +149,7 @@ func New(opts Options) *Server {
 		s.mcp.AddTool(t.tool, t.handler)
 	}
 	s.addPrompts()
+	s.installTasks()
 	getServer := func(*http.Request) *mcp.Server { return s.mcp }
 	caps := sessionLimits(opts)
 	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
@@ -160,7 +162,7 @@ func New(opts Options) *Server {
 		PropagateRequestCancellation: true,
 	})
 	if opts.Stateless {
-		s.handler = stateless
+		s.handler = mcptasks.Lift(stateless, caps.maxBody)
 		return s
 	}
 	sessions := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
@@ -174,13 +176,17 @@ func New(opts Options) *Server {
 		MaxRequestBodyBytes:          caps.maxBody,
 	})
 	capped := caps.capSessions(s.mcp, sessions)
-	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// The eras are routed here, and only here: 2026-07-28 requests to the
+	// stateless handler, the session eras to the sessions; a session-era
+	// tools/call's params.task is lifted where the SDK keeps it first
+	// (mcptasks.Lift; 2026-07-28 tasks need no lifting).
+	s.handler = mcptasks.Lift(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if Sessionless(r) {
 			stateless.ServeHTTP(w, r)
 			return
 		}
 		capped.ServeHTTP(w, r)
-	})
+	}), caps.maxBody)
 	return s
 }
 
@@ -271,9 +277,6 @@ func bind(ctx context.Context, r *http.Request) (context.Context, context.Cancel
 
 // principal is the authenticated agent identity of a call: the user id
 // the bearer-token middleware recorded, else elicitation.Anonymous.
-func principal(req *mcp.CallToolRequest) string {
-	if req.Extra != nil && req.Extra.TokenInfo != nil && req.Extra.TokenInfo.UserID != "" {
-		return req.Extra.TokenInfo.UserID
-	}
-	return elicitation.Anonymous
-}
+func principal(req *mcp.CallToolRequest) string { return principalOf(req.Extra) }
+
+const anonymous = elicitation.Anonymous

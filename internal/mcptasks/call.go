@@ -1,0 +1,142 @@
+package mcptasks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// call answers a tools/call: as a task where the request asks for one (a
+// 2025-11-25 params.task) or may be given one (a 2026-07-28 client that
+// declared the extension), and the tool runs as a task; otherwise as the
+// tool answers it.
+func (t *Tasks) call(ctx context.Context, next mcp.MethodHandler, req mcp.Request) (mcp.Result, error) {
+	cr, ok := req.(*mcp.CallToolRequest)
+	if !ok || cr.Params == nil {
+		return next(ctx, "tools/call", req)
+	}
+	f := flavourOfRequest(req)
+	raw, requested := cr.Params.Meta[taskMeta]
+	if requested {
+		// Never passed on: the tools do not know about tasks.
+		cr.Params.Meta = maps.Clone(cr.Params.Meta)
+		delete(cr.Params.Meta, taskMeta)
+	}
+	switch f {
+	case flavourCore:
+		if !requested {
+			return next(ctx, "tools/call", req)
+		}
+		if !t.isTaskTool(cr.Params.Name) {
+			return nil, errForbidden(cr.Params.Name)
+		}
+		if err := checkTaskParam(raw); err != nil {
+			return nil, err
+		}
+	case flavourExt:
+		if !t.isTaskTool(cr.Params.Name) || !declaresExtension(req) {
+			return next(ctx, "tools/call", req)
+		}
+	default:
+		// Before 2025-11-25 there are no tasks: a task parameter is
+		// ignored, as the specification asks of a server without the
+		// capability.
+		return next(ctx, "tools/call", req)
+	}
+	return t.create(ctx, next, cr, f)
+}
+
+// create runs the creating tool and answers with its request as a task,
+// once the request is durably stored (the strongly consistent read of its
+// state proves it).
+func (t *Tasks) create(ctx context.Context, next mcp.MethodHandler, cr *mcp.CallToolRequest, f flavour) (mcp.Result, error) {
+	res, err := next(ctx, "tools/call", cr)
+	if err != nil {
+		return nil, err
+	}
+	ctr, ok := res.(*mcp.CallToolResult)
+	if !ok || ctr.NeedsInput() {
+		return res, nil
+	}
+	if ctr.IsError {
+		// No request was created, so there is no task to refer to: the
+		// tool's own sentence, as a protocol error.
+		return nil, errInvalid("%s (no task was created)", textOf(ctr))
+	}
+	var out struct {
+		ElicitationID string `json:"elicitationId"`
+		ReviewURL     string `json:"reviewUrl"`
+	}
+	if err := decodeStructured(ctr, &out); err != nil || out.ElicitationID == "" {
+		t.log.ErrorContext(ctx, "task tool returned no elicitationId", "tool", cr.Params.Name, "err", err)
+		return nil, errInternal
+	}
+	principal := t.opts.Principal(cr.Extra)
+	st, err := t.opts.Service.Status(ctx, principal, out.ElicitationID)
+	if err != nil {
+		t.log.ErrorContext(ctx, "reading a created task failed", "taskId", out.ElicitationID, "err", err)
+		return nil, errInternal
+	}
+	v := viewOf(st, f)
+	v.Message = fmt.Sprintf("Waiting for a human to answer at %s (give them this link if the host does not show it); the task ends when they do, or when the request expires at %s.", out.ReviewURL, stamp(st.ExpiresAt))
+	immediate := fmt.Sprintf("Started a human review as task %s (elicitationId %s). If the host does not show it, give the human this link: %s. Carry on with other work: the host brings the answer when the task completes.", st.ID, st.ID, out.ReviewURL)
+	meta := mcp.Meta{metaImmediateResponse: immediate}
+	if f == flavourExt {
+		e := t.extTask(v, "task")
+		e.Meta = meta
+		return e, nil
+	}
+	r := &createTaskResult{Task: t.coreTask(v)}
+	r.Meta = meta
+	return r, nil
+}
+
+// checkTaskParam checks a 2025-11-25 params.task: an object whose optional
+// ttl is a number of milliseconds. The request's own expiry
+// (timeoutSeconds) is its lifetime; a requested ttl does not change it
+// (the specification lets a receiver override it).
+func checkTaskParam(raw any) error {
+	m, ok := raw.(map[string]any)
+	if !ok {
+		return errInvalid("params.task must be an object such as {\"ttl\": 600000}, not %s", describe(raw))
+	}
+	if ttl, ok := m["ttl"]; ok && ttl != nil {
+		n, ok := ttl.(float64)
+		if !ok || n < 0 {
+			return errInvalid("params.task.ttl must be a number of milliseconds (0 or more), not %s", describe(ttl))
+		}
+	}
+	return nil
+}
+
+func describe(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil || len(b) > 40 {
+		return fmt.Sprintf("a %T", v)
+	}
+	return string(b)
+}
+
+func textOf(r *mcp.CallToolResult) string {
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			return tc.Text
+		}
+	}
+	return "the tool call failed"
+}
+
+// decodeStructured decodes a tool result's structured content into v.
+func decodeStructured(r *mcp.CallToolResult, v any) error {
+	b, ok := r.StructuredContent.(json.RawMessage)
+	if !ok {
+		var err error
+		if b, err = json.Marshal(r.StructuredContent); err != nil {
+			return err
+		}
+	}
+	return json.Unmarshal(b, v)
+}

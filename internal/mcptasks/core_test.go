@@ -1,0 +1,371 @@
+package mcptasks_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+)
+
+const core = "2025-11-25"
+
+// endpoints are the deployments the 2025-11-25 flavour is tested on: the
+// local default (sessions) and --stateless with two processes that share
+// only the store, requests alternating between them.
+var endpoints = []struct {
+	name string
+	o    worldOptions
+}{
+	{"sessions", worldOptions{}},
+	{"stateless", worldOptions{stateless: true, instances: 2}},
+}
+
+var approvalArgs = map[string]any{"message": "Ship build 7?", "context": map[string]any{"build": 7}}
+
+func startTask(t *testing.T, c *client, tool string, args any) (id string, task map[string]any) {
+	t.Helper()
+	res, e := c.startTask(tool, args, `{"ttl": 60000}`)
+	if e != nil {
+		t.Fatalf("%s as a task: error %d %q", tool, e.Code, e.Message)
+	}
+	task, _ = res["task"].(map[string]any)
+	id, _ = task["taskId"].(string)
+	if id == "" || task["status"] != "working" {
+		t.Fatalf("CreateTaskResult %v: want a working task", res)
+	}
+	if _, err := time.Parse(time.RFC3339Nano, task["createdAt"].(string)); err != nil {
+		t.Fatalf("createdAt %v", task["createdAt"])
+	}
+	wantTTL := time.Hour // the request's default timeout
+	if m, ok := args.(map[string]any); ok && m["timeoutSeconds"] != nil {
+		wantTTL = time.Duration(m["timeoutSeconds"].(int)) * time.Second
+	}
+	if task["ttl"] != float64(wantTTL.Milliseconds()) || task["pollInterval"] != float64(5000) {
+		t.Fatalf("ttl %v pollInterval %v: want the request's %s and 5000", task["ttl"], task["pollInterval"], wantTTL)
+	}
+	meta, _ := res["_meta"].(map[string]any)
+	if msg, _ := meta["io.modelcontextprotocol/model-immediate-response"].(string); !strings.Contains(msg, id) || !strings.Contains(msg, "/review/"+id+"/") {
+		t.Fatalf("immediate response %q: want the task id and the review link", msg)
+	}
+	return id, task
+}
+
+func TestCoreDecide(t *testing.T) {
+	for _, ep := range endpoints {
+		t.Run(ep.name, func(t *testing.T) {
+			w := newWorld(t, ep.o)
+			c := w.connect("tok-alice", core, -1, nil)
+			id, _ := startTask(t, c, "elicit_approval", approvalArgs)
+			if got := c.must("tasks/get", id); got["status"] != "working" || got["taskId"] != id || got["ttl"] == nil {
+				t.Fatalf("tasks/get before the decision: %v", got)
+			}
+			w.decide(id, elicitation.Submission{Decision: elicitation.DecisionSubmitted, Comment: "go"})
+			got := c.must("tasks/get", id)
+			if got["status"] != "completed" || !strings.Contains(got["statusMessage"].(string), "answered") {
+				t.Fatalf("tasks/get after the decision: %v", got)
+			}
+			res := c.must("tasks/result", id)
+			sc := structured(t, res)
+			w.mu.Lock()
+			link := w.created[id]
+			w.mu.Unlock()
+			if sc["decision"] != "submitted" || sc["elicitationId"] != id || sc["reviewUrl"] != link || sc["comment"] != "go" || sc["status"] != "consumed" {
+				t.Fatalf("tasks/result: %v", sc)
+			}
+			if rt, _ := res["_meta"].(map[string]any)["io.modelcontextprotocol/related-task"].(map[string]any); rt["taskId"] != id {
+				t.Fatalf("tasks/result _meta: %v", res["_meta"])
+			}
+			// Fetching again answers the same; each fetch is audited, as
+			// elicit_result's are.
+			if again := structured(t, c.must("tasks/result", id)); again["decision"] != "submitted" {
+				t.Fatalf("second tasks/result: %v", again)
+			}
+			tr, err := w.svc.Audit(context.Background(), "alice", id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fetched := 0
+			for _, e := range tr.Entries {
+				if e.Action == elicitation.ActionResultFetched {
+					fetched++
+				}
+			}
+			if fetched != 2 {
+				t.Fatalf("audit has %d result_fetched entries, want 2: %v", fetched, tr.Entries)
+			}
+		})
+	}
+}
+
+func TestCoreDeclineWithComment(t *testing.T) {
+	for _, ep := range endpoints {
+		t.Run(ep.name, func(t *testing.T) {
+			w := newWorld(t, ep.o)
+			c := w.connect("tok-alice", core, -1, nil)
+			id, _ := startTask(t, c, "elicit_approval", approvalArgs)
+			w.decide(id, elicitation.Submission{Decision: elicitation.DecisionDeclined, Comment: "not on a Friday"})
+			got := c.must("tasks/get", id)
+			if got["status"] != "completed" || !strings.Contains(got["statusMessage"].(string), "declined") {
+				t.Fatalf("tasks/get: %v", got)
+			}
+			if sc := structured(t, c.must("tasks/result", id)); sc["decision"] != "declined" || sc["comment"] != "not on a Friday" {
+				t.Fatalf("tasks/result: %v", sc)
+			}
+		})
+	}
+}
+
+func TestCoreSelection(t *testing.T) {
+	for _, ep := range endpoints {
+		t.Run(ep.name, func(t *testing.T) {
+			w := newWorld(t, ep.o)
+			c := w.connect("tok-alice", core, -1, nil)
+			args := map[string]any{"message": "Which region?", "options": []any{map[string]any{"id": "eu", "label": "EU"}, map[string]any{"id": "us", "label": "US"}}}
+			id, _ := startTask(t, c, "elicit_selection", args)
+			// tasks/result waits for the decision (within the wait bound)
+			// and returns it once made.
+			done := make(chan map[string]any, 1)
+			go func() {
+				res, e := c.do("tasks/result", id, nil)
+				if e != nil {
+					t.Errorf("tasks/result: %d %q", e.Code, e.Message)
+				}
+				done <- res
+			}()
+			w.decide(id, elicitation.Submission{Decision: elicitation.DecisionSubmitted, SelectedIDs: []string{"us"}})
+			res := <-done
+			if res == nil {
+				return
+			}
+			if sc := structured(t, res); sc["decision"] != "submitted" || len(sc["selectedIds"].([]any)) != 1 || sc["selectedIds"].([]any)[0] != "us" {
+				t.Fatalf("tasks/result: %v", sc)
+			}
+		})
+	}
+}
+
+func TestCoreCancel(t *testing.T) {
+	for _, ep := range endpoints {
+		t.Run(ep.name, func(t *testing.T) {
+			w := newWorld(t, ep.o)
+			c := w.connect("tok-alice", core, -1, nil)
+			id, _ := startTask(t, c, "elicit_approval", approvalArgs)
+			got := c.must("tasks/cancel", id)
+			if got["status"] != "cancelled" || got["taskId"] != id {
+				t.Fatalf("tasks/cancel: %v", got)
+			}
+			if got := c.must("tasks/get", id); got["status"] != "cancelled" || !strings.Contains(got["statusMessage"].(string), "withdrawn") {
+				t.Fatalf("tasks/get after cancel: %v", got)
+			}
+			_, e := c.do("tasks/cancel", id, nil)
+			wantCode(t, "cancel again", e, jsonrpc.CodeInvalidParams, "already cancelled")
+			// The review page refuses it now.
+			w.mu.Lock()
+			u := w.created[id]
+			w.mu.Unlock()
+			key := u[strings.LastIndex(u, "/")+1:]
+			if _, err := w.svc.Submit(context.Background(), id, key, elicitation.Submission{ID: "late", Decision: elicitation.DecisionSubmitted}); err == nil {
+				t.Fatal("the review page accepted an answer to a cancelled task")
+			}
+			// tasks/result returns what elicit_result does: canceled.
+			res := c.must("tasks/result", id)
+			if res["isError"] != true || !strings.HasPrefix(textOf(res), "canceled: ") {
+				t.Fatalf("tasks/result of a cancelled task: %v", res)
+			}
+		})
+	}
+}
+
+func TestCoreExpiry(t *testing.T) {
+	for _, ep := range endpoints {
+		t.Run(ep.name, func(t *testing.T) {
+			w := newWorld(t, ep.o)
+			c := w.connect("tok-alice", core, -1, nil)
+			id, _ := startTask(t, c, "elicit_approval", map[string]any{"message": "Ship?", "context": 1, "timeoutSeconds": 60})
+			w.clock.Advance(61 * time.Second)
+			got := c.must("tasks/get", id)
+			if got["status"] != "failed" || !strings.Contains(got["statusMessage"].(string), "expired") || !strings.Contains(got["statusMessage"].(string), "ask again") {
+				t.Fatalf("tasks/get after expiry: %v", got)
+			}
+			res := c.must("tasks/result", id)
+			if res["isError"] != true || !strings.HasPrefix(textOf(res), "expired: ") {
+				t.Fatalf("tasks/result after expiry: %v", res)
+			}
+			_, e := c.do("tasks/cancel", id, nil)
+			wantCode(t, "cancel an expired task", e, jsonrpc.CodeInvalidParams, "already failed")
+		})
+	}
+}
+
+// Another principal's task does not exist for them: the same error as an
+// unknown id, for every method.
+func TestCoreAnotherPrincipal(t *testing.T) {
+	for _, ep := range endpoints {
+		t.Run(ep.name, func(t *testing.T) {
+			w := newWorld(t, ep.o)
+			alice := w.connect("tok-alice", core, -1, nil)
+			bob := w.connect("tok-bob", core, -1, nil)
+			id, _ := startTask(t, alice, "elicit_approval", approvalArgs)
+			for _, m := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
+				_, foreign := bob.do(m, id, nil)
+				_, unknown := bob.do(m, "no-such-task-id-0000000000", nil)
+				wantCode(t, m+" foreign", foreign, jsonrpc.CodeInvalidParams, "Task not found")
+				if unknown == nil || foreign.Message != unknown.Message || foreign.Code != unknown.Code {
+					t.Fatalf("%s: foreign %v, unknown %v: want the same error", m, foreign, unknown)
+				}
+			}
+			if got := alice.must("tasks/get", id); got["status"] != "working" {
+				t.Fatalf("bob's attempts changed alice's task: %v", got)
+			}
+		})
+	}
+}
+
+// A task outlives the processes: created, then every process restarted,
+// then decided and read through the new ones.
+func TestCoreRestart(t *testing.T) {
+	w := newWorld(t, worldOptions{stateless: true})
+	c := w.connect("tok-alice", core, -1, nil)
+	id, _ := startTask(t, c, "elicit_approval", approvalArgs)
+	w.restart(1)
+	c = w.connect("tok-alice", core, -1, nil)
+	if got := c.must("tasks/get", id); got["status"] != "working" {
+		t.Fatalf("tasks/get after the restart: %v", got)
+	}
+	w.decide(id, elicitation.Submission{Decision: elicitation.DecisionSubmitted})
+	if sc := structured(t, c.must("tasks/result", id)); sc["decision"] != "submitted" || sc["reviewUrl"] == nil {
+		t.Fatalf("tasks/result after the restart: %v", sc)
+	}
+}
+
+// A task created through one process is polled and read through another
+// that never saw it (each its own store handle, no shared memory).
+func TestCoreOtherProcess(t *testing.T) {
+	w := newWorld(t, worldOptions{stateless: true, instances: 2})
+	creator := w.connect("tok-alice", core, 0, nil)
+	other := w.connect("tok-alice", core, 1, nil)
+	id, _ := startTask(t, creator, "elicit_approval", approvalArgs)
+	if got := other.must("tasks/get", id); got["status"] != "working" {
+		t.Fatalf("tasks/get through the other process: %v", got)
+	}
+	w.decide(id, elicitation.Submission{Decision: elicitation.DecisionSubmitted})
+	if sc := structured(t, other.must("tasks/result", id)); sc["decision"] != "submitted" || sc["elicitationId"] != id {
+		t.Fatalf("tasks/result through the other process: %v", sc)
+	}
+}
+
+func TestCoreBadInput(t *testing.T) {
+	for _, ep := range endpoints {
+		t.Run(ep.name, func(t *testing.T) {
+			w := newWorld(t, ep.o)
+			c := w.connect("tok-alice", core, -1, nil)
+			for _, tc := range []struct {
+				name, tool, task string
+				args             any
+				code             int64
+				contains         string
+			}{
+				{"forbidden tool", "elicit_status", `{}`, map[string]any{"elicitationId": "x"}, jsonrpc.CodeInvalidParams, "does not run as a task"},
+				{"task not an object", "elicit_approval", `"soon"`, approvalArgs, jsonrpc.CodeInvalidParams, "params.task must be an object"},
+				{"task null", "elicit_approval", `null`, approvalArgs, jsonrpc.CodeInvalidParams, "params.task must be an object"},
+				{"ttl not a number", "elicit_approval", `{"ttl": "1h"}`, approvalArgs, jsonrpc.CodeInvalidParams, "params.task.ttl must be a number"},
+				{"negative ttl", "elicit_approval", `{"ttl": -5}`, approvalArgs, jsonrpc.CodeInvalidParams, "params.task.ttl must be a number"},
+				{"bad arguments", "elicit_approval", `{}`, map[string]any{"timeoutSeconds": 60}, jsonrpc.CodeInvalidParams, "no task was created"},
+			} {
+				_, e := c.startTask(tc.tool, tc.args, tc.task)
+				wantCode(t, tc.name, e, tc.code, tc.contains)
+			}
+			_, e := c.do("tasks/get", "", nil)
+			wantCode(t, "empty taskId", e, jsonrpc.CodeInvalidParams, "needs params.taskId")
+			_, e = c.do("tasks/list", "", nil)
+			wantCode(t, "tasks/list", e, jsonrpc.CodeMethodNotFound, "tasks/list")
+			_, e = c.do("tasks/update", "x", map[string]any{"review": map[string]any{}})
+			wantCode(t, "tasks/update on 2025-11-25", e, jsonrpc.CodeMethodNotFound, "tasks/update")
+			// A call without params.task is answered as always.
+			res, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "elicit_approval", Arguments: approvalArgs})
+			if err != nil || res.IsError {
+				t.Fatalf("plain call: %v %v", res, err)
+			}
+			// A tasks/get storm on one id: every answer the same, nothing
+			// written.
+			id, _ := startTask(t, c, "elicit_approval", approvalArgs)
+			for range 200 {
+				if got := c.must("tasks/get", id); got["status"] != "working" {
+					t.Fatalf("storm: %v", got)
+				}
+			}
+			tr, _ := w.svc.Audit(context.Background(), "alice", id)
+			if len(tr.Entries) != 1 {
+				t.Fatalf("tasks/get wrote to the audit trail: %v", tr.Entries)
+			}
+		})
+	}
+}
+
+// The declarations a 2025-11-25 client sees: the tasks capability and
+// each tool's execution.taskSupport (read raw: the go-sdk's types drop
+// both).
+func TestCoreDeclarations(t *testing.T) {
+	w := newWorld(t, worldOptions{})
+	post := func(session, body string) (http.Header, map[string]any) {
+		req, _ := http.NewRequest(http.MethodPost, w.servers[0].URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer tok-alice")
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("Mcp-Protocol-Version", core)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		var msg map[string]any
+		_ = json.Unmarshal(answerOf(b), &msg)
+		return res.Header, msg
+	}
+	h, init := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	caps := init["result"].(map[string]any)["capabilities"].(map[string]any)
+	tasks, _ := caps["tasks"].(map[string]any)
+	if _, ok := tasks["requests"].(map[string]any)["tools"].(map[string]any)["call"]; !ok || tasks["cancel"] == nil || tasks["list"] != nil {
+		t.Fatalf("tasks capability %v: want requests.tools.call and cancel, no list", tasks)
+	}
+	sid := h.Get("Mcp-Session-Id")
+	post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	_, list := post(sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	seen := map[string]any{}
+	for _, tool := range list["result"].(map[string]any)["tools"].([]any) {
+		m := tool.(map[string]any)
+		seen[m["name"].(string)] = m["execution"].(map[string]any)["taskSupport"]
+	}
+	want := map[string]any{"elicit_approval": "optional", "elicit_selection": "optional", "elicit_await": "forbidden", "elicit_status": "forbidden", "elicit_result": "forbidden", "elicit_cancel": "forbidden"}
+	a, _ := json.Marshal(seen)
+	b, _ := json.Marshal(want)
+	if string(a) != string(b) {
+		t.Fatalf("taskSupport %s, want %s", a, b)
+	}
+	// An older session sees no tasks capability.
+	_, old := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if _, ok := old["result"].(map[string]any)["capabilities"].(map[string]any)["tasks"]; ok {
+		t.Fatal("a 2025-06-18 session was offered tasks")
+	}
+}
+
+func textOf(res map[string]any) string {
+	content, _ := res["content"].([]any)
+	if len(content) == 0 {
+		return ""
+	}
+	s, _ := content[0].(map[string]any)["text"].(string)
+	return s
+}

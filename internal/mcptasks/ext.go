@@ -1,0 +1,124 @@
+package mcptasks
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sort"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+)
+
+// reviewInput is the key of the one input request a 2026-07-28 task can
+// have: the review link as a URL-mode elicitation. It is offered once per
+// task (keys are never reused): once the host answers it, the task is
+// working until the human decides.
+const reviewInput = "review"
+
+// answeredRef names, in the audit trail, the host's answer to a task's
+// review input request.
+const answeredRef = "task input " + reviewInput
+
+// getExt answers a 2026-07-28 tasks/get: the task, with the result inline
+// once there is one (fetching it consumes and audits as the result tool
+// does), or the review link as an input request while it waits.
+func (t *Tasks) getExt(ctx context.Context, next mcp.MethodHandler, tg target) (mcp.Result, error) {
+	e := t.extTask(tg.view, "complete")
+	switch {
+	case tg.view.hasResult:
+		res, err := t.outcome(ctx, next, tg)
+		if err != nil {
+			return nil, err
+		}
+		if e.Result, err = json.Marshal(res); err != nil {
+			return nil, errInternal
+		}
+	case tg.view.pending:
+		ir, err := t.inputRequest(ctx, tg)
+		if err != nil {
+			return nil, err
+		}
+		if ir != nil {
+			e.Status, e.InputRequests = statusInputRequired, ir
+			e.StatusMessage = "Waiting for a human: open the review link (the input request) for them, or give it to them; the task ends when they answer, or when the request expires at " + stamp(tg.state.ExpiresAt) + "."
+		}
+	}
+	return e, nil
+}
+
+// inputRequest is the task's outstanding input request (nil if none): the
+// review link, for a host that declared URL elicitation on this request,
+// where a link is kept and the host has not answered it yet.
+func (t *Tasks) inputRequest(ctx context.Context, tg target) (json.RawMessage, error) {
+	r, ok := tg.req.(versioned)
+	if !ok || t.opts.ReviewLink == nil {
+		return nil, nil
+	}
+	caps := r.ClientCapabilities()
+	if caps == nil || caps.Elicitation == nil || caps.Elicitation.URL == nil {
+		return nil, nil
+	}
+	link, message := t.opts.ReviewLink(ctx, tg.principal, tg.state.ID)
+	if link == "" {
+		return nil, nil
+	}
+	answered, err := t.answered(ctx, tg)
+	if err != nil || answered {
+		return nil, err
+	}
+	b, err := json.Marshal(mcp.InputRequestMap{reviewInput: &mcp.ElicitParams{Mode: "url", Message: message, URL: link, ElicitationID: tg.state.ID}})
+	if err != nil {
+		return nil, errInternal
+	}
+	return b, nil
+}
+
+// answered reports whether the host already answered the task's review
+// input request (recorded in the request's audit trail).
+func (t *Tasks) answered(ctx context.Context, tg target) (bool, error) {
+	tr, err := t.opts.Service.Audit(ctx, tg.principal, tg.state.ID)
+	if err != nil {
+		return false, t.readError(ctx, tg.state.ID, err)
+	}
+	return slices.ContainsFunc(tr.Entries, func(e elicitation.AuditEntry) bool {
+		return e.Action == elicitation.ActionPushAnswered && e.Detail == answeredRef
+	}), nil
+}
+
+// update takes a host's answers to a task's input requests. The answer to
+// the review link says only what the host did with it (opened, declined,
+// dismissed): the human's answer comes from the review page, so the task
+// goes back to working whatever it is. Answers to input requests that are
+// not outstanding are refused, naming the ones that are.
+func (t *Tasks) update(ctx context.Context, tg target, inputs map[string]json.RawMessage) (mcp.Result, error) {
+	if len(inputs) == 0 {
+		return nil, errInvalid("tasks/update needs inputResponses, keyed by the inputRequests that tasks/get returned")
+	}
+	outstanding := "it has none"
+	var ir json.RawMessage
+	if tg.view.pending {
+		var err error
+		if ir, err = t.inputRequest(ctx, tg); err != nil {
+			return nil, err
+		}
+		if ir != nil {
+			outstanding = "the only one is \"" + reviewInput + "\""
+		}
+	}
+	keys := make([]string, 0, len(inputs))
+	for k := range inputs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if ir == nil || k != reviewInput {
+			return nil, errInvalid("task %s has no outstanding input request %q (%s): nothing was recorded", tg.state.ID, k, outstanding)
+		}
+	}
+	if _, err := t.opts.Service.RecordPushAnswer(ctx, tg.principal, tg.state.ID, answeredRef); err != nil {
+		return nil, t.readError(ctx, tg.state.ID, err)
+	}
+	return &ackResult{ResultType: "complete"}, nil
+}

@@ -1,0 +1,82 @@
+package mcptasks
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+)
+
+// taskMeta is the _meta key Lift moves a 2025-11-25 tools/call's
+// params.task to, for the middleware to find (the SDK's CallToolParams has
+// no task field and drops it). The middleware removes it before the tool
+// runs.
+const taskMeta = "elicitation/task"
+
+// Lift returns next with each session-era tools/call POST's params.task
+// moved into params._meta, where the SDK keeps it. Bodies of at most
+// maxBody bytes are looked at, and only those that mention "task"; every
+// other request reaches next untouched (next applies its own body limit).
+func Lift(next http.Handler, maxBody int64) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Body == nil || r.Header.Get("Mcp-Protocol-Version") >= FirstExtensionVersion {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+		if err != nil || int64(len(body)) > maxBody || !bytes.Contains(body, []byte(`"task"`)) {
+			r.Body = rebody{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+			next.ServeHTTP(w, r)
+			return
+		}
+		if lifted, ok := lift(body); ok {
+			body = lifted
+			r.ContentLength = int64(len(body))
+		}
+		r.Body = rebody{bytes.NewReader(body), r.Body}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// rebody reads what was already read, then the rest, and closes the
+// original body.
+type rebody struct {
+	io.Reader
+	orig io.Closer
+}
+
+func (b rebody) Close() error { return b.orig.Close() }
+
+// lift moves a tools/call message's params.task into params._meta; ok is
+// false when body is anything else (left for the SDK to judge).
+func lift(body []byte) ([]byte, bool) {
+	var msg map[string]json.RawMessage
+	if json.Unmarshal(body, &msg) != nil || string(msg["method"]) != `"tools/call"` {
+		return nil, false
+	}
+	var params map[string]json.RawMessage
+	if json.Unmarshal(msg["params"], &params) != nil {
+		return nil, false
+	}
+	task, ok := params["task"]
+	if !ok {
+		return nil, false
+	}
+	meta := map[string]json.RawMessage{}
+	if raw, ok := params["_meta"]; ok && string(raw) != "null" {
+		if json.Unmarshal(raw, &meta) != nil {
+			return nil, false
+		}
+	}
+	meta[taskMeta] = task
+	delete(params, "task")
+	var err error
+	if params["_meta"], err = json.Marshal(meta); err != nil {
+		return nil, false
+	}
+	if msg["params"], err = json.Marshal(params); err != nil {
+		return nil, false
+	}
+	out, err := json.Marshal(msg)
+	return out, err == nil
+}

@@ -1,0 +1,171 @@
+// Package mcptasks serves MCP Tasks on a go-sdk server whose tools create
+// long-lived requests: a tool call answers at once with a task, and the
+// host polls the task (or is told) and reads the result when it is ready.
+//
+// Both flavours are served from one server, chosen per request by its
+// protocol era:
+//
+//   - 2025-11-25 (basic/utilities/tasks of that revision): the server
+//     capability tasks.requests.tools.call and tasks.cancel,
+//     execution.taskSupport on every tool ("optional" on the task tools,
+//     "forbidden" on the rest), a tools/call carrying params.task answered
+//     with a CreateTaskResult, tasks/get, tasks/result (which waits within
+//     the tools' own wait bound) and tasks/cancel.
+//   - 2026-07-28, the extension io.modelcontextprotocol/tasks: declared in
+//     server/discover's capabilities.extensions; a task tool called by a
+//     client that declares the extension in its per-request capabilities
+//     answers with resultType "task"; tasks/get inlines the result once the
+//     task is over and, while it waits, offers the review link as a
+//     URL-mode input request to a host that declared URL elicitation;
+//     tasks/update takes the host's answer to it; tasks/cancel.
+//
+// A task is the request its tool created: the task id is the request's id,
+// and its status, lifetime and result are read from wherever the tools keep
+// the request, each time. Nothing about a task is held in memory, so a task
+// created by one process can be polled through another, after a restart,
+// or on a function invoked once per request. The task's result is exactly
+// what the result tool returns, fetched through the server's own tools/call
+// path (so it is consumed and audited the same way), with the request's id
+// and review link added.
+//
+// The package uses only the go-sdk's extension points: receiving
+// middleware, custom methods (AddReceivingCustomMethod), result types
+// embedding ResultBase, and the capabilities' extensions map. Two things
+// v1.8.0 cannot carry are mended at their edges: the SDK drops params.task
+// from tools/call (Lift moves it into _meta before the SDK decodes the
+// request), and its types have no tasks capability or execution field
+// (added when the initialize and tools/list results are encoded). The SDK
+// offers a server no way to send a notification it does not know, so
+// notifications/tasks/status and notifications/tasks are not sent; both
+// flavours make them optional, and hosts poll.
+package mcptasks
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+)
+
+// Extension is the 2026-07-28 extension's identifier.
+const Extension = "io.modelcontextprotocol/tasks"
+
+// First protocol versions of each flavour (version strings are dates, so
+// they order as strings).
+const (
+	FirstCoreVersion      = "2025-11-25"
+	FirstExtensionVersion = "2026-07-28"
+)
+
+// DefaultPollInterval is the polling interval suggested to hosts: a human
+// answers in minutes, and on AWS each poll is one short invocation and one
+// read (docs/benchmarks.md has the cost).
+const DefaultPollInterval = 5 * time.Second
+
+// Options configure Tasks. Service, TaskTools, AwaitTool, ResultTool and
+// Principal are required.
+type Options struct {
+	// Service holds the requests the tools create.
+	Service *elicitation.Service
+
+	// TaskTools are the tools that may run as tasks; each returns, as its
+	// structured content, an object with the created request's
+	// elicitationId and reviewUrl.
+	TaskTools []string
+
+	// AwaitTool waits within the server's wait bound for a request
+	// (argument elicitationId) and returns its status; ResultTool returns
+	// a decided request's outcome and consumes it. tasks/result and
+	// tasks/get call them through the server's own tools/call path.
+	AwaitTool, ResultTool string
+
+	// Principal is the agent identity of a request, as the tools see it.
+	Principal func(*mcp.RequestExtra) string
+
+	// ReviewLink returns the review link kept with a request for its owner
+	// and the request's message (link "" if none is kept: the request's
+	// push: false, or a deployment without state keys); nil: none is ever
+	// kept. Results carry it as reviewUrl, and 2026-07-28 hosts that
+	// declared URL elicitation are offered it as an input request.
+	ReviewLink func(ctx context.Context, principal, id string) (link, message string)
+
+	// PollInterval is suggested to hosts; 0: DefaultPollInterval.
+	PollInterval time.Duration
+
+	// Logger receives internal errors; nil discards.
+	Logger *slog.Logger
+}
+
+// Tasks serves MCP Tasks for one server.
+type Tasks struct {
+	opts Options
+	log  *slog.Logger
+	poll time.Duration
+}
+
+// Install adds Tasks to s: the tasks methods and the middleware that turns
+// task-augmented tool calls into tasks. Call it before s serves anything.
+func Install(s *mcp.Server, opts Options) (*Tasks, error) {
+	if opts.Service == nil || opts.Principal == nil || opts.AwaitTool == "" || opts.ResultTool == "" || len(opts.TaskTools) == 0 {
+		panic("mcptasks.Install: Service, Principal, AwaitTool, ResultTool and TaskTools are required")
+	}
+	t := &Tasks{opts: opts, log: opts.Logger, poll: opts.PollInterval}
+	if t.log == nil {
+		t.log = slog.New(slog.DiscardHandler)
+	}
+	if t.poll <= 0 {
+		t.poll = DefaultPollInterval
+	}
+	// The methods are registered so that the SDK accepts and decodes them;
+	// the middleware answers them, because it alone sees the request's
+	// extra (its principal) and the rest of the chain (the tools).
+	for _, m := range []string{methodGet, methodResult, methodCancel, methodList} {
+		if err := mcp.AddReceivingCustomMethod(s, m, unreachable); err != nil {
+			return nil, err
+		}
+	}
+	if err := mcp.AddReceivingCustomMethod(s, methodUpdate, unreachableUpdate); err != nil {
+		return nil, err
+	}
+	s.AddReceivingMiddleware(t.middleware)
+	return t, nil
+}
+
+func (t *Tasks) isTaskTool(name string) bool { return slices.Contains(t.opts.TaskTools, name) }
+
+// Method names.
+const (
+	methodGet    = "tasks/get"
+	methodResult = "tasks/result"
+	methodCancel = "tasks/cancel"
+	methodList   = "tasks/list"
+	methodUpdate = "tasks/update"
+)
+
+// taskParams are the params of tasks/get, tasks/result and tasks/cancel
+// (and tasks/list's cursor).
+type taskParams struct {
+	mcp.ParamsBase
+	TaskID *string `json:"taskId,omitempty"`
+	Cursor *string `json:"cursor,omitempty"`
+}
+
+// updateParams are the params of tasks/update.
+type updateParams struct {
+	mcp.ParamsBase
+	TaskID         *string                    `json:"taskId,omitempty"`
+	InputResponses map[string]json.RawMessage `json:"inputResponses,omitempty"`
+}
+
+func unreachable(context.Context, *mcp.ServerSession, *taskParams) (*mcp.ResultBase, error) {
+	return nil, errInternal
+}
+
+func unreachableUpdate(context.Context, *mcp.ServerSession, *updateParams) (*mcp.ResultBase, error) {
+	return nil, errInternal
+}

@@ -1,0 +1,180 @@
+package mcptasks
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// versioned is what every *mcp.ServerRequest tells about its era.
+type versioned interface {
+	ProtocolVersion() string
+	ClientCapabilities() *mcp.ClientCapabilities
+}
+
+func flavourOfRequest(req mcp.Request) flavour {
+	if r, ok := req.(versioned); ok {
+		return flavourOf(r.ProtocolVersion())
+	}
+	return flavourNone
+}
+
+// declaresExtension reports whether a 2026-07-28 request's per-request
+// capabilities name the extension.
+func declaresExtension(req mcp.Request) bool {
+	r, ok := req.(versioned)
+	if !ok {
+		return false
+	}
+	caps := r.ClientCapabilities()
+	if caps == nil || caps.Extensions == nil {
+		return false
+	}
+	_, ok = caps.Extensions[Extension]
+	return ok
+}
+
+func (t *Tasks) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "initialize":
+			return t.initialize(ctx, next, method, req)
+		case "server/discover":
+			return t.discover(ctx, next, method, req)
+		case "tools/list":
+			return t.listTools(ctx, next, method, req)
+		case "tools/call":
+			return t.call(ctx, next, req)
+		case methodGet, methodResult, methodCancel, methodList, methodUpdate:
+			return t.method(ctx, next, method, req)
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// initialize declares the 2025-11-25 tasks capability to a session that
+// negotiated that protocol (the SDK's ServerCapabilities has no field for
+// it).
+func (t *Tasks) initialize(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
+	res, err := next(ctx, method, req)
+	ir, ok := res.(*mcp.InitializeResult)
+	if err != nil || !ok || flavourOf(ir.ProtocolVersion) != flavourCore {
+		return res, err
+	}
+	return &initializeResult{ir}, nil
+}
+
+// coreCapability is the server's 2025-11-25 tasks capability. tasks/list is
+// not offered: the store keeps no index of a principal's requests.
+var coreCapability = map[string]any{
+	"cancel":   map[string]any{},
+	"requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}},
+}
+
+type initializeResult struct{ *mcp.InitializeResult }
+
+func (r *initializeResult) MarshalJSON() ([]byte, error) {
+	return addFields(r.InitializeResult, func(m map[string]json.RawMessage) error {
+		return setIn(m, "capabilities", "tasks", coreCapability)
+	})
+}
+
+// discover declares the extension to 2026-07-28 clients.
+func (t *Tasks) discover(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
+	res, err := next(ctx, method, req)
+	dr, ok := res.(*mcp.DiscoverResult)
+	if err != nil || !ok || dr.Capabilities == nil {
+		return res, err
+	}
+	caps := *dr.Capabilities
+	caps.Extensions = maps.Clone(caps.Extensions)
+	if caps.Extensions == nil {
+		caps.Extensions = map[string]any{}
+	}
+	caps.Extensions[Extension] = map[string]any{}
+	dr.Capabilities = &caps
+	return dr, nil
+}
+
+// listTools adds execution.taskSupport to every tool for 2025-11-25
+// clients (the SDK's Tool has no execution field).
+func (t *Tasks) listTools(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
+	res, err := next(ctx, method, req)
+	lr, ok := res.(*mcp.ListToolsResult)
+	if err != nil || !ok || flavourOfRequest(req) != flavourCore {
+		return res, err
+	}
+	return &listToolsResult{ListToolsResult: lr, t: t}, nil
+}
+
+type listToolsResult struct {
+	*mcp.ListToolsResult
+	t *Tasks
+}
+
+func (r *listToolsResult) MarshalJSON() ([]byte, error) {
+	tools := make([]json.RawMessage, len(r.Tools))
+	for i, tool := range r.Tools {
+		support := "forbidden"
+		if r.t.isTaskTool(tool.Name) {
+			support = "optional"
+		}
+		b, err := addFields(tool, func(m map[string]json.RawMessage) error {
+			return setIn(m, "execution", "taskSupport", support)
+		})
+		if err != nil {
+			return nil, err
+		}
+		tools[i] = b
+	}
+	return addFields(r.ListToolsResult, func(m map[string]json.RawMessage) error {
+		b, err := json.Marshal(tools)
+		m["tools"] = b
+		return err
+	})
+}
+
+// addFields encodes v as a JSON object and lets edit change its members.
+func addFields(v any, edit func(map[string]json.RawMessage) error) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	if err := edit(m); err != nil {
+		return nil, err
+	}
+	return json.Marshal(m)
+}
+
+// setIn sets m[outer][inner] = v, keeping outer's other members.
+func setIn(m map[string]json.RawMessage, outer, inner string, v any) error {
+	o := map[string]json.RawMessage{}
+	if raw, ok := m[outer]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &o); err != nil {
+			return err
+		}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	o[inner] = b
+	m[outer], err = json.Marshal(o)
+	return err
+}
+
+// errForbidden answers a task requested on a tool that does not run as
+// one (execution.taskSupport "forbidden"). The specification suggests
+// -32601, but the SDK replaces the message of every -32601 with "method
+// not found: tools/call", which would tell the agent nothing it can act
+// on: -32602 keeps the sentence.
+func errForbidden(name string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tool " + name + " does not run as a task (its execution.taskSupport is \"forbidden\"): call it without params.task"}
+}

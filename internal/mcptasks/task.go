@@ -1,0 +1,92 @@
+package mcptasks
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+)
+
+// flavour is the Tasks generation a request speaks.
+type flavour int
+
+const (
+	flavourNone flavour = iota
+	flavourCore         // 2025-11-25
+	flavourExt          // 2026-07-28 extension
+)
+
+// flavourOf is the flavour of a request of protocol version v: the one
+// place the era decides it.
+func flavourOf(v string) flavour {
+	switch {
+	case v >= FirstExtensionVersion:
+		return flavourExt
+	case v >= FirstCoreVersion:
+		return flavourCore
+	}
+	return flavourNone
+}
+
+// Task statuses (both flavours).
+const (
+	statusWorking       = "working"
+	statusInputRequired = "input_required"
+	statusCompleted     = "completed"
+	statusFailed        = "failed"
+	statusCancelled     = "cancelled"
+)
+
+// view is a request seen as a task.
+type view struct {
+	ID            string
+	Status        string
+	Message       string
+	Created       time.Time
+	Updated       time.Time
+	TTL           time.Duration
+	terminal      bool
+	hasResult     bool // the result tool gives an answer (decided or expired)
+	pending       bool
+	elicitationSt elicitation.Status
+}
+
+// viewOf maps a request's state (its status derived at now) to its task:
+// the one place the mapping is decided, for both flavours. A decision,
+// even a decline, completes the task (the result says which); a cancel
+// cancels it; an expiry fails a 2025-11-25 task (its result is the result
+// tool's expired error, and that flavour calls an isError result failed)
+// and completes a 2026-07-28 one (that flavour keeps failed for JSON-RPC
+// errors and returns isError results as completed).
+func viewOf(st elicitation.State, f flavour) view {
+	v := view{ID: st.ID, Created: st.CreatedAt.UTC(), Updated: st.CreatedAt.UTC(), TTL: st.ExpiresAt.Sub(st.CreatedAt), elicitationSt: st.Status}
+	if !st.DecidedAt.IsZero() {
+		v.Updated = st.DecidedAt.UTC()
+	}
+	switch {
+	case st.Status == elicitation.StatusPending:
+		v.Status, v.pending = statusWorking, true
+		v.Message = fmt.Sprintf("Waiting for a human to answer on the review page (the reviewUrl of the creation result); the task ends when they do, or when the request expires at %s.", stamp(st.ExpiresAt))
+	case st.Status == elicitation.StatusExpired:
+		v.Updated, v.terminal, v.hasResult = st.ExpiresAt.UTC(), true, true
+		v.Status = statusFailed
+		if f == flavourExt {
+			v.Status = statusCompleted
+		}
+		v.Message = fmt.Sprintf("No human answered before the request expired at %s: ask again with a new request if you still need an answer (a longer timeoutSeconds gives the human more time).", stamp(st.ExpiresAt))
+	case st.Status == elicitation.StatusCanceled:
+		v.Status, v.terminal = statusCancelled, true
+		v.Message = "The request was withdrawn (tasks/cancel or elicit_cancel): the review page no longer accepts an answer, and none will come."
+	case st.Decision == elicitation.DecisionDeclined:
+		v.Status, v.terminal, v.hasResult = statusCompleted, true, true
+		v.Message = "The human declined: read their comment in the result, then refine the request and ask again, or stop."
+	default:
+		v.Status, v.terminal, v.hasResult = statusCompleted, true, true
+		v.Message = "The human answered: the result holds the decision."
+	}
+	return v
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+func millis(d time.Duration) int64 { return d.Milliseconds() }

@@ -1,0 +1,112 @@
+package mcptasks
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Meta keys of the specification.
+const (
+	metaRelatedTask       = "io.modelcontextprotocol/related-task"
+	metaImmediateResponse = "io.modelcontextprotocol/model-immediate-response"
+)
+
+// coreTask is a 2025-11-25 Task.
+type coreTask struct {
+	TaskID        string `json:"taskId"`
+	Status        string `json:"status"`
+	StatusMessage string `json:"statusMessage,omitempty"`
+	CreatedAt     string `json:"createdAt"`
+	LastUpdatedAt string `json:"lastUpdatedAt"`
+	TTL           int64  `json:"ttl"`
+	PollInterval  int64  `json:"pollInterval,omitempty"`
+}
+
+func (t *Tasks) coreTask(v view) coreTask {
+	c := coreTask{TaskID: v.ID, Status: v.Status, StatusMessage: v.Message, CreatedAt: rfc(v.Created), LastUpdatedAt: rfc(v.Updated), TTL: millis(v.TTL)}
+	if !v.terminal {
+		c.PollInterval = millis(t.poll)
+	}
+	return c
+}
+
+// createTaskResult is the 2025-11-25 answer to a task-augmented call.
+type createTaskResult struct {
+	mcp.ResultBase
+	Task coreTask `json:"task"`
+}
+
+// taskResult is a 2025-11-25 tasks/get or tasks/cancel result: the task's
+// fields at the top level.
+type taskResult struct {
+	mcp.ResultBase
+	coreTask
+}
+
+// extTask is a 2026-07-28 task, as CreateTaskResult (resultType "task") and
+// as the DetailedTask of tasks/get (resultType "complete").
+type extTask struct {
+	mcp.ResultBase
+	ResultType     string          `json:"resultType"`
+	TaskID         string          `json:"taskId"`
+	Status         string          `json:"status"`
+	StatusMessage  string          `json:"statusMessage,omitempty"`
+	CreatedAt      string          `json:"createdAt"`
+	LastUpdatedAt  string          `json:"lastUpdatedAt"`
+	TTLMs          int64           `json:"ttlMs"`
+	PollIntervalMs int64           `json:"pollIntervalMs,omitempty"`
+	Result         json.RawMessage `json:"result,omitempty"`
+	InputRequests  json.RawMessage `json:"inputRequests,omitempty"`
+}
+
+func (t *Tasks) extTask(v view, resultType string) *extTask {
+	e := &extTask{ResultType: resultType, TaskID: v.ID, Status: v.Status, StatusMessage: v.Message, CreatedAt: rfc(v.Created), LastUpdatedAt: rfc(v.Updated), TTLMs: millis(v.TTL)}
+	if !v.terminal {
+		e.PollIntervalMs = millis(t.poll)
+	}
+	return e
+}
+
+// ackResult is the 2026-07-28 empty acknowledgement (tasks/update,
+// tasks/cancel).
+type ackResult struct {
+	mcp.ResultBase
+	ResultType string `json:"resultType"`
+}
+
+func rfc(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// Errors. Every one is a JSON-RPC error with a sentence an agent can act
+// on; internal error text never leaves the process.
+var errInternal = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: the task could not be read; try again"}
+
+func errNotFound() error {
+	// The same for an unknown id and another principal's task.
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Failed to retrieve task: Task not found (no task with that taskId for this agent)"}
+}
+
+func errInvalid(format string, args ...any) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
+}
+
+// errStillWorking answers a tasks/result whose wait bound elapsed before a
+// human answered: the bound keeps every wait shorter than the host's and
+// the gateway's timeouts.
+func errStillWorking(bound string) error {
+	return &jsonrpc.Error{Code: CodeStillWorking, Message: fmt.Sprintf("task still working: no human answered within this server's wait bound (%s); call tasks/result again, or poll tasks/get", bound)}
+}
+
+// CodeStillWorking is the JSON-RPC error code of a tasks/result that
+// returned at the wait bound with the task still working (a server error
+// code: the specification's tasks/result has no bound).
+const CodeStillWorking = -32010
+
+func isRPCError(err error) bool {
+	var e *jsonrpc.Error
+	return errors.As(err, &e)
+}
