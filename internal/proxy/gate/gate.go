@@ -70,11 +70,12 @@ type Gate struct {
 	ttl      int
 	pending  pendingTable
 	sealer   *requeststate.Sealer
+	uses     *stateUses
 }
 
 // New returns a Gate for opts.
 func New(opts Options) *Gate {
-	g := &Gate{cfg: opts.Config, svc: opts.Service, matcher: opts.Matcher, upstream: opts.Upstream, log: opts.Logger, now: opts.Now, sealer: opts.Sealer}
+	g := &Gate{cfg: opts.Config, svc: opts.Service, matcher: opts.Matcher, upstream: opts.Upstream, log: opts.Logger, now: opts.Now, sealer: opts.Sealer, uses: newStateUses()}
 	if g.sealer == nil {
 		g.sealer = requeststate.NewRandomSealer()
 	}

@@ -174,7 +174,10 @@ func (g *Gate) host(c *plan.Call, x plan.Executor) (Host, *retryHost) {
 	if err != nil {
 		return nil, nil
 	}
-	h := newRetryHost(g.sealer, req, c.Name, digest)
+	h, reused := newRetryHost(g.sealer, g.uses, g.now(), req, c.Name, digest)
+	if reused {
+		g.decide("state", c.Name, digest, "reused", "host", "")
+	}
 	return h, h
 }
 
@@ -196,7 +199,7 @@ func (h *checkHold) Run(ctx context.Context, x plan.Executor) (*mcp.CallToolResu
 	hst, retry := h.g.host(h.c, x)
 	d, err := h.g.check(ctx, Call{Tool: toolOf(h.c), Args: args, Host: hst}, approved)
 	if retry != nil {
-		if res, ok, err := retry.inputRequired(h.g.sealer, err); ok {
+		if res, ok, err := retry.inputRequired(h.g.sealer, h.g.uses, err); ok {
 			return res, err
 		}
 	}

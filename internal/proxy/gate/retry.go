@@ -28,6 +28,10 @@ type retryState struct {
 	Answers []retryAnswer `json:"answers,omitempty"`
 	// Asked is the digest of the form the pending input request shows.
 	Asked string `json:"asked,omitempty"`
+	// Proc names the process that sealed the state and Nonce this state:
+	// a state is used once, there (stateUses).
+	Proc  string `json:"proc,omitempty"`
+	Nonce string `json:"nonce,omitempty"`
 }
 
 type retryAnswer struct {
@@ -60,21 +64,27 @@ func formDigest(p *mcp.ElicitParams) string {
 }
 
 // newRetryHost reads the retry's state, when it carries a valid one for
-// this call; anything else starts afresh (the gate asks again).
-func newRetryHost(sealer *requeststate.Sealer, req *mcp.CallToolRequest, tool, argsDigest string) *retryHost {
-	h := &retryHost{st: retryState{Tool: tool, Args: argsDigest}}
+// this call that was sealed by this process and not used before; anything
+// else starts afresh (the gate asks again). reused reports a valid state
+// that was refused because it had been used already (or was sealed by
+// another process).
+func newRetryHost(sealer *requeststate.Sealer, uses *stateUses, now time.Time, req *mcp.CallToolRequest, tool, argsDigest string) (h *retryHost, reused bool) {
+	h = &retryHost{st: retryState{Tool: tool, Args: argsDigest}}
 	res, ok := req.Params.InputResponses[plan.HoldInputKey].(*mcp.ElicitResult)
 	if !ok || req.Params.RequestState == "" {
-		return h
+		return h, false
 	}
 	var st retryState
 	if sealer.Open(req.Params.RequestState, &st) != nil || st.Tool != tool || st.Args != argsDigest || st.Asked == "" {
-		return h
+		return h, false
+	}
+	if !uses.take(st, now) {
+		return h, true
 	}
 	st.Answers = append(st.Answers, retryAnswer{Form: st.Asked, Result: res})
-	st.Asked = ""
+	st.Asked, st.Proc, st.Nonce = "", "", ""
 	h.st = st
-	return h
+	return h, false
 }
 
 func (h *retryHost) Elicit(_ context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
@@ -94,11 +104,12 @@ func (h *retryHost) Elicit(_ context.Context, p *mcp.ElicitParams) (*mcp.ElicitR
 }
 
 // inputRequired renders the pending form as a multi round-trip result.
-func (h *retryHost) inputRequired(sealer *requeststate.Sealer, err error) (*mcp.CallToolResult, bool, error) {
+func (h *retryHost) inputRequired(sealer *requeststate.Sealer, uses *stateUses, err error) (*mcp.CallToolResult, bool, error) {
 	var ir *errInputRequired
 	if !errors.As(err, &ir) {
 		return nil, false, nil
 	}
+	uses.stamp(&h.st)
 	state, serr := sealer.Seal(h.st, retryTTL)
 	if serr != nil {
 		return nil, true, fmt.Errorf("sealing the gate's request state: %w", serr)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -21,41 +22,61 @@ func retryReq(state string, res *mcp.ElicitResult) *mcp.CallToolRequest {
 
 func TestRetryHost(t *testing.T) {
 	sealer := requeststate.NewRandomSealer()
+	uses := newStateUses()
+	now := time.Now()
+	open := func(req *mcp.CallToolRequest, digest string) *retryHost {
+		h, _ := newRetryHost(sealer, uses, now, req, "rm", digest)
+		return h
+	}
 	form := &mcp.ElicitParams{Mode: "form", Message: "Allow rm?"}
 	// First pass: nothing answered, the form is asked.
-	h := newRetryHost(sealer, retryReq("", nil), "rm", "sha256:a")
+	h := open(retryReq("", nil), "sha256:a")
 	_, err := h.Elicit(context.Background(), form)
-	res, ok, err := h.inputRequired(sealer, err)
+	res, ok, err := h.inputRequired(sealer, uses, err)
 	if !ok || err != nil || res.RequestState == "" || res.InputRequests[plan.HoldInputKey] == nil {
 		t.Fatalf("first pass: %+v %v %v", res, ok, err)
 	}
 	accept := &mcp.ElicitResult{Action: "accept"}
 	// The retry answers it.
-	h = newRetryHost(sealer, retryReq(res.RequestState, accept), "rm", "sha256:a")
+	h = open(retryReq(res.RequestState, accept), "sha256:a")
 	if got, err := h.Elicit(context.Background(), form); err != nil || got.Action != "accept" {
 		t.Fatalf("retry: %+v %v", got, err)
+	}
+	// A state is used once: the same retry sent again, here or to another
+	// process sharing the key, is asked again.
+	for name, u := range map[string]*stateUses{"resent": uses, "resent to another process": newStateUses()} {
+		h, reused := newRetryHost(sealer, u, now, retryReq(res.RequestState, accept), "rm", "sha256:a")
+		if _, err := h.Elicit(context.Background(), form); !errors.As(err, new(*errInputRequired)) || !reused {
+			t.Errorf("%s: answered from a used state (%v, reused %v); want the form asked again", name, err, reused)
+		}
 	}
 	// Another form in the same pass is asked in turn.
 	if _, err := h.Elicit(context.Background(), &mcp.ElicitParams{Message: "other"}); !errors.As(err, new(*errInputRequired)) {
 		t.Errorf("a second form was not asked: %v", err)
 	}
+	// Every case below opens a fresh state.
+	fresh := func() string {
+		_, err := open(retryReq("", nil), "sha256:a").Elicit(context.Background(), form)
+		res, _, _ := (&retryHost{st: retryState{Tool: "rm", Args: "sha256:a", Asked: formDigest(form)}}).inputRequired(sealer, uses, err)
+		return res.RequestState
+	}
 	for name, req := range map[string]*mcp.CallToolRequest{
-		"forged state":    retryReq(res.RequestState+"x", accept),
-		"no answer":       retryReq(res.RequestState, nil),
-		"other arguments": retryReq(res.RequestState, accept),
+		"forged state":    retryReq(fresh()+"x", accept),
+		"no answer":       retryReq(fresh(), nil),
+		"other arguments": retryReq(fresh(), accept),
 		"another process": retryReq(mustSeal(t, requeststate.NewRandomSealer(), retryState{Tool: "rm", Args: "sha256:a", Asked: formDigest(form)}), accept),
 	} {
 		digest := "sha256:a"
 		if name == "other arguments" {
 			digest = "sha256:b"
 		}
-		h := newRetryHost(sealer, req, "rm", digest)
+		h := open(req, digest)
 		if _, err := h.Elicit(context.Background(), form); !errors.As(err, new(*errInputRequired)) {
 			t.Errorf("%s: answered from the state (%v); want the form asked again", name, err)
 		}
 	}
 	// An answer to a form that has since changed is not reused.
-	h = newRetryHost(sealer, retryReq(res.RequestState, accept), "rm", "sha256:a")
+	h = open(retryReq(fresh(), accept), "sha256:a")
 	if _, err := h.Elicit(context.Background(), &mcp.ElicitParams{Mode: "form", Message: "Allow rm now?"}); !errors.As(err, new(*errInputRequired)) {
 		t.Errorf("an answer to another form was reused: %v", err)
 	}
