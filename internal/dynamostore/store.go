@@ -22,7 +22,10 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
 
-var _ elicitation.Store = (*Store)(nil)
+var (
+	_ elicitation.Store         = (*Store)(nil)
+	_ elicitation.PollingWaiter = (*Store)(nil)
+)
 
 // DefaultPollInterval is how often Wait reads the state item: at most five
 // reads a second per waiting call, and a decision seen within 200 ms plus
@@ -575,6 +578,14 @@ func (s *Store) Audit(ctx context.Context, id string) (elicitation.AuditTrail, e
 // strongly consistent read every PollInterval; a resolution made through
 // this same Store wakes it at once.
 func (s *Store) Wait(ctx context.Context, id string) (elicitation.State, error) {
+	return s.WaitEvery(ctx, id, func() time.Duration { return s.poll })
+}
+
+// WaitEvery implements elicitation.PollingWaiter: Wait, reading the state
+// item once per every() (asked again before each read) instead of every
+// PollInterval; a resolution made through this same Store still wakes it
+// at once.
+func (s *Store) WaitEvery(ctx context.Context, id string, every func() time.Duration) (elicitation.State, error) {
 	woken, done := s.hub.subscribe(id)
 	defer done()
 	cur, err := s.read(ctx, id)
@@ -584,7 +595,7 @@ func (s *Store) Wait(ctx context.Context, id string) (elicitation.State, error) 
 		}
 		return elicitation.State{}, fmt.Errorf("wait %s: %w", id, err)
 	}
-	tick := time.NewTicker(s.poll)
+	tick := time.NewTimer(every())
 	defer tick.Stop()
 	var failingSince time.Time
 	for cur.Status == elicitation.StatusPending {
@@ -594,6 +605,7 @@ func (s *Store) Wait(ctx context.Context, id string) (elicitation.State, error) 
 		case <-tick.C:
 		case <-woken:
 		}
+		tick.Reset(every())
 		next, err := s.read(ctx, id)
 		switch {
 		case err == nil:

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -60,6 +61,7 @@ type Service struct {
 	notify    Notifications
 	signIn    bool
 	policy    ReviewerPolicy
+	watching  atomic.Int64 // polling watches running (watch.go)
 }
 
 // NewService returns a Service for cfg.

@@ -75,7 +75,8 @@ func (s *waitSignal) Wait(ctx context.Context, id string) (elicitation.State, er
 // store handle and Service), with requests alternating between them.
 type env struct {
 	clock   *clock
-	svc     *elicitation.Service // decides requests, as the review endpoint would
+	svc     *elicitation.Service   // decides requests, as the review endpoint would
+	svcs    []*elicitation.Service // each instance's, svcs[0] == svc
 	store   *waitSignal
 	servers []*httptest.Server
 	next    atomic.Uint64 // alternates requests between servers
@@ -119,6 +120,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 		t.Cleanup(func() { _ = st.Close() })
 		ws := &waitSignal{Store: st, waiting: make(chan string, 1)}
 		svc := elicitation.NewService(elicitation.Config{Store: ws, Now: e.clock.Now, MaxWait: o.maxWait, SignIn: o.signIn})
+		e.svcs = append(e.svcs, svc)
 		if i == 0 {
 			e.svc, e.store = svc, ws
 		} else {

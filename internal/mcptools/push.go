@@ -55,10 +55,6 @@ const StateTTL = 5 * time.Minute
 // elicitation.
 const firstURLElicitationVersion = "2025-11-25"
 
-// CompletePoll is how often a session push checks whether its request is
-// over, to send notifications/elicitation/complete (one state read).
-const CompletePoll = 2 * time.Second
-
 // pushInputKey names the URL-mode request in an input-required result.
 const pushInputKey = "review"
 
@@ -175,30 +171,22 @@ func (s *Server) pushOnSession(ss *mcp.ServerSession, st elicitation.State, mess
 			s.log.Debug("push answered", "elicitationId", id, "action", res.Action)
 		}
 	}()
-	// The outcome is polled, not awaited: a wait on a DynamoDB table reads
-	// it five times a second, which a notice that only lets the host
-	// dismiss its prompt is not worth.
-	tick := time.NewTicker(CompletePoll)
-	defer tick.Stop()
-	for {
-		got, err := s.svc.Status(ctx, principal, id)
-		if err != nil {
-			if ctx.Err() == nil {
-				s.log.Debug("push: reading the outcome failed", "elicitationId", id, "err", err)
-			}
-			return
+	// The outcome is watched, not polled: the store's own wake-up ends the
+	// watch when the request is decided or canceled through this process
+	// (on the embedded store, through any), and a store that can only poll
+	// reads rarely (elicitation.Service.Watch).
+	got, err := s.svc.Watch(ctx, principal, id)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Debug("push: reading the outcome failed", "elicitationId", id, "err", err)
 		}
-		if got.Status != elicitation.StatusPending {
-			if err := ss.NotifyElicitationComplete(ctx, &mcp.ElicitationCompleteParams{ElicitationID: id}); err != nil {
-				s.log.Debug("complete notice not delivered", "elicitationId", id, "err", err)
-			}
-			return
-		}
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			return
-		}
+		return
+	}
+	if got.Status == elicitation.StatusPending {
+		return
+	}
+	if err := ss.NotifyElicitationComplete(ctx, &mcp.ElicitationCompleteParams{ElicitationID: id}); err != nil {
+		s.log.Debug("complete notice not delivered", "elicitationId", id, "err", err)
 	}
 }
 

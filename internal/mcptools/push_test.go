@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/url"
+	"path"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
+	"github.com/mcp-elicitation/elicitation/internal/mcptools/pushtest"
 )
 
 // connectURL opens a 2026-07-28 session that declares URL elicitation and
@@ -240,4 +243,27 @@ func TestSessionlessPushStateRacingRetries(t *testing.T) {
 	if counts[elicitation.ActionPushed] != 1 || counts[elicitation.ActionPushAnswered] != 1 {
 		t.Errorf("audit counts %v; want one push and one answered state", counts)
 	}
+}
+
+// TestSessionPushCompletes runs the push scenario on a session that
+// declared URL elicitation, with every decision made through another
+// instance of the service (its own store handle and Service, as a second
+// process on the same data would): the complete notice is woken by the
+// store, not by the process that pushed.
+func TestSessionPushCompletes(t *testing.T) {
+	e := newEnv(t, envOptions{push: true, instances: 2})
+	other := e.svcs[1]
+	tg := pushtest.Target{MCPURL: e.servers[0].URL + "/mcp", Sessions: true,
+		Decide: func(t *testing.T, reviewURL, decision string) {
+			u, err := url.Parse(reviewURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			id, key := path.Split(u.Path)
+			id = path.Base(id)
+			if _, err := other.Submit(context.Background(), id, key, elicitation.Submission{ID: "elsewhere", Decision: elicitation.Decision(decision)}); err != nil {
+				t.Fatalf("decide %s elsewhere: %v", id, err)
+			}
+		}}
+	pushtest.RunOne(t, tg, proto20251125, true)
 }

@@ -41,6 +41,9 @@ type Target struct {
 	// SessionlessPush: 2026-07-28 clients that declare URL elicitation
 	// get the input-required push (push-state keys are configured).
 	SessionlessPush bool
+	// Decide, if set, answers a request in place of its review page (see
+	// Target.decide); nil: the review page, as a browser would.
+	Decide func(t *testing.T, reviewURL, decision string)
 }
 
 // Want is what a client of era, declaring URL elicitation or not, sees.
@@ -222,58 +225,15 @@ func RunOne(t *testing.T, tg Target, era string, url bool) {
 	}
 	h := connect(t, tg, era, url, answer)
 	const message = "Deploy build 42 to production?"
-	created := mustCall(t, h.cs, "elicit_approval", map[string]any{"message": message, "context": map[string]any{"build": 42}})
-	if got := keys(created); got != "[elicitationId expiresAt reviewUrl status]" || created["status"] != "pending" {
-		t.Fatalf("creation result %v", created)
-	}
-	id, reviewURL := created["elicitationId"].(string), created["reviewUrl"].(string)
-
+	id, reviewURL := create(t, h, message)
 	if want.SessionPush {
-		select {
-		case p := <-h.elicits:
-			if p.Mode != "url" || p.URL != reviewURL || p.ElicitationID != id || p.Message != message {
-				t.Fatalf("pushed %+v, want mode url, the reviewUrl, the elicitationId and the message", p)
-			}
-		case <-time.After(15 * time.Second):
-			t.Fatal("no URL-mode elicitation was pushed on the session")
-		}
+		expectPush(t, h, id, reviewURL, message, 15*time.Second, "on the session")
 	}
+	firstWaits(t, h, want, id, reviewURL, message)
 
-	// The first wait: a sessionless host that declared URL elicitation is
-	// handed the link (the client answers and retries by itself); every
-	// host gets the same pending status.
-	out := mustCall(t, h.cs, "elicit_await", map[string]any{"elicitationId": id, "waitSeconds": 0.5})
-	if fmt.Sprint(out) != "map[status:pending]" {
-		t.Fatalf("first elicit_await: %v", out)
-	}
-	if want.InputPush {
-		select {
-		case p := <-h.elicits:
-			if p.Mode != "url" || p.URL != reviewURL || p.ElicitationID != id || p.Message != message {
-				t.Fatalf("input-required push %+v, want mode url, the reviewUrl, the elicitationId and the message", p)
-			}
-		default:
-			t.Fatal("the first elicit_await did not push the review link")
-		}
-		state := h.states.Last()
-		if state == "" {
-			t.Fatal("no requestState seen")
-		}
-		// The state was used by the client's retry: replayed, it is
-		// refused; altered, too.
-		for name, s := range map[string]string{"replayed": state, "tampered": state[:len(state)-2] + "xx", "foreign": "s1.k0.AAAA"} {
-			if _, errText := Call(t, h.cs, "elicit_await", map[string]any{"elicitationId": id, "waitSeconds": 0.1}, s); !strings.HasPrefix(errText, "invalid_argument: requestState") {
-				t.Errorf("%s request state: %q, want invalid_argument: requestState …", name, errText)
-			}
-		}
-	}
-	// At most one push: the next wait is a plain wait.
-	if out := mustCall(t, h.cs, "elicit_await", map[string]any{"elicitationId": id, "waitSeconds": 0.2}); out["status"] != "pending" {
-		t.Fatalf("second elicit_await: %v", out)
-	}
-
-	// The reviewer answers on the page the result named.
-	Decide(t, reviewURL, "submitted")
+	// The reviewer answers on the page the result named (or wherever the
+	// target decides).
+	tg.decide(t, reviewURL, "submitted")
 	if out := mustCall(t, h.cs, "elicit_await", map[string]any{"elicitationId": id}); fmt.Sprint(out) != "map[status:submitted]" {
 		t.Fatalf("elicit_await after the decision: %v", out)
 	}
@@ -282,35 +242,140 @@ func RunOne(t *testing.T, tg Target, era string, url bool) {
 		t.Fatalf("elicit_result: %v", res)
 	}
 	if want.SessionPush {
-		select {
-		case got := <-h.completes:
-			if got != id {
-				t.Fatalf("complete notice for %q, want %q", got, id)
-			}
-		case <-time.After(15 * time.Second):
-			t.Fatal("no notifications/elicitation/complete after the decision")
-		}
+		expectComplete(t, h, id, "the decision")
 	}
 	select {
 	case p := <-h.elicits:
 		t.Fatalf("an unexpected push %+v (era %s, url %v)", p, era, url)
 	default:
 	}
+	checkPushAudit(t, h, id, want.SessionPush || want.InputPush)
+	if want.SessionPush {
+		cancelCompletes(t, h)
+	}
+	if want.SessionPush || want.InputPush {
+		quietRequest(t, h)
+	}
+}
+
+// Decide, if set, answers a request instead of its review page on this
+// deployment (through another process, say): the complete notice must
+// follow a decision wherever it was made.
+func (t Target) decide(tt *testing.T, reviewURL, decision string) {
+	if t.Decide != nil {
+		t.Decide(tt, reviewURL, decision)
+		return
+	}
+	Decide(tt, reviewURL, decision)
+}
+
+// create makes an approval and checks its creation result.
+func create(t *testing.T, h *host, message string) (id, reviewURL string) {
+	t.Helper()
+	created := mustCall(t, h.cs, "elicit_approval", map[string]any{"message": message, "context": map[string]any{"build": 42}})
+	if got := keys(created); got != "[elicitationId expiresAt reviewUrl status]" || created["status"] != "pending" {
+		t.Fatalf("creation result %v", created)
+	}
+	return created["elicitationId"].(string), created["reviewUrl"].(string)
+}
+
+// expectPush waits up to d for the URL-mode push of id.
+func expectPush(t *testing.T, h *host, id, reviewURL, message string, d time.Duration, how string) {
+	t.Helper()
+	var p *mcp.ElicitParams
+	select {
+	case p = <-h.elicits:
+	default:
+		if d == 0 {
+			t.Fatalf("no URL-mode elicitation was pushed %s", how)
+		}
+		select {
+		case p = <-h.elicits:
+		case <-time.After(d):
+			t.Fatalf("no URL-mode elicitation was pushed %s", how)
+		}
+	}
+	if p.Mode != "url" || p.URL != reviewURL || p.ElicitationID != id || p.Message != message {
+		t.Fatalf("pushed %s: %+v, want mode url, the reviewUrl, the elicitationId and the message", how, p)
+	}
+}
+
+// firstWaits: a sessionless host that declared URL elicitation is handed
+// the link by its first wait (the client answers and retries by itself);
+// every host gets the same pending status, and at most one push.
+func firstWaits(t *testing.T, h *host, want Want, id, reviewURL, message string) {
+	t.Helper()
+	out := mustCall(t, h.cs, "elicit_await", map[string]any{"elicitationId": id, "waitSeconds": 0.5})
+	if fmt.Sprint(out) != "map[status:pending]" {
+		t.Fatalf("first elicit_await: %v", out)
+	}
+	if want.InputPush {
+		expectPush(t, h, id, reviewURL, message, 0, "by the first elicit_await")
+		refusedStates(t, h, id)
+	}
+	if out := mustCall(t, h.cs, "elicit_await", map[string]any{"elicitationId": id, "waitSeconds": 0.2}); out["status"] != "pending" {
+		t.Fatalf("second elicit_await: %v", out)
+	}
+}
+
+// refusedStates: the request state the client's retry used is refused
+// when replayed, altered or foreign.
+func refusedStates(t *testing.T, h *host, id string) {
+	t.Helper()
+	state := h.states.Last()
+	if state == "" {
+		t.Fatal("no requestState seen")
+	}
+	for name, s := range map[string]string{"replayed": state, "tampered": state[:len(state)-2] + "xx", "foreign": "s1.k0.AAAA"} {
+		if _, errText := Call(t, h.cs, "elicit_await", map[string]any{"elicitationId": id, "waitSeconds": 0.1}, s); !strings.HasPrefix(errText, "invalid_argument: requestState") {
+			t.Errorf("%s request state: %q, want invalid_argument: requestState …", name, errText)
+		}
+	}
+}
+
+// expectComplete waits for the complete notice of id.
+func expectComplete(t *testing.T, h *host, id, after string) {
+	t.Helper()
+	select {
+	case got := <-h.completes:
+		if got != id {
+			t.Fatalf("complete notice for %q, want %q", got, id)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatalf("no notifications/elicitation/complete after %s", after)
+	}
+}
+
+// checkPushAudit: the audit trail records one push when one was made.
+func checkPushAudit(t *testing.T, h *host, id string, pushed bool) {
+	t.Helper()
 	st := mustCall(t, h.cs, "elicit_status", map[string]any{"elicitationId": id, "includeAudit": true})
 	pushes := strings.Count(fmt.Sprint(st["audit"]), "action:pushed")
-	if wantN := map[bool]int{true: 1, false: 0}[want.SessionPush || want.InputPush]; pushes != wantN {
+	if wantN := map[bool]int{true: 1, false: 0}[pushed]; pushes != wantN {
 		t.Errorf("audit records %d pushes, want %d: %v", pushes, wantN, st["audit"])
 	}
+}
 
-	// push: false turns it off for one request.
-	if want.SessionPush || want.InputPush {
-		c2 := mustCall(t, h.cs, "elicit_approval", map[string]any{"message": "Quiet", "context": 1, "push": false})
-		mustCall(t, h.cs, "elicit_await", map[string]any{"elicitationId": c2["elicitationId"], "waitSeconds": 0.3})
-		select {
-		case p := <-h.elicits:
-			t.Fatalf("pushed a request created with push: false: %+v", p)
-		case <-time.After(300 * time.Millisecond):
-		}
+// cancelCompletes: a request the agent cancels (no review page involved)
+// gets its complete notice too.
+func cancelCompletes(t *testing.T, h *host) {
+	t.Helper()
+	const message = "Withdrawn soon"
+	id, reviewURL := create(t, h, message)
+	expectPush(t, h, id, reviewURL, message, 15*time.Second, "on the session")
+	mustCall(t, h.cs, "elicit_cancel", map[string]any{"elicitationId": id})
+	expectComplete(t, h, id, "elicit_cancel")
+}
+
+// quietRequest: push: false turns the push off for one request.
+func quietRequest(t *testing.T, h *host) {
+	t.Helper()
+	c2 := mustCall(t, h.cs, "elicit_approval", map[string]any{"message": "Quiet", "context": 1, "push": false})
+	mustCall(t, h.cs, "elicit_await", map[string]any{"elicitationId": c2["elicitationId"], "waitSeconds": 0.3})
+	select {
+	case p := <-h.elicits:
+		t.Fatalf("pushed a request created with push: false: %+v", p)
+	case <-time.After(300 * time.Millisecond):
 	}
 }
 
