@@ -116,6 +116,10 @@ type listToolsResult struct {
 }
 
 func (r *listToolsResult) MarshalJSON() ([]byte, error) {
+	result, err := r.t.taskResultSchema(r.Tools)
+	if err != nil {
+		return nil, err
+	}
 	tools := make([]json.RawMessage, len(r.Tools))
 	for i, tool := range r.Tools {
 		support := "forbidden"
@@ -123,6 +127,15 @@ func (r *listToolsResult) MarshalJSON() ([]byte, error) {
 			support = "optional"
 		}
 		b, err := addFields(tool, func(m map[string]json.RawMessage) error {
+			if support == "optional" && result != nil && m["outputSchema"] != nil {
+				// Run as a task, the tool's result is the task's result:
+				// its output schema admits both.
+				both, err := json.Marshal(map[string]any{"type": "object", "anyOf": []json.RawMessage{m["outputSchema"], result}})
+				if err != nil {
+					return err
+				}
+				m["outputSchema"] = both
+			}
 			return setIn(m, "execution", "taskSupport", support)
 		})
 		if err != nil {
@@ -135,6 +148,24 @@ func (r *listToolsResult) MarshalJSON() ([]byte, error) {
 		m["tools"] = b
 		return err
 	})
+}
+
+// taskResultSchema is the output schema of a task's result: the result
+// tool's, with the elicitationId and reviewUrl every task result adds; nil
+// when the list does not hold the result tool's schema.
+func (t *Tasks) taskResultSchema(tools []*mcp.Tool) (json.RawMessage, error) {
+	for _, tool := range tools {
+		if tool.Name != t.opts.ResultTool || tool.OutputSchema == nil {
+			continue
+		}
+		return addFields(tool.OutputSchema, func(m map[string]json.RawMessage) error {
+			if err := setIn(m, "properties", "elicitationId", map[string]any{"type": "string", "description": "The request's id (the task id)."}); err != nil {
+				return err
+			}
+			return setIn(m, "properties", "reviewUrl", map[string]any{"type": []string{"string", "null"}, "description": "The review page, when the request kept its link."})
+		})
+	}
+	return nil, nil
 }
 
 // addFields encodes v as a JSON object and lets edit change its members.

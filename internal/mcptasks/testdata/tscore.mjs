@@ -1,0 +1,32 @@
+// A host on the TypeScript MCP SDK 1.32.2 and its experimental tasks client
+// (protocol 2025-11-25): it starts a tool as a task with callToolStream and
+// reports every message of the stream as one JSON line on stdout. Scenario
+// "cancel" cancels the task once it is created. The Go test decides on the
+// review page.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+
+const [endpoint, token, scenario, tool, args] = process.argv.slice(2);
+const say = (o) => process.stdout.write(JSON.stringify(o) + "\n");
+const client = new Client({ name: "ts-tasks-host", version: "1.0.0" }, { capabilities: {}, defaultTaskPollInterval: 200 });
+const transport = new StreamableHTTPClientTransport(new URL(endpoint), {
+  requestInit: { headers: { Authorization: "Bearer " + token } },
+});
+await client.connect(transport);
+say({ event: "connected", protocolVersion: transport.protocolVersion, tasks: client.getServerCapabilities()?.tasks ?? null });
+await client.listTools(); // learns execution.taskSupport and the output schemas
+const stream = client.experimental.tasks.callToolStream({ name: tool, arguments: JSON.parse(args) }, undefined, { task: { ttl: 600000 } });
+for await (const message of stream) {
+  if (message.type === "error") {
+    say({ event: "error", message: message.error.message, code: message.error.code });
+    continue;
+  }
+  say({ event: message.type, task: message.task, result: message.result });
+  if (message.type === "taskCreated" && scenario === "cancel") {
+    const cancelled = await client.experimental.tasks.cancelTask(message.task.taskId);
+    say({ event: "cancelled", task: cancelled });
+  }
+}
+say({ event: "done" });
+await client.close();
+process.exit(0);
