@@ -7,25 +7,35 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"os"
 	"path/filepath"
+	"strings"
 
+	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/hostconfig"
 )
 
 // PrintWelcome tells the user how to connect an MCP host: ready-to-paste
 // configuration for the common hosts (with the Authorization header when
-// API keys are required) and who may do what on this endpoint.
+// API keys are required) and who may do what on this endpoint. Its
+// pointers (connect, keys create) are commands that work as printed: the
+// program as it was started, this server's URL, key setting and store.
 func (m *Main) PrintWelcome(w io.Writer) {
 	ep := hostconfig.Endpoint{URL: dialable(m.MCPURL), NeedsKey: m.Config.RequireAPIKey}
+	prog := invocation(os.Args[0])
 	fmt.Fprintf(w, "\nelicitation %s is running (store: %s)\n\n", version, m.storeName())
 	fmt.Fprintf(w, "  MCP endpoint (streamable HTTP):  %s\n", m.MCPURL)
 	fmt.Fprintf(w, "  Review pages:                    %s/review/…\n\n", m.ReviewBase)
 	if ep.NeedsKey {
 		fmt.Fprintf(w, `API keys are required: every MCP request must carry "Authorization: Bearer <key>".
-Create a key with "elicitation keys create --principal NAME" (printed once) and put it
-where your host reads it (below: $%s). Each key's principal sees only its own requests.
+Create a key (printed once) with:
 
-`, hostconfig.KeyVariable)
+  %s keys create %s--principal NAME
+
+%s
+Each key's principal sees only its own requests.
+
+`, prog, m.storeArgs(), keyPlaces(ep))
 	} else {
 		fmt.Fprint(w, `No API keys: any program that can reach this endpoint may create requests, and read,
 wait on or cancel any request whose id it knows (ids are in tool results and in this log).
@@ -34,21 +44,79 @@ Use --require-api-key when others share this machine or the address is reachable
 `)
 	}
 	m.printReviewers(w)
-	fmt.Fprint(w, "Connect a host (docs/hosts.md explains each; \"elicitation connect HOST\" prints it in full):\n\n")
+	connect := prog + " connect --url " + ep.URL
+	if ep.NeedsKey {
+		connect += " --require-api-key"
+	}
+	fmt.Fprintf(w, "Connect a host (docs/hosts.md explains each; \"%s HOST\" prints one in full):\n\n", connect)
 	for _, h := range hostconfig.Hosts() {
-		fmt.Fprintf(w, "  %s\n    %s\n\n", bannerLabel(h, ep), bannerLine(h, ep))
+		fmt.Fprintf(w, "  %s\n    %s\n\n", bannerLabel(h, ep), bannerLine(h, ep, connect))
 	}
 	fmt.Fprint(w, "Review URLs are logged here as requests are created. Stop with Ctrl-C.\n\n")
+}
+
+// keyPlaces says where each host takes the key: which of them read
+// $ELICITATION_API_KEY is read off their rendered configuration.
+func keyPlaces(ep hostconfig.Endpoint) string {
+	var readers, others []string
+	for _, h := range hostconfig.Hosts() {
+		snippets, _ := hostconfig.Render(h.Name, ep)
+		reads := false
+		for _, s := range snippets {
+			reads = reads || strings.Contains(s.Text, hostconfig.KeyVariable)
+		}
+		if reads {
+			readers = append(readers, h.Title)
+		} else {
+			others = append(others, hostconfig.KeyHint(h.Name))
+		}
+	}
+	return fmt.Sprintf("%s read it from $%s (set it where the host starts); %s.",
+		strings.Join(readers, " and "), hostconfig.KeyVariable, strings.Join(others, "; "))
+}
+
+// invocation is how the user runs this program, for commands they can
+// paste: "go run ./cmd/elicitation" under go run (make run), else the
+// name or path they started it by (elicitation on PATH, bin/elicitation).
+func invocation(arg0 string) string {
+	if strings.Contains(arg0, "go-build") {
+		return "go run ./cmd/elicitation"
+	}
+	return arg0
+}
+
+// storeArgs are the store flags a keys command needs to reach this
+// server's keys ("" for the default data directory).
+func (m *Main) storeArgs() string {
+	c := m.Config
+	switch {
+	case c.Store == "dynamodb":
+		return "--store dynamodb --table " + c.Table + " "
+	case c.DataDir != compose.DefaultDataDir(os.Getenv):
+		return "--data-dir " + shellQuote(c.DataDir) + " "
+	}
+	return ""
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == ':' || r == '~' || r == '+' || r == ',' || r == '@' ||
+			'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // bannerLine is one host's configuration on one line: its command where
 // it has one, else its JSON compacted; a host whose configuration does not
 // fit a line is pointed at "elicitation connect".
-func bannerLine(h hostconfig.Host, ep hostconfig.Endpoint) string {
+func bannerLine(h hostconfig.Host, ep hostconfig.Endpoint, connect string) string {
 	s, ok := bannerSnippet(h, ep)
 	switch {
 	case !ok:
-		return "elicitation connect " + h.Name
+		return connect + " " + h.Name
 	case s.Lang == "json":
 		var b bytes.Buffer
 		if err := json.Compact(&b, []byte(s.Text)); err == nil {

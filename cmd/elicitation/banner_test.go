@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcp-elicitation/elicitation/internal/hostconfig"
+	"github.com/mcp-elicitation/elicitation/internal/hostconfig/hostconfigtest"
 )
 
 // bannerEntries returns the remote server entries (with a "url") of the
@@ -103,7 +104,7 @@ func TestBannerWithAPIKeys(t *testing.T) {
 	for _, want := range []string{
 		`claude mcp add --transport http elicitation ` + m.MCPURL + ` --header "Authorization: Bearer $ELICITATION_API_KEY"`,
 		"API keys are required",
-		"elicitation keys create --principal NAME",
+		"Claude Code and Cursor read it from $ELICITATION_API_KEY",
 	} {
 		if !strings.Contains(b, want) {
 			t.Errorf("banner lacks %q:\n%s", want, b)
@@ -117,6 +118,7 @@ func TestBannerWithAPIKeys(t *testing.T) {
 	if strings.Contains(b, "No API keys") {
 		t.Errorf("banner of a keyed server says there are no keys:\n%s", b)
 	}
+	runPointers(t, b, m.MCPURL)
 	for _, e := range bannerEntries(t, b) {
 		if e["headers"] == nil {
 			t.Fatalf("a configuration without the Authorization header: %v", e)
@@ -147,6 +149,7 @@ func TestBannerWithoutKeys(t *testing.T) {
 	if strings.Contains(b, "Authorization") {
 		t.Errorf("keyless banner prints an Authorization header:\n%s", b)
 	}
+	runPointers(t, b, m.MCPURL)
 	entries := bannerEntries(t, b)
 	owner, err := connectAs(t, entries[0], "")
 	if err != nil {
@@ -162,6 +165,61 @@ func TestBannerWithoutKeys(t *testing.T) {
 	}
 }
 
+// runPointers runs the banner's commands as printed (go run
+// ./cmd/elicitation is this program): "keys create" makes a key this
+// server takes, and "connect … HOST" prints each host's configuration with
+// the server's URL, and the Authorization header when it needs a key.
+func runPointers(t *testing.T, banner, mcpURL string) {
+	t.Helper()
+	const prog = "go run ./cmd/elicitation "
+	keyed := strings.Contains(banner, "API keys are required")
+	var create, connect []string
+	for _, line := range strings.Split(banner, "\n") {
+		line = strings.TrimSpace(line)
+		if i := strings.Index(line, prog); i >= 0 {
+			cmd, _, _ := strings.Cut(line[i+len(prog):], `"`)
+			words := strings.Fields(cmd)
+			switch words[0] {
+			case "keys":
+				create = words
+			case "connect":
+				connect = words[:len(words)-1] // … HOST
+			}
+		}
+	}
+	if connect == nil || keyed != (create != nil) {
+		t.Fatalf("banner lacks its pointers (connect %q, keys create %q):\n%s", connect, create, banner)
+	}
+	if create != nil {
+		if create[len(create)-1] != "NAME" {
+			t.Fatalf("keys create pointer %q", create)
+		}
+		create[len(create)-1] = "carol"
+		var out bytes.Buffer
+		if err := run(context.Background(), append(create, "--json"), &out, io.Discard, noEnv); err != nil {
+			t.Fatalf("%q as printed: %v", create, err)
+		}
+		var k struct{ Key string }
+		if err := json.Unmarshal(out.Bytes(), &k); err != nil {
+			t.Fatal(err)
+		}
+		if s, err := connectAs(t, map[string]any{"url": mcpURL, "headers": map[string]any{"Authorization": "Bearer " + k.Key}}, ""); err != nil {
+			t.Fatalf("the key from the banner's keys create does not connect: %v", err)
+		} else if _, err := s.ListTools(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, h := range hostconfig.Hosts() {
+		var out bytes.Buffer
+		if err := run(context.Background(), append(connect, h.Name), &out, io.Discard, noEnv); err != nil {
+			t.Fatalf("%q %s as printed: %v", connect, h.Name, err)
+		}
+		if !strings.Contains(out.String(), mcpURL) || strings.Contains(out.String(), "Authorization") != keyed {
+			t.Errorf("%q %s printed (keyed %v):\n%s", connect, h.Name, keyed, out.String())
+		}
+	}
+}
+
 func TestConnect(t *testing.T) {
 	for _, tc := range []struct {
 		args    []string
@@ -174,7 +232,9 @@ func TestConnect(t *testing.T) {
 		{args: []string{"cursor"}, env: map[string]string{"ELICITATION_ADDR": "127.0.0.1:26001", "ELICITATION_REQUIRE_API_KEY": "true"}, host: "cursor", want: []string{`"url": "http://127.0.0.1:26001/mcp"`, `"Authorization": "Bearer ${env:ELICITATION_API_KEY}"`}},
 		{args: []string{"--url", "https://a1b2c3.execute-api.eu-west-1.amazonaws.com/mcp", "claude-desktop"}, host: "claude-desktop", want: []string{`"mcp-remote"`, `"Authorization:${ELICITATION_AUTH}"`}},
 		{args: []string{"--url", "https://example.test/mcp", "--require-api-key=false", "goose"}, host: "goose", want: []string{"uri: https://example.test/mcp"}, keyless: true},
-		{args: []string{"claude-code"}, want: []string{"claude mcp add --transport http elicitation http://127.0.0.1:8080/mcp\n"}, keyless: true},
+		{args: []string{"claude-code"}, host: "claude-code", want: []string{`"type": "http"`, `"url": "http://127.0.0.1:8080/mcp"`}, keyless: true},
+		{args: []string{"--url", "http://[::1]:26001/mcp", "--require-api-key", "claude-desktop"}, host: "claude-desktop", want: []string{`"http://[::1]:26001/mcp"`, `"--allow-http"`, `"Authorization:${ELICITATION_AUTH}"`}},
+		{args: []string{"--require-api-key", "goose"}, host: "goose", want: []string{"uri: http://127.0.0.1:8080/mcp", "Authorization: Bearer elk_…"}},
 	} {
 		var stdout, stderr bytes.Buffer
 		getenv := func(k string) string { return tc.env[k] }
@@ -195,12 +255,22 @@ func TestConnect(t *testing.T) {
 			if err != nil {
 				t.Fatalf("connect %v: stdout is not one configuration: %v\n%s", tc.args, err, got)
 			}
-			if err := hostconfig.Validate(tc.host, doc); err != nil {
+			if err := hostconfigtest.Validate(tc.host, doc); err != nil {
 				t.Errorf("connect %v: %v", tc.args, err)
 			}
 		}
 	}
-	var stderr bytes.Buffer
+	// "connect claude-code > .mcp.json": the JSON on stdout, the command
+	// on stderr.
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"connect", "--require-api-key", "claude-code"}, &stdout, &stderr, noEnv); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr.String(), `claude mcp add --transport http elicitation http://127.0.0.1:8080/mcp --header "Authorization: Bearer $ELICITATION_API_KEY"`) ||
+		!strings.Contains(stderr.String(), "Claude Code reads it from $ELICITATION_API_KEY") || strings.Contains(stdout.String(), "claude mcp add") {
+		t.Errorf("connect claude-code: stdout\n%s\nstderr\n%s", stdout.String(), stderr.String())
+	}
+	stderr.Reset()
 	if err := run(context.Background(), []string{"connect", "emacs"}, io.Discard, &stderr, noEnv); err == nil || !strings.Contains(err.Error(), `unknown host "emacs"`) {
 		t.Errorf("connect emacs: %v", err)
 	}

@@ -61,14 +61,22 @@ func runConnect(args []string, stdout, stderr io.Writer, getenv func(string) str
 	if err != nil {
 		return err
 	}
+	// The file's snippet on stdout ("connect claude-code > .mcp.json"),
+	// everything else on stderr.
 	first := snippets[0]
 	fmt.Fprintf(stderr, "# %s: %s\n", first.Host.Title, first.Where)
 	fmt.Fprintln(stdout, first.Text)
+	where := hostconfig.KeyHint(host)
+	for _, s := range snippets {
+		if strings.Contains(s.Text, hostconfig.KeyVariable) {
+			where = first.Host.Title + " reads it from $" + hostconfig.KeyVariable + " (set it where the host starts)"
+		}
+	}
 	for _, s := range snippets[1:] {
 		fmt.Fprintf(stderr, "\n# or, %s:\n%s\n", s.Where, s.Text)
 	}
 	if ep.NeedsKey {
-		fmt.Fprintf(stderr, "\n# The endpoint requires an API key (elicitation keys create --principal NAME, or make api-key-create on AWS).\n")
+		fmt.Fprintf(stderr, "\n# The endpoint requires an API key (elicitation keys create --principal NAME, or make api-key-create on AWS): %s.\n", where)
 	}
 	return nil
 }

@@ -45,8 +45,7 @@ func (c *Checker) checkCommand(ctx context.Context, args []string, inRecipe bool
 	if alias, ok := c.aliases[prog]; ok {
 		prog = alias
 	}
-	base := filepath.Base(prog)
-	if _, ours := c.Bin[base]; ours && (prog == base || strings.HasPrefix(prog, "bin/") || strings.HasPrefix(prog, "./bin/") || strings.HasPrefix(prog, ".bin/")) {
+	if base, ours := c.ours(prog); ours {
 		if err := c.checkOurs(ctx, base, args[1:]); err != nil {
 			return err
 		}
@@ -65,19 +64,37 @@ func (c *Checker) checkCommand(ctx context.Context, args []string, inRecipe bool
 		return c.checkMake(ctx, args[1:])
 	case "node":
 		return c.checkNode(args[1:])
-	case "npm":
-		return checkNPM(args[1:])
-	case "claude":
-		return checkClaude(args[1:])
-	case "code":
-		return checkCode(args[1:])
-	case "goose":
-		return checkGoose(args[1:])
 	}
-	if inRecipe || external[prog] || strings.HasPrefix(prog, "<") {
+	if check, ok := hostCLIs[prog]; ok {
+		return check(args[1:])
+	}
+	return checkUnknown(prog, inRecipe)
+}
+
+// hostCLIs check the command lines of the hosts' own programs.
+var hostCLIs = map[string]func([]string) error{
+	"npm":    checkNPM,
+	"claude": checkClaude,
+	"code":   checkCode,
+	"goose":  checkGoose,
+}
+
+// ours tells whether prog runs one of our programs (by name, or from bin/)
+// and which.
+func (c *Checker) ours(prog string) (string, bool) {
+	base := filepath.Base(prog)
+	if _, ok := c.Bin[base]; !ok {
+		return "", false
+	}
+	return base, prog == base || strings.HasPrefix(prog, "bin/") || strings.HasPrefix(prog, "./bin/") || strings.HasPrefix(prog, ".bin/")
+}
+
+// checkUnknown: a program the docs test neither checks nor lists fails.
+func checkUnknown(prog string, inRecipe bool) error {
+	switch {
+	case inRecipe || external[prog] || strings.HasPrefix(prog, "<"):
 		return nil
-	}
-	if strings.Contains(prog, "=") {
+	case strings.Contains(prog, "="):
 		return nil // an assignment the shell did not read as one (quoted)
 	}
 	return fmt.Errorf("the docs test does not know %q: check it in internal/docstest, list it there as external, or mark the block \"no-check: REASON\"", prog)
@@ -328,157 +345,223 @@ var inspectorOptions = map[string]string{
 // the "--" itself dropped: so "--tool-arg k=v -- command" reaches the
 // CLI as "--tool-arg k=v command", and the command is read as a pair.
 func checkInspector(args []string) error {
-	var fwd []string
-	cli := false
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			fwd = append(fwd, args[i+1:]...)
-			break
-		}
-		switch a {
-		case "--cli":
-			cli = true
-			continue
-		case "-e", "--config", "--server":
-			i++
-			continue
-		}
-		fwd = append(fwd, a)
-	}
+	fwd, cli := inspectorLauncher(args)
 	if !cli {
 		return nil // the web UI
 	}
-	var target []string
-	method := ""
+	r := inspectorRead{}
 	for i := 0; i < len(fwd); i++ {
 		a := fwd[i]
 		if a == "--" {
-			target = append(target, fwd[i+1:]...)
+			r.target = append(r.target, fwd[i+1:]...)
 			break
 		}
 		if !strings.HasPrefix(a, "-") {
-			target = append(target, a)
+			r.target = append(r.target, a)
 			continue
 		}
-		name, value, has := strings.Cut(a, "=")
-		kind, ok := inspectorOptions[name]
-		if !ok {
-			if len(target) > 0 && !strings.HasPrefix(target[0], "http") {
-				target = append(target, a) // the server command's own option
-				continue
-			}
-			return fmt.Errorf("the Inspector CLI (0.15) has no option %s: it would ignore it silently", name)
+		used, err := r.option(a, fwd[i+1:])
+		if err != nil {
+			return err
 		}
-		switch kind {
-		case "value":
-			if !has {
-				if i+1 >= len(fwd) {
-					return fmt.Errorf("%s %w", name, errNoValue)
-				}
-				i++
-				value = fwd[i]
-			}
-			if name == "--method" {
-				method = value
-			}
-			if name == "--transport" && value != "http" && value != "sse" && value != "stdio" {
-				return fmt.Errorf("--transport %s: http, sse or stdio", value)
-			}
-		case "pairs":
-			n := 0
-			if has {
-				n++
-			}
-			for i+1 < len(fwd) && !strings.HasPrefix(fwd[i+1], "-") {
-				i++
-				n++
-				k, v, ok := strings.Cut(fwd[i], "=")
-				if !ok || k == "" || v == "" {
-					return fmt.Errorf("%s reads every word up to the next option as key=value, and the Inspector's launcher drops \"--\", so %q is read as a pair: put the server URL or command before %s, or another option after its pairs", name, fwd[i], name)
-				}
-			}
-			if n == 0 {
-				return fmt.Errorf("%s without key=value", name)
-			}
-		}
+		i += used
 	}
-	if method == "" {
+	if r.method == "" {
 		return fmt.Errorf("the Inspector CLI needs --method")
 	}
-	if len(target) == 0 {
+	if len(r.target) == 0 {
 		return fmt.Errorf("the Inspector CLI needs a server URL or command")
 	}
 	return nil
 }
 
+// inspectorLauncher returns what the launcher hands to the CLI, and
+// whether it runs the CLI at all (--cli).
+func inspectorLauncher(args []string) (fwd []string, cli bool) {
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; a {
+		case "--":
+			return append(fwd, args[i+1:]...), cli
+		case "--cli":
+			cli = true
+		case "-e", "--config", "--server":
+			i++
+		default:
+			fwd = append(fwd, a)
+		}
+	}
+	return fwd, cli
+}
+
+// inspectorRead is the Inspector CLI's reading of its arguments so far.
+type inspectorRead struct {
+	target []string // the server URL or command
+	method string
+}
+
+// option reads one option of the CLI with the words after it (rest) and
+// returns how many of them it took.
+func (r *inspectorRead) option(a string, rest []string) (int, error) {
+	name, value, has := strings.Cut(a, "=")
+	kind, ok := inspectorOptions[name]
+	switch {
+	case !ok && len(r.target) > 0 && !strings.HasPrefix(r.target[0], "http"):
+		r.target = append(r.target, a) // the server command's own option
+		return 0, nil
+	case !ok:
+		return 0, fmt.Errorf("the Inspector CLI (0.15) has no option %s: it would ignore it silently", name)
+	case kind == "pairs":
+		return inspectorPairs(name, has, rest)
+	}
+	used := 0
+	if !has {
+		if len(rest) == 0 {
+			return 0, fmt.Errorf("%s %w", name, errNoValue)
+		}
+		value, used = rest[0], 1
+	}
+	if name == "--method" {
+		r.method = value
+	}
+	if name == "--transport" && value != "http" && value != "sse" && value != "stdio" {
+		return 0, fmt.Errorf("--transport %s: http, sse or stdio", value)
+	}
+	return used, nil
+}
+
+// inspectorPairs reads the key=value words of a variadic option: every
+// word up to the next option.
+func inspectorPairs(name string, has bool, rest []string) (int, error) {
+	n := 0
+	for n < len(rest) && !strings.HasPrefix(rest[n], "-") {
+		k, v, ok := strings.Cut(rest[n], "=")
+		if !ok || k == "" || v == "" {
+			return 0, fmt.Errorf("%s reads every word up to the next option as key=value, and the Inspector's launcher drops \"--\", so %q is read as a pair: put the server URL or command before %s, or another option after its pairs", name, rest[n], name)
+		}
+		n++
+	}
+	if n == 0 && !has {
+		return 0, fmt.Errorf("%s without key=value", name)
+	}
+	return n, nil
+}
+
 // checkClaude checks "claude mcp add …" and "claude mcp add-json NAME JSON"
-// against Claude Code's documented syntax (docs/hosts.md).
+// against Claude Code's syntax (2.1.x, docs/hosts.md).
 func checkClaude(args []string) error {
 	if len(args) < 2 || args[0] != "mcp" {
 		return nil
 	}
 	switch args[1] {
 	case "add":
-		var pos []string
-		transport := "stdio"
-		for i := 2; i < len(args); i++ {
-			a := args[i]
-			if a == "--" {
-				pos = append(pos, args[i+1:]...)
-				break
-			}
-			if !strings.HasPrefix(a, "-") {
-				pos = append(pos, a)
-				continue
-			}
-			name, value, has := strings.Cut(a, "=")
-			switch name {
-			case "-t", "--transport", "-s", "--scope", "-e", "--env", "-H", "--header", "--client-id", "--callback-port":
-				if !has {
-					if i+1 >= len(args) {
-						return fmt.Errorf("%s %w", name, errNoValue)
-					}
-					i++
-					value = args[i]
-				}
-			case "--client-secret":
-				continue
-			default:
-				return fmt.Errorf("claude mcp add has no option %s", name)
-			}
-			switch name {
-			case "-t", "--transport":
-				if value != "stdio" && value != "http" && value != "sse" {
-					return fmt.Errorf("--transport %s: stdio, http or sse", value)
-				}
-				transport = value
-			case "-s", "--scope":
-				if value != "local" && value != "user" && value != "project" {
-					return fmt.Errorf("--scope %s: local, user or project", value)
-				}
-			case "-H", "--header":
-				if k, v, ok := strings.Cut(value, ":"); !ok || strings.TrimSpace(k) == "" || strings.TrimSpace(v) == "" {
-					return fmt.Errorf("--header %q is not \"Name: value\"", value)
-				} else if strings.EqualFold(strings.TrimSpace(k), "Authorization") && !strings.HasPrefix(strings.TrimSpace(v), "Bearer ") {
-					return fmt.Errorf("--header %q: the server reads \"Authorization: Bearer <key>\"", value)
-				}
-			}
-		}
-		if len(pos) < 2 {
-			return fmt.Errorf("claude mcp add needs a name and a URL or command (options before the name)")
-		}
-		if transport != "stdio" && !isPlaceholder(pos[1]) && !strings.HasPrefix(pos[1], "http") {
-			return fmt.Errorf("claude mcp add --transport %s needs an http(s) URL, got %q", transport, pos[1])
-		}
-		if transport == "stdio" && strings.HasPrefix(pos[1], "http") {
-			return fmt.Errorf("claude mcp add without --transport http starts %q as a command: add --transport http", pos[1])
-		}
+		return checkClaudeAdd(args[2:])
 	case "add-json":
 		if len(args) < 4 {
 			return fmt.Errorf("claude mcp add-json needs a name and a JSON object")
 		}
 		return validateJSONEntry(hostconfig.ClaudeCode, args[3])
+	}
+	return nil
+}
+
+// claudeAddOptions are the options of "claude mcp add" (2.1.x), name →
+// "value", "values" (variadic: every word up to the next option) or "flag".
+var claudeAddOptions = map[string]string{
+	"-t": "value", "--transport": "value", "-s": "value", "--scope": "value",
+	"--client-id": "value", "--callback-port": "value",
+	"-e": "values", "--env": "values", "-H": "values", "--header": "values",
+	"--client-secret": "flag",
+}
+
+func checkClaudeAdd(args []string) error {
+	var pos []string
+	transport := "stdio"
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		if !strings.HasPrefix(a, "-") {
+			pos = append(pos, a)
+			continue
+		}
+		values, err := claudeOption(a, args[i+1:], len(pos))
+		if err != nil {
+			return err
+		}
+		i += values.used
+		if values.transport != "" {
+			transport = values.transport
+		}
+	}
+	if len(pos) < 2 {
+		return fmt.Errorf("claude mcp add needs a name and a URL or command")
+	}
+	if transport != "stdio" && !isPlaceholder(pos[1]) && !strings.HasPrefix(pos[1], "http") {
+		return fmt.Errorf("claude mcp add --transport %s needs an http(s) URL, got %q", transport, pos[1])
+	}
+	if transport == "stdio" && strings.HasPrefix(pos[1], "http") {
+		return fmt.Errorf("claude mcp add without --transport http starts %q as a command: add --transport http", pos[1])
+	}
+	return nil
+}
+
+// claudeRead is what one option of claude mcp add took.
+type claudeRead struct {
+	used      int    // words after the option taken as its values
+	transport string // --transport's value
+}
+
+// claudeOption reads one option with the words after it (rest); seen is
+// how many positional words (name, URL) came before it.
+func claudeOption(a string, rest []string, seen int) (claudeRead, error) {
+	name, value, has := strings.Cut(a, "=")
+	kind, ok := claudeAddOptions[name]
+	switch {
+	case !ok:
+		return claudeRead{}, fmt.Errorf("claude mcp add has no option %s", name)
+	case kind == "flag":
+		return claudeRead{}, nil
+	case !has && len(rest) == 0:
+		return claudeRead{}, fmt.Errorf("%s %w", name, errNoValue)
+	}
+	var r claudeRead
+	values := []string{value}
+	if !has {
+		values = rest[:1]
+		if kind == "values" {
+			for len(values) < len(rest) && !strings.HasPrefix(rest[len(values)], "-") {
+				values = rest[:len(values)+1]
+			}
+		}
+		r.used = len(values)
+	}
+	if kind == "values" && len(values) > 1 && seen < 2 {
+		return r, fmt.Errorf("%s takes every word up to the next option (Claude Code 2.1.x), so it swallows %q: put it after the name and the URL", name, values[1])
+	}
+	return r, claudeValue(name, values[0], &r)
+}
+
+func claudeValue(name, value string, r *claudeRead) error {
+	switch name {
+	case "-t", "--transport":
+		if value != "stdio" && value != "http" && value != "sse" {
+			return fmt.Errorf("--transport %s: stdio, http or sse", value)
+		}
+		r.transport = value
+	case "-s", "--scope":
+		if value != "local" && value != "user" && value != "project" {
+			return fmt.Errorf("--scope %s: local, user or project", value)
+		}
+	case "-H", "--header":
+		k, v, ok := strings.Cut(value, ":")
+		if !ok || strings.TrimSpace(k) == "" || strings.TrimSpace(v) == "" {
+			return fmt.Errorf("--header %q is not \"Name: value\"", value)
+		}
+		if strings.EqualFold(strings.TrimSpace(k), "Authorization") && !strings.HasPrefix(strings.TrimSpace(v), "Bearer ") {
+			return fmt.Errorf("--header %q: the server reads \"Authorization: Bearer <key>\"", value)
+		}
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/mcp-elicitation/elicitation/internal/hostconfig"
+	"github.com/mcp-elicitation/elicitation/internal/hostconfig/hostconfigtest"
 	proxyconfig "github.com/mcp-elicitation/elicitation/internal/proxy/config"
 )
 
@@ -15,11 +16,11 @@ func checkHostJSON(host string, v any) error {
 	top, _ := v.(map[string]any)
 	switch {
 	case host != "":
-		return hostconfig.Validate(host, v)
+		return hostconfigtest.Validate(host, v)
 	case top["mcpServers"] != nil:
-		return hostconfig.Validate("", v)
+		return hostconfigtest.Validate("", v)
 	case top["servers"] != nil:
-		return hostconfig.Validate(hostconfig.VSCode, v)
+		return hostconfigtest.Validate(hostconfig.VSCode, v)
 	}
 	return nil
 }
@@ -31,9 +32,9 @@ func (c *Checker) checkYAML(b Block, v any) error {
 	top, _ := v.(map[string]any)
 	switch {
 	case b.Host != "":
-		return hostconfig.Validate(b.Host, normalizeYAML(v))
+		return hostconfigtest.Validate(b.Host, normalizeYAML(v))
 	case top["extensions"] != nil:
-		return hostconfig.Validate(hostconfig.Goose, normalizeYAML(v))
+		return hostconfigtest.Validate(hostconfig.Goose, normalizeYAML(v))
 	case top["upstream"] != nil:
 		if _, err := proxyconfig.Parse([]byte(b.Text)); err != nil {
 			return fmt.Errorf("the proxy refuses this configuration: %v", err)
@@ -72,5 +73,5 @@ func validateJSONEntry(host, text string) error {
 	if err := json.Unmarshal([]byte(text), &v); err != nil {
 		return fmt.Errorf("not a JSON object: %v", err)
 	}
-	return hostconfig.ValidateServer(host, v)
+	return hostconfigtest.ValidateServer(host, v)
 }

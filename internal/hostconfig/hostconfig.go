@@ -2,9 +2,10 @@
 // Desktop, Cursor, VS Code, Goose, the MCP Inspector) is told about an MCP
 // server: the file, the keys, the transport and the Authorization header.
 // It renders ready-to-paste configuration for an endpoint (the start-up
-// banner and "elicitation connect HOST" print it) and validates
-// configuration against each host's documented shape (the docs test uses
-// it). docs/hosts.md cites the documentation behind every shape.
+// banner and "elicitation connect HOST" print it); hostconfigtest
+// validates configuration against each host's documented shape (the tests
+// and the docs test use it). docs/hosts.md cites the documentation behind
+// every shape.
 package hostconfig
 
 import "sort"

@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcp-elicitation/elicitation/internal/hostconfig"
+	"github.com/mcp-elicitation/elicitation/internal/hostconfig/hostconfigtest"
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
@@ -21,6 +22,39 @@ var endpoints = map[string]hostconfig.Endpoint{
 	"keys":     {URL: "http://127.0.0.1:8080/mcp", NeedsKey: true},
 	"deployed": {URL: "https://a1b2c3d4e5.execute-api.eu-west-1.amazonaws.com/mcp", NeedsKey: true},
 	"lan":      {URL: "http://192.168.1.20:8080/mcp"},
+	"ipv6":     {URL: "http://[::1]:8080/mcp", NeedsKey: true},
+}
+
+// mcp-remote takes plain http without --allow-http for localhost and
+// 127.0.0.1 only (TestMCPRemote in internal/docstest runs the real one on
+// [::1]); the Claude Desktop entry adds it everywhere else.
+func TestClaudeDesktopAllowHTTP(t *testing.T) {
+	for u, want := range map[string]bool{
+		"http://127.0.0.1:8080/mcp":    false,
+		"http://localhost:8080/mcp":    false,
+		"http://[::1]:8080/mcp":        true,
+		"http://192.168.1.20:8080/mcp": true,
+		"https://example.test/mcp":     false,
+	} {
+		snippets, err := hostconfig.Render(hostconfig.ClaudeDesktop, hostconfig.Endpoint{URL: u})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(snippets[0].Text, `"--allow-http"`); got != want {
+			t.Errorf("%s: --allow-http %v, want %v\n%s", u, got, want, snippets[0].Text)
+		}
+	}
+}
+
+// Every host's first snippet is its configuration file's (what
+// "elicitation connect HOST > FILE" writes); commands come after it.
+func TestFileFirst(t *testing.T) {
+	for _, h := range hostconfig.Hosts() {
+		snippets, _ := hostconfig.Render(h.Name, endpoints["keys"])
+		if first := snippets[0]; first.Lang == "sh" {
+			t.Errorf("%s: the first snippet is a command (%s)", h.Name, first.Text)
+		}
+	}
 }
 
 // TestRenderIsValid: every rendered configuration parses and has its
@@ -53,7 +87,7 @@ func TestRenderIsValid(t *testing.T) {
 					}
 					continue
 				}
-				if err := hostconfig.Validate(h.Name, doc); err != nil {
+				if err := hostconfigtest.Validate(h.Name, doc); err != nil {
 					t.Errorf("%s %s: rendered config is refused: %v\n%s", h.Name, epName, err, s.Text)
 				}
 				if got := strings.Contains(s.Text, "Authorization"); got != ep.NeedsKey {
@@ -67,7 +101,7 @@ func TestRenderIsValid(t *testing.T) {
 // TestRenderGolden keeps the exact text (what docs/hosts.md shows) under
 // review: go test ./internal/hostconfig/ -update rewrites it.
 func TestRenderGolden(t *testing.T) {
-	for _, epName := range []string{"local", "deployed", "lan"} {
+	for _, epName := range []string{"local", "deployed", "lan", "ipv6"} {
 		var b strings.Builder
 		for _, h := range hostconfig.Hosts() {
 			snippets, _ := hostconfig.Render(h.Name, endpoints[epName])
@@ -112,7 +146,7 @@ func TestValidateRefuses(t *testing.T) {
 		if err := json.Unmarshal([]byte(tc.doc), &doc); err != nil {
 			t.Fatal(err)
 		}
-		err := hostconfig.Validate(tc.host, doc)
+		err := hostconfigtest.Validate(tc.host, doc)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s %s: got %v, want an error saying %q", tc.host, tc.doc, err, tc.want)
 		}

@@ -30,8 +30,9 @@ type Snippet struct {
 	Text  string // without a trailing newline
 }
 
-// Render returns the configuration of host for ep: the file entry first,
-// then, where the host has one, the command that writes it.
+// Render returns the configuration of host for ep: the file entry first
+// (what "elicitation connect HOST > FILE" writes), then, where the host
+// has one, the command that writes it.
 func Render(host string, ep Endpoint) ([]Snippet, error) {
 	h, ok := byName[host]
 	if !ok {
@@ -41,83 +42,111 @@ func Render(host string, ep Endpoint) ([]Snippet, error) {
 		ep.Name = "elicitation"
 	}
 	var out []Snippet
-	add := func(where, lang, text string) {
+	renderers[host](ep, func(where, lang, text string) {
 		out = append(out, Snippet{Host: h, Where: where, Lang: lang, Text: text})
-	}
-	bearer := "Bearer ${" + KeyVariable + "}"
-	switch host {
-	case ClaudeCode:
-		cmd := "claude mcp add --transport http " + ep.Name + " " + ep.URL
-		if ep.NeedsKey {
-			cmd += ` --header "Authorization: Bearer $` + KeyVariable + `"`
-		}
-		add("run in a shell", "sh", cmd)
-		entry := obj{{"type", "http"}, {"url", ep.URL}}
-		if ep.NeedsKey {
-			entry = append(entry, kv{"headers", obj{{"Authorization", bearer}}}) // Claude Code expands ${VAR} in .mcp.json
-		}
-		add(".mcp.json (project, shared) or ~/.claude.json (claude mcp add --scope user)", "json", servers("mcpServers", ep.Name, entry))
-	case Cursor:
-		entry := obj{{"url", ep.URL}}
-		if ep.NeedsKey {
-			entry = append(entry, kv{"headers", obj{{"Authorization", "Bearer ${env:" + KeyVariable + "}"}}})
-		}
-		add("~/.cursor/mcp.json (every project) or .cursor/mcp.json (this project)", "json", servers("mcpServers", ep.Name, entry))
-	case VSCode:
-		entry := obj{{"type", "http"}, {"url", ep.URL}}
-		var doc obj
-		if ep.NeedsKey {
-			entry = append(entry, kv{"headers", obj{{"Authorization", "Bearer ${input:" + ep.Name + "-api-key}"}}})
-			doc = append(doc, kv{"inputs", []any{obj{
-				{"type", "promptString"}, {"id", ep.Name + "-api-key"},
-				{"description", "API key of the elicitation server (elk_…)"}, {"password", true},
-			}}})
-		}
-		doc = append(doc, kv{"servers", obj{{ep.Name, entry}}})
-		add(".vscode/mcp.json (workspace) or the user mcp.json (MCP: Open User Configuration)", "json", indent(doc))
-		if !ep.NeedsKey {
-			one := strings.Join(strings.Fields(indent(obj{{"name", ep.Name}, {"type", "http"}, {"url", ep.URL}})), " ")
-			add("run in a shell", "sh", "code --add-mcp '"+one+"'")
-		}
-	case ClaudeDesktop:
-		// Claude Desktop's file starts stdio servers only: mcp-remote
-		// bridges stdio to streamable HTTP.
-		args := []any{"-y", "mcp-remote", ep.URL}
-		if u, err := url.Parse(ep.URL); err == nil && u.Scheme == "http" && !isLoopback(u.Hostname()) {
-			args = append(args, "--allow-http")
-		}
-		if ep.NeedsKey {
-			// No space inside the argument (Windows quoting); mcp-remote
-			// substitutes ${VAR} from env itself.
-			args = append(args, "--header", "Authorization:${ELICITATION_AUTH}")
-		}
-		entry := obj{{"command", "npx"}, {"args", args}}
-		if ep.NeedsKey {
-			entry = append(entry, kv{"env", obj{{"ELICITATION_AUTH", "Bearer elk_…"}}})
-		}
-		add("claude_desktop_config.json (Settings → Developer → Edit Config)", "json", servers("mcpServers", ep.Name, entry))
-	case Goose:
-		var b strings.Builder
-		fmt.Fprintf(&b, "extensions:\n  %s:\n    enabled: true\n    type: streamable_http\n    name: %s\n    uri: %s\n", ep.Name, ep.Name, ep.URL)
-		if ep.NeedsKey {
-			b.WriteString("    headers:\n      Authorization: Bearer elk_…\n")
-		}
-		b.WriteString("    timeout: 300\n    description: Ask a human to approve, fill a form or choose, and wait for the answer")
-		add("~/.config/goose/config.yaml", "yaml", b.String())
-		if !ep.NeedsKey {
-			add("run in a shell", "sh", "goose session --with-streamable-http-extension "+ep.URL)
-		}
-	case Inspector:
-		if ep.NeedsKey {
-			// Inspector 0.15's CLI sends no headers; its web UI does.
-			add("web UI", "text", "npx @modelcontextprotocol/inspector\n"+
-				"  Transport Type: Streamable HTTP   URL: "+ep.URL+"\n"+
-				"  Authentication: Header Name Authorization, Bearer Token elk_…   then Connect")
-		} else {
-			add("run in a shell", "sh", "npx @modelcontextprotocol/inspector --cli "+ep.URL+" --transport http --method tools/list")
-		}
-	}
+	})
 	return out, nil
+}
+
+// GooseMerge tells how the Goose snippet joins an existing config.yaml.
+const GooseMerge = "a config.yaml has one extensions: map: if yours has one, add the " +
+	"entry under it (indented as shown) instead of a second extensions:"
+
+type addFunc func(where, lang, text string)
+
+var renderers = map[string]func(Endpoint, addFunc){
+	ClaudeCode:    renderClaudeCode,
+	Cursor:        renderCursor,
+	VSCode:        renderVSCode,
+	ClaudeDesktop: renderClaudeDesktop,
+	Goose:         renderGoose,
+	Inspector:     renderInspector,
+}
+
+func renderClaudeCode(ep Endpoint, add addFunc) {
+	entry := obj{{"type", "http"}, {"url", ep.URL}}
+	if ep.NeedsKey {
+		entry = append(entry, kv{"headers", obj{{"Authorization", "Bearer ${" + KeyVariable + "}"}}}) // Claude Code expands ${VAR} in .mcp.json
+	}
+	add(".mcp.json (project, shared) or ~/.claude.json (claude mcp add --scope user)", "json", servers("mcpServers", ep.Name, entry))
+	// -H/--header takes several values (Claude Code 2.1.x), so it goes
+	// after the name and the URL.
+	cmd := "claude mcp add --transport http " + ep.Name + " " + ep.URL
+	if ep.NeedsKey {
+		cmd += ` --header "Authorization: Bearer $` + KeyVariable + `"`
+	}
+	add("run in a shell", "sh", cmd)
+}
+
+func renderCursor(ep Endpoint, add addFunc) {
+	entry := obj{{"url", ep.URL}}
+	if ep.NeedsKey {
+		entry = append(entry, kv{"headers", obj{{"Authorization", "Bearer ${env:" + KeyVariable + "}"}}})
+	}
+	add("~/.cursor/mcp.json (every project) or .cursor/mcp.json (this project)", "json", servers("mcpServers", ep.Name, entry))
+}
+
+func renderVSCode(ep Endpoint, add addFunc) {
+	entry := obj{{"type", "http"}, {"url", ep.URL}}
+	var doc obj
+	if ep.NeedsKey {
+		entry = append(entry, kv{"headers", obj{{"Authorization", "Bearer ${input:" + ep.Name + "-api-key}"}}})
+		doc = append(doc, kv{"inputs", []any{obj{
+			{"type", "promptString"}, {"id", ep.Name + "-api-key"},
+			{"description", "API key of the elicitation server (elk_…)"}, {"password", true},
+		}}})
+	}
+	doc = append(doc, kv{"servers", obj{{ep.Name, entry}}})
+	add(".vscode/mcp.json (workspace) or the user mcp.json (MCP: Open User Configuration)", "json", indent(doc))
+	if !ep.NeedsKey {
+		one := strings.Join(strings.Fields(indent(obj{{"name", ep.Name}, {"type", "http"}, {"url", ep.URL}})), " ")
+		add("run in a shell", "sh", "code --add-mcp '"+one+"'")
+	}
+}
+
+// renderClaudeDesktop: Claude Desktop's file starts stdio servers only;
+// mcp-remote bridges stdio to streamable HTTP.
+func renderClaudeDesktop(ep Endpoint, add addFunc) {
+	args := []any{"-y", "mcp-remote", ep.URL}
+	if u, err := url.Parse(ep.URL); err == nil && u.Scheme == "http" && !mcpRemoteAllowsHTTP(u.Hostname()) {
+		args = append(args, "--allow-http")
+	}
+	var env obj
+	if ep.NeedsKey {
+		// No space inside the argument (Windows quoting); mcp-remote
+		// substitutes ${VAR} from env itself.
+		args = append(args, "--header", "Authorization:${ELICITATION_AUTH}")
+		env = obj{{"ELICITATION_AUTH", "Bearer elk_…"}}
+	}
+	entry := obj{{"command", "npx"}, {"args", args}}
+	if env != nil {
+		entry = append(entry, kv{"env", env})
+	}
+	add("claude_desktop_config.json (Settings → Developer → Edit Config)", "json", servers("mcpServers", ep.Name, entry))
+}
+
+func renderGoose(ep Endpoint, add addFunc) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "extensions:\n  %s:\n    enabled: true\n    type: streamable_http\n    name: %s\n    uri: %s\n", ep.Name, ep.Name, ep.URL)
+	if ep.NeedsKey {
+		b.WriteString("    headers:\n      Authorization: Bearer elk_…\n")
+	}
+	b.WriteString("    timeout: 300\n    description: Ask a human to approve, fill a form or choose, and wait for the answer")
+	add("~/.config/goose/config.yaml ("+GooseMerge+")", "yaml", b.String())
+	if !ep.NeedsKey {
+		add("run in a shell", "sh", "goose session --with-streamable-http-extension "+ep.URL)
+	}
+}
+
+func renderInspector(ep Endpoint, add addFunc) {
+	if !ep.NeedsKey {
+		add("run in a shell", "sh", "npx @modelcontextprotocol/inspector --cli "+ep.URL+" --transport http --method tools/list")
+		return
+	}
+	// Inspector 0.15's CLI sends no headers; its web UI does.
+	add("web UI", "text", "npx @modelcontextprotocol/inspector\n"+
+		"  Transport Type: Streamable HTTP   URL: "+ep.URL+"\n"+
+		"  Authentication: Header Name Authorization, Bearer Token elk_…   then Connect")
 }
 
 func servers(key, name string, entry obj) string {
@@ -173,9 +202,27 @@ func indent(v any) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-func isLoopback(host string) bool {
-	return host == "localhost" || host == "127.0.0.1" || host == "::1"
+// mcpRemoteAllowsHTTP: mcp-remote (0.15) takes plain http without
+// --allow-http for these hosts only; not for [::1].
+func mcpRemoteAllowsHTTP(host string) bool {
+	return host == "localhost" || host == "127.0.0.1"
 }
 
 // Hosts returns every host in the order docs/hosts.md presents them.
 func Hosts() []Host { return append([]Host(nil), hosts...) }
+
+// KeyHint says where a host that does not read KeyVariable takes the
+// API key, as its rendered configuration has it.
+func KeyHint(host string) string {
+	switch host {
+	case VSCode:
+		return "VS Code asks for it once (an input of its mcp.json)"
+	case ClaudeDesktop:
+		return "Claude Desktop's entry takes it in env.ELICITATION_AUTH (replace elk_…)"
+	case Goose:
+		return "Goose's config.yaml takes it in the header (replace elk_…)"
+	case Inspector:
+		return "the Inspector's web UI takes it under Authentication"
+	}
+	return "see docs/hosts.md"
+}

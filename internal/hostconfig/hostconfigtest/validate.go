@@ -1,9 +1,16 @@
-package hostconfig
+// Package hostconfigtest validates MCP host configuration against the
+// shape each host documents for its servers (docs/hosts.md cites each
+// host's documentation): the docs test checks every configuration block
+// with it, and the tests of hostconfig and of the banner check what they
+// render. No shipped program validates a host's file, so it lives here.
+package hostconfigtest
 
 import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/mcp-elicitation/elicitation/internal/hostconfig"
 )
 
 // Validate checks a parsed configuration (JSON or YAML decoded into
@@ -17,21 +24,23 @@ func Validate(host string, doc any) error {
 		return fmt.Errorf("a %s configuration is an object, not %T", hostLabel(host), doc)
 	}
 	switch host {
-	case "", ClaudeCode, Cursor, ClaudeDesktop:
+	case "", hostconfig.ClaudeCode, hostconfig.Cursor, hostconfig.ClaudeDesktop:
 		return validateMCPServers(host, top)
-	case VSCode:
+	case hostconfig.VSCode:
 		return validateVSCode(top)
-	case Goose:
+	case hostconfig.Goose:
 		return validateGoose(top)
-	case Inspector:
-		return validateMCPServers(Inspector, top)
+	case hostconfig.Inspector:
+		return validateMCPServers(hostconfig.Inspector, top)
 	}
-	return fmt.Errorf("unknown host %q (one of %s)", host, strings.Join(Names(), ", "))
+	return fmt.Errorf("unknown host %q (one of %s)", host, strings.Join(hostconfig.Names(), ", "))
 }
 
 func hostLabel(host string) string {
-	if h, ok := byName[host]; ok {
-		return h.Title
+	for _, h := range hostconfig.Hosts() {
+		if h.Name == host {
+			return h.Title
+		}
 	}
 	return "mcpServers"
 }
@@ -64,6 +73,8 @@ func validateMCPServers(host string, top map[string]any) error {
 	return nil
 }
 
+// validateEntry checks one server entry: started by the host (command)
+// or remote (url), never both.
 func validateEntry(host, at string, e map[string]any) error {
 	_, hasURL := e["url"]
 	_, hasCmd := e["command"]
@@ -72,50 +83,62 @@ func validateEntry(host, at string, e map[string]any) error {
 		return fmt.Errorf("%s has both url and command: a server is either remote (url) or started by the host (command)", at)
 	case !hasURL && !hasCmd:
 		return fmt.Errorf("%s has neither url nor command", at)
-	case hasURL && host == ClaudeDesktop:
+	case hasURL && host == hostconfig.ClaudeDesktop:
 		return fmt.Errorf("%s: Claude Desktop's configuration file starts local (stdio) servers only and skips url entries; bridge with mcp-remote (docs/hosts.md)", at)
+	case hasCmd:
+		return validateCommandEntry(at, e)
 	}
-	if hasCmd {
-		if err := onlyKeys(at, e, "type", "command", "args", "env", "envFile", "cwd"); err != nil {
+	return validateRemoteEntry(host, at, e)
+}
+
+// validateCommandEntry checks a stdio server the host starts.
+func validateCommandEntry(at string, e map[string]any) error {
+	if err := onlyKeys(at, e, "type", "command", "args", "env", "envFile", "cwd"); err != nil {
+		return err
+	}
+	if err := isString(at+".command", e["command"]); err != nil {
+		return err
+	}
+	if t, ok := e["type"]; ok && t != "stdio" {
+		return fmt.Errorf(`%s.type %v: a server with a command is "stdio"`, at, t)
+	}
+	if a, ok := e["args"]; ok {
+		if err := isStringList(at+".args", a); err != nil {
 			return err
 		}
-		if err := isString(at+".command", e["command"]); err != nil {
-			return err
-		}
-		if t, ok := e["type"]; ok && t != "stdio" {
-			return fmt.Errorf(`%s.type %v: a server with a command is "stdio"`, at, t)
-		}
-		if a, ok := e["args"]; ok {
-			if err := isStringList(at+".args", a); err != nil {
-				return err
-			}
-		}
-		if env, ok := e["env"]; ok {
-			if err := isStringMap(at+".env", env); err != nil {
-				return err
-			}
-		}
-		return nil
 	}
+	if env, ok := e["env"]; ok {
+		return isStringMap(at+".env", env)
+	}
+	return nil
+}
+
+// validateRemoteEntry checks a server the host reaches at a URL.
+func validateRemoteEntry(host, at string, e map[string]any) error {
 	if err := onlyKeys(at, e, "type", "url", "headers", "headersHelper", "timeout", "oauth"); err != nil {
 		return err
 	}
 	if err := isURL(at+".url", e["url"]); err != nil {
 		return err
 	}
+	if err := remoteType(host, at, e); err != nil {
+		return err
+	}
+	if h, ok := e["headers"]; ok {
+		return validateHeaders(at+".headers", h)
+	}
+	return nil
+}
+
+func remoteType(host, at string, e map[string]any) error {
 	t, hasType := e["type"]
 	switch {
-	case host == ClaudeCode && !hasType:
+	case host == hostconfig.ClaudeCode && !hasType:
 		return fmt.Errorf(`%s: Claude Code reads an entry without "type" as a stdio server; remote servers need "type": "http"`, at)
 	case hasType && t != "http" && t != "sse" && t != "streamable-http":
 		return fmt.Errorf(`%s.type %v: a remote server is "http" (streamable HTTP) or "sse"`, at, t)
-	case host == ClaudeCode && t == "streamable-http":
+	case host == hostconfig.ClaudeCode && t == "streamable-http":
 		return fmt.Errorf(`%s.type: Claude Code calls streamable HTTP "http"`, at)
-	}
-	if h, ok := e["headers"]; ok {
-		if err := validateHeaders(at+".headers", h); err != nil {
-			return err
-		}
 	}
 	return nil
 }
@@ -178,7 +201,7 @@ func validateVSCode(top map[string]any) error {
 		if _, ok := e["type"]; !ok {
 			return fmt.Errorf(`%s needs "type" ("http", "sse" or "stdio")`, at)
 		}
-		if err := validateEntry(VSCode, at, e); err != nil {
+		if err := validateEntry(hostconfig.VSCode, at, e); err != nil {
 			return err
 		}
 		if h, ok := e["headers"].(map[string]any); ok {
@@ -326,7 +349,7 @@ func sortedKeys(m map[string]any) []string {
 // (VS Code, whose entry also carries its "name").
 func ValidateServer(host string, e map[string]any) error {
 	switch host {
-	case VSCode:
+	case hostconfig.VSCode:
 		name, _ := e["name"].(string)
 		if name == "" {
 			return fmt.Errorf(`code --add-mcp needs "name" in its JSON`)
@@ -340,7 +363,7 @@ func ValidateServer(host string, e map[string]any) error {
 		if _, ok := rest["type"]; !ok {
 			return fmt.Errorf(`the server needs "type" ("http", "sse" or "stdio")`)
 		}
-		return validateEntry(VSCode, "the server", rest)
+		return validateEntry(hostconfig.VSCode, "the server", rest)
 	default:
 		return validateEntry(host, "the server", e)
 	}
