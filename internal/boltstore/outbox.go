@@ -52,12 +52,14 @@ func getDelivery(tx *bolt.Tx, d elicitation.Delivery) (elicitation.Delivery, boo
 	return cur, true, nil
 }
 
-// DueDeliveries implements elicitation.Store.
+// DueDeliveries implements elicitation.Store: the due deliveries are a
+// prefix of the bucket (by DueAt); those backing off are skipped, and
+// elicitation.FairDue shares the listing among targets.
 func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]elicitation.Delivery, error) {
 	var out []elicitation.Delivery
 	err := s.view(ctx, func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketOutbox).Cursor()
-		for k, v := c.First(); k != nil && len(out) < limit; k, v = c.Next() {
+		for k, v := c.First(); k != nil; k, v = c.Next() {
 			if int64(binary.BigEndian.Uint64(k[:8])) > now.UnixNano() {
 				break
 			}
@@ -74,7 +76,7 @@ func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]
 	if err != nil {
 		return nil, fmt.Errorf("due deliveries: %w", err)
 	}
-	return out, nil
+	return elicitation.FairDue(out, limit), nil
 }
 
 // ClaimDelivery implements elicitation.Store.

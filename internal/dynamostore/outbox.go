@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -111,7 +110,10 @@ func withdrawDeliveries(table *string, ds []elicitation.Delivery) []types.Transa
 }
 
 // DueDeliveries implements elicitation.Store: one key-range query per
-// outbox shard, filtered on NotBefore.
+// outbox shard, filtered on NotBefore, shared among targets by
+// elicitation.FairDue. It reads every due delivery (those backing off
+// included, which the filter drops after the read): the sweep's cost grows
+// with the outbox, not with limit.
 func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]elicitation.Delivery, error) {
 	var out []elicitation.Delivery
 	upper := sortable(now.UnixNano() + 1)
@@ -124,20 +126,17 @@ func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]
 			ExpressionAttributeValues: item{":pk": str(outboxPrefix + strconv.Itoa(shard)), ":upper": str(upper), ":now": num(now.UnixNano())},
 			ConsistentRead:            aws.Bool(true),
 		})
-		n := 0
-		for p.HasMorePages() && n < limit {
+		for p.HasMorePages() {
 			page, err := p.NextPage(ctx)
 			if err != nil {
 				return nil, fmt.Errorf("due deliveries: %w", err)
 			}
 			for _, it := range page.Items {
 				out = append(out, decodeDelivery(it))
-				n++
 			}
 		}
 	}
-	slices.SortStableFunc(out, func(a, b elicitation.Delivery) int { return a.DueAt.Compare(b.DueAt) })
-	return out[:min(len(out), limit)], nil
+	return elicitation.FairDue(out, limit), nil
 }
 
 // ClaimDelivery implements elicitation.Store with one conditional update.

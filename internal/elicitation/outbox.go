@@ -3,6 +3,8 @@ package elicitation
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -83,3 +85,35 @@ func (d Delivery) Due(now time.Time) bool {
 
 // NewLease returns a fresh claim name.
 func NewLease() string { return randomToken(12) }
+
+// NextAt is when the next attempt at d may start: DueAt, or later after a
+// failed attempt (or while one holds it).
+func (d Delivery) NextAt() time.Time {
+	if d.NotBefore.After(d.DueAt) {
+		return d.NotBefore
+	}
+	return d.DueAt
+}
+
+// FairDue is the one rule both stores apply to the deliveries due now (ds,
+// in any order): earliest NextAt first, at most perTarget of each target,
+// so that a target with a long queue (one that keeps failing, or a burst)
+// never hides another target's deliveries, and a new notice is not listed
+// behind its own target's retries.
+func FairDue(ds []Delivery, perTarget int) []Delivery {
+	slices.SortStableFunc(ds, func(a, b Delivery) int {
+		if c := a.NextAt().Compare(b.NextAt()); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	count := map[string]int{}
+	out := ds[:0]
+	for _, d := range ds {
+		if count[d.Target] < perTarget {
+			count[d.Target]++
+			out = append(out, d)
+		}
+	}
+	return out
+}

@@ -134,8 +134,10 @@ type Cleaner interface {
 // settled before its lease ends is taken again.
 type Outbox interface {
 
-	// DueDeliveries lists up to limit deliveries in the outbox that are due
-	// at now (Delivery.Due), earliest DueAt first.
+	// DueDeliveries lists the deliveries in the outbox that are due at now
+	// (Delivery.Due), at most limit of each target, earliest NextAt first
+	// (FairDue): a target with thousands waiting never hides another's,
+	// and a target's new notice is not listed behind its retries.
 	DueDeliveries(ctx context.Context, now time.Time, limit int) ([]Delivery, error)
 
 	// ClaimDelivery takes the delivery d names (by ID and DueAt) for one

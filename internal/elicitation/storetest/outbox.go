@@ -32,8 +32,8 @@ func dueIDs(t *testing.T, s elicitation.Store, now time.Time) []string {
 	ids := make([]string, len(ds))
 	for i, d := range ds {
 		ids[i] = d.ID
-		if i > 0 && d.DueAt.Before(ds[i-1].DueAt) {
-			t.Errorf("DueDeliveries(%v): not earliest first: %v before %v", now, ds[i-1].DueAt, d.DueAt)
+		if i > 0 && d.NextAt().Before(ds[i-1].NextAt()) {
+			t.Errorf("DueDeliveries(%v): not earliest first: %v before %v", now, ds[i-1].NextAt(), d.NextAt())
 		}
 	}
 	return ids
@@ -94,8 +94,8 @@ func testOutbox(t *testing.T, open Factory) {
 		t.Errorf("due at expiry: %d deliveries, want 4 (created and expired, two targets)", n)
 	}
 	ds, err := b.DueDeliveries(ctx, r.State.ExpiresAt, 1)
-	if err != nil || len(ds) != 1 || ds[0].Event != elicitation.EventCreated {
-		t.Errorf("DueDeliveries limit 1 = %+v, %v; want one created notice", ds, err)
+	if err != nil || len(ds) != 2 || ds[0].Event != elicitation.EventCreated || ds[1].Event != elicitation.EventCreated || ds[0].Target == ds[1].Target {
+		t.Errorf("DueDeliveries limit 1 = %+v, %v; want one created notice per target", ds, err)
 	}
 
 	// Settle both created notices: they leave the outbox, the audit trail

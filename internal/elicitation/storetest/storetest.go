@@ -45,6 +45,7 @@ func Run(t *testing.T, open Factory) {
 	t.Run("Outbox", func(t *testing.T) { testOutbox(t, open) })
 	t.Run("OutboxClaims", func(t *testing.T) { testOutboxClaims(t, open) })
 	t.Run("OutboxResolve", func(t *testing.T) { testOutboxResolve(t, open) })
+	t.Run("OutboxFairness", func(t *testing.T) { testOutboxFairness(t, open) })
 	t.Run("Quorum", func(t *testing.T) { testQuorum(t, open) })
 }
 
