@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
@@ -33,9 +32,13 @@ type Deliverer struct {
 	// Backoff is the wait after failed attempt n (1, 2, …); default
 	// DefaultBackoff.
 	Backoff func(attempt int) time.Duration
+	// Timeout bounds one send; default AttemptTimeout.
+	Timeout time.Duration
 	// MaxAttempts is how many attempts a delivery gets; default 10.
 	MaxAttempts int
 	Log         *slog.Logger
+
+	health health
 }
 
 // DefaultBackoff doubles from 15 s up to 30 minutes: ten attempts span
@@ -58,6 +61,14 @@ const (
 	GaveUp Outcome = "gave up"
 	// Dropped: the delivery no longer applies (its request or target is gone).
 	Dropped Outcome = "dropped"
+	// RetryLater: the attempt timed out; although the caller asked to
+	// retry at once, the delivery backs off in the outbox (a hanging target
+	// must not hold a batch again), and the sweep retries it.
+	RetryLater Outcome = "retry later"
+	// Deferred: not attempted (its target rests after failures in a row,
+	// or the time left was less than an attempt's bound); the delivery
+	// stays due in the outbox.
+	Deferred Outcome = "deferred"
 )
 
 func (d *Deliverer) now() time.Time {
@@ -106,7 +117,7 @@ func (d *Deliverer) Attempt(ctx context.Context, dl elicitation.Delivery, retryN
 	case c.Event == elicitation.EventExpired && rec.State.StatusAt(now) != elicitation.StatusExpired:
 		return d.settle(ctx, c, time.Time{}, Dropped, what+": dropped (the request was resolved)")
 	}
-	sctx, cancel := context.WithTimeout(ctx, AttemptTimeout)
+	sctx, cancel := context.WithTimeout(ctx, d.timeout())
 	serr := sender.Send(sctx, elicitation.NoticeOf(c, rec))
 	cancel()
 	if serr == nil {
@@ -125,15 +136,29 @@ func (d *Deliverer) Attempt(ctx context.Context, dl elicitation.Delivery, retryN
 	if why.Permanent || c.Attempts >= max {
 		return d.settle(ctx, c, time.Time{}, GaveUp, fmt.Sprintf("%s: gave up at attempt %d (%s)", what, c.Attempts, why.Reason))
 	}
-	retry := d.now()
-	if !retryNow {
-		backoff := d.Backoff
-		if backoff == nil {
-			backoff = DefaultBackoff
-		}
-		retry = retry.Add(backoff(c.Attempts))
+	retry, o := d.now(), Retrying
+	switch {
+	case retryNow && why.Timeout:
+		o = RetryLater
+		fallthrough
+	case !retryNow:
+		retry = retry.Add(d.backoff()(c.Attempts))
 	}
-	return d.settle(ctx, c, retry, Retrying, fmt.Sprintf("%s: attempt %d failed (%s); next attempt at %s", what, c.Attempts, why.Reason, retry.Format(time.RFC3339)))
+	return d.settle(ctx, c, retry, o, fmt.Sprintf("%s: attempt %d failed (%s); next attempt at %s", what, c.Attempts, why.Reason, retry.Format(time.RFC3339)))
+}
+
+func (d *Deliverer) timeout() time.Duration {
+	if d.Timeout > 0 {
+		return d.Timeout
+	}
+	return AttemptTimeout
+}
+
+func (d *Deliverer) backoff() func(int) time.Duration {
+	if d.Backoff != nil {
+		return d.Backoff
+	}
+	return DefaultBackoff
 }
 
 func (d *Deliverer) settle(ctx context.Context, c elicitation.Delivery, retry time.Time, o Outcome, detail string) (Outcome, error) {
@@ -149,58 +174,58 @@ func (d *Deliverer) settle(ctx context.Context, c elicitation.Delivery, retry ti
 		return "", fmt.Errorf("settle %s: %w", c.ID, err)
 	}
 	lvl := slog.LevelInfo
-	if o == Retrying || o == GaveUp {
+	if o == Retrying || o == RetryLater || o == GaveUp {
 		lvl = slog.LevelWarn
 	}
 	d.log().Log(ctx, lvl, "notification", "deliveryId", c.ID, "elicitationId", c.RequestID, "event", c.Event, "target", c.Target, "outcome", string(o), "detail", detail)
 	return o, nil
 }
 
-// Parallel is how many attempts a Deliverer makes at once, so that a slow
-// or hanging target delays its own deliveries, not everyone's.
-const Parallel = 8
-
-// AttemptAll makes one attempt at each of ds, Parallel at a time, and
-// returns each one's outcome and error, in order.
+// AttemptAll makes one attempt at each of ds, in lanes (PerTarget at a
+// time for each target, every target apart), and returns each one's
+// outcome and error, in order. A delivery to a resting target, or one
+// there is no time left for before ctx's deadline, is Deferred: it stays
+// due in the outbox.
 func (d *Deliverer) AttemptAll(ctx context.Context, ds []elicitation.Delivery, retryNow bool) ([]Outcome, []error) {
 	outs, errs := make([]Outcome, len(ds)), make([]error, len(ds))
-	sem := make(chan struct{}, Parallel)
-	var wg sync.WaitGroup
+	l := newLanes(d, retryNow, nil)
 	for i, dl := range ds {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			outs[i], errs[i] = d.Attempt(ctx, dl, retryNow)
-		}()
+		if ok, not := l.add(ctx, dl, func(o Outcome, err error) { outs[i], errs[i] = o, err }); !ok {
+			outs[i] = not
+		}
 	}
-	wg.Wait()
+	l.wait()
 	return outs, errs
 }
 
-// DeliverDue attempts every delivery due now, in batches, and returns how
-// many it attempted. It is the sweep: expiry notices, retries after a
-// backoff, and anything a crashed deliverer left.
+// sweepBatch is how many due deliveries of each target one round of the
+// sweep lists.
+const sweepBatch = 50
+
+// DeliverDue attempts every delivery due now, in rounds of up to
+// sweepBatch per target, each target in its own lane, and returns how many
+// it attempted. It is the sweep: expiry notices, retries after a backoff,
+// and anything a crashed deliverer left. A resting target's deliveries are
+// left for a later sweep.
 func (d *Deliverer) DeliverDue(ctx context.Context) (int, error) {
-	const batch = 50
 	n := 0
 	for {
-		due, err := d.Store.DueDeliveries(ctx, d.now(), batch)
+		due, err := d.Store.DueDeliveries(ctx, d.now(), sweepBatch)
 		if err != nil {
 			return n, err
 		}
-		progress := false
 		outs, errs := d.AttemptAll(ctx, due, false)
+		progress := false
 		for i := range due {
 			if errs[i] != nil {
 				return n, errs[i]
 			}
-			if outs[i] != Skipped {
+			if outs[i] != Skipped && outs[i] != Deferred {
 				n++
 				progress = true
 			}
 		}
-		if len(due) < batch || !progress {
+		if !progress {
 			return n, nil
 		}
 	}
@@ -232,14 +257,23 @@ func (w *Worker) Wake() {
 	}
 }
 
-// Run delivers until ctx ends. A failing store is logged and retried at
-// the next wake or tick, never fatal.
+// Run delivers until ctx ends: whenever it wakes it lists what is due (at
+// most 2×PerTarget of each target) and queues each on its target's lane,
+// without waiting for any attempt; an attempt's end wakes it again. A
+// failing store is logged and retried at the next wake or tick, never
+// fatal. It returns when ctx ends and the attempts in flight have.
 func (w *Worker) Run(ctx context.Context) error {
 	tick := time.NewTicker(w.Interval)
 	defer tick.Stop()
+	l := newLanes(w.D, false, w.Wake)
+	defer l.wait()
 	for {
-		if _, err := w.D.DeliverDue(ctx); err != nil && ctx.Err() == nil {
+		due, err := w.D.Store.DueDeliveries(ctx, w.D.now(), 2*PerTarget)
+		if err != nil && ctx.Err() == nil {
 			w.D.log().ErrorContext(ctx, "notification delivery", "err", err)
+		}
+		for _, dl := range due {
+			l.add(ctx, dl, nil)
 		}
 		select {
 		case <-ctx.Done():

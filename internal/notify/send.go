@@ -26,6 +26,8 @@ type SendError struct {
 	// Permanent: retrying will not help (the target refused the request
 	// as such: 400, 401, 403, 404, 410, …).
 	Permanent bool
+	// Timeout: the target did not answer within the attempt's bound.
+	Timeout bool
 }
 
 func (e *SendError) Error() string { return e.Reason }
@@ -43,7 +45,7 @@ func reasonOf(err error) *SendError {
 	var ne net.Error
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
-		return &SendError{Reason: "timed out"}
+		return &SendError{Reason: "timed out", Timeout: true}
 	case errors.Is(err, context.Canceled):
 		return &SendError{Reason: "interrupted"}
 	}

@@ -49,12 +49,16 @@ func (h *Handler) Handle(ctx context.Context, raw json.RawMessage) (any, error) 
 	return SweepResult{Attempted: n}, nil
 }
 
-// Stream attempts the delivery of each new outbox item in the batch once.
-// A record whose attempt failed (the target refused or could not be
-// reached, or the store failed) is reported in BatchItemFailures, so that
-// Lambda retries it (and, past the event source's retry limit, sends it to
-// the dead-letter queue); its delivery stays due for the retry at once.
-// Records that are not new outbox items are ignored.
+// Stream attempts the delivery of each new outbox item in the batch once,
+// each target in its own lane (notify.AttemptAll). A record whose attempt
+// was refused in a way that may pass, or whose store call failed, is
+// reported in BatchItemFailures, so that Lambda retries it at once (and,
+// past the event source's retry limit, sends it to the dead-letter queue);
+// its delivery stays due for that retry. A time-out is not reported: its
+// delivery backs off in the outbox and the sweep retries it, so that a
+// hanging target holds a batch for one attempt's bound at most, and a
+// target resting after failures in a row not at all (its records are left
+// to the sweep). Records that are not new outbox items are ignored.
 func (h *Handler) Stream(ctx context.Context, ev events.DynamoDBEvent) events.DynamoDBEventResponse {
 	resp := events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{}}
 	now := h.D.Now
@@ -80,8 +84,7 @@ func (h *Handler) Stream(ctx context.Context, ev events.DynamoDBEvent) events.Dy
 		}
 		ds, seqs = append(ds, d), append(seqs, r.Change.SequenceNumber)
 	}
-	// Each record's attempt at once (a hanging target costs its own
-	// attempt's 10 seconds, not the batch's), reported record by record.
+	// Every target in its own lane, reported record by record.
 	outs, errs := h.D.AttemptAll(ctx, ds, true)
 	for i := range ds {
 		if errs[i] != nil {
