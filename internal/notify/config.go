@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/mail"
 	"net/url"
 	"regexp"
@@ -100,44 +101,63 @@ var targetName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
 // Parse reads a configuration document (YAML or JSON). In string values,
 // ${NAME} is replaced by lookup(NAME) (for example the environment, so that
 // secrets stay out of the file); a name lookup does not know is an error.
-// lookup may be nil when the document has no references.
+// lookup may be nil when the document has no references. A document with
+// several mistakes is refused with every one of them named: each unset
+// reference, each unknown key, each invalid target.
 func Parse(doc []byte, lookup func(string) (string, bool)) (Config, error) {
-	c, err := parse(doc, lookup)
-	if err != nil {
-		return c, err
+	c, errs := parse(doc, lookup)
+	if c == nil {
+		return Config{}, errors.Join(errs...)
 	}
-	return c, c.Validate()
+	if err := c.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return *c, errors.Join(errs...)
 }
 
-func parse(doc []byte, lookup func(string) (string, bool)) (Config, error) {
-	var c Config
+// parse decodes doc. It returns every reference that is not set and every
+// key that is unknown; c is nil only when the document could not be read
+// at all (then the errors say why).
+func parse(doc []byte, lookup func(string) (string, bool)) (*Config, []error) {
+	fail := func(err error) (*Config, []error) { return nil, []error{fmt.Errorf("notification config: %w", err)} }
 	var root yaml.Node
 	if err := yaml.Unmarshal(doc, &root); err != nil {
-		return c, fmt.Errorf("notification config: %w", err)
-	}
-	if err := expand(&root, lookup); err != nil {
-		return c, fmt.Errorf("notification config: %w", err)
+		return fail(err)
 	}
 	if root.Kind == 0 {
-		return c, fmt.Errorf("notification config: the document is empty")
+		return fail(errors.New("the document is empty"))
+	}
+	var errs []error
+	for _, e := range expand(&root, lookup, nil) {
+		errs = append(errs, fmt.Errorf("notification config: %w", e))
 	}
 	b, err := yaml.Marshal(&root)
 	if err != nil {
-		return c, fmt.Errorf("notification config: %w", err)
+		return fail(err)
 	}
+	var c Config
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
-	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
-		return c, fmt.Errorf("notification config: %w", err)
+	var te *yaml.TypeError
+	switch err := dec.Decode(&c); {
+	case errors.As(err, &te):
+		// Unknown keys and values of the wrong type: every one, and the
+		// rest of the document is still checked.
+		for _, e := range te.Errors {
+			errs = append(errs, fmt.Errorf("notification config: %s", e))
+		}
+	case err != nil && !errors.Is(err, io.EOF):
+		return fail(err)
 	}
-	return c, nil
+	return &c, errs
 }
 
 var ref = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
-func expand(n *yaml.Node, lookup func(string) (string, bool)) error {
+// expand replaces the references in n's scalars, and returns errs with one
+// more for each reference that is not set.
+func expand(n *yaml.Node, lookup func(string) (string, bool), errs []error) []error {
 	if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, "${") {
-		var missing string
 		n.Value = ref.ReplaceAllStringFunc(n.Value, func(m string) string {
 			name := m[2 : len(m)-1]
 			if lookup != nil {
@@ -145,22 +165,15 @@ func expand(n *yaml.Node, lookup func(string) (string, bool)) error {
 					return v
 				}
 			}
-			if missing == "" {
-				missing = name
-			}
+			errs = append(errs, fmt.Errorf("line %d: ${%s} is not set", n.Line, name))
 			return ""
 		})
-		if missing != "" {
-			return fmt.Errorf("line %d: ${%s} is not set", n.Line, missing)
-		}
 		n.Tag, n.Style = "!!str", yaml.DoubleQuotedStyle
 	}
 	for _, c := range n.Content {
-		if err := expand(c, lookup); err != nil {
-			return err
-		}
+		errs = expand(c, lookup, errs)
 	}
-	return nil
+	return errs
 }
 
 // ParseRouting reads the parts of a configuration document that say who
@@ -168,32 +181,32 @@ func expand(n *yaml.Node, lookup func(string) (string, bool)) error {
 // without the values of its ${NAME} references: for the functions that
 // write deliveries but never send them, and so never see a secret.
 func ParseRouting(doc []byte) (*Targets, error) {
-	c, err := parse(doc, func(string) (string, bool) { return "", true })
-	if err != nil {
-		return nil, err
+	c, errs := parse(doc, func(string) (string, bool) { return "", true })
+	if c == nil {
+		return nil, errors.Join(errs...)
 	}
-	var errs []error
 	for _, name := range c.Names() {
 		tc := c.Targets[name]
-		if err := (TargetConfig{Type: tc.Type, Events: tc.Events, URL: "https://routing.invalid", Secret: "routing-only-placeholder", Topic: "t", To: []string{"a@routing.invalid"}}).validate(name, EmailConfig{From: "a@routing.invalid", SES: SESConfig{Enabled: true}}); err != nil {
-			errs = append(errs, err)
-		}
+		errs = append(errs, (TargetConfig{Type: tc.Type, Events: tc.Events, URL: "https://routing.invalid", Secret: "routing-only-placeholder", Topic: "t", To: []string{"a@routing.invalid"}}).validate(name, EmailConfig{From: "a@routing.invalid", SES: SESConfig{Enabled: true}})...)
 	}
 	errs = append(errs, c.checkNames()...)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	return &Targets{cfg: c, names: c.Names(), senders: map[string]Sender{}}, nil
+	return &Targets{cfg: *c, names: c.Names(), senders: map[string]Sender{}}, nil
 }
 
-// Validate checks the configuration and names what is wrong, target by
-// target. It never repeats a secret in its errors.
+// Validate checks the configuration and names everything that is wrong,
+// target by target. It never repeats a secret in its errors.
 func (c Config) Validate() error {
 	var errs []error
+	email := false
 	for _, name := range c.Names() {
-		if err := c.Targets[name].validate(name, c.Email); err != nil {
-			errs = append(errs, err)
-		}
+		errs = append(errs, c.Targets[name].validate(name, c.Email)...)
+		email = email || c.Targets[name].Type == TypeEmail
+	}
+	if email && !c.Email.SES.Enabled {
+		errs = append(errs, c.Email.SMTP.validate()...)
 	}
 	errs = append(errs, c.checkNames()...)
 	return errors.Join(errs...)
@@ -232,68 +245,95 @@ func (c Config) Names() []string {
 	return names
 }
 
-func (t TargetConfig) validate(name string, email EmailConfig) error {
-	bad := func(format string, a ...any) error {
-		return fmt.Errorf("target %q: %s", name, fmt.Sprintf(format, a...))
+func (t TargetConfig) validate(name string, email EmailConfig) []error {
+	var errs []error
+	bad := func(format string, a ...any) {
+		errs = append(errs, fmt.Errorf("target %q: %s", name, fmt.Sprintf(format, a...)))
 	}
 	if !targetName.MatchString(name) {
-		return bad("a name is 1 to 64 of a-z, 0-9, '_', '.', '-', starting with a letter or digit")
+		bad("a name is 1 to 64 of a-z, 0-9, '_', '.', '-', starting with a letter or digit")
 	}
 	for _, ev := range t.Events {
 		if !slices.Contains(elicitation.Events, ev) {
-			return bad("events: %q is not one of created, decided, canceled, expired", ev)
+			bad("events: %q is not one of created, decided, canceled, expired", ev)
 		}
-	}
-	checkURL := func(what string) error {
-		u, err := url.Parse(t.URL)
-		if t.URL == "" || err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return bad("%s must be an absolute http(s) URL", what)
-		}
-		return nil
 	}
 	switch t.Type {
 	case TypeWebhook:
-		if err := checkURL("url"); err != nil {
-			return err
-		}
+		t.checkURL(bad, "url")
 		if len(t.Secret) < 16 {
-			return bad("secret (the HMAC key receivers verify signatures with) must be at least 16 characters")
+			bad("secret (the HMAC key receivers verify signatures with) must be at least 16 characters")
 		}
 	case TypeSlack:
-		return checkURL("url (the Slack incoming webhook URL)")
+		t.checkURL(bad, "url (the Slack incoming webhook URL)")
 	case TypeNtfy:
-		if err := checkURL("url (the ntfy server, for example https://ntfy.sh)"); err != nil {
-			return err
-		}
+		t.checkURL(bad, "url (the ntfy server, for example https://ntfy.sh)")
 		if t.Topic == "" || strings.ContainsAny(t.Topic, "/?# ") {
-			return bad("topic is required: the ntfy topic name (no '/', '?', '#' or spaces)")
+			bad("topic is required: the ntfy topic name (no '/', '?', '#' or spaces)")
 		}
 	case TypeEmail:
-		if len(t.To) == 0 {
-			return bad("to lists no recipient")
-		}
-		for _, a := range t.To {
-			if _, err := mail.ParseAddress(a); err != nil {
-				return bad("to: %q is not an e-mail address", a)
-			}
-		}
-		if _, err := mail.ParseAddress(email.From); err != nil {
-			return bad("email.from must be the sender's address")
-		}
-		if !email.SES.Enabled && email.SMTP.Addr == "" {
-			return bad("e-mail needs email.smtp.addr (host:port) or email.ses.enabled")
-		}
-		switch email.SMTP.TLS {
-		case "", "starttls", "tls", "none":
-		default:
-			return bad("email.smtp.tls must be starttls, tls or none")
-		}
+		t.checkEmail(bad, email)
 	case "":
-		return bad("type is required: webhook, slack, email or ntfy")
+		bad("type is required: webhook, slack, email or ntfy")
 	default:
-		return bad("type %q is not webhook, slack, email or ntfy", t.Type)
+		bad("type %q is not webhook, slack, email or ntfy", t.Type)
 	}
-	return nil
+	return errs
+}
+
+func (t TargetConfig) checkURL(bad func(string, ...any), what string) {
+	u, err := url.Parse(t.URL)
+	if t.URL == "" || err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		bad("%s must be an absolute http(s) URL", what)
+	}
+}
+
+func (t TargetConfig) checkEmail(bad func(string, ...any), email EmailConfig) {
+	if len(t.To) == 0 {
+		bad("to lists no recipient")
+	}
+	for _, a := range t.To {
+		if _, err := mail.ParseAddress(a); err != nil {
+			bad("to: %q is not an e-mail address", a)
+		}
+	}
+	if _, err := mail.ParseAddress(email.From); err != nil {
+		bad("email.from must be the sender's address")
+	}
+	if !email.SES.Enabled && email.SMTP.Addr == "" {
+		bad("e-mail needs email.smtp.addr (host:port) or email.ses.enabled")
+	}
+}
+
+// validate checks the SMTP relay once, for every e-mail target: tls none
+// is for a relay on loopback, and never with a password (it would cross
+// the connection in clear).
+func (s SMTPConfig) validate() []error {
+	var errs []error
+	switch s.TLS {
+	case "", "starttls", "tls":
+	case "none":
+		if s.Username != "" {
+			errs = append(errs, errors.New("email.smtp: tls is none and a username is set, which would send the password in clear: use starttls (the default) or tls"))
+		}
+		if host, _, err := net.SplitHostPort(s.Addr); s.Addr != "" && (err != nil || !isLoopback(host)) {
+			errs = append(errs, errors.New("email.smtp: tls none is only for a relay on loopback (127.0.0.1, [::1] or localhost); for another relay use starttls (the default) or tls"))
+		}
+	default:
+		errs = append(errs, errors.New("email.smtp.tls must be starttls, tls or none"))
+	}
+	if _, _, err := net.SplitHostPort(s.Addr); s.Addr != "" && err != nil {
+		errs = append(errs, errors.New("email.smtp.addr must be host:port"))
+	}
+	return errs
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // events is the target's events, with the default.

@@ -129,3 +129,45 @@ func TestParseRouting(t *testing.T) {
 		}
 	}
 }
+
+// TestParseNamesEveryMistake: a document with several mistakes is refused
+// with all of them named at once: each unset reference, each unknown key,
+// each invalid target, each name that is no target.
+func TestParseNamesEveryMistake(t *testing.T) {
+	doc := `
+defaults: [oncall, pager]
+targets:
+  oncall:
+    type: slack
+    url: ${SLACK_URL}
+    colour: red
+  audit:
+    type: webhook
+    url: https://hooks.example.com/x
+    secret: ${HOOK_SECRET}
+  phone:
+    type: ntfy
+    url: /relative
+  mail:
+    type: email
+    to: [nobody]
+email:
+  from: e@example.com
+  smtp: {addr: "smtp.example.com:25", tls: none, username: bob, pasword: x}
+extra: 1
+`
+	_, err := notify.Parse([]byte(doc), env(nil))
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	for _, want := range []string{
+		"${SLACK_URL} is not set", "${HOOK_SECRET} is not set",
+		"field colour not found", "field pasword not found", "field extra not found",
+		`target "audit": secret`, `target "phone": url`, `target "phone": topic is required`, `target "mail": to: "nobody"`,
+		"password in clear", "only for a relay on loopback", `defaults names "pager"`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the refusal does not name %q:\n%v", want, err)
+		}
+	}
+}

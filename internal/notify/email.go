@@ -124,19 +124,8 @@ func (s *SMTP) send(ctx context.Context, from string, msg []byte) error {
 		return smtpError(err)
 	}
 	defer c.Close()
-	if s.Config.TLS == "" || s.Config.TLS == "starttls" {
-		if ok, _ := c.Extension("STARTTLS"); ok {
-			if err := c.StartTLS(&tls.Config{ServerName: host}); err != nil {
-				return &SendError{Reason: "STARTTLS failed"}
-			}
-		} else if s.Config.Username != "" {
-			return &SendError{Reason: "the SMTP server offers no STARTTLS; refusing to send the password in clear", Permanent: true}
-		}
-	}
-	if s.Config.Username != "" {
-		if err := c.Auth(smtp.PlainAuth("", s.Config.Username, s.Config.Password, host)); err != nil {
-			return smtpError(err)
-		}
+	if err := s.secure(c, host); err != nil {
+		return err
 	}
 	if err := c.Mail(from); err != nil {
 		return smtpError(err)
@@ -161,6 +150,31 @@ func (s *SMTP) send(ctx context.Context, from string, msg []byte) error {
 		return smtpError(err)
 	}
 	return smtpError(c.Quit())
+}
+
+// secure starts TLS where the configuration asks for it and logs in, never
+// with the password in clear: a username needs TLS (tls, or STARTTLS
+// offered by the server), whatever the relay's address.
+func (s *SMTP) secure(c *smtp.Client, host string) error {
+	encrypted := s.Config.TLS == "tls"
+	if s.Config.TLS == "" || s.Config.TLS == "starttls" {
+		if ok, _ := c.Extension("STARTTLS"); ok {
+			if err := c.StartTLS(&tls.Config{ServerName: host}); err != nil {
+				return &SendError{Reason: "STARTTLS failed"}
+			}
+			encrypted = true
+		}
+	}
+	if s.Config.Username == "" {
+		return nil
+	}
+	if !encrypted {
+		return &SendError{Reason: "the SMTP connection is not encrypted (tls none, or no STARTTLS offered); refusing to send the password in clear", Permanent: true}
+	}
+	if err := c.Auth(smtp.PlainAuth("", s.Config.Username, s.Config.Password, host)); err != nil {
+		return smtpError(err)
+	}
+	return nil
 }
 
 func smtpError(err error) error {

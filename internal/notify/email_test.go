@@ -36,13 +36,14 @@ type mailpit struct {
 	SMTP, API string
 }
 
-func startMailpit(t *testing.T) *mailpit {
+func startMailpit(t *testing.T, args ...string) *mailpit {
 	t.Helper()
 	bin := testenv.GoTool(t, MailpitModule, "mailpit")
 	smtpPort, apiPort := testenv.FreePort(t), testenv.FreePort(t)
 	m := &mailpit{SMTP: "127.0.0.1:" + strconv.Itoa(smtpPort), API: "http://127.0.0.1:" + strconv.Itoa(apiPort)}
 	cmd := exec.Command(bin, "--smtp", m.SMTP, "--listen", "127.0.0.1:"+strconv.Itoa(apiPort),
 		"--database", filepath.Join(t.TempDir(), "mailpit.db"), "--disable-version-check", "--quiet", "--smtp-disable-rdns")
+	cmd.Args = append(cmd.Args, args...)
 	logs := &testenv.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
@@ -212,5 +213,50 @@ func shoot(t *testing.T, page string) {
 		"--user-data-dir="+filepath.Join(dir, "profile"), "--window-size=600,480", "--screenshot="+out, "file://"+src)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("chromium: %v\n%s", err, b)
+	}
+}
+
+// TestSMTPNeverSendsThePasswordInClear: tls none with a username is refused
+// when the configuration is read, and the sender refuses it too: a Mailpit
+// that accepts any login over plain text records none and receives
+// nothing, while the same relay without a username gets the message. tls
+// none with a relay that is not on loopback is refused at start.
+func TestSMTPNeverSendsThePasswordInClear(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts Mailpit")
+	}
+	t.Parallel()
+	mp := startMailpit(t, "--smtp-auth-accept-any", "--smtp-auth-allow-insecure")
+	doc := `{targets: {a: {type: email, to: [alice@example.com]}}, email: {from: e@example.com, smtp: {addr: "` + mp.SMTP + `", tls: none, username: bob, password: "hunter2-hunter2"}}}`
+	if _, err := notify.Parse([]byte(doc), nil); err == nil || !strings.Contains(err.Error(), "password in clear") || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("tls none with a username: Parse = %v; want a refusal that says why (and no password)", err)
+	}
+	for _, addr := range []string{"smtp.example.com:25", "10.0.0.7:25", "[2001:db8::1]:25"} {
+		doc := `{targets: {a: {type: email, to: [alice@example.com]}}, email: {from: e@example.com, smtp: {addr: "` + addr + `", tls: none}}}`
+		if _, err := notify.Parse([]byte(doc), nil); err == nil || !strings.Contains(err.Error(), "only for a relay on loopback") {
+			t.Errorf("tls none to %s: Parse = %v; want refused", addr, err)
+		}
+	}
+	for _, addr := range []string{mp.SMTP, "localhost:1025", "[::1]:25"} {
+		doc := `{targets: {a: {type: email, to: [alice@example.com]}}, email: {from: e@example.com, smtp: {addr: "` + addr + `", tls: none}}}`
+		if _, err := notify.Parse([]byte(doc), nil); err != nil {
+			t.Errorf("tls none to loopback %s: %v", addr, err)
+		}
+	}
+
+	n := elicitation.Notice{DeliveryID: "dlv_clear", Event: elicitation.EventCreated, ID: "el_1", Kind: elicitation.KindApproval, Message: "Deploy?"}
+	login := &notify.SMTP{Config: notify.SMTPConfig{Addr: mp.SMTP, TLS: "none", Username: "bob", Password: "hunter2-hunter2"}, From: "e@example.com", To: []string{"alice@example.com"}}
+	err := login.Send(context.Background(), n)
+	if se := notify.Reason(err); err == nil || !se.Permanent || !strings.Contains(se.Reason, "password in clear") {
+		t.Errorf("send with a username over plain text = %v; want a permanent refusal", err)
+	}
+	plain := &notify.SMTP{Config: notify.SMTPConfig{Addr: mp.SMTP, TLS: "none"}, From: "e@example.com", To: []string{"alice@example.com"}}
+	n.DeliveryID = "dlv_plain"
+	if err := plain.Send(context.Background(), n); err != nil {
+		t.Fatalf("send without a username: %v", err)
+	}
+	msgs := mp.waitMessages(t, 1)
+	if len(msgs) != 1 {
+		t.Errorf("mailpit holds %d messages, want only the one sent without a login", len(msgs))
 	}
 }
