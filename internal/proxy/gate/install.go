@@ -95,6 +95,9 @@ func configured(cfg *config.Config) bool {
 // to the review page when fallback_on_unsupported is review_page. Every
 // other plan is left as the rules made it.
 func (g *Gate) Install(pl *plan.Planner) {
+	if g == nil {
+		return // no gate keys set: the planner stays the original's
+	}
 	pl.Use(func(c *plan.Call, p plan.Plan) plan.Plan {
 		switch {
 		case p.Action == plan.Forward && g.holds(c):

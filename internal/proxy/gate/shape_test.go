@@ -25,9 +25,21 @@ import (
 // TestMain): a go-sdk server whose tools record every call they receive.
 const stdioUpstreamEnv = "GATE_TEST_STDIO_UPSTREAM"
 
+// rawLogEnv, when set, names a file the stdio upstream appends every byte
+// it reads to: what the proxy sent it, exactly.
+const rawLogEnv = "GATE_TEST_RAW_LOG"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(stdioUpstreamEnv) == "1" {
-		_ = recordingUpstream().Run(context.Background(), &mcp.StdioTransport{})
+		var in io.Reader = os.Stdin
+		if path := os.Getenv(rawLogEnv); path != "" {
+			f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+			if err != nil {
+				os.Exit(2)
+			}
+			in = io.TeeReader(os.Stdin, f)
+		}
+		_ = recordingUpstream().Run(context.Background(), &mcp.IOTransport{Reader: io.NopCloser(in), Writer: os.Stdout})
 		return
 	}
 	os.Exit(m.Run())

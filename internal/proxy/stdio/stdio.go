@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -167,72 +168,129 @@ func (c *fastConn) Close() error {
 }
 
 // take looks at each line the client sends before the SDK does, and
-// consumes the tool calls it forwards itself.
+// consumes the tool calls it forwards itself, and the batches it refuses.
 func (s *fastSession) take(line []byte) bool {
+	if isBatch(line) {
+		return s.refuseBatch()
+	}
+	m, ok := readEnvelope(line)
+	if !ok {
+		return false // not JSON-RPC: the SDK's business
+	}
+	if m.method == "tools/call" {
+		return m.isCall && m.v2 && s.tryFast(m.id, m.params)
+	}
+	s.watch(m)
+	return false
+}
+
+// envelope is what the fast path reads of a JSON-RPC message.
+type envelope struct {
+	method string
+	id     jsonrpc.ID
+	isCall bool // it has an id: a request, not a notification
+	v2     bool // "jsonrpc": "2.0"
+	params json.RawMessage
+}
+
+// readEnvelope reads a message's envelope, or reports false for a line
+// that is not a JSON-RPC request or notification the fast path can read.
+func readEnvelope(line []byte) (envelope, bool) {
 	obj, err := rawjson.ParseObject(line)
 	if err != nil {
-		return false // a batch, or not JSON-RPC: the SDK's business
+		return envelope{}, false
 	}
-	var m struct {
-		JSONRPC, ID, Method, Params json.RawMessage
-	}
+	var m envelope
+	var rawMethod, rawID json.RawMessage
 	for _, mem := range obj.Members {
 		switch mem.Key {
 		case "jsonrpc":
-			m.JSONRPC = mem.Value
+			m.v2 = string(mem.Value) == `"2.0"`
 		case "id":
-			m.ID = mem.Value
+			rawID = mem.Value
 		case "method":
-			m.Method = mem.Value
+			rawMethod = mem.Value
 		case "params":
-			m.Params = mem.Value
+			m.params = mem.Value
 		}
 	}
-	method, ok := rawString(m.Method)
-	if !ok {
+	var ok bool
+	if m.method, ok = rawString(rawMethod); !ok {
+		return envelope{}, false
+	}
+	if len(rawID) > 0 && string(rawID) != "null" {
+		var v any
+		if json.Unmarshal(rawID, &v) != nil {
+			return envelope{}, false
+		}
+		if m.id, err = jsonrpc.MakeID(v); err != nil {
+			return envelope{}, false
+		}
+		m.isCall = true
+	}
+	return m, true
+}
+
+// watch follows the session's handshake and cancellations (the SDK
+// handles the message too).
+func (s *fastSession) watch(m envelope) {
+	switch {
+	case m.method == "notifications/cancelled" && !m.isCall:
+		s.cancelled(m.params)
+		return
+	case m.method == "initialize" && m.isCall:
+		s.mu.Lock()
+		s.initID, s.protocol, s.initialized = &m.id, "", false
+		s.mu.Unlock()
+	case m.method == "server/discover" && m.isCall:
+		s.mu.Lock()
+		s.discoverID = &m.id
+		s.mu.Unlock()
+	case m.method == "notifications/initialized" && !m.isCall:
+		s.mu.Lock()
+		s.initialized = s.protocol != ""
+		s.mu.Unlock()
+	}
+}
+
+// protocolNoBatches is the first protocol version without JSON-RPC
+// batching (removed in 2025-06-18).
+const protocolNoBatches = "2025-06-18"
+
+func isBatch(line []byte) bool {
+	line = bytes.TrimLeft(line, " \t\r\n")
+	return len(line) > 0 && line[0] == '['
+}
+
+// refuseBatch answers a JSON-RPC batch on a session whose protocol has no
+// batching, as the streamable HTTP transport refuses one: with a sentence
+// naming the versions (here as an Invalid Request error with a null id,
+// JSON-RPC's answer to a message it cannot take). A batch before the
+// handshake, or on 2025-03-26, is left to the SDK.
+func (s *fastSession) refuseBatch() bool {
+	s.mu.Lock()
+	version := s.protocol
+	if version == "" && s.discovered {
+		version = protocolPerRequest
+	}
+	s.mu.Unlock()
+	if version < protocolNoBatches {
 		return false
 	}
-	var id jsonrpc.ID
-	isCall := false
-	if len(m.ID) > 0 && string(m.ID) != "null" {
-		var v any
-		if json.Unmarshal(m.ID, &v) != nil {
-			return false
-		}
-		if id, err = jsonrpc.MakeID(v); err != nil {
-			return false
-		}
-		isCall = true
+	// The SDK's encoder omits a zero ID; JSON-RPC wants "id": null.
+	b, err := json.Marshal(struct {
+		JSONRPC string         `json:"jsonrpc"`
+		ID      any            `json:"id"`
+		Error   *jsonrpc.Error `json:"error"`
+	}{"2.0", nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+		Message: fmt.Sprintf("JSON-RPC batching is not supported in %s and later (session version: %s)", protocolNoBatches, version)}})
+	if err == nil {
+		_, err = s.w.Write(append(b, '\n'))
 	}
-	switch method {
-	case "tools/call":
-		if isCall && string(m.JSONRPC) == `"2.0"` {
-			return s.tryFast(id, m.Params)
-		}
-	case "notifications/cancelled":
-		if !isCall {
-			s.cancelled(m.Params)
-		}
-	case "initialize":
-		if isCall {
-			s.mu.Lock()
-			s.initID, s.protocol, s.initialized = &id, "", false
-			s.mu.Unlock()
-		}
-	case "server/discover":
-		if isCall {
-			s.mu.Lock()
-			s.discoverID = &id
-			s.mu.Unlock()
-		}
-	case "notifications/initialized":
-		if !isCall {
-			s.mu.Lock()
-			s.initialized = s.protocol != ""
-			s.mu.Unlock()
-		}
+	if err != nil {
+		s.f.Logger().Debug("refusing a JSON-RPC batch: writing the error failed", "error", err)
 	}
-	return false
+	return true
 }
 
 // tryFast forwards a tool call on the fast path and reports whether it did.
@@ -381,29 +439,8 @@ func (s *fastSession) abandonAll() {
 // per-request protocol (its _meta names the protocol), or false if the call
 // must take the SDK path.
 func (s *fastSession) params(raw json.RawMessage) (params []byte, perRequest, ok bool) {
-	obj, err := rawjson.ParseObject(raw)
-	if err != nil {
-		return nil, false, false
-	}
-	var name string
-	var args, meta json.RawMessage
-	for _, m := range obj.Members {
-		switch m.Key {
-		case "name":
-			if json.Unmarshal(m.Value, &name) != nil {
-				return nil, false, false
-			}
-		case "arguments":
-			args = m.Value
-		case "_meta":
-			meta = m.Value
-		default:
-			// inputResponses, requestState, or anything the SDK path
-			// would drop.
-			return nil, false, false
-		}
-	}
-	if name == "" || len(args) == 0 || !s.f.Untouched(name, args) {
+	obj, name, args, meta, ok := callMembers(raw)
+	if !ok || name == "" || len(args) == 0 || !s.f.Untouched(name, args) {
 		return nil, false, false
 	}
 	if meta == nil {
@@ -416,33 +453,63 @@ func (s *fastSession) params(raw json.RawMessage) (params []byte, perRequest, ok
 	if _, ok := metaObj.Get("progressToken"); ok {
 		return nil, false, false
 	}
-	perRequest, ok = perRequestProtocol(metaObj)
-	if !ok {
+	if perRequest, ok = perRequestProtocol(metaObj); !ok {
 		return nil, false, false
 	}
+	if params, ok = withUpstreamMeta(raw, obj, metaObj); !ok {
+		return nil, false, false
+	}
+	return params, perRequest, true
+}
+
+// callMembers splits a tools/call's params into the members the fast path
+// takes; any other member (inputResponses, requestState, or anything the
+// SDK path would drop) sends the call to the SDK path (ok false).
+func callMembers(raw json.RawMessage) (obj *rawjson.Object, name string, args, meta json.RawMessage, ok bool) {
+	obj, err := rawjson.ParseObject(raw)
+	if err != nil {
+		return nil, "", nil, nil, false
+	}
+	for _, m := range obj.Members {
+		switch m.Key {
+		case "name":
+			if json.Unmarshal(m.Value, &name) != nil {
+				return nil, "", nil, nil, false
+			}
+		case "arguments":
+			args = m.Value
+		case "_meta":
+			meta = m.Value
+		default:
+			return nil, "", nil, nil, false
+		}
+	}
+	return obj, name, args, meta, true
+}
+
+// withUpstreamMeta returns the params with only the _meta keys the
+// upstream is sent (raw itself when that is all of them).
+func withUpstreamMeta(raw json.RawMessage, obj, meta *rawjson.Object) ([]byte, bool) {
 	kept := &rawjson.Object{}
-	for _, m := range metaObj.Members {
+	for _, m := range meta.Members {
 		if plan.UpstreamMetaKey(m.Key) {
 			kept.Members = append(kept.Members, m)
 		}
 	}
-	if len(kept.Members) == len(metaObj.Members) && len(kept.Members) > 0 {
-		return raw, perRequest, true
+	if len(kept.Members) == len(meta.Members) && len(kept.Members) > 0 {
+		return raw, true
 	}
 	if len(kept.Members) == 0 {
 		obj.Delete("_meta")
 	} else {
 		b, err := kept.MarshalJSON()
 		if err != nil {
-			return nil, false, false
+			return nil, false
 		}
 		obj.Set("_meta", b)
 	}
 	b, err := obj.MarshalJSON()
-	if err != nil {
-		return nil, false, false
-	}
-	return b, perRequest, true
+	return b, err == nil
 }
 
 // perRequestProtocol reports whether a request's _meta selects the
