@@ -170,38 +170,55 @@ func (g *Gate) pick(ctx context.Context, c Call, a *config.Ambiguity, obj map[st
 		return forward(args)
 	}
 	if c.Host != nil {
-		oneOf := make([]map[string]any, len(cands))
-		for i, cd := range cands {
-			oneOf[i] = map[string]any{"const": strconv.Itoa(i + 1), "title": cd.label}
-		}
-		schema, _ := marshal(map[string]any{"type": "object", "required": []string{"choice"}, "properties": map[string]any{
-			"choice": map[string]any{"type": "string", "title": a.Field, "oneOf": oneOf}}})
-		res, err := c.Host.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: msg, RequestedSchema: json.RawMessage(schema)})
-		if ir := (*errInputRequired)(nil); errors.As(err, &ir) {
-			return Decision{}, err
-		}
-		if err == nil {
-			if res.Action == "accept" {
-				s, _ := res.Content["choice"].(string)
-				if i, err := strconv.Atoi(s); err == nil && i >= 1 && i <= len(cands) {
-					return chosen(i-1, "host", "")
-				}
-				return refuse(g.ambiguousPayload(name, a, "failed", ReasonReviewFailed, "the client's answer named no candidate"))
-			}
-			g.decide("select", name, digest, res.Action, "host", "")
-			return refuse(g.ambiguousPayload(name, a, StatusReject, ReasonSelectionDeclined, "the user chose none of the candidates"))
-		}
-		if ctx.Err() != nil {
-			return Decision{}, ctx.Err()
-		}
-		if g.svc == nil {
-			return refuse(g.ambiguousPayload(name, a, StatusFailed, ReasonReviewFailed, "asking the user through the client failed"))
+		i, d, done, err := g.pickOnHost(ctx, c.Host, name, a, msg, digest, cands)
+		switch {
+		case i >= 0:
+			return chosen(i, "host", "")
+		case done || err != nil:
+			return d, err
 		}
 	}
 	if g.svc == nil {
 		g.decide("select", name, digest, "unavailable", "none", "")
 		return refuse(g.ambiguousPayload(name, a, StatusNeeds, ReasonAmbiguous, "the client cannot show a form and no elicitation_service is configured"))
 	}
+	return g.pickOnPage(ctx, name, a, msg, digest, cands, chosen)
+}
+
+// pickOnHost asks the host's form for a pick: it returns the candidate's
+// index, or -1 and either the decision to return (done) or, when the
+// host's form failed and the review page may ask instead, neither.
+func (g *Gate) pickOnHost(ctx context.Context, host Host, name string, a *config.Ambiguity, msg, digest string, cands []candidate) (int, Decision, bool, error) {
+	oneOf := make([]map[string]any, len(cands))
+	for i, cd := range cands {
+		oneOf[i] = map[string]any{"const": strconv.Itoa(i + 1), "title": cd.label}
+	}
+	schema, _ := marshal(map[string]any{"type": "object", "required": []string{"choice"}, "properties": map[string]any{
+		"choice": map[string]any{"type": "string", "title": a.Field, "oneOf": oneOf}}})
+	res, err := host.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: msg, RequestedSchema: json.RawMessage(schema)})
+	done := func(d Decision, err error) (int, Decision, bool, error) { return -1, d, true, err }
+	switch ir := (*errInputRequired)(nil); {
+	case errors.As(err, &ir):
+		return done(Decision{}, err)
+	case err == nil && res.Action == "accept":
+		s, _ := res.Content["choice"].(string)
+		if i, err := strconv.Atoi(s); err == nil && i >= 1 && i <= len(cands) {
+			return i - 1, Decision{}, false, nil
+		}
+		return done(refuse(g.ambiguousPayload(name, a, "failed", ReasonReviewFailed, "the client's answer named no candidate")))
+	case err == nil:
+		g.decide("select", name, digest, res.Action, "host", "")
+		return done(refuse(g.ambiguousPayload(name, a, StatusReject, ReasonSelectionDeclined, "the user chose none of the candidates")))
+	case ctx.Err() != nil:
+		return done(Decision{}, ctx.Err())
+	case g.svc == nil:
+		return done(refuse(g.ambiguousPayload(name, a, StatusFailed, ReasonReviewFailed, "asking the user through the client failed")))
+	}
+	return -1, Decision{}, false, nil
+}
+
+// pickOnPage asks for a pick on the review page.
+func (g *Gate) pickOnPage(ctx context.Context, name string, a *config.Ambiguity, msg, digest string, cands []candidate, chosen func(int, string, string) (Decision, error)) (Decision, error) {
 	opts := make([]map[string]any, len(cands))
 	for i, cd := range cands {
 		opts[i] = map[string]any{"id": strconv.Itoa(i + 1), "label": cd.label}
