@@ -152,7 +152,11 @@ func Pages(ctx context.Context, a *App) (*review.Handler, error) {
 		return nil, err
 	}
 	a.Keys = keys
-	return review.New(review.Options{Service: a.Service, Tokens: keys, Logger: a.Log, Now: a.Now, Templates: a.Templates}), nil
+	var trusted []string
+	if o := review.Origin(a.Settings.PublicURL); o != "" {
+		trusted = []string{o}
+	}
+	return review.New(review.Options{Service: a.Service, Tokens: keys, Logger: a.Log, Now: a.Now, Templates: a.Templates, TrustedOrigins: trusted}), nil
 }
 
 // ReviewURL builds the review URL of request id with key, as the agent

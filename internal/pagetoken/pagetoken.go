@@ -50,6 +50,10 @@ type Claims struct {
 	Expires time.Time `json:"x"`
 	// RequestExpires is the request's expiresAt when the page was rendered.
 	RequestExpires time.Time `json:"rx,omitzero"`
+	// Reviewer binds the token to the signed-in reviewer the page was
+	// rendered for (internal/review derives it from the identity); empty
+	// without sign-in.
+	Reviewer string `json:"rv,omitempty"`
 }
 
 // Keyring seals with its first key and opens with any of its keys. It is

@@ -32,6 +32,7 @@ const (
 	outMethod                        // a method the address does not answer
 	outTokenInvalid                  // page token missing, forged, or of another request
 	outTokenExpired                  // page token past its expiry while the request is still open
+	outCrossOrigin                   // a submission sent by a page of another origin (CheckOrigin)
 	outBodyTooLarge                  // body over MaxBodyBytes
 	outValueTooLarge                 // one value over MaxValueBytes
 	outMalformed                     // a body that is not a form
@@ -97,6 +98,8 @@ var outcomes = map[outcome]outcomeRule{
 		text: []string{"The page's security token is missing or not valid, so nothing was decided. Open the review link again to answer."}},
 	outTokenExpired: {status: http.StatusForbidden, page: pageProblem, heading: "This page is too old to send", reload: true, refusal: "page token expired",
 		text: []string{"Nothing was decided. Reload the page to get a fresh one, then answer again."}},
+	outCrossOrigin: {status: http.StatusForbidden, page: pageProblem, heading: "This answer came from another site", refusal: "cross-origin submission",
+		text: []string{"Nothing was decided. Open the review link yourself and answer on its own page."}},
 	outBodyTooLarge: {status: http.StatusRequestEntityTooLarge, page: pageProblem, heading: "Too much data", refusal: "body too large",
 		text: []string{"The submission is larger than the server accepts. Nothing was decided."}},
 	outValueTooLarge: {status: http.StatusRequestEntityTooLarge, page: pageProblem, heading: "A value is too long", refusal: "value too large",
@@ -177,7 +180,11 @@ type reply struct {
 func (h *Handler) respond(w http.ResponseWriter, r *http.Request, o outcome, x reply) {
 	rule := outcomes[o]
 	if reason := cmp.Or(x.refusal, rule.refusal); reason != "" {
-		err := h.svc.RefuseSubmission(r.Context(), x.id, x.key, "", reason)
+		by := ""
+		if id, ok := elicitation.IdentityFrom(r.Context()); ok {
+			by = id.Principal()
+		}
+		err := h.svc.RefuseSubmission(r.Context(), x.id, x.key, by, reason)
 		switch {
 		case errors.Is(err, elicitation.ErrNotFound):
 			o, rule = outNotFound, outcomes[outNotFound]
@@ -192,7 +199,7 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, o outcome, x r
 	switch rule.page {
 	case pagePending:
 		var err error
-		if v, err = h.pendingView(x.review, x.prior); err != nil {
+		if v, err = h.pendingView(x.review, x.prior, tokenReviewer(r.Context())); err != nil {
 			h.respond(w, r, outInternal, reply{id: x.id, err: err})
 			return
 		}

@@ -70,6 +70,10 @@ type Options struct {
 	// FrameImageSources is the CSP source list for images in template
 	// frames; default "https: data:". "'none'" disallows them.
 	FrameImageSources string
+	// TrustedOrigins are origins besides the request's own host that a
+	// submission may come from (CheckOrigin): the public URL's origin,
+	// when a proxy or tunnel in front changes the Host header.
+	TrustedOrigins []string
 }
 
 // Defaults of Options.
@@ -91,6 +95,7 @@ type Handler struct {
 	maxValue int
 	tpl      *TemplateChecker
 	csp      string
+	trusted  []string
 	page     *template.Template
 	pageCSS  template.CSS
 }
@@ -100,6 +105,7 @@ func New(o Options) *Handler {
 	h := &Handler{
 		svc: o.Service, tokens: o.Tokens, log: o.Logger, now: o.Now, renderID: o.NewRenderID,
 		ttl: o.TokenTTL, maxBody: o.MaxBodyBytes, maxValue: o.MaxValueBytes, tpl: o.Templates,
+		trusted: o.TrustedOrigins,
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)

@@ -1,6 +1,10 @@
 package review
 
 import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"net/url"
@@ -30,6 +34,11 @@ func (h *Handler) serveSubmit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	x := reply{id: id, key: key}
+	if err := CheckOrigin(r, h.trusted); err != nil {
+		h.log.WarnContext(r.Context(), "review submission refused", "id", id, "err", err)
+		h.respond(w, r, outCrossOrigin, x)
+		return
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, h.maxBody)
 	if err := r.ParseForm(); err != nil {
 		var tooBig *http.MaxBytesError
@@ -53,7 +62,7 @@ func (h *Handler) serveSubmit(w http.ResponseWriter, r *http.Request) {
 		h.reshow(w, r, x, outFiltered, priorOf(form, nil))
 		return
 	}
-	claims, o, reason := h.checkToken(id, form["token"])
+	claims, o, reason := h.checkToken(r.Context(), id, form["token"])
 	if o != outRecorded {
 		x.refusal = reason
 		h.respond(w, r, o, x)
@@ -136,8 +145,11 @@ func priorOf(form url.Values, cause error) func(elicitation.Payload) *prior {
 // reason. An authentic token past its expiry is refused with "reload the
 // page" while the request could still be decided; once the request itself
 // has expired it goes on, because the Service can then only answer 410, or
-// repeat the success of the winning submission.
-func (h *Handler) checkToken(id string, tokens []string) (pagetoken.Claims, outcome, string) {
+// repeat the success of the winning submission. With a signed-in reviewer,
+// the token must be one rendered for them (tokenReviewer): a token of
+// another reviewer's page, or one rendered without sign-in, is refused, so
+// one person cannot send another's approval from their own session.
+func (h *Handler) checkToken(ctx context.Context, id string, tokens []string) (pagetoken.Claims, outcome, string) {
 	if len(tokens) == 0 || tokens[0] == "" {
 		return pagetoken.Claims{}, outTokenInvalid, "missing page token"
 	}
@@ -145,12 +157,16 @@ func (h *Handler) checkToken(id string, tokens []string) (pagetoken.Claims, outc
 		return pagetoken.Claims{}, outTokenInvalid, "more than one page token"
 	}
 	now := h.now()
+	reviewer := tokenReviewer(ctx)
+	signedIn := reviewer != ""
 	c, err := h.tokens.Open(tokens[0], now)
 	switch {
 	case errors.Is(err, pagetoken.ErrInvalid) || (err != nil && !errors.Is(err, pagetoken.ErrExpired)):
 		return pagetoken.Claims{}, outTokenInvalid, "invalid page token"
 	case c.ElicitationID != id:
 		return pagetoken.Claims{}, outTokenInvalid, "page token of another request"
+	case signedIn && subtle.ConstantTimeCompare([]byte(c.Reviewer), []byte(reviewer)) != 1:
+		return pagetoken.Claims{}, outTokenInvalid, "page token of another reviewer"
 	case errors.Is(err, pagetoken.ErrExpired) && (c.RequestExpires.IsZero() || now.Before(c.RequestExpires)):
 		// (A token that does not say when its request expires is treated
 		// as one whose request could still be decided.)
@@ -171,4 +187,16 @@ func formValues(form url.Values) map[string][]string {
 		}
 	}
 	return out
+}
+
+// tokenReviewer is what a page token binds of the signed-in reviewer in
+// ctx: a digest of the issuer and the subject (128 bits, so that the page
+// carries no address), or "" without sign-in.
+func tokenReviewer(ctx context.Context) string {
+	id, ok := elicitation.IdentityFrom(ctx)
+	if !ok {
+		return ""
+	}
+	sum := sha256.Sum256([]byte("elicitation page token reviewer\x00" + id.Issuer + "\x00" + id.Subject))
+	return base64.RawURLEncoding.EncodeToString(sum[:16])
 }

@@ -101,14 +101,14 @@ func asked(st elicitation.State, p elicitation.Payload, now time.Time) askedView
 }
 
 // pendingView builds the page of a pending request with a fresh page token.
-func (h *Handler) pendingView(rv elicitation.Review, pr *prior) (*pageView, error) {
+func (h *Handler) pendingView(rv elicitation.Review, pr *prior, reviewer string) (*pageView, error) {
 	rec := rv.Record
 	now := h.now()
 	exp := now.Add(h.ttl)
 	if rec.State.ExpiresAt.Before(exp) {
 		exp = rec.State.ExpiresAt
 	}
-	tok, err := h.tokens.Seal(pagetoken.Claims{ElicitationID: rec.State.ID, RenderID: h.renderID(), Expires: exp, RequestExpires: rec.State.ExpiresAt})
+	tok, err := h.tokens.Seal(pagetoken.Claims{ElicitationID: rec.State.ID, RenderID: h.renderID(), Expires: exp, RequestExpires: rec.State.ExpiresAt, Reviewer: reviewer})
 	if err != nil {
 		return nil, fmt.Errorf("seal page token: %w", err)
 	}

@@ -4,9 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"html"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,30 +28,9 @@ import (
 // sign-in. The browser keeps the one cookie as HttpOnly, Secure (Chromium
 // treats http://127.0.0.1 as a secure origin), SameSite=Lax, on /review.
 func TestSignInChromium(t *testing.T) {
-	node := testenv.Node(t)
-	testenv.NodeModule(t, filepath.Join("playwright-core", "package.json"))
-	chromium := os.Getenv("CHROMIUM_PATH")
-	if chromium == "" {
-		chromium = "/usr/bin/chromium"
-	}
-	if _, err := os.Stat(chromium); err != nil {
-		t.Fatalf("this test needs Chromium at %s (or CHROMIUM_PATH): apt-get install -y chromium", chromium)
-	}
 	s := newStack(t, elicitation.ReviewerPolicy{BarOwner: true}, boltStore(t))
 	id, page := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{Reviewers: []string{"alice@example.com"}})
-	plan, _ := json.Marshal(map[string]string{"chromium": chromium, "reviewUrl": page, "user": "alice", "password": oidctest.Password, "pick": "us"})
-	path := filepath.Join(t.TempDir(), "plan.json")
-	if err := os.WriteFile(path, plan, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join("browsertest", "signin.mjs"), path)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("node signin.mjs: %v\n%s\n%s", err, stdout.String(), stderr.String())
-	}
+	stdout := chromiumScript(t, "signin.mjs", map[string]string{"reviewUrl": page, "user": "alice", "password": oidctest.Password, "pick": "us"})
 	var out struct {
 		OK                                bool
 		Error                             string
@@ -58,8 +42,8 @@ func TestSignInChromium(t *testing.T) {
 			Secure               bool
 		}
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil || !out.OK {
-		t.Fatalf("browser: %v %s\n%s\n%s", err, out.Error, stdout.String(), stderr.String())
+	if err := json.Unmarshal(stdout, &out); err != nil || !out.OK {
+		t.Fatalf("browser: %v %s\n%s", err, out.Error, stdout)
 	}
 	t.Logf("steps %v, reviewer %q, result %q, again %q", out.Steps, out.Reviewer, out.Result, out.Again)
 	if len(out.Steps) != 2 || !strings.Contains(out.Steps[0], "/login/username") || out.Steps[1] != "back:true" {
@@ -86,5 +70,101 @@ func TestSignInChromium(t *testing.T) {
 	st := state(t, s.instances[0].svc, "agent@example.com", id)
 	if st.Status != elicitation.StatusSubmitted || st.DecidedBy != "alice@example.com" {
 		t.Fatalf("state %+v", st)
+	}
+}
+
+// chromiumScript runs browsertest/script with plan (and the Chromium path)
+// and returns its one line of JSON.
+func chromiumScript(t *testing.T, script string, plan map[string]string) []byte {
+	t.Helper()
+	node := testenv.Node(t)
+	testenv.NodeModule(t, filepath.Join("playwright-core", "package.json"))
+	chromium := os.Getenv("CHROMIUM_PATH")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(chromium); err != nil {
+		t.Fatalf("this test needs Chromium at %s (or CHROMIUM_PATH): apt-get install -y chromium", chromium)
+	}
+	plan["chromium"] = chromium
+	b, _ := json.Marshal(plan)
+	path := filepath.Join(t.TempDir(), "plan.json")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join("browsertest", script), path)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("node %s: %v\n%s\n%s", script, err, stdout.String(), stderr.String())
+	}
+	return stdout.Bytes()
+}
+
+// Cross-site request forgery from the same site, in Chromium: Bob is
+// signed in; a page on another port of the same host auto-submits an
+// approval to the review URL, with a page token rendered for Bob himself
+// (so that only the origin check stands in the way). The session cookie
+// goes along (SameSite=Lax does not stop a same-site POST), and the
+// submission is refused (403, audited) without deciding; Bob's own answer
+// on the page then counts.
+func TestSameSiteForgeryChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("Chromium and the OpenID provider: not in -short")
+	}
+	s := newStack(t, elicitation.ReviewerPolicy{BarOwner: true}, boltStore(t))
+	id, page := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{
+		Message: "Rotate the keys?", Options: opts(), Approvals: 2, Reviewers: []string{"alice@example.com", "bob@example.com"},
+	})
+	// The forger holds a token of a render for Bob (the strongest case:
+	// the token binding cannot refuse it).
+	_, body := open(t, oidctest.Browser(t), page, "bob")
+	m := tokenField.FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no token on bob's page:\n%.600s", body)
+	}
+	attacker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><form method="post" action="%s"><input name="token" value="%s"><input name="decision" value="submitted"><input name="option" value="a"></form><script>document.forms[0].submit()</script>`,
+			html.EscapeString(page), html.EscapeString(html.UnescapeString(m[1])))
+	}))
+	t.Cleanup(attacker.Close)
+	if attacker.URL[len("http://"):strings.LastIndexByte(attacker.URL, ':')] != "127.0.0.1" {
+		t.Fatalf("the attacker's page %s is not on the review page's host", attacker.URL)
+	}
+	stdout := chromiumScript(t, "csrf.mjs", map[string]string{"reviewUrl": page, "attackUrl": attacker.URL, "user": "bob", "password": oidctest.Password, "pick": "a"})
+	var out struct {
+		OK                        bool
+		Error, Reviewer           string
+		ForgedStatus, OwnStatus   int
+		ForgedHeading, OwnHeading string
+		Posts                     []struct{ Origin, Site string }
+	}
+	if err := json.Unmarshal(stdout, &out); err != nil || !out.OK {
+		t.Fatalf("browser: %v %s\n%s", err, out.Error, stdout)
+	}
+	t.Logf("posts %+v", out.Posts)
+	if out.Reviewer != "Signed in as bob@example.com" {
+		t.Errorf("the page says %q, want bob signed in", out.Reviewer)
+	}
+	if out.ForgedStatus != http.StatusForbidden || out.ForgedHeading != "This answer came from another site" {
+		t.Errorf("the forged POST: %d %q, want 403 %q", out.ForgedStatus, out.ForgedHeading, "This answer came from another site")
+	}
+	// The page's own form goes with Origin: null (its Referrer-Policy is
+	// no-referrer), which is why CheckOrigin cannot refuse null alone.
+	if len(out.Posts) != 2 || out.Posts[0].Site != "same-site" || out.Posts[1].Site != "same-origin" || out.Posts[1].Origin != "null" {
+		t.Errorf("the browser's POSTs %+v: want a same-site forgery, then a same-origin answer with Origin: null", out.Posts)
+	}
+	if out.OwnStatus != http.StatusOK || out.OwnHeading != "Your approval is counted" {
+		t.Errorf("bob's own answer: %d %q", out.OwnStatus, out.OwnHeading)
+	}
+	st := state(t, s.instances[0].svc, "agent@example.com", id)
+	if st.Status != elicitation.StatusPending || len(st.Approvers) != 1 || st.Approvers[0].By != "bob@example.com" {
+		t.Fatalf("state %+v: want pending with bob's own approval only", st)
+	}
+	if got := trail(t, s.instances[0].svc, id); !slices.Contains(got, "submission_refused bob@example.com cross-origin submission") {
+		t.Errorf("the forgery is not audited: %q", got)
 	}
 }

@@ -405,3 +405,112 @@ func TestQuorumOfTwo(t *testing.T) {
 		})
 	}
 }
+
+// A page token is bound to the signed-in reviewer it was rendered for:
+// Alice approves, renders the page again, and her fresh token sent from
+// Bob's session (a forgery that has Bob's browser post it) is refused, so
+// one person cannot complete a quorum of two; Bob's own token counts.
+func TestPageTokenBoundToReviewer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the OpenID provider: not in -short")
+	}
+	s := newStack(t, elicitation.ReviewerPolicy{BarOwner: true}, boltStore(t))
+	id, page := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{
+		Message: "Rotate the keys?", Options: opts(), Approvals: 2, Reviewers: []string{"alice@example.com", "bob@example.com"},
+	})
+	alice, bob := oidctest.Browser(t), oidctest.Browser(t)
+	if code, body := approve(t, alice, page, "alice", "a"); code != http.StatusOK || !strings.Contains(body, "Your approval is counted") {
+		t.Fatalf("alice's approval: %d\n%.400s", code, body)
+	}
+	_, body := open(t, alice, page, "alice")
+	m := tokenField.FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no token on alice's page:\n%.600s", body)
+	}
+	open(t, bob, page, "bob")
+	code, body := post(t, bob, page, url.Values{"token": {html.UnescapeString(m[1])}, "decision": {"submitted"}, "option": {"a"}})
+	if code != http.StatusForbidden || !strings.Contains(body, "This page cannot send an answer") {
+		t.Fatalf("alice's token from bob's session: %d\n%.600s", code, body)
+	}
+	if st := state(t, s.instances[0].svc, "agent@example.com", id); st.Status != elicitation.StatusPending || len(st.Approvers) != 1 {
+		t.Fatalf("one person completed a quorum of two: %+v", st)
+	}
+	if got := trail(t, s.instances[0].svc, id); !slices.Contains(got, "submission_refused bob@example.com page token of another reviewer") {
+		t.Errorf("the refusal is not audited under bob: %q", got)
+	}
+	if code, body := approve(t, bob, page, "bob", "a"); code != http.StatusOK || !strings.Contains(body, "Selection sent") {
+		t.Fatalf("bob's own approval: %d\n%.400s", code, body)
+	}
+}
+
+// The origin check, over HTTP with the real provider: a signed-in
+// reviewer's POST that says it comes from another port (Sec-Fetch-Site
+// same-site), another site, or, from a browser without Sec-Fetch-Site,
+// another origin, is refused and audited; same-origin, a bare Origin:
+// null and no header at all pass on to the page token.
+func TestCrossOriginSubmissions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the OpenID provider: not in -short")
+	}
+	s := newStack(t, elicitation.ReviewerPolicy{BarOwner: true}, boltStore(t))
+	id, page := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{})
+	b := oidctest.Browser(t)
+	u, _ := url.Parse(page)
+	self := "http://" + u.Host
+	other := "http://127.0.0.1:1"
+	for _, tc := range []struct {
+		name, site, origin string
+		refused            bool
+	}{
+		{"same-site", "same-site", other, true},
+		{"cross-site", "cross-site", "https://evil.example", true},
+		{"old browser, other origin", "", other, true},
+		{"old browser, other host", "", "http://localhost" + u.Host[strings.LastIndexByte(u.Host, ':'):], true},
+		{"same-origin", "same-origin", self, false},
+		{"old browser, same origin", "", self, false},
+		{"old browser, null origin", "", "null", false},
+		{"no headers", "", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, body := open(t, b, page, "alice")
+			m := tokenField.FindStringSubmatch(body)
+			if m == nil {
+				t.Fatal("no token")
+			}
+			// Another request's id in the answer keeps it from deciding:
+			// an unknown option is refused by the Service, after the
+			// origin and token checks.
+			form := url.Values{"token": {html.UnescapeString(m[1])}, "decision": {"submitted"}, "option": {"nowhere"}}
+			req, _ := http.NewRequest(http.MethodPost, page, strings.NewReader(form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			if tc.site != "" {
+				req.Header.Set("Sec-Fetch-Site", tc.site)
+			}
+			if tc.origin != "" {
+				req.Header.Set("Origin", tc.origin)
+			}
+			resp, err := b.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := readAll(resp)
+			_ = resp.Body.Close()
+			crossed := resp.StatusCode == http.StatusForbidden && strings.Contains(text, "This answer came from another site")
+			if crossed != tc.refused || (!tc.refused && resp.StatusCode != http.StatusUnprocessableEntity) {
+				t.Errorf("%d, refused as cross-origin %v; want refused %v (else 422 for the unknown option)\n%.400s", resp.StatusCode, crossed, tc.refused, text)
+			}
+		})
+	}
+	if st := state(t, s.instances[0].svc, "agent@example.com", id); st.Status != elicitation.StatusPending {
+		t.Fatalf("decided: %+v", st)
+	}
+	n := 0
+	for _, e := range trail(t, s.instances[0].svc, id) {
+		if e == "submission_refused alice@example.com cross-origin submission" {
+			n++
+		}
+	}
+	if n != 4 {
+		t.Errorf("%d cross-origin refusals audited, want 4: %q", n, trail(t, s.instances[0].svc, id))
+	}
+}

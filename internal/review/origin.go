@@ -1,0 +1,73 @@
+package review
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// ErrCrossOrigin is CheckOrigin's refusal.
+var ErrCrossOrigin = errors.New("a state-changing request from another origin")
+
+// CheckOrigin is the one rule of where a state-changing request to the
+// review routes may come from: a page of this origin (the request's own
+// host, or one of trusted, the public URL's origin), never another site,
+// another port of this host or a sibling subdomain. It decides for the
+// local server and for the submit Lambda function alike (both serve
+// POSTs through the Handler). GET, HEAD and OPTIONS change nothing and
+// always pass.
+//
+// The browser's word decides, in this order:
+//
+//   - Sec-Fetch-Site, sent by every current browser to https and loopback
+//     origins (all that reviewer sign-in allows): "same-origin" passes, as
+//     does "none" (the reviewer's own navigation); "same-site" (another
+//     port, a sibling subdomain) and "cross-site" are refused.
+//   - Without it (a browser from before 2023, or a plain-http origin that
+//     is not loopback), Origin: a serialized origin must be this origin.
+//     "Origin: null" passes here, because it is what a browser sends for
+//     the review page's own form: the page's Referrer-Policy is
+//     no-referrer, under which a POST's Origin is "null". (A hostile
+//     sandboxed frame sends null too; in a browser that sends
+//     Sec-Fetch-Site it is refused by the first rule.)
+//   - Neither header: a client that is not a browser (curl, a script),
+//     which carries no reviewer's cookie, or a browser from before 2020.
+//     It passes; what holds then is the page token, bound to the request
+//     and to the signed-in reviewer it was rendered for, which another
+//     site cannot read, and the SameSite=Lax session cookie, which no
+//     browser sends on another site's POST.
+func CheckOrigin(r *http.Request, trusted []string) error {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return nil
+	}
+	switch site := r.Header.Get("Sec-Fetch-Site"); site {
+	case "same-origin", "none":
+		return nil
+	case "":
+	default:
+		return fmt.Errorf("%w: Sec-Fetch-Site is %.32q", ErrCrossOrigin, site)
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" || origin == "null" || slices.Contains(trusted, origin) {
+		return nil
+	}
+	if u, err := url.Parse(origin); err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host) {
+		return nil
+	}
+	return fmt.Errorf("%w: Origin is %.80q", ErrCrossOrigin, origin)
+}
+
+// Origin is the serialized origin (scheme://host[:port]) of an absolute
+// URL such as the public URL, for CheckOrigin's trusted list; "" if u is
+// not one.
+func Origin(u string) string {
+	p, err := url.Parse(u)
+	if err != nil || p.Scheme == "" || p.Host == "" {
+		return ""
+	}
+	return strings.ToLower(p.Scheme) + "://" + strings.ToLower(p.Host)
+}
