@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
@@ -28,6 +30,8 @@ type SendError struct {
 	Permanent bool
 	// Timeout: the target did not answer within the attempt's bound.
 	Timeout bool
+	// status is the HTTP status of a refusal, if there was one.
+	status int
 }
 
 func (e *SendError) Error() string { return e.Reason }
@@ -58,7 +62,7 @@ func reasonOf(err error) *SendError {
 
 // statusError classifies a non-2xx response.
 func statusError(code int) *SendError {
-	e := &SendError{Reason: fmt.Sprintf("HTTP %d", code)}
+	e := &SendError{Reason: fmt.Sprintf("HTTP %d", code), status: code}
 	switch {
 	case code == http.StatusRequestTimeout, code == http.StatusTooEarly, code == http.StatusTooManyRequests, code == http.StatusConflict:
 	case code >= 400 && code < 500:
@@ -85,9 +89,30 @@ func HTTPClient() *http.Client {
 
 // post sends body to url with headers and classifies the answer.
 func post(ctx context.Context, c *http.Client, url string, body []byte, headers map[string]string) error {
+	_, err := do(ctx, c, url, body, headers)
+	return err
+}
+
+// errorWord is an answer's body that is one error word (as Slack answers:
+// invalid_blocks, no_service, …), safe to record.
+var errorWord = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+
+// postWord is post for a receiver that answers a refusal with one error
+// word (Slack): the word joins the reason.
+func postWord(ctx context.Context, c *http.Client, url string, body []byte, headers map[string]string) error {
+	word, err := do(ctx, c, url, body, headers)
+	var se *SendError
+	if errors.As(err, &se) && errorWord.MatchString(word) {
+		se.Reason += " " + word
+	}
+	return err
+}
+
+// do sends body and returns, for a refusal, the start of the answer's body.
+func do(ctx context.Context, c *http.Client, url string, body []byte, headers map[string]string) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return &SendError{Reason: "bad target URL", Permanent: true}
+		return "", &SendError{Reason: "bad target URL", Permanent: true}
 	}
 	req.Header.Set("User-Agent", "mcp-elicitation-notify/1")
 	for k, v := range headers {
@@ -95,12 +120,13 @@ func post(ctx context.Context, c *http.Client, url string, body []byte, headers 
 	}
 	resp, err := c.Do(req)
 	if err != nil {
-		return reasonOf(err)
+		return "", reasonOf(err)
 	}
+	head, _ := io.ReadAll(io.LimitReader(resp.Body, 64))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	_ = resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return statusError(resp.StatusCode)
+		return strings.TrimSpace(string(head)), statusError(resp.StatusCode)
 	}
-	return nil
+	return "", nil
 }

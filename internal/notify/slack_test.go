@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -116,7 +118,7 @@ func TestSlackSend(t *testing.T) {
 	gone := &notify.Slack{URL: srv.URL + "/services/gone", Client: notify.HTTPClient()}
 	err := gone.Send(context.Background(), sampleNotice(elicitation.EventCreated))
 	se, ok := err.(*notify.SendError)
-	if !ok || !se.Permanent || se.Reason != "HTTP 404" || strings.Contains(err.Error(), srv.URL) {
+	if !ok || !se.Permanent || se.Reason != "HTTP 404 no_service" || strings.Contains(err.Error(), srv.URL) {
 		t.Errorf("removed webhook: %v (the reason must not carry the secret URL)", err)
 	}
 }
@@ -153,5 +155,127 @@ func TestNtfy(t *testing.T) {
 	}
 	if _, has := body["click"]; has || body["title"] != "Approval request expired unanswered" {
 		t.Errorf("expired notice published %v", body)
+	}
+}
+
+// slackStandIn answers as Slack's incoming webhooks do: a payload that is
+// not valid Block Kit (shape or limits) gets 400 invalid_blocks; refuse
+// may refuse more.
+type slackStandIn struct {
+	srv    *httptest.Server
+	posted chan map[string]any // every payload it accepted
+}
+
+func newSlackStandIn(t *testing.T, refuse func(map[string]any) string) *slackStandIn {
+	rs := blockKit(t)
+	s := &slackStandIn{posted: make(chan map[string]any, 10)}
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var doc map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&doc); err != nil {
+			http.Error(w, "invalid_payload", http.StatusBadRequest)
+			return
+		}
+		if err := rs.Validate(doc); err != nil {
+			http.Error(w, "invalid_blocks", http.StatusBadRequest)
+			return
+		}
+		if refuse != nil {
+			if word := refuse(doc); word != "" {
+				http.Error(w, word, http.StatusBadRequest)
+				return
+			}
+		}
+		s.posted <- doc
+		_, _ = io.WriteString(w, "ok")
+	}))
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+func sectionText(t *testing.T, doc map[string]any) map[string]any {
+	t.Helper()
+	blocks, _ := doc["blocks"].([]any)
+	for _, b := range blocks {
+		if b := b.(map[string]any); b["type"] == "section" {
+			return b["text"].(map[string]any)
+		}
+	}
+	t.Fatalf("no section in %v", doc)
+	return nil
+}
+
+// brokenEntity reports an '&' that does not start one of the three
+// entities.
+func brokenEntity(s string) bool {
+	return strings.Contains(strings.NewReplacer("&amp;", "", "&lt;", "", "&gt;", "").Replace(s), "&")
+}
+
+// TestSlackLimitsAfterEscaping: the agent's text is escaped and then cut,
+// so that text of '&', '<', '>' and characters outside the BMP stays
+// within the 3,000-character section limit, cut at a character boundary
+// and never inside an entity; it is verbatim, so that a bare URL does not
+// become a link. A Slack stand-in that checks Block Kit takes each one.
+func TestSlackLimitsAfterEscaping(t *testing.T) {
+	standIn := newSlackStandIn(t, nil)
+	s := &notify.Slack{URL: standIn.srv.URL + "/services/T0/B0/x", Client: notify.HTTPClient()}
+	for name, msg := range map[string]string{
+		"ampersands":  strings.Repeat("&", 3100),
+		"angles":      strings.Repeat("<>", 1600),
+		"mixed":       strings.Repeat("a&b<c>é😀", 700),
+		"just within": strings.Repeat("x", 2995) + "&",
+		"bare url":    "approve https://evil.example/x and #general",
+	} {
+		n := sampleNotice(elicitation.EventCreated)
+		n.Message = msg
+		if err := s.Send(context.Background(), n); err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		doc := <-standIn.posted
+		sec := sectionText(t, doc)
+		text := sec["text"].(string)
+		if sec["verbatim"] != true || len(doc["blocks"].([]any)) < 3 {
+			t.Errorf("%s: the section is not verbatim, or Slack got the fallback: %v", name, doc)
+		}
+		if u := utf16.Encode([]rune(text)); len(u) > 3000 {
+			t.Errorf("%s: section of %d UTF-16 units", name, len(u))
+		}
+		if !utf8.ValidString(text) || brokenEntity(text) {
+			t.Errorf("%s: cut inside a character or an entity: %q", name, text)
+		}
+		if name == "just within" && text != strings.Repeat("x", 2995)+"&amp;" {
+			t.Errorf("%s: 3,000 characters after escaping were cut: ends %q", name, text[len(text)-12:])
+		}
+		if name == "bare url" && text != msg {
+			t.Errorf("bare url: %q", text)
+		}
+	}
+}
+
+// TestSlackRefusalDoesNotLoseTheNotice: when Slack refuses the blocks
+// (400), the notice goes again as plain text with the review link; when
+// Slack refuses that too, the failure is permanent and names Slack's
+// error words (for the audit trail).
+func TestSlackRefusalDoesNotLoseTheNotice(t *testing.T) {
+	oneBlock := newSlackStandIn(t, func(doc map[string]any) string {
+		if len(doc["blocks"].([]any)) > 1 {
+			return "invalid_blocks"
+		}
+		return ""
+	})
+	s := &notify.Slack{URL: oneBlock.srv.URL + "/services/T0/B0/x", Client: notify.HTTPClient()}
+	n := sampleNotice(elicitation.EventCreated)
+	if err := s.Send(context.Background(), n); err != nil {
+		t.Fatalf("refused blocks, then fallback: %v", err)
+	}
+	text := sectionText(t, <-oneBlock.posted)["text"].(string)
+	if !strings.Contains(text, n.ReviewURL) || !strings.Contains(text, "Deploy api v1.3") {
+		t.Errorf("fallback %q lacks the link or the message", text)
+	}
+	none := newSlackStandIn(t, func(map[string]any) string { return "invalid_payload" })
+	err := (&notify.Slack{URL: none.srv.URL + "/services/T0/B0/x", Client: notify.HTTPClient()}).Send(context.Background(), n)
+	se := notify.Reason(err)
+	if err == nil || !se.Permanent || se.Reason != "HTTP 400 invalid_payload, and the plain-text fallback: HTTP 400 invalid_payload" {
+		t.Errorf("refused twice: %v", err)
 	}
 }
