@@ -12,8 +12,11 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
+	"github.com/mcp-elicitation/elicitation/internal/apikey"
+	"github.com/mcp-elicitation/elicitation/internal/apikey/dynamokeys"
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/compose/mcpendpoint"
 	"github.com/mcp-elicitation/elicitation/internal/compose/notifypart"
@@ -26,11 +29,21 @@ func main() {
 	exitIf(log, err)
 	db := lambdaconfig.DynamoDB(env)
 	app, err := compose.Build(context.Background(), s, compose.Parts{
-		Log: log, Store: lambdaconfig.Store(db), Secret: lambdaconfig.Secret(env), MCP: mcpendpoint.Part(mcpendpoint.DynamoKeys(db)),
+		Log: log, Store: lambdaconfig.Store(db), Secret: lambdaconfig.Secret(env), MCP: mcpendpoint.Part(dynamoKeys(db)),
 		Notify: notifypart.RoutingPart,
 	})
 	exitIf(log, err)
 	lambda.Start(httpadapter.NewV2(lambdaconfig.Route("/mcp", app.MCP)).ProxyWithContext)
+}
+
+// dynamoKeys opens the API keys kept in the settings' table, through db.
+// It is here, not in internal/lambdaconfig, because the review and submit
+// functions link that package and must not link the MCP SDK, which
+// internal/apikey's bearer check imports.
+func dynamoKeys(db *dynamodb.Client) func(context.Context, compose.Settings) (apikey.Store, error) {
+	return func(_ context.Context, s compose.Settings) (apikey.Store, error) {
+		return dynamokeys.New(db, s.Table), nil
+	}
 }
 
 func exitIf(log *slog.Logger, err error) {

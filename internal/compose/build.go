@@ -7,13 +7,10 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
@@ -179,11 +176,11 @@ func (a *App) Close() error {
 
 // ReviewURL is the one place review URLs are built: base (the public URL;
 // locally the review listener's address when none is set) and the path
-// /review/{id}/{key}; without a base, the API's own address from the
-// request's API Gateway context (domain name, and the stage unless it is
-// $default); else the request's Host, over the scheme of
-// X-Forwarded-Proto, else https on a TLS connection, else http; without a
-// request, the path alone.
+// /review/{id}/{key}; without a base, the base the deployment's front end
+// put in the request's context (WithRequestBase: on Lambda the API's own
+// address, from its API Gateway context); else the request's Host, over
+// the scheme of X-Forwarded-Proto, else https on a TLS connection, else
+// http; without a request, the path alone.
 func ReviewURL(base string, r *http.Request, id, key string) string {
 	return ReviewBase(base, r) + review.Path(id, key)
 }
@@ -198,12 +195,8 @@ func ReviewBase(base string, r *http.Request) string {
 	if r == nil {
 		return ""
 	}
-	if rc, ok := core.GetAPIGatewayV2ContextFromContext(r.Context()); ok && rc.DomainName != "" {
-		base := "https://" + rc.DomainName
-		if rc.Stage != "" && rc.Stage != "$default" {
-			base += "/" + url.PathEscape(rc.Stage)
-		}
-		return base
+	if base, ok := r.Context().Value(requestBaseKey{}).(string); ok && base != "" {
+		return strings.TrimRight(base, "/")
 	}
 	if r.Host == "" {
 		return ""
@@ -216,6 +209,16 @@ func ReviewBase(base string, r *http.Request) string {
 		scheme = p
 	}
 	return scheme + "://" + r.Host
+}
+
+type requestBaseKey struct{}
+
+// WithRequestBase returns ctx carrying base, the address a deployment's
+// front end serves the request's API at (on Lambda the API Gateway domain
+// and stage, set by lambdaconfig.Route): ReviewBase prefers it to the
+// request's Host. It keeps compose free of any one front end's types.
+func WithRequestBase(ctx context.Context, base string) context.Context {
+	return context.WithValue(ctx, requestBaseKey{}, base)
 }
 
 // Keyring returns the page-token keyring: Settings.TokenKeys; else the

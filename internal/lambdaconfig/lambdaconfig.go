@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -182,11 +183,29 @@ func stripStage(next http.Handler) http.Handler {
 
 // Route serves h at pattern (a net/http ServeMux pattern such as "/mcp" or
 // "GET /review/{id}/{key}") and answers 404 elsewhere, on any stage. The
-// request's context ends ResponseMargin before the invocation does.
+// request's context ends ResponseMargin before the invocation does, and
+// carries the API's own address (gatewayBase) for review URLs.
 func Route(pattern string, h http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(pattern, h)
-	return stripStage(beforeDeadline(mux))
+	return gatewayBase(stripStage(beforeDeadline(mux)))
+}
+
+// gatewayBase puts the API's own address in the request's context
+// (compose.WithRequestBase): https, the domain name of its API Gateway
+// context, and the stage unless it is $default. compose.ReviewBase uses it
+// when no public URL is set.
+func gatewayBase(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rc, ok := core.GetAPIGatewayV2ContextFromContext(r.Context()); ok && rc.DomainName != "" {
+			base := "https://" + rc.DomainName
+			if rc.Stage != "" && rc.Stage != "$default" {
+				base += "/" + url.PathEscape(rc.Stage)
+			}
+			r = r.WithContext(compose.WithRequestBase(r.Context(), base))
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // ResponseMargin is the time a handler keeps, after its request's context

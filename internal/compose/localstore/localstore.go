@@ -3,19 +3,19 @@
 // reached with the AWS SDK's usual configuration (AWS_REGION, the
 // credential chain, AWS_ENDPOINT_URL_DYNAMODB for DynamoDB Local); and the
 // API keys beside either. It is compose.Parts.Store of cmd/elicitation; the
-// Lambda functions use lambdaconfig's lighter DynamoDB client instead.
+// Lambda functions use lambdaconfig's lighter DynamoDB client instead, and
+// a binary that needs only the embedded store (the proxy) uses
+// compose/embeddedstore, which links no AWS SDK package.
 package localstore
 
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/mcp-elicitation/elicitation/internal/apikey"
 	"github.com/mcp-elicitation/elicitation/internal/apikey/dynamokeys"
-	"github.com/mcp-elicitation/elicitation/internal/boltstore"
 	"github.com/mcp-elicitation/elicitation/internal/compose"
+	"github.com/mcp-elicitation/elicitation/internal/compose/embeddedstore"
 	"github.com/mcp-elicitation/elicitation/internal/dynamostore"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
@@ -35,10 +35,7 @@ func Open(ctx context.Context, s compose.Settings) (elicitation.Store, error) {
 		}
 		return dynamostore.New(client, s.Table, dynamostore.Options{}), nil
 	}
-	if err := os.MkdirAll(s.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("data directory: %w", err)
-	}
-	return boltstore.Open(filepath.Join(s.DataDir, "elicitation.db"))
+	return embeddedstore.Open(ctx, s)
 }
 
 // APIKeys opens where API keys are kept: a file in the data directory
@@ -51,5 +48,5 @@ func APIKeys(ctx context.Context, s compose.Settings) (apikey.Store, error) {
 		}
 		return dynamokeys.New(client, s.Table), nil
 	}
-	return apikey.NewFileStore(filepath.Join(s.DataDir, "api-keys.json")), nil
+	return embeddedstore.APIKeys(ctx, s)
 }

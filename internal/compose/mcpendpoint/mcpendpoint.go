@@ -8,16 +8,14 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"github.com/mcp-elicitation/elicitation/internal/apikey"
-	"github.com/mcp-elicitation/elicitation/internal/apikey/dynamokeys"
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
 )
 
 // Part returns compose.Parts.MCP for a deployment whose API keys apiKeys
-// opens (read only when Settings.RequireAPIKey).
+// opens (read only when Settings.RequireAPIKey): embeddedstore.APIKeys or
+// localstore.APIKeys locally; on Lambda functions/mcp's DynamoDB opener.
 func Part(apiKeys func(context.Context, compose.Settings) (apikey.Store, error)) func(context.Context, *compose.App) (http.Handler, error) {
 	return func(ctx context.Context, a *compose.App) (http.Handler, error) {
 		s := a.Settings
@@ -52,13 +50,5 @@ func Part(apiKeys func(context.Context, compose.Settings) (apikey.Store, error))
 			return nil, err
 		}
 		return apikey.Middleware(apikey.AuthOptions{Store: keys, Logger: a.Log, CacheTTL: s.APIKeyCacheTTL})(h), nil
-	}
-}
-
-// DynamoKeys returns the API keys opener of a deployment whose keys live in
-// the settings' DynamoDB table, reached through db (the Lambda function).
-func DynamoKeys(db *dynamodb.Client) func(context.Context, compose.Settings) (apikey.Store, error) {
-	return func(_ context.Context, s compose.Settings) (apikey.Store, error) {
-		return dynamokeys.New(db, s.Table), nil
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/compose"
-	"github.com/mcp-elicitation/elicitation/internal/compose/localstore"
+	"github.com/mcp-elicitation/elicitation/internal/compose/embeddedstore"
 	"github.com/mcp-elicitation/elicitation/internal/compose/mcpendpoint"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 )
@@ -82,9 +82,9 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 	}
 	s.PublicURL = emb.ReviewBase
 	app, err := compose.Build(ctx, s, compose.Parts{
-		Store: localstore.Open,
+		Store: embeddedstore.Open,
 		Pages: compose.Pages,
-		MCP:   mcpendpoint.Part(localstore.APIKeys),
+		MCP:   mcpendpoint.Part(embeddedstore.APIKeys),
 		// The service's own sessions with the gate are not the proxy
 		// user's business: its warnings and errors only.
 		Log: slog.New(minLevel{log.Handler(), slog.LevelWarn}),

@@ -1,0 +1,101 @@
+package linktest
+
+import (
+	"bytes"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mcp-elicitation/elicitation/internal/testenv"
+)
+
+const module = "github.com/mcp-elicitation/elicitation/"
+
+// Prefixes of import paths, by what they bring.
+var (
+	awsSDK    = []string{"github.com/aws/aws-sdk-go-v2", "github.com/aws/smithy-go"}
+	lambda    = []string{"github.com/aws/aws-lambda-go", "github.com/awslabs/aws-lambda-go-api-proxy"}
+	mcpSDK    = []string{"github.com/modelcontextprotocol/"}
+	openID    = []string{"github.com/coreos/go-oidc"}
+	everyAWS  = slices.Concat(awsSDK, lambda)
+	nonStdlib = []string{"."} // any path with a dot in its first element: not the standard library
+)
+
+// row is a binary (or a package that promises to stay small) and the
+// import prefixes it must not link, with why.
+type row struct {
+	pkg  string
+	deny []string
+	why  string
+}
+
+// forbidden is the table.
+var forbidden = []row{
+	{"cmd/mcp-elicitation-proxy", everyAWS, "the proxy's embedded service uses the embedded store only (compose/embeddedstore)"},
+	{"cmd/elicitation", lambda, "the local server needs no Lambda runtime or API Gateway adapter (DynamoDB through the AWS SDK is its own option)"},
+	{"cmd/elicitation-bench", everyAWS, "the load generator talks MCP over HTTP"},
+	{"functions/mcp", openID, "reviewer sign-in is the review and submit functions' (compose/signin)"},
+	{"functions/review", mcpSDK, "the review page is plain HTTP"},
+	{"functions/submit", mcpSDK, "the submission endpoint is plain HTTP"},
+	{"functions/notify", mcpSDK, "notifications are sent over HTTP and SMTP"},
+	// Packages every deployment shares.
+	{"internal/compose", slices.Concat(everyAWS, mcpSDK, openID), "the composition is deployment-neutral: the Lambda side (internal/lambdaconfig) and the MCP part (compose/mcpendpoint) add theirs"},
+	{"internal/compose/embeddedstore", everyAWS, "what the proxy opens its embedded store with"},
+	{"internal/elicitation", nonStdlib, "the domain imports only the standard library"},
+}
+
+// deps lists what pkg links, as go list -deps prints it.
+func deps(t *testing.T, root, pkg string) []string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "./"+pkg)
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps ./%s: %v\n%s", pkg, err, stderr.String())
+	}
+	return strings.Fields(string(out))
+}
+
+func TestEachBinaryLinksWhatItUses(t *testing.T) {
+	root := testenv.Root(t)
+	for _, row := range forbidden {
+		t.Run(row.pkg, func(t *testing.T) {
+			all := deps(t, root, row.pkg)
+			if len(all) == 0 || all[len(all)-1] != module+row.pkg {
+				t.Fatalf("go list -deps ./%s does not end with the package itself: %q", row.pkg, all)
+			}
+			for _, d := range all {
+				if strings.HasPrefix(d, module) {
+					continue
+				}
+				for _, p := range row.deny {
+					if strings.HasPrefix(d, p) || p == "." && strings.Contains(strings.Split(d, "/")[0], ".") {
+						t.Errorf("%s links %s (forbidden prefix %q): %s", row.pkg, d, p, row.why)
+						break
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestEveryBinaryHasARow keeps the table whole: a new cmd/* or
+// functions/* needs its row.
+func TestEveryBinaryHasARow(t *testing.T) {
+	root := testenv.Root(t)
+	cmd := exec.Command("go", "list", "./cmd/...", "./functions/...")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		rel := strings.TrimPrefix(p, module)
+		if !slices.ContainsFunc(forbidden, func(r row) bool { return r.pkg == rel }) {
+			t.Errorf("%s has no row in the table of forbidden imports", rel)
+		}
+	}
+}
