@@ -18,6 +18,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/compose/notifypart"
 	"github.com/mcp-elicitation/elicitation/internal/compose/signin"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/localserver"
 	"github.com/mcp-elicitation/elicitation/internal/notify"
 	"github.com/mcp-elicitation/elicitation/internal/notify/sesmail"
 )
@@ -33,25 +34,20 @@ type Main struct {
 	MCPURL, ReviewBase string
 
 	app *compose.App
-	// base is the context of every request; Close cancels it after a
-	// grace period so that open event streams and long waits end.
-	base       context.Context
-	cancelBase context.CancelFunc
-	servers    []*http.Server
-	failed     chan error // a listener that stopped on its own
-	// notifying is closed when the notification worker has stopped.
-	notifying chan struct{}
+	// srv is the lifecycle: the listeners with their limits, the cleanup
+	// loop and the notification worker, and their closing.
+	srv *localserver.Server
 }
 
 // Start opens the store, builds the handlers and starts listening.
 func Start(ctx context.Context, cfg Config, logw io.Writer, opts ...Option) (*Main, error) {
-	m := &Main{Config: cfg, failed: make(chan error, 2)}
-	m.base, m.cancelBase = context.WithCancel(context.Background())
+	m := &Main{Config: cfg}
 	o := options{now: time.Now}
 	for _, f := range opts {
 		f(&o)
 	}
 	m.Log = cfg.Logger(logw, false)
+	m.srv = localserver.New(localserver.Options{Settings: cfg, Log: m.Log, Grace: ShutdownGrace})
 	if err := m.open(ctx, o); err != nil {
 		_ = m.Close()
 		return nil, err
@@ -69,15 +65,15 @@ func WithClock(now func() time.Time) Option { return func(o *options) { o.now = 
 
 func (m *Main) open(ctx context.Context, o options) error {
 	cfg := m.Config
-	mcpLn, err := net.Listen("tcp", cfg.Addr)
+	mcpLn, err := localserver.Listen(cfg.Addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+		return err
 	}
 	reviewLn := mcpLn
 	if cfg.ReviewAddr != "" {
-		if reviewLn, err = net.Listen("tcp", cfg.ReviewAddr); err != nil {
+		if reviewLn, err = localserver.Listen(cfg.ReviewAddr); err != nil {
 			_ = mcpLn.Close()
-			return fmt.Errorf("listen on %s: %w", cfg.ReviewAddr, err)
+			return err
 		}
 	}
 	closeListeners := func() {
@@ -142,48 +138,14 @@ func (m *Main) open(ctx context.Context, o options) error {
 	reviewMux.Handle("/review/", signIn(pages))
 
 	if cfg.CleanupInterval > 0 {
-		go m.cleanupLoop(cfg.CleanupInterval, o.now)
+		m.srv.Cleanup(m.app.Store, cfg.CleanupInterval, o.now)
 	}
 	m.startNotifying()
-	m.serve(mcpLn, mcpMux)
+	m.srv.Serve(mcpLn, mcpMux)
 	if reviewLn != mcpLn {
-		m.serve(reviewLn, reviewMux)
+		m.srv.Serve(reviewLn, reviewMux)
 	}
 	return nil
-}
-
-func (m *Main) serve(ln net.Listener, h http.Handler) {
-	srv := compose.HTTPServer(m.Config, h, m.base, slog.NewLogLogger(m.Log.Handler(), slog.LevelWarn))
-	m.servers = append(m.servers, srv)
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			m.Log.Error("server stopped", "addr", ln.Addr().String(), "err", err)
-			m.failed <- fmt.Errorf("serve on %s: %w", ln.Addr(), err)
-		}
-	}()
-}
-
-// cleanupLoop removes requests past their retention now and then every
-// interval, until Close.
-func (m *Main) cleanupLoop(every time.Duration, now func() time.Time) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		ctx, cancel := context.WithTimeout(m.base, time.Minute)
-		n, err := m.app.Store.Cleanup(ctx, now())
-		cancel()
-		switch {
-		case err != nil && m.base.Err() == nil:
-			m.Log.Error("cleanup failed", "err", err)
-		case n > 0:
-			m.Log.Info("removed requests past their retention", "count", n)
-		}
-		select {
-		case <-t.C:
-		case <-m.base.Done():
-			return
-		}
-	}
 }
 
 // startNotifying runs the notification deliverer in this process when
@@ -197,42 +159,26 @@ func (m *Main) startNotifying() {
 	}
 	w := notify.NewWorker(d, m.Config.NotifyInterval)
 	d.Targets.OnQueued(w.Wake)
-	m.notifying = make(chan struct{})
-	go func() {
-		defer close(m.notifying)
-		_ = w.Run(m.base)
-	}()
+	m.srv.Go(func(ctx context.Context) { _ = w.Run(ctx) })
 	m.Log.Info("notifications on", "targets", strings.Join(d.Targets.Names(), ", "))
 }
 
 // Failed reports a listener that stopped serving on its own; the server
 // should then be closed.
-func (m *Main) Failed() <-chan error { return m.failed }
+func (m *Main) Failed() <-chan error { return m.srv.Failed() }
 
 // ShutdownGrace is how long Close lets requests in flight finish before it
 // ends the ones still open (event streams, waits).
-const ShutdownGrace = 3 * time.Second
+const ShutdownGrace = localserver.DefaultGrace
 
 // Close stops accepting connections, lets requests in flight finish for
 // ShutdownGrace, then ends the rest (a waiting agent's call returns and
-// it calls again once the server is back) and closes the store.
+// it calls again once the server is back), waits for the cleanup loop and
+// the notification worker, and closes the store.
 func (m *Main) Close() error {
 	var errs []error
-	grace, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
-	defer cancel()
-	for _, s := range m.servers {
-		if err := s.Shutdown(grace); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-			errs = append(errs, fmt.Errorf("shut down: %w", err))
-		}
-	}
-	m.cancelBase()
-	for _, s := range m.servers {
-		if err := s.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("close: %w", err))
-		}
-	}
-	if m.notifying != nil {
-		<-m.notifying // before the store closes
+	if err := m.srv.Close(); err != nil {
+		errs = append(errs, err)
 	}
 	if m.app != nil {
 		if err := m.app.Close(); err != nil {

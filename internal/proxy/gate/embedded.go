@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -14,13 +13,16 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/compose/embeddedstore"
 	"github.com/mcp-elicitation/elicitation/internal/compose/mcpendpoint"
+	"github.com/mcp-elicitation/elicitation/internal/localserver"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 )
 
 // Embedded is an elicitation service inside the proxy process
 // (elicitation_service.embedded), composed as the local server composes
 // it (internal/compose): the embedded store, the review page and the MCP
-// tools. Its review pages are served on the configured address; its MCP
+// tools, run on the local server's lifecycle (internal/localserver: the
+// same body, read, write and idle limits, the same cleanup loop and
+// closing). Its review pages are served on the configured address; its MCP
 // endpoint on a loopback port of its own, for the gate alone, so that the
 // review address never exposes the tools.
 type Embedded struct {
@@ -29,10 +31,8 @@ type Embedded struct {
 	// the base of review URLs.
 	MCPURL, ReviewBase string
 
-	servers []*http.Server
-	tmp     string
-	// stop ends the cleanup loop; done is closed when it has.
-	stop, done chan struct{}
+	srv *localserver.Server
+	tmp string
 }
 
 // EmbeddedOptions configures StartEmbedded.
@@ -45,6 +45,11 @@ type EmbeddedOptions struct {
 	Version string
 	// OnCreated, if set, is also told of each new review request.
 	OnCreated func(ctx context.Context, id, reviewURL string)
+	// Settings are what the service starts from: its listener and
+	// session limits (as the local server's flags set them); nil:
+	// compose.Defaults(). The store, data directory, public URL and
+	// version are the embedded service's own.
+	Settings *compose.Settings
 }
 
 // StartEmbedded starts the embedded service.
@@ -54,6 +59,9 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := compose.Defaults()
+	if o.Settings != nil {
+		s = *o.Settings
+	}
 	s.Store = "bolt"
 	s.Version = version
 	emb := &Embedded{}
@@ -65,12 +73,12 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 		}
 		emb.tmp, s.DataDir = dir, dir
 	}
-	reviewLn, err := net.Listen("tcp", e.Listen)
+	reviewLn, err := localserver.Listen(e.Listen)
 	if err != nil {
 		emb.Close()
-		return nil, fmt.Errorf("embedded elicitation service: listen on %s: %w", e.Listen, err)
+		return nil, fmt.Errorf("embedded elicitation service: %w", err)
 	}
-	mcpLn, err := net.Listen("tcp", "127.0.0.1:0")
+	mcpLn, err := localserver.Listen("127.0.0.1:0")
 	if err != nil {
 		_ = reviewLn.Close()
 		emb.Close()
@@ -107,64 +115,26 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 	tools := http.NewServeMux()
 	tools.Handle("/mcp", app.MCP)
 	emb.MCPURL = "http://" + mcpLn.Addr().String() + "/mcp"
-	emb.serve(reviewLn, pages, log)
-	emb.serve(mcpLn, tools, log)
+	emb.srv = localserver.New(localserver.Options{Settings: s, Log: log.With("part", "embedded elicitation service"), Grace: embeddedGrace})
+	emb.srv.Serve(reviewLn, pages)
+	emb.srv.Serve(mcpLn, tools)
 	if every := s.CleanupInterval; every > 0 {
-		emb.stop = make(chan struct{})
-		emb.done = make(chan struct{})
-		go emb.cleanupLoop(every, log)
+		emb.srv.Cleanup(app.Store, every, app.Now)
 	}
 	return emb, nil
 }
 
-// cleanupLoop removes requests past their retention, as the local server
-// does, until Close.
-func (e *Embedded) cleanupLoop(every time.Duration, log *slog.Logger) {
-	defer close(e.done)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		if n, err := e.App.Store.Cleanup(ctx, e.App.Now()); err != nil {
-			log.Error("embedded elicitation service: cleanup failed", "error", err)
-		} else if n > 0 {
-			log.Info("embedded elicitation service: removed requests past their retention", "count", n)
-		}
-		cancel()
-		select {
-		case <-t.C:
-		case <-e.stop:
-			return
-		}
-	}
-}
+// embeddedGrace is how long Close lets the embedded service's requests in
+// flight finish: the proxy is closing, and its gate's own calls with it.
+const embeddedGrace = time.Second
 
-func (e *Embedded) serve(ln net.Listener, h http.Handler, log *slog.Logger) {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	e.servers = append(e.servers, srv)
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("embedded elicitation service stopped", "addr", ln.Addr().String(), "error", err)
-		}
-	}()
-}
-
-// Close stops the listeners and closes the store; a temporary data
-// directory is removed.
+// Close stops the listeners and the cleanup loop and closes the store; a
+// temporary data directory is removed.
 func (e *Embedded) Close() error {
 	var errs []error
-	if e.stop != nil {
-		close(e.stop)
-		<-e.done
-		e.stop = nil
-	}
-	for _, s := range e.servers {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		if err := s.Shutdown(ctx); err != nil {
-			_ = s.Close()
-		}
-		cancel()
+	if e.srv != nil {
+		errs = append(errs, e.srv.Close())
+		e.srv = nil
 	}
 	if e.App != nil {
 		errs = append(errs, e.App.Close())
