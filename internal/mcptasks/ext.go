@@ -32,7 +32,13 @@ func (t *Tasks) getExt(ctx context.Context, next mcp.MethodHandler, tg target) (
 		if err != nil {
 			return nil, err
 		}
-		if e.Result, err = json.Marshal(res); err != nil {
+		// A 2026-07-28 result names its shape (the SDK adds it only to
+		// the response it sends, not to a result inlined in another).
+		e.Result, err = addFields(res, func(m map[string]json.RawMessage) error {
+			m["resultType"] = json.RawMessage(`"complete"`)
+			return nil
+		})
+		if err != nil {
 			return nil, errInternal
 		}
 	case tg.view.pending:
@@ -90,22 +96,14 @@ func (t *Tasks) answered(ctx context.Context, tg target) (bool, error) {
 // update takes a host's answers to a task's input requests. The answer to
 // the review link says only what the host did with it (opened, declined,
 // dismissed): the human's answer comes from the review page, so the task
-// goes back to working whatever it is. Answers to input requests that are
-// not outstanding are refused, naming the ones that are.
+// goes back to working whatever it is. An answer to the review link that is
+// no longer outstanding (answered already, or the task ended meanwhile: a
+// human quick on the link decides before the host reports) is ignored, as
+// the extension asks; an answer to an input request this task never has is
+// refused, naming the one it has, and nothing is recorded.
 func (t *Tasks) update(ctx context.Context, tg target, inputs map[string]json.RawMessage) (mcp.Result, error) {
 	if len(inputs) == 0 {
 		return nil, errInvalid("tasks/update needs inputResponses, keyed by the inputRequests that tasks/get returned")
-	}
-	outstanding := "it has none"
-	var ir json.RawMessage
-	if tg.view.pending {
-		var err error
-		if ir, err = t.inputRequest(ctx, tg); err != nil {
-			return nil, err
-		}
-		if ir != nil {
-			outstanding = "the only one is \"" + reviewInput + "\""
-		}
 	}
 	keys := make([]string, 0, len(inputs))
 	for k := range inputs {
@@ -113,12 +111,21 @@ func (t *Tasks) update(ctx context.Context, tg target, inputs map[string]json.Ra
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if ir == nil || k != reviewInput {
-			return nil, errInvalid("task %s has no outstanding input request %q (%s): nothing was recorded", tg.state.ID, k, outstanding)
+		if k != reviewInput {
+			return nil, errInvalid("task %s has no input request %q (its only one is %q, the review link): nothing was recorded", tg.state.ID, k, reviewInput)
 		}
 	}
-	if _, err := t.opts.Service.RecordPushAnswer(ctx, tg.principal, tg.state.ID, answeredRef); err != nil {
-		return nil, t.readError(ctx, tg.state.ID, err)
+	if !tg.view.pending {
+		return &ackResult{ResultType: "complete"}, nil
+	}
+	ir, err := t.inputRequest(ctx, tg)
+	if err != nil {
+		return nil, err
+	}
+	if ir != nil {
+		if _, err := t.opts.Service.RecordPushAnswer(ctx, tg.principal, tg.state.ID, answeredRef); err != nil {
+			return nil, t.readError(ctx, tg.state.ID, err)
+		}
 	}
 	return &ackResult{ResultType: "complete"}, nil
 }

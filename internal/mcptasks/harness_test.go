@@ -192,19 +192,21 @@ func (rt *rawTrip) RoundTrip(r *http.Request) (*http.Response, error) {
 	rt.mu.Lock()
 	task := rt.task
 	rt.mu.Unlock()
-	injected := false
+	isCall := false
 	if r.Body != nil && r.Method == http.MethodPost {
 		b, _ := io.ReadAll(r.Body)
 		var msg map[string]json.RawMessage
 		if json.Unmarshal(b, &msg) == nil {
 			switch m := string(msg["method"]); {
-			case m == `"tools/call"` && task != nil:
-				var p map[string]json.RawMessage
-				_ = json.Unmarshal(msg["params"], &p)
-				p["task"] = task
-				msg["params"], _ = json.Marshal(p)
-				b, _ = json.Marshal(msg)
-				injected = true
+			case m == `"tools/call"`:
+				isCall = true
+				if task != nil {
+					var p map[string]json.RawMessage
+					_ = json.Unmarshal(msg["params"], &p)
+					p["task"] = task
+					msg["params"], _ = json.Marshal(p)
+					b, _ = json.Marshal(msg)
+				}
 			case strings.HasPrefix(m, `"tasks/`) && rt.name:
 				var p struct {
 					TaskID string `json:"taskId"`
@@ -216,7 +218,7 @@ func (rt *rawTrip) RoundTrip(r *http.Request) (*http.Response, error) {
 		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
 	}
 	res, err := http.DefaultTransport.RoundTrip(r)
-	if err != nil || !injected {
+	if err != nil || !isCall {
 		return res, err
 	}
 	b, err := io.ReadAll(res.Body)
@@ -312,7 +314,10 @@ func (w *world) connect(token, version string, pin int, caps *mcp.ClientCapabili
 func (c *client) startTask(tool string, args any, task string) (map[string]any, *jsonrpc.Error) {
 	c.t.Helper()
 	c.rt.mu.Lock()
-	c.rt.task = json.RawMessage(task)
+	c.rt.task = nil
+	if task != "" {
+		c.rt.task = json.RawMessage(task)
+	}
 	c.rt.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

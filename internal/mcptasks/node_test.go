@@ -75,3 +75,19 @@ func (h *nodeHost) next(name string) map[string]any {
 		}
 	}
 }
+
+// nextAny returns the next event, whatever it is.
+func (h *nodeHost) nextAny() map[string]any {
+	h.t.Helper()
+	select {
+	case ev, ok := <-h.events:
+		if !ok {
+			h.t.Fatal("the TypeScript host exited")
+		}
+		h.seen = append(h.seen, ev)
+		return ev
+	case <-time.After(30 * time.Second):
+		h.t.Fatal("the TypeScript host went quiet")
+	}
+	return nil
+}

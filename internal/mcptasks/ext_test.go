@@ -1,0 +1,168 @@
+package mcptasks_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+)
+
+const ext = "2026-07-28"
+
+var (
+	extCaps    = &mcp.ClientCapabilities{Extensions: map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}
+	extURLCaps = &mcp.ClientCapabilities{Extensions: map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}, Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}}
+)
+
+// startExt calls tool as a 2026-07-28 client that declared the extension:
+// the server answers with a task.
+func startExt(t *testing.T, c *client, tool string, args any) string {
+	t.Helper()
+	res, e := c.startTask(tool, args, "")
+	if e != nil {
+		t.Fatalf("%s: error %d %q", tool, e.Code, e.Message)
+	}
+	id, _ := res["taskId"].(string)
+	if res["resultType"] != "task" || id == "" || res["status"] != "working" || res["ttlMs"] == nil || res["pollIntervalMs"] != float64(5000) {
+		t.Fatalf("CreateTaskResult %v", res)
+	}
+	return id
+}
+
+func TestExtDecide(t *testing.T) {
+	for _, ep := range endpoints {
+		t.Run(ep.name, func(t *testing.T) {
+			w := newWorld(t, ep.o)
+			c := w.connect("tok-alice", ext, -1, extCaps)
+			id := startExt(t, c, "elicit_approval", approvalArgs)
+			got := c.must("tasks/get", id)
+			if got["status"] != "working" || got["resultType"] != "complete" || got["result"] != nil || got["inputRequests"] != nil {
+				t.Fatalf("tasks/get while pending (no URL elicitation declared): %v", got)
+			}
+			w.decide(id, elicitation.Submission{Decision: elicitation.DecisionDeclined, Comment: "not yet"})
+			got = c.must("tasks/get", id)
+			if got["status"] != "completed" || got["pollIntervalMs"] != nil {
+				t.Fatalf("tasks/get after the decision: %v", got)
+			}
+			sc := structured(t, got["result"].(map[string]any))
+			if sc["decision"] != "declined" || sc["comment"] != "not yet" || sc["elicitationId"] != id || !strings.Contains(sc["reviewUrl"].(string), id) {
+				t.Fatalf("inline result: %v", sc)
+			}
+		})
+	}
+}
+
+// A client that did not declare the extension gets the plain creation
+// result, and tasks methods refuse it with the missing capability.
+func TestExtNotDeclared(t *testing.T) {
+	w := newWorld(t, worldOptions{})
+	c := w.connect("tok-alice", ext, -1, nil)
+	res, e := c.startTask("elicit_approval", approvalArgs, "")
+	if e != nil || res["resultType"] == "task" || res["structuredContent"] == nil {
+		t.Fatalf("plain call: %v %v", res, e)
+	}
+	id := res["structuredContent"].(map[string]any)["elicitationId"].(string)
+	_, e = c.do("tasks/get", id, nil)
+	wantCode(t, "tasks/get without the extension", e, mcp.CodeMissingRequiredClientCapabilities, "io.modelcontextprotocol/tasks")
+}
+
+// A host that declared URL elicitation sees the review link as the task's
+// input request while it waits; its answer (tasks/update) puts the task
+// back to working, and the key is never offered again.
+func TestExtInputRequired(t *testing.T) {
+	for _, ep := range endpoints {
+		t.Run(ep.name, func(t *testing.T) {
+			w := newWorld(t, ep.o)
+			c := w.connect("tok-alice", ext, -1, extURLCaps)
+			id := startExt(t, c, "elicit_selection", map[string]any{"message": "Which region?", "options": []any{map[string]any{"id": "eu"}, map[string]any{"id": "us"}}})
+			got := c.must("tasks/get", id)
+			ir, _ := got["inputRequests"].(map[string]any)["review"].(map[string]any)
+			p, _ := ir["params"].(map[string]any)
+			w.mu.Lock()
+			link := w.created[id]
+			w.mu.Unlock()
+			if got["status"] != "input_required" || ir["method"] != "elicitation/create" || p["mode"] != "url" || p["url"] != link || p["elicitationId"] != id || p["message"] != "Which region?" {
+				t.Fatalf("tasks/get with URL elicitation: %v", got)
+			}
+			_, e := c.do("tasks/update", id, map[string]any{"nope": map[string]any{"action": "accept"}})
+			wantCode(t, "an unknown input request", e, jsonrpc.CodeInvalidParams, `has no input request "nope"`)
+			_, e = c.do("tasks/update", id, map[string]any{})
+			wantCode(t, "no inputResponses", e, jsonrpc.CodeInvalidParams, "needs inputResponses")
+			if _, e := c.do("tasks/update", id, map[string]any{"review": map[string]any{"action": "accept"}}); e != nil {
+				t.Fatalf("tasks/update: %v", e)
+			}
+			if got := c.must("tasks/get", id); got["status"] != "working" || got["inputRequests"] != nil {
+				t.Fatalf("tasks/get after the host answered: %v", got)
+			}
+			// Answering again is ignored (the key is no longer outstanding):
+			// recorded once.
+			if _, e := c.do("tasks/update", id, map[string]any{"review": map[string]any{"action": "accept"}}); e != nil {
+				t.Fatalf("tasks/update again: %v", e)
+			}
+			tr, _ := w.svc.Audit(t.Context(), "alice", id)
+			answered := 0
+			for _, en := range tr.Entries {
+				if en.Action == elicitation.ActionPushAnswered {
+					answered++
+				}
+			}
+			if answered != 1 {
+				t.Fatalf("push_answered %d times, want 1", answered)
+			}
+			w.decide(id, elicitation.Submission{Decision: elicitation.DecisionSubmitted, SelectedIDs: []string{"eu"}})
+			got = c.must("tasks/get", id)
+			if sc := structured(t, got["result"].(map[string]any)); got["status"] != "completed" || sc["selectedIds"].([]any)[0] != "eu" {
+				t.Fatalf("tasks/get after the decision: %v", got)
+			}
+		})
+	}
+}
+
+func TestExtCancelExpireAndErrors(t *testing.T) {
+	for _, ep := range endpoints {
+		t.Run(ep.name, func(t *testing.T) {
+			w := newWorld(t, ep.o)
+			c := w.connect("tok-alice", ext, -1, extCaps)
+			bob := w.connect("tok-bob", ext, -1, extCaps)
+			id := startExt(t, c, "elicit_approval", approvalArgs)
+			for _, m := range []string{"tasks/get", "tasks/cancel"} {
+				_, e := bob.do(m, id, nil)
+				wantCode(t, m+" by another principal", e, jsonrpc.CodeInvalidParams, "Task not found")
+			}
+			if res := c.must("tasks/cancel", id); res["resultType"] != "complete" {
+				t.Fatalf("tasks/cancel: %v", res)
+			}
+			if got := c.must("tasks/get", id); got["status"] != "cancelled" {
+				t.Fatalf("tasks/get after cancel: %v", got)
+			}
+			// Expiry completes the task with elicit_result's expired error.
+			id2 := startExt(t, c, "elicit_approval", map[string]any{"message": "m", "context": 1, "timeoutSeconds": 60})
+			w.clock.Advance(61e9)
+			got := c.must("tasks/get", id2)
+			res, _ := got["result"].(map[string]any)
+			if got["status"] != "completed" || res["isError"] != true || !strings.HasPrefix(textOf(res), "expired: ") || !strings.Contains(got["statusMessage"].(string), "ask again") {
+				t.Fatalf("tasks/get after expiry: %v", got)
+			}
+			_, e := c.do("tasks/result", id2, nil)
+			wantCode(t, "tasks/result on 2026-07-28", e, jsonrpc.CodeMethodNotFound, "tasks/result")
+			// Mcp-Name must name the task.
+			c.rt.name = false
+			_, e = c.do("tasks/get", id2, nil)
+			wantCode(t, "no Mcp-Name", e, mcp.CodeHeaderMismatch, "Mcp-Name")
+			c.rt.name = true
+			// A tool that does not run as a task answers as always.
+			r, e := c.startTask("elicit_status", map[string]any{"elicitationId": id2}, "")
+			if e != nil || r["resultType"] == "task" {
+				t.Fatalf("elicit_status: %v %v", r, e)
+			}
+			b, _ := json.Marshal(r)
+			if !strings.Contains(string(b), "expired") {
+				t.Fatalf("elicit_status: %s", b)
+			}
+		})
+	}
+}
