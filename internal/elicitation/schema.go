@@ -142,122 +142,24 @@ func parseField(name string, raw json.RawMessage) (Field, error) {
 	if err != nil {
 		return Field{}, schemaErr(path, "field %q must be a schema object", name)
 	}
+	r := fieldReader{name: name, path: path, obj: obj,
+		allowed: map[string]bool{"type": true, "title": true, "description": true, "default": true}}
 	f := Field{Name: name}
 	var typ string
 	if err := json.Unmarshal(obj["type"], &typ); err != nil {
 		return Field{}, schemaErr(path, "field %q needs a type (string, number, integer, boolean or array)", name)
 	}
-	str := func(k string, dst *string) error {
-		if v, ok := obj[k]; ok {
-			if json.Unmarshal(v, dst) != nil {
-				return schemaErr(path+"."+k, "%s of field %q must be a string", k, name)
-			}
-		}
-		return nil
-	}
-	count := func(k string) (*int, error) {
-		v, ok := obj[k]
-		if !ok {
-			return nil, nil
-		}
-		var n int
-		if json.Unmarshal(v, &n) != nil || n < 0 {
-			return nil, schemaErr(path+"."+k, "%s of field %q must be a non-negative integer", k, name)
-		}
-		return &n, nil
-	}
-	num := func(k string) (*float64, error) {
-		v, ok := obj[k]
-		if !ok {
-			return nil, nil
-		}
-		var n float64
-		if json.Unmarshal(v, &n) != nil {
-			return nil, schemaErr(path+"."+k, "%s of field %q must be a number", k, name)
-		}
-		return &n, nil
-	}
-	if err := str("title", &f.Title); err != nil {
+	if err := r.str("title", &f.Title); err != nil {
 		return Field{}, err
 	}
-	if err := str("description", &f.Description); err != nil {
+	if err := r.str("description", &f.Description); err != nil {
 		return Field{}, err
 	}
-	allowed := map[string]bool{"type": true, "title": true, "description": true, "default": true}
-	allow := func(ks ...string) {
-		for _, k := range ks {
-			allowed[k] = true
-		}
-	}
-	switch typ {
-	case "string":
-		allow("format", "minLength", "maxLength", "enum", "enumNames", "oneOf")
-		if err := str("format", &f.Format); err != nil {
-			return Field{}, err
-		}
-		switch f.Format {
-		case "", FormatEmail, FormatURI, FormatDate, FormatDateTime:
-		default:
-			return Field{}, schemaErr(path+".format", "format %q of field %q is not one of email, uri, date, date-time", f.Format, name)
-		}
-		if f.MinLength, err = count("minLength"); err != nil {
-			return Field{}, err
-		}
-		if f.MaxLength, err = count("maxLength"); err != nil {
-			return Field{}, err
-		}
-		if f.MinLength != nil && f.MaxLength != nil && *f.MinLength > *f.MaxLength {
-			return Field{}, schemaErr(path, "minLength of field %q is above its maxLength", name)
-		}
-		f.Type = FieldString
-		if obj["enum"] != nil || obj["oneOf"] != nil {
-			f.Type = FieldSelect
-			if f.Choices, err = parseChoices(path, obj, "oneOf"); err != nil {
-				return Field{}, err
-			}
-		}
-	case "number", "integer":
-		allow("minimum", "maximum")
-		f.Type = FieldType(typ)
-		if f.Minimum, err = num("minimum"); err != nil {
-			return Field{}, err
-		}
-		if f.Maximum, err = num("maximum"); err != nil {
-			return Field{}, err
-		}
-		if f.Minimum != nil && f.Maximum != nil && *f.Minimum > *f.Maximum {
-			return Field{}, schemaErr(path, "minimum of field %q is above its maximum", name)
-		}
-	case "boolean":
-		f.Type = FieldBoolean
-	case "array":
-		allow("items", "minItems", "maxItems")
-		f.Type = FieldMultiSelect
-		items, _, err := objectKeys(obj["items"])
-		if err != nil {
-			return Field{}, schemaErr(path+".items", "field %q is an array: items must be a string enum (a form cannot collect other arrays)", name)
-		}
-		var itemType string
-		if t, ok := items["type"]; ok && (json.Unmarshal(t, &itemType) != nil || itemType != "string") {
-			return Field{}, schemaErr(path+".items.type", "field %q is an array: its items must be strings from an enum", name)
-		}
-		if f.Choices, err = parseChoices(path+".items", items, "anyOf"); err != nil {
-			return Field{}, err
-		}
-		if f.MinItems, err = count("minItems"); err != nil {
-			return Field{}, err
-		}
-		if f.MaxItems, err = count("maxItems"); err != nil {
-			return Field{}, err
-		}
-		if f.MinItems != nil && f.MaxItems != nil && *f.MinItems > *f.MaxItems {
-			return Field{}, schemaErr(path, "minItems of field %q is above its maxItems", name)
-		}
-	default:
-		return Field{}, schemaErr(path+".type", "type %q of field %q is not one a form can collect (string, number, integer, boolean, array of enum strings)", typ, name)
+	if err := r.typed(&f, typ); err != nil {
+		return Field{}, err
 	}
 	for _, k := range keys {
-		if !allowed[k] && !annotations[k] {
+		if !r.allowed[k] && !annotations[k] {
 			return Field{}, schemaErr(path+"."+k, "keyword %q is not supported for field %q", k, name)
 		}
 	}
@@ -269,6 +171,146 @@ func parseField(name string, raw json.RawMessage) (Field, error) {
 		f.Default = v
 	}
 	return f, nil
+}
+
+// fieldReader reads the keywords of one field's schema object, with errors
+// that name the field and the keyword's path, and keeps the keywords its
+// type allows.
+type fieldReader struct {
+	name, path string
+	obj        map[string]json.RawMessage
+	allowed    map[string]bool
+}
+
+func (r *fieldReader) allow(ks ...string) {
+	for _, k := range ks {
+		r.allowed[k] = true
+	}
+}
+
+// typed reads the keywords of the field's type into f.
+func (r *fieldReader) typed(f *Field, typ string) error {
+	switch typ {
+	case "string":
+		return r.stringField(f)
+	case "number", "integer":
+		r.allow("minimum", "maximum")
+		f.Type = FieldType(typ)
+		var err error
+		f.Minimum, f.Maximum, err = r.numRange("minimum", "maximum")
+		return err
+	case "boolean":
+		f.Type = FieldBoolean
+		return nil
+	case "array":
+		return r.arrayField(f)
+	default:
+		return schemaErr(r.path+".type", "type %q of field %q is not one a form can collect (string, number, integer, boolean, array of enum strings)", typ, r.name)
+	}
+}
+
+func (r *fieldReader) stringField(f *Field) error {
+	r.allow("format", "minLength", "maxLength", "enum", "enumNames", "oneOf")
+	if err := r.str("format", &f.Format); err != nil {
+		return err
+	}
+	switch f.Format {
+	case "", FormatEmail, FormatURI, FormatDate, FormatDateTime:
+	default:
+		return schemaErr(r.path+".format", "format %q of field %q is not one of email, uri, date, date-time", f.Format, r.name)
+	}
+	var err error
+	if f.MinLength, f.MaxLength, err = r.countRange("minLength", "maxLength"); err != nil {
+		return err
+	}
+	f.Type = FieldString
+	if r.obj["enum"] != nil || r.obj["oneOf"] != nil {
+		f.Type = FieldSelect
+		if f.Choices, err = parseChoices(r.path, r.obj, "oneOf"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *fieldReader) arrayField(f *Field) error {
+	r.allow("items", "minItems", "maxItems")
+	f.Type = FieldMultiSelect
+	items, _, err := objectKeys(r.obj["items"])
+	if err != nil {
+		return schemaErr(r.path+".items", "field %q is an array: items must be a string enum (a form cannot collect other arrays)", r.name)
+	}
+	var itemType string
+	if t, ok := items["type"]; ok && (json.Unmarshal(t, &itemType) != nil || itemType != "string") {
+		return schemaErr(r.path+".items.type", "field %q is an array: its items must be strings from an enum", r.name)
+	}
+	if f.Choices, err = parseChoices(r.path+".items", items, "anyOf"); err != nil {
+		return err
+	}
+	f.MinItems, f.MaxItems, err = r.countRange("minItems", "maxItems")
+	return err
+}
+
+func (r *fieldReader) str(k string, dst *string) error {
+	if v, ok := r.obj[k]; ok {
+		if json.Unmarshal(v, dst) != nil {
+			return schemaErr(r.path+"."+k, "%s of field %q must be a string", k, r.name)
+		}
+	}
+	return nil
+}
+
+func (r *fieldReader) count(k string) (*int, error) {
+	v, ok := r.obj[k]
+	if !ok {
+		return nil, nil
+	}
+	var n int
+	if json.Unmarshal(v, &n) != nil || n < 0 {
+		return nil, schemaErr(r.path+"."+k, "%s of field %q must be a non-negative integer", k, r.name)
+	}
+	return &n, nil
+}
+
+func (r *fieldReader) num(k string) (*float64, error) {
+	v, ok := r.obj[k]
+	if !ok {
+		return nil, nil
+	}
+	var n float64
+	if json.Unmarshal(v, &n) != nil {
+		return nil, schemaErr(r.path+"."+k, "%s of field %q must be a number", k, r.name)
+	}
+	return &n, nil
+}
+
+// countRange reads two counts that bound each other (minLength and
+// maxLength, minItems and maxItems).
+func (r *fieldReader) countRange(minKey, maxKey string) (lo, hi *int, err error) {
+	if lo, err = r.count(minKey); err != nil {
+		return nil, nil, err
+	}
+	if hi, err = r.count(maxKey); err != nil {
+		return nil, nil, err
+	}
+	if lo != nil && hi != nil && *lo > *hi {
+		return nil, nil, schemaErr(r.path, "%s of field %q is above its %s", minKey, r.name, maxKey)
+	}
+	return lo, hi, nil
+}
+
+// numRange reads two numbers that bound each other (minimum and maximum).
+func (r *fieldReader) numRange(minKey, maxKey string) (lo, hi *float64, err error) {
+	if lo, err = r.num(minKey); err != nil {
+		return nil, nil, err
+	}
+	if hi, err = r.num(maxKey); err != nil {
+		return nil, nil, err
+	}
+	if lo != nil && hi != nil && *lo > *hi {
+		return nil, nil, schemaErr(r.path, "%s of field %q is above its %s", minKey, r.name, maxKey)
+	}
+	return lo, hi, nil
 }
 
 // parseChoices reads enum (+ enumNames) or a list of {const, title} under listKey.
@@ -524,7 +566,13 @@ func checkString(f Field, s string, fromForm bool) (any, *Error) {
 	if f.MaxLength != nil && n > *f.MaxLength {
 		return nil, fieldErr("must be at most %d characters", *f.MaxLength)
 	}
-	switch f.Format {
+	return checkFormat(f.Format, s, fromForm)
+}
+
+// checkFormat checks s against a string field's format; a date-time comes
+// back in RFC 3339 (a form's local date-time read in DateTimeZone).
+func checkFormat(format, s string, fromForm bool) (any, *Error) {
+	switch format {
 	case FormatEmail:
 		a, err := mail.ParseAddress(s)
 		if err != nil || a.Address != s || a.Name != "" {
@@ -540,20 +588,24 @@ func checkString(f Field, s string, fromForm bool) (any, *Error) {
 			return nil, fieldErr("must be a date like 2026-01-31")
 		}
 	case FormatDateTime:
-		if t, err := time.Parse(time.RFC3339, s); err == nil {
-			return t.Format(time.RFC3339), nil
-		}
-		if !fromForm {
-			return nil, fieldErr("must be a date-time like 2026-01-31T09:30:00Z")
-		}
-		for _, layout := range []string{localDateTimeLayout, localDateTimeLayout + ":05"} {
-			if t, err := time.ParseInLocation(layout, s, DateTimeZone); err == nil {
-				return t.Format(time.RFC3339), nil
-			}
-		}
-		return nil, fieldErr("must be a date and time like 2026-01-31T09:30 (%s)", DateTimeZone)
+		return checkDateTime(s, fromForm)
 	}
 	return s, nil
+}
+
+func checkDateTime(s string, fromForm bool) (any, *Error) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t.Format(time.RFC3339), nil
+	}
+	if !fromForm {
+		return nil, fieldErr("must be a date-time like 2026-01-31T09:30:00Z")
+	}
+	for _, layout := range []string{localDateTimeLayout, localDateTimeLayout + ":05"} {
+		if t, err := time.ParseInLocation(layout, s, DateTimeZone); err == nil {
+			return t.Format(time.RFC3339), nil
+		}
+	}
+	return nil, fieldErr("must be a date and time like 2026-01-31T09:30 (%s)", DateTimeZone)
 }
 
 func checkMulti(f Field, picked []string) (any, *Error) {

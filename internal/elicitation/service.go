@@ -493,27 +493,9 @@ func (s *Service) Submit(ctx context.Context, id, key string, sub Submission) (S
 		return refuse("missing submission id", invalid(ErrSubmissionIDMissing, "submission", "the submission has no id; reload the page"))
 	}
 	t := Resolution{Status: Status(sub.Decision), SubmissionID: sub.ID, At: s.now().UTC(), By: orReviewer(sub.By)}
-	if rec.State.SubmissionID == sub.ID && rec.State.Status != StatusPending {
-		// The same page sent again: the success it was if it carries the
-		// same answer (a lost response, a double tap); a different answer
-		// from that page (Back, another choice) is a conflict, so the
-		// reviewer is never shown an outcome that was not recorded. The
-		// store applies the same rule (IsRetryOf) when two sends overlap.
-		if answer, err := rec.Payload.answer(rec.State.Kind, sub); err == nil {
-			t.Answer = answer
-			if t.IsRetryOf(withDigest(rec)) {
-				return rec.State, nil
-			}
-		}
-		return refuse("resent with another answer", ErrConflict)
-	}
-	if _, ok := rec.State.approvalOf(sub.ID); ok {
-		// An approval already counted towards the quorum, sent again.
-		if answer, err := rec.Payload.answer(rec.State.Kind, sub); err == nil {
-			t.Answer = answer
-			if t.IsRetryOf(rec.State) {
-				return s.derive(rec.State), nil
-			}
+	if st, resent, retry := s.resend(rec, sub, t); resent {
+		if retry {
+			return st, nil
 		}
 		return refuse("resent with another answer", ErrConflict)
 	}
@@ -532,15 +514,8 @@ func (s *Service) Submit(ctx context.Context, id, key string, sub Submission) (S
 	}
 	st, err := s.store.Resolve(ctx, id, t)
 	if err != nil {
-		if errors.Is(err, ErrAlreadyApproved) || errors.Is(err, ErrAnswerDiffers) {
-			return refuse(refusalReason(err), err)
-		}
-		if errors.Is(err, ErrConflict) || errors.Is(err, ErrExpired) {
-			st = s.derive(st)
-			if cerr := s.closed(st); cerr != nil {
-				err = cerr
-			}
-			return refuse(string(st.Status), err)
+		if reason, cause, ok := s.refusedResolve(st, err); ok {
+			return refuse(reason, cause)
 		}
 		return State{}, fmt.Errorf("submit %s: %w", id, err)
 	}
@@ -552,6 +527,53 @@ func (s *Service) Submit(ctx context.Context, id, key string, sub Submission) (S
 
 // withDigest is rec's state with its answer digest, computed from the
 // stored answer for a request decided before digests were stored.
+// resend decides a submission from a page that was already counted: resent
+// is false when sub is a new submission. The same page sent again is the
+// success it was if it carries the same answer (a lost response, a double
+// tap: retry, with the state to answer); a different answer from that page
+// (Back, another choice) is a conflict, so the reviewer is never shown an
+// outcome that was not recorded. The store applies the same rule
+// (IsRetryOf) when two sends overlap.
+func (s *Service) resend(rec Record, sub Submission, t Resolution) (st State, resent, retry bool) {
+	if rec.State.SubmissionID == sub.ID && rec.State.Status != StatusPending {
+		if answer, err := rec.Payload.answer(rec.State.Kind, sub); err == nil {
+			t.Answer = answer
+			if t.IsRetryOf(withDigest(rec)) {
+				return rec.State, true, true
+			}
+		}
+		return State{}, true, false
+	}
+	if _, ok := rec.State.approvalOf(sub.ID); ok {
+		// An approval already counted towards the quorum, sent again.
+		if answer, err := rec.Payload.answer(rec.State.Kind, sub); err == nil {
+			t.Answer = answer
+			if t.IsRetryOf(rec.State) {
+				return s.derive(rec.State), true, true
+			}
+		}
+		return State{}, true, false
+	}
+	return State{}, false, false
+}
+
+// refusedResolve says whether the store's err from Resolve is a refusal of
+// this submission (recorded in the audit with reason, answered with cause)
+// rather than a failure; st is the state the store returned with it.
+func (s *Service) refusedResolve(st State, err error) (reason string, cause error, refused bool) {
+	if errors.Is(err, ErrAlreadyApproved) || errors.Is(err, ErrAnswerDiffers) {
+		return refusalReason(err), err, true
+	}
+	if errors.Is(err, ErrConflict) || errors.Is(err, ErrExpired) {
+		st = s.derive(st)
+		if cerr := s.closed(st); cerr != nil {
+			err = cerr
+		}
+		return string(st.Status), err, true
+	}
+	return "", nil, false
+}
+
 func withDigest(rec Record) State {
 	st := rec.State
 	if st.AnswerDigest == "" && st.Decision != "" {
