@@ -524,22 +524,40 @@ func TestConcurrentRenders(t *testing.T) {
 	wg.Wait()
 }
 
+// TestPanicsAreRecovered: constructs that used to panic inside the library
+// compile, and render either their output or a clear error of their own
+// (never a recovered panic, never an empty pass).
 func TestPanicsAreRecovered(t *testing.T) {
 	e := New(Limits{})
-	// Spoofing forloop used to panic in the library's cycle tag.
-	srcs := []string{
-		`{% assign forloop = 1 %}{% cycle "a", "b" %}`,
-		`{% for i in (1..2) %}{% assign forloop = "x" %}{% cycle "a" %}{% endfor %}`,
-		`{{ "abc" | slice: 99, 99 }}{{ "abc" | truncate: -5 }}{{ "abc" | truncatewords: -1 }}`,
-		`{{ (5..1) | join }}{% for i in (5..1) %}x{% endfor %}`,
-		`{% break %}`,
+	cases := []struct {
+		src     string
+		want    string // the output, when the render succeeds
+		wantErr string // a substring of the error, when it fails
+	}{
+		// Spoofing forloop used to panic in the library's cycle tag.
+		{src: `{% assign forloop = 1 %}{% cycle "a", "b" %}`, wantErr: "cycle must be inside a for loop"},
+		{src: `{% for i in (1..2) %}{% assign forloop = "x" %}{% cycle "a" %}{% endfor %}`, wantErr: "cycle must be inside a for loop"},
+		{src: `{{ "abc" | slice: 99, 99 }}{{ "abc" | truncate: -5 }}{{ "abc" | truncatewords: -1 }}`, want: "...abc"},
+		{src: `{{ (5..1) | join }}{% for i in (5..1) %}x{% endfor %}`, want: ""},
+		{src: `{% break %}`, wantErr: "break outside a for loop"},
 	}
-	for _, src := range srcs {
-		tpl, err := e.Compile("p", src)
+	for _, c := range cases {
+		tpl, err := e.Compile("p", c.src)
 		if err != nil {
+			t.Errorf("%s: compile: %v", c.src, err)
 			continue
 		}
-		_, _ = tpl.Render(nil) // must not panic
+		out, err := tpl.Render(nil)
+		switch {
+		case c.wantErr == "" && err != nil:
+			t.Errorf("%s: render: %v", c.src, err)
+		case c.wantErr == "" && out != c.want:
+			t.Errorf("%s: rendered %q, want %q", c.src, out, c.want)
+		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+			t.Errorf("%s: render error %v, want one saying %q", c.src, err, c.wantErr)
+		case err != nil && strings.Contains(err.Error(), "internal error"):
+			t.Errorf("%s: a recovered panic, not an error of its own: %v", c.src, err)
+		}
 	}
 }
 
