@@ -184,52 +184,12 @@ func estimateSize(v any, limit int) int {
 // bound them or to fix library behaviour that panics or that LiquidJS
 // templates would trip on.
 func boundedFilters(st *renderState) map[string]any {
-	maxStr := func() int { return st.lim.MaxStringBytes }
 	return map[string]any{
 		// Data arrive HTML-escaped, so escape must not escape them again.
 		"escape": func(s string) string { return html.EscapeString(html.UnescapeString(s)) },
 
-		"join": func(a []any, sep func(string) string) (string, error) {
-			s := sep(" ")
-			var b strings.Builder
-			first := true
-			for _, v := range a {
-				if v == nil {
-					continue
-				}
-				if !first {
-					b.WriteString(s)
-				}
-				first = false
-				if str, ok := v.(string); ok {
-					b.WriteString(str)
-				} else {
-					if estimateSize(v, maxStr()) > maxStr() {
-						return "", st.checkString("join", maxStr()+1)
-					}
-					fmt.Fprint(&b, v)
-				}
-				if b.Len() > maxStr() {
-					return "", st.checkString("join", b.Len())
-				}
-			}
-			return b.String(), nil
-		},
-
-		"concat": func(a, b []any) ([]any, error) {
-			if err := st.checkElems("concat", len(a)+len(b)); err != nil {
-				return nil, err
-			}
-			out := make([]any, 0, len(a)+len(b))
-			out = append(append(out, a...), b...)
-			// concat can repeat references (a | concat: a); count the data
-			// the result reaches, not just its length.
-			remaining := st.lim.MaxTotalBytes - int(st.built)
-			if err := st.charge(min(estimateSize(out, remaining), remaining+1)); err != nil {
-				return nil, err
-			}
-			return out, nil
-		},
+		"join":   st.join,
+		"concat": st.concat,
 
 		"replace": func(s, old, repl string) (string, error) {
 			if err := st.checkString("replace", replacedLen(s, old, repl, -1)); err != nil {
@@ -250,82 +210,141 @@ func boundedFilters(st *renderState) map[string]any {
 			return strings.ReplaceAll(s, "\n", "<br />"), nil
 		},
 
-		"uniq": func(a []any) []any {
-			seen := make(map[any]bool, len(a))
-			var out []any
-			for _, item := range a {
-				key := item
-				if item != nil && !reflect.TypeOf(item).Comparable() {
-					b, _ := json.Marshal(item)
-					key = "\x00json:" + string(b)
-				}
-				if !seen[key] {
-					seen[key] = true
-					out = append(out, item)
-				}
-			}
-			return out
-		},
+		"uniq": uniqFilter,
 
 		"json":    func(v any) (string, error) { return jsonString(st, "json", v) },
 		"inspect": func(v any) (string, error) { return jsonString(st, "inspect", v) },
 
-		"slice": func(v any, start int, length func(int) int) (any, error) {
-			n := length(1)
-			switch v := v.(type) {
-			case nil:
-				return nil, nil
-			case string:
-				rs := []rune(v)
-				b, e := sliceBounds(len(rs), start, n)
-				return string(rs[b:e]), nil
-			}
-			a, err := values.Convert(v, reflect.TypeOf([]any{}))
-			if err != nil {
-				return nil, err
-			}
-			arr := a.([]any)
-			b, e := sliceBounds(len(arr), start, n)
-			return arr[b:e], nil
-		},
-
-		"truncate": func(s string, length func(int) int, ellipsis func(string) string) string {
-			n, el := length(50), ellipsis("...")
-			if utf8.RuneCountInString(s) <= n {
-				return s
-			}
-			keep := max(n-utf8.RuneCountInString(el), 0)
-			rs := []rune(s)
-			return string(rs[:keep]) + el
-		},
-		"truncatewords": func(s string, length func(int) int, ellipsis func(string) string) string {
-			n, el := max(length(15), 1), ellipsis("...")
-			words := strings.Fields(s)
-			if len(words) <= n {
-				return s
-			}
-			return strings.Join(words[:n], " ") + el
-		},
+		"slice":         sliceFilter,
+		"truncate":      truncateFilter,
+		"truncatewords": truncateWordsFilter,
 
 		// LiquidJS filters that the library lacks.
-		"where": func(a []any, prop string, want ...any) []any {
-			key := values.ValueOf(prop)
-			out := []any{}
-			for _, item := range a {
-				v := values.ValueOf(item).PropertyValue(key).Interface()
-				if len(want) == 0 {
-					if v != nil && v != false {
-						out = append(out, item)
-					}
-				} else if values.Equal(v, want[0]) {
-					out = append(out, item)
-				}
-			}
-			return out
-		},
+		"where":    whereFilter,
 		"at_least": func(a, b float64) float64 { return math.Max(a, b) },
 		"at_most":  func(a, b float64) float64 { return math.Min(a, b) },
 	}
+}
+
+// join is the join filter, bounded by MaxStringBytes as it builds.
+func (st *renderState) join(a []any, sep func(string) string) (string, error) {
+	maxStr := st.lim.MaxStringBytes
+	s := sep(" ")
+	var b strings.Builder
+	first := true
+	for _, v := range a {
+		if v == nil {
+			continue
+		}
+		if !first {
+			b.WriteString(s)
+		}
+		first = false
+		if str, ok := v.(string); ok {
+			b.WriteString(str)
+		} else {
+			if estimateSize(v, maxStr) > maxStr {
+				return "", st.checkString("join", maxStr+1)
+			}
+			fmt.Fprint(&b, v)
+		}
+		if b.Len() > maxStr {
+			return "", st.checkString("join", b.Len())
+		}
+	}
+	return b.String(), nil
+}
+
+// concat is the concat filter, charged for the data its result reaches.
+func (st *renderState) concat(a, b []any) ([]any, error) {
+	if err := st.checkElems("concat", len(a)+len(b)); err != nil {
+		return nil, err
+	}
+	out := make([]any, 0, len(a)+len(b))
+	out = append(append(out, a...), b...)
+	// concat can repeat references (a | concat: a); count the data
+	// the result reaches, not just its length.
+	remaining := st.lim.MaxTotalBytes - int(st.built)
+	if err := st.charge(min(estimateSize(out, remaining), remaining+1)); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// uniqFilter is uniq over any items, maps and lists compared by their JSON.
+func uniqFilter(a []any) []any {
+	seen := make(map[any]bool, len(a))
+	var out []any
+	for _, item := range a {
+		key := item
+		if item != nil && !reflect.TypeOf(item).Comparable() {
+			b, _ := json.Marshal(item)
+			key = "\x00json:" + string(b)
+		}
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+// sliceFilter is slice over strings (by rune) and lists, clamped to the
+// value's bounds.
+func sliceFilter(v any, start int, length func(int) int) (any, error) {
+	n := length(1)
+	switch v := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		rs := []rune(v)
+		b, e := sliceBounds(len(rs), start, n)
+		return string(rs[b:e]), nil
+	}
+	a, err := values.Convert(v, reflect.TypeOf([]any{}))
+	if err != nil {
+		return nil, err
+	}
+	arr := a.([]any)
+	b, e := sliceBounds(len(arr), start, n)
+	return arr[b:e], nil
+}
+
+func truncateFilter(s string, length func(int) int, ellipsis func(string) string) string {
+	n, el := length(50), ellipsis("...")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	keep := max(n-utf8.RuneCountInString(el), 0)
+	rs := []rune(s)
+	return string(rs[:keep]) + el
+}
+
+func truncateWordsFilter(s string, length func(int) int, ellipsis func(string) string) string {
+	n, el := max(length(15), 1), ellipsis("...")
+	words := strings.Fields(s)
+	if len(words) <= n {
+		return s
+	}
+	return strings.Join(words[:n], " ") + el
+}
+
+// whereFilter is LiquidJS's where: the items whose prop is truthy, or equal
+// to want.
+func whereFilter(a []any, prop string, want ...any) []any {
+	key := values.ValueOf(prop)
+	out := []any{}
+	for _, item := range a {
+		v := values.ValueOf(item).PropertyValue(key).Interface()
+		if len(want) == 0 {
+			if v != nil && v != false {
+				out = append(out, item)
+			}
+		} else if values.Equal(v, want[0]) {
+			out = append(out, item)
+		}
+	}
+	return out
 }
 
 func jsonString(st *renderState, name string, v any) (string, error) {

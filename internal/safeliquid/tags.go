@@ -332,147 +332,199 @@ func loopCompiler(node render.BlockNode) (renderFunc, error) {
 	if err != nil {
 		return nil, err
 	}
-	loop := stmt.Loop
-	var elseBody *render.BlockNode
+	l := &forLoop{loop: stmt.Loop, table: node.Name == "tablerow"}
 	switch {
 	case len(node.Clauses) > 1:
 		return nil, fmt.Errorf("%s accepts at most one else clause", node.Name)
 	case len(node.Clauses) == 1:
-		elseBody = node.Clauses[0]
+		l.elseBody = node.Clauses[0]
 	}
-	table := node.Name == "tablerow"
-	if !table && loop.Cols != nil {
+	if !l.table && l.loop.Cols != nil {
 		return nil, errors.New("cols: is only for tablerow")
 	}
-	return func(w io.Writer, ctx render.Context) error {
-		st, err := stateOf(ctx)
-		if err != nil {
-			return err
-		}
-		if err := st.check(); err != nil {
-			return err
-		}
-		v, err := ctx.Evaluate(loop.Expr)
-		if st.err != nil {
-			return st.err
-		}
-		if err != nil {
-			return err
-		}
-		it := makeIter(v)
-		length := 0
-		if it != nil {
-			length = max(it.Len(), 0)
-		}
-		start := 0
-		if loop.Offset != nil {
-			ov, err := ctx.Evaluate(loop.Offset)
-			if err != nil {
-				return err
-			}
-			off, ok := toInt(ov)
-			if !ok {
-				return ctx.Errorf("for: offset must be an integer, got %v", ov)
-			}
-			start = min(max(off, 0), length)
-		}
-		n := length - start
-		if loop.Limit != nil {
-			lv, err := ctx.Evaluate(loop.Limit)
-			if err != nil {
-				return err
-			}
-			lim, ok := toInt(lv)
-			if !ok {
-				return ctx.Errorf("for: limit must be an integer, got %v", lv)
-			}
-			n = min(max(lim, 0), n)
-		}
-		cols := math.MaxInt32
-		if table && loop.Cols != nil {
-			cv, err := ctx.Evaluate(loop.Cols)
-			if err != nil {
-				return err
-			}
-			c, ok := toInt(cv)
-			if !ok {
-				return ctx.Errorf("tablerow: cols must be an integer, got %v", cv)
-			}
-			if c > 0 {
-				cols = c
-			}
-		}
-		if n == 0 {
-			if elseBody != nil {
-				return ctx.RenderBlock(w, elseBody)
-			}
-			return nil
-		}
+	return l.render, nil
+}
 
-		parent := ctx.Get(forloopName)
-		defer func(fl, item any) {
-			ctx.Set(forloopName, fl)
-			ctx.Set(loop.Variable, item)
-		}(parent, ctx.Get(loop.Variable))
-		// One forloop object per loop, updated in place on each iteration
-		// (as LiquidJS's forloop drop is): allocating a fresh map per
-		// iteration tripled the cost of a loop.
-		fl := map[string]any{"length": n, "parentloop": parent, ".cycles": map[string]int{}}
-		for i := 0; i < n; i++ {
-			if err := st.iterate(); err != nil {
-				return err
-			}
-			idx := start + i
-			if loop.Reversed {
-				idx = start + n - 1 - i
-			}
-			ctx.Set(loop.Variable, it.Index(idx))
-			fl["first"] = i == 0
-			fl["last"] = i == n-1
-			fl["index"] = i + 1
-			fl["index0"] = i
-			fl["rindex"] = n - i
-			fl["rindex0"] = n - i - 1
-			if table {
-				fl["col"] = i%cols + 1
-				fl["col0"] = i % cols
-				fl["row"] = i/cols + 1
-				fl["col_first"] = i%cols == 0
-				fl["col_last"] = i%cols == cols-1 || i == n-1
-				if i%cols == 0 {
-					if _, err := fmt.Fprintf(w, `<tr class="row%d">`, i/cols+1); err != nil {
-						return err
-					}
-				}
-				if _, err := fmt.Fprintf(w, `<td class="col%d">`, i%cols+1); err != nil {
-					return err
-				}
-			}
-			ctx.Set(forloopName, fl)
-			rerr := ctx.RenderChildren(w)
-			if st.err != nil {
-				return st.err
-			}
-			if table {
-				if _, err := io.WriteString(w, `</td>`); err != nil {
-					return err
-				}
-				if (i+1)%cols == 0 || i == n-1 {
-					if _, err := io.WriteString(w, `</tr>`); err != nil {
-						return err
-					}
-				}
-			}
-			if rerr != nil {
-				switch rerr.Cause() {
-				case errBreak:
-					return nil
-				case errContinue:
-					continue
-				}
-				return rerr
-			}
+// forLoop is a compiled for or tablerow tag.
+type forLoop struct {
+	loop     e.Loop
+	elseBody *render.BlockNode
+	table    bool
+}
+
+// loopRange is what one render of a loop walks: n items of it from start,
+// cols to a table row.
+type loopRange struct {
+	it             iterable
+	start, n, cols int
+}
+
+func (l *forLoop) render(w io.Writer, ctx render.Context) error {
+	st, err := stateOf(ctx)
+	if err != nil {
+		return err
+	}
+	if err := st.check(); err != nil {
+		return err
+	}
+	r, err := l.bounds(ctx, st)
+	if err != nil {
+		return err
+	}
+	if r.n == 0 {
+		if l.elseBody != nil {
+			return ctx.RenderBlock(w, l.elseBody)
 		}
 		return nil
-	}, nil
+	}
+
+	parent := ctx.Get(forloopName)
+	defer func(fl, item any) {
+		ctx.Set(forloopName, fl)
+		ctx.Set(l.loop.Variable, item)
+	}(parent, ctx.Get(l.loop.Variable))
+	// One forloop object per loop, updated in place on each iteration
+	// (as LiquidJS's forloop drop is): allocating a fresh map per
+	// iteration tripled the cost of a loop.
+	fl := map[string]any{"length": r.n, "parentloop": parent, ".cycles": map[string]int{}}
+	for i := 0; i < r.n; i++ {
+		if err := st.iterate(); err != nil {
+			return err
+		}
+		idx := r.start + i
+		if l.loop.Reversed {
+			idx = r.start + r.n - 1 - i
+		}
+		ctx.Set(l.loop.Variable, r.it.Index(idx))
+		stop, err := l.iteration(w, ctx, st, fl, r, i)
+		if err != nil || stop {
+			return err
+		}
+	}
+	return nil
+}
+
+// bounds evaluates the loop's collection and its offset, limit and cols.
+func (l *forLoop) bounds(ctx render.Context, st *renderState) (loopRange, error) {
+	v, err := ctx.Evaluate(l.loop.Expr)
+	if st.err != nil {
+		return loopRange{}, st.err
+	}
+	if err != nil {
+		return loopRange{}, err
+	}
+	r := loopRange{it: makeIter(v), cols: math.MaxInt32}
+	length := 0
+	if r.it != nil {
+		length = max(r.it.Len(), 0)
+	}
+	off, ok, err := intArg(ctx, l.loop.Offset, "for: offset")
+	if err != nil {
+		return loopRange{}, err
+	}
+	if ok {
+		r.start = min(max(off, 0), length)
+	}
+	r.n = length - r.start
+	lim, ok, err := intArg(ctx, l.loop.Limit, "for: limit")
+	if err != nil {
+		return loopRange{}, err
+	}
+	if ok {
+		r.n = min(max(lim, 0), r.n)
+	}
+	if l.table {
+		c, ok, err := intArg(ctx, l.loop.Cols, "tablerow: cols")
+		if err != nil {
+			return loopRange{}, err
+		}
+		if ok && c > 0 {
+			r.cols = c
+		}
+	}
+	return r, nil
+}
+
+// intArg evaluates a loop modifier that must be an integer; ok is false
+// when the loop has none.
+func intArg(ctx render.Context, expr e.Expression, what string) (n int, ok bool, err error) {
+	if expr == nil {
+		return 0, false, nil
+	}
+	v, err := ctx.Evaluate(expr)
+	if err != nil {
+		return 0, false, err
+	}
+	n, ok = toInt(v)
+	if !ok {
+		return 0, false, ctx.Errorf("%s must be an integer, got %v", what, v)
+	}
+	return n, true, nil
+}
+
+// iteration renders the body once, as item i of r: stop is true after a
+// break.
+func (l *forLoop) iteration(w io.Writer, ctx render.Context, st *renderState, fl map[string]any, r loopRange, i int) (stop bool, err error) {
+	n, cols := r.n, r.cols
+	fl["first"] = i == 0
+	fl["last"] = i == n-1
+	fl["index"] = i + 1
+	fl["index0"] = i
+	fl["rindex"] = n - i
+	fl["rindex0"] = n - i - 1
+	if l.table {
+		if err := openCell(w, fl, i, n, cols); err != nil {
+			return false, err
+		}
+	}
+	ctx.Set(forloopName, fl)
+	rerr := ctx.RenderChildren(w)
+	if st.err != nil {
+		return false, st.err
+	}
+	if l.table {
+		if err := closeCell(w, i, n, cols); err != nil {
+			return false, err
+		}
+	}
+	if rerr != nil {
+		switch rerr.Cause() {
+		case errBreak:
+			return true, nil
+		case errContinue:
+			return false, nil
+		}
+		return false, rerr
+	}
+	return false, nil
+}
+
+// openCell sets a tablerow's column variables for item i and opens its
+// cell (and its row, at a row's first column).
+func openCell(w io.Writer, fl map[string]any, i, n, cols int) error {
+	fl["col"] = i%cols + 1
+	fl["col0"] = i % cols
+	fl["row"] = i/cols + 1
+	fl["col_first"] = i%cols == 0
+	fl["col_last"] = i%cols == cols-1 || i == n-1
+	if i%cols == 0 {
+		if _, err := fmt.Fprintf(w, `<tr class="row%d">`, i/cols+1); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintf(w, `<td class="col%d">`, i%cols+1)
+	return err
+}
+
+// closeCell closes item i's cell (and its row, at a row's last column or
+// the last item).
+func closeCell(w io.Writer, i, n, cols int) error {
+	if _, err := io.WriteString(w, `</td>`); err != nil {
+		return err
+	}
+	if (i+1)%cols == 0 || i == n-1 {
+		_, err := io.WriteString(w, `</tr>`)
+		return err
+	}
+	return nil
 }
