@@ -100,65 +100,82 @@ func (c *TemplateChecker) render(p elicitation.Payload) (rendered, error) {
 		compiled[t.Name] = tpl
 	}
 	b := budget{deadline: time.Now().Add(c.limits.PageBudget), left: c.limits.MaxPageBytes, limits: c.limits}
-	if tpl := compiled["displayTemplate"]; tpl != nil {
-		var ctx any
-		if len(p.Context) > 0 {
-			if err := json.Unmarshal(p.Context, &ctx); err != nil {
-				return rendered{}, fmt.Errorf("decode context: %w", err)
-			}
-		}
-		s, err := b.run(tpl, "", map[string]any{"context": ctx})
-		if err != nil {
-			return rendered{}, err
-		}
-		out.Display = s
+	var err error
+	if out.Display, err = b.display(compiled["displayTemplate"], p.Context); err != nil {
+		return rendered{}, err
 	}
 	var options []any
 	if compiled["headingTemplate"] != nil || compiled["footerTemplate"] != nil || compiled["rowTemplate"] != nil || compiled["hoverTemplate"] != nil {
-		options = make([]any, len(p.Options))
-		for i, o := range p.Options {
-			var v any
-			if err := json.Unmarshal(o.Raw, &v); err != nil {
-				return rendered{}, fmt.Errorf("decode options[%d]: %w", i, err)
-			}
-			options[i] = v
+		if options, err = decodeOptions(p.Options); err != nil {
+			return rendered{}, err
 		}
 	}
 	list := map[string]any{"options": options, "message": p.Message, "minSelections": p.MinSelections, "maxSelections": p.MaxSelections}
-	if tpl := compiled["headingTemplate"]; tpl != nil {
-		s, err := b.run(tpl, "", list)
-		if err != nil {
-			return rendered{}, err
-		}
-		out.Heading = s
+	if out.Heading, err = b.runIf(compiled["headingTemplate"], list); err != nil {
+		return rendered{}, err
 	}
-	for _, name := range []string{"rowTemplate", "hoverTemplate"} {
-		tpl := compiled[name]
-		if tpl == nil {
-			continue
-		}
-		outs := make([]string, len(options))
-		for i, o := range options {
-			s, err := b.run(tpl, fmt.Sprintf(" (options[%d])", i), map[string]any{"option": o})
-			if err != nil {
-				return rendered{}, err
-			}
-			outs[i] = s
-		}
-		if name == "rowTemplate" {
-			out.Rows = outs
-		} else {
-			out.Hovers = outs
-		}
+	if out.Rows, err = b.each(compiled["rowTemplate"], options); err != nil {
+		return rendered{}, err
 	}
-	if tpl := compiled["footerTemplate"]; tpl != nil {
-		s, err := b.run(tpl, "", list)
-		if err != nil {
-			return rendered{}, err
-		}
-		out.Footer = s
+	if out.Hovers, err = b.each(compiled["hoverTemplate"], options); err != nil {
+		return rendered{}, err
+	}
+	if out.Footer, err = b.runIf(compiled["footerTemplate"], list); err != nil {
+		return rendered{}, err
 	}
 	return out, nil
+}
+
+// decodeOptions decodes the options for the list templates.
+func decodeOptions(opts []elicitation.Option) ([]any, error) {
+	options := make([]any, len(opts))
+	for i, o := range opts {
+		var v any
+		if err := json.Unmarshal(o.Raw, &v); err != nil {
+			return nil, fmt.Errorf("decode options[%d]: %w", i, err)
+		}
+		options[i] = v
+	}
+	return options, nil
+}
+
+// display renders the approval's displayTemplate (if any) over its context.
+func (b *budget) display(tpl *safeliquid.Template, raw json.RawMessage) (string, error) {
+	if tpl == nil {
+		return "", nil
+	}
+	var ctx any
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &ctx); err != nil {
+			return "", fmt.Errorf("decode context: %w", err)
+		}
+	}
+	return b.run(tpl, "", map[string]any{"context": ctx})
+}
+
+// runIf renders tpl, or nothing when the request has no such template.
+func (b *budget) runIf(tpl *safeliquid.Template, bindings map[string]any) (string, error) {
+	if tpl == nil {
+		return "", nil
+	}
+	return b.run(tpl, "", bindings)
+}
+
+// each renders a per-option template (rowTemplate, hoverTemplate) once per
+// option; nil when the request has no such template.
+func (b *budget) each(tpl *safeliquid.Template, options []any) ([]string, error) {
+	if tpl == nil {
+		return nil, nil
+	}
+	outs := make([]string, len(options))
+	for i, o := range options {
+		s, err := b.run(tpl, fmt.Sprintf(" (options[%d])", i), map[string]any{"option": o})
+		if err != nil {
+			return nil, err
+		}
+		outs[i] = s
+	}
+	return outs, nil
 }
 
 // budget is what is left of a page's bounds.
