@@ -24,12 +24,14 @@ import (
 // URL elicitation: pushed on the session (2025-11-25) and in an
 // input-required result (2026-07-28), plain results elsewhere.
 func TestErasOnDefaultEndpoint(t *testing.T) {
+	t.Parallel()
 	m := start(t, "--data-dir", t.TempDir(), "--max-wait", "10s")
 	pushtest.Run(t, pushtest.Target{MCPURL: m.MCPURL, Sessions: true, SessionlessPush: true})
 }
 
 // TestErasPushOff: --push=false gives every host plain results.
 func TestErasPushOff(t *testing.T) {
+	t.Parallel()
 	m := start(t, "--data-dir", t.TempDir(), "--push=false")
 	tg := pushtest.Target{MCPURL: m.MCPURL}
 	for _, era := range []string{"2025-11-25", "2026-07-28"} {

@@ -58,6 +58,7 @@ func slowPost(t *testing.T, base, path, contentType string, interval time.Durati
 // against a 1 s read timeout) is cut off on both listeners, the MCP one and
 // the review one; before, such a connection stayed open for minutes.
 func TestSlowBodiesAreCutOff(t *testing.T) {
+	t.Parallel()
 	m := start(t, "--data-dir", t.TempDir(), "--review-addr", "127.0.0.1:0", "--http-read-timeout", "1s")
 	mcpBase := strings.TrimSuffix(m.MCPURL, "/mcp")
 	s := agent(t, m.MCPURL)

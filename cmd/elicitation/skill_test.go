@@ -178,6 +178,7 @@ func reviewer(t *testing.T, handoffs <-chan handoff, answers []func(h handoff, t
 }
 
 func TestSkillLoop(t *testing.T) {
+	t.Parallel()
 	var clockMu sync.Mutex
 	offset := time.Duration(0)
 	now := func() time.Time {

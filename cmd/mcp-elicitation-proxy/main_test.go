@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -23,11 +24,17 @@ import (
 )
 
 // binary is the proxy built once for the tests that run it as a process.
+// Those tests drive a Node.js upstream and skip under -short, so -short
+// builds nothing.
 var binary string
 
 func TestMain(m *testing.M) {
 	if os.Getenv(relayEnv) == "1" {
 		os.Exit(relay(os.Args[1:]))
+	}
+	flag.Parse()
+	if testing.Short() {
+		os.Exit(m.Run())
 	}
 	dir, err := os.MkdirTemp("", "mcp-elicitation-proxy-test")
 	if err != nil {
@@ -591,6 +598,7 @@ func TestInspectorDocCommands(t *testing.T) {
 // README give (the module is not published, so it installs from a clone)
 // and the installed binary.
 func TestInstallFromClone(t *testing.T) {
+	testenv.Slow(t, "go install")
 	root := repoRoot(t)
 	doc, err := os.ReadFile(filepath.Join(root, "docs", "proxy.md"))
 	if err != nil {

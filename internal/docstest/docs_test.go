@@ -22,10 +22,12 @@ var (
 	buildErr  error
 )
 
-// checker builds our two programs from the tree (their flag sets are read
-// from their -h) and returns a Checker over the repository.
+// checker builds our programs from the tree (their flag sets are read
+// from their -h) and returns a Checker over the repository. Building them is
+// a slow suite: -short skips the tests that need it.
 func checker(t *testing.T) *docstest.Checker {
 	t.Helper()
+	testenv.Slow(t, "built programs (docs)")
 	root := testenv.Root(t)
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "docstest-bin-")

@@ -12,6 +12,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/dynamostore"
 	"github.com/mcp-elicitation/elicitation/internal/dynamostore/dynamotest"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
 // TestServerRestartMidFlow stops DynamoDB Local (kept on disk with -sharedDb
@@ -22,6 +23,7 @@ import (
 // same submission id is answered as the success it was; and a waiter that
 // polled through the outage wakes with the decision.
 func TestServerRestartMidFlow(t *testing.T) {
+	testenv.Slow(t, "DynamoDB Local")
 	ctx := context.Background()
 	local, err := dynamotest.Start(ctx, dynamotest.Options{DBPath: t.TempDir()})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/conformancetest"
 	"github.com/mcp-elicitation/elicitation/internal/lambdatest"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools/pushtest"
+	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
 // TestErasOnLambda: the MCP function under the emulator, behind a stand-in
@@ -23,6 +24,8 @@ import (
 // push-state secret), nothing pushed to the session eras; the review page
 // and the submission go through their own functions.
 func TestErasOnLambda(t *testing.T) {
+	testenv.Slow(t, "Lambda emulator")
+	t.Parallel()
 	var s *stack
 	gw := lambdatest.Gateway(t, func(method, path string) (string, *lambdatest.Function) {
 		switch {
@@ -48,6 +51,8 @@ func TestErasOnLambda(t *testing.T) {
 // with an API key (the suite's client sends no Authorization header: the
 // gateway adds alice's). The stateless function has no sessions, by design.
 func TestConformanceOnLambda(t *testing.T) {
+	testenv.Slow(t, "Lambda emulator")
+	t.Parallel()
 	var s *stack
 	gw := lambdatest.Gateway(t, func(_, path string) (string, *lambdatest.Function) {
 		if path == "/mcp" {
@@ -75,6 +80,8 @@ func TestConformanceOnLambda(t *testing.T) {
 // none) is answered and ended at once by the MCP function: it does not
 // hold the invocation to its timeout.
 func TestListenOnLambda(t *testing.T) {
+	testenv.Slow(t, "Lambda emulator")
+	t.Parallel()
 	var s *stack
 	gw := lambdatest.Gateway(t, func(_, path string) (string, *lambdatest.Function) {
 		if path == "/mcp" {

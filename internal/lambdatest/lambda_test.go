@@ -25,6 +25,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/apikey/dynamokeys"
 	"github.com/mcp-elicitation/elicitation/internal/dynamostore/dynamotest"
 	"github.com/mcp-elicitation/elicitation/internal/lambdatest"
+	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
 var buildDir string
@@ -95,6 +96,7 @@ type stackOptions struct {
 
 func newStack(t *testing.T, o stackOptions) *stack {
 	t.Helper()
+	testenv.Slow(t, "Lambda emulator")
 	paths := bootstraps(t)
 	db := dynamotest.Client(dynamotest.Endpoint(t))
 	table := dynamotest.Table(t, db)
@@ -272,6 +274,8 @@ func pageToken(t *testing.T, html string) string {
 
 // TestEvents invokes every file in events/ and checks the answer.
 func TestEvents(t *testing.T) {
+	testenv.Slow(t, "Lambda emulator")
+	t.Parallel()
 	s := newStack(t, stackOptions{})
 	key := s.keys["alice"]
 	files, err := filepath.Glob(filepath.Join(lambdatest.Root(t), "events", "*.json"))
@@ -410,6 +414,8 @@ func TestEvents(t *testing.T) {
 // wait that is already in progress when the decision lands in another
 // process, and checks principals and keys.
 func TestFlow(t *testing.T) {
+	testenv.Slow(t, "Lambda emulator")
+	t.Parallel()
 	s := newStack(t, stackOptions{})
 	alice, bob := s.keys["alice"], s.keys["bob"]
 	sel := mustTool(t, s.fn["mcp"], event(t, "mcp-elicit-selection", phKey, alice))
@@ -492,6 +498,8 @@ func TestFlow(t *testing.T) {
 // invocation ends (the Lambda deadline reaches the handler through
 // ProxyWithContext), not be killed by the timeout.
 func TestWaitBoundedByInvocation(t *testing.T) {
+	testenv.Slow(t, "Lambda emulator")
+	t.Parallel()
 	s := newStack(t, stackOptions{mcpTimeout: 6 * time.Second})
 	alice := s.keys["alice"]
 	sel := mustTool(t, s.fn["mcp"], event(t, "mcp-elicit-selection", phKey, alice))
@@ -512,6 +520,8 @@ func TestWaitBoundedByInvocation(t *testing.T) {
 // emulator (docs/benchmarks.md, "Lambda"): the emulator's REPORT lines give
 // the bootstrap's init duration.
 func TestColdAndWarm(t *testing.T) {
+	testenv.Slow(t, "Lambda emulator")
+	t.Parallel()
 	s := newStack(t, stackOptions{})
 	alice := s.keys["alice"]
 	list := event(t, "mcp-tools-list", phKey, alice)
@@ -586,6 +596,8 @@ func TestTemplateTableMatchesStore(t *testing.T) {
 // through the MCP function and renders it through the review function:
 // the page must fit a Lambda response (6 MB) and come back whole.
 func TestLargeSelection(t *testing.T) {
+	testenv.Slow(t, "Lambda emulator")
+	t.Parallel()
 	s := newStack(t, stackOptions{})
 	alice := s.keys["alice"]
 	var opts []string
@@ -619,6 +631,8 @@ func TestLargeSelection(t *testing.T) {
 // TestRevokedKey revokes a key with the admin command while the MCP
 // function runs (ELICITATION_API_KEY_CACHE_TTL=0s): the next call gets 401.
 func TestRevokedKey(t *testing.T) {
+	testenv.Slow(t, "Lambda emulator")
+	t.Parallel()
 	s := newStack(t, stackOptions{extraEnv: []string{"ELICITATION_API_KEY_CACHE_TTL=0s"}})
 	alice := s.keys["alice"]
 	list := event(t, "mcp-tools-list", phKey, alice)
@@ -641,6 +655,7 @@ func TestRevokedKey(t *testing.T) {
 // `api-key-revoke` (infra/lambda.mk, through `elicitation keys`) against
 // DynamoDB Local, as an operator runs them against the deployed table.
 func TestAPIKeyMakeTargets(t *testing.T) {
+	testenv.Slow(t, "DynamoDB Local")
 	root := lambdatest.Root(t)
 	bin := filepath.Join(t.TempDir(), "elicitation")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/elicitation")

@@ -44,6 +44,7 @@ func Root(t testing.TB) string { return testenv.Root(t) }
 // which it installs with `go install` (from the module proxy) when missing.
 func RIE(t testing.TB) string {
 	t.Helper()
+	testenv.Slow(t, "Lambda emulator")
 	if p := os.Getenv("AWS_LAMBDA_RIE"); p != "" {
 		return p
 	}
@@ -56,6 +57,7 @@ func RIE(t testing.TB) string {
 // bootstrap's path.
 func Build(t testing.TB, logicalID, dir string) string {
 	t.Helper()
+	testenv.Slow(t, "Lambda emulator")
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Fatal("lambdatest: make is not on PATH; the bootstraps are built by infra/lambda.mk (apt-get install -y make)")
 	}

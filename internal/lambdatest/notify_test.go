@@ -26,6 +26,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/lambdatest"
 	"github.com/mcp-elicitation/elicitation/internal/notify"
+	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
 const (
@@ -161,6 +162,8 @@ func startNotify(t *testing.T, table, doc string) *lambdatest.Function {
 // it), and the retried batch delivers it without sending the first again;
 // the scheduled sweep sends an expired request's expiry notice once.
 func TestNotifyFunctionOnStream(t *testing.T) {
+	testenv.Slow(t, "Lambda emulator")
+	t.Parallel()
 	h := newHooks(t)
 	db := dynamotest.Client(dynamotest.Endpoint(t))
 	table := dynamotest.Table(t, db)
@@ -294,6 +297,8 @@ func TestNotifyFunctionOnStream(t *testing.T) {
 // function, fed the table's stream, sends the created notice with the
 // review URL the agent got and the decided notice, each once.
 func TestNotificationsOnAWS(t *testing.T) {
+	testenv.Slow(t, "Lambda emulator")
+	t.Parallel()
 	h := newHooks(t)
 	doc := `{"defaults":["ops"],"targets":{"ops":{"type":"webhook","url":"` + h.srv.URL + `/ok","secret":"${HOOK_SECRET}","events":["created","decided","expired"]}}}`
 	s := newStack(t, stackOptions{allEnv: []string{"ELICITATION_NOTIFY_CONFIG=" + doc}})

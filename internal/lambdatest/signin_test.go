@@ -15,6 +15,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/lambdatest"
 	"github.com/mcp-elicitation/elicitation/internal/reviewauth"
 	"github.com/mcp-elicitation/elicitation/internal/reviewauth/oidctest"
+	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
 const oidcSecretARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:OidcClientSecret-XyZ"
@@ -26,6 +27,8 @@ const oidcSecretARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:Oidc
 // the session cookie the review function set, and a quorum of two is
 // reached by two reviewers and not by one twice.
 func TestSignIn(t *testing.T) {
+	testenv.Slow(t, "Lambda emulator")
+	t.Parallel()
 	var s *stack
 	gw := lambdatest.Gateway(t, func(method, path string) (string, *lambdatest.Function) {
 		switch {

@@ -125,6 +125,8 @@ func addHooks(e *env) *beacons {
 // 390x844 touch viewport and at 320 px, then checks that the Service sees
 // each outcome.
 func TestBrowserFlows(t *testing.T) {
+	testenv.Slow(t, "Chromium")
+	t.Parallel()
 	e := newEnv(t)
 	addHooks(e)
 	ctx := context.Background()
@@ -204,9 +206,12 @@ func TestBrowserFlows(t *testing.T) {
 }
 
 // TestBrowserAccessibilityAndScreenshots runs axe-core on the default and
-// templated pages in light and dark mode, writes the README screenshots and
+// templated pages in light and dark mode, takes the README screenshots
+// (into docs/screenshots with -update, else a temporary directory) and
 // measures a 500-option page on a phone.
 func TestBrowserAccessibilityAndScreenshots(t *testing.T) {
+	testenv.Slow(t, "Chromium")
+	t.Parallel()
 	e := newEnv(t)
 	pages := map[string]created{
 		"selection default":   e.selection(elicitation.SelectionInput{Message: "Build a presentation for Guggenheim: which one?", Options: guggenheim, HoverTemplate: hoverTpl}),
@@ -232,11 +237,16 @@ func TestBrowserAccessibilityAndScreenshots(t *testing.T) {
 		flow{"name": "measure 500 default/p390", "viewport": "p390", "do": "measure", "url": bigDefault.Path(), "repeat": 7},
 	)
 	longList := e.selection(elicitation.SelectionInput{Message: "Which **sites** should the crawler skip? Pick up to 3.", Options: options(500), MaxSelections: 3})
-	shots := filepath.Join("..", "..", "docs", "screenshots")
-	if err := os.MkdirAll(shots, 0o755); err != nil {
-		t.Fatal(err)
+	// The README's screenshots are rewritten only under -update; a plain
+	// run takes them into a temporary directory, so it writes no tracked file.
+	abs := t.TempDir()
+	if *update {
+		shots := filepath.Join("..", "..", "docs", "screenshots")
+		if err := os.MkdirAll(shots, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		abs, _ = filepath.Abs(shots)
 	}
-	abs, _ := filepath.Abs(shots)
 	flows = append(flows,
 		flow{"name": "screenshot selection", "viewport": "p390", "do": "screenshot", "url": pages["selection templated"].Path(), "pick": 1, "file": "review-selection-templated-phone.png"},
 		flow{"name": "screenshot selection dark", "viewport": "p390", "scheme": "dark", "do": "screenshot", "url": pages["selection templated"].Path(), "pick": 1, "file": "review-selection-templated-phone-dark.png"},
@@ -256,6 +266,8 @@ func TestBrowserAccessibilityAndScreenshots(t *testing.T) {
 // TestBrowserXSS loads an XSS corpus through every input that reaches the
 // page: option data, templates, context, labels, css and the message.
 func TestBrowserXSS(t *testing.T) {
+	testenv.Slow(t, "Chromium")
+	t.Parallel()
 	e := newEnv(t)
 	b := addHooks(e)
 	corpus := xssCorpus(e.srv.URL + "/beacon/")

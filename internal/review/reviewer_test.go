@@ -15,6 +15,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
 	"github.com/mcp-elicitation/elicitation/internal/review"
+	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
 // agent is an MCP client (the official Go SDK) talking to the elicitation
@@ -86,6 +87,8 @@ func optionArgs(n int) []any {
 // shown whole; templated rows that leave the frame most of a 320 px row.
 // axe-core checks every page these reach.
 func TestBrowserReviewer(t *testing.T) {
+	testenv.Slow(t, "Chromium")
+	t.Parallel()
 	e := newEnv(t)
 	a := newAgent(t, e)
 	type check func(t *testing.T)
