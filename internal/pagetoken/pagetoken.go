@@ -18,10 +18,12 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/mcp-elicitation/elicitation/internal/sealer"
 )
 
 // MinSecretBytes is the shortest secret a Key may have.
-const MinSecretBytes = 32
+const MinSecretBytes = sealer.MinSecretBytes
 
 // Errors returned (wrapped) by Open. Match them with errors.Is.
 var (
@@ -33,11 +35,9 @@ var (
 	ErrExpired = errors.New("page token expired")
 )
 
-// Key is one secret of a keyring and its id.
-type Key struct {
-	ID     string
-	Secret []byte
-}
+// Key is one secret of a keyring and its id (the one key type of every
+// keyring, internal/sealer's).
+type Key = sealer.Key
 
 // Claims is what a token binds.
 type Claims struct {
@@ -64,56 +64,29 @@ type Keyring struct {
 }
 
 // NewKeyring returns a keyring over keys; the first key is the current one.
-// Key ids must be non-empty, unique and free of '.', ',' and ':'; secrets
-// must be at least MinSecretBytes long.
+// Keys must pass sealer.CheckKeys (ids non-empty, unique and free of '.',
+// ',', ':' and spaces; secrets at least MinSecretBytes long).
 func NewKeyring(keys ...Key) (*Keyring, error) {
-	if len(keys) == 0 {
-		return nil, errors.New("pagetoken: a keyring needs at least one key")
+	if err := sealer.CheckKeys(keys); err != nil {
+		return nil, fmt.Errorf("pagetoken: %w", err)
 	}
 	k := &Keyring{current: keys[0], keys: make(map[string][]byte, len(keys))}
 	for _, key := range keys {
-		if key.ID == "" || strings.ContainsAny(key.ID, ".,: \t") {
-			return nil, fmt.Errorf("pagetoken: key id %q must be non-empty, without '.', ',', ':' or spaces", key.ID)
-		}
-		if len(key.Secret) < MinSecretBytes {
-			return nil, fmt.Errorf("pagetoken: the secret of key %q is %d bytes; at least %d are needed", key.ID, len(key.Secret), MinSecretBytes)
-		}
-		if _, dup := k.keys[key.ID]; dup {
-			return nil, fmt.Errorf("pagetoken: key id %q appears twice", key.ID)
-		}
 		k.keys[key.ID] = append([]byte(nil), key.Secret...)
 	}
 	return k, nil
 }
 
 // ParseKeyring reads a keyring from configuration text such as
-// "kid1:BASE64SECRET,kid0:BASE64OLDSECRET": comma-separated id:secret pairs,
-// the first one current. Secrets are base64 (standard or URL alphabet,
-// padded or not).
+// "kid1:BASE64SECRET,kid0:BASE64OLDSECRET" with the product's one keyring
+// parser (sealer.ParseKeys): comma-separated id:secret pairs, the first one
+// current, secrets in base64 (standard or URL alphabet, padded or not).
 func ParseKeyring(config string) (*Keyring, error) {
-	var keys []Key
-	for i, part := range strings.Split(config, ",") {
-		part = strings.TrimSpace(part)
-		id, secret, ok := strings.Cut(part, ":")
-		if !ok {
-			return nil, fmt.Errorf("pagetoken: key %d: want id:base64secret", i+1)
-		}
-		b, err := decodeSecret(strings.TrimSpace(secret))
-		if err != nil {
-			return nil, fmt.Errorf("pagetoken: key %q: the secret is not base64", id)
-		}
-		keys = append(keys, Key{ID: strings.TrimSpace(id), Secret: b})
+	keys, err := sealer.ParseKeys(config)
+	if err != nil {
+		return nil, fmt.Errorf("pagetoken: %w", err)
 	}
 	return NewKeyring(keys...)
-}
-
-func decodeSecret(s string) ([]byte, error) {
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-		if b, err := enc.DecodeString(s); err == nil {
-			return b, nil
-		}
-	}
-	return nil, errors.New("not base64")
 }
 
 // GenerateSecret returns a fresh random 32-byte secret, base64-encoded (as

@@ -11,13 +11,17 @@
 // own principal barred, quorums). A POST without a session goes on without
 // an identity, so that the Service refuses it and audits the refusal.
 //
-// The cookie ("elicitation_review") is HttpOnly, Secure, SameSite=Lax,
-// Path=<base>/review, signed with keys derived from the page-token keyring
-// (so the review and submit Lambda functions share it with nothing more
-// than the secret they already read), and bound to the issuer and the
-// subject; it lives SessionTTL (default 30 minutes) and is never renewed.
-// While a sign-in is in progress it holds that sign-in's state, nonce and
-// PKCE verifier instead, for ten minutes.
+// The session cookie ("elicitation_review") is HttpOnly, Secure,
+// SameSite=Lax, Path=<base>/review, signed with keys derived from the
+// page-token keyring (so the review and submit Lambda functions share it
+// with nothing more than the secret they already read), and bound to the
+// issuer and the subject; it lives SessionTTL (default 30 minutes) and is
+// never renewed. Each sign-in in progress has its own cookie,
+// "elicitation_signin_<state>" on Path=<base>/review/oidc/callback for ten
+// minutes, sealed (encrypted) under keys of the same keyring: its nonce and
+// PKCE verifier. A callback that fails touches neither the session nor any
+// other sign-in, so a stray or stale callback signs nobody out and two
+// tabs can sign in at once.
 package reviewauth
 
 import (
@@ -40,6 +44,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
+	"github.com/mcp-elicitation/elicitation/internal/sealer"
 )
 
 // CookieName is the name of the one cookie the product sets.
@@ -103,9 +108,10 @@ type Config struct {
 
 // Auth is reviewer sign-in. It is safe for concurrent use.
 type Auth struct {
-	cfg  Config
-	seal sealer
-	log  *slog.Logger
+	cfg   Config
+	seal  signer          // the session cookie
+	flows *sealer.Keyring // the sign-in cookies
+	log   *slog.Logger
 
 	mu       sync.Mutex
 	provider *oidc.Provider // discovered at the first sign-in
@@ -148,7 +154,11 @@ func New(cfg Config) (*Auth, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	a := &Auth{cfg: cfg, seal: sealer{keys: cfg.Keys}, log: cfg.Logger}
+	flows, err := sealer.NewKeyring(cfg.Keys...)
+	if err != nil {
+		return nil, fmt.Errorf("reviewer sign-in: %w", err)
+	}
+	a := &Auth{cfg: cfg, seal: signer{keys: cfg.Keys}, flows: flows, log: cfg.Logger}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -231,9 +241,9 @@ func (a *Auth) base(r *http.Request) (string, string, error) {
 	return base, strings.TrimRight(u.Path, "/") + "/review", nil
 }
 
-func (a *Auth) setCookie(w http.ResponseWriter, path, value string, maxAge time.Duration) {
+func (a *Auth) setCookie(w http.ResponseWriter, name, path, value string, maxAge time.Duration) {
 	http.SetCookie(w, &http.Cookie{
-		Name: CookieName, Value: value, Path: path, MaxAge: int(maxAge / time.Second),
+		Name: name, Value: value, Path: path, MaxAge: int(maxAge / time.Second),
 		HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode,
 	})
 }
@@ -301,18 +311,19 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request, ret string, opts ..
 		page(w, http.StatusServiceUnavailable, "Sign-in is unavailable", "The identity provider cannot be reached right now. Nothing was decided. Try again in a moment.")
 		return
 	}
-	c := cookieClaims{Kind: kindLogin, Expires: a.cfg.Now().Add(LoginTTL), State: random(), Nonce: random(), Verifier: oauth2.GenerateVerifier(), Return: ret}
-	v, err := a.seal.seal(c)
+	state := random()
+	c := loginClaims{Expires: a.cfg.Now().Add(LoginTTL), Nonce: random(), Verifier: oauth2.GenerateVerifier(), Return: ret}
+	v, err := a.sealLogin(state, c)
 	if err != nil {
 		a.log.ErrorContext(r.Context(), "reviewer sign-in", "err", err)
 		page(w, http.StatusInternalServerError, "Sign-in failed", "Nothing was decided. Try again in a moment.")
 		return
 	}
-	a.setCookie(w, path, v, LoginTTL)
+	a.setCookie(w, LoginCookiePrefix+state, path+"/oidc/callback", v, LoginTTL)
 	noStore(w)
 	// The secret is not needed to build the authorization URL.
 	opts = append(opts, oidc.Nonce(c.Nonce), oauth2.S256ChallengeOption(c.Verifier))
-	http.Redirect(w, r, a.oauth2(p, base, "").AuthCodeURL(c.State, opts...), http.StatusFound)
+	http.Redirect(w, r, a.oauth2(p, base, "").AuthCodeURL(state, opts...), http.StatusFound)
 }
 
 func noStore(w http.ResponseWriter) {
@@ -320,9 +331,12 @@ func noStore(w http.ResponseWriter) {
 	w.Header().Set("Referrer-Policy", "no-referrer")
 }
 
-// callback completes a sign-in: the state must be the cookie's, the code
-// is exchanged with the cookie's PKCE verifier, the ID token verified
-// (issuer, audience, expiry, signature, nonce), and the session set.
+// callback completes a sign-in: the state names the sign-in's own cookie,
+// whose sealed nonce and PKCE verifier serve the code exchange and the ID
+// token's check (issuer, audience, expiry, signature, nonce); then the
+// session is set and the sign-in's cookie removed. A callback that fails
+// removes at most its own sign-in's cookie: an existing session and other
+// sign-ins in progress (other tabs) stay as they were.
 func (a *Auth) callback(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		w.Header().Set("Allow", "GET")
@@ -335,43 +349,48 @@ func (a *Auth) callback(w http.ResponseWriter, r *http.Request) {
 		page(w, http.StatusInternalServerError, "Sign-in is not set up correctly", "The server cannot sign reviewers in on this address. Nothing was decided; tell the operator.")
 		return
 	}
-	fail := func(status int, reason string, err error) {
+	q := r.URL.Query()
+	state := q.Get("state")
+	name := LoginCookiePrefix + state
+	fail := func(status int, reason string, clear bool, err error) {
 		a.log.WarnContext(r.Context(), "reviewer sign-in refused", "reason", reason, "err", err)
-		a.setCookie(w, path, "", -1)
+		if clear {
+			a.setCookie(w, name, path+"/oidc/callback", "", -1)
+		}
 		page(w, status, "Sign-in did not complete", "Nothing was decided. Open the review link again to sign in.")
 	}
-	ck, cerr := r.Cookie(CookieName)
+	if !validState(state) {
+		fail(http.StatusBadRequest, "no state, or not one of ours", false, nil)
+		return
+	}
+	ck, cerr := r.Cookie(name)
 	if cerr != nil {
-		fail(http.StatusBadRequest, "no sign-in in progress", cerr)
+		fail(http.StatusBadRequest, "no sign-in in progress for this state", false, cerr)
 		return
 	}
-	c, err := a.seal.open(ck.Value, kindLogin, a.cfg.Now())
+	c, err := a.openLogin(state, ck.Value)
 	if err != nil {
-		fail(http.StatusBadRequest, "no valid sign-in in progress", err)
-		return
-	}
-	q := r.URL.Query()
-	if subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(c.State)) != 1 {
-		fail(http.StatusBadRequest, "state mismatch", nil)
+		fail(http.StatusBadRequest, "no valid sign-in in progress", true, err)
 		return
 	}
 	if e := q.Get("error"); e != "" {
-		fail(http.StatusForbidden, "the issuer refused", fmt.Errorf("error=%.64q", e))
+		fail(http.StatusForbidden, "the issuer refused", true, fmt.Errorf("error=%.64q", e))
 		return
 	}
 	id, err := a.exchange(r.Context(), base, q.Get("code"), c)
 	if err != nil {
-		fail(http.StatusBadRequest, "code exchange or token verification failed", err)
+		fail(http.StatusBadRequest, "code exchange or token verification failed", true, err)
 		return
 	}
 	s := cookieClaims{Kind: kindSession, Expires: a.cfg.Now().Add(a.cfg.SessionTTL), IssuedAt: a.cfg.Now(),
 		Issuer: id.Issuer, Subject: id.Subject, Email: id.Email, EmailVerified: id.EmailVerified, Groups: id.Groups}
 	v, err := a.seal.seal(s)
 	if err != nil {
-		fail(http.StatusBadRequest, "session too large", err)
+		fail(http.StatusBadRequest, "session too large", true, err)
 		return
 	}
-	a.setCookie(w, path, v, a.cfg.SessionTTL)
+	a.setCookie(w, CookieName, path, v, a.cfg.SessionTTL)
+	a.setCookie(w, name, path+"/oidc/callback", "", -1)
 	noStore(w)
 	http.Redirect(w, r, base+returnPath(c.Return), http.StatusSeeOther)
 }
@@ -388,7 +407,7 @@ func returnPath(p string) string {
 // exchange redeems the code with the verifier and reads the identity from
 // the verified ID token, and from the UserInfo endpoint for what the token
 // leaves out (many issuers put the e-mail address only there).
-func (a *Auth) exchange(ctx context.Context, base, code string, c cookieClaims) (elicitation.Identity, error) {
+func (a *Auth) exchange(ctx context.Context, base, code string, c loginClaims) (elicitation.Identity, error) {
 	if code == "" {
 		return elicitation.Identity{}, errors.New("no code")
 	}

@@ -1,7 +1,10 @@
 package reviewauth
 
 import (
+	"encoding/base64"
+	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,9 +34,9 @@ func TestReadClaims(t *testing.T) {
 	}
 }
 
-func TestSealer(t *testing.T) {
+func TestSigner(t *testing.T) {
 	k, _ := pagetoken.ParseKeyring("k2:" + pagetoken.GenerateSecret() + ",k1:" + pagetoken.GenerateSecret())
-	s := sealer{keys: k.Derive("review session")}
+	s := signer{keys: k.Derive("review session")}
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	v, err := s.seal(cookieClaims{Kind: kindSession, Expires: now.Add(time.Minute), Issuer: "https://i/", Subject: "s"})
 	if err != nil {
@@ -42,20 +45,56 @@ func TestSealer(t *testing.T) {
 	if c, err := s.open(v, kindSession, now); err != nil || c.Subject != "s" {
 		t.Fatalf("open = %+v, %v", c, err)
 	}
-	if _, err := s.open(v, kindLogin, now); err == nil {
-		t.Error("a session opened as a sign-in in progress")
+	if _, err := s.open(v, "l", now); err == nil {
+		t.Error("a session opened as another kind")
 	}
 	if _, err := s.open(v, kindSession, now.Add(time.Minute)); err != errExpired {
 		t.Errorf("at expiry: %v", err)
 	}
 	// Sealed with the old key, opened after rotation; refused under
 	// another purpose's keys.
-	rotated := sealer{keys: k.Derive("review session")[1:]}
+	rotated := signer{keys: k.Derive("review session")[1:]}
 	v2, _ := rotated.seal(cookieClaims{Kind: kindSession, Expires: now.Add(time.Minute), Subject: "s"})
 	if _, err := s.open(v2, kindSession, now); err != nil {
 		t.Errorf("a cookie of the older key: %v", err)
 	}
-	if _, err := (sealer{keys: k.Derive("page")}).open(v, kindSession, now); err == nil {
+	if _, err := (signer{keys: k.Derive("page")}).open(v, kindSession, now); err == nil {
 		t.Error("keys of another purpose opened the cookie")
+	}
+}
+
+// A sign-in's cookie is sealed: its nonce and verifier cannot be read
+// from it, it opens only under its own state, and not after LoginTTL.
+func TestLoginCookieSealed(t *testing.T) {
+	k, _ := pagetoken.ParseKeyring("k1:" + pagetoken.GenerateSecret())
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	a, err := New(Config{Issuer: "https://issuer.example", ClientID: "c", Keys: k.Derive("review session"), Base: func(*http.Request) string { return "https://r.example" }, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	state, other := random(), random()
+	c := loginClaims{Expires: now.Add(LoginTTL), Nonce: "nonce-" + random(), Verifier: "verifier-" + random(), Return: "/review/a/b"}
+	v, err := a.sealLogin(state, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, part := range strings.Split(v, ".") {
+		b, _ := base64.RawURLEncoding.DecodeString(part)
+		if strings.Contains(v, c.Nonce) || strings.Contains(string(b), "nonce-") || strings.Contains(string(b), "verifier-") || strings.Contains(string(b), "/review/") {
+			t.Fatalf("the sign-in cookie shows its contents: %s", v)
+		}
+	}
+	if got, err := a.openLogin(state, v); err != nil || got != c {
+		t.Fatalf("open = %+v, %v", got, err)
+	}
+	if _, err := a.openLogin(other, v); err == nil {
+		t.Error("a sign-in cookie opened under another state")
+	}
+	if !validState(state) || validState("") || validState(state+"x") || validState(strings.Repeat(";", 32)) {
+		t.Error("validState")
+	}
+	now = now.Add(LoginTTL)
+	if _, err := a.openLogin(state, v); err != errExpired {
+		t.Errorf("after LoginTTL: %v", err)
 	}
 }

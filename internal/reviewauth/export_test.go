@@ -1,21 +1,16 @@
 package reviewauth
 
 import (
-	"time"
-
 	"golang.org/x/oauth2"
 )
 
-// Reseal re-signs a sign-in-in-progress cookie value with keys, replacing
-// its PKCE verifier (a test of the issuer's PKCE check).
-func Reseal(v string, keys sealer, now time.Time) (string, error) {
-	c, err := keys.open(v, kindLogin, now)
+// Reseal seals a sign-in cookie value of state again under a's keys with
+// another PKCE verifier (a test of the issuer's PKCE check).
+func Reseal(a *Auth, state, v string) (string, error) {
+	c, err := a.openLogin(state, v)
 	if err != nil {
 		return "", err
 	}
 	c.Verifier = oauth2.GenerateVerifier()
-	return keys.seal(c)
+	return a.sealLogin(state, c)
 }
-
-// SealerOf is the sealer of a.
-func SealerOf(a *Auth) sealer { return a.seal }

@@ -77,17 +77,26 @@ func TestSignInRoundTrip(t *testing.T) {
 	if got := trail(t, s.instances[0].svc, id); !slices.Equal(got, want) {
 		t.Errorf("audit trail\n%q\nwant\n%q", got, want)
 	}
-	var session *http.Cookie
+	var session, login *http.Cookie
 	for _, c := range rec.cookies {
-		if c.Name != reviewauth.CookieName {
+		want := "/review"
+		switch {
+		case c.Name == reviewauth.CookieName:
+			session = c
+		case strings.HasPrefix(c.Name, reviewauth.LoginCookiePrefix):
+			want = reviewauth.CallbackPath
+			if c.Name == reviewauth.LoginCookiePrefix+loc.Query().Get("state") {
+				login = c
+			}
+		default:
 			t.Errorf("the product set another cookie: %s", c.Name)
 		}
-		if c.MaxAge > 0 {
-			session = c
+		if !c.HttpOnly || !c.Secure || c.SameSite != http.SameSiteLaxMode || c.Path != want {
+			t.Errorf("cookie %s: HttpOnly %v Secure %v SameSite %v Path %q; want HttpOnly, Secure, Lax, %s", c.Name, c.HttpOnly, c.Secure, c.SameSite, c.Path, want)
 		}
-		if !c.HttpOnly || !c.Secure || c.SameSite != http.SameSiteLaxMode || c.Path != "/review" {
-			t.Errorf("cookie %s: HttpOnly %v Secure %v SameSite %v Path %q; want HttpOnly, Secure, Lax, /review", c.Name, c.HttpOnly, c.Secure, c.SameSite, c.Path)
-		}
+	}
+	if login == nil || login.MaxAge != int(reviewauth.LoginTTL/time.Second) || login.Name != reviewauth.LoginCookiePrefix+loc.Query().Get("state") {
+		t.Errorf("sign-in cookie = %+v, want one named after the state %q living %v", login, loc.Query().Get("state"), reviewauth.LoginTTL)
 	}
 	if session == nil || session.MaxAge != int(reviewauth.DefaultSessionTTL/time.Second) {
 		t.Errorf("session cookie = %+v, want one living %v", session, reviewauth.DefaultSessionTTL)
@@ -313,9 +322,15 @@ func TestStateAndPKCEMismatch(t *testing.T) {
 			t.Fatal("the issuer never redirected to the callback")
 		}
 		// The same sign-in's state and nonce, another verifier.
-		u, _ := url.Parse(base + "/review/")
+		u, _ := url.Parse(base + reviewauth.CallbackPath)
+		state := cb.Query().Get("state")
 		tampered := false
-		tamper(b, u, func(v string) string { tampered = true; return reseal(t, s, v) })
+		for _, c := range b.Jar.Cookies(u) {
+			if c.Name == reviewauth.LoginCookiePrefix+state {
+				tampered = true
+				b.Jar.SetCookies(u, []*http.Cookie{{Name: c.Name, Value: reseal(t, s, state, c.Value), Path: reviewauth.CallbackPath, Secure: true, HttpOnly: true}})
+			}
+		}
 		if !tampered {
 			t.Fatal("no sign-in cookie to replace")
 		}
@@ -512,5 +527,86 @@ func TestCrossOriginSubmissions(t *testing.T) {
 	}
 	if n != 4 {
 		t.Errorf("%d cross-origin refusals audited, want 4: %q", n, trail(t, s.instances[0].svc, id))
+	}
+}
+
+// A stray or stale callback leaves an existing session alone, and two
+// sign-ins in parallel in one browser (two tabs) both complete: each
+// sign-in has its own cookie, found by its state.
+func TestStrayCallbackAndTwoTabs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the OpenID provider: not in -short")
+	}
+	s := newStack(t, elicitation.ReviewerPolicy{}, boltStore(t))
+	_, page1 := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{})
+	_, page2 := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{})
+	base := s.instances[0].srv.URL
+
+	// Two tabs of one browser start a sign-in each before either returns.
+	b := oidctest.Browser(t)
+	var callbacks []*url.URL
+	b.CheckRedirect = func(r *http.Request, _ []*http.Request) error {
+		if r.URL.Path == reviewauth.CallbackPath {
+			callbacks = append(callbacks, r.URL)
+			return http.ErrUseLastResponse
+		}
+		return nil
+	}
+	open(t, b, page1, "alice")
+	open(t, b, page2, "alice")
+	if len(callbacks) != 2 {
+		t.Fatalf("%d callbacks, want 2", len(callbacks))
+	}
+	b.CheckRedirect = nil
+	for i, want := range []string{page1, page2} {
+		resp, err := b.Get(callbacks[i].String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := readAll(resp)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.Request.URL.String() != want || !strings.Contains(body, "Signed in as <strong>alice@example.com</strong>") {
+			t.Fatalf("tab %d's callback: %d at %s\n%.400s", i+1, resp.StatusCode, resp.Request.URL, body)
+		}
+	}
+	// Stray callbacks: a bare GET, an unknown state, a state of ours
+	// without its cookie, the first tab's callback again (stale), the
+	// issuer's error for a state of another browser. Each is refused,
+	// and the session stays.
+	stray := []string{
+		base + reviewauth.CallbackPath,
+		base + reviewauth.CallbackPath + "?state=" + strings.Repeat("A", 32) + "&code=x",
+		base + reviewauth.CallbackPath + "?state=%3B%20evil&code=x",
+		callbacks[0].String(),
+		base + reviewauth.CallbackPath + "?state=" + callbacks[1].Query().Get("state") + "&error=access_denied",
+	}
+	for _, u := range stray {
+		resp, err := b.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := readAll(resp)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "Sign-in did not complete") {
+			t.Errorf("stray callback %s: %d\n%.300s", u, resp.StatusCode, body)
+		}
+		for _, c := range resp.Cookies() {
+			if c.Name == reviewauth.CookieName {
+				t.Errorf("stray callback %s touched the session cookie: %+v", u, c)
+			}
+		}
+		if id, ok := s.instances[0].auth.Session(withCookies(b, base)); !ok || id.Email != "alice@example.com" {
+			t.Fatalf("after the stray callback %s the session is gone", u)
+		}
+	}
+	noFollow := *b
+	noFollow.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := noFollow.Get(page1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("the page after stray callbacks: %d, want 200 without a new sign-in", resp.StatusCode)
 	}
 }

@@ -197,9 +197,9 @@ func trail(t *testing.T, svc *elicitation.Service, id string) []string {
 	return out
 }
 
-func reseal(t *testing.T, s *stack, v string) string {
+func reseal(t *testing.T, s *stack, state, v string) string {
 	t.Helper()
-	out, err := reviewauth.Reseal(v, reviewauth.SealerOf(s.instances[0].auth), s.clock.Now())
+	out, err := reviewauth.Reseal(s.instances[0].auth, state, v)
 	if err != nil {
 		t.Fatalf("reseal the sign-in cookie: %v", err)
 	}

@@ -28,6 +28,57 @@ var ErrInvalid = errors.New("sealed value is not valid")
 // MinSecretBytes is the shortest secret a key may have.
 const MinSecretBytes = 32
 
+// Key is one secret of a keyring and its id.
+type Key struct {
+	ID     string
+	Secret []byte
+}
+
+// ParseKeys is the one reader of keyring text, for every keyring of the
+// product (page tokens, sign-in cookies, push state, the proxy's request
+// state): "kid:base64secret[,kid:base64secret…]", the first key current;
+// secrets in standard or URL base64, padded or not. Spaces around the
+// parts are ignored. CheckKeys says what a key must be.
+func ParseKeys(text string) ([]Key, error) {
+	var keys []Key
+	for i, part := range strings.Split(strings.TrimSpace(text), ",") {
+		id, b64, ok := strings.Cut(strings.TrimSpace(part), ":")
+		if !ok {
+			return nil, fmt.Errorf("key %d: want kid:base64secret", i+1)
+		}
+		id = strings.TrimSpace(id)
+		secret, err := decode(strings.TrimSpace(b64))
+		if err != nil {
+			return nil, fmt.Errorf("key %q: the secret is not base64", id)
+		}
+		keys = append(keys, Key{ID: id, Secret: secret})
+	}
+	return keys, CheckKeys(keys)
+}
+
+// CheckKeys refuses an empty keyring, and a key whose id is empty, holds
+// '.', ',', ':' or a space, or appears twice, or whose secret is shorter
+// than MinSecretBytes.
+func CheckKeys(keys []Key) error {
+	if len(keys) == 0 {
+		return errors.New("a keyring needs at least one key")
+	}
+	seen := map[string]bool{}
+	for _, k := range keys {
+		if k.ID == "" || strings.ContainsAny(k.ID, ".,: \t") {
+			return fmt.Errorf("key id %q must be non-empty, without '.', ',', ':' or spaces", k.ID)
+		}
+		if len(k.Secret) < MinSecretBytes {
+			return fmt.Errorf("the secret of key %q is %d bytes; at least %d are needed", k.ID, len(k.Secret), MinSecretBytes)
+		}
+		if seen[k.ID] {
+			return fmt.Errorf("key id %q appears twice", k.ID)
+		}
+		seen[k.ID] = true
+	}
+	return nil
+}
+
 // Keyring seals with its first key and opens with any. It is safe for
 // concurrent use.
 type Keyring struct {
@@ -35,25 +86,25 @@ type Keyring struct {
 	aeads   map[string]cipher.AEAD
 }
 
-// ParseKeyring reads keyring text "kid:base64secret[,kid:base64secret…]"
-// (standard or URL base64, padded or not), the first key current.
+// ParseKeyring reads keyring text (ParseKeys) into a Keyring.
 func ParseKeyring(text string) (*Keyring, error) {
-	k := &Keyring{aeads: map[string]cipher.AEAD{}}
-	for i, part := range strings.Split(strings.TrimSpace(text), ",") {
-		id, b64, ok := strings.Cut(strings.TrimSpace(part), ":")
-		if !ok || id == "" || strings.ContainsAny(id, ". \t") {
-			return nil, fmt.Errorf("sealer: key %d: want kid:base64secret with a kid free of '.' and spaces", i+1)
-		}
-		secret, err := decode(b64)
-		if err != nil || len(secret) < MinSecretBytes {
-			return nil, fmt.Errorf("sealer: key %q: want a base64 secret of at least %d bytes", id, MinSecretBytes)
-		}
-		if _, dup := k.aeads[id]; dup {
-			return nil, fmt.Errorf("sealer: key id %q appears twice", id)
-		}
+	keys, err := ParseKeys(text)
+	if err != nil {
+		return nil, fmt.Errorf("sealer: %w", err)
+	}
+	return NewKeyring(keys...)
+}
+
+// NewKeyring returns a keyring over keys (CheckKeys), the first current.
+func NewKeyring(keys ...Key) (*Keyring, error) {
+	if err := CheckKeys(keys); err != nil {
+		return nil, fmt.Errorf("sealer: %w", err)
+	}
+	k := &Keyring{current: keys[0].ID, aeads: map[string]cipher.AEAD{}}
+	for _, key := range keys {
 		// The key is derived, so that a secret shared with another use
 		// (an operator's single secret) never serves as an AES key as is.
-		sum := sha256.Sum256(append([]byte("elicitation sealer v1\x00"), secret...))
+		sum := sha256.Sum256(append([]byte("elicitation sealer v1\x00"), key.Secret...))
 		block, err := aes.NewCipher(sum[:])
 		if err != nil {
 			return nil, err
@@ -62,10 +113,7 @@ func ParseKeyring(text string) (*Keyring, error) {
 		if err != nil {
 			return nil, err
 		}
-		k.aeads[id] = aead
-		if i == 0 {
-			k.current = id
-		}
+		k.aeads[key.ID] = aead
 	}
 	return k, nil
 }
