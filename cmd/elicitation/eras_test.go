@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -13,7 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-elicitation/elicitation/internal/apikey"
+	"github.com/mcp-elicitation/elicitation/internal/apikey/dynamokeys"
 	"github.com/mcp-elicitation/elicitation/internal/dynamostore/dynamotest"
+	"github.com/mcp-elicitation/elicitation/internal/mcptasks/tasktest"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools/pushtest"
 	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
@@ -43,13 +47,25 @@ func TestErasPushOff(t *testing.T) {
 // processes on one DynamoDB table, requests alternating between them
 // through a round-robin proxy: every era is served without sessions, the
 // 2026-07-28 push works across the two (shared push-state keys), and no
-// session era is pushed to (a stateless server cannot send requests).
+// session era is pushed to (a stateless server cannot send requests). MCP
+// Tasks of both flavours work across the two as well: every task created
+// through one is polled and read through the other, and another
+// principal's task does not exist for them (API keys in the table).
 func TestErasStatelessTwoProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and starts two processes")
 	}
 	endpoint := dynamotest.Endpoint(t)
-	table := dynamotest.Table(t, dynamotest.Client(endpoint))
+	db := dynamotest.Client(endpoint)
+	table := dynamotest.Table(t, db)
+	keys := map[string]http.Header{}
+	for _, p := range []string{"alice", "bob"} {
+		key, _, err := apikey.Create(context.Background(), dynamokeys.New(db, table), apikey.CreateOptions{Principal: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys[p] = http.Header{"Authorization": {"Bearer " + key}}
+	}
 	bin := filepath.Join(t.TempDir(), "elicitation")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
@@ -62,7 +78,7 @@ func TestErasStatelessTwoProcesses(t *testing.T) {
 	for range 2 {
 		addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 		cmd := exec.Command(bin, "serve", "--stateless", "--store", "dynamodb", "--table", table, "--addr", addr,
-			"--public-url", public, "--data-dir", t.TempDir(), "--max-wait", "10s", "--log-level", "warn")
+			"--public-url", public, "--data-dir", t.TempDir(), "--max-wait", "10s", "--log-level", "warn", "--require-api-key")
 		cmd.Env = env
 		logs := &testenv.SyncBuffer{}
 		cmd.Stdout, cmd.Stderr = logs, logs
@@ -89,7 +105,10 @@ func TestErasStatelessTwoProcesses(t *testing.T) {
 	}}
 	front.Start()
 	t.Cleanup(front.Close)
-	pushtest.Run(t, pushtest.Target{MCPURL: public + "/mcp", SessionlessPush: true})
+	pushtest.Run(t, pushtest.Target{MCPURL: public + "/mcp", Header: keys["alice"], SessionlessPush: true})
+	t.Run("tasks", func(t *testing.T) {
+		tasktest.Run(t, tasktest.Target{MCPURL: public + "/mcp", Alice: keys["alice"], Bob: keys["bob"], URLInput: true})
+	})
 	for i := range hits {
 		if hits[i].Load() < 20 {
 			t.Errorf("process %d served only %d requests", i, hits[i].Load())
@@ -113,4 +132,12 @@ func waitHealthy(t *testing.T, base string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// TestTasksOnDefaultEndpoint: MCP Tasks of both flavours on the local
+// server's default /mcp (sessions for 2025-11-25, sessionless 2026-07-28),
+// decided on its review page (internal/mcptasks/tasktest).
+func TestTasksOnDefaultEndpoint(t *testing.T) {
+	m := start(t, "--data-dir", t.TempDir(), "--max-wait", "10s")
+	tasktest.Run(t, tasktest.Target{MCPURL: m.MCPURL, URLInput: true})
 }

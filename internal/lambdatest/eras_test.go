@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/conformancetest"
 	"github.com/mcp-elicitation/elicitation/internal/lambdatest"
+	"github.com/mcp-elicitation/elicitation/internal/mcptasks/tasktest"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools/pushtest"
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
@@ -111,4 +112,34 @@ func TestListenOnLambda(t *testing.T) {
 	if ds := s.fn["mcp"].Durations(); len(ds) == 0 || ds[len(ds)-1] > 10*time.Second {
 		t.Errorf("invocation durations %v (round trip %v)", ds, time.Since(start))
 	}
+}
+
+// TestTasksOnLambda: MCP Tasks of both flavours from the MCP function under
+// the emulator, behind the API Gateway stand-in: each task is created by
+// one invocation and polled, updated, cancelled and read by others that
+// hold nothing of it, decided through the review and submit functions;
+// another principal's task does not exist for them.
+func TestTasksOnLambda(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real peers (the Lambda emulator, DynamoDB Local): skipped under -short")
+	}
+	var s *stack
+	gw := lambdatest.Gateway(t, func(method, path string) (string, *lambdatest.Function) {
+		switch {
+		case path == "/mcp":
+			return "ANY /mcp", s.fn["mcp"]
+		case method == http.MethodGet && strings.HasPrefix(path, "/review/"):
+			return "GET /review/{id}/{key}", s.fn["review"]
+		case method == http.MethodPost && strings.HasPrefix(path, "/review/"):
+			return "POST /review/{id}/{key}", s.fn["submit"]
+		}
+		return "", nil
+	})
+	s = newStack(t, stackOptions{extraEnv: []string{"ELICITATION_PUBLIC_URL=" + gw.URL}})
+	tasktest.Run(t, tasktest.Target{
+		MCPURL:   gw.URL + "/mcp",
+		Alice:    http.Header{"Authorization": {"Bearer " + s.keys["alice"]}},
+		Bob:      http.Header{"Authorization": {"Bearer " + s.keys["bob"]}},
+		URLInput: true,
+	})
 }
