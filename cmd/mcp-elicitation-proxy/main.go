@@ -156,12 +156,10 @@ Environment:
 		}
 	}
 
-	var apiKey string
-	if s := cfg.ElicitationService; s != nil && s.APIKeyEnv != "" {
-		if apiKey = strings.TrimSpace(getenv(s.APIKeyEnv)); apiKey == "" {
-			fmt.Fprintf(stderr, "mcp-elicitation-proxy: %s: elicitation_service.api_key_env names %s, which is not set\n", path, s.APIKeyEnv)
-			return 2
-		}
+	apiKey, signInSecret, err := serviceSecrets(cfg, getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcp-elicitation-proxy: %s: %v\n", path, err)
+		return 2
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
@@ -186,7 +184,7 @@ Environment:
 		}
 	}()
 	// The human gate (docs/gate.md), when the configuration sets its keys.
-	g, gateCloser, err := gate.Open(ctx, cfg, gate.OpenOptions{APIKey: apiKey, Logger: logger, Version: buildVersion(), Upstream: p.CallUpstream, Sealer: sealer})
+	g, gateCloser, err := gate.Open(ctx, cfg, gate.OpenOptions{APIKey: apiKey, SignInSecret: signInSecret, Logger: logger, Version: buildVersion(), Upstream: p.CallUpstream, Sealer: sealer})
 	if err != nil {
 		logger.Error("starting the human gate failed", "error", err)
 		return 1
@@ -244,4 +242,31 @@ func buildVersion() string {
 		return bi.Main.Version
 	}
 	return "devel"
+}
+
+// serviceSecrets reads the secrets the gate's elicitation service needs
+// from the variables the configuration names: the API key for
+// elicitation_service.url, the OpenID client secret for the embedded
+// service's sign_in. A named variable that is not set is an error.
+func serviceSecrets(cfg *config.Config, getenv func(string) string) (apiKey, signInSecret string, err error) {
+	s := cfg.ElicitationService
+	if s == nil {
+		return "", "", nil
+	}
+	read := func(key, name string) (string, error) {
+		if name == "" {
+			return "", nil
+		}
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			return v, nil
+		}
+		return "", fmt.Errorf("%s names %s, which is not set", key, name)
+	}
+	if apiKey, err = read("elicitation_service.api_key_env", s.APIKeyEnv); err != nil {
+		return "", "", err
+	}
+	if s.Embedded != nil && s.Embedded.SignIn != nil {
+		signInSecret, err = read("elicitation_service.embedded.sign_in.client_secret_env", s.Embedded.SignIn.ClientSecretEnv)
+	}
+	return apiKey, signInSecret, err
 }

@@ -45,6 +45,10 @@ type ElicitationService struct {
 	// for URL; the proxy's main reads it.
 	APIKeyEnv string
 	Embedded  *EmbeddedService
+	// Reviewers names who may decide the gate's review requests (e-mail
+	// addresses and group:NAME entries, as elicit_approval's reviewers):
+	// it needs reviewer sign-in on the service.
+	Reviewers []string
 	// WaitSeconds is how long one tool call waits for the reviewer before
 	// it returns elicitation_pending.
 	WaitSeconds int
@@ -64,6 +68,21 @@ type EmbeddedService struct {
 	// DataDir holds its embedded store; empty means in memory only for
 	// the process's lifetime (a temporary directory).
 	DataDir string
+	// SignIn, when set, makes reviewers sign in with OpenID Connect
+	// before a review page shows or takes a decision.
+	SignIn *SignIn
+}
+
+// SignIn is the embedded service's reviewer sign-in (internal/reviewauth).
+type SignIn struct {
+	Issuer   string
+	ClientID string
+	// ClientSecretEnv names the environment variable holding the client
+	// secret; the proxy's main reads it.
+	ClientSecretEnv string
+	// GroupsClaim is the claim listing a reviewer's groups (for
+	// reviewers named group:NAME); default "groups".
+	GroupsClaim string
 }
 
 // ConfirmDestructive is policies.confirm_destructive: every tool whose own
@@ -172,6 +191,7 @@ func decodeElicitationService(n *yaml.Node, path string) (*ElicitationService, e
 			}
 			return nil
 		},
+		"reviewers":       func(v *yaml.Node, p string) error { return strList(v, p, &s.Reviewers, false) },
 		"wait_seconds":    func(v *yaml.Node, p string) error { return intIn(v, p, &s.WaitSeconds, 1, 300) },
 		"timeout_seconds": func(v *yaml.Node, p string) error { return intIn(v, p, &s.TimeoutSeconds, 60, 86400) },
 		"embedded": func(v *yaml.Node, p string) error {
@@ -186,6 +206,10 @@ func decodeElicitationService(n *yaml.Node, path string) (*ElicitationService, e
 					return httpURL(v, p, e.PublicURL)
 				},
 				"data_dir": func(v *yaml.Node, p string) error { return str(v, p, &e.DataDir) },
+				"sign_in": func(v *yaml.Node, p string) error {
+					e.SignIn = &SignIn{GroupsClaim: "groups"}
+					return decodeSignIn(v, p, e.SignIn)
+				},
 			})
 			if err == nil && e.Listen == "" {
 				err = errAt(v, p, "listen is required: the address the review pages are served on, such as 127.0.0.1:8081")
@@ -203,8 +227,41 @@ func decodeElicitationService(n *yaml.Node, path string) (*ElicitationService, e
 		return nil, errAt(n, path, "set url (a running elicitation service's MCP endpoint) or embedded (a service inside the proxy)")
 	case s.APIKeyEnv != "" && s.URL == "":
 		return nil, errAt(n, path+".api_key_env", "is only valid with url")
+	case len(s.Reviewers) > 0 && s.Embedded != nil && s.Embedded.SignIn == nil:
+		return nil, errAt(n, path+".reviewers", "needs embedded.sign_in: without sign-in a review page cannot tell who opened it, and whoever holds the review URL decides")
 	}
 	return s, nil
+}
+
+func decodeSignIn(n *yaml.Node, path string, si *SignIn) error {
+	err := mapping(n, path, map[string]func(*yaml.Node, string) error{
+		"issuer": func(v *yaml.Node, p string) error {
+			if err := str(v, p, &si.Issuer); err != nil {
+				return err
+			}
+			return httpURL(v, p, si.Issuer)
+		},
+		"client_id": func(v *yaml.Node, p string) error { return str(v, p, &si.ClientID) },
+		"client_secret_env": func(v *yaml.Node, p string) error {
+			if err := str(v, p, &si.ClientSecretEnv); err != nil {
+				return err
+			}
+			if !envNameRE.MatchString(si.ClientSecretEnv) {
+				return errAt(v, p, fmt.Sprintf("%q is not a valid environment variable name", si.ClientSecretEnv))
+			}
+			return nil
+		},
+		"groups_claim": func(v *yaml.Node, p string) error { return str(v, p, &si.GroupsClaim) },
+	})
+	switch {
+	case err != nil:
+		return err
+	case si.Issuer == "":
+		return errAt(n, path, "issuer is required: the OpenID Connect issuer reviewers sign in with")
+	case si.ClientID == "":
+		return errAt(n, path, "client_id is required: this proxy's client id at the issuer (register <public_url>/review/oidc/callback as its redirect URI)")
+	}
+	return nil
 }
 
 func httpURL(v *yaml.Node, p, raw string) error {

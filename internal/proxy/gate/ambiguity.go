@@ -224,7 +224,7 @@ func (g *Gate) pickOnPage(ctx context.Context, name string, a *config.Ambiguity,
 		opts[i] = map[string]any{"id": strconv.Itoa(i + 1), "label": cd.label}
 	}
 	out, ticket, err := g.review(ctx, "select", name, digest, func(ctx context.Context) (Ticket, error) {
-		return g.svc.Selection(ctx, SelectionRequest{Message: msg, Options: opts, TimeoutSeconds: g.ttl})
+		return g.svc.Selection(ctx, SelectionRequest{Message: msg, Options: opts, TimeoutSeconds: g.ttl, Reviewers: g.reviewers})
 	})
 	if err != nil {
 		return g.reviewFailed("select", name, digest, []string{a.Field}, err)
@@ -301,7 +301,7 @@ func (g *Gate) refine(ctx context.Context, c Call, a *config.Ambiguity, obj map[
 	}
 	v := g.view(c.Tool, obj, digest, "the argument "+a.Field+" is ambiguous")
 	out, ticket, err := g.review(ctx, "refine", name, digest, func(ctx context.Context) (Ticket, error) {
-		return g.svc.Approval(ctx, ApprovalRequest{Message: msg, Context: v, Schema: json.RawMessage(schema), TimeoutSeconds: g.ttl})
+		return g.svc.Approval(ctx, ApprovalRequest{Message: msg, Context: v, Schema: json.RawMessage(schema), TimeoutSeconds: g.ttl, Reviewers: g.reviewers})
 	})
 	if err != nil {
 		return g.reviewFailed("refine", name, digest, []string{a.Field}, err)
@@ -338,7 +338,7 @@ func (g *Gate) Fill(ctx context.Context, t Tool, args json.RawMessage, message s
 	v := g.view(t, obj, digest, "required arguments are missing")
 	v.Missing = missing
 	out, ticket, err := g.review(ctx, "fill", name, digest, func(ctx context.Context) (Ticket, error) {
-		return g.svc.Approval(ctx, ApprovalRequest{Message: message, Context: v, Schema: schema, TimeoutSeconds: g.ttl})
+		return g.svc.Approval(ctx, ApprovalRequest{Message: message, Context: v, Schema: schema, TimeoutSeconds: g.ttl, Reviewers: g.reviewers})
 	})
 	if err != nil {
 		d, err := g.reviewFailed("fill", name, digest, missing, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/compose/embeddedstore"
 	"github.com/mcp-elicitation/elicitation/internal/compose/mcpendpoint"
 	"github.com/mcp-elicitation/elicitation/internal/localserver"
+	"github.com/mcp-elicitation/elicitation/internal/compose/signin"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 )
 
@@ -50,6 +51,8 @@ type EmbeddedOptions struct {
 	// compose.Defaults(). The store, data directory, public URL and
 	// version are the embedded service's own.
 	Settings *compose.Settings
+	// SignInSecret is the OpenID client secret when Config.SignIn is set.
+	SignInSecret string
 }
 
 // StartEmbedded starts the embedded service.
@@ -89,6 +92,9 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 		emb.ReviewBase = "http://" + reviewLn.Addr().String()
 	}
 	s.PublicURL = emb.ReviewBase
+	if si := e.SignIn; si != nil {
+		s.OIDCIssuer, s.OIDCClientID, s.OIDCClientSecret, s.OIDCGroupsClaim = si.Issuer, si.ClientID, o.SignInSecret, si.GroupsClaim
+	}
 	app, err := compose.Build(ctx, s, compose.Parts{
 		Store: embeddedstore.Open,
 		Pages: compose.Pages,
@@ -110,8 +116,16 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 		return nil, fmt.Errorf("embedded elicitation service: %w", err)
 	}
 	emb.App = app
-	pages := http.NewServeMux()
-	app.Pages.Routes(pages)
+	signIn, err := signin.Middleware(app, nil)
+	if err != nil {
+		_ = reviewLn.Close()
+		_ = mcpLn.Close()
+		emb.Close() // closes the app too
+		return nil, fmt.Errorf("embedded elicitation service: %w", err)
+	}
+	routes := http.NewServeMux()
+	app.Pages.Routes(routes)
+	pages := signIn(routes)
 	tools := http.NewServeMux()
 	tools.Handle("/mcp", app.MCP)
 	emb.MCPURL = "http://" + mcpLn.Addr().String() + "/mcp"

@@ -68,9 +68,11 @@ type Gate struct {
 	now      func() time.Time
 	wait     time.Duration
 	ttl      int
-	pending  pendingTable
-	sealer   *requeststate.Sealer
-	uses     *stateUses
+	// reviewers are named on every review request (elicitation_service.reviewers).
+	reviewers []string
+	pending   pendingTable
+	sealer    *requeststate.Sealer
+	uses      *stateUses
 }
 
 // New returns a Gate for opts.
@@ -90,6 +92,7 @@ func New(opts Options) *Gate {
 	if s := opts.Config.ElicitationService; s != nil {
 		g.wait = time.Duration(s.WaitSeconds) * time.Second
 		g.ttl = s.TimeoutSeconds
+		g.reviewers = s.Reviewers
 	}
 	return g
 }
@@ -247,7 +250,7 @@ func (g *Gate) confirm(ctx context.Context, c Call, rule *config.Confirm, obj ma
 			Message: fmt.Sprintf("The tool %s was not called: it needs a human's approval, the client cannot show a form and the proxy has no elicitation_service configured.", name)})
 	}
 	out, ticket, err := g.review(ctx, "confirm", name, digest, func(ctx context.Context) (Ticket, error) {
-		return g.svc.Approval(ctx, ApprovalRequest{Message: msg, Context: v, TimeoutSeconds: g.ttl})
+		return g.svc.Approval(ctx, ApprovalRequest{Message: msg, Context: v, TimeoutSeconds: g.ttl, Reviewers: g.reviewers})
 	})
 	if err != nil {
 		return g.reviewFailed("confirm", name, digest, nil, err)

@@ -29,6 +29,10 @@ type OpenOptions struct {
 	// MCP_ELICITATION_PROXY_STATE_KEY); nil means a key random to this
 	// process.
 	Sealer *requeststate.Sealer
+	// SignInSecret is the embedded service's OpenID client secret (the
+	// proxy's main reads it from the variable sign_in.client_secret_env
+	// names).
+	SignInSecret string
 }
 
 type closers []io.Closer
@@ -58,7 +62,7 @@ func Open(ctx context.Context, cfg *config.Config, o OpenOptions) (*Gate, io.Clo
 	if s := cfg.ElicitationService; s != nil {
 		url, key := s.URL, o.APIKey
 		if s.Embedded != nil {
-			emb, err := StartEmbedded(ctx, EmbeddedOptions{Config: s.Embedded, Logger: o.Logger, Version: o.Version})
+			emb, err := StartEmbedded(ctx, EmbeddedOptions{Config: s.Embedded, Logger: o.Logger, Version: o.Version, SignInSecret: o.SignInSecret})
 			if err != nil {
 				return nil, nil, err
 			}
@@ -71,6 +75,7 @@ func Open(ctx context.Context, cfg *config.Config, o OpenOptions) (*Gate, io.Clo
 		m := NewMCPService(url, key, impl)
 		cs = append(closers{m}, cs...)
 		svc = m
+		warnWithoutSignIn(o.Logger, s)
 	}
 	g := New(Options{Config: cfg, Service: svc, Matcher: plan.NewMatcher(cfg.Policies.SensitiveRequired), Upstream: o.Upstream, Logger: o.Logger, Sealer: o.Sealer})
 	return g, cs, nil

@@ -31,6 +31,8 @@ type ApprovalRequest struct {
 	Context        any
 	Schema         json.RawMessage
 	TimeoutSeconds int
+	// Reviewers, if any, are who may decide (the service needs sign-in).
+	Reviewers []string
 }
 
 // SelectionRequest is an elicit_selection of exactly one option.
@@ -38,6 +40,7 @@ type SelectionRequest struct {
 	Message        string
 	Options        []map[string]any
 	TimeoutSeconds int
+	Reviewers      []string
 }
 
 // Ticket names a created review request.
@@ -201,6 +204,9 @@ func (s *MCPService) Approval(ctx context.Context, in ApprovalRequest) (Ticket, 
 	if len(in.Schema) > 0 {
 		args["requestedSchema"] = in.Schema
 	}
+	if len(in.Reviewers) > 0 {
+		args["reviewers"] = in.Reviewers
+	}
 	var t Ticket
 	err := s.call(ctx, "elicit_approval", args, &t)
 	return t, err
@@ -209,6 +215,9 @@ func (s *MCPService) Approval(ctx context.Context, in ApprovalRequest) (Ticket, 
 // Selection creates an elicit_selection of one option.
 func (s *MCPService) Selection(ctx context.Context, in SelectionRequest) (Ticket, error) {
 	args := map[string]any{"message": in.Message, "options": in.Options, "timeoutSeconds": in.TimeoutSeconds}
+	if len(in.Reviewers) > 0 {
+		args["reviewers"] = in.Reviewers
+	}
 	var t Ticket
 	err := s.call(ctx, "elicit_selection", args, &t)
 	return t, err
