@@ -13,8 +13,8 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/compose/embeddedstore"
 	"github.com/mcp-elicitation/elicitation/internal/compose/mcpendpoint"
-	"github.com/mcp-elicitation/elicitation/internal/localserver"
 	"github.com/mcp-elicitation/elicitation/internal/compose/signin"
+	"github.com/mcp-elicitation/elicitation/internal/localserver"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 )
 

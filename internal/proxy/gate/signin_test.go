@@ -35,9 +35,7 @@ var pageToken = regexp.MustCompile(`name="token" value="([^"]+)"`)
 // reviewer approves, and the retry forwards the call once. The gate does
 // not warn at start-up.
 func TestGateWithSignInAgentCannotApprove(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the OpenID provider: not in -short")
-	}
+	testenv.Slow(t, "the OpenID provider")
 	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	provider := oidctest.Start(t, "http://"+addr+reviewauth.CallbackPath)
 	upstream := recordingUpstream()
