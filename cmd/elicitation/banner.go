@@ -55,10 +55,11 @@ Use --require-api-key when others share this machine or the address is reachable
 	fmt.Fprint(w, "Review URLs are logged here as requests are created. Stop with Ctrl-C.\n\n")
 }
 
-// keyPlaces says where each host takes the key: which of them read
-// $ELICITATION_API_KEY is read off their rendered configuration.
+// keyPlaces says where each host takes the key, one line each: which
+// hosts read $ELICITATION_API_KEY is read off their rendered configuration.
 func keyPlaces(ep hostconfig.Endpoint) string {
-	var readers, others []string
+	var readers []string
+	var b strings.Builder
 	for _, h := range hostconfig.Hosts() {
 		snippets, _ := hostconfig.Render(h.Name, ep)
 		reads := false
@@ -67,12 +68,12 @@ func keyPlaces(ep hostconfig.Endpoint) string {
 		}
 		if reads {
 			readers = append(readers, h.Title)
-		} else {
-			others = append(others, hostconfig.KeyHint(h.Name))
+			continue
 		}
+		fmt.Fprintf(&b, "  %s: %s\n", h.Title, hostconfig.KeyHint(h.Name))
 	}
-	return fmt.Sprintf("%s read it from $%s (set it where the host starts); %s.",
-		strings.Join(readers, " and "), hostconfig.KeyVariable, strings.Join(others, "; "))
+	return fmt.Sprintf("Where each host takes it:\n  %s: read $%s (set it where the host starts)\n%s",
+		strings.Join(readers, ", "), hostconfig.KeyVariable, b.String())
 }
 
 // invocation is how the user runs this program, for commands they can

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/mcp-elicitation/elicitation/internal/hostconfig"
@@ -66,7 +67,7 @@ func runConnect(args []string, stdout, stderr io.Writer, getenv func(string) str
 	first := snippets[0]
 	fmt.Fprintf(stderr, "# %s: %s\n", first.Host.Title, first.Where)
 	fmt.Fprintln(stdout, first.Text)
-	where := hostconfig.KeyHint(host)
+	where := first.Host.Title + ": " + hostconfig.KeyHint(host)
 	for _, s := range snippets {
 		if strings.Contains(s.Text, hostconfig.KeyVariable) {
 			where = first.Host.Title + " reads it from $" + hostconfig.KeyVariable + " (set it where the host starts)"
@@ -76,7 +77,7 @@ func runConnect(args []string, stdout, stderr io.Writer, getenv func(string) str
 		fmt.Fprintf(stderr, "\n# or, %s:\n%s\n", s.Where, s.Text)
 	}
 	if ep.NeedsKey {
-		fmt.Fprintf(stderr, "\n# The endpoint requires an API key (elicitation keys create --principal NAME, or make api-key-create on AWS): %s.\n", where)
+		fmt.Fprintf(stderr, "\n# The endpoint requires an API key (%s keys create --principal NAME, or make api-key-create on AWS). %s.\n", invocation(os.Args[0]), where)
 	}
 	return nil
 }

@@ -73,9 +73,8 @@ func rendered(t *testing.T, host, lang string, ep hostconfig.Endpoint) string {
 // then "claude mcp get elicitation", which connects to the server (no
 // model needed) and says whether it could.
 func TestClaudeCode(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real client: the Claude Code CLI (skipped under -short)")
-	}
+	testenv.Slow(t, "Claude Code CLI")
+	t.Parallel() // it waits on the CLI and the server
 	c := checker(t)
 	testenv.NodeModule(t, ".bin/claude")
 	cases := []struct {
@@ -133,9 +132,8 @@ func TestClaudeCode(t *testing.T) {
 // SDK's client: through mcp-remote to the running server. On [::1] the
 // entry needs --allow-http, and without it mcp-remote refuses.
 func TestMCPRemote(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real client: mcp-remote (skipped under -short)")
-	}
+	testenv.Slow(t, "mcp-remote")
+	t.Parallel() // it waits on mcp-remote and the server
 	c := checker(t)
 	testenv.NodeModule(t, "mcp-remote")
 	if ln, err := net.Listen("tcp", "[::1]:0"); err != nil {

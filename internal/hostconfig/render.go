@@ -216,13 +216,13 @@ func Hosts() []Host { return append([]Host(nil), hosts...) }
 func KeyHint(host string) string {
 	switch host {
 	case VSCode:
-		return "VS Code asks for it once (an input of its mcp.json)"
+		return "asks for it once (an input of its mcp.json)"
 	case ClaudeDesktop:
-		return "Claude Desktop's entry takes it in env.ELICITATION_AUTH (replace elk_…)"
+		return "env.ELICITATION_AUTH of its entry (replace elk_…)"
 	case Goose:
-		return "Goose's config.yaml takes it in the header (replace elk_…)"
+		return "the Authorization header in config.yaml (replace elk_…)"
 	case Inspector:
-		return "the Inspector's web UI takes it under Authentication"
+		return "its web UI, under Authentication"
 	}
 	return "see docs/hosts.md"
 }
