@@ -15,28 +15,34 @@ import (
 type outcome int
 
 const (
-	outPending        outcome = iota // GET of a pending request: the page
-	outFiltered                      // POST "Filter": the page again, picks and comment kept
-	outInvalid                       // POST of an answer that does not satisfy the request: the page again, with what to fix
-	outRecorded                      // POST that landed, or its retry: the receipt
-	outCounted                       // POST of an approval that counts towards a quorum without completing it
-	outVoteRefused                   // POST of an approval the quorum does not count (the reviewer's second, or another answer)
-	outForbidden                     // a signed-in reviewer who may not decide (not named, or the creator)
-	outShowDecided                   // GET after a decision
-	outShowCanceled                  // GET after a cancel
-	outShowExpired                   // GET after expiry
-	outRefuseDecided                 // POST after a decision, or the same page resent with another answer
-	outRefuseCanceled                // POST after a cancel
-	outRefuseExpired                 // POST after expiry
-	outNotFound                      // unknown id, wrong review key, a truncated link
-	outMethod                        // a method the address does not answer
-	outTokenInvalid                  // page token missing, forged, or of another request
-	outTokenExpired                  // page token past its expiry while the request is still open
-	outCrossOrigin                   // a submission sent by a page of another origin (CheckOrigin)
-	outBodyTooLarge                  // body over MaxBodyBytes
-	outValueTooLarge                 // one value over MaxValueBytes
-	outMalformed                     // a body that is not a form
-	outInternal                      // anything else: nothing was decided
+	outPending             outcome = iota // GET of a pending request: the page
+	outFiltered                           // POST "Filter": the page again, picks and comment kept
+	outInvalid                            // POST of an answer that does not satisfy the request: the page again, with what to fix
+	outRecorded                           // POST that landed, or its retry: the receipt
+	outCounted                            // POST of an approval that counts towards a quorum without completing it
+	outVoteRefused                        // POST of an approval the quorum does not count (the reviewer's second, or another answer)
+	outForbidden                          // a signed-in reviewer who may not decide (not named, or the creator)
+	outShowDecided                        // GET after a decision
+	outShowCanceled                       // GET after a cancel
+	outShowExpired                        // GET after expiry
+	outRefuseDecided                      // POST after a decision, or the same page resent with another answer
+	outRefuseCanceled                     // POST after a cancel
+	outRefuseExpired                      // POST after expiry
+	outNotFound                           // unknown id, wrong review key, a truncated link
+	outMethod                             // a method the address does not answer
+	outTokenInvalid                       // page token missing, forged, or of another request
+	outTokenExpired                       // page token past its expiry while the request is still open
+	outCrossOrigin                        // a submission sent by a page of another origin (CheckOrigin)
+	outBodyTooLarge                       // body over MaxBodyBytes
+	outValueTooLarge                      // one value over MaxValueBytes
+	outMalformed                          // a body that is not a form
+	outSignInMethod                       // sign-in: a method its addresses do not answer
+	outSignInMisconfigured                // sign-in: this address cannot sign reviewers in (the public URL)
+	outSignInUnavailable                  // sign-in: the identity provider cannot be reached
+	outSignInFailed                       // sign-in: it could not be started
+	outSignInIncomplete                   // sign-in: a callback that does not complete one (stray, stale, tampered, failed exchange)
+	outSignInRefused                      // sign-in: the identity provider answered with an error
+	outInternal                           // anything else: nothing was decided
 )
 
 // page is which page an outcome shows.
@@ -106,6 +112,18 @@ var outcomes = map[outcome]outcomeRule{
 		text: []string{"One of the submitted values is longer than the server accepts. Nothing was decided."}},
 	outMalformed: {status: http.StatusBadRequest, page: pageProblem, heading: "The submission could not be read", refusal: "malformed body",
 		text: []string{"Nothing was decided. Reload the page and try again."}},
+	outSignInMethod: {status: http.StatusMethodNotAllowed, page: pageProblem, heading: "Method not allowed",
+		text: []string{"This address answers GET."}},
+	outSignInMisconfigured: {status: http.StatusInternalServerError, page: pageProblem, heading: "Sign-in is not set up correctly",
+		text: []string{"The server cannot sign reviewers in on this address. Nothing was decided; tell the operator."}},
+	outSignInUnavailable: {status: http.StatusServiceUnavailable, page: pageProblem, heading: "Sign-in is unavailable",
+		text: []string{"The identity provider cannot be reached right now. Nothing was decided. Try again in a moment."}},
+	outSignInFailed: {status: http.StatusInternalServerError, page: pageProblem, heading: "Sign-in failed",
+		text: []string{"Nothing was decided. Try again in a moment."}},
+	outSignInIncomplete: {status: http.StatusBadRequest, page: pageProblem, heading: "Sign-in did not complete",
+		text: []string{"Nothing was decided. Open the review link again to sign in."}},
+	outSignInRefused: {status: http.StatusForbidden, page: pageProblem, heading: "Sign-in did not complete",
+		text: []string{"Nothing was decided. Open the review link again to sign in."}},
 	outInternal: {status: http.StatusInternalServerError, page: pageProblem, heading: "Something went wrong",
 		text: []string{"The server could not show this request. Nothing was decided. Try again in a moment."}},
 }

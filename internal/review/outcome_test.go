@@ -2,6 +2,7 @@ package review
 
 import (
 	"net/http"
+	"net/url"
 	"testing"
 	"time"
 
@@ -38,5 +39,26 @@ func TestReceiptNamesTheReviewer(t *testing.T) {
 		if r.By != want || r.At != "Sat 14 Mar 2026, 09:30 UTC" {
 			t.Errorf("decided by %q: receipt By %q At %q", by, r.By, r.At)
 		}
+	}
+}
+
+// TestSignInOutcomes: every outcome of reviewer sign-in is answered from
+// the outcomes table, and the switch link is SwitchPath relative to the
+// review page.
+func TestSignInOutcomes(t *testing.T) {
+	want := map[SignInOutcome]int{SignInMethod: 405, SignInMisconfigured: 500, SignInUnavailable: 503, SignInFailed: 500, SignInIncomplete: 400, SignInRefusedByIssuer: 403}
+	for o, status := range want {
+		r, ok := outcomes[signInOutcomes[o]]
+		if !ok || r.status != status || r.page != pageProblem || r.heading == "" {
+			t.Errorf("sign-in outcome %d: rule %+v, want status %d with a problem page", o, r, status)
+		}
+	}
+	if len(signInOutcomes) != len(want) {
+		t.Errorf("%d sign-in outcomes mapped, %d tested", len(signInOutcomes), len(want))
+	}
+	link, _ := url.Parse("https://h.example/stage" + Path("a", "b"))
+	sw, _ := link.Parse(switchAccountURL("a", "b"))
+	if sw.Path != "/stage"+SwitchPath || sw.Query().Get("next") != Path("a", "b") {
+		t.Errorf("switch link resolves to %s", sw)
 	}
 }

@@ -2,6 +2,7 @@ package review
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 
@@ -44,9 +45,51 @@ func signedIn(v *pageView, rv elicitation.Review) *pageView {
 	return v
 }
 
+// The addresses of reviewer sign-in under the review routes (this package
+// owns every /review/ route; internal/reviewauth serves these two).
+const (
+	// CallbackPath is where the issuer sends the reviewer back: register
+	// <base>/review/oidc/callback as the client's redirect URI.
+	CallbackPath = "/review/oidc/callback"
+	// SwitchPath starts a fresh sign-in that asks the issuer to sign in
+	// again (prompt=login), then returns to the review path in its "next"
+	// query parameter: the 403 page's "Sign in with another account".
+	SwitchPath = "/review/oidc/switch"
+)
+
 // switchAccountURL is the link of the 403 page that signs in with another
-// account and comes back: internal/reviewauth's SwitchPath, relative to
-// the review page (so that it keeps any path prefix, such as a stage).
+// account and comes back: SwitchPath, relative to the review page
+// /review/{id}/{key} (so that it keeps any path prefix, such as a stage).
 func switchAccountURL(id, key string) string {
-	return "../oidc/switch?next=" + url.QueryEscape(Path(id, key))
+	return "../" + strings.TrimPrefix(SwitchPath, "/review/") + "?next=" + url.QueryEscape(Path(id, key))
+}
+
+// SignInOutcome is how a step of reviewer sign-in (internal/reviewauth)
+// ends when it does not redirect; SignInPage answers it through the
+// outcomes table, as every page of the review routes is answered.
+type SignInOutcome int
+
+// The sign-in outcomes.
+const (
+	SignInMethod          SignInOutcome = iota + 1 // a method the sign-in addresses do not answer (set Allow first)
+	SignInMisconfigured                            // this address cannot sign reviewers in
+	SignInUnavailable                              // the identity provider cannot be reached
+	SignInFailed                                   // a sign-in could not be started
+	SignInIncomplete                               // a callback that completes no sign-in
+	SignInRefusedByIssuer                          // the identity provider answered with an error
+)
+
+var signInOutcomes = map[SignInOutcome]outcome{
+	SignInMethod: outSignInMethod, SignInMisconfigured: outSignInMisconfigured, SignInUnavailable: outSignInUnavailable,
+	SignInFailed: outSignInFailed, SignInIncomplete: outSignInIncomplete, SignInRefusedByIssuer: outSignInRefused,
+}
+
+// SignInPage writes the page of sign-in outcome o: its status and page
+// from the outcomes table, with the review page's headers.
+func (h *Handler) SignInPage(w http.ResponseWriter, r *http.Request, o SignInOutcome) {
+	out, ok := signInOutcomes[o]
+	if !ok {
+		out = outInternal
+	}
+	h.respond(w, r, out, reply{})
 }

@@ -44,6 +44,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
+	"github.com/mcp-elicitation/elicitation/internal/review"
 	"github.com/mcp-elicitation/elicitation/internal/sealer"
 )
 
@@ -52,13 +53,14 @@ const CookieName = "elicitation_review"
 
 // CallbackPath is where the issuer sends the reviewer back, under the
 // review routes' base URL: register <base>/review/oidc/callback as the
-// client's redirect URI.
-const CallbackPath = "/review/oidc/callback"
+// client's redirect URI. (The review package, which owns the review
+// routes, defines it.)
+const CallbackPath = review.CallbackPath
 
 // SwitchPath starts a fresh sign-in that asks the issuer to sign in again
 // (prompt=login), then returns to the review path in its "next" query
 // parameter: the 403 page's "Sign in with another account".
-const SwitchPath = "/review/oidc/switch"
+const SwitchPath = review.SwitchPath
 
 // Defaults of Config.
 const (
@@ -104,6 +106,14 @@ type Config struct {
 	Now func() time.Time
 	// Logger receives sign-in failures (never tokens or codes).
 	Logger *slog.Logger
+	// Pages answers every sign-in step that does not redirect through
+	// the review routes' outcomes table (*review.Handler). Required.
+	Pages Pages
+}
+
+// Pages writes the page of a sign-in outcome; *review.Handler implements it.
+type Pages interface {
+	SignInPage(w http.ResponseWriter, r *http.Request, o review.SignInOutcome)
 }
 
 // Auth is reviewer sign-in. It is safe for concurrent use.
@@ -135,6 +145,9 @@ func New(cfg Config) (*Auth, error) {
 	}
 	if cfg.Base == nil {
 		errs = append(errs, errors.New("no Base for the redirect URI"))
+	}
+	if cfg.Pages == nil {
+		errs = append(errs, errors.New("no Pages to answer with"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("reviewer sign-in: %w", err)
@@ -199,7 +212,7 @@ func (a *Auth) Wrap(next http.Handler) http.Handler {
 		case SwitchPath:
 			if r.Method != http.MethodGet && r.Method != http.MethodHead {
 				w.Header().Set("Allow", "GET")
-				page(w, http.StatusMethodNotAllowed, "Method not allowed", "This address answers GET.")
+				a.cfg.Pages.SignInPage(w, r, review.SignInMethod)
 				return
 			}
 			a.login(w, r, returnPath(r.URL.Query().Get("next")), oauth2.SetAuthURLParam("prompt", "login"))
@@ -302,13 +315,13 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request, ret string, opts ..
 	base, path, err := a.base(r)
 	if err != nil {
 		a.log.ErrorContext(r.Context(), "reviewer sign-in", "err", err)
-		page(w, http.StatusInternalServerError, "Sign-in is not set up correctly", "The server cannot sign reviewers in on this address. Nothing was decided; tell the operator.")
+		a.cfg.Pages.SignInPage(w, r, review.SignInMisconfigured)
 		return
 	}
 	p, err := a.discover(r.Context())
 	if err != nil {
 		a.log.ErrorContext(r.Context(), "reviewer sign-in", "err", err)
-		page(w, http.StatusServiceUnavailable, "Sign-in is unavailable", "The identity provider cannot be reached right now. Nothing was decided. Try again in a moment.")
+		a.cfg.Pages.SignInPage(w, r, review.SignInUnavailable)
 		return
 	}
 	state := random()
@@ -316,7 +329,7 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request, ret string, opts ..
 	v, err := a.sealLogin(state, c)
 	if err != nil {
 		a.log.ErrorContext(r.Context(), "reviewer sign-in", "err", err)
-		page(w, http.StatusInternalServerError, "Sign-in failed", "Nothing was decided. Try again in a moment.")
+		a.cfg.Pages.SignInPage(w, r, review.SignInFailed)
 		return
 	}
 	a.setCookie(w, LoginCookiePrefix+state, path+"/oidc/callback", v, LoginTTL)
@@ -340,53 +353,53 @@ func noStore(w http.ResponseWriter) {
 func (a *Auth) callback(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		w.Header().Set("Allow", "GET")
-		page(w, http.StatusMethodNotAllowed, "Method not allowed", "This address answers GET.")
+		a.cfg.Pages.SignInPage(w, r, review.SignInMethod)
 		return
 	}
 	base, path, err := a.base(r)
 	if err != nil {
 		a.log.ErrorContext(r.Context(), "reviewer sign-in", "err", err)
-		page(w, http.StatusInternalServerError, "Sign-in is not set up correctly", "The server cannot sign reviewers in on this address. Nothing was decided; tell the operator.")
+		a.cfg.Pages.SignInPage(w, r, review.SignInMisconfigured)
 		return
 	}
 	q := r.URL.Query()
 	state := q.Get("state")
 	name := LoginCookiePrefix + state
-	fail := func(status int, reason string, clear bool, err error) {
+	fail := func(o review.SignInOutcome, reason string, clear bool, err error) {
 		a.log.WarnContext(r.Context(), "reviewer sign-in refused", "reason", reason, "err", err)
 		if clear {
 			a.setCookie(w, name, path+"/oidc/callback", "", -1)
 		}
-		page(w, status, "Sign-in did not complete", "Nothing was decided. Open the review link again to sign in.")
+		a.cfg.Pages.SignInPage(w, r, o)
 	}
 	if !validState(state) {
-		fail(http.StatusBadRequest, "no state, or not one of ours", false, nil)
+		fail(review.SignInIncomplete, "no state, or not one of ours", false, nil)
 		return
 	}
 	ck, cerr := r.Cookie(name)
 	if cerr != nil {
-		fail(http.StatusBadRequest, "no sign-in in progress for this state", false, cerr)
+		fail(review.SignInIncomplete, "no sign-in in progress for this state", false, cerr)
 		return
 	}
 	c, err := a.openLogin(state, ck.Value)
 	if err != nil {
-		fail(http.StatusBadRequest, "no valid sign-in in progress", true, err)
+		fail(review.SignInIncomplete, "no valid sign-in in progress", true, err)
 		return
 	}
 	if e := q.Get("error"); e != "" {
-		fail(http.StatusForbidden, "the issuer refused", true, fmt.Errorf("error=%.64q", e))
+		fail(review.SignInRefusedByIssuer, "the issuer refused", true, fmt.Errorf("error=%.64q", e))
 		return
 	}
 	id, err := a.exchange(r.Context(), base, q.Get("code"), c)
 	if err != nil {
-		fail(http.StatusBadRequest, "code exchange or token verification failed", true, err)
+		fail(review.SignInIncomplete, "code exchange or token verification failed", true, err)
 		return
 	}
 	s := cookieClaims{Kind: kindSession, Expires: a.cfg.Now().Add(a.cfg.SessionTTL), IssuedAt: a.cfg.Now(),
 		Issuer: id.Issuer, Subject: id.Subject, Email: id.Email, EmailVerified: id.EmailVerified, Groups: id.Groups}
 	v, err := a.seal.seal(s)
 	if err != nil {
-		fail(http.StatusBadRequest, "session too large", true, err)
+		fail(review.SignInIncomplete, "session too large", true, err)
 		return
 	}
 	a.setCookie(w, CookieName, path, v, a.cfg.SessionTTL)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
+	"github.com/mcp-elicitation/elicitation/internal/review"
 )
 
 func TestReadClaims(t *testing.T) {
@@ -68,7 +69,7 @@ func TestSigner(t *testing.T) {
 func TestLoginCookieSealed(t *testing.T) {
 	k, _ := pagetoken.ParseKeyring("k1:" + pagetoken.GenerateSecret())
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	a, err := New(Config{Issuer: "https://issuer.example", ClientID: "c", Keys: k.Derive("review session"), Base: func(*http.Request) string { return "https://r.example" }, Now: func() time.Time { return now }})
+	a, err := New(Config{Issuer: "https://issuer.example", ClientID: "c", Keys: k.Derive("review session"), Base: func(*http.Request) string { return "https://r.example" }, Now: func() time.Time { return now }, Pages: review.New(review.Options{})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,7 +79,9 @@ func newStack(t *testing.T, pol elicitation.ReviewerPolicy, stores ...elicitatio
 	for i, st := range stores {
 		svc := elicitation.NewService(elicitation.Config{Store: st, Now: s.clock.Now, SignIn: true, Policy: pol})
 		base := "http://" + lns[i].Addr().String()
+		pages := review.New(review.Options{Service: svc, Tokens: s.keys, Now: s.clock.Now})
 		auth, err := reviewauth.New(reviewauth.Config{
+			Pages:  pages,
 			Issuer: s.provider.Issuer, ClientID: oidctest.ClientID,
 			ClientSecret: func(context.Context) (string, error) { return oidctest.ClientSecret, nil },
 			Keys:         s.keys.Derive("review session"),
@@ -89,7 +91,6 @@ func newStack(t *testing.T, pol elicitation.ReviewerPolicy, stores ...elicitatio
 		if err != nil {
 			t.Fatal(err)
 		}
-		pages := review.New(review.Options{Service: svc, Tokens: s.keys, Now: s.clock.Now})
 		mux := http.NewServeMux()
 		pages.Routes(mux)
 		srv := httptest.NewUnstartedServer(auth.Wrap(mux))

@@ -51,6 +51,7 @@ func Middleware(a *compose.App, secret func(context.Context, string) (string, er
 		Base:   func(r *http.Request) string { return compose.ReviewBase(s.PublicURL, r) },
 		Now:    a.Now,
 		Logger: a.Log,
+		Pages:  a.Pages,
 	})
 	if err != nil {
 		return nil, err
