@@ -9,7 +9,8 @@
 //	go run ./cmd/elicitation-bench -rounds 3
 //
 // "go run ./cmd/elicitation-bench soak" is the soak under abuse instead
-// (soak.go).
+// (soak.go); "go run ./cmd/elicitation-bench notify" measures notification
+// targets' isolation (notifybench.go).
 //
 // Both servers run as child processes (this binary re-executed with
 // "serve" for ours), so that the CPU each spends is read from
@@ -58,6 +59,13 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "soak" {
 		if err := soak(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "elicitation-bench soak:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "notify" {
+		if err := notifyBench(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "elicitation-bench notify:", err)
 			os.Exit(1)
 		}
 		return

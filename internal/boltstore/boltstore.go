@@ -125,7 +125,7 @@ func openChecked(abs string) (*bolt.DB, error) {
 					return err
 				}
 			}
-			return nil
+			return ensureDueIndex(tx)
 		})
 	})
 	if err != nil {
@@ -289,7 +289,7 @@ func (s *Store) Resolve(ctx context.Context, id string, t elicitation.Resolution
 			return err
 		}
 		for _, d := range step.Withdraw {
-			if err := tx.Bucket(bucketOutbox).Delete(outboxKey(d)); err != nil {
+			if err := deleteDelivery(tx, d); err != nil {
 				return err
 			}
 		}

@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -12,12 +13,44 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
 
-// The outbox is one bucket ordered by DueAt, so that the due deliveries are
-// a prefix of it.
+// The outbox is one bucket ordered by DueAt (keyed as ClaimDelivery and
+// SettleDelivery name a delivery), and an index ordered by target, then
+// the time of the next attempt (Delivery.NextAt), so that each target's
+// due deliveries are a prefix of its part of the index: DueDeliveries
+// reads at most limit of each target, however many wait.
+var bucketOutboxDue = []byte("outboxdue") // len(target) (2 bytes) + target + nextAt (8 bytes) + delivery id -> outbox key
 
 func outboxKey(d elicitation.Delivery) []byte {
 	k := binary.BigEndian.AppendUint64(nil, uint64(d.DueAt.UnixNano()))
 	return append(k, d.ID...)
+}
+
+func targetPrefix(target string) []byte {
+	return append(binary.BigEndian.AppendUint16(nil, uint16(len(target))), target...)
+}
+
+func dueKey(d elicitation.Delivery) []byte {
+	k := binary.BigEndian.AppendUint64(targetPrefix(d.Target), uint64(d.NextAt().UnixNano()))
+	return append(k, d.ID...)
+}
+
+// ensureDueIndex creates the index, filled from the outbox, in a file
+// written before it existed.
+func ensureDueIndex(tx *bolt.Tx) error {
+	if tx.Bucket(bucketOutboxDue) != nil {
+		return nil
+	}
+	idx, err := tx.CreateBucket(bucketOutboxDue)
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(bucketOutbox).ForEach(func(k, v []byte) error {
+		var d elicitation.Delivery
+		if err := json.Unmarshal(v, &d); err != nil {
+			return fmt.Errorf("decode delivery %s: %w", k[8:], err)
+		}
+		return idx.Put(dueKey(d), append([]byte(nil), k...))
+	})
 }
 
 func putDeliveries(tx *bolt.Tx, ds []elicitation.Delivery) error {
@@ -29,6 +62,7 @@ func putDeliveries(tx *bolt.Tx, ds []elicitation.Delivery) error {
 	return nil
 }
 
+// putDelivery writes d and its index entry (replacing the old one).
 func putDelivery(tx *bolt.Tx, d elicitation.Delivery) error {
 	if d.ID == "" || d.RequestID == "" {
 		return fmt.Errorf("a delivery needs an id and a request id")
@@ -37,7 +71,30 @@ func putDelivery(tx *bolt.Tx, d elicitation.Delivery) error {
 	if err != nil {
 		return fmt.Errorf("encode delivery %s: %w", d.ID, err)
 	}
-	return tx.Bucket(bucketOutbox).Put(outboxKey(d), b)
+	if err := unindex(tx, d); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketOutbox).Put(outboxKey(d), b); err != nil {
+		return err
+	}
+	return tx.Bucket(bucketOutboxDue).Put(dueKey(d), outboxKey(d))
+}
+
+// deleteDelivery removes the delivery d names (by ID and DueAt), if held.
+func deleteDelivery(tx *bolt.Tx, d elicitation.Delivery) error {
+	if err := unindex(tx, d); err != nil {
+		return err
+	}
+	return tx.Bucket(bucketOutbox).Delete(outboxKey(d))
+}
+
+// unindex removes the index entry of the stored delivery d names.
+func unindex(tx *bolt.Tx, d elicitation.Delivery) error {
+	cur, found, err := getDelivery(tx, d)
+	if err != nil || !found {
+		return err
+	}
+	return tx.Bucket(bucketOutboxDue).Delete(dueKey(cur))
 }
 
 func getDelivery(tx *bolt.Tx, d elicitation.Delivery) (elicitation.Delivery, bool, error) {
@@ -52,24 +109,44 @@ func getDelivery(tx *bolt.Tx, d elicitation.Delivery) (elicitation.Delivery, boo
 	return cur, true, nil
 }
 
-// DueDeliveries implements elicitation.Store: the due deliveries are a
-// prefix of the bucket (by DueAt); those backing off are skipped, and
-// elicitation.FairDue shares the listing among targets.
+// DueDeliveries implements elicitation.Store: for each target, the
+// prefix of its part of the index whose next attempt is due, at most limit
+// of it; elicitation.FairDue orders the listing.
 func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]elicitation.Delivery, error) {
 	var out []elicitation.Delivery
 	err := s.view(ctx, func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketOutbox).Cursor()
-		for k, v := c.First(); k != nil; k, v = c.Next() {
-			if int64(binary.BigEndian.Uint64(k[:8])) > now.UnixNano() {
-				break
+		outbox := tx.Bucket(bucketOutbox)
+		c := tx.Bucket(bucketOutboxDue).Cursor()
+		for k, v := c.First(); k != nil; {
+			if len(k) < 2 || len(k) < 2+int(binary.BigEndian.Uint16(k))+8 {
+				k, v = c.Next() // not an index key: nothing this store wrote
+				continue
 			}
-			var d elicitation.Delivery
-			if err := json.Unmarshal(v, &d); err != nil {
-				return fmt.Errorf("decode delivery %s: %w", k[8:], err)
+			n := 2 + int(binary.BigEndian.Uint16(k))
+			prefix := k[:n]
+			taken := 0
+			for ; k != nil && bytes.HasPrefix(k, prefix) && taken < limit; k, v = c.Next() {
+				if len(k) < n+8 {
+					continue
+				}
+				if int64(binary.BigEndian.Uint64(k[n:n+8])) > now.UnixNano() {
+					break
+				}
+				raw := outbox.Get(v)
+				if raw == nil {
+					continue
+				}
+				var d elicitation.Delivery
+				if err := json.Unmarshal(raw, &d); err != nil {
+					return fmt.Errorf("decode delivery %s: %w", k[n+8:], err)
+				}
+				if d.Due(now) {
+					out = append(out, d)
+					taken++
+				}
 			}
-			if d.Due(now) {
-				out = append(out, d)
-			}
+			// The next target's part.
+			k, v = c.Seek(append(bytes.Clone(prefix), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff))
 		}
 		return nil
 	})
@@ -111,7 +188,7 @@ func (s *Store) SettleDelivery(ctx context.Context, d elicitation.Delivery, retr
 			return fmt.Errorf("settle delivery %s: the claim is no longer held: %w", d.ID, elicitation.ErrConflict)
 		}
 		if retryAt.IsZero() {
-			if err := tx.Bucket(bucketOutbox).Delete(outboxKey(d)); err != nil {
+			if err := deleteDelivery(tx, d); err != nil {
 				return err
 			}
 		} else {
@@ -129,17 +206,27 @@ func (s *Store) SettleDelivery(ctx context.Context, d elicitation.Delivery, retr
 
 // cleanupOutbox removes the deliveries whose request's retention ended.
 func cleanupOutbox(tx *bolt.Tx, now time.Time) error {
-	b := tx.Bucket(bucketOutbox)
-	var doomed [][]byte
+	b, idx := tx.Bucket(bucketOutbox), tx.Bucket(bucketOutboxDue)
+	var doomed, unindexed [][]byte
 	err := b.ForEach(func(k, v []byte) error {
 		var d elicitation.Delivery
-		if err := json.Unmarshal(v, &d); err != nil || !d.RetainUntil.After(now) {
-			doomed = append(doomed, append([]byte(nil), k...))
+		err := json.Unmarshal(v, &d)
+		if err == nil && d.RetainUntil.After(now) {
+			return nil
+		}
+		doomed = append(doomed, append([]byte(nil), k...))
+		if err == nil {
+			unindexed = append(unindexed, dueKey(d))
 		}
 		return nil
 	})
 	if err != nil {
 		return err
+	}
+	for _, k := range unindexed {
+		if err := idx.Delete(k); err != nil {
+			return err
+		}
 	}
 	for _, k := range doomed {
 		if err := b.Delete(k); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
@@ -259,22 +260,41 @@ func (w *Worker) Wake() {
 
 // Run delivers until ctx ends: whenever it wakes it lists what is due (at
 // most 2×PerTarget of each target) and queues each on its target's lane,
-// without waiting for any attempt; an attempt's end wakes it again. A
-// failing store is logged and retried at the next wake or tick, never
-// fatal. It returns when ctx ends and the attempts in flight have.
+// without waiting for any attempt; the end of an attempt at a target whose
+// listing was cut wakes it again. A failing store is logged and retried at
+// the next wake or tick, never fatal. It returns when ctx ends and the
+// attempts in flight have.
 func (w *Worker) Run(ctx context.Context) error {
 	tick := time.NewTicker(w.Interval)
 	defer tick.Stop()
-	l := newLanes(w.D, false, w.Wake)
+	const listed = 2 * PerTarget
+	var mu sync.Mutex
+	cut := map[string]bool{} // targets with more due than the last listing held
+	l := newLanes(w.D, false, func(target string) {
+		mu.Lock()
+		more := cut[target]
+		mu.Unlock()
+		if more {
+			w.Wake()
+		}
+	})
 	defer l.wait()
 	for {
-		due, err := w.D.Store.DueDeliveries(ctx, w.D.now(), 2*PerTarget)
+		due, err := w.D.Store.DueDeliveries(ctx, w.D.now(), listed)
 		if err != nil && ctx.Err() == nil {
 			w.D.log().ErrorContext(ctx, "notification delivery", "err", err)
 		}
+		count := map[string]int{}
 		for _, dl := range due {
+			count[dl.Target]++
 			l.add(ctx, dl, nil)
 		}
+		mu.Lock()
+		clear(cut)
+		for t, n := range count {
+			cut[t] = n >= listed
+		}
+		mu.Unlock()
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

@@ -96,8 +96,9 @@ func (d *Deliverer) attempt(ctx context.Context, dl elicitation.Delivery, retryN
 type lanes struct {
 	d        *Deliverer
 	retryNow bool
-	// after is called when an attempt ends (the Worker looks for more).
-	after func()
+	// after is called with the target when an attempt ends (the Worker
+	// looks for more).
+	after func(target string)
 
 	mu       sync.Mutex
 	byTarget map[string]*lane
@@ -115,7 +116,7 @@ type job struct {
 	done func(Outcome, error)
 }
 
-func newLanes(d *Deliverer, retryNow bool, after func()) *lanes {
+func newLanes(d *Deliverer, retryNow bool, after func(string)) *lanes {
 	return &lanes{d: d, retryNow: retryNow, after: after, byTarget: map[string]*lane{}, held: map[string]bool{}}
 }
 
@@ -166,7 +167,7 @@ func (l *lanes) run(ctx context.Context, ln *lane) {
 			j.done(o, err)
 		}
 		if l.after != nil && o != Deferred {
-			l.after()
+			l.after(j.dl.Target)
 		}
 	}
 }

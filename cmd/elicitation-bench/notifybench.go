@@ -1,0 +1,262 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/mcp-elicitation/elicitation/internal/mcptools"
+	"github.com/mcp-elicitation/elicitation/internal/notify"
+)
+
+// notifyBench measures the isolation of notification targets (issue 22.1)
+// on a real local server: the latency from creation to arrival of notices
+// to a healthy webhook while thousands of notices are queued to a webhook
+// that accepts and never answers, and elicit_status p99 beside a quiet
+// run in the same run.
+//
+//	go run ./cmd/elicitation-bench notify -queued 2000 -healthy 200
+func notifyBench(args []string) error {
+	fs := flag.NewFlagSet("elicitation-bench notify", flag.ExitOnError)
+	queued := fs.Int("queued", 2000, "notices queued to the hanging webhook first")
+	healthy := fs.Int("healthy", 200, "notices to the healthy webhook, measured")
+	every := fs.Duration("every", 50*time.Millisecond, "pause between two healthy notices")
+	calls := fs.Int("status-calls", 2000, "elicit_status calls measured quiet, and again under the queue")
+	_ = fs.Parse(args)
+
+	const secret = "bench-webhook-secret-0123456789"
+	hang := make(chan struct{})
+	defer close(hang)
+	stuck := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-hang:
+		case <-r.Context().Done():
+		}
+	})}
+	arrived := make(chan arrival, *healthy+10)
+	good := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if err := notify.Verify([]byte(secret), r.Header, body, time.Now(), 5*time.Minute); err != nil {
+			http.Error(w, "bad signature", http.StatusUnauthorized)
+			return
+		}
+		var n struct {
+			ID string `json:"elicitationId"`
+		}
+		_ = json.Unmarshal(body, &n)
+		arrived <- arrival{id: n.ID, at: time.Now()}
+	})}
+	stuckURL, err := serveOn(stuck)
+	if err != nil {
+		return err
+	}
+	goodURL, err := serveOn(good)
+	if err != nil {
+		return err
+	}
+	defer stuck.Close()
+	defer good.Close()
+
+	dir, err := os.MkdirTemp("", "elicitation-notify-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	cfg := fmt.Sprintf(`{"targets":{"stuck":{"type":"webhook","url":%q,"secret":%q},"healthy":{"type":"webhook","url":%q,"secret":%q}}}`, stuckURL, secret, goodURL, secret)
+	cfgPath := filepath.Join(dir, "notify.json")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		return err
+	}
+	bin := filepath.Join(dir, "elicitation")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/elicitation").CombinedOutput(); err != nil {
+		return fmt.Errorf("build ./cmd/elicitation (run this from the repository root): %v\n%s", err, out)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(bin, "serve", "--addr", addr, "--data-dir", dir, "--log-level", "error", "--cleanup-interval", "0", "--notify-config", cfgPath)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	defer func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() }()
+	base := "http://" + addr
+	if err := waitHealthy(base, 10*time.Second); err != nil {
+		return fmt.Errorf("%w\n%s", err, stderr.String())
+	}
+	url := base + "/mcp"
+	agent, err := newSession(url)
+	if err != nil {
+		return err
+	}
+	defer agent.close()
+	id, err := createTo(agent, "")
+	if err != nil {
+		return err
+	}
+	status := &target{tool: mcptools.ToolStatus, args: map[string]any{"elicitationId": id}}
+	if _, err := load(status, []*session{agent}, 300); err != nil { // warm-up
+		return err
+	}
+	queuer, err := newSession(url)
+	if err != nil {
+		return err
+	}
+	defer queuer.close()
+	ph := phase{agent: agent, creator: queuer, status: status, arrived: arrived, healthy: *healthy, every: *every, calls: *calls}
+	quietNotice, quietStatus, err := ph.run()
+	if err != nil {
+		return fmt.Errorf("quiet run: %w", err)
+	}
+	t0 := time.Now()
+	for range *queued {
+		if _, err := createTo(queuer, "stuck"); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("queued %d notices to the hanging webhook in %.1f s\n", *queued, time.Since(t0).Seconds())
+	stuckNotice, stuckStatus, err := ph.run()
+	if err != nil {
+		return fmt.Errorf("with the queue: %w", err)
+	}
+	fmt.Printf("healthy notice, creation to arrival (%d each): quiet p50 %.1f ms p99 %.1f ms; with %d queued to a hanging webhook p50 %.1f ms p99 %.1f ms max %.1f ms\n",
+		len(stuckNotice), percentile(quietNotice, 50), percentile(quietNotice, 99), *queued, percentile(stuckNotice, 50), percentile(stuckNotice, 99), percentile(stuckNotice, 100))
+	fmt.Printf("elicit_status (%d / %d calls): quiet p50 %.2f ms p99 %.2f ms; with the queue p50 %.2f ms p99 %.2f ms (p99 x%.2f)\n",
+		len(quietStatus), len(stuckStatus), percentile(quietStatus, 50), percentile(quietStatus, 99), percentile(stuckStatus, 50), percentile(stuckStatus, 99), percentile(stuckStatus, 99)/percentile(quietStatus, 99))
+	return nil
+}
+
+// phase is one measured run: healthy notices created one every `every`
+// while elicit_status is called on another session, until every notice
+// has arrived and at least `calls` status calls were made.
+type phase struct {
+	agent, creator *session
+	status         *target
+	arrived        chan arrival
+	healthy        int
+	every          time.Duration
+	calls          int
+}
+
+func (p phase) run() (notices, status []float64, err error) {
+	var loadErr error
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	wg.Go(func() {
+		for len(status) < p.calls || !closed(done) {
+			l, err := load(p.status, []*session{p.agent}, 100)
+			if err != nil {
+				loadErr = err
+				return
+			}
+			status = append(status, l...)
+		}
+	})
+	defer func() {
+		close(done)
+		wg.Wait()
+		if err == nil {
+			err = loadErr
+		}
+	}()
+	created := map[string]time.Time{}
+	var mu sync.Mutex
+	var creating sync.WaitGroup
+	var createErr error
+	creating.Go(func() {
+		for range p.healthy {
+			start := time.Now()
+			hid, err := createTo(p.creator, "healthy")
+			if err != nil {
+				createErr = err
+				return
+			}
+			mu.Lock()
+			created[hid] = start
+			mu.Unlock()
+			time.Sleep(p.every)
+		}
+	})
+	var early []arrival // arrived before their creation call returned
+	deadline := time.After(2 * time.Minute)
+	for len(notices) < p.healthy {
+		select {
+		case a := <-p.arrived:
+			early = append(early, a)
+		case <-deadline:
+			return nil, nil, fmt.Errorf("%d of %d healthy notices arrived within 2 minutes", len(notices), p.healthy)
+		}
+		mu.Lock()
+		kept := early[:0]
+		for _, a := range early {
+			if c, ok := created[a.id]; ok {
+				notices = append(notices, float64(a.at.Sub(c).Microseconds())/1000)
+				delete(created, a.id)
+			} else {
+				kept = append(kept, a)
+			}
+		}
+		early = kept
+		mu.Unlock()
+	}
+	creating.Wait()
+	return notices, status, createErr
+}
+
+func closed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+type arrival struct {
+	id string
+	at time.Time
+}
+
+func serveOn(s *http.Server) (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	go func() { _ = s.Serve(ln) }()
+	return "http://" + ln.Addr().String() + "/hook", nil
+}
+
+// createTo creates an approval that notifies target ("" none) and returns
+// its id.
+func createTo(s *session, target string) (string, error) {
+	args := map[string]any{"message": "benchmark", "context": map[string]any{"n": 1}, "timeoutSeconds": 3600}
+	if target != "" {
+		args["notify"] = []string{target}
+	}
+	res, err := s.callTool(mcptools.ToolApproval, args)
+	if err != nil {
+		return "", err
+	}
+	var r struct {
+		StructuredContent struct {
+			ElicitationID string `json:"elicitationId"`
+		} `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(res, &r); err != nil || r.StructuredContent.ElicitationID == "" {
+		return "", fmt.Errorf("no elicitationId in %s", res)
+	}
+	return r.StructuredContent.ElicitationID, nil
+}
