@@ -66,38 +66,11 @@ func notifyBench(args []string) error {
 	defer stuck.Close()
 	defer good.Close()
 
-	dir, err := os.MkdirTemp("", "elicitation-notify-bench-")
+	url, stop, err := serveWithTargets(stuckURL, goodURL, secret)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	cfg := fmt.Sprintf(`{"targets":{"stuck":{"type":"webhook","url":%q,"secret":%q},"healthy":{"type":"webhook","url":%q,"secret":%q}}}`, stuckURL, secret, goodURL, secret)
-	cfgPath := filepath.Join(dir, "notify.json")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		return err
-	}
-	bin := filepath.Join(dir, "elicitation")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/elicitation").CombinedOutput(); err != nil {
-		return fmt.Errorf("build ./cmd/elicitation (run this from the repository root): %v\n%s", err, out)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	cmd := exec.Command(bin, "serve", "--addr", addr, "--data-dir", dir, "--log-level", "error", "--cleanup-interval", "0", "--notify-config", cfgPath)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	defer func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() }()
-	base := "http://" + addr
-	if err := waitHealthy(base, 10*time.Second); err != nil {
-		return fmt.Errorf("%w\n%s", err, stderr.String())
-	}
-	url := base + "/mcp"
+	defer stop()
 	agent, err := newSession(url)
 	if err != nil {
 		return err
@@ -259,4 +232,42 @@ func createTo(s *session, target string) (string, error) {
 		return "", fmt.Errorf("no elicitationId in %s", res)
 	}
 	return r.StructuredContent.ElicitationID, nil
+}
+
+// serveWithTargets builds and starts the local server with the two webhook
+// targets, stuck and healthy, and returns its MCP URL.
+func serveWithTargets(stuckURL, goodURL, secret string) (url string, stop func(), err error) {
+	dir, err := os.MkdirTemp("", "elicitation-notify-bench-")
+	if err != nil {
+		return "", nil, err
+	}
+	cfg := fmt.Sprintf(`{"targets":{"stuck":{"type":"webhook","url":%q,"secret":%q},"healthy":{"type":"webhook","url":%q,"secret":%q}}}`, stuckURL, secret, goodURL, secret)
+	cfgPath := filepath.Join(dir, "notify.json")
+	bin := filepath.Join(dir, "elicitation")
+	fail := func(err error) (string, func(), error) { os.RemoveAll(dir); return "", nil, err }
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		return fail(err)
+	}
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/elicitation").CombinedOutput(); err != nil {
+		return fail(fmt.Errorf("build ./cmd/elicitation (run this from the repository root): %v\n%s", err, out))
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fail(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(bin, "serve", "--addr", addr, "--data-dir", dir, "--log-level", "error", "--cleanup-interval", "0", "--notify-config", cfgPath)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return fail(err)
+	}
+	stop = func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait(); os.RemoveAll(dir) }
+	base := "http://" + addr
+	if err := waitHealthy(base, 10*time.Second); err != nil {
+		stop()
+		return "", nil, fmt.Errorf("%w\n%s", err, stderr.String())
+	}
+	return base + "/mcp", stop, nil
 }
