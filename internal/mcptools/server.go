@@ -217,7 +217,8 @@ func Sessionless(r *http.Request) bool {
 const instructions = `These tools ask a human to approve something, fill a form, or pick among options, on a web page this server renders. ` +
 	`Create a request with elicit_approval or elicit_selection and give the returned reviewUrl to the human. ` +
 	`Then call elicit_await with the elicitationId until its status is no longer "pending" (each call returns within the server's wait bound), ` +
-	`and read the outcome with elicit_result. elicit_cancel withdraws a request that is no longer needed.`
+	`and read the outcome with elicit_result. elicit_cancel withdraws a request that is no longer needed. ` +
+	`A host with MCP Tasks may start elicit_approval and elicit_selection as tasks: the host then waits and brings the elicit_result answer itself, with no elicit_await calls.`
 
 // Handler returns the streamable HTTP handler serving the tools (mount it
 // at /mcp).
