@@ -18,6 +18,9 @@ type Limits struct {
 	// MCP sessions (the local server; the Lambda function has none).
 	SessionIdle time.Duration // close a session without a request for this long; 0 never
 	MaxSessions int           // refuse an initialize while this many are open; 0 no cap
+	// SessionShare is each principal's share of MaxSessions: past it, a
+	// principal's new session closes its own idlest one.
+	SessionShare int
 
 	// The local listeners.
 	ReadTimeout  time.Duration // to read one request's body, from its first byte
@@ -37,11 +40,20 @@ func init() {
 			bind:  func(s *Settings) Value { return (*durationValue)(&s.SessionIdle) },
 			check: between(func(s *Settings) time.Duration { return s.SessionIdle }, 0, 30*24*time.Hour)},
 		Setting{Name: "mcp-max-sessions", Scope: Local, Default: "1000",
-			Usage: "most MCP sessions open at once; past it an initialize is refused (503) until one closes or idles out; 0 no cap",
+			Usage: "most MCP sessions open at once, a session counting once its initialize has arrived whole; past it an initialize that cannot close an idle session of its own principal is refused (503) until one closes or idles out; 0 no cap",
 			bind:  func(s *Settings) Value { return (*intValue)(&s.MaxSessions) },
 			check: func(s *Settings) error {
 				if s.MaxSessions < 0 {
 					return errors.New("must not be negative")
+				}
+				return nil
+			}},
+		Setting{Name: "mcp-sessions-per-principal", Scope: Local, Default: "100",
+			Usage: "each principal's share of --mcp-max-sessions (the API key's principal; without keys the client's IP address, so one machine is one principal): a new session past it closes that principal's idlest one, and is refused (429) only when all of them have a call in flight",
+			bind:  func(s *Settings) Value { return (*intValue)(&s.SessionShare) },
+			check: func(s *Settings) error {
+				if s.SessionShare < 1 {
+					return errors.New("must be at least 1")
 				}
 				return nil
 			}},

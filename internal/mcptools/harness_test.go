@@ -97,6 +97,10 @@ type envOptions struct {
 	sessionIdle time.Duration
 	maxSessions int
 	maxBody     int64
+	share       int // SessionsPerPrincipal
+	// arrived, if set, is called as each HTTP request reaches the tools'
+	// handler (after the bearer-token check).
+	arrived func(*http.Request)
 }
 
 func newEnv(t testing.TB, o envOptions) *env {
@@ -139,8 +143,16 @@ func newEnv(t testing.TB, o envOptions) *env {
 			Name: "elicitation-test", Version: "test",
 			Push: o.push, Sealer: sealer,
 			SessionIdle: o.sessionIdle, MaxSessions: o.maxSessions, MaxBodyBytes: o.maxBody,
+			SessionsPerPrincipal: o.share,
 		})
 		var h http.Handler = srv.Handler()
+		if o.arrived != nil {
+			inner := h
+			h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				o.arrived(r)
+				inner.ServeHTTP(w, r)
+			})
+		}
 		if o.auth != nil {
 			h = auth.RequireBearerToken(func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
 				if p, ok := o.auth[tok]; ok {

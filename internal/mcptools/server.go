@@ -72,10 +72,17 @@ type Options struct {
 	// this long (sessions.go); 0: DefaultSessionIdle, negative: never.
 	SessionIdle time.Duration
 
-	// MaxSessions caps the open MCP sessions: an initialize past it is
-	// refused with 503 and a sentence saying why; 0: DefaultMaxSessions,
-	// negative: no cap.
+	// MaxSessions caps the open MCP sessions: an initialize past it that
+	// cannot close an idle session of its own principal is refused with 503
+	// and a sentence saying why; 0: DefaultMaxSessions, negative: no cap.
 	MaxSessions int
+
+	// SessionsPerPrincipal is each principal's share of MaxSessions
+	// (Principal: the API key's principal, else the client's address): a
+	// principal at its share that opens another session closes its own
+	// idlest one; one whose sessions are all in use is refused (429). 0:
+	// DefaultSessionsPerPrincipal; never more than MaxSessions.
+	SessionsPerPrincipal int
 
 	// MaxBodyBytes caps a request body (413 beyond it); 0:
 	// DefaultMaxBodyBytes.

@@ -40,6 +40,7 @@ func Part(apiKeys func(context.Context, compose.Settings) (apikey.Store, error))
 			}
 		}
 		opts.SessionIdle, opts.MaxSessions, opts.MaxBodyBytes = s.MCPLimits()
+		opts.SessionsPerPrincipal = s.SessionShare
 		tools := mcptools.New(opts)
 		var h http.Handler = tools.Handler()
 		if !s.RequireAPIKey {
