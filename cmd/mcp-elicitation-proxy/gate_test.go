@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
 // The human gate's configuration errors are usage errors, found before the
@@ -22,6 +24,14 @@ func TestGateConfigurationErrors(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"--config", cfg}, func(string) string { return "" }, &stdout, &stderr)
 	if want := "elicitation_service.api_key_env names GATE_TEST_KEY, which is not set"; code != 2 || !strings.Contains(stderr.String(), want) {
+		t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr.String(), want)
+	}
+	cfg = writeConfig(t, "upstream:\n  url: http://127.0.0.1:1/mcp\nelicitation_service:\n  embedded:\n    listen: 127.0.0.1:0\n"+
+		"    sign_in:\n      issuer: https://id.example.com\n      client_id: web\n      client_secret_env: GATE_TEST_OIDC\n")
+	stdout.Reset()
+	stderr.Reset()
+	code = run([]string{"--config", cfg}, func(string) string { return "" }, &stdout, &stderr)
+	if want := "elicitation_service.embedded.sign_in.client_secret_env names GATE_TEST_OIDC, which is not set"; code != 2 || !strings.Contains(stderr.String(), want) {
 		t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr.String(), want)
 	}
 }
@@ -45,17 +55,17 @@ func TestGateStdioEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 
-	connect := func(elicit mcp.ClientOptions) (*mcp.ClientSession, *bytes.Buffer) {
+	connect := func(elicit mcp.ClientOptions) (*mcp.ClientSession, *testenv.SyncBuffer) {
 		cmd := exec.Command(binary, "--config", cfg)
 		cmd.Dir = root
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
+		stderr := &testenv.SyncBuffer{}
+		cmd.Stderr = stderr
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "gate-e2e", Version: "1"}, &elicit).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 		if err != nil {
 			t.Fatalf("connect: %v\n%s", err, stderr.String())
 		}
 		t.Cleanup(func() { _ = cs.Close() })
-		return cs, &stderr
+		return cs, stderr
 	}
 	sum := func(cs *mcp.ClientSession) *mcp.CallToolResult {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get-sum", Arguments: map[string]any{"a": 500, "b": 1}})
@@ -66,8 +76,14 @@ func TestGateStdioEndToEnd(t *testing.T) {
 	}
 
 	// A host without elicitation: the review page.
-	cs, _ := connect(mcp.ClientOptions{})
+	cs, stderr := connect(mcp.ClientOptions{})
 	res := sum(cs)
+	// The worked configuration has no reviewer sign-in: the proxy says on
+	// standard error (stdout carries the protocol, which the client read
+	// cleanly) what that does not stop.
+	if !strings.Contains(stderr.String(), "level=WARN") || !strings.Contains(stderr.String(), "no reviewer sign-in") || !strings.Contains(stderr.String(), "approve its own gated calls") {
+		t.Errorf("no start-up warning about sign-in on stderr:\n%s", stderr.String())
+	}
 	var p struct {
 		Error     string `json:"error"`
 		ReviewURL string `json:"reviewUrl"`
@@ -88,7 +104,7 @@ func TestGateStdioEndToEnd(t *testing.T) {
 
 	// A host that elicits: its own form, and the call goes through.
 	var asked []string
-	cs, stderr := connect(mcp.ClientOptions{ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	cs, stderr = connect(mcp.ClientOptions{ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		asked = append(asked, r.Params.Message)
 		return &mcp.ElicitResult{Action: "accept"}, nil
 	}})
