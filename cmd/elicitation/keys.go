@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -84,6 +85,13 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	}
 	if err := sub.Parse(fs.Args()[1:]); err != nil {
 		return err
+	}
+	if c.Store != "dynamodb" {
+		// The keys may come before the server's first start (the
+		// data directory does not exist yet).
+		if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
+			return fmt.Errorf("data directory: %w", err)
+		}
 	}
 	store, err := localstore.APIKeys(ctx, c)
 	if err != nil {

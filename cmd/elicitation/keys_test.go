@@ -8,6 +8,7 @@ import (
 	"flag"
 	"io"
 	"net"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,7 @@ import (
 // The keys commands, with the store flags before or after the command.
 func TestKeysCommands(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "not-yet") // before the server's first start
 	keys := func(args ...string) (string, error) {
 		var out bytes.Buffer
 		err := run(ctx, append([]string{"keys"}, args...), &out, io.Discard, noEnv)

@@ -69,9 +69,11 @@ func rendered(t *testing.T, host, lang string, ep hostconfig.Endpoint) string {
 	return ""
 }
 
-// TestClaudeCode runs "claude mcp add" exactly as rendered, in a shell,
-// then "claude mcp get elicitation", which connects to the server (no
-// model needed) and says whether it could.
+// TestClaudeCode adds the server to the Claude Code CLI both ways the
+// docs give, each exactly as rendered: "claude mcp add …" in a shell, and
+// "elicitation connect claude-code > .mcp.json" (project scope, approved
+// as a user does once); then "claude mcp get elicitation" connects to the
+// server (no model needed) and says whether it could.
 func TestClaudeCode(t *testing.T) {
 	testenv.Slow(t, "Claude Code CLI")
 	t.Parallel() // it waits on the CLI and the server
@@ -88,43 +90,80 @@ func TestClaudeCode(t *testing.T) {
 		{"with a wrong key", true, "elk_wrong", false},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			var flags []string
-			key := tc.key
-			if tc.keyed {
-				if good := createKey(t, c.Bin["elicitation"], dir); key == "" {
-					key = good
+		dir := t.TempDir()
+		var flags []string
+		key := tc.key
+		if tc.keyed {
+			if good := createKey(t, c.Bin["elicitation"], dir); key == "" {
+				key = good
+			}
+			flags = append(flags, "--require-api-key")
+		}
+		base := serveOn(t, c.Bin["elicitation"], "127.0.0.1", testenv.FreePort(t), dir, flags...)
+		ep := hostconfig.Endpoint{URL: base + "/mcp", NeedsKey: tc.keyed}
+		connect := shellWords(append([]string{c.Bin["elicitation"], "connect", "--url", ep.URL}, flags...)...) + " claude-code > .mcp.json"
+		for route, script := range map[string]string{
+			"claude mcp add": rendered(t, hostconfig.ClaudeCode, "sh", ep),
+			".mcp.json":      connect,
+		} {
+			t.Run(tc.name+", "+route, func(t *testing.T) {
+				env := clientEnv(t, hostconfig.KeyVariable+"="+key)
+				project := t.TempDir() // claude's default scope is the project (the directory)
+				claude := func(script string) (string, error) {
+					ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+					defer cancel()
+					cmd := exec.CommandContext(ctx, "bash", "-c", script)
+					cmd.Dir, cmd.Env = project, env
+					out, err := cmd.CombinedOutput()
+					return string(out), err
 				}
-				flags = append(flags, "--require-api-key")
-			}
-			base := serveOn(t, c.Bin["elicitation"], "127.0.0.1", testenv.FreePort(t), dir, flags...)
-			add := rendered(t, hostconfig.ClaudeCode, "sh", hostconfig.Endpoint{URL: base + "/mcp", NeedsKey: tc.keyed})
-			env := clientEnv(t, hostconfig.KeyVariable+"="+key)
-			project := t.TempDir() // claude mcp add's default scope is the project (the directory)
-			claude := func(script string) (string, error) {
-				ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-				defer cancel()
-				cmd := exec.CommandContext(ctx, "bash", "-c", script)
-				cmd.Dir, cmd.Env = project, env
-				out, err := cmd.CombinedOutput()
-				return string(out), err
-			}
-			if out, err := claude(add); err != nil {
-				t.Fatalf("%s: %v\n%s", add, err, out)
-			}
-			out, err := claude("claude mcp get elicitation")
-			if tc.connected && (err != nil || !strings.Contains(out, "Connected")) {
-				t.Fatalf("claude mcp get after %s: %v\n%s", add, err, out)
-			}
-			if !strings.Contains(out, base+"/mcp") {
-				t.Errorf("claude mcp get does not show the URL:\n%s", out)
-			}
-			if !tc.connected && (strings.Contains(out, "✔ Connected") || !strings.Contains(out, "Failed to connect")) {
-				t.Fatalf("claude mcp get with a wrong key does not say it failed:\n%s", out)
-			}
-		})
+				if route == ".mcp.json" {
+					approveProjectServers(t, env)
+				}
+				if out, err := claude(script); err != nil {
+					t.Fatalf("%s: %v\n%s", script, err, out)
+				}
+				out, err := claude("claude mcp get elicitation")
+				if tc.connected && (err != nil || !strings.Contains(out, "Connected")) {
+					t.Fatalf("claude mcp get after %s: %v\n%s", script, err, out)
+				}
+				if !strings.Contains(out, ep.URL) {
+					t.Errorf("claude mcp get does not show the URL:\n%s", out)
+				}
+				if !tc.connected && (strings.Contains(out, "✔ Connected") || !strings.Contains(out, "Failed to connect")) {
+					t.Fatalf("claude mcp get with a wrong key does not say it failed:\n%s", out)
+				}
+			})
+		}
 	}
+}
+
+// approveProjectServers does what a user does once when claude asks about
+// a project's .mcp.json: allow its servers (~/.claude/settings.json).
+func approveProjectServers(t *testing.T, env []string) {
+	t.Helper()
+	for _, kv := range env {
+		if home, ok := strings.CutPrefix(kv, "HOME="); ok {
+			dir := filepath.Join(home, ".claude")
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "settings.json"), []byte(`{"enableAllProjectMcpServers": true}`), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+	t.Fatal("no HOME in the client's environment")
+}
+
+// shellWords quotes words for bash.
+func shellWords(words ...string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
 }
 
 // TestMCPRemote starts Claude Desktop's entry as Claude Desktop does (its
