@@ -27,22 +27,48 @@ import (
 
 var pageToken = regexp.MustCompile(`name="token" value="([^"]+)"`)
 
-// With reviewer sign-in on the gate's embedded service (against a real
-// OpenID provider) and a named reviewer, the agent cannot approve its own
-// gated call with the review URL it is handed: without a session the page
-// sends it to sign in and takes no decision, a signed-in account that is
-// not the named reviewer is refused, and the call stays held; the named
-// reviewer approves, and the retry forwards the call once. The gate does
-// not warn at start-up.
+// With reviewer sign-in on the gate's service (against a real OpenID
+// provider) and a named reviewer, the agent cannot approve its own gated
+// call with the review URL it is handed: without a session the page sends
+// it to sign in and takes no decision, a signed-in account that is not
+// the named reviewer is refused, and the call stays held; the named
+// reviewer approves, and the retry forwards the call once. It holds for
+// the embedded service (elicitation_service.embedded.sign_in) and for a
+// service reached by URL that signs its reviewers in. The gate does not
+// warn at start-up.
 func TestGateWithSignInAgentCannotApprove(t *testing.T) {
 	testenv.Slow(t, "the OpenID provider")
-	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
-	provider := oidctest.Start(t, "http://"+addr+reviewauth.CallbackPath)
+	embeddedAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	serviceAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	provider := oidctest.Start(t, "http://"+embeddedAddr+reviewauth.CallbackPath, "http://"+serviceAddr+reviewauth.CallbackPath)
+	signIn := fmt.Sprintf("sign_in:\n  issuer: %q\n  client_id: %q\n  client_secret_env: GATE_OIDC_SECRET\n", provider.Issuer, oidctest.ClientID)
+	// The service reached by URL: an elicitation service with sign-in of
+	// its own, running apart from the proxy's gate.
+	svc, err := gate.StartEmbedded(context.Background(), gate.EmbeddedOptions{SignInSecret: oidctest.ClientSecret, Config: &config.EmbeddedService{
+		Listen: serviceAddr, DataDir: t.TempDir(),
+		SignIn: &config.SignIn{Issuer: provider.Issuer, ClientID: oidctest.ClientID, GroupsClaim: "groups"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.Close() })
+	for name, service := range map[string]string{
+		"embedded": fmt.Sprintf("  embedded:\n    listen: %q\n%s", embeddedAddr, indent(signIn, "    ")),
+		"url":      fmt.Sprintf("  url: %q\n", svc.MCPURL),
+	} {
+		t.Run(name, func(t *testing.T) { agentCannotApprove(t, service) })
+	}
+}
+
+func indent(s, by string) string {
+	return by + strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n"+by) + "\n"
+}
+
+func agentCannotApprove(t *testing.T, service string) {
 	upstream := recordingUpstream()
 	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return upstream }, nil))
 	t.Cleanup(up.Close)
-	yaml := fmt.Sprintf("upstream:\n  url: %q\nelicitation_service:\n  wait_seconds: 1\n  reviewers: [bob@example.com]\n  embedded:\n    listen: %q\n"+
-		"    sign_in:\n      issuer: %q\n      client_id: %q\n      client_secret_env: GATE_OIDC_SECRET\n%s", up.URL, addr, provider.Issuer, oidctest.ClientID, shapeRules)
+	yaml := fmt.Sprintf("upstream:\n  url: %q\nelicitation_service:\n  wait_seconds: 1\n  reviewers: [bob@example.com]\n%s%s", up.URL, service, shapeRules)
 	log := &testenv.SyncBuffer{}
 	agent := gatedClient(t, yaml, gate.OpenOptions{SignInSecret: oidctest.ClientSecret, Logger: slog.New(slog.NewTextHandler(log, nil))})
 	if strings.Contains(log.String(), "level=WARN") {
