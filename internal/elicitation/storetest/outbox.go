@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"sync"
@@ -75,6 +76,14 @@ func testOutbox(t *testing.T, open Factory) {
 	plain := NewSelection(t, 2, time.Hour) // no notifications at all
 	mustCreate(t, a, plain)
 
+	outboxReadBack(t, ctx, a, b, r)
+	outboxSettle(t, ctx, a, b, r)
+	outboxCleanup(t, ctx, a, b, r)
+}
+
+// outboxReadBack: the created notices are due at creation, whole through
+// the other handle; the expiry notices at expiry; the limit is per target.
+func outboxReadBack(t *testing.T, ctx context.Context, a, b elicitation.Store, r elicitation.Request) {
 	wantDue(t, "before creation", b, T0.Add(-time.Second))
 	got, err := b.DueDeliveries(ctx, T0, 100)
 	if err != nil {
@@ -97,7 +106,11 @@ func testOutbox(t *testing.T, open Factory) {
 	if err != nil || len(ds) != 2 || ds[0].Event != elicitation.EventCreated || ds[1].Event != elicitation.EventCreated || ds[0].Target == ds[1].Target {
 		t.Errorf("DueDeliveries limit 1 = %+v, %v; want one created notice per target", ds, err)
 	}
+}
 
+// outboxSettle: settled notices leave the outbox, the audit trail says so,
+// and a settled delivery can be neither claimed nor settled again.
+func outboxSettle(t *testing.T, ctx context.Context, a, b elicitation.Store, r elicitation.Request) {
 	// Settle both created notices: they leave the outbox, the audit trail
 	// says so.
 	for _, tg := range []string{"ops", "chat"} {
@@ -126,9 +139,11 @@ func testOutbox(t *testing.T, open Factory) {
 	if tr.Entries[1].Detail != "created to ops: delivered" || tr.Entries[1].Principal != elicitation.Notifier {
 		t.Errorf("notified entry = %+v", tr.Entries[1])
 	}
+}
 
-	// Cleanup removes the deliveries of the requests it removes: a claim
-	// in flight can then no longer settle.
+// outboxCleanup: cleanup removes the deliveries of the requests it removes:
+// a claim in flight can then no longer settle.
+func outboxCleanup(t *testing.T, ctx context.Context, a, b elicitation.Store, r elicitation.Request) {
 	orphan := withOutbox(NewApproval(t, 2*time.Hour), "ops")
 	mustCreate(t, a, orphan)
 	c, ok, err := a.ClaimDelivery(ctx, delivery(t, orphan, elicitation.EventCreated, "ops"), T0, T0.Add(time.Minute))
@@ -163,34 +178,18 @@ func testOutboxClaims(t *testing.T, open Factory) {
 		t.Errorf("claim before it is due = %v, %v; want not ok", ok, err)
 	}
 	var (
-		wg     sync.WaitGroup
-		mu     sync.Mutex
-		wins   []elicitation.Delivery
-		errs   []error
-		starts = make(chan struct{})
+		mu   sync.Mutex
+		wins []elicitation.Delivery
 	)
-	for i := range 10 {
-		s := a
-		if i%2 == 1 {
-			s = b
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-starts
-			c, ok, err := s.ClaimDelivery(ctx, d, T0, T0.Add(time.Minute))
+	errs := slices.DeleteFunc(race(10, a, b, func(_ int, s elicitation.Store) error {
+		c, ok, err := s.ClaimDelivery(ctx, d, T0, T0.Add(time.Minute))
+		if ok {
 			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				errs = append(errs, err)
-			}
-			if ok {
-				wins = append(wins, c)
-			}
-		}()
-	}
-	close(starts)
-	wg.Wait()
+			wins = append(wins, c)
+			mu.Unlock()
+		}
+		return err
+	}), func(err error) bool { return err == nil })
 	if len(errs) > 0 || len(wins) != 1 {
 		t.Fatalf("10 racing claims: %d won, errors %v; want exactly one winner", len(wins), errs)
 	}
@@ -200,8 +199,14 @@ func testOutboxClaims(t *testing.T, open Factory) {
 	}
 	wantDue(t, "while claimed", b, T0.Add(30*time.Second))
 
-	// The attempt crashed: once the lease ends the delivery is due again,
-	// and a new claim takes it; the old claim can no longer settle.
+	second := claimsAfterLease(t, ctx, a, b, d, first)
+	claimsBackoff(t, ctx, a, b, r, d, second)
+}
+
+// claimsAfterLease: the attempt of first crashed; once its lease ends the
+// delivery is due again and a new claim (returned) takes it; the old claim
+// can no longer settle.
+func claimsAfterLease(t *testing.T, ctx context.Context, a, b elicitation.Store, d, first elicitation.Delivery) elicitation.Delivery {
 	wantDue(t, "after the lease", b, T0.Add(time.Minute), d.ID)
 	second, ok, err := b.ClaimDelivery(ctx, d, T0.Add(time.Minute), T0.Add(2*time.Minute))
 	if err != nil || !ok || second.Attempts != 2 || second.Lease == first.Lease {
@@ -211,8 +216,13 @@ func testOutboxClaims(t *testing.T, open Factory) {
 	if err := a.SettleDelivery(ctx, first, time.Time{}, entry); !errors.Is(err, elicitation.ErrConflict) {
 		t.Fatalf("settle with a stale lease = %v, want ErrConflict", err)
 	}
+	return second
+}
 
-	// A failed attempt: kept, backing off until its retry time.
+// claimsBackoff: a failed attempt (second) is kept, backing off until its
+// retry time, then claimed and settled.
+func claimsBackoff(t *testing.T, ctx context.Context, a, b elicitation.Store, r elicitation.Request, d, second elicitation.Delivery) {
+	entry := elicitation.AuditEntry{At: T0.Add(time.Minute), Action: elicitation.ActionNotified, Principal: elicitation.Notifier, Detail: "created to ops: failed"}
 	retry := T0.Add(5 * time.Minute)
 	if err := a.SettleDelivery(ctx, second, retry, entry); err != nil {
 		t.Fatalf("settle for a retry: %v", err)
