@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -45,21 +44,6 @@ func HTTPClient() *awshttp.BuildableClient {
 	return awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
 		tr.ResponseHeaderTimeout = AttemptTimeout
 	})
-}
-
-// NewClient returns a DynamoDB client configured from the usual AWS
-// environment (AWS_REGION, the credential chain, AWS_ENDPOINT_URL_DYNAMODB
-// for DynamoDB Local), with Retryer and HTTPClient. optFns adjust the client
-// (for example its BaseEndpoint).
-func NewClient(ctx context.Context, optFns ...func(*dynamodb.Options)) (*dynamodb.Client, error) {
-	cfg, err := config.LoadDefaultConfig(ctx,
-		config.WithRetryer(Retryer),
-		config.WithHTTPClient(HTTPClient()),
-	)
-	if err != nil {
-		return nil, fmt.Errorf("load AWS configuration: %w", err)
-	}
-	return dynamodb.NewFromConfig(cfg, optFns...), nil
 }
 
 // CreateTable creates table with the layout the store needs (string keys

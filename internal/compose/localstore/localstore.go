@@ -12,6 +12,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/mcp-elicitation/elicitation/internal/apikey"
 	"github.com/mcp-elicitation/elicitation/internal/apikey/dynamokeys"
 	"github.com/mcp-elicitation/elicitation/internal/compose"
@@ -24,7 +27,7 @@ import (
 // io.Closer.
 func Open(ctx context.Context, s compose.Settings) (elicitation.Store, error) {
 	if s.Store == "dynamodb" {
-		client, err := dynamostore.NewClient(ctx)
+		client, err := newDynamoDB(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -42,11 +45,28 @@ func Open(ctx context.Context, s compose.Settings) (elicitation.Store, error) {
 // beside the embedded store, or the DynamoDB table.
 func APIKeys(ctx context.Context, s compose.Settings) (apikey.Store, error) {
 	if s.Store == "dynamodb" {
-		client, err := dynamostore.NewClient(ctx)
+		client, err := newDynamoDB(ctx)
 		if err != nil {
 			return nil, err
 		}
 		return dynamokeys.New(client, s.Table), nil
 	}
 	return embeddedstore.APIKeys(ctx, s)
+}
+
+// newDynamoDB returns a DynamoDB client configured from the usual AWS
+// environment (AWS_REGION, the credential chain, AWS_ENDPOINT_URL_DYNAMODB
+// for DynamoDB Local), with the store's retry policy and HTTP client. It
+// lives here, on the local side: config.LoadDefaultConfig links the SSO,
+// SSO-OIDC, STS and sign-in clients, which the Lambda functions (whose
+// clients lambdaconfig builds from the Lambda environment) never use.
+func newDynamoDB(ctx context.Context) (*dynamodb.Client, error) {
+	cfg, err := config.LoadDefaultConfig(ctx,
+		config.WithRetryer(dynamostore.Retryer),
+		config.WithHTTPClient(dynamostore.HTTPClient()),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("load AWS configuration: %w", err)
+	}
+	return dynamodb.NewFromConfig(cfg), nil
 }
