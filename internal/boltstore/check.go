@@ -71,10 +71,23 @@ func checkFile(path string) (string, error) {
 	if size == 0 {
 		return "", nil
 	}
+	m, ok, err := newestMeta(f)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return fmt.Sprintf("it is not a store file, or its header is damaged (%d bytes)", size), nil
+	}
+	return checkMeta(m, size), nil
+}
+
+// newestMeta reads the file's two meta pages and returns the one of the
+// later transaction among those that parse; ok is false when neither does.
+func newestMeta(f *os.File) (meta, bool, error) {
 	first := make([]byte, 4096)
 	n, err := f.ReadAt(first, 0)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return "", err
+		return meta{}, false, err
 	}
 	m0, ok0 := parseMeta(first[:n])
 	var m1 meta
@@ -85,24 +98,29 @@ func checkFile(path string) (string, error) {
 			m1, ok1 = parseMeta(second[:n])
 		}
 	}
-	m := m0
 	switch {
 	case !ok0 && !ok1:
-		return fmt.Sprintf("it is not a store file, or its header is damaged (%d bytes)", size), nil
+		return meta{}, false, nil
 	case ok1 && (!ok0 || m1.txid > m0.txid):
-		m = m1
+		return m1, true, nil
 	}
+	return m0, true, nil
+}
+
+// checkMeta says what is wrong with a file of size bytes whose header is
+// m, or "" when nothing is.
+func checkMeta(m meta, size int64) string {
 	ps := uint64(m.pageSize)
 	if ps < 512 || ps&(ps-1) != 0 {
-		return fmt.Sprintf("its header names an impossible page size (%d)", ps), nil
+		return fmt.Sprintf("its header names an impossible page size (%d)", ps)
 	}
 	if m.root >= m.pgid || (m.freelist >= m.pgid && m.freelist != ^uint64(0)) {
-		return "its header points past the end of the data", nil
+		return "its header points past the end of the data"
 	}
 	if want := m.pgid * ps; uint64(size) < want {
-		return fmt.Sprintf("it is truncated (%d bytes, its header says at least %d)", size, want), nil
+		return fmt.Sprintf("it is truncated (%d bytes, its header says at least %d)", size, want)
 	}
-	return "", nil
+	return ""
 }
 
 // checkConsistency runs bbolt's consistency check over every page and
