@@ -201,56 +201,19 @@ type request struct {
 
 var equality = regexp.MustCompile(`([#A-Za-z0-9_]+)\s*=\s*(:[A-Za-z0-9_]+)`)
 
+// access is one item-level action a request asks for, on a partition key.
+type access struct{ action, pk string }
+
 // check returns why IAM would refuse op with body, or "".
 func (e *Enforcer) check(op string, body []byte) string {
 	var req request
 	if err := json.Unmarshal(body, &req); err != nil {
 		return fmt.Sprintf("%s: %s: unreadable request: %v", e.function, op, err)
 	}
-	type access struct{ action, pk string }
-	var acc []access
-	switch op {
-	case "GetItem", "DeleteItem", "UpdateItem":
-		acc = append(acc, access{op, req.Key.pk()})
-	case "PutItem":
-		acc = append(acc, access{op, req.Item.pk()})
-	case "Query":
-		if req.IndexName != "" {
-			return fmt.Sprintf("%s: Query on index %s: the policy grants the table only", e.function, req.IndexName)
-		}
-		pk := ""
-		for _, m := range equality.FindAllStringSubmatch(req.KeyConditionExpression, -1) {
-			name := m[1]
-			if n, ok := req.ExpressionAttributeNames[name]; ok {
-				name = n
-			}
-			if name == "pk" {
-				pk, _ = req.ExpressionAttributeValues[m[2]]["S"].(string)
-			}
-		}
-		acc = append(acc, access{op, pk})
-	case "TransactWriteItems":
-		for _, it := range req.TransactItems {
-			for kind, r := range it {
-				switch kind {
-				case "Put":
-					acc = append(acc, access{"PutItem", r.Item.pk()})
-				case "Update":
-					acc = append(acc, access{"UpdateItem", r.Key.pk()})
-				case "Delete":
-					acc = append(acc, access{"DeleteItem", r.Key.pk()})
-				case "ConditionCheck":
-					acc = append(acc, access{"ConditionCheckItem", r.Key.pk()})
-				}
-			}
-		}
-	case "TransactGetItems":
-		for _, it := range req.TransactItems {
-			acc = append(acc, access{"GetItem", it["Get"].Key.pk()})
-		}
-	default:
-		acc = append(acc, access{op, ""})
+	if op == "Query" && req.IndexName != "" {
+		return fmt.Sprintf("%s: Query on index %s: the policy grants the table only", e.function, req.IndexName)
 	}
+	acc := accesses(op, req)
 	for _, a := range acc {
 		if !allows(e.grants, "dynamodb:"+a.action, a.pk) {
 			return fmt.Sprintf("%s: %s on pk %q (in %s) is not allowed by its policy", e.function, a.action, a.pk, op)
@@ -263,6 +226,67 @@ func (e *Enforcer) check(op string, body []byte) string {
 	}
 	e.mu.Unlock()
 	return ""
+}
+
+// accesses lists what IAM authorises for op: one action per item, a
+// transaction's items each as their own action (as DynamoDB does).
+func accesses(op string, req request) []access {
+	switch op {
+	case "GetItem", "DeleteItem", "UpdateItem":
+		return []access{{op, req.Key.pk()}}
+	case "PutItem":
+		return []access{{op, req.Item.pk()}}
+	case "Query":
+		return []access{{op, queryPK(req)}}
+	case "TransactWriteItems":
+		var acc []access
+		for _, it := range req.TransactItems {
+			for kind, r := range it {
+				if a, ok := writeAccess(kind, r); ok {
+					acc = append(acc, a)
+				}
+			}
+		}
+		return acc
+	case "TransactGetItems":
+		var acc []access
+		for _, it := range req.TransactItems {
+			acc = append(acc, access{"GetItem", it["Get"].Key.pk()})
+		}
+		return acc
+	default:
+		return []access{{op, ""}}
+	}
+}
+
+// writeAccess is the action of one item of a TransactWriteItems.
+func writeAccess(kind string, r request) (access, bool) {
+	switch kind {
+	case "Put":
+		return access{"PutItem", r.Item.pk()}, true
+	case "Update":
+		return access{"UpdateItem", r.Key.pk()}, true
+	case "Delete":
+		return access{"DeleteItem", r.Key.pk()}, true
+	case "ConditionCheck":
+		return access{"ConditionCheckItem", r.Key.pk()}, true
+	}
+	return access{}, false
+}
+
+// queryPK is the partition key a Query's key condition names.
+func queryPK(req request) string {
+	pk := ""
+	for _, m := range equality.FindAllStringSubmatch(req.KeyConditionExpression, -1) {
+		name := m[1]
+		if n, ok := req.ExpressionAttributeNames[name]; ok {
+			name = n
+		}
+		if name == "pk" {
+			pk, _ = req.ExpressionAttributeValues[m[2]]["S"].(string)
+		}
+	}
+	return pk
 }
 
 // TableSpec is the table of template.yaml, reduced to what the store
