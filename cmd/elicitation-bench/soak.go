@@ -34,18 +34,26 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
 )
 
+// soakOptions are the soak's flags.
+type soakOptions struct {
+	sessions, slow, rate, quiet int
+	serverFlags                 string
+	hold, limit                 time.Duration
+}
+
 func soak(args []string) error {
 	fs := flag.NewFlagSet("elicitation-bench soak", flag.ExitOnError)
-	sessions := fs.Int("sessions", 20000, "abandoned MCP sessions to open (an initialize each)")
-	slow := fs.Int("slow", 1000, "slow connections to hold open during the flood (half trickle headers, half bodies)")
-	rate := fs.Int("rate", 1000, "initializes per second")
-	quiet := fs.Int("quiet-calls", 2000, "elicit_status calls measured before the flood")
-	serverFlags := fs.String("server-flags", "", "extra flags for elicitation serve, space-separated")
-	hold := fs.Duration("hold", 40*time.Second, "keep the slow connections and the agent going at least this long from the flood's start (past the server's 10 s header and 30 s body timeouts)")
-	limit := fs.Duration("max-duration", 3*time.Minute, "give up after this long")
+	var o soakOptions
+	fs.IntVar(&o.sessions, "sessions", 20000, "abandoned MCP sessions to open (an initialize each)")
+	fs.IntVar(&o.slow, "slow", 1000, "slow connections to hold open during the flood (half trickle headers, half bodies)")
+	fs.IntVar(&o.rate, "rate", 1000, "initializes per second")
+	fs.IntVar(&o.quiet, "quiet-calls", 2000, "elicit_status calls measured before the flood")
+	fs.StringVar(&o.serverFlags, "server-flags", "", "extra flags for elicitation serve, space-separated")
+	fs.DurationVar(&o.hold, "hold", 40*time.Second, "keep the slow connections and the agent going at least this long from the flood's start (past the server's 10 s header and 30 s body timeouts)")
+	fs.DurationVar(&o.limit, "max-duration", 3*time.Minute, "give up after this long")
 	_ = fs.Parse(args)
-	if *slow > 0 {
-		fmt.Fprintln(os.Stderr, "(each slow connection is one file descriptor here and one in the server: ulimit -n must exceed", *slow+200, ")")
+	if o.slow > 0 {
+		fmt.Fprintln(os.Stderr, "(each slow connection is one file descriptor here and one in the server: ulimit -n must exceed", o.slow+200, ")")
 	}
 
 	dir, err := os.MkdirTemp("", "elicitation-soak-")
@@ -53,33 +61,13 @@ func soak(args []string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "elicitation")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/elicitation").CombinedOutput(); err != nil {
-		return fmt.Errorf("build ./cmd/elicitation (run this from the repository root): %v\n%s", err, out)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	cmd, addr, err := startSoakServer(dir, o.serverFlags)
 	if err != nil {
 		return err
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	sargs := []string{"serve", "--addr", addr, "--data-dir", dir, "--log-level", "error", "--cleanup-interval", "0"}
-	if *serverFlags != "" {
-		sargs = append(sargs, strings.Fields(*serverFlags)...)
-	}
-	cmd := exec.Command(bin, sargs...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		return err
-	}
 	defer func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() }()
-	base := "http://" + addr
-	if err := waitHealthy(base, 10*time.Second); err != nil {
-		return fmt.Errorf("%w\n%s", err, stderr.String())
-	}
-	url := base + "/mcp"
-	ctx, cancel := context.WithTimeout(context.Background(), *limit)
+	url := "http://" + addr + "/mcp"
+	ctx, cancel := context.WithTimeout(context.Background(), o.limit)
 	defer cancel()
 
 	agent, err := newSession(url)
@@ -95,24 +83,108 @@ func soak(args []string) error {
 	if _, err := load(status, []*session{agent}, 500); err != nil { // warm-up
 		return err
 	}
-	quietLat, err := load(status, []*session{agent}, *quiet)
+	quietLat, err := load(status, []*session{agent}, o.quiet)
 	if err != nil {
 		return err
 	}
 	pid := cmd.Process.Pid
 	rssBefore, _ := rss(pid)
+	mem := sampleRSS(pid, rssBefore)
 
-	// Memory sampler.
+	// Slow connections, held until the flood is over.
+	slowCtx, stopSlow := context.WithCancel(ctx)
+	var slowWG sync.WaitGroup
+	var cut, dialed atomic.Int64
+	for i := range o.slow {
+		slowWG.Go(func() { holdSlow(slowCtx, addr, i%2 == 0, &cut, &dialed) })
+	}
+
+	// The agent keeps calling elicit_status during the flood.
+	floodDone := make(chan struct{})
+	busy := callDuring(status, agent, floodDone)
+
+	start := time.Now()
+	f := flood(ctx, url, o.sessions, o.rate)
+	select {
+	case <-time.After(time.Until(start.Add(o.hold))):
+	case <-ctx.Done():
+	}
+	close(floodDone)
+	busyLat, busyErr := busy()
+	stopSlow()
+	slowWG.Wait()
+	peak := mem()
+	rssAfter, _ := rss(pid)
+	if busyErr != nil {
+		return fmt.Errorf("the agent's elicit_status failed during the flood: %w", busyErr)
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("gave up after %v", o.limit)
+	}
+	if len(busyLat) == 0 {
+		return errors.New("no elicit_status call during the flood")
+	}
+
+	flags := "defaults"
+	if o.serverFlags != "" {
+		flags = o.serverFlags
+	}
+	fmt.Printf("# soak on loopback: elicitation serve (%s), %d abandoned sessions at %d/s over %.1f s, %d slow connections held %v\n", flags, o.sessions, o.rate, f.took.Seconds(), o.slow, max(o.hold, f.took).Round(time.Second))
+	fmt.Printf("initialize: %d accepted, %d refused (503), %d other\n", f.accepted, f.refused, f.other)
+	fmt.Printf("slow connections: %d dialed, %d cut off by the server\n", dialed.Load(), cut.Load())
+	fmt.Printf("server RSS: before %.0f MB, peak %.0f MB, after %.0f MB\n", mb(rssBefore), mb(peak), mb(rssAfter))
+	qp50, qp99 := percentile(quietLat, 50), percentile(quietLat, 99)
+	bp50, bp99 := percentile(busyLat, 50), percentile(busyLat, 99)
+	fmt.Printf("elicit_status quiet:      p50 %.3f ms  p99 %.3f ms  (%d calls)\n", qp50, qp99, len(quietLat))
+	fmt.Printf("elicit_status under load: p50 %.3f ms  p99 %.3f ms  (%d calls)  p99 x%.1f of quiet (target <= 10)\n", bp50, bp99, len(busyLat), bp99/qp99)
+	return nil
+}
+
+// startSoakServer builds ./cmd/elicitation into dir and starts it on a free
+// loopback port with its data in dir, once it answers /healthz.
+func startSoakServer(dir, serverFlags string) (*exec.Cmd, string, error) {
+	bin := filepath.Join(dir, "elicitation")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/elicitation").CombinedOutput(); err != nil {
+		return nil, "", fmt.Errorf("build ./cmd/elicitation (run this from the repository root): %v\n%s", err, out)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	sargs := []string{"serve", "--addr", addr, "--data-dir", dir, "--log-level", "error", "--cleanup-interval", "0"}
+	if serverFlags != "" {
+		sargs = append(sargs, strings.Fields(serverFlags)...)
+	}
+	cmd := exec.Command(bin, sargs...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return nil, "", err
+	}
+	if err := waitHealthy("http://"+addr, 10*time.Second); err != nil {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+		return nil, "", fmt.Errorf("%w\n%s", err, stderr.String())
+	}
+	return cmd, addr, nil
+}
+
+// sampleRSS samples pid's resident set every 200 ms from now on; the
+// function it returns stops the sampling and gives the peak (at least
+// from).
+func sampleRSS(pid int, from int64) func() int64 {
 	var peak atomic.Int64
-	peak.Store(rssBefore)
-	stopSampling := make(chan struct{})
-	var sampling sync.WaitGroup
-	sampling.Go(func() {
+	peak.Store(from)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
 		t := time.NewTicker(200 * time.Millisecond)
 		defer t.Stop()
 		for {
 			select {
-			case <-stopSampling:
+			case <-stop:
 				return
 			case <-t.C:
 				if r, err := rss(pid); err == nil && r > peak.Load() {
@@ -121,48 +193,63 @@ func soak(args []string) error {
 			}
 		}
 	})
-
-	// Slow connections, held until the flood is over.
-	slowCtx, stopSlow := context.WithCancel(ctx)
-	var slowWG sync.WaitGroup
-	var cut, dialed atomic.Int64
-	for i := range *slow {
-		slowWG.Go(func() { holdSlow(slowCtx, addr, i%2 == 0, &cut, &dialed) })
+	return func() int64 {
+		close(stop)
+		wg.Wait()
+		return peak.Load()
 	}
+}
 
-	// The agent keeps calling elicit_status during the flood.
-	var busyLat []float64
-	var busyErr error
-	agentDone := make(chan struct{})
-	floodDone := make(chan struct{})
+// callDuring calls status on the agent's session, 20 calls at a time,
+// until done is closed; the function it returns waits for the last batch
+// and gives the latencies and the first error.
+func callDuring(status *target, agent *session, done <-chan struct{}) func() ([]float64, error) {
+	var lat []float64
+	var err error
+	finished := make(chan struct{})
 	go func() {
-		defer close(agentDone)
+		defer close(finished)
 		for {
 			select {
-			case <-floodDone:
+			case <-done:
 				return
 			default:
 			}
-			l, err := load(status, []*session{agent}, 20)
-			busyLat = append(busyLat, l...)
-			if err != nil {
-				busyErr = err
+			l, lerr := load(status, []*session{agent}, 20)
+			lat = append(lat, l...)
+			if lerr != nil {
+				err = lerr
 				return
 			}
 		}
 	}()
+	return func() ([]float64, error) {
+		<-finished
+		return lat, err
+	}
+}
 
-	// The flood: initialize, read the answer, never come back.
+// floodResult counts the flood's initializes by answer.
+type floodResult struct {
+	accepted, refused, other int64
+	took                     time.Duration
+}
+
+// flood opens n sessions at rate per second, 16 at a time: initialize, read
+// the answer, never come back.
+func flood(ctx context.Context, url string, n, rate int) floodResult {
 	start := time.Now()
 	var accepted, refused, other atomic.Int64
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}, Timeout: 30 * time.Second}
-	tick := time.NewTicker(time.Second / time.Duration(max(*rate, 1)))
-	var flood sync.WaitGroup
+	defer hc.CloseIdleConnections()
+	tick := time.NewTicker(time.Second / time.Duration(max(rate, 1)))
+	defer tick.Stop()
+	var wg sync.WaitGroup
 	sem := make(chan struct{}, 16)
-	for n := 0; n < *sessions && ctx.Err() == nil; n++ {
+	for i := 0; i < n && ctx.Err() == nil; i++ {
 		<-tick.C
 		sem <- struct{}{}
-		flood.Go(func() {
+		wg.Go(func() {
 			defer func() { <-sem }()
 			switch code := initializeOnly(ctx, hc, url); code {
 			case http.StatusOK:
@@ -174,44 +261,8 @@ func soak(args []string) error {
 			}
 		})
 	}
-	flood.Wait()
-	tick.Stop()
-	floodTime := time.Since(start)
-	select {
-	case <-time.After(time.Until(start.Add(*hold))):
-	case <-ctx.Done():
-	}
-	close(floodDone)
-	<-agentDone
-	stopSlow()
-	slowWG.Wait()
-	close(stopSampling)
-	sampling.Wait()
-	hc.CloseIdleConnections()
-	rssAfter, _ := rss(pid)
-	if busyErr != nil {
-		return fmt.Errorf("the agent's elicit_status failed during the flood: %w", busyErr)
-	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("gave up after %v", *limit)
-	}
-	if len(busyLat) == 0 {
-		return errors.New("no elicit_status call during the flood")
-	}
-
-	flags := "defaults"
-	if *serverFlags != "" {
-		flags = *serverFlags
-	}
-	fmt.Printf("# soak on loopback: elicitation serve (%s), %d abandoned sessions at %d/s over %.1f s, %d slow connections held %v\n", flags, *sessions, *rate, floodTime.Seconds(), *slow, max(*hold, floodTime).Round(time.Second))
-	fmt.Printf("initialize: %d accepted, %d refused (503), %d other\n", accepted.Load(), refused.Load(), other.Load())
-	fmt.Printf("slow connections: %d dialed, %d cut off by the server\n", dialed.Load(), cut.Load())
-	fmt.Printf("server RSS: before %.0f MB, peak %.0f MB, after %.0f MB\n", mb(rssBefore), mb(peak.Load()), mb(rssAfter))
-	qp50, qp99 := percentile(quietLat, 50), percentile(quietLat, 99)
-	bp50, bp99 := percentile(busyLat, 50), percentile(busyLat, 99)
-	fmt.Printf("elicit_status quiet:      p50 %.3f ms  p99 %.3f ms  (%d calls)\n", qp50, qp99, len(quietLat))
-	fmt.Printf("elicit_status under load: p50 %.3f ms  p99 %.3f ms  (%d calls)  p99 x%.1f of quiet (target <= 10)\n", bp50, bp99, len(busyLat), bp99/qp99)
-	return nil
+	wg.Wait()
+	return floodResult{accepted: accepted.Load(), refused: refused.Load(), other: other.Load(), took: time.Since(start)}
 }
 
 func waitHealthy(base string, within time.Duration) error {
