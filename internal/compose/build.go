@@ -245,7 +245,7 @@ func Keyring(ctx context.Context, s Settings, secret func(context.Context, strin
 		if err != nil {
 			return nil, err
 		}
-		k, err := pagetoken.ParseKeyring(text)
+		k, err := ParseKeyring(text)
 		if err != nil {
 			return nil, fmt.Errorf("page-token secret in %s: %w", filepath.Join(s.DataDir, "token-keys"), err)
 		}
@@ -295,7 +295,7 @@ func StateKeys(ctx context.Context, a *App) (*sealer.Keyring, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read the push-state secret %s: %w", s.StateSecretARN, err)
 		}
-		text, name = bareKey(v), "the push-state secret "+s.StateSecretARN
+		text, name = v, "the push-state secret "+s.StateSecretARN
 	case s.DataDir != "" && s.Store == "bolt":
 		v, err := keptSecret(s.DataDir, "state-keys")
 		if err != nil {
@@ -305,32 +305,35 @@ func StateKeys(ctx context.Context, a *App) (*sealer.Keyring, error) {
 	default:
 		return nil, nil
 	}
-	k, err := sealer.ParseKeyring(text)
+	keys, err := ParseKeys(text)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return k, nil
-}
-
-func bareKey(text string) string {
-	text = strings.TrimSpace(text)
-	if text != "" && !strings.ContainsAny(text, ":,") {
-		return InitialKeyID + ":" + text
-	}
-	return text
+	return sealer.NewKeyring(keys...)
 }
 
 // InitialKeyID is the key id of a bare secret: the value Secrets Manager
 // generates when the stack is created.
 const InitialKeyID = "k0"
 
-// ParseKeyring reads keyring text ("k1:NEWBASE64,k0:OLDBASE64", the first
-// key current), or a bare base64 secret, which is the key InitialKeyID (so
-// that "k1:NEW,k0:<the old bare value>" rotates it).
-func ParseKeyring(text string) (*pagetoken.Keyring, error) {
+// ParseKeys reads the keys of every keyring a deployment configures (page
+// tokens, push state): keyring text ("k1:NEWBASE64,k0:OLDBASE64", the
+// first key current, sealer.ParseKeys), or a bare base64 secret, which is
+// the key InitialKeyID (so that "k1:NEW,k0:<the old bare value>" rotates
+// it).
+func ParseKeys(text string) ([]sealer.Key, error) {
 	text = strings.TrimSpace(text)
 	if text != "" && !strings.ContainsAny(text, ":,") {
 		text = InitialKeyID + ":" + text
 	}
-	return pagetoken.ParseKeyring(text)
+	return sealer.ParseKeys(text)
+}
+
+// ParseKeyring reads the page-token keyring (ParseKeys).
+func ParseKeyring(text string) (*pagetoken.Keyring, error) {
+	keys, err := ParseKeys(text)
+	if err != nil {
+		return nil, err
+	}
+	return pagetoken.NewKeyring(keys...)
 }

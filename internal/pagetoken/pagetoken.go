@@ -1,7 +1,9 @@
 // Package pagetoken seals and opens the per-render tokens of the review
-// page: an HMAC-SHA256 over the elicitation id, a random render id and an
-// expiry, under a keyring whose keys carry ids so that secrets can rotate
-// (seal with the current key, open with any known key).
+// page: the elicitation id, a random render id, an expiry and the
+// signed-in reviewer, signed with HMAC-SHA256 by the product's one
+// primitive (internal/sealer's Sign and Verify) under a keyring whose keys
+// carry ids so that secrets can rotate (seal with the current key, open
+// with any known key).
 //
 // A token looks like "v1.<kid>.<payload>.<mac>" (base64url, no padding).
 // It is not encrypted: nothing in it is secret, it only has to be
@@ -9,14 +11,11 @@
 package pagetoken
 
 import (
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/sealer"
@@ -59,23 +58,25 @@ type Claims struct {
 // Keyring seals with its first key and opens with any of its keys. It is
 // safe for concurrent use.
 type Keyring struct {
-	current Key
-	keys    map[string][]byte
+	ring *sealer.Keyring
 }
 
 // NewKeyring returns a keyring over keys; the first key is the current one.
 // Keys must pass sealer.CheckKeys (ids non-empty, unique and free of '.',
 // ',', ':' and spaces; secrets at least MinSecretBytes long).
 func NewKeyring(keys ...Key) (*Keyring, error) {
-	if err := sealer.CheckKeys(keys); err != nil {
+	ring, err := sealer.NewKeyring(keys...)
+	if err != nil {
 		return nil, fmt.Errorf("pagetoken: %w", err)
 	}
-	k := &Keyring{current: keys[0], keys: make(map[string][]byte, len(keys))}
-	for _, key := range keys {
-		k.keys[key.ID] = append([]byte(nil), key.Secret...)
-	}
-	return k, nil
+	return &Keyring{ring: ring}, nil
 }
+
+// Derive returns the keyring's keys, the current one first, each with its
+// secret replaced by HMAC-SHA256(secret, purpose): keys for another signer
+// (the reviewer's sign-in session) that rotate with this keyring without
+// sharing its secrets.
+func (k *Keyring) Derive(purpose string) []Key { return k.ring.Derive(purpose) }
 
 // ParseKeyring reads a keyring from configuration text such as
 // "kid1:BASE64SECRET,kid0:BASE64OLDSECRET" with the product's one keyring
@@ -105,7 +106,7 @@ func NewRenderID() string {
 }
 
 // CurrentKeyID is the id of the key new tokens are sealed with.
-func (k *Keyring) CurrentKeyID() string { return k.current.ID }
+func (k *Keyring) CurrentKeyID() string { return k.ring.CurrentKeyID() }
 
 const version = "v1"
 
@@ -120,14 +121,7 @@ func (k *Keyring) Seal(c Claims) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("pagetoken: encode claims: %w", err)
 	}
-	head := version + "." + k.current.ID + "." + base64.RawURLEncoding.EncodeToString(payload)
-	return head + "." + base64.RawURLEncoding.EncodeToString(mac(k.current.Secret, head)), nil
-}
-
-func mac(secret []byte, head string) []byte {
-	m := hmac.New(sha256.New, secret)
-	m.Write([]byte(head))
-	return m.Sum(nil)
+	return k.ring.Sign(version, payload), nil
 }
 
 // maxTokenBytes bounds what Open will look at.
@@ -137,22 +131,7 @@ const maxTokenBytes = 1024
 // A malformed, unknown-key or forged token gives ErrInvalid; an authentic
 // token at or after its expiry gives its claims and ErrExpired.
 func (k *Keyring) Open(token string, now time.Time) (Claims, error) {
-	if len(token) > maxTokenBytes {
-		return Claims{}, ErrInvalid
-	}
-	parts := strings.Split(token, ".")
-	if len(parts) != 4 || parts[0] != version {
-		return Claims{}, ErrInvalid
-	}
-	secret, ok := k.keys[parts[1]]
-	if !ok {
-		return Claims{}, ErrInvalid
-	}
-	sum, err := base64.RawURLEncoding.DecodeString(parts[3])
-	if err != nil || !hmac.Equal(sum, mac(secret, strings.Join(parts[:3], "."))) {
-		return Claims{}, ErrInvalid
-	}
-	payload, err := base64.RawURLEncoding.DecodeString(parts[2])
+	payload, err := k.ring.Verify(version, token, maxTokenBytes)
 	if err != nil {
 		return Claims{}, ErrInvalid
 	}

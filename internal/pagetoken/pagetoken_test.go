@@ -1,6 +1,8 @@
 package pagetoken
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"strings"
@@ -108,5 +110,27 @@ func TestGenerateSecret(t *testing.T) {
 	}
 	if r1, r2 := NewRenderID(), NewRenderID(); r1 == r2 || len(r1) < 22 {
 		t.Fatal("render ids must be random 128-bit values")
+	}
+}
+
+// A token in the format issued before the one signing primitive
+// (HMAC-SHA256 over "v1.<kid>.<payload>", computed here by hand) opens,
+// and Seal still makes exactly that: tokens on open pages stay valid.
+func TestWireFormat(t *testing.T) {
+	secret := []byte(strings.Repeat("a", 32))
+	head := "v1.k1." + base64.RawURLEncoding.EncodeToString([]byte(`{"e":"el","r":"r1","x":"2030-01-01T00:00:00Z"}`))
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(head))
+	tok := head + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+	k, err := NewKeyring(Key{ID: "k1", Secret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := k.Open(tok, time.Date(2029, 1, 1, 0, 0, 0, 0, time.UTC))
+	if err != nil || c.ElicitationID != "el" || c.RenderID != "r1" {
+		t.Fatalf("an issued token: %+v, %v", c, err)
+	}
+	if again, _ := k.Seal(c); again != tok {
+		t.Errorf("Seal = %s, want the issued format %s", again, tok)
 	}
 }

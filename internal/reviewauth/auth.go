@@ -119,8 +119,8 @@ type Pages interface {
 // Auth is reviewer sign-in. It is safe for concurrent use.
 type Auth struct {
 	cfg   Config
-	seal  signer          // the session cookie
-	flows *sealer.Keyring // the sign-in cookies
+	seal  signer          // the session cookie (Sign, Verify)
+	flows *sealer.Keyring // the sign-in cookies (Seal, Open)
 	log   *slog.Logger
 
 	mu       sync.Mutex
@@ -167,11 +167,11 @@ func New(cfg Config) (*Auth, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	flows, err := sealer.NewKeyring(cfg.Keys...)
+	ring, err := sealer.NewKeyring(cfg.Keys...)
 	if err != nil {
 		return nil, fmt.Errorf("reviewer sign-in: %w", err)
 	}
-	a := &Auth{cfg: cfg, seal: signer{keys: cfg.Keys}, flows: flows, log: cfg.Logger}
+	a := &Auth{cfg: cfg, seal: signer{ring: ring}, flows: ring, log: cfg.Logger}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}

@@ -111,9 +111,7 @@ func chromiumScript(t *testing.T, script string, plan map[string]string) []byte 
 // submission is refused (403, audited) without deciding; Bob's own answer
 // on the page then counts.
 func TestSameSiteForgeryChromium(t *testing.T) {
-	if testing.Short() {
-		t.Skip("Chromium and the OpenID provider: not in -short")
-	}
+	testenv.Slow(t, "Chromium")
 	s := newStack(t, elicitation.ReviewerPolicy{BarOwner: true}, boltStore(t))
 	id, page := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{
 		Message: "Rotate the keys?", Options: opts(), Approvals: 2, Reviewers: []string{"alice@example.com", "bob@example.com"},

@@ -1,6 +1,8 @@
 package reviewauth
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/base64"
 	"net/http"
 	"slices"
@@ -11,6 +13,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
 	"github.com/mcp-elicitation/elicitation/internal/review"
+	"github.com/mcp-elicitation/elicitation/internal/sealer"
 )
 
 func TestReadClaims(t *testing.T) {
@@ -37,7 +40,7 @@ func TestReadClaims(t *testing.T) {
 
 func TestSigner(t *testing.T) {
 	k, _ := pagetoken.ParseKeyring("k2:" + pagetoken.GenerateSecret() + ",k1:" + pagetoken.GenerateSecret())
-	s := signer{keys: k.Derive("review session")}
+	s := testSigner(t, k.Derive("review session"))
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	v, err := s.seal(cookieClaims{Kind: kindSession, Expires: now.Add(time.Minute), Issuer: "https://i/", Subject: "s"})
 	if err != nil {
@@ -54,12 +57,12 @@ func TestSigner(t *testing.T) {
 	}
 	// Sealed with the old key, opened after rotation; refused under
 	// another purpose's keys.
-	rotated := signer{keys: k.Derive("review session")[1:]}
+	rotated := testSigner(t, k.Derive("review session")[1:])
 	v2, _ := rotated.seal(cookieClaims{Kind: kindSession, Expires: now.Add(time.Minute), Subject: "s"})
 	if _, err := s.open(v2, kindSession, now); err != nil {
 		t.Errorf("a cookie of the older key: %v", err)
 	}
-	if _, err := (signer{keys: k.Derive("page")}).open(v, kindSession, now); err == nil {
+	if _, err := testSigner(t, k.Derive("page")).open(v, kindSession, now); err == nil {
 		t.Error("keys of another purpose opened the cookie")
 	}
 }
@@ -97,5 +100,30 @@ func TestLoginCookieSealed(t *testing.T) {
 	now = now.Add(LoginTTL)
 	if _, err := a.openLogin(state, v); err != errExpired {
 		t.Errorf("after LoginTTL: %v", err)
+	}
+}
+
+func testSigner(t *testing.T, keys []pagetoken.Key) signer {
+	t.Helper()
+	ring, err := sealer.NewKeyring(keys...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return signer{ring: ring}
+}
+
+// A session cookie in the format issued before the one signing primitive
+// (HMAC-SHA256 over "c1.<kid>.<payload>", computed here by hand) still
+// opens: sessions already issued stay valid.
+func TestSessionWireFormat(t *testing.T) {
+	secret := []byte(strings.Repeat("s", 32))
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	head := "c1.k1." + base64.RawURLEncoding.EncodeToString([]byte(`{"k":"s","x":"2030-01-01T00:01:00Z","iss":"https://i/","sub":"s1","em":"a@example.com","ev":true}`))
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(head))
+	v := head + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+	c, err := testSigner(t, []pagetoken.Key{{ID: "k1", Secret: secret}}).open(v, kindSession, now)
+	if err != nil || c.Subject != "s1" || c.Email != "a@example.com" || !c.EmailVerified {
+		t.Fatalf("an issued session: %+v, %v", c, err)
 	}
 }

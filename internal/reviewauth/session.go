@@ -1,15 +1,11 @@
 package reviewauth
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"strings"
 	"time"
 
-	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
+	"github.com/mcp-elicitation/elicitation/internal/sealer"
 )
 
 // The session cookie (CookieName) holds a signed-in session (kindSession:
@@ -40,10 +36,11 @@ const maxCookieBytes = 3800
 
 var errBadCookie = errors.New("reviewauth: the cookie is not valid")
 
-// signer signs and opens session cookie values with HMAC-SHA256 under a keyring
-// (the first key signs; any opens), like the page tokens.
+// signer signs and opens session cookie values with HMAC-SHA256 under a
+// keyring (the first key signs; any opens): internal/sealer's Sign and
+// Verify, in the format "c1.<kid>.<payload>.<mac>" sessions were issued in.
 type signer struct {
-	keys []pagetoken.Key
+	ring *sealer.Keyring
 }
 
 const cookieVersion = "c1"
@@ -54,41 +51,16 @@ func (s signer) seal(c cookieClaims) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	k := s.keys[0]
-	head := cookieVersion + "." + k.ID + "." + base64.RawURLEncoding.EncodeToString(b)
-	v := head + "." + base64.RawURLEncoding.EncodeToString(sign(k.Secret, head))
+	v := s.ring.Sign(cookieVersion, b)
 	if len(v) > maxCookieBytes {
 		return "", errors.New("reviewauth: the session does not fit in a cookie")
 	}
 	return v, nil
 }
 
-func sign(secret []byte, head string) []byte {
-	m := hmac.New(sha256.New, secret)
-	m.Write([]byte(head))
-	return m.Sum(nil)
-}
-
 // open checks the value's signature and expiry and that it is of kind.
 func (s signer) open(v, kind string, now time.Time) (cookieClaims, error) {
-	if len(v) > maxCookieBytes {
-		return cookieClaims{}, errBadCookie
-	}
-	parts := strings.Split(v, ".")
-	if len(parts) != 4 || parts[0] != cookieVersion {
-		return cookieClaims{}, errBadCookie
-	}
-	var secret []byte
-	for _, k := range s.keys {
-		if k.ID == parts[1] {
-			secret = k.Secret
-		}
-	}
-	sum, err := base64.RawURLEncoding.DecodeString(parts[3])
-	if secret == nil || err != nil || !hmac.Equal(sum, sign(secret, strings.Join(parts[:3], "."))) {
-		return cookieClaims{}, errBadCookie
-	}
-	b, err := base64.RawURLEncoding.DecodeString(parts[2])
+	b, err := s.ring.Verify(cookieVersion, v, maxCookieBytes)
 	if err != nil {
 		return cookieClaims{}, errBadCookie
 	}

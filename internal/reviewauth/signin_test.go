@@ -18,6 +18,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/reviewauth"
 	"github.com/mcp-elicitation/elicitation/internal/reviewauth/oidctest"
+	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
 // recorder keeps the Set-Cookie headers a client receives.
@@ -426,9 +427,7 @@ func TestQuorumOfTwo(t *testing.T) {
 // Bob's session (a forgery that has Bob's browser post it) is refused, so
 // one person cannot complete a quorum of two; Bob's own token counts.
 func TestPageTokenBoundToReviewer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the OpenID provider: not in -short")
-	}
+	testenv.Slow(t, "OpenID provider")
 	s := newStack(t, elicitation.ReviewerPolicy{BarOwner: true}, boltStore(t))
 	id, page := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{
 		Message: "Rotate the keys?", Options: opts(), Approvals: 2, Reviewers: []string{"alice@example.com", "bob@example.com"},
@@ -464,9 +463,7 @@ func TestPageTokenBoundToReviewer(t *testing.T) {
 // another origin, is refused and audited; same-origin, a bare Origin:
 // null and no header at all pass on to the page token.
 func TestCrossOriginSubmissions(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the OpenID provider: not in -short")
-	}
+	testenv.Slow(t, "OpenID provider")
 	s := newStack(t, elicitation.ReviewerPolicy{BarOwner: true}, boltStore(t))
 	id, page := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{})
 	b := oidctest.Browser(t)
@@ -534,9 +531,7 @@ func TestCrossOriginSubmissions(t *testing.T) {
 // sign-ins in parallel in one browser (two tabs) both complete: each
 // sign-in has its own cookie, found by its state.
 func TestStrayCallbackAndTwoTabs(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the OpenID provider: not in -short")
-	}
+	testenv.Slow(t, "OpenID provider")
 	s := newStack(t, elicitation.ReviewerPolicy{}, boltStore(t))
 	_, page1 := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{})
 	_, page2 := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{})

@@ -1,18 +1,28 @@
-// Package sealer seals small values so that only holders of the keys can
-// read or alter them: AES-256-GCM under a keyring whose keys carry ids (seal
-// with the current key, open with any, so that secrets rotate), with a
-// purpose bound as additional data so that a value sealed for one use
-// cannot be replayed as another.
+// Package sealer is the product's one primitive for values it hands out
+// and takes back: a keyring whose keys carry ids (the first current, any
+// of them accepted, so that secrets rotate), read from text by the one
+// keyring parser (ParseKeys), and two operations over it:
 //
-// The MCP tools use it for the request state of a sessionless push (bound
-// to an elicitation, a principal and an expiry) and for the review link kept
-// for that push. A sealed value looks like "s1.<kid>.<nonce+ciphertext>"
-// (base64url, no padding).
+//   - Seal/Open: AES-256-GCM, so that only holders of the keys can read or
+//     alter the value, with a purpose bound as additional data so that a
+//     value sealed for one use cannot be replayed as another. A sealed
+//     value looks like "s1.<kid>.<nonce+ciphertext>" (base64url, no
+//     padding). The MCP tools seal the request state of a sessionless push
+//     and the review link kept for it, reviewer sign-in each sign-in in
+//     progress.
+//   - Sign/Verify: HMAC-SHA256, for values that only have to be
+//     unforgeable and keep a wire format already issued:
+//     "<version>.<kid>.<payload>.<mac>" (internal/pagetoken's page tokens,
+//     "v1"; reviewer sign-in's session cookie, "c1", under derived keys).
+//
+// Derive makes the keys of another use from a keyring's, so that one
+// operator secret serves several uses without one use's key being another's.
 package sealer
 
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -83,7 +93,9 @@ func CheckKeys(keys []Key) error {
 // concurrent use.
 type Keyring struct {
 	current string
+	ids     []string // the current first, then in the order given
 	aeads   map[string]cipher.AEAD
+	secrets map[string][]byte // for Sign, Verify and Derive
 }
 
 // ParseKeyring reads keyring text (ParseKeys) into a Keyring.
@@ -100,8 +112,10 @@ func NewKeyring(keys ...Key) (*Keyring, error) {
 	if err := CheckKeys(keys); err != nil {
 		return nil, fmt.Errorf("sealer: %w", err)
 	}
-	k := &Keyring{current: keys[0].ID, aeads: map[string]cipher.AEAD{}}
+	k := &Keyring{current: keys[0].ID, aeads: map[string]cipher.AEAD{}, secrets: map[string][]byte{}}
 	for _, key := range keys {
+		k.ids = append(k.ids, key.ID)
+		k.secrets[key.ID] = append([]byte(nil), key.Secret...)
 		// The key is derived, so that a secret shared with another use
 		// (an operator's single secret) never serves as an AES key as is.
 		sum := sha256.Sum256(append([]byte("elicitation sealer v1\x00"), key.Secret...))
@@ -155,4 +169,60 @@ func (k *Keyring) Open(purpose, sealed string) ([]byte, error) {
 		return nil, ErrInvalid
 	}
 	return plain, nil
+}
+
+// CurrentKeyID is the id of the key new values are sealed and signed with.
+func (k *Keyring) CurrentKeyID() string { return k.current }
+
+// Derive returns the keyring's keys, the current one first, each with its
+// secret replaced by HMAC-SHA256(secret, purpose): keys for another use
+// that rotate with this keyring without sharing its secrets.
+func (k *Keyring) Derive(purpose string) []Key {
+	out := make([]Key, len(k.ids))
+	for i, id := range k.ids {
+		m := hmac.New(sha256.New, k.secrets[id])
+		m.Write([]byte(purpose))
+		out[i] = Key{ID: id, Secret: m.Sum(nil)}
+	}
+	return out
+}
+
+// Sign returns "<version>.<kid>.<payload>.<mac>": payload in base64url and
+// its HMAC-SHA256 under the current key, over everything before the last
+// dot. It is deterministic: the same payload gives the same value.
+func (k *Keyring) Sign(version string, payload []byte) string {
+	head := version + "." + k.current + "." + base64.RawURLEncoding.EncodeToString(payload)
+	return head + "." + base64.RawURLEncoding.EncodeToString(mac(k.secrets[k.current], head))
+}
+
+// Verify checks a value of Sign of this version under the key it names and
+// returns its payload, or ErrInvalid (malformed, longer than maxLen, an
+// unknown key, a MAC that does not match).
+func (k *Keyring) Verify(version, signed string, maxLen int) ([]byte, error) {
+	if len(signed) > maxLen {
+		return nil, ErrInvalid
+	}
+	parts := strings.Split(signed, ".")
+	if len(parts) != 4 || parts[0] != version {
+		return nil, ErrInvalid
+	}
+	secret, ok := k.secrets[parts[1]]
+	if !ok {
+		return nil, ErrInvalid
+	}
+	sum, err := base64.RawURLEncoding.DecodeString(parts[3])
+	if err != nil || !hmac.Equal(sum, mac(secret, strings.Join(parts[:3], "."))) {
+		return nil, ErrInvalid
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[2])
+	if err != nil {
+		return nil, ErrInvalid
+	}
+	return payload, nil
+}
+
+func mac(secret []byte, head string) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(head))
+	return m.Sum(nil)
 }
