@@ -242,3 +242,29 @@ func (s *Store) cleanupOutbox(ctx context.Context, now time.Time) error {
 	}
 	return nil
 }
+
+// DeliveryTargets fills in the Target of each of ds, named by ID and DueAt
+// as a stream record's keys name them, from the outbox (read
+// consistently), so that the notify function can put each in its target's
+// lane before claiming it. A delivery no longer in the outbox keeps an
+// empty Target (its claim will find nothing).
+func (s *Store) DeliveryTargets(ctx context.Context, ds []elicitation.Delivery) error {
+	for i := range ds {
+		k := outboxKey(ds[i])
+		out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+			TableName:                 s.table,
+			KeyConditionExpression:    aws.String("#pk = :pk AND #sk = :sk"),
+			ProjectionExpression:      aws.String("#target"),
+			ExpressionAttributeNames:  names(attrPK, attrSK, attrTarget),
+			ExpressionAttributeValues: item{":pk": k[attrPK], ":sk": k[attrSK]},
+			ConsistentRead:            aws.Bool(true),
+		})
+		if err != nil {
+			return fmt.Errorf("read delivery %s: %w", ds[i].ID, err)
+		}
+		if len(out.Items) == 1 {
+			ds[i].Target = getS(out.Items[0], attrTarget)
+		}
+	}
+	return nil
+}

@@ -121,7 +121,7 @@ func TestBatchNotHeldByHangingTarget(t *testing.T) {
 	if err != nil || len(due) != len(ds) {
 		t.Fatalf("due = %d, %v; want %d", len(due), err, len(ds))
 	}
-	d := &notify.Deliverer{Store: st, Targets: targets, Timeout: time.Second, Log: slog.New(slog.DiscardHandler)}
+	d := &notify.Deliverer{Store: st, Targets: targets, Timeout: 3 * time.Second, Log: slog.New(slog.DiscardHandler)}
 	outs, errs := d.AttemptAll(context.Background(), due, true)
 	count := map[notify.Outcome]int{}
 	for i, dl := range due {

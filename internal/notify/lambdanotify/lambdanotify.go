@@ -17,6 +17,12 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/notify"
 )
 
+// targetReader fills in the targets of deliveries named by their keys
+// (dynamostore.Store.DeliveryTargets).
+type targetReader interface {
+	DeliveryTargets(ctx context.Context, ds []elicitation.Delivery) error
+}
+
 // Handler handles both of the function's triggers.
 type Handler struct {
 	D   *notify.Deliverer
@@ -84,7 +90,13 @@ func (h *Handler) Stream(ctx context.Context, ev events.DynamoDBEvent) events.Dy
 		}
 		ds, seqs = append(ds, d), append(seqs, r.Change.SequenceNumber)
 	}
-	// Every target in its own lane, reported record by record.
+	// Every target in its own lane (a record names its delivery by keys
+	// only: the store says whose it is), reported record by record.
+	if r, ok := h.D.Store.(targetReader); ok {
+		if err := r.DeliveryTargets(ctx, ds); err != nil {
+			h.Log.WarnContext(ctx, "read the batch's delivery targets; the batch shares one lane", "err", err)
+		}
+	}
 	outs, errs := h.D.AttemptAll(ctx, ds, true)
 	for i := range ds {
 		if errs[i] != nil {

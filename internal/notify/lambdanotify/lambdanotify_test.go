@@ -1,0 +1,118 @@
+package lambdanotify_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/mcp-elicitation/elicitation/internal/dynamostore"
+	"github.com/mcp-elicitation/elicitation/internal/dynamostore/dynamotest"
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/notify"
+	"github.com/mcp-elicitation/elicitation/internal/notify/lambdanotify"
+)
+
+func TestMain(m *testing.M) { os.Exit(dynamotest.Main(m)) }
+
+const secret = "whsec-test-0123456789abcdef"
+
+// record is the stream record of a new outbox item (KEYS_ONLY, as the
+// table's stream sends it).
+func record(d elicitation.Delivery, seq int) events.DynamoDBEventRecord {
+	sk := fmt.Sprintf("%020d#%s", uint64(d.DueAt.UnixNano())^(1<<63), d.ID)
+	return events.DynamoDBEventRecord{EventName: "INSERT", Change: events.DynamoDBStreamRecord{
+		Keys:           map[string]events.DynamoDBAttributeValue{"pk": events.NewStringAttribute("outbox#0"), "sk": events.NewStringAttribute(sk)},
+		SequenceNumber: fmt.Sprint(seq),
+	}}
+}
+
+// TestStreamBatchNotHeldByHangingTarget: a stream batch on DynamoDB Local
+// with 20 new deliveries to a webhook that accepts and never answers and
+// one to a healthy webhook: the healthy one is delivered; the hanging
+// target gets at most a lane's worth of attempts before it rests; no
+// record is reported as failed (a time-out backs off in the outbox for the
+// sweep, and the stream shard moves on); the deliveries stay in the
+// outbox. The next batch does not try the resting target at all, and an
+// invocation without time for a whole attempt starts none.
+func TestStreamBatchNotHeldByHangingTarget(t *testing.T) {
+	st, _, _ := dynamotest.Store(t, dynamostore.Options{})
+	var stuckHits, goodHits atomic.Int64
+	stop := make(chan struct{})
+	stuck := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		stuckHits.Add(1)
+		select {
+		case <-stop:
+		case <-r.Context().Done():
+		}
+	}))
+	defer stuck.Close()
+	defer close(stop)
+	good := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { goodHits.Add(1) }))
+	defer good.Close()
+	ev := []elicitation.Event{elicitation.EventCreated}
+	targets, err := notify.New(notify.Config{Targets: map[string]notify.TargetConfig{
+		"stuck": {Type: notify.TypeWebhook, URL: stuck.URL, Secret: secret, Events: ev},
+		"hook":  {Type: notify.TypeWebhook, URL: good.URL, Secret: secret, Events: ev},
+	}}, notify.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := elicitation.NewService(elicitation.Config{Store: st, Notifications: targets})
+	ctx := context.Background()
+	create := func(target string) {
+		if _, err := svc.CreateApproval(ctx, "alice", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 3600, Notify: elicitation.Notify{Targets: []string{target}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 20 {
+		create("stuck")
+	}
+	create("hook")
+	// The stream's records: the new outbox items' keys.
+	written, err := st.DueDeliveries(ctx, time.Now(), 100)
+	if err != nil || len(written) != 21 {
+		t.Fatalf("outbox = %d, %v", len(written), err)
+	}
+	var batch events.DynamoDBEvent
+	for i, d := range written {
+		batch.Records = append(batch.Records, record(d, i))
+	}
+	now := func() time.Time { return time.Now().UTC() }
+	h := &lambdanotify.Handler{D: &notify.Deliverer{Store: st, Targets: targets, Now: now, Timeout: 2 * time.Second, Log: slog.New(slog.DiscardHandler)}, Log: slog.New(slog.DiscardHandler)}
+	ictx, cancel := context.WithTimeout(ctx, 60*time.Second) // the function's timeout
+	defer cancel()
+	resp := h.Stream(ictx, batch)
+	if len(resp.BatchItemFailures) != 0 {
+		t.Errorf("batchItemFailures = %+v; want none (time-outs back off in the outbox, the rest wait for the sweep)", resp.BatchItemFailures)
+	}
+	if n := goodHits.Load(); n != 1 {
+		t.Errorf("the healthy webhook got %d requests, want 1", n)
+	}
+	tried := stuckHits.Load()
+	if tried < notify.RestAfter || tried > notify.PerTarget+notify.RestAfter {
+		t.Errorf("the hanging webhook got %d requests; want %d..%d before it rests", tried, notify.RestAfter, notify.PerTarget+notify.RestAfter)
+	}
+	due, err := st.DueDeliveries(ctx, time.Now().Add(time.Hour), 100)
+	if err != nil || len(due) != 20 {
+		t.Errorf("the outbox holds %d due deliveries an hour on (%v); want the 20 to the hanging target", len(due), err)
+	}
+
+	if resp := h.Stream(ictx, batch); len(resp.BatchItemFailures) != 0 || stuckHits.Load() != tried {
+		t.Errorf("the next batch: failures %+v, the resting target tried %d more times; want none", resp.BatchItemFailures, stuckHits.Load()-tried)
+	}
+	fresh := &lambdanotify.Handler{D: &notify.Deliverer{Store: st, Targets: targets, Now: now, Timeout: 2 * time.Second, Log: slog.New(slog.DiscardHandler)}, Log: slog.New(slog.DiscardHandler)}
+	short, cancel2 := context.WithTimeout(ctx, 3*time.Second) // less than an attempt and the margin
+	defer cancel2()
+	if resp := fresh.Stream(short, batch); len(resp.BatchItemFailures) != 0 || stuckHits.Load() != tried || goodHits.Load() != 1 {
+		t.Errorf("without time for an attempt: failures %+v, %d more attempts; want none", resp.BatchItemFailures, stuckHits.Load()-tried+goodHits.Load()-1)
+	}
+}
