@@ -154,14 +154,14 @@ func bannerSnippet(h hostconfig.Host, ep hostconfig.Endpoint) (hostconfig.Snippe
 }
 
 // dialable turns a listener's URL on an unspecified address (--addr
-// :8080 or 0.0.0.0:8080, which no client can dial) into the loopback URL a
-// host on this machine uses.
+// :8080, 0.0.0.0:8080 or [::]:8080, which no client can dial) into the
+// loopback URL a host on this machine uses.
 func dialable(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return raw
 	}
-	if ip := net.ParseIP(u.Hostname()); ip != nil && ip.IsUnspecified() {
+	if ip := net.ParseIP(u.Hostname()); u.Hostname() == "" || ip != nil && ip.IsUnspecified() {
 		u.Host = net.JoinHostPort("127.0.0.1", u.Port())
 	}
 	return u.String()

@@ -234,6 +234,7 @@ func TestConnect(t *testing.T) {
 		{args: []string{"--url", "https://example.test/mcp", "--require-api-key=false", "goose"}, host: "goose", want: []string{"uri: https://example.test/mcp"}, keyless: true},
 		{args: []string{"claude-code"}, host: "claude-code", want: []string{`"type": "http"`, `"url": "http://127.0.0.1:8080/mcp"`}, keyless: true},
 		{args: []string{"--url", "http://[::1]:26001/mcp", "--require-api-key", "claude-desktop"}, host: "claude-desktop", want: []string{`"http://[::1]:26001/mcp"`, `"--allow-http"`, `"Authorization:${ELICITATION_AUTH}"`}},
+		{args: []string{"vscode"}, env: map[string]string{"ELICITATION_ADDR": ":26002"}, host: "vscode", want: []string{`"url": "http://127.0.0.1:26002/mcp"`}, keyless: true},
 		{args: []string{"--require-api-key", "goose"}, host: "goose", want: []string{"uri: http://127.0.0.1:8080/mcp", "Authorization: Bearer elk_…"}},
 	} {
 		var stdout, stderr bytes.Buffer
@@ -301,6 +302,7 @@ func TestBannerOnAllInterfaces(t *testing.T) {
 	for in, want := range map[string]string{
 		"http://[::]:8080/mcp":           "http://127.0.0.1:8080/mcp",
 		"http://0.0.0.0:8080/mcp":        "http://127.0.0.1:8080/mcp",
+		"http://:8080/mcp":               "http://127.0.0.1:8080/mcp",
 		"http://192.168.1.20:8080/mcp":   "http://192.168.1.20:8080/mcp",
 		"http://127.0.0.1:8080/mcp":      "http://127.0.0.1:8080/mcp",
 		"http://[2001:db8::1]:26001/mcp": "http://[2001:db8::1]:26001/mcp",

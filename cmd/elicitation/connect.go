@@ -38,7 +38,7 @@ func runConnect(args []string, stdout, stderr io.Writer, getenv func(string) str
 	}
 	ep := hostconfig.Endpoint{URL: *endpoint, NeedsKey: c.RequireAPIKey, Name: *name}
 	if ep.URL == "" {
-		ep.URL = "http://" + c.Addr + "/mcp"
+		ep.URL = dialable("http://" + c.Addr + "/mcp")
 	} else if !strings.HasPrefix(ep.URL, "http://") && !strings.HasPrefix(ep.URL, "https://") {
 		return fmt.Errorf("--url %q: an http:// or https:// URL of the MCP endpoint", ep.URL)
 	}
