@@ -44,16 +44,17 @@ func TestAuditDerivesExpiry(t *testing.T) {
 	}
 }
 
-// ELICITATION_REQUIRE_API_KEY takes any boolean; anything else is refused,
-// never read as false (which would serve /mcp without API keys).
+// ELICITATION_REQUIRE_API_KEY takes exactly true or false (compose's one
+// boolean parser); anything else is refused, never read as false (which
+// would serve /mcp without API keys).
 func TestRequireAPIKeyEnv(t *testing.T) {
 	for _, tc := range []struct {
 		value   string
 		want    bool
 		wantErr bool
 	}{
-		{"", false, false}, {"true", true, false}, {"1", true, false}, {"TRUE", true, false},
-		{"false", false, false}, {"0", false, false}, {"yes", false, true}, {"on", false, true},
+		{"", false, false}, {"true", true, false}, {"false", false, false},
+		{"1", false, true}, {"TRUE", false, true}, {"0", false, true}, {"yes", false, true}, {"on", false, true},
 	} {
 		getenv := func(k string) string {
 			if k == "ELICITATION_REQUIRE_API_KEY" {
