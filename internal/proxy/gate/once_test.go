@@ -132,8 +132,11 @@ func TestHostApprovalStateUsedOnce(t *testing.T) {
 	if r := call(t, cs, "delete_file", map[string]any{"path": "/tmp/a"}); r.text != "delete_file ran" {
 		t.Fatalf("approved on the host: %q %+v", r.text, r.gate)
 	}
-	if asked != 1 {
-		t.Fatalf("the host was asked %d times", asked)
+	mu.Lock()
+	n := asked
+	mu.Unlock()
+	if n != 1 {
+		t.Fatalf("the host was asked %d times", n)
 	}
 	for name, endpoint := range map[string]string{"the same proxy": a, "another proxy with the key": b} {
 		body := rec.resend(t, endpoint)
