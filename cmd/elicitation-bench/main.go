@@ -10,7 +10,8 @@
 //
 // "go run ./cmd/elicitation-bench soak" is the soak under abuse instead
 // (soak.go); "go run ./cmd/elicitation-bench notify" measures notification
-// targets' isolation (notifybench.go).
+// targets' isolation (notifybench.go); "go run ./cmd/elicitation-bench
+// tasks" measures MCP Tasks (tasksbench.go).
 //
 // Both servers run as child processes (this binary re-executed with
 // "serve" for ours), so that the CPU each spends is read from
@@ -59,6 +60,13 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "soak" {
 		if err := soak(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "elicitation-bench soak:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "tasks" {
+		if err := tasksBench(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "elicitation-bench tasks:", err)
 			os.Exit(1)
 		}
 		return

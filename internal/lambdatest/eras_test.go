@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -142,4 +143,30 @@ func TestTasksOnLambda(t *testing.T) {
 		Bob:      http.Header{"Authorization": {"Bearer " + s.keys["bob"]}},
 		URLInput: true,
 	})
+	// What a host's polling costs: the function's own REPORT durations of
+	// tasks/get on a waiting task (docs/benchmarks.md prices them).
+	c := tasktest.Connect(t, tasktest.Options{URL: gw.URL + "/mcp", Header: http.Header{"Authorization": {"Bearer " + s.keys["alice"]}}, Version: tasktest.Ext, Caps: tasktest.ExtCaps})
+	res, e := c.Start("elicit_approval", map[string]any{"message": "m", "context": 1}, "")
+	if e != nil {
+		t.Fatal(e)
+	}
+	id, _ := res["taskId"].(string)
+	const polls = 30
+	before := len(s.fn["mcp"].Durations())
+	for range polls {
+		if got := c.Must("tasks/get", id); got["status"] != "working" {
+			t.Fatalf("poll: %v", got)
+		}
+	}
+	// The emulator logs an invocation's REPORT line as it ends, just after
+	// the response: read until all are in.
+	ds := s.fn["mcp"].Durations()[before:]
+	for deadline := time.Now().Add(5 * time.Second); len(ds) < polls && time.Now().Before(deadline); ds = s.fn["mcp"].Durations()[before:] {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(ds) != polls {
+		t.Fatalf("%d REPORT lines for %d polls", len(ds), polls)
+	}
+	slices.Sort(ds)
+	t.Logf("tasks/get of a waiting task, %d invocations: p50 %v, p90 %v, max %v", polls, ds[polls/2], ds[polls*9/10], ds[polls-1])
 }
