@@ -22,6 +22,9 @@ type Limits struct {
 	// principal's new session closes its own idlest one.
 	SessionShare int
 
+	// elicit_await calls waiting at once, in all and per principal; 0 no cap.
+	MaxWaits, WaitShare int
+
 	// The local listeners.
 	ReadTimeout  time.Duration // to read one request's body, from its first byte
 	WriteTimeout time.Duration // to write one response; 0: MaxWait + WaitMargin + 30s
@@ -57,6 +60,14 @@ func init() {
 				}
 				return nil
 			}},
+		Setting{Name: "max-waits", Scope: Local, Default: "500",
+			Usage: "most elicit_await calls waiting at once, on every protocol era (each holds about 200 KB); past it a call gets the tool error busy, saying to retry in a few seconds; 0 no cap",
+			bind:  func(s *Settings) Value { return (*intValue)(&s.MaxWaits) },
+			check: nonNegative(func(s *Settings) int { return s.MaxWaits })},
+		Setting{Name: "max-waits-per-principal", Scope: Local, Default: "64",
+			Usage: "most elicit_await calls one principal (its API key, else its IP address) has waiting at once; past it that principal's call gets the tool error busy (retry after one returns, or use a task); 0 no cap",
+			bind:  func(s *Settings) Value { return (*intValue)(&s.WaitShare) },
+			check: nonNegative(func(s *Settings) int { return s.WaitShare })},
 		Setting{Name: "http-read-timeout", Scope: Local, Default: "30s",
 			Usage: "longest time to receive one request's body (a slower client is cut off); headers have 10s",
 			bind:  func(s *Settings) Value { return (*durationValue)(&s.ReadTimeout) },
@@ -107,6 +118,27 @@ func (s Settings) MCPLimits() (idle time.Duration, maxSessions int, maxBody int6
 		maxSessions = -1
 	}
 	return idle, maxSessions, s.MaxBody
+}
+
+// WaitLimits returns the caps on waiting elicit_await calls, in all and
+// per principal, in mcptools.Options' terms (negative: none).
+func (s Settings) WaitLimits() (maxWaits, perPrincipal int) {
+	noneIfZero := func(n int) int {
+		if n == 0 {
+			return -1
+		}
+		return n
+	}
+	return noneIfZero(s.MaxWaits), noneIfZero(s.WaitShare)
+}
+
+func nonNegative(get func(*Settings) int) func(*Settings) error {
+	return func(s *Settings) error {
+		if get(s) < 0 {
+			return errors.New("must not be negative")
+		}
+		return nil
+	}
 }
 
 // HTTPServer returns the server of one local listener serving h: headers

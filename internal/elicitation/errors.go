@@ -19,7 +19,10 @@ const (
 	CodeCanceled        Code = "canceled"
 	CodeConflict        Code = "conflict"
 	CodeForbidden       Code = "forbidden"
-	CodeInternal        Code = "internal"
+	// CodeBusy: a limit of the server (per principal or in all) is full
+	// for now; the sentence says which and when to retry.
+	CodeBusy     Code = "busy"
+	CodeInternal Code = "internal"
 )
 
 // String returns the code as text.
@@ -41,6 +44,9 @@ var (
 	ErrNotDecided = errors.New("the elicitation is still pending; call elicit_await first")
 	// ErrForbidden: the caller lacks the capability (a bad review key or token).
 	ErrForbidden = errors.New("not allowed")
+	// ErrBusy: a limit on what the caller, or everyone, may hold at once
+	// is full; retrying later may succeed.
+	ErrBusy = errors.New("the server is busy; retry in a few seconds")
 )
 
 // Error is an error whose message is safe to show to an agent or a reviewer:
@@ -57,6 +63,12 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Message }
 func (e *Error) Unwrap() error { return e.Kind }
+
+// Busy is an ErrBusy whose sentence says which limit is full and what the
+// caller can do.
+func Busy(format string, args ...any) *Error {
+	return &Error{Code: CodeBusy, Kind: ErrBusy, Message: fmt.Sprintf(format, args...)}
+}
 
 func invalid(kind error, field, format string, args ...any) *Error {
 	return &Error{Code: CodeInvalidArgument, Field: field, Kind: kind, Message: fmt.Sprintf(format, args...)}
@@ -82,6 +94,8 @@ func CodeOf(err error) Code {
 		return CodeConflict
 	case errors.Is(err, ErrForbidden):
 		return CodeForbidden
+	case errors.Is(err, ErrBusy):
+		return CodeBusy
 	}
 	return CodeInternal
 }
@@ -94,7 +108,7 @@ func PublicMessage(err error) string {
 	if errors.As(err, &e) {
 		return e.Message
 	}
-	for _, s := range []error{ErrNotFound, ErrExpired, ErrCanceled, ErrNotDecided, ErrConflict, ErrAlreadyApproved, ErrAnswerDiffers, ErrForbidden} {
+	for _, s := range []error{ErrNotFound, ErrExpired, ErrCanceled, ErrNotDecided, ErrConflict, ErrAlreadyApproved, ErrAnswerDiffers, ErrForbidden, ErrBusy} {
 		if errors.Is(err, s) {
 			return s.Error()
 		}

@@ -98,6 +98,8 @@ type envOptions struct {
 	maxSessions int
 	maxBody     int64
 	share       int // SessionsPerPrincipal
+	// elicit_await caps (MaxWaits, WaitsPerPrincipal); zero: the defaults.
+	maxWaits, waitShare int
 	// arrived, if set, is called as each HTTP request reaches the tools'
 	// handler (after the bearer-token check).
 	arrived func(*http.Request)
@@ -144,6 +146,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 			Push: o.push, Sealer: sealer,
 			SessionIdle: o.sessionIdle, MaxSessions: o.maxSessions, MaxBodyBytes: o.maxBody,
 			SessionsPerPrincipal: o.share,
+			MaxWaits:             o.maxWaits, WaitsPerPrincipal: o.waitShare,
 		})
 		var h http.Handler = srv.Handler()
 		if o.arrived != nil {

@@ -84,6 +84,13 @@ type Options struct {
 	// DefaultSessionsPerPrincipal; never more than MaxSessions.
 	SessionsPerPrincipal int
 
+	// MaxWaits caps the elicit_await calls waiting at once, and
+	// WaitsPerPrincipal those of one principal (Principal), on every era:
+	// a call past either is refused at once with a busy tool error saying
+	// which is full. 0: DefaultMaxWaits, DefaultWaitsPerPrincipal;
+	// negative: no cap.
+	MaxWaits, WaitsPerPrincipal int
+
 	// MaxBodyBytes caps a request body (413 beyond it); 0:
 	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64
@@ -119,6 +126,8 @@ type Server struct {
 	// session rather than to the request.
 	inflight sync.Map // string -> *http.Request
 	refs     atomic.Uint64
+
+	waits *waitSlots // elicit_await calls waiting (waits.go)
 }
 
 // requestRefHeader carries the in-flight reference from ServeHTTP to the
@@ -131,7 +140,7 @@ func New(opts Options) *Server {
 	if opts.Service == nil || opts.ReviewURL == nil {
 		panic("mcptools.New: Options.Service or Options.ReviewURL is nil")
 	}
-	s := &Server{svc: opts.Service, reviewURL: opts.ReviewURL, onCreated: opts.OnCreated, log: opts.Logger, push: opts.Push, sealer: opts.Sealer}
+	s := &Server{svc: opts.Service, reviewURL: opts.ReviewURL, onCreated: opts.OnCreated, log: opts.Logger, push: opts.Push, sealer: opts.Sealer, waits: newWaitSlots(opts)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -288,3 +297,12 @@ func bind(ctx context.Context, r *http.Request) (context.Context, context.Cancel
 func principal(req *mcp.CallToolRequest) string { return principalOf(req.Extra) }
 
 const anonymous = elicitation.Anonymous
+
+// limitPrincipal is who the limits count req against: Principal of the
+// HTTP request that carried it, else the call's principal.
+func (s *Server) limitPrincipal(req *mcp.CallToolRequest) string {
+	if r := s.httpRequest(req); r != nil {
+		return Principal(r)
+	}
+	return principal(req)
+}

@@ -250,6 +250,11 @@ func (s *Server) await(ctx context.Context, req *mcp.CallToolRequest) (any, erro
 	if err != nil || res != nil {
 		return res, err
 	}
+	release, err := s.waits.take(s.limitPrincipal(req))
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	st, err := s.svc.Await(ctx, principal(req), id, wait)
 	if err != nil {
 		return nil, err

@@ -41,6 +41,7 @@ func Part(apiKeys func(context.Context, compose.Settings) (apikey.Store, error))
 		}
 		opts.SessionIdle, opts.MaxSessions, opts.MaxBodyBytes = s.MCPLimits()
 		opts.SessionsPerPrincipal = s.SessionShare
+		opts.MaxWaits, opts.WaitsPerPrincipal = s.WaitLimits()
 		tools := mcptools.New(opts)
 		var h http.Handler = tools.Handler()
 		if !s.RequireAPIKey {
