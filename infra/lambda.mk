@@ -7,7 +7,8 @@
 # set to the function's artifact directory; the bootstrap it needs lands there.
 #
 #   make lambda            build all four bootstraps into .aws-sam/bootstrap/<function>/
-#   make lambda-sizes      ... and print their sizes
+#   make lambda-sizes      ... and print their sizes, beside an aws-lambda-go hello world built the
+#                          same way (make lambda-hello: internal/lambdatest/testdata/hello, not shipped)
 #   make api-key-create PRINCIPAL=alice TABLE=<table> [NAME=laptop] [EXPIRES=90d]
 #   make api-key-list   TABLE=<table>
 #   make api-key-revoke TABLE=<table> ID=<key id>
@@ -28,7 +29,10 @@ define lambda-build
 	GOOS=$(LAMBDA_GOOS) GOARCH=$(LAMBDA_GOARCH) CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(2)/bootstrap ./functions/$(1)
 endef
 
-.PHONY: build-McpFunction build-ReviewFunction build-SubmitFunction build-NotifyFunction lambda lambda-sizes \
+# The yardstick: an aws-lambda-go hello world, built with the same flags.
+LAMBDA_HELLO := ./internal/lambdatest/testdata/hello
+
+.PHONY: build-McpFunction build-ReviewFunction build-SubmitFunction build-NotifyFunction lambda lambda-hello lambda-sizes \
 	api-key-create api-key-list api-key-revoke
 
 build-McpFunction:
@@ -46,11 +50,15 @@ build-NotifyFunction:
 lambda:
 	@$(foreach f,$(LAMBDA_FUNCTIONS),$(call lambda-build,$(f),.aws-sam/bootstrap/$(f)) &&) true
 
-lambda-sizes: lambda
-	@for f in $(LAMBDA_FUNCTIONS); do \
+lambda-hello: LAMBDA_FUNCTION = hello
+lambda-hello:
+	GOOS=$(LAMBDA_GOOS) GOARCH=$(LAMBDA_GOARCH) CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap $(LAMBDA_HELLO)
+
+lambda-sizes: lambda lambda-hello
+	@for f in $(LAMBDA_FUNCTIONS) hello; do \
 	  b=.aws-sam/bootstrap/$$f/bootstrap; \
 	  awk -v f=$$f -v n=$$(wc -c < $$b) -v z=$$(gzip -9 -c $$b | wc -c) \
-	    'BEGIN { printf "%-7s bootstrap %5.1f MiB (%d bytes), gzip -9 %4.1f MiB\n", f, n/1048576, n, z/1048576 }'; \
+	    'BEGIN { printf "%-7s bootstrap %5.1f MB (%d bytes, %.1f MiB), gzip -9 %4.1f MiB\n", f, n/1e6, n, n/1048576, z/1048576 }'; \
 	done
 
 # API keys live in the deployed table: run with credentials for the account

@@ -695,3 +695,60 @@ func TestAPIKeyMakeTargets(t *testing.T) {
 		t.Error("the key still verifies after api-key-revoke")
 	}
 }
+
+// TestColdStart measures each function's cold start under the emulator
+// (docs/benchmarks.md, "Cold start"): from starting a fresh emulator with
+// the bootstrap to the first answered call, that is the init plus the first
+// request, beside an aws-lambda-go hello world built the same way
+// (testdata/hello). Five starts each, one after another; it logs the
+// figures and asserts only that every call was answered as it should be.
+func TestColdStart(t *testing.T) {
+	testenv.Slow(t, "Lambda emulator")
+	s := newStack(t, stackOptions{})
+	alice := s.keys["alice"]
+	sel := mustTool(t, s.fn["mcp"], event(t, "mcp-elicit-selection", phKey, alice))
+	id, key := reviewParts(t, sel.ReviewURL)
+	notify := startNotify(t, s.table, `{"targets":{"ops":{"type":"webhook","url":"http://127.0.0.1:1/hook","secret":"${HOOK_SECRET}"}}}`)
+	hello := lambdatest.Start(t, "HelloFunction", lambdatest.BuildHello(t, filepath.Join(t.TempDir(), "hello")), 10*time.Second)
+	sweep := []byte(`{"version":"0","id":"e1","detail-type":"Scheduled Event","source":"aws.events","account":"123456789012","time":"2026-12-01T09:00:00Z","region":"us-east-1","resources":["arn:aws:events:us-east-1:123456789012:rule/sweep"],"detail":{}}`)
+	cases := []struct {
+		name  string
+		fn    *lambdatest.Function
+		event []byte
+		want  func(resp events.APIGatewayV2HTTPResponse) bool // nil: not an HTTP function
+	}{
+		{"hello", hello, event(t, "mcp-tools-list", phKey, alice), func(r events.APIGatewayV2HTTPResponse) bool { return r.StatusCode == 200 }},
+		{"mcp", s.fn["mcp"], event(t, "mcp-tools-list", phKey, alice), func(r events.APIGatewayV2HTTPResponse) bool { return r.StatusCode == 200 }},
+		{"review", s.fn["review"], event(t, "review-get", phID, id, phRKey, key), func(r events.APIGatewayV2HTTPResponse) bool { return r.StatusCode == 200 }},
+		{"submit", s.fn["submit"], event(t, "submit-valid"), func(r events.APIGatewayV2HTTPResponse) bool { return r.StatusCode == 403 || r.StatusCode == 404 }},
+		{"notify", notify, sweep, nil},
+	}
+	for _, c := range cases {
+		var colds, inits []time.Duration
+		for range 5 {
+			f := c.fn.Again(t)
+			if c.want != nil {
+				if resp, _ := f.Invoke(t, c.event); !c.want(resp) {
+					t.Fatalf("%s: first call answered %d: %s", c.name, resp.StatusCode, resp.Body)
+				}
+			} else {
+				f.InvokeRaw(t, c.event)
+			}
+			colds = append(colds, time.Since(f.Started))
+			in := f.InitDurations()
+			if len(in) != 1 {
+				t.Fatalf("%s: want one INIT REPORT line:\n%s", c.name, f.Logs())
+			}
+			inits = append(inits, in[0])
+		}
+		slices.Sort(colds)
+		t.Logf("cold start %-6s: median %v (min %v, max %v) from starting the emulator to the first answer; of it init %v (the emulator's INIT REPORT, median)",
+			c.name, colds[2].Round(100*time.Microsecond), colds[0].Round(100*time.Microsecond), colds[4].Round(100*time.Microsecond), median(inits))
+	}
+}
+
+func median(ds []time.Duration) time.Duration {
+	ds = slices.Clone(ds)
+	slices.Sort(ds)
+	return ds[len(ds)/2].Round(100 * time.Microsecond)
+}

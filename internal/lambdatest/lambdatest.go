@@ -78,6 +78,14 @@ func FreePort(t testing.TB) int { return testenv.FreePort(t) }
 // Invoke serializes.
 type Function struct {
 	Name string
+	// Started is when Start started the emulator (and with it the
+	// bootstrap's process).
+	Started time.Time
+	// how Start ran it, for Again
+	bootstrap string
+	timeout   time.Duration
+	env       []string
+
 	url  string
 	cmd  *exec.Cmd
 	mu   sync.Mutex // one invocation at a time
@@ -110,9 +118,10 @@ func Start(t testing.TB, name, bootstrap string, timeout time.Duration, env ...s
 		"AWS_LAMBDA_FUNCTION_TIMEOUT="+strconv.Itoa(int(timeout.Seconds())),
 	)
 	cmd.Env = append(cmd.Env, env...)
-	f := &Function{Name: name, url: fmt.Sprintf("http://127.0.0.1:%d/2015-03-31/functions/function/invocations", port), cmd: cmd, logs: &testenv.SyncBuffer{}, done: make(chan struct{})}
+	f := &Function{Name: name, bootstrap: bootstrap, timeout: timeout, env: env, url: fmt.Sprintf("http://127.0.0.1:%d/2015-03-31/functions/function/invocations", port), cmd: cmd, logs: &testenv.SyncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = f.logs, f.logs
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the emulator and its bootstrap
+	f.Started = time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("lambdatest: start the emulator for %s: %v", name, err)
 	}
@@ -141,8 +150,30 @@ func Start(t testing.TB, name, bootstrap string, timeout time.Duration, env ...s
 		if time.Now().After(deadline) {
 			t.Fatalf("lambdatest: the emulator for %s did not listen within 10 s:\n%s", name, f.Logs())
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(2 * time.Millisecond)
 	}
+}
+
+// Again starts the same bootstrap with the same configuration under a new
+// emulator: a cold start.
+func (f *Function) Again(t testing.TB) *Function {
+	t.Helper()
+	return Start(t, f.Name, f.bootstrap, f.timeout, f.env...)
+}
+
+// BuildHello builds the yardstick, an aws-lambda-go hello world
+// (testdata/hello), with `make -f infra/lambda.mk lambda-hello`: the
+// functions' flags, for this machine's architecture.
+func BuildHello(t testing.TB, dir string) string {
+	t.Helper()
+	testenv.Slow(t, "Lambda emulator")
+	cmd := exec.Command("make", "--no-print-directory", "-f", "infra/lambda.mk", "lambda-hello",
+		"ARTIFACTS_DIR="+dir, "LAMBDA_GOARCH="+runtime.GOARCH)
+	cmd.Dir = Root(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("lambdatest: build the hello world: %v\n%s", err, out)
+	}
+	return filepath.Join(dir, "bootstrap")
 }
 
 // Logs returns what the emulator and the bootstrap wrote so far.
