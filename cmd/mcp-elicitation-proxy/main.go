@@ -15,7 +15,6 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
@@ -146,11 +145,8 @@ Environment:
 	}
 	var sealer *requeststate.Sealer
 	if k := getenv(envStateKey); k != "" {
-		key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(k))
-		if err == nil {
-			sealer, err = requeststate.NewSealer(key)
-		}
-		if err != nil {
+		var err error
+		if sealer, err = requeststate.Parse(k); err != nil {
 			fmt.Fprintf(stderr, "mcp-elicitation-proxy: %s: %v\n", envStateKey, err)
 			return 2
 		}

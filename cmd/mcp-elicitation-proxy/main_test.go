@@ -101,7 +101,7 @@ func TestConfigurationErrors(t *testing.T) {
 		{"bad config from env", nil, map[string]string{"MCP_ELICITATION_PROXY_CONFIG": bad}, bad + ":3: upstream.args"},
 		{"missing file", []string{"--config", bad + ".nope"}, nil, "reading config"},
 		{"extra argument", []string{"--config", bad, "serve"}, nil, `unexpected argument "serve"`},
-		{"bad state key", []string{"--config", writeConfig(t, "upstream:\n  url: http://127.0.0.1:1/mcp\n")}, map[string]string{"MCP_ELICITATION_PROXY_STATE_KEY": "c2hvcnQ="}, "MCP_ELICITATION_PROXY_STATE_KEY: request state key: 5 bytes, need at least 32"},
+		{"bad state key", []string{"--config", writeConfig(t, "upstream:\n  url: http://127.0.0.1:1/mcp\n")}, map[string]string{"MCP_ELICITATION_PROXY_STATE_KEY": "c2hvcnQ="}, `MCP_ELICITATION_PROXY_STATE_KEY: request state key: the secret of key "k0" is 5 bytes; at least 32 are needed`},
 		{"unknown key with --strict-config", []string{"--config", typo, "--strict-config"}, nil, typo + `:5: tools.echo.requird: unknown key; did you mean "required"?`},
 		{"bad log level", []string{"--config", bad, "--log-level", "loud"}, nil, `invalid log level "loud"`},
 	}

@@ -92,11 +92,7 @@ func ParseKeyring(config string) (*Keyring, error) {
 
 // GenerateSecret returns a fresh random 32-byte secret, base64-encoded (as
 // ParseKeyring reads it).
-func GenerateSecret() string {
-	b := make([]byte, MinSecretBytes)
-	_, _ = rand.Read(b) // never fails (Go 1.24+)
-	return base64.StdEncoding.EncodeToString(b)
-}
+func GenerateSecret() string { return sealer.GenerateSecret() }
 
 // NewRenderID returns a fresh random render id (128 bits, URL-safe).
 func NewRenderID() string {

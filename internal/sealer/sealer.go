@@ -226,3 +226,11 @@ func mac(secret []byte, head string) []byte {
 	m.Write([]byte(head))
 	return m.Sum(nil)
 }
+
+// GenerateSecret returns a fresh random secret of MinSecretBytes,
+// base64-encoded (as ParseKeys reads it).
+func GenerateSecret() string {
+	b := make([]byte, MinSecretBytes)
+	_, _ = rand.Read(b) // never fails (Go 1.24+)
+	return base64.StdEncoding.EncodeToString(b)
+}

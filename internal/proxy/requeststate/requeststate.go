@@ -1,50 +1,75 @@
 // Package requeststate seals the state the proxy hands a 2026-07-28 client
 // in a multi round-trip result, and opens it again when the client retries.
 //
-// The client echoes the state back and may tamper with it, so it is signed
-// with HMAC-SHA256 and carries an expiry. The state is signed, not encrypted:
-// it must hold nothing secret.
+// The client echoes the state back and may tamper with it, so it is sealed
+// (AES-256-GCM, the product's one primitive, internal/sealer) for the
+// purpose "proxy request state" and carries an expiry: the client can
+// neither read nor alter it. A state looks like "s1.<kid>.<sealed>".
 package requeststate
 
 import (
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/mcp-elicitation/elicitation/internal/sealer"
 )
 
 // MinKeyLen is the shortest key NewSealer accepts.
-const MinKeyLen = 32
+const MinKeyLen = sealer.MinSecretBytes
 
 // ErrInvalid is returned for a state that is malformed, forged or expired.
 var ErrInvalid = errors.New("invalid request state")
 
-// Sealer signs and verifies request states.
+// keyID names a key given as bare bytes or a bare base64 secret.
+const keyID = "k0"
+
+const purpose = "proxy request state v2"
+
+// Sealer seals and opens request states.
 type Sealer struct {
-	key []byte
+	ring *sealer.Keyring
 	// Now returns the current time; tests may replace it.
 	Now func() time.Time
 }
 
 // NewSealer returns a sealer for key, which must be at least MinKeyLen bytes.
 func NewSealer(key []byte) (*Sealer, error) {
-	if len(key) < MinKeyLen {
-		return nil, fmt.Errorf("request state key: %d bytes, need at least %d", len(key), MinKeyLen)
+	return newSealer([]sealer.Key{{ID: keyID, Secret: key}})
+}
+
+// Parse returns a sealer for the text of MCP_ELICITATION_PROXY_STATE_KEY:
+// a bare base64 secret of at least MinKeyLen bytes, or keyring text
+// "kid:base64secret[,…]" (the product's one keyring parser,
+// sealer.ParseKeys), the first key sealing and every key opening, so that
+// the key rotates. A bare secret is the key "k0" ("k1:NEW,k0:OLD" rotates
+// it).
+func Parse(text string) (*Sealer, error) {
+	text = strings.TrimSpace(text)
+	if text != "" && !strings.ContainsAny(text, ":,") {
+		text = keyID + ":" + text
 	}
-	return &Sealer{key: append([]byte(nil), key...), Now: time.Now}, nil
+	keys, err := sealer.ParseKeys(text)
+	if err != nil {
+		return nil, fmt.Errorf("request state key: %w", err)
+	}
+	return newSealer(keys)
+}
+
+func newSealer(keys []sealer.Key) (*Sealer, error) {
+	ring, err := sealer.NewKeyring(keys...)
+	if err != nil {
+		return nil, fmt.Errorf("request state key: %w", errors.Unwrap(err))
+	}
+	return &Sealer{ring: ring, Now: time.Now}, nil
 }
 
 // NewRandomSealer returns a sealer with a key random to this process: states
 // it seals cannot be opened by another process.
 func NewRandomSealer() *Sealer {
-	key := make([]byte, MinKeyLen)
-	rand.Read(key) // never fails
-	s, _ := NewSealer(key)
+	s, _ := Parse(sealer.GenerateSecret())
 	return s
 }
 
@@ -63,24 +88,17 @@ func (s *Sealer) Seal(v any, ttl time.Duration) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("sealing request state: %w", err)
 	}
-	p := base64.RawURLEncoding.EncodeToString(payload)
-	return p + "." + base64.RawURLEncoding.EncodeToString(s.mac(p)), nil
+	return s.ring.Seal(purpose, payload), nil
 }
 
-// Open verifies token and decodes its value into v. Every failure wraps
-// ErrInvalid.
+// Open checks token and decodes its value into v. Every failure wraps
+// ErrInvalid. A state sealed before the proxy used the one primitive
+// (signed "<payload>.<mac>") is refused like any other invalid state: it
+// lived 30 minutes at most, and the gate then asks again.
 func (s *Sealer) Open(token string, v any) error {
-	p, sig, ok := strings.Cut(token, ".")
-	if !ok {
-		return fmt.Errorf("%w: malformed", ErrInvalid)
-	}
-	got, err := base64.RawURLEncoding.DecodeString(sig)
-	if err != nil || !hmac.Equal(got, s.mac(p)) {
-		return fmt.Errorf("%w: bad signature", ErrInvalid)
-	}
-	payload, err := base64.RawURLEncoding.DecodeString(p)
+	payload, err := s.ring.Open(purpose, token)
 	if err != nil {
-		return fmt.Errorf("%w: malformed", ErrInvalid)
+		return fmt.Errorf("%w: malformed, forged or of another key", ErrInvalid)
 	}
 	var env envelope
 	if err := json.Unmarshal(payload, &env); err != nil {
@@ -93,10 +111,4 @@ func (s *Sealer) Open(token string, v any) error {
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	return nil
-}
-
-func (s *Sealer) mac(payload string) []byte {
-	h := hmac.New(sha256.New, s.key)
-	h.Write([]byte(payload))
-	return h.Sum(nil)
 }

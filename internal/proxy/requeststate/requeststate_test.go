@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-elicitation/elicitation/internal/sealer"
 )
 
 type state struct {
@@ -28,24 +30,33 @@ func TestSealOpen(t *testing.T) {
 }
 
 func TestOpenRefuses(t *testing.T) {
-	s := NewRandomSealer()
+	key := []byte(strings.Repeat("k", MinKeyLen))
+	s, err := NewSealer(key)
+	if err != nil {
+		t.Fatal(err)
+	}
 	tok, _ := s.Seal(state{Tool: "echo"}, time.Minute)
-	p, sig, _ := strings.Cut(tok, ".")
+	if strings.Contains(tok, "echo") {
+		t.Fatalf("the state shows its contents: %s", tok)
+	}
 	other := NewRandomSealer()
 	otherTok, _ := other.Seal(state{Tool: "echo"}, time.Minute)
 
-	expired := NewRandomSealer()
-	expired.key = s.key
+	expired, _ := NewSealer(key)
 	expired.Now = func() time.Time { return time.Now().Add(-2 * time.Minute) }
 	expiredTok, _ := expired.Seal(state{Tool: "echo"}, time.Minute)
+	flip := []byte(tok)
+	flip[len(flip)-3] ^= 1
 
 	tests := map[string]string{
-		"empty":          "",
-		"no signature":   p,
-		"tampered":       p[:len(p)-2] + "AA." + sig,
-		"other key":      otherTok,
-		"bad base64 sig": p + ".***",
-		"expired":        expiredTok,
+		"empty":     "",
+		"truncated": tok[:len(tok)-4],
+		"tampered":  string(flip),
+		"other key": otherTok,
+		"garbage":   "s1.k0.***",
+		"expired":   expiredTok,
+		// The signed format states had before the one primitive.
+		"old format": "eyJleHAiOjk5OTk5OTk5OTksImRhdGEiOnsidG9vbCI6ImVjaG8ifX0.AAAA",
 	}
 	for name, tok := range tests {
 		var got state
@@ -58,5 +69,30 @@ func TestOpenRefuses(t *testing.T) {
 func TestNewSealerKeyLength(t *testing.T) {
 	if _, err := NewSealer(make([]byte, MinKeyLen-1)); err == nil {
 		t.Error("short key accepted")
+	}
+}
+
+// Parse reads the proxy's state key: a bare base64 secret (the key k0) or
+// keyring text, so that "k1:NEW,k0:OLD" rotates it; anything else is
+// refused with a sentence.
+func TestParse(t *testing.T) {
+	old, cur := sealer.GenerateSecret(), sealer.GenerateSecret()
+	bare, err := Parse(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, _ := bare.Seal(state{Tool: "rm"}, time.Minute)
+	rotated, err := Parse("k1:" + cur + ",k0:" + old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got state
+	if err := rotated.Open(tok, &got); err != nil || got.Tool != "rm" {
+		t.Fatalf("a state of the bare key after rotation: %+v, %v", got, err)
+	}
+	for _, bad := range []string{"", "c2hvcnQ=", "k1:!!!", "k1:" + cur + ",k1:" + old} {
+		if _, err := Parse(bad); err == nil || !strings.HasPrefix(err.Error(), "request state key: ") {
+			t.Errorf("Parse(%q) = %v, want a request state key error", bad, err)
+		}
 	}
 }
