@@ -535,7 +535,30 @@ async function rowsFit(f, page) {
   return { share: +(g.frame / g.list).toFixed(2) };
 }
 
-const flows = { pickOne, multi, decline, approve, decided, expired, xss, axe, screenshot, measure, longList, comment, markdown, context, rowsFit, words };
+// wide: the page does not scroll sideways, and the message's deepest
+// element is still inside the viewport with room for its text.
+async function wide(f, page) {
+  const resp = await page.goto(base + f.url);
+  must(resp.status() === 200, `status ${resp.status()}`);
+  const g = await page.evaluate(() => {
+    let deepest = null, depth = -1;
+    for (const el of document.querySelectorAll('.message *')) {
+      let d = 0;
+      for (let p = el; p && !p.classList.contains('message'); p = p.parentElement) d++;
+      if (d > depth && el.textContent.trim()) { deepest = el; depth = d; }
+    }
+    const r = deepest.getBoundingClientRect();
+    return { scrollWidth: document.documentElement.scrollWidth, innerWidth, depth, left: r.left, right: r.right, width: r.width };
+  });
+  // A mobile viewport widens its layout (innerWidth) to the content: hold
+  // the page to the width the viewport was given.
+  const vw = page.viewportSize().width;
+  must(g.scrollWidth <= vw, `the page scrolls sideways: scrollWidth ${g.scrollWidth} > viewport ${vw} (${JSON.stringify(g)})`);
+  must(g.right <= vw && g.width >= f.minWidth, `the deepest element (depth ${g.depth}) is squeezed or cut: ${JSON.stringify(g)}`);
+  return g;
+}
+
+const flows = { wide, pickOne, multi, decline, approve, decided, expired, xss, axe, screenshot, measure, longList, comment, markdown, context, rowsFit, words };
 
 for (const f of plan.flows) {
   const t = Date.now();
