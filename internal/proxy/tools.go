@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -194,7 +195,7 @@ func (p *Proxy) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return p.listTools(ctx, req)
 		case "tools/call":
 			if params, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {
-				if _, err := p.up.Session(); err != nil {
+				if _, err := p.ensureUpstream(ctx); err != nil {
 					return unavailableResult(params.Name, p.up.Describe()), nil
 				}
 				if _, known := p.tools.get(params.Name); !known {
@@ -238,6 +239,18 @@ func (p *Proxy) listTools(ctx context.Context, req mcp.Request) (mcp.Result, err
 	if raw, ok := p.tools.page(cursor); ok {
 		return newRawResult(raw, req), nil
 	}
+	if cursor == "" && !p.tools.loaded() {
+		// The upstream has never answered: connect on demand, so that a
+		// client listing right after the upstream came up sees its tools.
+		if _, err := p.ensureUpstream(ctx); err == nil {
+			if err := p.refreshTools(ctx); err != nil {
+				p.logger.Warn("reading the upstream tool list failed", "error", err)
+			}
+			if raw, ok := p.tools.page(cursor); ok {
+				return newRawResult(raw, req), nil
+			}
+		}
+	}
 	if _, err := p.up.Session(); err != nil && cursor == "" && !p.tools.loaded() {
 		// The upstream has not answered yet: no tools so far; the list
 		// fills in, with tools/list_changed, once it does.
@@ -254,6 +267,19 @@ func (p *Proxy) listTools(ctx context.Context, req mcp.Request) (mcp.Result, err
 		return nil, upstreamError(err)
 	}
 	return newRawResult(raw, req), nil
+}
+
+// connectOnDemand bounds how long a request waits for the upstream to be
+// connected on demand (upstream.Conn.Ensure): one attempt, normally; an
+// upstream still down answers at once (connection refused).
+const connectOnDemand = 5 * time.Second
+
+// ensureUpstream is the upstream session, connected on demand while it is
+// down.
+func (p *Proxy) ensureUpstream(ctx context.Context) (*mcp.ClientSession, error) {
+	ctx, cancel := context.WithTimeout(ctx, connectOnDemand)
+	defer cancel()
+	return p.up.Ensure(ctx)
 }
 
 // passThrough forwards a prompts, resources or completion request and

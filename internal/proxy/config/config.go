@@ -270,9 +270,12 @@ func yamlErrorText(err error) string {
 
 // decoder holds what one load collects besides the configuration.
 type decoder struct {
-	cfg      *Config
-	strict   bool
-	warnings []*Error
+	cfg    *Config
+	strict bool
+	// extension is set for the port's own sections (mapping): strict
+	// whatever the mode, and a duplicate key there is a mistake.
+	extension bool
+	warnings  []*Error
 	// fallbackNode is elicitation.fallback_on_unsupported's, for checkGate.
 	fallbackNode *yaml.Node
 }
@@ -297,7 +300,7 @@ var rootSections = map[string]func(d *decoder, v *yaml.Node, path string) error{
 		return err
 	},
 	"tools": func(d *decoder, v *yaml.Node, p string) error {
-		return eachKey(v, p, func(name string, v *yaml.Node, p string) error {
+		return d.eachKey(v, p, func(name string, v *yaml.Node, p string) error {
 			t, err := d.tool(v, p)
 			if err != nil {
 				return err
@@ -391,7 +394,7 @@ func (d *decoder) upstream(n *yaml.Node, path string, u *Upstream) error {
 		"env": func(v *yaml.Node, p string) error {
 			envNode = v
 			u.Env = map[string]string{}
-			return eachKey(v, p, func(name string, v *yaml.Node, p string) error {
+			return d.eachKey(v, p, func(name string, v *yaml.Node, p string) error {
 				if !envNameRE.MatchString(name) {
 					return errAt(v, p, fmt.Sprintf("%q is not a valid environment variable name", name))
 				}
@@ -411,14 +414,10 @@ func (d *decoder) upstream(n *yaml.Node, path string, u *Upstream) error {
 		return err
 	}
 	if u.Command == "" {
-		for _, x := range []struct {
-			n   *yaml.Node
-			key string
-		}{{argsNode, "args"}, {envNode, "env"}, {inheritNode, "inherit_env"}} {
-			if x.n != nil {
-				return errAt(x.n, path+"."+x.key, "is only valid with upstream.command")
-			}
+		if err := d.commandOnly(path, argsNode, envNode, inheritNode); err != nil {
+			return err
 		}
+		u.Env = nil
 	}
 	if c := scriptCommand(u.URL); c != "" && !strings.Contains(u.URL, "://") {
 		// The original hands url to FastMCP, which runs a .py or .js
@@ -430,6 +429,27 @@ func (d *decoder) upstream(n *yaml.Node, path string, u *Upstream) error {
 	}
 	if u.Args == nil {
 		u.Args = []string{}
+	}
+	return nil
+}
+
+// commandOnly checks the keys that only upstream.command takes when it is
+// not set: an empty args or env (as a template left in, which the original
+// ignores) is a warning, anything else a mistake.
+func (d *decoder) commandOnly(path string, args, env, inherit *yaml.Node) error {
+	for _, x := range []struct {
+		n   *yaml.Node
+		key string
+	}{{args, "args"}, {env, "env"}, {inherit, "inherit_env"}} {
+		switch {
+		case x.n == nil:
+		case x.key != "inherit_env" && (x.n.Kind == yaml.SequenceNode || x.n.Kind == yaml.MappingNode) && len(x.n.Content) == 0:
+			if err := d.warn(x.n, path+"."+x.key, "is empty and ignored: it is only used with upstream.command"); err != nil {
+				return err
+			}
+		default:
+			return errAt(x.n, path+"."+x.key, "is only valid with upstream.command")
+		}
 	}
 	return nil
 }
@@ -522,7 +542,7 @@ func (d *decoder) elicit(v *yaml.Node, p string, e *Elicit) error {
 		"message": func(v *yaml.Node, p string) error { return optStr(v, p, &e.Message) },
 		"fields": func(v *yaml.Node, p string) error {
 			e.Fields = map[string]Field{}
-			return eachKey(v, p, func(name string, v *yaml.Node, p string) error {
+			return d.eachKey(v, p, func(name string, v *yaml.Node, p string) error {
 				var f Field
 				err := d.mapping(v, p, keys{
 					"type": func(v *yaml.Node, p string) error {
@@ -676,17 +696,19 @@ func (d *decoder) mapping(n *yaml.Node, path string, fields keys) error {
 		}
 		return errAt(n, path, fmt.Sprintf("%s must be a mapping, not %s", what, kindName(n)))
 	}
-	seen := map[string]bool{}
+	last := lastKeys(n)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
 			return errAt(k, path, "keys must be plain strings")
 		}
 		p := join(path, k.Value)
-		if seen[k.Value] {
-			return errAt(k, p, "duplicate key")
+		if j := last[k.Value]; j != i {
+			if err := d.duplicate(k, p, n.Content[j]); err != nil {
+				return err
+			}
+			continue
 		}
-		seen[k.Value] = true
 		decode, ok := fields[k.Value]
 		if !ok {
 			if err := d.unknown(k, p, slices.Sorted(maps.Keys(fields))); err != nil {
@@ -705,25 +727,57 @@ func (d *decoder) mapping(n *yaml.Node, path string, fields keys) error {
 // an error whatever the mode. The gate's extension sections (gate.go) use
 // it; the original's sections go through (*decoder).mapping, which warns.
 func mapping(n *yaml.Node, path string, fields map[string]func(*yaml.Node, string) error) error {
-	return (&decoder{strict: true}).mapping(n, path, fields)
+	return (&decoder{strict: true, extension: true}).mapping(n, path, fields)
 }
 
-// eachKey decodes a mapping with arbitrary, non-blank, unique keys.
+// eachKey is (*decoder).eachKey for the port's own sections, where a
+// duplicate key is a mistake.
 func eachKey(n *yaml.Node, path string, each func(string, *yaml.Node, string) error) error {
+	return (&decoder{strict: true, extension: true}).eachKey(n, path, each)
+}
+
+// lastKeys returns the index in n.Content of each scalar key's last
+// occurrence in the mapping n.
+func lastKeys(n *yaml.Node) map[string]int {
+	last := make(map[string]int, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i]; k.Kind == yaml.ScalarNode {
+			last[k.Value] = i
+		}
+	}
+	return last
+}
+
+// duplicate reports key k, which the same key at later overrides: as
+// PyYAML reads a mapping (the original's loader), the last one wins, so
+// the port uses it too and warns, naming both lines. In the port's own
+// sections a duplicate is a mistake.
+func (d *decoder) duplicate(k *yaml.Node, path string, later *yaml.Node) error {
+	if d.extension {
+		return errAt(k, path, "duplicate key")
+	}
+	return d.warn(k, path, fmt.Sprintf("duplicate key, ignored: the one at line %d is used (the last one wins, as with the original)", later.Line))
+}
+
+// eachKey decodes a mapping with arbitrary, non-blank keys; of a key given
+// twice the last one is used (duplicate).
+func (d *decoder) eachKey(n *yaml.Node, path string, each func(string, *yaml.Node, string) error) error {
 	if n.Kind != yaml.MappingNode {
 		return errAt(n, path, fmt.Sprintf("must be a mapping, not %s", kindName(n)))
 	}
-	seen := map[string]bool{}
+	last := lastKeys(n)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.Kind != yaml.ScalarNode || strings.TrimSpace(k.Value) == "" {
 			return errAt(k, path, "keys must be non-blank strings")
 		}
 		p := join(path, k.Value)
-		if seen[k.Value] {
-			return errAt(k, p, "duplicate key")
+		if j := last[k.Value]; j != i {
+			if err := d.duplicate(k, p, n.Content[j]); err != nil {
+				return err
+			}
+			continue
 		}
-		seen[k.Value] = true
 		if err := each(k.Value, v, p); err != nil {
 			return err
 		}

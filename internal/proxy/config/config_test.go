@@ -120,7 +120,7 @@ func TestParseErrors(t *testing.T) {
 		{"env bad name", "upstream:\n  command: node\n  env:\n    \"A-B\": x\n", `4: upstream.env.A-B: "A-B" is not a valid environment variable name`},
 		{"fallback", "upstream:\n  command: node\nelicitation:\n  fallback_on_unsupported: forward\n", `4: elicitation.fallback_on_unsupported: unsupported value "forward"; use one of structured_error, review_page`},
 		{"required blank", "upstream:\n  command: node\ntools:\n  t:\n    required: [\"\"]\n", "5: tools.t.required[0]: must not be blank"},
-		{"duplicate key", "upstream:\n  command: node\n  command: npx\n", "3: upstream.command: duplicate key"},
+		{"duplicate key of the port's own sections", "upstream:\n  command: node\ntools:\n  t:\n    confirm_if:\n      always: true\n      arguments:\n        - {field: a, present: true, field: b}\n", "8: tools.t.confirm_if.arguments[0].field: duplicate key"},
 		{"tools not mapping", "upstream:\n  command: node\ntools: [a]\n", "3: tools: must be a mapping, not a list"},
 		{"two documents", "upstream:\n  command: node\n---\nproxy: {}\n", "3: more than one YAML document; put the whole configuration in one"},
 		{"bad yaml", "upstream:\n  command: [\n", "2: invalid YAML: did not find expected node content"},

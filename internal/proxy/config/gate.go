@@ -311,82 +311,100 @@ func decodeConfirm(d *decoder, n *yaml.Node, path string) (*Confirm, error) {
 
 var conditionTests = []string{"above", "below", "equals", "matches", "present"}
 
+// decodeCondition reads one condition of confirm_if.arguments: field and
+// one test (above and below together make a range).
 func decodeCondition(n *yaml.Node, path string) (Condition, error) {
 	var c Condition
 	tests := 0
-	number := func(v *yaml.Node, p string, dst **float64) error {
-		tests++
-		if v.Kind != yaml.ScalarNode || (v.Tag != "!!int" && v.Tag != "!!float") {
-			return errAt(v, p, fmt.Sprintf("must be a number, not %s", kindName(v)))
-		}
-		var f float64
-		if err := v.Decode(&f); err != nil {
-			return errAt(v, p, "must be a number")
-		}
-		*dst = &f
-		return nil
+	counted := func(read func(*yaml.Node, string) error) func(*yaml.Node, string) error {
+		return func(v *yaml.Node, p string) error { tests++; return read(v, p) }
 	}
 	err := mapping(n, path, map[string]func(*yaml.Node, string) error{
-		"field": func(v *yaml.Node, p string) error { return str(v, p, &c.Field) },
-		"present": func(v *yaml.Node, p string) error {
-			tests++
-			if err := boolean(v, p, &c.Present); err != nil {
-				return err
-			}
-			if !c.Present {
-				return errAt(v, p, "only present: true is a condition")
-			}
-			return nil
-		},
-		"equals": func(v *yaml.Node, p string) error {
-			tests++
-			items := []*yaml.Node{v}
-			if v.Kind == yaml.SequenceNode {
-				items = v.Content
-			}
-			if len(items) == 0 {
-				return errAt(v, p, "must not be an empty list")
-			}
-			for i, item := range items {
-				if item.Kind != yaml.ScalarNode || item.Tag == "!!null" {
-					return errAt(item, fmt.Sprintf("%s[%d]", p, i), fmt.Sprintf("must be a string, number or boolean, not %s", kindName(item)))
-				}
-				var x any
-				if err := item.Decode(&x); err != nil {
-					return errAt(item, p, "cannot be read: "+err.Error())
-				}
-				c.Equals = append(c.Equals, x)
-			}
-			return nil
-		},
-		"matches": func(v *yaml.Node, p string) error {
-			tests++
-			var s string
-			if err := str(v, p, &s); err != nil {
-				return err
-			}
-			re, err := regexp.Compile(s)
-			if err != nil {
-				return errAt(v, p, "is not a valid regular expression: "+strings.TrimPrefix(err.Error(), "error parsing regexp: "))
-			}
-			c.Matches = re
-			return nil
-		},
-		"above": func(v *yaml.Node, p string) error { return number(v, p, &c.Above) },
-		"below": func(v *yaml.Node, p string) error { return number(v, p, &c.Below) },
+		"field":   func(v *yaml.Node, p string) error { return str(v, p, &c.Field) },
+		"present": counted(func(v *yaml.Node, p string) error { return conditionPresent(v, p, &c.Present) }),
+		"equals":  counted(func(v *yaml.Node, p string) error { return conditionEquals(v, p, &c.Equals) }),
+		"matches": counted(func(v *yaml.Node, p string) error { return conditionMatches(v, p, &c.Matches) }),
+		"above":   counted(func(v *yaml.Node, p string) error { return conditionNumber(v, p, &c.Above) }),
+		"below":   counted(func(v *yaml.Node, p string) error { return conditionNumber(v, p, &c.Below) }),
 	})
 	if err != nil {
 		return c, err
 	}
+	return c, checkCondition(n, path, c, tests)
+}
+
+// checkCondition refuses a condition without a field, without a test or
+// with more than one (but a range).
+func checkCondition(n *yaml.Node, path string, c Condition, tests int) error {
 	switch {
 	case c.Field == "":
-		return c, errAt(n, path, "field is required: the argument the condition tests")
+		return errAt(n, path, "field is required: the argument the condition tests")
 	case tests == 0:
-		return c, errAt(n, path, "needs one test: "+strings.Join(conditionTests, ", "))
+		return errAt(n, path, "needs one test: "+strings.Join(conditionTests, ", "))
 	case tests > 1 && !(tests == 2 && c.Above != nil && c.Below != nil):
-		return c, errAt(n, path, "has more than one test; list each as its own condition (above and below together make a range)")
+		return errAt(n, path, "has more than one test; list each as its own condition (above and below together make a range)")
 	}
-	return c, nil
+	return nil
+}
+
+// conditionNumber reads above or below: a YAML number.
+func conditionNumber(v *yaml.Node, p string, dst **float64) error {
+	if v.Kind != yaml.ScalarNode || (v.Tag != "!!int" && v.Tag != "!!float") {
+		return errAt(v, p, fmt.Sprintf("must be a number, not %s", kindName(v)))
+	}
+	var f float64
+	if err := v.Decode(&f); err != nil {
+		return errAt(v, p, "must be a number")
+	}
+	*dst = &f
+	return nil
+}
+
+// conditionPresent reads present: only true is a condition.
+func conditionPresent(v *yaml.Node, p string, dst *bool) error {
+	if err := boolean(v, p, dst); err != nil {
+		return err
+	}
+	if !*dst {
+		return errAt(v, p, "only present: true is a condition")
+	}
+	return nil
+}
+
+// conditionEquals reads equals: one scalar or a non-empty list of them.
+func conditionEquals(v *yaml.Node, p string, dst *[]any) error {
+	items := []*yaml.Node{v}
+	if v.Kind == yaml.SequenceNode {
+		items = v.Content
+	}
+	if len(items) == 0 {
+		return errAt(v, p, "must not be an empty list")
+	}
+	for i, item := range items {
+		if item.Kind != yaml.ScalarNode || item.Tag == "!!null" {
+			return errAt(item, fmt.Sprintf("%s[%d]", p, i), fmt.Sprintf("must be a string, number or boolean, not %s", kindName(item)))
+		}
+		var x any
+		if err := item.Decode(&x); err != nil {
+			return errAt(item, p, "cannot be read: "+err.Error())
+		}
+		*dst = append(*dst, x)
+	}
+	return nil
+}
+
+// conditionMatches reads matches: a regular expression.
+func conditionMatches(v *yaml.Node, p string, dst **regexp.Regexp) error {
+	var s string
+	if err := str(v, p, &s); err != nil {
+		return err
+	}
+	re, err := regexp.Compile(s)
+	if err != nil {
+		return errAt(v, p, "is not a valid regular expression: "+strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+	}
+	*dst = re
+	return nil
 }
 
 // decodeAmbiguity reads ambiguous_if; unknown keys warn as in

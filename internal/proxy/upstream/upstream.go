@@ -115,6 +115,13 @@ type Conn struct {
 
 	done chan struct{} // closed when the supervisor has stopped
 	stop chan struct{} // closed by Close
+
+	// kick asks the reconnection loop to try now rather than after its
+	// backoff (Ensure). started and finished count its attempts, and
+	// attempted is closed (and replaced) when one finishes; under mu.
+	kick              chan struct{}
+	started, finished uint64
+	attempted         chan struct{}
 }
 
 // Dial connects to the upstream and starts supervising the connection. When
@@ -140,11 +147,13 @@ func Dial(ctx context.Context, opts Options) (*Conn, error) {
 		opts.MaxBackoff = 5 * time.Second
 	}
 	c := &Conn{
-		opts:     opts,
-		logger:   opts.Logger,
-		progress: newProgressTracker(),
-		done:     make(chan struct{}),
-		stop:     make(chan struct{}),
+		opts:      opts,
+		logger:    opts.Logger,
+		progress:  newProgressTracker(),
+		done:      make(chan struct{}),
+		stop:      make(chan struct{}),
+		kick:      make(chan struct{}, 1),
+		attempted: make(chan struct{}),
 	}
 	caps := &mcp.ClientCapabilities{}
 	if opts.ListRoots != nil {
@@ -211,6 +220,42 @@ func (c *Conn) Session() (*mcp.ClientSession, error) {
 		return nil, ErrUnavailable
 	}
 	return c.session, nil
+}
+
+// Ensure returns the current upstream session; while there is none it
+// connects on demand: the reconnection loop tries at once instead of
+// after its backoff, and Ensure waits for an attempt that began after it
+// was called (or for ctx). So a client's request right after the upstream
+// comes up finds it, instead of waiting for the next scheduled attempt.
+// Its error, like Session's, wraps ErrUnavailable.
+func (c *Conn) Ensure(ctx context.Context) (*mcp.ClientSession, error) {
+	c.mu.Lock()
+	if c.session != nil || c.closed {
+		c.mu.Unlock()
+		return c.Session()
+	}
+	// The attempt under way, if any, may have begun before the upstream
+	// came up: wait for one begun after this call.
+	target := c.started + 1
+	c.mu.Unlock()
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+	for {
+		c.mu.Lock()
+		if c.session != nil || c.closed || c.finished >= target {
+			c.mu.Unlock()
+			return c.Session()
+		}
+		attempted := c.attempted
+		c.mu.Unlock()
+		select {
+		case <-attempted:
+		case <-ctx.Done():
+			return c.Session()
+		}
+	}
 }
 
 // Describe names the upstream for logs, without arguments or environment
@@ -387,14 +432,16 @@ func errText(err error) string {
 func (c *Conn) reconnect() bool {
 	backoff := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
+		t := time.NewTimer(backoff)
 		select {
 		case <-c.stop:
+			t.Stop()
 			return false
-		case <-time.After(backoff):
+		case <-t.C:
+		case <-c.kick: // a request is waiting (Ensure)
+			t.Stop()
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err := c.connect(ctx)
-		cancel()
+		err := c.attempt()
 		if err == nil {
 			c.mu.Lock()
 			closed := c.closed
@@ -408,6 +455,23 @@ func (c *Conn) reconnect() bool {
 		c.logger.Error("upstream reconnection failed", "upstream", c.Describe(), "attempt", attempt, "error", c.redact(err.Error()))
 		backoff = min(backoff*2, c.opts.MaxBackoff)
 	}
+}
+
+// attempt is one connection attempt of the reconnection loop, counted
+// for Ensure.
+func (c *Conn) attempt() error {
+	c.mu.Lock()
+	c.started++
+	c.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	err := c.connect(ctx)
+	cancel()
+	c.mu.Lock()
+	c.finished++
+	close(c.attempted)
+	c.attempted = make(chan struct{})
+	c.mu.Unlock()
+	return err
 }
 
 func (c *Conn) closeSession() {
