@@ -20,8 +20,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -29,9 +27,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mcp-elicitation/elicitation/internal/proxy"
+	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/gate"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/requeststate"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/upstream"
 )
@@ -63,8 +60,69 @@ func tuneGC(getenv func(string) string) {
 }
 
 // run is the whole program; stdout is written only by --help and --version
-// (in stdio mode the MCP transport owns the process's real stdout).
+// (in stdio mode the MCP transport owns the process's real stdout). It
+// exits 2 for a mistake in the command line, environment or configuration
+// and 1 when the proxy fails to start or serve.
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	f, done, err := parseFlags(args, stdout, stderr)
+	if done || err != nil {
+		return exitCode(err)
+	}
+	if f.showVersion {
+		fmt.Fprintln(stdout, "mcp-elicitation-proxy", buildVersion())
+		return 0
+	}
+	o, err := options(f, getenv, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcp-elicitation-proxy: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	m, err := Start(ctx, o)
+	if err != nil {
+		o.Log.Error(err.Error())
+		return 1
+	}
+	err = m.Run(ctx)
+	if err != nil {
+		o.Log.Error(err.Error())
+	}
+	if cerr := m.Close(); cerr != nil {
+		o.Log.Error(cerr.Error())
+	}
+	if err != nil {
+		return 1
+	}
+	return 0
+}
+
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	return 2
+}
+
+// flags are the command line.
+type flags struct {
+	configPath, httpAddr, logLevel string
+	showVersion, strictConfig      bool
+	limits                         compose.Settings
+}
+
+// proxyWriteTimeout is the proxy's default --http-write-timeout: a
+// proxied call may wait on its upstream and on the user's answer to a form
+// for much longer than the elicitation service's longest await.
+const proxyWriteTimeout = 10 * time.Minute
+
+// limitNames are the local server's settings that the proxy's HTTP
+// listener takes, under the same flag names and with the same checks.
+var limitNames = []string{"mcp-max-sessions", "mcp-session-idle", "http-read-timeout", "http-write-timeout", "http-idle-timeout", "max-body"}
+
+// parseFlags reads the command line; done reports that --help was
+// answered. A parse error has been printed already.
+func parseFlags(args []string, stdout, stderr io.Writer) (f flags, done bool, err error) {
 	fs := flag.NewFlagSet("mcp-elicitation-proxy", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	for _, a := range args {
@@ -72,14 +130,42 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 			fs.SetOutput(stdout)
 		}
 	}
-	configPath := fs.String("config", "", "path to the YAML configuration (default $"+envConfig+")")
-	httpAddr := fs.String("http", "", "serve MCP over streamable HTTP on this address (host:port) instead of stdio")
-	showVersion := fs.Bool("version", false, "print the version and exit")
-	strictConfig := fs.Bool("strict-config", false, "refuse unknown configuration keys and ignored values instead of warning about them")
-	logLevel := fs.String("log-level", "", "log level: debug, info, warn or error (default $"+envLogLevel+" or info)")
-	fs.Usage = func() {
-		out := fs.Output()
-		fmt.Fprintf(out, `mcp-elicitation-proxy: a transparent MCP proxy that elicits missing required
+	fs.StringVar(&f.configPath, "config", "", "path to the YAML configuration (default $"+envConfig+")")
+	fs.StringVar(&f.httpAddr, "http", "", "serve MCP over streamable HTTP on this address (host:port) instead of stdio")
+	fs.BoolVar(&f.showVersion, "version", false, "print the version and exit")
+	fs.BoolVar(&f.strictConfig, "strict-config", false, "refuse unknown configuration keys and ignored values instead of warning about them")
+	fs.StringVar(&f.logLevel, "log-level", "", "log level: debug, info, warn or error (default $"+envLogLevel+" or info)")
+	f.limits = compose.Defaults()
+	f.limits.WriteTimeout = proxyWriteTimeout
+	for _, row := range compose.Table {
+		for _, name := range limitNames {
+			if row.Name == name {
+				fs.Var(row.Value(&f.limits), name, "with --http: "+row.Usage)
+			}
+		}
+	}
+	fs.Usage = func() { printUsage(fs) }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return f, true, nil
+		}
+		return f, true, err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "mcp-elicitation-proxy: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return f, true, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if err := f.limits.Check(compose.Local); err != nil {
+		fmt.Fprintf(stderr, "mcp-elicitation-proxy: %v\n", err)
+		return f, true, err
+	}
+	return f, false, nil
+}
+
+func printUsage(fs *flag.FlagSet) {
+	out := fs.Output()
+	fmt.Fprintf(out, `mcp-elicitation-proxy: a transparent MCP proxy that elicits missing required
 tool arguments and never elicits secrets.
 
 Usage:
@@ -89,155 +175,46 @@ MCP is served on stdio unless --http is given. Logs go to standard error.
 
 Flags:
 `)
-		fs.PrintDefaults()
-		fmt.Fprintf(out, `
+	fs.PrintDefaults()
+	fmt.Fprintf(out, `
 Environment:
   %s   configuration path, when --config is not given
   %s  base64 key (at least 32 bytes) that signs multi round-trip
                                    request state; default: random per process
   %s  log level, when --log-level is not given
 `, envConfig, envStateKey, envLogLevel)
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "mcp-elicitation-proxy: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return 2
-	}
-	if *showVersion {
-		fmt.Fprintln(stdout, "mcp-elicitation-proxy", buildVersion())
-		return 0
-	}
+}
 
-	level := *logLevel
-	if level == "" {
-		level = getenv(envLogLevel)
+// options turns the command line and the environment into Start's
+// options: the logger, the loaded configuration (its warnings logged),
+// the request-state key and the gate's API key.
+func options(f flags, getenv func(string) string, stderr io.Writer) (Options, error) {
+	o := Options{HTTP: f.httpAddr, Limits: f.limits, UpstreamStderr: stderr, Version: buildVersion()}
+	log, err := logger(f.logLevel, getenv, stderr)
+	if err != nil {
+		return o, err
 	}
-	var lv slog.Level
-	if level != "" {
-		if err := lv.UnmarshalText([]byte(level)); err != nil {
-			fmt.Fprintf(stderr, "mcp-elicitation-proxy: invalid log level %q\n", level)
-			return 2
-		}
-	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lv}))
-
-	path := *configPath
+	o.Log = log
+	path := f.configPath
 	if path == "" {
 		path = getenv(envConfig)
 	}
 	if path == "" {
-		fmt.Fprintf(stderr, "mcp-elicitation-proxy: no configuration: pass --config config.yaml or set %s\n", envConfig)
-		return 2
+		return o, fmt.Errorf("no configuration: pass --config config.yaml or set %s", envConfig)
 	}
-	cfg, err := config.LoadWith(path, config.Options{Strict: *strictConfig})
-	if err != nil {
-		fmt.Fprintf(stderr, "mcp-elicitation-proxy: %v\n", err)
-		return 2
+	if o.Config, err = config.LoadWith(path, config.Options{Strict: f.strictConfig}); err != nil {
+		return o, err
 	}
-	for _, w := range cfg.Warnings {
-		logger.Warn("configuration: " + w.Error())
+	for _, w := range o.Config.Warnings {
+		log.Warn("configuration: " + w.Error())
 	}
-	var sealer *requeststate.Sealer
-	if k := getenv(envStateKey); k != "" {
-		var err error
-		if sealer, err = requeststate.Parse(k); err != nil {
-			fmt.Fprintf(stderr, "mcp-elicitation-proxy: %s: %v\n", envStateKey, err)
-			return 2
-		}
+	if o.Sealer, err = stateSealer(getenv); err != nil {
+		return o, err
 	}
-
-	apiKey, signInSecret, err := serviceSecrets(cfg, getenv)
-	if err != nil {
-		fmt.Fprintf(stderr, "mcp-elicitation-proxy: %s: %v\n", path, err)
-		return 2
+	if o.APIKey, o.SignInSecret, err = serviceSecrets(o.Config, getenv); err != nil {
+		return o, fmt.Errorf("%s: %w", path, err)
 	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
-
-	startCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	p, err := proxy.New(startCtx, proxy.Options{
-		Config:         cfg,
-		Version:        buildVersion(),
-		Logger:         logger,
-		Sealer:         sealer,
-		UpstreamStderr: stderr,
-	})
-	cancel()
-	if err != nil {
-		logger.Error("starting the proxy failed", "error", err)
-		return 1
-	}
-	defer func() {
-		if err := p.Close(); err != nil {
-			logger.Error("closing the upstream failed", "error", err)
-		}
-	}()
-	// The human gate (docs/gate.md), when the configuration sets its keys.
-	g, gateCloser, err := gate.Open(ctx, cfg, gate.OpenOptions{APIKey: apiKey, SignInSecret: signInSecret, Logger: logger, Version: buildVersion(), Upstream: p.CallUpstream, Sealer: sealer})
-	if err != nil {
-		logger.Error("starting the human gate failed", "error", err)
-		return 1
-	}
-	defer gateCloser.Close()
-	if g != nil {
-		g.Install(p.Planner())
-	}
-
-	if *httpAddr != "" {
-		return serveHTTP(ctx, p, *httpAddr, logger)
-	}
-	logger.Info("serving MCP on stdio", "upstream", describe(cfg))
-	if err := p.Server().Run(ctx, p.WrapTransport(stdioTransport())); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
-		logger.Error("stdio session ended with an error", "error", err)
-		return 1
-	}
-	return 0
-}
-
-func serveHTTP(ctx context.Context, p *proxy.Proxy, addr string, logger *slog.Logger) int {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		logger.Error("listening failed", "address", addr, "error", err)
-		return 1
-	}
-	srv := &http.Server{Handler: p.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
-	logger.Info("serving MCP over streamable HTTP", "address", "http://"+ln.Addr().String())
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		logger.Error("HTTP server failed", "error", err)
-		return 1
-	case <-ctx.Done():
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = srv.Shutdown(shutdownCtx)
-	return 0
-}
-
-func describe(cfg *config.Config) string {
-	if cfg.Upstream.URL != "" {
-		return upstream.RedactURL(cfg.Upstream.URL)
-	}
-	return cfg.Upstream.Command
-}
-
-func buildVersion() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "devel"
+	return o, nil
 }
 
 // serviceSecrets reads the secrets the gate's elicitation service needs
@@ -265,4 +242,51 @@ func serviceSecrets(cfg *config.Config, getenv func(string) string) (apiKey, sig
 		signInSecret, err = read("elicitation_service.embedded.sign_in.client_secret_env", s.Embedded.SignIn.ClientSecretEnv)
 	}
 	return apiKey, signInSecret, err
+}
+
+// logger is the proxy's logger on stderr, at --log-level, else
+// $MCP_ELICITATION_PROXY_LOG_LEVEL, else info.
+func logger(level string, getenv func(string) string, stderr io.Writer) (*slog.Logger, error) {
+	if level == "" {
+		level = getenv(envLogLevel)
+	}
+	var lv slog.Level
+	if level != "" {
+		if err := lv.UnmarshalText([]byte(level)); err != nil {
+			return nil, fmt.Errorf("invalid log level %q", level)
+		}
+	}
+	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lv})), nil
+}
+
+// stateSealer is the request-state sealer of $MCP_ELICITATION_PROXY_STATE_KEY
+// (a bare base64 key, or k1:NEW,k0:OLD to rotate: the one keyring parser);
+// nil (a random key) when it is not set.
+func stateSealer(getenv func(string) string) (*requeststate.Sealer, error) {
+	k := getenv(envStateKey)
+	if k == "" {
+		return nil, nil
+	}
+	s, err := requeststate.Parse(k)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", envStateKey, err)
+	}
+	return s, nil
+}
+
+func describe(cfg *config.Config) string {
+	if cfg.Upstream.URL != "" {
+		return upstream.RedactURL(cfg.Upstream.URL)
+	}
+	return cfg.Upstream.Command
+}
+
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "devel"
 }

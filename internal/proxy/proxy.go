@@ -17,6 +17,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -43,12 +44,32 @@ type Options struct {
 	// UpstreamDir is a stdio upstream's working directory; empty means the
 	// proxy's.
 	UpstreamDir string
+
+	// The limits of HTTPHandler, in the elicitation service's terms
+	// (compose.Settings.MCPLimits: the same flags and defaults).
+	// SessionIdle closes a session without a request for this long (0:
+	// DefaultSessionIdle; negative: never); MaxBodyBytes caps a request
+	// body (0: DefaultMaxBodyBytes).
+	SessionIdle  time.Duration
+	MaxBodyBytes int64
+	// SessionCap, if set, wraps HTTPHandler's session handler (the
+	// protocols up to 2025-11-25; 2026-07-28 requests have no session)
+	// with a cap on the open sessions: the elicitation service's own
+	// (compose/mcpendpoint.SessionCap), wired by the proxy's main.
+	SessionCap func(srv *mcp.Server, sessions http.Handler) http.Handler
 }
+
+// The defaults of Options' HTTP limits: the elicitation service's.
+const (
+	DefaultSessionIdle  = 30 * time.Minute
+	DefaultMaxBodyBytes = 1 << 20
+)
 
 // Proxy is a running proxy: one upstream connection and one MCP server that
 // any number of downstream sessions may use.
 type Proxy struct {
 	cfg     *config.Config
+	opts    Options
 	logger  *slog.Logger
 	sealer  *requeststate.Sealer
 	planner *plan.Planner
@@ -91,6 +112,7 @@ func New(ctx context.Context, opts Options) (*Proxy, error) {
 	cfg := opts.Config
 	p := &Proxy{
 		cfg:    cfg,
+		opts:   opts,
 		logger: opts.Logger,
 		sealer: opts.Sealer,
 		ready:  make(chan struct{}),
@@ -230,13 +252,29 @@ func (p *Proxy) RunStdio(ctx context.Context) error {
 // through the one upstream connection. Clients of the stateful protocols
 // (up to 2025-11-25) get sessions, so the proxy can send them elicitation
 // requests; 2026-07-28 clients are served statelessly and answer
-// elicitations through multi round-trip results.
+// elicitations through multi round-trip results. Sessions idle out after
+// Options.SessionIdle and are capped by Options.SessionCap; every body is
+// bounded by Options.MaxBodyBytes.
 func (p *Proxy) HTTPHandler() http.Handler {
+	idle, maxBody := p.opts.SessionIdle, p.opts.MaxBodyBytes
+	switch {
+	case idle == 0:
+		idle = DefaultSessionIdle
+	case idle < 0:
+		idle = 0
+	}
+	if maxBody <= 0 {
+		maxBody = DefaultMaxBodyBytes
+	}
 	getServer := func(*http.Request) *mcp.Server { return p.server }
-	stateful := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Logger: p.logger})
+	var stateful http.Handler = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Logger: p.logger, SessionTimeout: idle, MaxRequestBodyBytes: maxBody})
+	if p.opts.SessionCap != nil {
+		stateful = p.opts.SessionCap(p.server, stateful)
+	}
 	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		Logger:    p.logger,
-		Stateless: true,
+		Logger:              p.logger,
+		Stateless:           true,
+		MaxRequestBodyBytes: maxBody,
 		// The POST is the whole request: a client that hangs up cancels it,
 		// and the cancellation is passed upstream.
 		PropagateRequestCancellation: true,

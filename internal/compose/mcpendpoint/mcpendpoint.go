@@ -8,6 +8,8 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcp-elicitation/elicitation/internal/apikey"
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
@@ -53,4 +55,13 @@ func Part(apiKeys func(context.Context, compose.Settings) (apikey.Store, error))
 		}
 		return apikey.Middleware(apikey.AuthOptions{Store: keys, Logger: a.Log, CacheTTL: s.APIKeyCacheTTL})(h), nil
 	}
+}
+
+// SessionCap is the session cap of Part's endpoint from the same settings
+// (--mcp-max-sessions, --mcp-session-idle, --max-body), for another MCP
+// server's session handler: the proxy's --http listener.
+func SessionCap(s compose.Settings) func(*mcp.Server, http.Handler) http.Handler {
+	var o mcptools.Options
+	o.SessionIdle, o.MaxSessions, o.MaxBodyBytes = s.MCPLimits()
+	return mcptools.CapSessions(o)
 }
