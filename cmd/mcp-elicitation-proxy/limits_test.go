@@ -195,3 +195,21 @@ func TestHTTPBodyLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPLimitFlags: the listener's flags are the service's settings of
+// the same names, with their checks; the write timeout defaults to 10m.
+func TestHTTPLimitFlags(t *testing.T) {
+	f, done, err := parseFlags([]string{"--mcp-max-sessions", "5", "--mcp-sessions-per-principal", "2", "--http-read-timeout", "2s", "--max-body", "400000"}, io.Discard, io.Discard)
+	if err != nil || done {
+		t.Fatal(done, err)
+	}
+	if l := f.limits; l.MaxSessions != 5 || l.SessionShare != 2 || l.ReadTimeout != 2*time.Second || l.MaxBody != 400000 || l.WriteTimeout != 10*time.Minute || l.IdleTimeout != 2*time.Minute {
+		t.Errorf("limits %+v", l)
+	}
+	for _, args := range [][]string{{"--http-read-timeout", "0s"}, {"--max-body", "10"}, {"--mcp-max-sessions", "-1"}} {
+		var stderr strings.Builder
+		if code := run(append([]string{"--config", "unused.yaml"}, args...), func(string) string { return "" }, io.Discard, &stderr); code != 2 || !strings.Contains(stderr.String(), args[0]) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 naming the flag", args, code, stderr.String())
+		}
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -118,7 +119,14 @@ const proxyWriteTimeout = 10 * time.Minute
 
 // limitNames are the local server's settings that the proxy's HTTP
 // listener takes, under the same flag names and with the same checks.
-var limitNames = []string{"mcp-max-sessions", "mcp-session-idle", "http-read-timeout", "http-write-timeout", "http-idle-timeout", "max-body"}
+var limitNames = []string{"mcp-max-sessions", "mcp-sessions-per-principal", "mcp-session-idle", "http-read-timeout", "http-write-timeout", "http-idle-timeout", "max-body"}
+
+// proxyUsage replaces the service's usage text where it speaks of the
+// service (its awaits, its payloads).
+var proxyUsage = map[string]string{
+	"http-write-timeout": "longest time to write one response, a proxied call that waits on its upstream or on a person's answer to a form included",
+	"max-body":           "largest request body in bytes (413 beyond it)",
+}
 
 // parseFlags reads the command line; done reports that --help was
 // answered. A parse error has been printed already.
@@ -138,10 +146,12 @@ func parseFlags(args []string, stdout, stderr io.Writer) (f flags, done bool, er
 	f.limits = compose.Defaults()
 	f.limits.WriteTimeout = proxyWriteTimeout
 	for _, row := range compose.Table {
-		for _, name := range limitNames {
-			if row.Name == name {
-				fs.Var(row.Value(&f.limits), name, "with --http: "+row.Usage)
+		if slices.Contains(limitNames, row.Name) {
+			usage := row.Usage
+			if u, ok := proxyUsage[row.Name]; ok {
+				usage = u
 			}
+			fs.Var(row.Value(&f.limits), row.Name, "with --http: "+usage)
 		}
 	}
 	fs.Usage = func() { printUsage(fs) }

@@ -196,12 +196,15 @@ type refusal struct {
 // opening. It returns why not otherwise: the principal's share is full of
 // sessions in use, or the whole server is full.
 func (l *sessionCaps) admit(srv *mcp.Server, principal string) *refusal {
+	// The listing is taken under l.mu: a session opened (tracked) after a
+	// listing taken before the lock would look gone to reconcile, be
+	// forgotten and never evicted.
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	live := map[string]*mcp.ServerSession{}
 	for ss := range srv.Sessions() {
 		live[ss.ID()] = ss
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	mine, total := l.reconcile(live, principal)
 	// Sessions listed but neither tracked nor closing are initializes
 	// being answered; opening counts the same ones (and those not listed

@@ -58,10 +58,12 @@ func Part(apiKeys func(context.Context, compose.Settings) (apikey.Store, error))
 }
 
 // SessionCap is the session cap of Part's endpoint from the same settings
-// (--mcp-max-sessions, --mcp-session-idle, --max-body), for another MCP
-// server's session handler: the proxy's --http listener.
+// (--mcp-max-sessions, --mcp-sessions-per-principal, --mcp-session-idle,
+// --max-body), for another MCP server's session handler: the proxy's
+// --http listener.
 func SessionCap(s compose.Settings) func(*mcp.Server, http.Handler) http.Handler {
 	var o mcptools.Options
 	o.SessionIdle, o.MaxSessions, o.MaxBodyBytes = s.MCPLimits()
+	o.SessionsPerPrincipal = s.SessionShare
 	return mcptools.CapSessions(o)
 }
