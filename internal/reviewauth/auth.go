@@ -17,8 +17,8 @@
 // with nothing more than the secret they already read), and bound to the
 // issuer and the subject; it lives SessionTTL (default 30 minutes) and is
 // never renewed. Each sign-in in progress has its own cookie,
-// "elicitation_signin_<state>" on Path=<base>/review/oidc/callback for ten
-// minutes, sealed (encrypted) under keys of the same keyring: its nonce and
+// "elicitation_signin_<state>" on Path=<base>/review for ten minutes (at
+// most MaxLogins at once), sealed (encrypted) under keys of the same keyring: its nonce and
 // PKCE verifier. A callback that fails touches neither the session nor any
 // other sign-in, so a stray or stale callback signs nobody out and two
 // tabs can sign in at once.
@@ -35,6 +35,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -71,6 +72,11 @@ const (
 	LoginTTL = 10 * time.Minute
 	// MaxGroups bounds the groups kept in the session.
 	MaxGroups = 64
+	// MaxLogins bounds the sign-ins in progress one browser keeps (tabs):
+	// a new one beyond it removes the oldest, so that a flood of sign-ins
+	// cannot grow the browser's cookies, and every request's headers,
+	// without bound.
+	MaxLogins = 4
 )
 
 // Config configures an Auth.
@@ -254,9 +260,15 @@ func (a *Auth) base(r *http.Request) (string, string, error) {
 	return base, strings.TrimRight(u.Path, "/") + "/review", nil
 }
 
+// setCookie sets cookie name for maxAge; a negative maxAge removes it
+// (Max-Age=0).
 func (a *Auth) setCookie(w http.ResponseWriter, name, path, value string, maxAge time.Duration) {
+	age := int(maxAge / time.Second)
+	if maxAge < 0 {
+		age = -1
+	}
 	http.SetCookie(w, &http.Cookie{
-		Name: name, Value: value, Path: path, MaxAge: int(maxAge / time.Second),
+		Name: name, Value: value, Path: path, MaxAge: age,
 		HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode,
 	})
 }
@@ -332,11 +344,40 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request, ret string, opts ..
 		a.cfg.Pages.SignInPage(w, r, review.SignInFailed)
 		return
 	}
-	a.setCookie(w, LoginCookiePrefix+state, path+"/oidc/callback", v, LoginTTL)
+	a.dropOldLogins(w, r, path)
+	a.setCookie(w, LoginCookiePrefix+state, path, v, LoginTTL)
 	noStore(w)
 	// The secret is not needed to build the authorization URL.
 	opts = append(opts, oidc.Nonce(c.Nonce), oauth2.S256ChallengeOption(c.Verifier))
 	http.Redirect(w, r, a.oauth2(p, base, "").AuthCodeURL(state, opts...), http.StatusFound)
+}
+
+// dropOldLogins removes the sign-in cookies of r beyond MaxLogins-1, the
+// oldest (and any that no longer open) first, before a new sign-in adds
+// its own.
+func (a *Auth) dropOldLogins(w http.ResponseWriter, r *http.Request, path string) {
+	type login struct {
+		name    string
+		expires time.Time
+	}
+	var logins []login
+	for _, ck := range r.Cookies() {
+		state, ok := strings.CutPrefix(ck.Name, LoginCookiePrefix)
+		if !ok {
+			continue
+		}
+		c, err := a.openLogin(state, ck.Value)
+		if err != nil {
+			c.Expires = time.Time{} // drop first
+		}
+		logins = append(logins, login{ck.Name, c.Expires})
+	}
+	// Stable: among equal expiries, the order the browser sends them in
+	// (oldest first).
+	slices.SortStableFunc(logins, func(x, y login) int { return x.expires.Compare(y.expires) })
+	for i := 0; i < len(logins)-(MaxLogins-1); i++ {
+		a.setCookie(w, logins[i].name, path, "", -1)
+	}
 }
 
 func noStore(w http.ResponseWriter) {
@@ -368,7 +409,7 @@ func (a *Auth) callback(w http.ResponseWriter, r *http.Request) {
 	fail := func(o review.SignInOutcome, reason string, clear bool, err error) {
 		a.log.WarnContext(r.Context(), "reviewer sign-in refused", "reason", reason, "err", err)
 		if clear {
-			a.setCookie(w, name, path+"/oidc/callback", "", -1)
+			a.setCookie(w, name, path, "", -1)
 		}
 		a.cfg.Pages.SignInPage(w, r, o)
 	}
@@ -403,7 +444,7 @@ func (a *Auth) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.setCookie(w, CookieName, path, v, a.cfg.SessionTTL)
-	a.setCookie(w, name, path+"/oidc/callback", "", -1)
+	a.setCookie(w, name, path, "", -1)
 	noStore(w)
 	http.Redirect(w, r, base+returnPath(c.Return), http.StatusSeeOther)
 }

@@ -80,12 +80,11 @@ func TestSignInRoundTrip(t *testing.T) {
 	}
 	var session, login *http.Cookie
 	for _, c := range rec.cookies {
-		want := "/review"
+		const want = "/review"
 		switch {
 		case c.Name == reviewauth.CookieName:
 			session = c
 		case strings.HasPrefix(c.Name, reviewauth.LoginCookiePrefix):
-			want = reviewauth.CallbackPath
 			if c.Name == reviewauth.LoginCookiePrefix+loc.Query().Get("state") {
 				login = c
 			}
@@ -329,7 +328,7 @@ func TestStateAndPKCEMismatch(t *testing.T) {
 		for _, c := range b.Jar.Cookies(u) {
 			if c.Name == reviewauth.LoginCookiePrefix+state {
 				tampered = true
-				b.Jar.SetCookies(u, []*http.Cookie{{Name: c.Name, Value: reseal(t, s, state, c.Value), Path: reviewauth.CallbackPath, Secure: true, HttpOnly: true}})
+				b.Jar.SetCookies(u, []*http.Cookie{{Name: c.Name, Value: reseal(t, s, state, c.Value), Path: "/review", Secure: true, HttpOnly: true}})
 			}
 		}
 		if !tampered {
@@ -603,5 +602,43 @@ func TestStrayCallbackAndTwoTabs(t *testing.T) {
 	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("the page after stray callbacks: %d, want 200 without a new sign-in", resp.StatusCode)
+	}
+}
+
+// A browser keeps at most MaxLogins sign-ins in progress: more tabs (or a
+// flood of sign-in starts) remove the oldest, the newest still complete.
+func TestSignInsInProgressBounded(t *testing.T) {
+	s := newStack(t, elicitation.ReviewerPolicy{}, boltStore(t))
+	_, page := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{})
+	base := s.instances[0].srv.URL
+	b := oidctest.Browser(t)
+	b.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	var states []string
+	for range reviewauth.MaxLogins + 3 {
+		resp, err := b.Get(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		loc, _ := url.Parse(resp.Header.Get("Location"))
+		states = append(states, loc.Query().Get("state"))
+	}
+	u, _ := url.Parse(base + reviewauth.CallbackPath)
+	var kept []string
+	for _, c := range b.Jar.Cookies(u) {
+		if st, ok := strings.CutPrefix(c.Name, reviewauth.LoginCookiePrefix); ok {
+			kept = append(kept, st)
+		}
+	}
+	slices.Sort(kept)
+	newest := slices.Clone(states[len(states)-reviewauth.MaxLogins:])
+	slices.Sort(newest)
+	if !slices.Equal(kept, newest) {
+		t.Fatalf("the browser keeps sign-ins %q, want the %d newest %q", kept, reviewauth.MaxLogins, newest)
+	}
+	// The newest completes.
+	b.CheckRedirect = nil
+	if resp, _ := open(t, b, page, "alice"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("signing in after the flood: %d", resp.StatusCode)
 	}
 }
