@@ -5,6 +5,7 @@ package lambdatest_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -108,7 +109,45 @@ func TestSignIn(t *testing.T) {
 	if out, _ := tool(t, s.fn["mcp"], event(t, "mcp-elicit-status", phKey, s.keys["alice"], phID, sel.ElicitationID)); out.Status != "pending" {
 		t.Fatalf("after one reviewer twice: %+v", out)
 	}
-	if code, body := approve(oidctest.Browser(t), "bob"); code != http.StatusOK || !strings.Contains(body, "Selection sent") {
+	// Forged submissions through the submit function, refused by the
+	// review routes' one origin rule and the token binding: Bob's own
+	// page's form posted by a page on another port (Sec-Fetch-Site:
+	// same-site), and Alice's token sent from Bob's session.
+	bob := oidctest.Browser(t)
+	token := func(b *http.Client, user string) string {
+		t.Helper()
+		_, body, err := oidctest.SignIn(context.Background(), b, sel.ReviewURL, user)
+		m := regexp.MustCompile(`name="token" value="([^"]+)"`).FindStringSubmatch(body)
+		if err != nil || m == nil {
+			t.Fatalf("%s's page: %v\n%.600s", user, err, body)
+		}
+		return m[1]
+	}
+	forged := func(tok string, hdr map[string]string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, sel.ReviewURL, strings.NewReader(url.Values{"token": {tok}, "decision": {"submitted"}, "option": {"a"}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := bob.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := forged(token(bob, "bob"), map[string]string{"Sec-Fetch-Site": "same-site", "Origin": "http://127.0.0.1:1"}); code != http.StatusForbidden || !strings.Contains(body, "This answer came from another site") {
+		t.Fatalf("a same-site forgery through the submit function: %d\n%.600s", code, body)
+	}
+	if code, body := forged(token(alice, "alice"), nil); code != http.StatusForbidden || !strings.Contains(body, "This page cannot send an answer") {
+		t.Fatalf("alice's token from bob's session through the submit function: %d\n%.600s", code, body)
+	}
+	if out, _ := tool(t, s.fn["mcp"], event(t, "mcp-elicit-status", phKey, s.keys["alice"], phID, sel.ElicitationID)); out.Status != "pending" {
+		t.Fatalf("after the forgeries: %+v", out)
+	}
+	if code, body := approve(bob, "bob"); code != http.StatusOK || !strings.Contains(body, "Selection sent") {
 		t.Fatalf("bob: %d\n%.1000s", code, body)
 	}
 	r, _ := rpc(t, s.fn["mcp"], event(t, "mcp-elicit-result", phKey, s.keys["alice"], phID, sel.ElicitationID))
