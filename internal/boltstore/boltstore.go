@@ -57,6 +57,9 @@ type shared struct {
 	// still hold its writer lock (its rollback read the damaged pages too),
 	// so later writes fail at once instead of waiting for it forever.
 	broken atomic.Pointer[error]
+
+	// group lands decisions that arrive together in one transaction.
+	group groupCommit
 }
 
 var (
@@ -255,52 +258,80 @@ func (s *Store) Load(ctx context.Context, id string) (elicitation.Record, error)
 	return rec, err
 }
 
-// Resolve implements elicitation.Store.
+// Resolve implements elicitation.Store. Decisions that arrive together
+// land in one transaction (groupCommit); each returns only once its
+// transaction committed.
 func (s *Store) Resolve(ctx context.Context, id string, t elicitation.Resolution) (elicitation.State, error) {
-	var st elicitation.State
-	decided := false
-	err := s.update(ctx, "resolve "+id, func(tx *bolt.Tx) error {
-		ok, err := getJSON(tx, bucketState, id, &st)
-		switch {
-		case err != nil:
-			return err
-		case !ok:
-			return notFound("resolve", id)
-		}
-		if done, err := t.Check(st); done {
-			if err != nil {
-				return fmt.Errorf("resolve %s: %w", id, err)
-			}
-			return nil
-		}
-		step := t.Step(st)
-		if err := putJSON(tx, bucketState, id, step.Next); err != nil {
-			return err
-		}
-		if step.Answer != nil {
-			if err := putJSON(tx, bucketAnswer, id, step.Answer); err != nil {
-				return err
-			}
-		}
-		if err := appendAudit(tx, id, step.Entry); err != nil {
-			return err
-		}
-		if err := putDeliveries(tx, step.Outbox); err != nil {
-			return err
-		}
-		for _, d := range step.Withdraw {
-			if err := deleteDelivery(tx, d); err != nil {
-				return err
-			}
-		}
-		st = step.Next
-		decided = step.Decides()
-		return nil
+	var (
+		st      elicitation.State
+		decided bool
+		refusal error // why t was refused; a refusal writes nothing
+	)
+	err := s.updateBatched(ctx, "resolve "+id, func(tx *bolt.Tx) error {
+		// A batch may run this more than once: start afresh each time.
+		var err error
+		st, decided, refusal, err = resolveTx(tx, id, t)
+		// A refusal returns nil so that the batch's other decisions land.
+		return err
 	})
+	if err == nil {
+		err = refusal
+	}
 	if err == nil && decided {
 		s.db.wake(id)
 	}
 	return st, err
+}
+
+// resolveTx lands t on id's request in tx and returns the request's state
+// after it and whether t decided it. A refusal (not found, or a resolution
+// that conflicts with the one decided) writes nothing and comes back as
+// refusal, with the stored state; err is a failed read or write, after
+// which tx must not commit.
+func resolveTx(tx *bolt.Tx, id string, t elicitation.Resolution) (st elicitation.State, decided bool, refusal, err error) {
+	ok, err := getJSON(tx, bucketState, id, &st)
+	switch {
+	case err != nil:
+		return st, false, nil, err
+	case !ok:
+		return st, false, notFound("resolve", id), nil
+	}
+	if done, err := t.Check(st); done {
+		if err != nil {
+			return st, false, fmt.Errorf("resolve %s: %w", id, err), nil
+		}
+		return st, false, nil, nil // a retry of what was decided
+	}
+	step := t.Step(st)
+	if err := writeStep(tx, id, step); err != nil {
+		return st, false, nil, err
+	}
+	return step.Next, step.Decides(), nil, nil
+}
+
+// writeStep writes what a resolution's step lands: the next state, the
+// answer, the audit entry and the outbox's changes.
+func writeStep(tx *bolt.Tx, id string, step elicitation.Step) error {
+	if err := putJSON(tx, bucketState, id, step.Next); err != nil {
+		return err
+	}
+	if step.Answer != nil {
+		if err := putJSON(tx, bucketAnswer, id, step.Answer); err != nil {
+			return err
+		}
+	}
+	if err := appendAudit(tx, id, step.Entry); err != nil {
+		return err
+	}
+	if err := putDeliveries(tx, step.Outbox); err != nil {
+		return err
+	}
+	for _, d := range step.Withdraw {
+		if err := deleteDelivery(tx, d); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Consume implements elicitation.Store.
@@ -552,22 +583,51 @@ func (s *Store) view(ctx context.Context, fn func(*bolt.Tx) error) error {
 }
 
 func (s *Store) update(ctx context.Context, op string, fn func(*bolt.Tx) error) error {
+	if err := s.writable(ctx, op); err != nil {
+		return err
+	}
+	return wrapWrite(op, s.db.commit(op, fn))
+}
+
+// updateBatched is update for writes that may share a transaction with
+// others arriving at the same time (groupCommit): fn may run more than once
+// and must reset what it captures at the start of each run.
+func (s *Store) updateBatched(ctx context.Context, op string, fn func(*bolt.Tx) error) error {
+	if err := s.writable(ctx, op); err != nil {
+		return err
+	}
+	run := func(f func(*bolt.Tx) error) error { return s.db.commit("write", f) }
+	return wrapWrite(op, s.db.group.do(run, fn))
+}
+
+// writable refuses a write before it starts: its context ended, or an
+// earlier write found the file damaged.
+func (s *Store) writable(ctx context.Context, op string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	if broken := s.db.broken.Load(); broken != nil {
 		return fmt.Errorf("%s: %w", op, *broken)
 	}
-	if err := guard(op, func() error { return s.db.bolt.Update(fn) }); err != nil {
-		if errors.Is(err, ErrDamaged) {
-			s.db.broken.CompareAndSwap(nil, &err)
-		}
-		if errors.Is(err, elicitation.ErrNotFound) || elicitation.CodeOf(err) != elicitation.CodeInternal {
-			return err
-		}
-		return fmt.Errorf("%s: %w", op, err)
-	}
 	return nil
+}
+
+// commit runs fn in one guarded, committed (fsync'd) bbolt transaction and
+// remembers when it found the file damaged.
+func (sh *shared) commit(op string, fn func(*bolt.Tx) error) error {
+	err := guard(op, func() error { return sh.bolt.Update(fn) })
+	if errors.Is(err, ErrDamaged) {
+		sh.broken.CompareAndSwap(nil, &err)
+	}
+	return err
+}
+
+// wrapWrite says which write failed, except for the domain's own errors.
+func wrapWrite(op string, err error) error {
+	if err == nil || errors.Is(err, elicitation.ErrNotFound) || elicitation.CodeOf(err) != elicitation.CodeInternal {
+		return err
+	}
+	return fmt.Errorf("%s: %w", op, err)
 }
 
 func (sh *shared) subscribe(id string) chan struct{} {
