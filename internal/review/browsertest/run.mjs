@@ -76,6 +76,14 @@ async function tapTo(loc, want = true) {
 
 async function heading(page) { return (await page.locator('h1').first().textContent()).trim(); }
 
+// sideways is how far the page is wider than the viewport it was given
+// (a mobile viewport widens innerWidth to the content, so innerWidth alone
+// would hide it).
+async function sideways(page) {
+  const sw = await page.evaluate(() => document.documentElement.scrollWidth);
+  return sw - page.viewportSize().width;
+}
+
 async function checkTap(page) {
   // Every control's tap target is at least 44 px tall.
   const small = await page.evaluate(() => {
@@ -88,7 +96,7 @@ async function checkTap(page) {
     return out;
   });
   must(small.length === 0, `tap targets under 44px: ${small.join('; ')}`);
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  const overflow = await sideways(page);
   must(overflow <= 0, `page scrolls sideways by ${overflow}px`);
 }
 
@@ -187,7 +195,7 @@ async function xss(f, page, { dialogs, popups }) {
   const resp = await page.goto(base + f.url);
   must(resp.status() === 200, `status ${resp.status()}`);
   await page.waitForTimeout(200);
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  const overflow = await sideways(page);
   must(overflow <= 0, `hostile content widens the page by ${overflow}px`);
   const url = page.url();
   const state = await page.evaluate(() => ({
@@ -471,9 +479,10 @@ async function context(f, page) {
   const c = await page.evaluate(() => {
     const pre = document.querySelector('pre.json');
     const cs = getComputedStyle(pre);
-    return { sh: pre.scrollHeight, ch: pre.clientHeight, sw: pre.scrollWidth, cw: pre.clientWidth, overflow: cs.overflowY, maxH: cs.maxHeight, text: pre.textContent, pageOverflow: document.documentElement.scrollWidth - innerWidth };
+    return { sh: pre.scrollHeight, ch: pre.clientHeight, sw: pre.scrollWidth, cw: pre.clientWidth, overflow: cs.overflowY, maxH: cs.maxHeight, text: pre.textContent };
   });
   must(c.sh <= c.ch + 1 && c.sw <= c.cw + 1, `context clipped: ${JSON.stringify({ ...c, text: undefined })}`);
+  c.pageOverflow = await sideways(page);
   must(c.maxH === 'none' && c.pageOverflow <= 0, `context box: ${JSON.stringify({ ...c, text: undefined })}`);
   must(!/\\u00(26|3c|3e)/i.test(c.text), 'the context shows JSON escapes');
   for (const t of f.text) must(c.text.includes(t), `context lacks ${JSON.stringify(t)}`);
