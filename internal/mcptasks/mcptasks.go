@@ -38,6 +38,14 @@
 // offers a server no way to send a notification it does not know, so
 // notifications/tasks/status and notifications/tasks are not sent; both
 // flavours make them optional, and hosts poll.
+//
+// Toward the go-sdk upstream: the SDK-facing half (Lift, the capability and
+// execution encoding, the custom methods, the per-request flavour, the wire
+// types and errors) knows nothing of elicitation. The other half does: the
+// Service calls (Status, Cancel, Audit, RecordPushAnswer, MaxWait), viewOf's
+// mapping and sentences, and the elicitationId/reviewUrl of the creating
+// tools' results. An upstream version would take those through one small
+// interface (read, cancel, the input request's answer) and a result hook.
 package mcptasks
 
 import (
