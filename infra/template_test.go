@@ -299,7 +299,12 @@ func TestEnvironmentNamesSettings(t *testing.T) {
 				continue
 			}
 			name := strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(k, "ELICITATION_"), "_", "-"))
-			row, ok := compose.Lookup(name)
+			i := slices.IndexFunc(compose.Table, func(r compose.Setting) bool { return r.Name == name })
+			ok := i >= 0
+			var row compose.Setting
+			if ok {
+				row = compose.Table[i]
+			}
 			if !ok || compose.Env(name) != k || !row.In(compose.Lambda) {
 				t.Errorf("%s sets %s, which no Lambda setting of internal/compose reads", fn, k)
 			}
@@ -596,8 +601,10 @@ func TestTimeouts(t *testing.T) {
 			}
 		}
 		// ...and every attempt of a store call must end before the request's
-		// context does, leaving the margin to write the page.
-		if budget := lambdaconfig.PageRetryBudget().Seconds(); budget > to-lambdaconfig.ResponseMargin.Seconds() {
+		// context does, leaving the margin to write the page: every
+		// attempt's timeout and the longest backoff before each retry.
+		pageRetryBudget := lambdaconfig.PageAttempts*lambdaconfig.PageAttemptTimeout + (lambdaconfig.PageAttempts-1)*lambdaconfig.PageMaxBackoff
+		if budget := pageRetryBudget.Seconds(); budget > to-lambdaconfig.ResponseMargin.Seconds() {
 			t.Errorf("%s: a store call's attempts can take %v s, more than its Timeout %v s minus the response margin %v s", fn, budget, to, lambdaconfig.ResponseMargin.Seconds())
 		}
 	}

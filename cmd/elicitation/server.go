@@ -55,13 +55,11 @@ func Start(ctx context.Context, cfg Config, logw io.Writer, opts ...Option) (*Ma
 	return m, nil
 }
 
-// Option adjusts Start (for tests).
+// Option adjusts Start (for tests: WithClock, in clock_test.go).
 type Option func(*options)
 
 type options struct{ now func() time.Time }
 
-// WithClock replaces the service's clock.
-func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
 
 func (m *Main) open(ctx context.Context, o options) error {
 	cfg := m.Config

@@ -181,7 +181,8 @@ func Create(ctx context.Context, s Store, o CreateOptions) (string, Key, error) 
 
 // Verify returns the active key that secret is. It returns an error
 // wrapping ErrInvalid if secret is malformed, unknown, revoked or expired,
-// and another error if the store fails.
+// and another error if the store fails. It is the one rule: the
+// middleware's Verifier decides every uncached key with it.
 func Verify(ctx context.Context, s Store, secret string, now time.Time) (Key, error) {
 	if !WellFormed(secret) {
 		return Key{}, ErrInvalid

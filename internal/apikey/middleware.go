@@ -105,15 +105,13 @@ func (v *verifier) verify(ctx context.Context, token string, _ *http.Request) (*
 		k = c.key
 	} else {
 		var err error
-		k, err = v.o.Store.Lookup(ctx, h)
+		k, err = Verify(ctx, v.o.Store, token, now)
 		switch {
-		case errors.Is(err, ErrNotFound):
+		case errors.Is(err, ErrInvalid):
 			return nil, auth.ErrInvalidToken
 		case err != nil:
 			v.o.Logger.ErrorContext(ctx, "API key lookup failed", "err", err)
 			return nil, errUnavailable
-		case !k.Active(now):
-			return nil, auth.ErrInvalidToken
 		}
 		if v.o.CacheTTL > 0 {
 			v.mu.Lock()

@@ -33,9 +33,6 @@ func TestTableRowsBindDistinctFields(t *testing.T) {
 			t.Errorf("row %q: duplicate, not lower-case or without usage", row.Name)
 		}
 		seen[row.Name] = true
-		if _, ok := compose.Lookup(row.Name); !ok {
-			t.Errorf("Lookup(%q) fails", row.Name)
-		}
 	}
 	base := compose.Defaults()
 	for _, row := range compose.Table {

@@ -288,16 +288,6 @@ var Table = []Setting{
 		bind:  func(s *Settings) Value { return (*levelValue)(&s.LogLevel) }},
 }
 
-// Lookup returns the row of a setting by its flag name.
-func Lookup(name string) (Setting, bool) {
-	for _, row := range Table {
-		if row.Name == name {
-			return row, true
-		}
-	}
-	return Setting{}, false
-}
-
 // Defaults returns the settings with every default of Table applied.
 func Defaults() Settings {
 	var s Settings

@@ -130,13 +130,6 @@ func PageDynamoDB(e AWSEnv) *dynamodb.Client {
 	})
 }
 
-// PageRetryBudget is the longest all attempts of one call of the page
-// functions' client can take: every attempt's timeout and the longest
-// backoff before each retry.
-func PageRetryBudget() time.Duration {
-	return PageAttempts*PageAttemptTimeout + (PageAttempts-1)*PageMaxBackoff
-}
-
 // Store returns compose.Parts.Store: the settings' table through db.
 func Store(db *dynamodb.Client) func(context.Context, compose.Settings) (elicitation.Store, error) {
 	return func(_ context.Context, s compose.Settings) (elicitation.Store, error) {
