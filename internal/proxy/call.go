@@ -74,7 +74,7 @@ func (p *Proxy) act(ctx context.Context, req *mcp.CallToolRequest, c *plan.Call,
 		}
 		return p.forward(ctx, req, pl.Args)
 	case plan.Block:
-		log.Info("tool call not forwarded", "error", pl.Outcome.Error, "reason", pl.Outcome.Reason, "fields", pl.Outcome.MissingOrAmbiguous)
+		log.Info("tool call not forwarded", "err", pl.Outcome.Error, "reason", pl.Outcome.Reason, "fields", pl.Outcome.MissingOrAmbiguous)
 		return pl.Outcome.Result(), nil
 	case plan.Hold:
 		return pl.Hold.Run(ctx, executor{p: p, req: req})
@@ -117,7 +117,7 @@ func (p *Proxy) resume(ctx context.Context, req *mcp.CallToolRequest, c *plan.Ca
 		err = errors.New("the arguments are not an object")
 	}
 	if err != nil {
-		p.logger.Warn("refusing a multi round-trip retry", "tool", c.Name, "error", err)
+		p.logger.Warn("refusing a multi round-trip retry", "tool", c.Name, "err", err)
 		return p.act(ctx, req, c, p.planner.Failed(c, "the retry's request state is invalid or expired: "+err.Error()+"; call the tool again without inputResponses or requestState"))
 	}
 	res, ok := req.Params.InputResponses[inputKey].(*mcp.ElicitResult)

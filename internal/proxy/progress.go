@@ -63,6 +63,6 @@ func (p *Proxy) forwardProgress(_ context.Context, req *mcp.ProgressNotification
 	params.ProgressToken = rt.token
 	params.Meta = cleanMeta(params.Meta)
 	if err := rt.session.NotifyProgress(rt.ctx, &params); err != nil {
-		p.logger.Debug("passing on upstream progress failed", "error", err)
+		p.logger.Debug("passing on upstream progress failed", "err", err)
 	}
 }

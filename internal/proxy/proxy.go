@@ -188,7 +188,7 @@ func New(ctx context.Context, opts Options) (*Proxy, error) {
 		if err := p.refreshTools(ctx); err != nil {
 			// The list is read again when the upstream reconnects or
 			// reports a change.
-			p.logger.Error("reading the upstream tool list failed", "error", err)
+			p.logger.Error("reading the upstream tool list failed", "err", err)
 		}
 	}
 	p.live = true

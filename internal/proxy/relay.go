@@ -199,7 +199,7 @@ func (p *Proxy) relayElicitationComplete(ctx context.Context, req *mcp.Elicitati
 	params := *req.Params
 	params.Meta = cleanMeta(params.Meta)
 	if err := ss.NotifyElicitationComplete(ctx, &params); err != nil {
-		p.logger.Debug("passing on elicitation/complete failed", "error", err)
+		p.logger.Debug("passing on elicitation/complete failed", "err", err)
 	}
 }
 
@@ -318,7 +318,7 @@ func (p *Proxy) resubscribe(ctx context.Context) {
 	}
 	for uri := range p.subs.count {
 		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
-			p.logger.Warn("renewing a resource subscription upstream failed", "error", err)
+			p.logger.Warn("renewing a resource subscription upstream failed", "err", err)
 		}
 	}
 }

@@ -67,7 +67,7 @@ func (p *Proxy) upstreamToolsChanged() {
 		ctx, cancel := context.WithTimeout(ctx, defaultUpstreamTimeout)
 		defer cancel()
 		if err := p.refreshTools(ctx); err != nil {
-			p.logger.Error("refreshing the upstream tool list failed", "error", err)
+			p.logger.Error("refreshing the upstream tool list failed", "err", err)
 		}
 		p.resubscribe(ctx)
 	})
@@ -102,7 +102,7 @@ func (p *Proxy) refreshTools(ctx context.Context) error {
 		for _, rt := range page.Tools {
 			t, err := plan.ParseTool(rt)
 			if err != nil {
-				p.logger.Warn("skipping an upstream tool the proxy cannot read", "error", err)
+				p.logger.Warn("skipping an upstream tool the proxy cannot read", "err", err)
 				continue
 			}
 			if _, dup := tools[t.Name]; !dup {
@@ -168,7 +168,7 @@ func (p *Proxy) register(t *plan.Tool) {
 		// The SDK refuses some schemas that upstreams send (a type other
 		// than "object", malformed header annotations). Route the tool
 		// anyway: its listing is passed on unchanged regardless.
-		p.logger.Warn("the SDK refused an upstream input schema; routing the tool with a permissive one", "tool", t.Name, "error", err)
+		p.logger.Warn("the SDK refused an upstream input schema; routing the tool with a permissive one", "tool", t.Name, "err", err)
 		_ = addTool(p.server, &mcp.Tool{Name: t.Name, InputSchema: json.RawMessage(`{"type":"object"}`)}, handler)
 	}
 }
@@ -201,7 +201,7 @@ func (p *Proxy) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				if _, known := p.tools.get(params.Name); !known {
 					// Perhaps a tool added since the last list_changed.
 					if err := p.refreshTools(ctx); err != nil {
-						p.logger.Warn("refreshing the upstream tool list failed", "error", err)
+						p.logger.Warn("refreshing the upstream tool list failed", "err", err)
 					}
 				}
 			}
@@ -222,7 +222,7 @@ func (p *Proxy) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if params, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok {
 				if cs, err := p.up.Session(); err == nil {
 					if err := cs.SetLoggingLevel(ctx, cleanParams(params)); err != nil {
-						p.logger.Debug("passing logging/setLevel upstream failed", "error", err)
+						p.logger.Debug("passing logging/setLevel upstream failed", "err", err)
 					}
 				}
 			}
@@ -244,7 +244,7 @@ func (p *Proxy) listTools(ctx context.Context, req mcp.Request) (mcp.Result, err
 		// client listing right after the upstream came up sees its tools.
 		if _, err := p.ensureUpstream(ctx); err == nil {
 			if err := p.refreshTools(ctx); err != nil {
-				p.logger.Warn("reading the upstream tool list failed", "error", err)
+				p.logger.Warn("reading the upstream tool list failed", "err", err)
 			}
 			if raw, ok := p.tools.page(cursor); ok {
 				return newRawResult(raw, req), nil

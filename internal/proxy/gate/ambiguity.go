@@ -34,7 +34,7 @@ func (g *Gate) resolveAmbiguity(ctx context.Context, c Call, a *config.Ambiguity
 	if a.Candidates != nil {
 		cands, err := g.candidates(ctx, a.Candidates, obj)
 		if err != nil {
-			g.log.Warn("the candidate source failed; asking for a more specific value instead", "tool", name, "source", a.Candidates.Tool, "error", err.Error())
+			g.log.Warn("the candidate source failed; asking for a more specific value instead", "tool", name, "source", a.Candidates.Tool, "err", err.Error())
 		}
 		if len(cands) > 0 {
 			return g.pick(ctx, c, a, obj, digest, cands)

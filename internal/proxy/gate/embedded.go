@@ -103,7 +103,7 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 		// user's business: its warnings and errors only.
 		Log: slog.New(minLevel{log.Handler(), slog.LevelWarn}),
 		OnCreated: func(ctx context.Context, id, url string) {
-			log.Info("review requested: open the review page", "elicitation_id", id, "url", url)
+			log.Info("review requested: open the review page", "elicitationId", id, "url", url)
 			if o.OnCreated != nil {
 				o.OnCreated(ctx, id, url)
 			}

@@ -209,7 +209,7 @@ func (g *Gate) view(t Tool, obj map[string]any, digest, why string) view {
 func (g *Gate) decide(kind, tool, digest, decision, channel, id string, attrs ...any) {
 	args := []any{"gate", kind, "tool", tool, "digest", digest, "decision", decision, "channel", channel}
 	if id != "" {
-		args = append(args, "elicitation_id", id)
+		args = append(args, "elicitationId", id)
 	}
 	g.log.Info("gate decision", append(args, attrs...)...)
 }
@@ -342,7 +342,7 @@ func (g *Gate) reviewFailed(kind, name, digest string, fields []string, err erro
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return Decision{}, err
 	}
-	g.decide(kind, name, digest, "failed", "review_page", "", "error", err.Error())
+	g.decide(kind, name, digest, "failed", "review_page", "", "err", err.Error())
 	return refuse(&Payload{Error: ErrorRequired, Tool: name, Status: StatusFailed, Reason: ReasonReviewFailed, MissingOrAmbiguous: fields, ArgumentsDigest: digest,
 		Message: fmt.Sprintf("The tool %s was not called: asking a human on the review page failed (the elicitation service could not be reached or refused the request). Call it again later.", name)})
 }

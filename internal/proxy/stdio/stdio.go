@@ -288,7 +288,7 @@ func (s *fastSession) refuseBatch() bool {
 		_, err = s.w.Write(append(b, '\n'))
 	}
 	if err != nil {
-		s.f.Logger().Debug("refusing a JSON-RPC batch: writing the error failed", "error", err)
+		s.f.Logger().Debug("refusing a JSON-RPC batch: writing the error failed", "err", err)
 	}
 	return true
 }
@@ -340,7 +340,7 @@ func (s *fastSession) tryFast(id jsonrpc.ID, raw json.RawMessage) bool {
 			}
 		}
 		if werr := s.write(out); werr != nil {
-			s.f.Logger().Debug("writing a forwarded tool result failed", "error", werr)
+			s.f.Logger().Debug("writing a forwarded tool result failed", "err", werr)
 		}
 	})
 	if err != nil {

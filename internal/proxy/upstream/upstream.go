@@ -202,7 +202,7 @@ func Dial(ctx context.Context, opts Options) (*Conn, error) {
 	}
 	err := c.connect(ctx)
 	if err != nil {
-		c.logger.Warn("upstream not reachable yet; serving and connecting in the background", "upstream", c.Describe(), "error", c.redact(err.Error()))
+		c.logger.Warn("upstream not reachable yet; serving and connecting in the background", "upstream", c.Describe(), "err", c.redact(err.Error()))
 	}
 	go c.supervise(err == nil)
 	return c, nil
@@ -413,7 +413,7 @@ func (c *Conn) supervise(connected bool) {
 		if ch != nil {
 			note = ch.exitNote()
 		}
-		c.logger.Error("upstream connection lost; reconnecting", "upstream", c.Describe(), "error", c.redact(errText(err))+note)
+		c.logger.Error("upstream connection lost; reconnecting", "upstream", c.Describe(), "err", c.redact(errText(err))+note)
 		c.mu.Lock()
 		c.lastErr = fmt.Errorf("connection lost%s", note)
 		c.mu.Unlock()
@@ -452,7 +452,7 @@ func (c *Conn) reconnect() bool {
 			}
 			return true
 		}
-		c.logger.Error("upstream reconnection failed", "upstream", c.Describe(), "attempt", attempt, "error", c.redact(err.Error()))
+		c.logger.Error("upstream reconnection failed", "upstream", c.Describe(), "attempt", attempt, "err", c.redact(err.Error()))
 		backoff = min(backoff*2, c.opts.MaxBackoff)
 	}
 }
