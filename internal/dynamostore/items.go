@@ -49,6 +49,7 @@ const (
 	attrDecision     = "decision"
 	attrDecidedAt    = "decidedAt"
 	attrDecidedBy    = "decidedBy"
+	attrDecidedVia   = "decidedVia"
 	attrSubmissionID = "submissionId"
 	attrAnswerDigest = "answerDigest"
 	attrConsumedAt   = "consumedAt"
@@ -68,6 +69,7 @@ const (
 	attrAction    = "action"
 	attrPrincipal = "principal"
 	attrDetail    = "detail"
+	attrVia       = "via"
 )
 
 // The retention index: a sparse, keys-only global secondary index over the
@@ -185,6 +187,7 @@ func stateItem(st elicitation.State, tok string) item {
 	putStr(it, attrDecision, string(st.Decision))
 	putTime(it, attrDecidedAt, st.DecidedAt)
 	putStr(it, attrDecidedBy, st.DecidedBy)
+	putStr(it, attrDecidedVia, string(st.DecidedVia))
 	putStr(it, attrSubmissionID, st.SubmissionID)
 	putStr(it, attrAnswerDigest, st.AnswerDigest)
 	putTime(it, attrConsumedAt, st.ConsumedAt)
@@ -230,6 +233,7 @@ func decodeState(it item) stored {
 			Decision:     elicitation.Decision(getS(it, attrDecision)),
 			DecidedAt:    getTime(it, attrDecidedAt),
 			DecidedBy:    getS(it, attrDecidedBy),
+			DecidedVia:   elicitation.Via(getS(it, attrDecidedVia)),
 			SubmissionID: getS(it, attrSubmissionID),
 			AnswerDigest: getS(it, attrAnswerDigest),
 			ConsumedAt:   getTime(it, attrConsumedAt),
@@ -364,6 +368,7 @@ func auditItem(id string, e elicitation.AuditEntry, ttl types.AttributeValue) it
 	it[attrAction] = str(string(e.Action))
 	putStr(it, attrPrincipal, e.Principal)
 	putStr(it, attrDetail, e.Detail)
+	putStr(it, attrVia, string(e.Via))
 	it[attrTTL] = ttl
 	return it
 }
@@ -384,6 +389,7 @@ func decodeAudit(it item) elicitation.AuditEntry {
 		Action:    elicitation.Action(getS(it, attrAction)),
 		Principal: getS(it, attrPrincipal),
 		Detail:    getS(it, attrDetail),
+		Via:       elicitation.Via(getS(it, attrVia)),
 	}
 }
 

@@ -335,7 +335,7 @@ func (s *Store) resolveItems(id string, cur stored, t elicitation.Resolution, to
 	}
 	for _, f := range []struct{ name, value string }{
 		{attrDecision, string(next.Decision)}, {attrDecidedBy, next.DecidedBy}, {attrSubmissionID, next.SubmissionID},
-		{attrAnswerDigest, next.AnswerDigest},
+		{attrAnswerDigest, next.AnswerDigest}, {attrDecidedVia, string(next.DecidedVia)},
 	} {
 		if f.value != "" {
 			set += ", #" + f.name + " = :" + f.name

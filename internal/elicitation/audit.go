@@ -32,6 +32,8 @@ type AuditEntry struct {
 	// Detail is a short, non-sensitive note: the decision, the reason a
 	// submission was refused. Never argument values, keys or tokens.
 	Detail string `json:"detail,omitempty"`
+	// Via says where a decision was made (decided and approved entries).
+	Via Via `json:"via,omitempty"`
 }
 
 // AuditTrail is a request's audit trail as read back.

@@ -21,6 +21,26 @@ type Submission struct {
 	Comment string
 	// By is the reviewer's principal; empty means Reviewer.
 	By string
+	// Via says where the answer was given; empty means ViaPage.
+	Via Via
+}
+
+// Via names where a decision was made: the review page, the MCP App in
+// the agent's host, or the host's own form (a form elicitation).
+type Via string
+
+const (
+	ViaPage     Via = "page"
+	ViaApp      Via = "app"
+	ViaHostForm Via = "host-form"
+)
+
+// orPage is v, or ViaPage when v is empty.
+func (v Via) orPage() Via {
+	if v == "" {
+		return ViaPage
+	}
+	return v
 }
 
 // CheckSelection validates picked option ids: every id one of the options,

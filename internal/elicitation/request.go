@@ -64,10 +64,13 @@ type State struct {
 	// trail: ExpiresAt plus the retention period.
 	RetainUntil time.Time `json:"retainUntil"`
 
-	Decision     Decision  `json:"decision,omitempty"`
-	DecidedAt    time.Time `json:"decidedAt,omitzero"`
-	DecidedBy    string    `json:"decidedBy,omitempty"`
-	SubmissionID string    `json:"submissionId,omitempty"`
+	Decision  Decision  `json:"decision,omitempty"`
+	DecidedAt time.Time `json:"decidedAt,omitzero"`
+	DecidedBy string    `json:"decidedBy,omitempty"`
+	// DecidedVia says where the decision was made (empty for cancels and
+	// for decisions stored before it was recorded).
+	DecidedVia   Via    `json:"decidedVia,omitempty"`
+	SubmissionID string `json:"submissionId,omitempty"`
 	// AnswerDigest names the decision and answer that won (see
 	// Resolution.Digest): a resend of SubmissionID is a retry only with it.
 	AnswerDigest string    `json:"answerDigest,omitempty"`

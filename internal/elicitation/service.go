@@ -492,7 +492,7 @@ func (s *Service) Submit(ctx context.Context, id, key string, sub Submission) (S
 	if sub.ID == "" {
 		return refuse("missing submission id", invalid(ErrSubmissionIDMissing, "submission", "the submission has no id; reload the page"))
 	}
-	t := Resolution{Status: Status(sub.Decision), SubmissionID: sub.ID, At: s.now().UTC(), By: orReviewer(sub.By)}
+	t := Resolution{Status: Status(sub.Decision), SubmissionID: sub.ID, At: s.now().UTC(), By: orReviewer(sub.By), Via: sub.Via.orPage()}
 	if st, resent, retry := s.resend(rec, sub, t); resent {
 		if retry {
 			return st, nil

@@ -166,6 +166,8 @@ type Resolution struct {
 	SubmissionID string
 	At           time.Time
 	By           string
+	// Via says where the decision was made (empty for cancels).
+	Via Via
 	// Answer is what was submitted (nil for declines and cancels).
 	Answer *Answer
 	// Detail goes into the audit entry (never argument values).
@@ -177,7 +179,7 @@ type Resolution struct {
 
 // AuditEntry is the entry a store writes together with the resolution.
 func (t Resolution) AuditEntry() AuditEntry {
-	e := AuditEntry{At: t.At, Principal: t.By, Detail: t.Detail}
+	e := AuditEntry{At: t.At, Principal: t.By, Detail: t.Detail, Via: t.Via}
 	switch t.Status {
 	case StatusCanceled:
 		e.Action = ActionCanceled
@@ -198,6 +200,7 @@ func (t Resolution) Apply(s State) State {
 	s.SubmissionID = t.SubmissionID
 	if t.Status != StatusCanceled {
 		s.Decision = Decision(t.Status)
+		s.DecidedVia = t.Via
 		s.AnswerDigest = t.Digest()
 	}
 	return s

@@ -112,7 +112,7 @@ func runFlows(t *testing.T, e *env, cs *mcp.ClientSession) {
 			t.Errorf("status after decision = %v", got)
 		}
 		res := ok(t, cs, mcptools.ToolResult, map[string]any{"elicitationId": id})
-		want := map[string]any{"status": "consumed", "decision": "submitted", "context": nil, "formSubmission": nil, "selectedIds": []any{"b"}, "comment": nil, "decidedBy": nil}
+		want := map[string]any{"status": "consumed", "decision": "submitted", "context": nil, "formSubmission": nil, "selectedIds": []any{"b"}, "comment": nil, "decidedBy": nil, "decidedVia": "page"}
 		if !jsonEqual(res, want) {
 			t.Errorf("result = %v, want %v", res, want)
 		}
@@ -169,7 +169,7 @@ func runFlows(t *testing.T, e *env, cs *mcp.ClientSession) {
 			t.Fatalf("await = %v %q", r.structured, r.text)
 		}
 		res := ok(t, cs, mcptools.ToolResult, map[string]any{"elicitationId": c["elicitationId"]})
-		want := map[string]any{"status": "consumed", "decision": "submitted", "context": ctxv, "formSubmission": nil, "selectedIds": nil, "comment": nil, "decidedBy": nil}
+		want := map[string]any{"status": "consumed", "decision": "submitted", "context": ctxv, "formSubmission": nil, "selectedIds": nil, "comment": nil, "decidedBy": nil, "decidedVia": "page"}
 		if !jsonEqual(res, want) {
 			t.Errorf("result = %v, want %v", res, want)
 		}
@@ -226,7 +226,7 @@ func runFlows(t *testing.T, e *env, cs *mcp.ClientSession) {
 			t.Fatalf("await = %v %q, want declined", r.structured, r.text)
 		}
 		res := ok(t, cs, mcptools.ToolResult, map[string]any{"elicitationId": id})
-		want := map[string]any{"status": "consumed", "decision": "declined", "context": nil, "formSubmission": nil, "selectedIds": nil, "comment": "None fit: I need one <near> the station & cheaper", "decidedBy": nil}
+		want := map[string]any{"status": "consumed", "decision": "declined", "context": nil, "formSubmission": nil, "selectedIds": nil, "comment": "None fit: I need one <near> the station & cheaper", "decidedBy": nil, "decidedVia": "page"}
 		if !jsonEqual(res, want) {
 			t.Errorf("result = %v, want %v", res, want)
 		}

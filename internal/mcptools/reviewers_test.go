@@ -40,7 +40,7 @@ func TestReviewersAndQuorum(t *testing.T) {
 	}
 	res := ok(t, cs, mcptools.ToolResult, map[string]any{"elicitationId": id})
 	want := map[string]any{"status": "consumed", "decision": "submitted", "context": nil, "formSubmission": nil, "selectedIds": []any{"b"}, "comment": nil,
-		"decidedBy": "dave@example.com", "approvedBy": []any{"alice@example.com", "dave@example.com"}}
+		"decidedBy": "dave@example.com", "decidedVia": "page", "approvedBy": []any{"alice@example.com", "dave@example.com"}}
 	if !jsonEqual(res, want) {
 		t.Errorf("result = %v, want %v", res, want)
 	}

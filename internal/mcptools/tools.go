@@ -82,7 +82,7 @@ func (s *Server) tools() []tool {
 		{&mcp.Tool{
 			Name:  ToolResult,
 			Title: "Read the human's decision",
-			Description: "Returns the decision of a decided request (submitted or declined), the context you sent, formSubmission (approval form values), selectedIds (selection), the reviewer's optional comment and decidedBy (the signed-in reviewer, null without sign-in), " +
+			Description: "Returns the decision of a decided request (submitted or declined), the context you sent, formSubmission (approval form values), selectedIds (selection), the reviewer's optional comment, decidedBy (the signed-in reviewer, null without sign-in) and decidedVia (page, app or host-form), " +
 				"and marks it consumed. Reading it again returns the same answer. " +
 				"Errors: not_decided while pending (call elicit_await), expired, canceled.",
 			InputSchema:  idInputSchema,
@@ -278,6 +278,7 @@ type auditEntry struct {
 	Action    elicitation.Action `json:"action"`
 	Principal string             `json:"principal"`
 	Detail    string             `json:"detail,omitempty"`
+	Via       elicitation.Via    `json:"via,omitempty"`
 }
 
 func (s *Server) status(ctx context.Context, req *mcp.CallToolRequest) (any, error) {
@@ -305,7 +306,7 @@ func (s *Server) status(ctx context.Context, req *mcp.CallToolRequest) (any, err
 		}
 		out.Audit = &auditOutput{Entries: make([]auditEntry, len(tr.Entries)), Omitted: tr.Omitted}
 		for i, e := range tr.Entries {
-			out.Audit.Entries[i] = auditEntry{At: timestamp(e.At), Action: e.Action, Principal: e.Principal, Detail: e.Detail}
+			out.Audit.Entries[i] = auditEntry{At: timestamp(e.At), Action: e.Action, Principal: e.Principal, Detail: e.Detail, Via: e.Via}
 		}
 	}
 	return out, nil
@@ -327,6 +328,7 @@ type resultOutput struct {
 	SelectedIDs    []string             `json:"selectedIds"`
 	Comment        *string              `json:"comment"`
 	DecidedBy      *string              `json:"decidedBy"`
+	DecidedVia     elicitation.Via      `json:"decidedVia,omitempty"`
 	ApprovedBy     []string             `json:"approvedBy,omitempty"`
 }
 
@@ -339,7 +341,7 @@ func (s *Server) result(ctx context.Context, req *mcp.CallToolRequest) (any, err
 	if err != nil {
 		return nil, err
 	}
-	out := resultOutput{Status: r.State.Status, Decision: r.Decision, Context: r.Context, FormSubmission: r.Form, SelectedIDs: r.SelectedIDs}
+	out := resultOutput{Status: r.State.Status, Decision: r.Decision, Context: r.Context, FormSubmission: r.Form, SelectedIDs: r.SelectedIDs, DecidedVia: r.State.DecidedVia}
 	if r.Comment != "" {
 		out.Comment = &r.Comment
 	}

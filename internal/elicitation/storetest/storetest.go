@@ -190,10 +190,10 @@ func testTransitions(t *testing.T, open Factory) {
 		answer  *elicitation.Answer
 		outcome elicitation.Decision
 	}{
-		{"selection submitted", NewSelection(t, 5, time.Hour), elicitation.Resolution{Status: elicitation.StatusSubmitted, SubmissionID: "s1", By: "reviewer", Answer: answer}, elicitation.StatusSubmitted, answer, elicitation.DecisionSubmitted},
+		{"selection submitted", NewSelection(t, 5, time.Hour), elicitation.Resolution{Status: elicitation.StatusSubmitted, SubmissionID: "s1", By: "reviewer", Via: elicitation.ViaHostForm, Answer: answer}, elicitation.StatusSubmitted, answer, elicitation.DecisionSubmitted},
 		{"selection declined", NewSelection(t, 5, time.Hour), elicitation.Resolution{Status: elicitation.StatusDeclined, SubmissionID: "s1", By: "reviewer"}, elicitation.StatusDeclined, nil, elicitation.DecisionDeclined},
-		{"selection declined with a comment", NewSelection(t, 5, time.Hour), elicitation.Resolution{Status: elicitation.StatusDeclined, SubmissionID: "s1", By: "reviewer", Answer: declineNote}, elicitation.StatusDeclined, declineNote, elicitation.DecisionDeclined},
-		{"approval submitted with form", NewApproval(t, time.Hour), elicitation.Resolution{Status: elicitation.StatusSubmitted, SubmissionID: "s1", By: "bob", Answer: form}, elicitation.StatusSubmitted, form, elicitation.DecisionSubmitted},
+		{"selection declined with a comment", NewSelection(t, 5, time.Hour), elicitation.Resolution{Status: elicitation.StatusDeclined, SubmissionID: "s1", By: "reviewer", Via: elicitation.ViaPage, Answer: declineNote}, elicitation.StatusDeclined, declineNote, elicitation.DecisionDeclined},
+		{"approval submitted with form", NewApproval(t, time.Hour), elicitation.Resolution{Status: elicitation.StatusSubmitted, SubmissionID: "s1", By: "bob", Via: elicitation.ViaApp, Answer: form}, elicitation.StatusSubmitted, form, elicitation.DecisionSubmitted},
 		{"approval canceled", NewApproval(t, time.Hour), elicitation.Resolution{Status: elicitation.StatusCanceled, By: "alice"}, elicitation.StatusCanceled, nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -239,6 +239,13 @@ func testTransitions(t *testing.T, open Factory) {
 				t.Fatal(err)
 			}
 			wantActions(t, tr, elicitation.ActionCreated, tc.res.AuditEntry().Action)
+			// Where the decision was made is in the state and in its audit entry.
+			if want.DecidedVia != tc.res.Via && tc.res.Status != elicitation.StatusCanceled {
+				t.Errorf("Apply dropped Via %q: %q", tc.res.Via, want.DecidedVia)
+			}
+			if last := tr.Entries[len(tr.Entries)-1]; last.Via != tc.res.Via {
+				t.Errorf("audit entry via = %q, want %q", last.Via, tc.res.Via)
+			}
 		})
 	}
 }
@@ -521,7 +528,7 @@ func testAudit(t *testing.T, open Factory) {
 			want = append(want, f)
 		}
 	}
-	res := elicitation.Resolution{Status: elicitation.StatusDeclined, SubmissionID: "s", At: next(), By: "reviewer"}
+	res := elicitation.Resolution{Status: elicitation.StatusDeclined, SubmissionID: "s", At: next(), By: "reviewer", Via: elicitation.ViaHostForm}
 	if _, err := b.Resolve(ctx, r.State.ID, res); err != nil {
 		t.Fatal(err)
 	}
@@ -542,7 +549,7 @@ func testAudit(t *testing.T, open Factory) {
 	}
 	for i := range want {
 		g, w := tr.Entries[i], want[i]
-		if !g.At.Equal(w.At) || g.Action != w.Action || g.Principal != w.Principal || g.Detail != w.Detail {
+		if !g.At.Equal(w.At) || g.Action != w.Action || g.Principal != w.Principal || g.Detail != w.Detail || g.Via != w.Via {
 			t.Errorf("entry %d = %+v, want %+v", i, g, w)
 		}
 	}

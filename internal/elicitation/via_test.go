@@ -1,0 +1,58 @@
+package elicitation_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+)
+
+// A decision records where it was made: the caller of Submit says so, and
+// the page is what an unnamed caller means. It lands in the state (so in
+// elicit_result) and in the decided audit entry.
+func TestSubmitRecordsVia(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		via, want elicitation.Via
+		decision  elicitation.Decision
+	}{
+		{"", elicitation.ViaPage, elicitation.DecisionSubmitted},
+		{elicitation.ViaHostForm, elicitation.ViaHostForm, elicitation.DecisionDeclined},
+		{elicitation.ViaApp, elicitation.ViaApp, elicitation.DecisionSubmitted},
+	} {
+		t.Run(string(tc.want), func(t *testing.T) {
+			svc, _, _ := newService(t)
+			cr, err := svc.CreateSelection(ctx, "alice", elicitation.SelectionInput{Message: "Which?", Options: options(3), TimeoutSeconds: 60})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sub := elicitation.Submission{ID: "s1", Decision: tc.decision, Via: tc.via}
+			if tc.decision == elicitation.DecisionSubmitted {
+				sub.SelectedIDs = []string{"o1"}
+			}
+			if _, err := svc.Submit(ctx, cr.State.ID, cr.ReviewKey, sub); err != nil {
+				t.Fatal(err)
+			}
+			r, err := svc.Result(ctx, "alice", cr.State.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.State.DecidedVia != tc.want {
+				t.Errorf("DecidedVia = %q, want %q", r.State.DecidedVia, tc.want)
+			}
+			tr, err := svc.Audit(ctx, "alice", cr.State.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []elicitation.Via
+			for _, e := range tr.Entries {
+				if e.Action == elicitation.ActionDecided {
+					got = append(got, e.Via)
+				}
+			}
+			if len(got) != 1 || got[0] != tc.want {
+				t.Errorf("decided entries via = %v, want [%s]", got, tc.want)
+			}
+		})
+	}
+}
