@@ -305,7 +305,7 @@ func StateKeys(ctx context.Context, a *App) (*sealer.Keyring, error) {
 	default:
 		return nil, nil
 	}
-	keys, err := ParseKeys(text)
+	keys, err := sealer.ParseKeys(text)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -313,25 +313,15 @@ func StateKeys(ctx context.Context, a *App) (*sealer.Keyring, error) {
 }
 
 // InitialKeyID is the key id of a bare secret: the value Secrets Manager
-// generates when the stack is created.
-const InitialKeyID = "k0"
+// generates when the stack is created (sealer.InitialKeyID).
+const InitialKeyID = sealer.InitialKeyID
 
-// ParseKeys reads the keys of every keyring a deployment configures (page
-// tokens, push state): keyring text ("k1:NEWBASE64,k0:OLDBASE64", the
-// first key current, sealer.ParseKeys), or a bare base64 secret, which is
-// the key InitialKeyID (so that "k1:NEW,k0:<the old bare value>" rotates
-// it).
-func ParseKeys(text string) ([]sealer.Key, error) {
-	text = strings.TrimSpace(text)
-	if text != "" && !strings.ContainsAny(text, ":,") {
-		text = InitialKeyID + ":" + text
-	}
-	return sealer.ParseKeys(text)
-}
-
-// ParseKeyring reads the page-token keyring (ParseKeys).
+// ParseKeyring reads the page-token keyring with the one keyring parser
+// (sealer.ParseKeys): keyring text ("k1:NEWBASE64,k0:OLDBASE64", the
+// first key current), or a bare base64 secret, which is the key
+// InitialKeyID.
 func ParseKeyring(text string) (*pagetoken.Keyring, error) {
-	keys, err := ParseKeys(text)
+	keys, err := sealer.ParseKeys(text)
 	if err != nil {
 		return nil, err
 	}

@@ -44,14 +44,24 @@ type Key struct {
 	Secret []byte
 }
 
+// InitialKeyID is the id of a bare secret: the value an operator (or
+// Secrets Manager, when a stack is created) generates before any rotation.
+const InitialKeyID = "k0"
+
 // ParseKeys is the one reader of keyring text, for every keyring of the
 // product (page tokens, sign-in cookies, push state, the proxy's request
 // state): "kid:base64secret[,kid:base64secret…]", the first key current;
 // secrets in standard or URL base64, padded or not. Spaces around the
-// parts are ignored. CheckKeys says what a key must be.
+// parts are ignored. A bare secret (no ':' or ',') is the key
+// InitialKeyID, so that "k1:NEW,k0:<the old bare value>" rotates it.
+// CheckKeys says what a key must be.
 func ParseKeys(text string) ([]Key, error) {
+	text = strings.TrimSpace(text)
+	if text != "" && !strings.ContainsAny(text, ":,") {
+		text = InitialKeyID + ":" + text
+	}
 	var keys []Key
-	for i, part := range strings.Split(strings.TrimSpace(text), ",") {
+	for i, part := range strings.Split(text, ",") {
 		id, b64, ok := strings.Cut(strings.TrimSpace(part), ":")
 		if !ok {
 			return nil, fmt.Errorf("key %d: want kid:base64secret", i+1)

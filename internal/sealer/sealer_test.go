@@ -110,6 +110,9 @@ func TestParseKeys(t *testing.T) {
 	if err != nil || len(keys) != 2 || keys[0].ID != "k1" || string(keys[0].Secret) != string(keys[1].Secret) {
 		t.Fatalf("ParseKeys = %+v, %v", keys, err)
 	}
+	if bare, err := sealer.ParseKeys(" " + s + " "); err != nil || len(bare) != 1 || bare[0].ID != sealer.InitialKeyID || string(bare[0].Secret) != string(keys[0].Secret) {
+		t.Fatalf("a bare secret: %+v, %v; want the key %s", bare, err, sealer.InitialKeyID)
+	}
 	for _, bad := range []string{"", "k1", "k1:!!!", "k1:c2hvcnQ", ":" + s, "k 1:" + s, "k1:" + s + ",k1:" + s} {
 		if _, err := sealer.ParseKeys(bad); err == nil {
 			t.Errorf("ParseKeys(%q) succeeded", bad)

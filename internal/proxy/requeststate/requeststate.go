@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/sealer"
@@ -23,8 +22,9 @@ const MinKeyLen = sealer.MinSecretBytes
 // ErrInvalid is returned for a state that is malformed, forged or expired.
 var ErrInvalid = errors.New("invalid request state")
 
-// keyID names a key given as bare bytes or a bare base64 secret.
-const keyID = "k0"
+// keyID names a key given as bare bytes (NewSealer), as sealer.ParseKeys
+// names a bare base64 secret.
+const keyID = sealer.InitialKeyID
 
 const purpose = "proxy request state v2"
 
@@ -47,10 +47,6 @@ func NewSealer(key []byte) (*Sealer, error) {
 // the key rotates. A bare secret is the key "k0" ("k1:NEW,k0:OLD" rotates
 // it).
 func Parse(text string) (*Sealer, error) {
-	text = strings.TrimSpace(text)
-	if text != "" && !strings.ContainsAny(text, ":,") {
-		text = keyID + ":" + text
-	}
 	keys, err := sealer.ParseKeys(text)
 	if err != nil {
 		return nil, fmt.Errorf("request state key: %w", err)
