@@ -2,6 +2,8 @@ package mcptasks_test
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -162,6 +164,44 @@ func TestExtCancelExpireAndErrors(t *testing.T) {
 			b, _ := json.Marshal(r)
 			if !strings.Contains(string(b), "expired") {
 				t.Fatalf("elicit_status: %s", b)
+			}
+		})
+	}
+}
+
+// A subscriptions/listen asking for task notifications without the
+// extension is refused with -32021; with it, it is acknowledged (no task
+// notifications are sent: the host polls).
+func TestExtListenForTasks(t *testing.T) {
+	for _, ep := range endpoints {
+		t.Run(ep.name, func(t *testing.T) {
+			w := newWorld(t, ep.o)
+			listen := func(caps string) map[string]any {
+				body := `{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{"notifications":{"taskIds":["x"]},"_meta":{"io.modelcontextprotocol/clientCapabilities":` + caps + `,"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
+				req, _ := http.NewRequest(http.MethodPost, w.servers[0].URL+"/mcp", strings.NewReader(body))
+				req.Header.Set("Authorization", "Bearer tok-alice")
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				req.Header.Set("Mcp-Protocol-Version", ext)
+				req.Header.Set("Mcp-Method", "subscriptions/listen")
+				res, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer res.Body.Close()
+				b, _ := io.ReadAll(res.Body)
+				var msg map[string]any
+				if err := json.Unmarshal(answerOf(b), &msg); err != nil {
+					t.Fatalf("listen answered %d %q", res.StatusCode, b)
+				}
+				return msg
+			}
+			refused := listen(`{}`)
+			if e, _ := refused["error"].(map[string]any); e["code"] != float64(mcp.CodeMissingRequiredClientCapabilities) || refused["id"] != float64(9) {
+				t.Fatalf("listen without the extension: %v", refused)
+			}
+			if ok := listen(`{"extensions":{"io.modelcontextprotocol/tasks":{}}}`); ok["error"] != nil || ok["result"] == nil {
+				t.Fatalf("listen with the extension: %v", ok)
 			}
 		})
 	}

@@ -14,18 +14,36 @@ import (
 const taskMeta = "elicitation/task"
 
 // Lift returns next with each session-era tools/call POST's params.task
-// moved into params._meta, where the SDK keeps it. Bodies of at most
-// maxBody bytes are looked at, and only those that mention "task"; every
-// other request reaches next untouched (next applies its own body limit).
+// moved into params._meta, where the SDK keeps it, and a 2026-07-28
+// subscriptions/listen asking for task notifications (notifications.taskIds,
+// which the SDK drops) without declaring the extension refused with -32021,
+// as the extension requires. Bodies of at most maxBody bytes are looked at,
+// and only those that mention "task" or "taskIds"; every other request
+// reaches next untouched (next applies its own body limit). A listen that
+// declares the extension is acknowledged by the SDK without the task ids:
+// no task notifications are sent, so the host polls.
 func Lift(next http.Handler, maxBody int64) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.Body == nil || r.Header.Get("Mcp-Protocol-Version") >= FirstExtensionVersion {
+		ext := r.Header.Get("Mcp-Protocol-Version") >= FirstExtensionVersion
+		if r.Method != http.MethodPost || r.Body == nil || (ext && r.Header.Get("Mcp-Method") != "subscriptions/listen") {
 			next.ServeHTTP(w, r)
 			return
 		}
+		look := []byte(`"task"`)
+		if ext {
+			look = []byte(`"taskIds"`)
+		}
 		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-		if err != nil || int64(len(body)) > maxBody || !bytes.Contains(body, []byte(`"task"`)) {
+		if err != nil || int64(len(body)) > maxBody || !bytes.Contains(body, look) {
 			r.Body = rebody{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+			next.ServeHTTP(w, r)
+			return
+		}
+		if ext {
+			if refuseListen(w, body) {
+				return
+			}
+			r.Body = rebody{bytes.NewReader(body), r.Body}
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -79,4 +97,36 @@ func lift(body []byte) ([]byte, bool) {
 	}
 	out, err := json.Marshal(msg)
 	return out, err == nil
+}
+
+// refuseListen answers a subscriptions/listen that asks for task
+// notifications without declaring the extension; it reports whether it did.
+func refuseListen(w http.ResponseWriter, body []byte) bool {
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Params struct {
+			Notifications struct {
+				TaskIDs json.RawMessage `json:"taskIds"`
+			} `json:"notifications"`
+			Meta struct {
+				Caps struct {
+					Extensions map[string]json.RawMessage `json:"extensions"`
+				} `json:"io.modelcontextprotocol/clientCapabilities"`
+			} `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil || msg.Params.Notifications.TaskIDs == nil || len(msg.ID) == 0 {
+		return false
+	}
+	if _, ok := msg.Params.Meta.Caps.Extensions[Extension]; ok {
+		return false
+	}
+	out, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "error": map[string]any{
+		"code":    -32021,
+		"message": "Missing required client capability: task notifications need the " + Extension + " extension in the request's capabilities",
+		"data":    map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{Extension: map[string]any{}}}},
+	}})
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(out)
+	return true
 }
