@@ -33,6 +33,7 @@ const (
 	attrAttempts  = "attempts"
 	attrNotBefore = "notBefore"
 	attrLease     = "lease"
+	attrStep      = "step"
 )
 
 func outboxShard(deliveryID string) string {
@@ -79,14 +80,19 @@ func deliveryItem(d elicitation.Delivery) item {
 	it[attrAttempts] = num(int64(d.Attempts))
 	putTime(it, attrNotBefore, d.NotBefore)
 	putStr(it, attrLease, d.Lease)
+	if d.Step != 0 {
+		it[attrStep] = num(int64(d.Step))
+	}
 	it[attrTTL] = ttlOf(d.RetainUntil)
 	return it
 }
 
 func decodeDelivery(it item) elicitation.Delivery {
 	n, _ := getN(it, attrAttempts)
+	step, _ := getN(it, attrStep)
 	return elicitation.Delivery{
-		ID: getS(it, attrID), RequestID: getS(it, attrRequestID),
+		Step: int(step),
+		ID:   getS(it, attrID), RequestID: getS(it, attrRequestID),
 		Event: elicitation.Event(getS(it, attrEvent)), Target: getS(it, attrTarget),
 		At: getTime(it, attrAt), DueAt: getTime(it, attrDueAt), RetainUntil: getTime(it, attrRetainUntil),
 		Link: getS(it, attrLink), Attempts: int(n), NotBefore: getTime(it, attrNotBefore), Lease: getS(it, attrLease),

@@ -17,6 +17,14 @@ type Notifications interface {
 	Targets(owner string, names []string) ([]string, error)
 	// Wants reports whether target asks for ev.
 	Wants(target string, ev Event) bool
+	// Remind is how often target is reminded of a request still pending
+	// (0: never).
+	Remind(target string) time.Duration
+	// Escalation is the deployment's escalation chain, for requests that
+	// name none.
+	Escalation() []EscalationStep
+	// Known reports whether name is a configured target.
+	Known(name string) bool
 	// Queued is called after deliveries were committed, so that a
 	// deliverer in this process can start on them at once.
 	Queued()
@@ -31,6 +39,9 @@ type Notify struct {
 	// request's id and review key (the same URL the agent gets); nil
 	// leaves the link out.
 	ReviewLink func(id, key string) string
+	// Escalate is the request's own escalation chain (replacing the
+	// deployment's); nil: the deployment's.
+	Escalate []EscalationStep
 }
 
 func (n Notify) link(id, key string) string {
@@ -75,30 +86,39 @@ func (s *Service) targets(owner string, names []string) ([]string, error) {
 
 // createdOutbox is what a new request's creation writes to the outbox: the
 // created notice (with the link) to each target that asks for it, and the
-// expiry notice, scheduled for expiresAt, to each that asks for that.
-func (s *Service) createdOutbox(st State, targets []string, link func() string) []Delivery {
+// expiry notice, scheduled for expiresAt, to each that asks for that; then
+// the reminders and escalation notices of sched.
+func (s *Service) createdOutbox(st State, targets []string, sched []Scheduled, link func() string) []Delivery {
 	var out []Delivery
 	url := ""
+	link1 := func() string {
+		if url == "" {
+			url = link()
+		}
+		return url
+	}
 	for _, tg := range targets {
 		if s.notify.Wants(tg, EventCreated) {
-			if url == "" {
-				url = link()
-			}
 			d := NewDelivery(st, EventCreated, tg, st.CreatedAt, st.CreatedAt)
-			d.Link = url
+			d.Link = link1()
 			out = append(out, d)
 		}
 		if s.notify.Wants(tg, EventExpired) {
 			out = append(out, NewDelivery(st, EventExpired, tg, st.ExpiresAt, st.ExpiresAt))
 		}
 	}
-	return out
+	return append(out, scheduledDeliveries(st, sched, link1)...)
 }
 
 // resolutionOutbox adds to t the notices of its event, and withdraws every
 // expiry notice the request may have scheduled (whatever the configuration
-// says now: withdrawing one that was never written writes nothing).
+// says now: withdrawing one that was never written writes nothing) and
+// every reminder and escalation notice its creation scheduled (those
+// already sent are gone: withdrawing them writes nothing either).
 func (s *Service) resolutionOutbox(t *Resolution, rec Record) {
+	for _, sc := range rec.Payload.Scheduled {
+		t.Withdraw = append(t.Withdraw, sc.delivery(rec.State))
+	}
 	if s.notify == nil || len(rec.Payload.Notify) == 0 {
 		return
 	}
@@ -133,8 +153,13 @@ type Notice struct {
 	Owner      string    `json:"requestedBy"`
 	CreatedAt  time.Time `json:"createdAt"`
 	ExpiresAt  time.Time `json:"expiresAt"`
-	// ReviewURL, for EventCreated only.
+	// ReviewURL, for EventCreated, and reminders and escalation notices to
+	// those who may decide, only.
 	ReviewURL string `json:"reviewUrl,omitempty"`
+	// Step numbers a reminder or an escalation step (1, 2, …).
+	Step int `json:"step,omitempty"`
+	// EscalatedTo names the targets an escalation step notified.
+	EscalatedTo []string `json:"escalatedTo,omitempty"`
 	// Decision and DecidedBy, for EventDecided only.
 	Decision  Decision `json:"decision,omitempty"`
 	DecidedBy string   `json:"decidedBy,omitempty"`
@@ -145,10 +170,13 @@ func NoticeOf(d Delivery, rec Record) Notice {
 	n := Notice{
 		DeliveryID: d.ID, Event: d.Event, At: d.At, ID: rec.State.ID, Kind: rec.State.Kind,
 		Message: rec.Payload.Message, Owner: rec.State.Owner, CreatedAt: rec.State.CreatedAt, ExpiresAt: rec.State.ExpiresAt,
+		ReviewURL: d.Link, Step: d.Step,
 	}
 	switch d.Event {
-	case EventCreated:
-		n.ReviewURL = d.Link
+	case EventEscalated:
+		if d.Step >= 1 && d.Step <= len(rec.Payload.Escalate) {
+			n.EscalatedTo = rec.Payload.Escalate[d.Step-1].Notify
+		}
 	case EventDecided:
 		n.Decision, n.DecidedBy = rec.State.Decision, rec.State.DecidedBy
 	}

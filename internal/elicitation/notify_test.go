@@ -37,6 +37,12 @@ func (*targets) Wants(target string, ev elicitation.Event) bool {
 	return target == "ops" || ev == elicitation.EventCreated || ev == elicitation.EventDecided
 }
 
+func (*targets) Remind(string) time.Duration { return 0 }
+
+func (*targets) Escalation() []elicitation.EscalationStep { return nil }
+
+func (*targets) Known(name string) bool { return name == "ops" || name == "chat" }
+
 func (t *targets) Queued() { t.queued.Add(1) }
 
 type outboxEntry struct {

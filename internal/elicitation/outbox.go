@@ -22,8 +22,10 @@ const (
 	EventExpired Event = "expired"
 )
 
-// Events lists every event, in the order a request can go through them.
-var Events = []Event{EventCreated, EventDecided, EventCanceled, EventExpired}
+// Events lists every event a target may ask for, in the order a request
+// can go through them (reminders go to targets with a remind interval,
+// whatever their events).
+var Events = []Event{EventCreated, EventEscalated, EventDecided, EventCanceled, EventExpired}
 
 // ActionNotified is the audit action of a delivery attempt: Detail says
 // which event, to which target, and how it went (never the message sent).
@@ -50,7 +52,11 @@ type Delivery struct {
 	DueAt time.Time `json:"dueAt"`
 	// RetainUntil is the request's: a delivery never outlives its request.
 	RetainUntil time.Time `json:"retainUntil"`
-	// Link is the review URL, for EventCreated only. It is the reviewer's
+	// Step numbers a reminder or an escalation step (1, 2, …); 0 for the
+	// other events.
+	Step int `json:"step,omitempty"`
+	// Link is the review URL, for EventCreated (and the reminders and
+	// escalation notices to those who may decide) only. It is the reviewer's
 	// capability: it lives in the outbox until the delivery is settled.
 	Link string `json:"link,omitempty"`
 

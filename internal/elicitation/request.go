@@ -169,6 +169,11 @@ type Payload struct {
 	// Notify names the notification targets chosen at creation (the
 	// deployment's defaults, then the agent's notify), in order.
 	Notify []string `json:"notify,omitempty"`
+	// Scheduled lists the reminders and escalation notices the creation
+	// wrote to the outbox (their resolution withdraws them), and Escalate
+	// the escalation chain they came from.
+	Scheduled []Scheduled      `json:"scheduled,omitempty"`
+	Escalate  []EscalationStep `json:"escalate,omitempty"`
 	// Reviewers names who may decide (verified e-mail addresses, and
 	// "group:NAME" for members of a group); empty means any signed-in
 	// reviewer. Only a deployment with reviewer sign-in accepts it.

@@ -153,7 +153,14 @@ func (s *Service) create(ctx context.Context, principal string, kind Kind, p Pay
 		p.PushLink = pushLink(st.ID, key)
 	}
 	entry := AuditEntry{At: now, Action: ActionCreated, Principal: principal, Detail: withNote(ctx, string(kind))}
-	r := Request{State: st, Payload: p, Outbox: s.createdOutbox(st, targets, func() string { return n.link(st.ID, key) })}
+	if p.Scheduled, p.Escalate, err = s.schedule(st, targets, n.Escalate); err != nil {
+		return Created{}, err
+	}
+	var outbox []Delivery
+	if s.notify != nil {
+		outbox = s.createdOutbox(st, targets, p.Scheduled, func() string { return n.link(st.ID, key) })
+	}
+	r := Request{State: st, Payload: p, Outbox: outbox}
 	if err := s.store.Create(ctx, r, entry); err != nil {
 		return Created{}, fmt.Errorf("create %s: %w", st.ID, err)
 	}

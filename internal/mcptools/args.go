@@ -211,11 +211,14 @@ func (a args) elicitationID() (string, error) {
 // approvalInput decodes elicit_approval's arguments.
 func approvalInput(raw json.RawMessage) (elicitation.ApprovalInput, error) {
 	var in elicitation.ApprovalInput
-	a, err := parseArgs(raw, "message", "context", "requestedSchema", "displayTemplate", "css", "labels", "timeoutSeconds", "notify", "reviewers", "approvals", "push")
+	a, err := parseArgs(raw, "message", "context", "requestedSchema", "displayTemplate", "css", "labels", "timeoutSeconds", "notify", "escalate", "reviewers", "approvals", "push")
 	if err != nil {
 		return in, err
 	}
 	if in.Notify.Targets, err = a.notify(); err != nil {
+		return in, err
+	}
+	if in.Notify.Escalate, err = a.escalate(); err != nil {
 		return in, err
 	}
 	if err = a.deciders(&in.Reviewers, &in.Approvals); err != nil {
@@ -247,11 +250,14 @@ func approvalInput(raw json.RawMessage) (elicitation.ApprovalInput, error) {
 // selectionInput decodes elicit_selection's arguments.
 func selectionInput(raw json.RawMessage) (elicitation.SelectionInput, error) {
 	var in elicitation.SelectionInput
-	a, err := parseArgs(raw, "message", "options", "minSelections", "maxSelections", "rowTemplate", "headingTemplate", "footerTemplate", "hoverTemplate", "css", "labels", "timeoutSeconds", "notify", "reviewers", "approvals", "push")
+	a, err := parseArgs(raw, "message", "options", "minSelections", "maxSelections", "rowTemplate", "headingTemplate", "footerTemplate", "hoverTemplate", "css", "labels", "timeoutSeconds", "notify", "escalate", "reviewers", "approvals", "push")
 	if err != nil {
 		return in, err
 	}
 	if in.Notify.Targets, err = a.notify(); err != nil {
+		return in, err
+	}
+	if in.Notify.Escalate, err = a.escalate(); err != nil {
 		return in, err
 	}
 	if err = a.deciders(&in.Reviewers, &in.Approvals); err != nil {

@@ -55,7 +55,7 @@ func TestBadInput(t *testing.T) {
 	bigSchema := `{"type":"object","properties":{"a":{"type":"string","description":"` + strings.Repeat("d", elicitation.MaxSchemaBytes) + `"}}}`
 	longID := strings.Repeat("i", elicitation.MaxOptionIDChars+1)
 	bigOption := `[{"id":"a","blob":"` + strings.Repeat("b", elicitation.MaxOptionBytes) + `"}]`
-	const approvalArgs = "message, context, requestedSchema, displayTemplate, css, labels, timeoutSeconds, notify, reviewers, approvals, push"
+	const approvalArgs = "message, context, requestedSchema, displayTemplate, css, labels, timeoutSeconds, notify, escalate, reviewers, approvals, push"
 	const timeoutRule = "a whole number of seconds (values outside 60..86400 are clamped; default 3600)"
 	const boundsRule = "a whole number at least 1 (default 1; 1 <= minSelections <= maxSelections <= number of options)"
 	const idRequired = "invalid_argument: elicitationId is required: pass the elicitationId that elicit_approval or elicit_selection returned"
@@ -85,6 +85,12 @@ func TestBadInput(t *testing.T) {
 		{"approval/notify string", mcptools.ToolApproval, `{"message":"m","context":1,"notify":"oncall"}`, `invalid_argument: notify must be an array of notification target names configured by the operator, such as ["oncall"], not a string`},
 		{"approval/notify numbers", mcptools.ToolApproval, `{"message":"m","context":1,"notify":[1]}`, `invalid_argument: notify must be an array of notification target names configured by the operator, such as ["oncall"], not an array`},
 		{"approval/notify empty name", mcptools.ToolApproval, `{"message":"m","context":1,"notify":[""]}`, `invalid_argument: notify must be an array of notification target names configured by the operator, such as ["oncall"]; an empty name is not one`},
+		{"approval/escalate object", mcptools.ToolApproval, `{"message":"m","context":1,"escalate":{"after":"30m"}}`, `invalid_argument: escalate must be an array of steps such as [{"after": "30m", "notify": ["oncall-lead"]}] (each step has only after and notify), not an object`},
+		{"approval/escalate after number", mcptools.ToolApproval, `{"message":"m","context":1,"escalate":[{"after":30,"notify":["a"]}]}`, `invalid_argument: escalate[0].after must be a duration string such as "30m" or "1h30m"`},
+		{"approval/escalate after word", mcptools.ToolApproval, `{"message":"m","context":1,"escalate":[{"after":"soon","notify":["a"]}]}`, `invalid_argument: escalate[0].after "soon" is not a duration such as "30m" or "1h30m"`},
+		{"approval/escalate no notify", mcptools.ToolApproval, `{"message":"m","context":1,"escalate":[{"after":"30m"}]}`, `invalid_argument: escalate[0].notify must be a non-empty array of notification target names, such as ["oncall-lead"]`},
+		{"approval/escalate no targets", mcptools.ToolApproval, `{"message":"m","context":1,"escalate":[{"after":"30m","notify":["lead"]}]}`, `invalid_argument: escalate names notification targets, but this deployment has none; leave escalate out`},
+		{"selection/escalate negative", mcptools.ToolSelection, `{"message":"m","options":[{"id":"a"}],"escalate":[{"after":"-5m","notify":["lead"]}]}`, `invalid_argument: escalate names notification targets, but this deployment has none; leave escalate out`},
 		{"approval/notify unknown", mcptools.ToolApproval, `{"message":"m","context":1,"notify":["oncall"]}`, `invalid_argument: notify names "oncall", but this deployment has no notification targets; leave notify out`},
 		{"approval/reviewers string", mcptools.ToolApproval, `{"message":"m","context":1,"reviewers":"alice@example.com"}`, `invalid_argument: reviewers must be an array of e-mail addresses and "group:NAME" entries, such as ["alice@example.com", "group:ops"], not a string`},
 		{"approval/reviewers without sign-in", mcptools.ToolApproval, `{"message":"m","context":1,"reviewers":["alice@example.com"]}`, `invalid_argument: reviewers needs reviewer sign-in, which this server does not have (anyone with the review link decides); omit reviewers, or ask the operator to configure sign-in`},

@@ -19,6 +19,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -37,6 +38,17 @@ type Config struct {
 	Owners map[string][]string `yaml:"owners"`
 	// Email configures how e-mail targets send.
 	Email EmailConfig `yaml:"email"`
+	// Escalate is the deployment's escalation chain, for requests that
+	// name none: each step notifies its targets once its after has passed
+	// since creation while the request is still pending.
+	Escalate []StepConfig `yaml:"escalate"`
+}
+
+// StepConfig is one escalation step: after a duration ("30m"), notify
+// these targets.
+type StepConfig struct {
+	After  string   `yaml:"after"`
+	Notify []string `yaml:"notify"`
 }
 
 // TargetConfig is one named target.
@@ -56,6 +68,10 @@ type TargetConfig struct {
 	Token string `yaml:"token"`
 	// To: the e-mail recipients.
 	To []string `yaml:"to"`
+	// Remind, a duration ("15m"): remind the target of a request still
+	// pending every Remind after creation (at most
+	// elicitation.MaxReminders times, before it expires). Empty: never.
+	Remind string `yaml:"remind"`
 }
 
 // EmailConfig says how e-mail is sent: over SMTP (locally) or with Amazon
@@ -190,6 +206,7 @@ func ParseRouting(doc []byte) (*Targets, error) {
 		errs = append(errs, (TargetConfig{Type: tc.Type, Events: tc.Events, URL: "https://routing.invalid", Secret: "routing-only-placeholder", Topic: "t", To: []string{"a@routing.invalid"}}).validate(name, EmailConfig{From: "a@routing.invalid", SES: SESConfig{Enabled: true}})...)
 	}
 	errs = append(errs, c.checkNames()...)
+	errs = append(errs, c.checkSchedule()...)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -209,7 +226,53 @@ func (c Config) Validate() error {
 		errs = append(errs, c.Email.SMTP.validate()...)
 	}
 	errs = append(errs, c.checkNames()...)
+	errs = append(errs, c.checkSchedule()...)
 	return errors.Join(errs...)
+}
+
+// checkSchedule checks each target's remind and the escalation chain.
+func (c Config) checkSchedule() []error {
+	var errs []error
+	for _, name := range c.Names() {
+		if r := c.Targets[name].Remind; r != "" {
+			if _, err := positive(r); err != nil {
+				errs = append(errs, fmt.Errorf("target %q: remind: %w", name, err))
+			}
+		}
+	}
+	if _, err := c.escalation(); err != nil {
+		errs = append(errs, err)
+	}
+	return errs
+}
+
+// positive parses a positive duration such as "15m".
+func positive(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("%q is not a duration such as \"15m\" or \"1h30m\"", s)
+	case d <= 0:
+		return 0, fmt.Errorf("%q must be a positive duration such as \"15m\"", s)
+	}
+	return d, nil
+}
+
+// escalation is the deployment's chain, checked.
+func (c Config) escalation() ([]elicitation.EscalationStep, error) {
+	var chain []elicitation.EscalationStep
+	for i, st := range c.Escalate {
+		d, err := positive(st.After)
+		if err != nil {
+			return nil, fmt.Errorf("notification config: escalate[%d].after: %w", i, err)
+		}
+		chain = append(chain, elicitation.EscalationStep{After: d, Notify: st.Notify})
+	}
+	known := func(n string) bool { _, ok := c.Targets[n]; return ok }
+	if err := elicitation.CheckEscalation(chain, 0, known, "escalate"); err != nil {
+		return nil, fmt.Errorf("notification config: %w", err)
+	}
+	return chain, nil
 }
 
 // checkNames checks that defaults and owners name targets.
@@ -255,7 +318,7 @@ func (t TargetConfig) validate(name string, email EmailConfig) []error {
 	}
 	for _, ev := range t.Events {
 		if !slices.Contains(elicitation.Events, ev) {
-			bad("events: %q is not one of created, decided, canceled, expired", ev)
+			bad("events: %q is not one of created, escalated, decided, canceled, expired", ev)
 		}
 	}
 	switch t.Type {

@@ -103,7 +103,7 @@ func (d *Deliverer) Attempt(ctx context.Context, dl elicitation.Delivery, retryN
 	if !ok {
 		return Skipped, nil
 	}
-	what := fmt.Sprintf("%s to %s", c.Event, c.Target)
+	what := describe(c)
 	rec, err := d.Store.Load(ctx, c.RequestID)
 	if errors.Is(err, elicitation.ErrNotFound) {
 		return d.settle(ctx, c, time.Time{}, Dropped, what+": dropped (the request is gone)")
@@ -117,6 +117,10 @@ func (d *Deliverer) Attempt(ctx context.Context, dl elicitation.Delivery, retryN
 		return d.settle(ctx, c, time.Time{}, Dropped, what+": dropped (the target is no longer configured)")
 	case c.Event == elicitation.EventExpired && rec.State.StatusAt(now) != elicitation.StatusExpired:
 		return d.settle(ctx, c, time.Time{}, Dropped, what+": dropped (the request was resolved)")
+	case c.Pending() && rec.State.StatusAt(now) != elicitation.StatusPending:
+		// A reminder or an escalation outlived its request's pending time
+		// (it expired: nothing withdrew it).
+		return d.settle(ctx, c, time.Time{}, Dropped, what+": dropped (the request is no longer pending)")
 	}
 	sctx, cancel := context.WithTimeout(ctx, d.timeout())
 	serr := sender.Send(sctx, elicitation.NoticeOf(c, rec))
@@ -146,6 +150,15 @@ func (d *Deliverer) Attempt(ctx context.Context, dl elicitation.Delivery, retryN
 		retry = retry.Add(d.backoff()(c.Attempts))
 	}
 	return d.settle(ctx, c, retry, o, fmt.Sprintf("%s: attempt %d failed (%s); next attempt at %s", what, c.Attempts, why.Reason, retry.Format(time.RFC3339)))
+}
+
+// describe names a delivery in its audit entries: "created to oncall",
+// "reminder 2 to oncall".
+func describe(c elicitation.Delivery) string {
+	if c.Step > 0 {
+		return fmt.Sprintf("%s %d to %s", c.Event, c.Step, c.Target)
+	}
+	return fmt.Sprintf("%s to %s", c.Event, c.Target)
 }
 
 func (d *Deliverer) timeout() time.Duration {

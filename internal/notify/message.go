@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"html/template"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -38,6 +39,13 @@ func Title(n elicitation.Notice) string {
 		return what + " request canceled"
 	case elicitation.EventExpired:
 		return what + " request expired unanswered"
+	case elicitation.EventReminder:
+		return what + " still waiting (reminder " + strconv.Itoa(n.Step) + ")"
+	case elicitation.EventEscalated:
+		if n.ReviewURL != "" {
+			return what + " escalated to you"
+		}
+		return what + " request escalated"
 	}
 	return what + " request " + string(n.Event)
 }
@@ -71,8 +79,10 @@ func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
 func Details(n elicitation.Notice) []string {
 	d := []string{"Requested by " + n.Owner}
 	switch n.Event {
-	case elicitation.EventCreated:
+	case elicitation.EventCreated, elicitation.EventReminder:
 		d = append(d, "Answer by "+stamp(n.ExpiresAt))
+	case elicitation.EventEscalated:
+		d = append(d, "Undecided since "+stamp(n.CreatedAt)+"; escalated to "+strings.Join(n.EscalatedTo, ", "), "Answer by "+stamp(n.ExpiresAt))
 	case elicitation.EventDecided:
 		by := n.DecidedBy
 		if by == "" || by == elicitation.Reviewer {

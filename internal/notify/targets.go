@@ -97,6 +97,24 @@ func (t *Targets) Wants(target string, ev elicitation.Event) bool {
 	return ok && slices.Contains(tc.events(), ev)
 }
 
+// Remind implements elicitation.Notifications.
+func (t *Targets) Remind(target string) time.Duration {
+	d, _ := positive(t.cfg.Targets[target].Remind)
+	return d
+}
+
+// Escalation implements elicitation.Notifications.
+func (t *Targets) Escalation() []elicitation.EscalationStep {
+	chain, _ := t.cfg.escalation()
+	return chain
+}
+
+// Known implements elicitation.Notifications.
+func (t *Targets) Known(name string) bool {
+	_, ok := t.cfg.Targets[name]
+	return ok
+}
+
 // Queued implements elicitation.Notifications: it wakes the deliverer set
 // with OnQueued, if any.
 func (t *Targets) Queued() {

@@ -18,7 +18,7 @@ import (
 // The signed webhook: a POST of the notice as JSON with
 //
 //	Elicitation-Delivery:  the delivery id (the same on every attempt: drop repeats)
-//	Elicitation-Event:     created, decided, canceled or expired
+//	Elicitation-Event:     created, reminder, escalated, decided, canceled or expired
 //	Elicitation-Timestamp: unix seconds of this attempt
 //	Elicitation-Signature: v1=hex(HMAC-SHA256(secret, timestamp + "." + body))
 //
