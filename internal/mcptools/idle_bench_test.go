@@ -26,19 +26,23 @@ import (
 // 10 s: CPU time of the whole process per second of idle (cpu-ms/s),
 // the heap in use after a GC (heap-MB), the resident set (rss-MB) and the
 // goroutines, with the host and the test in the same process; pending=0
-// is the baseline. Run it with
+// is the baseline, push=false the same requests with the push off (so no
+// watch). Run it with
 //
 //	go test ./internal/mcptools -run '^$' -bench IdlePushes -benchtime 1x
 func BenchmarkIdlePushes(b *testing.B) {
-	for _, n := range []int{0, 3000} {
-		b.Run(fmt.Sprintf("pending=%d", n), func(b *testing.B) { idlePushes(b, n) })
+	for _, c := range []struct {
+		pending int
+		push    bool
+	}{{0, true}, {3000, true}, {3000, false}} {
+		b.Run(fmt.Sprintf("pending=%d/push=%v", c.pending, c.push), func(b *testing.B) { idlePushes(b, c.pending, c.push) })
 	}
 }
 
-func idlePushes(b *testing.B, pending int) {
+func idlePushes(b *testing.B, pending int, push bool) {
 	const idle = 10 * time.Second
 	for range b.N {
-		e := newEnv(b, envOptions{push: true, sessionIdle: -1})
+		e := newEnv(b, envOptions{push: push, sessionIdle: -1})
 		var pushed atomic.Int64
 		client := mcp.NewClient(&mcp.Implementation{Name: "idle-host", Version: "1"}, &mcp.ClientOptions{
 			Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
@@ -55,7 +59,7 @@ func idlePushes(b *testing.B, pending int) {
 		for range pending {
 			ok(b, cs, mcptools.ToolApproval, map[string]any{"message": "idle", "context": 1, "timeoutSeconds": 3600})
 		}
-		for deadline := time.Now().Add(time.Minute); pushed.Load() < int64(pending); time.Sleep(50 * time.Millisecond) { // polling a count the client's handler raises
+		for deadline := time.Now().Add(time.Minute); push && pushed.Load() < int64(pending); time.Sleep(50 * time.Millisecond) { // polling a count the client's handler raises
 			if time.Now().After(deadline) {
 				b.Fatalf("%d of %d pushes arrived", pushed.Load(), pending)
 			}
