@@ -60,7 +60,6 @@ type Option func(*options)
 
 type options struct{ now func() time.Time }
 
-
 func (m *Main) open(ctx context.Context, o options) error {
 	cfg := m.Config
 	mcpLn, err := localserver.Listen(cfg.Addr)
