@@ -121,3 +121,46 @@ func TestDamageWhileServing(t *testing.T) {
 	}
 	res.Body.Close()
 }
+
+// TestCheckCommand: "elicitation check" refuses the store while the server
+// holds it, passes a whole store once the server is stopped, and names the
+// file and how to restore it when its pages are damaged.
+func TestCheckCommand(t *testing.T) {
+	dir := t.TempDir()
+	m := start(t, "--data-dir", dir)
+	for range 20 {
+		call(t, agent(t, m.MCPURL), "elicit_approval", map[string]any{"message": "Ship?", "context": strings.Repeat("x", 4000)})
+	}
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"check", "--data-dir", dir}, &out, io.Discard, noEnv); err == nil || !strings.Contains(err.Error(), "open") {
+		t.Errorf("check while the server runs: %v, want a refusal", err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "elicitation.db")
+	out.Reset()
+	if err := run(context.Background(), []string{"check", "--data-dir", dir}, &out, io.Discard, noEnv); err != nil || !strings.Contains(out.String(), "checked "+path+": every page is sound") {
+		t.Fatalf("check of a whole store: %q %v", out.String(), err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(make([]byte, fi.Size()-4*4096), 4*4096); err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Close()
+	out.Reset()
+	err = run(context.Background(), []string{"check", "--data-dir", dir}, &out, io.Discard, noEnv)
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "damaged") || !strings.Contains(err.Error(), "restore it from a backup") {
+		t.Errorf("check of a damaged store: %q %v", out.String(), err)
+	}
+	if err := run(context.Background(), []string{"check", "--store", "dynamodb"}, &out, io.Discard, noEnv); err == nil || !strings.Contains(err.Error(), "embedded store") {
+		t.Errorf("check of DynamoDB: %v", err)
+	}
+}

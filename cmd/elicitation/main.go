@@ -8,6 +8,7 @@
 //	elicitation audit [flags] ID     print a request's audit trail
 //	elicitation cleanup [flags]      remove requests past their retention
 //	elicitation compact [flags]      shrink the embedded store's file
+//	elicitation check [flags]        check every page of the embedded store's file
 //	elicitation keys create|revoke|list [flags]   administer API keys
 //	elicitation version
 //
@@ -63,6 +64,7 @@ var commands = map[string]command{
 	"audit":   runAudit,
 	"cleanup": runCleanup,
 	"compact": runCompact,
+	"check":   runCheck,
 	"keys":    runKeys,
 	"connect": func(_ context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 		return runConnect(args, stdout, stderr, getenv)
@@ -142,6 +144,7 @@ Commands:
   audit     print a request's audit trail:   elicitation audit [flags] ELICITATION_ID
   cleanup   remove requests past their retention
   compact   shrink the embedded store's file to what it holds (run it while the server is stopped)
+  check     check every page of the embedded store's file (run it while the server is stopped)
   keys      administer API keys: elicitation keys create --principal NAME | list | revoke ID
   version   print the version
 
