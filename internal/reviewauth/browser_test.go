@@ -166,3 +166,47 @@ func TestSameSiteForgeryChromium(t *testing.T) {
 		t.Errorf("the forgery is not audited: %q", got)
 	}
 }
+
+// Two sign-ins in parallel in one Chromium (two tabs that both reach the
+// provider's login form before either signs in) both complete, and a
+// stray callback afterwards leaves the session alone.
+func TestTwoTabsChromium(t *testing.T) {
+	testenv.Slow(t, "Chromium")
+	s := newStack(t, elicitation.ReviewerPolicy{}, boltStore(t))
+	_, page1 := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{})
+	_, page2 := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{})
+	stdout := chromiumScript(t, "twotabs.mjs", map[string]string{
+		"reviewUrl1": page1, "reviewUrl2": page2, "callbackUrl": s.instances[0].srv.URL + reviewauth.CallbackPath,
+		"user": "alice", "password": oidctest.Password,
+	})
+	var out struct {
+		OK                            bool
+		Error                         string
+		LoginForms                    []int
+		Tabs                          []string
+		StrayStatus                   int
+		StrayHeading, AfterURL, After string
+		Cookies                       []string
+	}
+	if err := json.Unmarshal(stdout, &out); err != nil || !out.OK {
+		t.Fatalf("browser: %v %s\n%s", err, out.Error, stdout)
+	}
+	t.Logf("%+v", out)
+	if !slices.Equal(out.LoginForms, []int{1, 1}) {
+		t.Errorf("login forms %v: want both tabs on the provider's form at once", out.LoginForms)
+	}
+	if !slices.Equal(out.Tabs, []string{"Signed in as alice@example.com", "Signed in as alice@example.com"}) {
+		t.Errorf("tabs %q: want both signed in", out.Tabs)
+	}
+	if out.StrayStatus != http.StatusBadRequest || out.StrayHeading != "Sign-in did not complete" {
+		t.Errorf("stray callback: %d %q", out.StrayStatus, out.StrayHeading)
+	}
+	if out.AfterURL != page1 || out.After != "Signed in as alice@example.com" {
+		t.Errorf("after the stray callback: %s %q, want still signed in", out.AfterURL, out.After)
+	}
+	for _, c := range out.Cookies {
+		if strings.HasPrefix(c, reviewauth.LoginCookiePrefix) {
+			t.Errorf("a sign-in cookie %s is left after both completed", c)
+		}
+	}
+}
