@@ -497,6 +497,20 @@ func testConsume(t *testing.T, open Factory) {
 	}
 }
 
+// wantEntries fails t unless got are want, in order, field by field.
+func wantEntries(t *testing.T, got, want []elicitation.AuditEntry) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("audit has %d entries, want %d", len(got), len(want))
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if !g.At.Equal(w.At) || g.Action != w.Action || g.Principal != w.Principal || g.Detail != w.Detail || g.Via != w.Via {
+			t.Errorf("entry %d = %+v, want %+v", i, g, w)
+		}
+	}
+}
+
 func testAudit(t *testing.T, open Factory) {
 	ctx := ctxT(t)
 	a, b := open(t)
@@ -545,15 +559,7 @@ func testAudit(t *testing.T, open Factory) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tr.Entries) != len(want) {
-		t.Fatalf("audit has %d entries, want %d", len(tr.Entries), len(want))
-	}
-	for i := range want {
-		g, w := tr.Entries[i], want[i]
-		if !g.At.Equal(w.At) || g.Action != w.Action || g.Principal != w.Principal || g.Detail != w.Detail || g.Via != w.Via {
-			t.Errorf("entry %d = %+v, want %+v", i, g, w)
-		}
-	}
+	wantEntries(t, tr.Entries, want)
 	if tr.Omitted[elicitation.ActionRendered] != extra || tr.Omitted[elicitation.ActionSubmissionRefused] != 0 {
 		t.Errorf("omitted = %v, want %d renders", tr.Omitted, extra)
 	}
