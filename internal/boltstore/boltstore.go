@@ -143,6 +143,9 @@ func openChecked(abs string) (*bolt.DB, error) {
 					return err
 				}
 			}
+			if err := ensurePending(tx); err != nil {
+				return err
+			}
 			return ensureDueIndex(tx)
 		})
 	})
@@ -234,6 +237,9 @@ func (s *Store) Create(ctx context.Context, r elicitation.Request, created elici
 			return err
 		}
 		if err := putDeliveries(tx, r.Outbox); err != nil {
+			return err
+		}
+		if err := putPending(tx, elicitation.InboxEntryOf(r)); err != nil {
 			return err
 		}
 		return appendAudit(tx, id, created)
@@ -332,6 +338,9 @@ func resolveTx(tx *bolt.Tx, id string, t elicitation.Resolution) (st elicitation
 // answer, the audit entry and the outbox's changes.
 func writeStep(tx *bolt.Tx, id string, step elicitation.Step) error {
 	if err := putJSON(tx, bucketState, id, step.Next); err != nil {
+		return err
+	}
+	if err := stepPending(tx, step.Next); err != nil {
 		return err
 	}
 	if step.Answer != nil {
@@ -540,7 +549,12 @@ func (s *Store) Cleanup(ctx context.Context, now time.Time) (int, error) {
 			afterCleanupBatch()
 		}
 	}
-	err := s.update(ctx, "cleanup outbox", func(tx *bolt.Tx) error { return cleanupOutbox(tx, now) })
+	err := s.update(ctx, "cleanup outbox", func(tx *bolt.Tx) error {
+		if err := cleanupPending(tx, now); err != nil {
+			return err
+		}
+		return cleanupOutbox(tx, now)
+	})
 	return total, err
 }
 

@@ -135,8 +135,10 @@ func (s *Store) Create(ctx context.Context, r elicitation.Request, created elici
 	if err != nil {
 		return fmt.Errorf("create %s: %w", id, err)
 	}
+	stItem := stateItem(r.State, tok)
+	addPending(stItem, r)
 	tx := []types.TransactWriteItem{{Put: &types.Put{
-		TableName: s.table, Item: stateItem(r.State, tok),
+		TableName: s.table, Item: stItem,
 		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
 		ExpressionAttributeNames: names(attrPK),
 	}}}
@@ -342,6 +344,11 @@ func (s *Store) resolveItems(id string, cur stored, t elicitation.Resolution, to
 			vals[":"+f.name] = str(f.value)
 			ns["#"+f.name] = f.name
 		}
+	}
+	if next.Status != elicitation.StatusPending {
+		// Leaves the inbox index.
+		set += " REMOVE #" + attrPendingPK
+		ns["#"+attrPendingPK] = attrPendingPK
 	}
 	tx := []types.TransactWriteItem{{Update: &types.Update{
 		TableName: s.table, Key: stateKey(id),

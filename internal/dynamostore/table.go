@@ -61,6 +61,8 @@ func CreateTable(ctx context.Context, client *dynamodb.Client, table string) err
 			{AttributeName: aws.String(attrSK), AttributeType: types.ScalarAttributeTypeS},
 			{AttributeName: aws.String(attrRetainShard), AttributeType: types.ScalarAttributeTypeS},
 			{AttributeName: aws.String(attrRetainUntil), AttributeType: types.ScalarAttributeTypeN},
+			{AttributeName: aws.String(attrPendingPK), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String(attrExpiresAt), AttributeType: types.ScalarAttributeTypeN},
 		},
 		KeySchema: []types.KeySchemaElement{
 			{AttributeName: aws.String(attrPK), KeyType: types.KeyTypeHash},
@@ -73,7 +75,7 @@ func CreateTable(ctx context.Context, client *dynamodb.Client, table string) err
 				{AttributeName: aws.String(attrRetainUntil), KeyType: types.KeyTypeRange},
 			},
 			Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly},
-		}},
+		}, pendingIndexSpec()},
 		// The notify function reads new outbox items from the stream
 		// (keys only: it reads each item back).
 		StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeKeysOnly},

@@ -28,6 +28,7 @@ type Store interface {
 	Waiter
 	Cleaner
 	Outbox
+	Inbox
 }
 
 // ServiceStore is what the Service uses: requests, their audit trails and

@@ -47,6 +47,7 @@ func Run(t *testing.T, open Factory) {
 	t.Run("OutboxResolve", func(t *testing.T) { testOutboxResolve(t, open) })
 	t.Run("OutboxFairness", func(t *testing.T) { testOutboxFairness(t, open) })
 	t.Run("OutboxScheduled", func(t *testing.T) { testOutboxScheduled(t, open) })
+	t.Run("Inbox", func(t *testing.T) { testInbox(t, open) })
 	t.Run("Quorum", func(t *testing.T) { testQuorum(t, open) })
 }
 

@@ -1,0 +1,109 @@
+package boltstore
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+)
+
+// The inbox index: one entry per pending request, ordered by ExpiresAt,
+// written by Create and rewritten (a quorum's vote) or removed (the
+// decision, the cancel) by Resolve in the same transaction; entries whose
+// request expired are skipped by a seek and removed by Cleanup.
+var bucketPending = []byte("pending") // expiresAt (8 bytes) + id -> elicitation.InboxEntry
+
+func pendingKey(expiresAt time.Time, id string) []byte {
+	return append(binary.BigEndian.AppendUint64(nil, uint64(expiresAt.UnixNano())), id...)
+}
+
+func putPending(tx *bolt.Tx, e elicitation.InboxEntry) error {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("encode inbox entry %s: %w", e.ID, err)
+	}
+	return tx.Bucket(bucketPending).Put(pendingKey(e.ExpiresAt, e.ID), b)
+}
+
+// stepPending keeps the index true after a resolution's step: a vote
+// rewrites the entry's approvers, anything else removes it.
+func stepPending(tx *bolt.Tx, next elicitation.State) error {
+	b := tx.Bucket(bucketPending)
+	k := pendingKey(next.ExpiresAt, next.ID)
+	if next.Status != elicitation.StatusPending {
+		return b.Delete(k)
+	}
+	raw := b.Get(k)
+	if raw == nil {
+		return nil
+	}
+	var e elicitation.InboxEntry
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return fmt.Errorf("decode inbox entry %s: %w", next.ID, err)
+	}
+	e.Approvers = next.Approvers
+	return putPending(tx, e)
+}
+
+// ensurePending creates the index, filled from the pending requests, in a
+// file written before it existed.
+func ensurePending(tx *bolt.Tx) error {
+	if tx.Bucket(bucketPending) != nil {
+		return nil
+	}
+	if _, err := tx.CreateBucket(bucketPending); err != nil {
+		return err
+	}
+	return tx.Bucket(bucketState).ForEach(func(k, v []byte) error {
+		var st elicitation.State
+		if err := json.Unmarshal(v, &st); err != nil {
+			return fmt.Errorf("decode state %s: %w", k, err)
+		}
+		if st.Status != elicitation.StatusPending {
+			return nil
+		}
+		var p elicitation.Payload
+		if _, err := getJSON(tx, bucketPayload, st.ID, &p); err != nil {
+			return err
+		}
+		return putPending(tx, elicitation.InboxEntryOf(elicitation.Request{State: st, Payload: p}))
+	})
+}
+
+// PendingEntries implements elicitation.Store: a seek to now in the
+// index, then at most limit entries in order.
+func (s *Store) PendingEntries(ctx context.Context, now time.Time, limit int) ([]elicitation.InboxEntry, error) {
+	var out []elicitation.InboxEntry
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketPending).Cursor()
+		for k, v := c.Seek(binary.BigEndian.AppendUint64(nil, uint64(now.UnixNano()+1))); k != nil && len(out) < limit; k, v = c.Next() {
+			var e elicitation.InboxEntry
+			if err := json.Unmarshal(v, &e); err != nil {
+				return fmt.Errorf("decode inbox entry %s: %w", k[min(8, len(k)):], err)
+			}
+			out = append(out, e)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pending entries: %w", err)
+	}
+	return out, nil
+}
+
+// cleanupPending removes the entries of requests expired by now.
+func cleanupPending(tx *bolt.Tx, now time.Time) error {
+	c := tx.Bucket(bucketPending).Cursor()
+	end := uint64(now.UnixNano())
+	for k, _ := c.First(); len(k) >= 8 && binary.BigEndian.Uint64(k) <= end; k, _ = c.First() {
+		if err := c.Delete(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
