@@ -61,7 +61,13 @@ type sessionCaps struct {
 	openingBy map[string]int
 	// closing are evicted sessions the SDK may still list for a moment.
 	closing map[string]bool
+	// evicted remembers recently evicted sessions, so that their clients
+	// are told why they are gone (at most maxEvicted).
+	evicted map[string]bool
 }
+
+// maxEvicted bounds sessionCaps.evicted; past it the memory starts over.
+const maxEvicted = 4096
 
 // tracked is one session's owner and use.
 type tracked struct {
@@ -72,7 +78,7 @@ type tracked struct {
 
 func sessionLimits(o Options) *sessionCaps {
 	l := &sessionCaps{idle: o.SessionIdle, max: o.MaxSessions, share: o.SessionsPerPrincipal, maxBody: o.MaxBodyBytes,
-		tracked: map[string]*tracked{}, openingBy: map[string]int{}, closing: map[string]bool{}}
+		tracked: map[string]*tracked{}, openingBy: map[string]int{}, closing: map[string]bool{}, evicted: map[string]bool{}}
 	switch {
 	case l.idle == 0:
 		l.idle = DefaultSessionIdle
@@ -121,6 +127,13 @@ func (l *sessionCaps) capSessions(srv *mcp.Server, next http.Handler) http.Handl
 
 // serveSession serves a request of an open session, as its use.
 func (l *sessionCaps) serveSession(id string, next http.Handler, w http.ResponseWriter, r *http.Request) {
+	l.mu.Lock()
+	gone := l.evicted[id]
+	l.mu.Unlock()
+	if gone {
+		http.Error(w, fmt.Sprintf("session not found: it was closed to make room for a newer session of the same client, which holds at most %d (--mcp-sessions-per-principal); initialize again, and close sessions you no longer use (DELETE)", l.share), http.StatusNotFound)
+		return
+	}
 	post := r.Method == http.MethodPost
 	l.use(id, post, 1)
 	defer func() {
@@ -288,6 +301,10 @@ func (l *sessionCaps) evictIdlest(live map[string]*mcp.ServerSession, principal 
 		return false
 	}
 	delete(l.tracked, victim)
+	if len(l.evicted) >= maxEvicted {
+		clear(l.evicted)
+	}
+	l.evicted[victim] = true
 	if ss := live[victim]; ss != nil {
 		l.closing[victim] = true
 		go ss.Close() // Close waits for the session's handlers; admission does not

@@ -84,6 +84,18 @@ func TestSessionCap(t *testing.T) {
 	if err := statusErr(open[0]); err == nil {
 		t.Error("the idlest session still answers after a fourth one opened at the cap")
 	}
+	// Its client is told why, in the 404 that makes it initialize again.
+	req, _ := http.NewRequest("POST", e.servers[0].URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"ping"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", open[0].ID())
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := read(t, res); res.StatusCode != http.StatusNotFound || !strings.Contains(body, "closed to make room for a newer session of the same client, which holds at most 3") {
+		t.Errorf("the evicted session's next request: %d %q", res.StatusCode, body)
+	}
 	for i, cs := range append(open[1:], fourth) {
 		if err := statusErr(cs); err != nil {
 			t.Errorf("session %d: %v", i+1, err)
