@@ -92,6 +92,10 @@ type Settings struct {
 	// "Best-effort push"); a request's push: false still turns it off.
 	Push bool
 
+	// HostForm lets a request's askInHost ask for the answer in the
+	// host's own form (form elicitation); off unless the operator opts in.
+	HostForm bool
+
 	// Stateless serves every era without sessions, as the Lambda function
 	// does (the local default serves sessions and 2026-07-28 at once).
 	Stateless bool
@@ -239,6 +243,9 @@ var Table = []Setting{
 	{Name: "push", Scope: Both, Default: "true",
 		Usage: "push the review URL to MCP hosts that declare URL elicitation (a request's push: false also turns it off)",
 		bind:  func(s *Settings) Value { return (*boolValue)(&s.Push) }},
+	{Name: "host-form", Scope: Both, Default: "false",
+		Usage: "let an agent's askInHost ask for the answer in the host's own form where the host declares form elicitation (never with reviewer sign-in; without it the form is the same capability as the review link)",
+		bind:  func(s *Settings) Value { return (*boolValue)(&s.HostForm) }},
 	{Name: "stateless", Scope: Local, Default: "false",
 		Usage: "serve every protocol era without sessions, with JSON responses, as the Lambda function does (clients never need it)",
 		bind:  func(s *Settings) Value { return (*boolValue)(&s.Stateless) }},

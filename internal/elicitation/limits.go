@@ -89,6 +89,9 @@ type ApprovalInput struct {
 	// PushLink, if set, seals the review link (id and review key) for a
 	// later push to the agent's host (Payload.PushLink); nil: none.
 	PushLink func(id, key string) string
+	// HostLink, if set, seals the review link for the host's own form
+	// (Payload.HostLink); nil: the request is not asked in the host.
+	HostLink func(id, key string) string
 }
 
 // SelectionInput is what an agent sends to ask for a selection.
@@ -113,6 +116,9 @@ type SelectionInput struct {
 	// PushLink, if set, seals the review link (id and review key) for a
 	// later push to the agent's host (Payload.PushLink); nil: none.
 	PushLink func(id, key string) string
+	// HostLink, if set, seals the review link for the host's own form
+	// (Payload.HostLink); nil: the request is not asked in the host.
+	HostLink func(id, key string) string
 }
 
 // ClampTimeout turns timeoutSeconds into a TTL: 0 (or less) is the default

@@ -64,3 +64,45 @@ func onceMark(action Action, principal, ref string) string {
 	}
 	return b.String()
 }
+
+// seal returns the sealed push and host links of a request ("" for none).
+func (l links) seal(id, key string) (push, host string) {
+	if l.push != nil {
+		push = l.push(id, key)
+	}
+	if l.host != nil {
+		host = l.host(id, key)
+	}
+	return push, host
+}
+
+// HostFormRefusal says why a request may not be decided in the agent's
+// host (its own form, or the MCP App), or "" when it may: the one place
+// this is decided. With reviewer sign-in, named reviewers or a quorum, who
+// decides must be known, and the host only knows the person at it.
+func (s *Service) HostFormRefusal(reviewers []string, approvals int) string {
+	switch {
+	case s.signIn:
+		return "this server signs reviewers in, and the host cannot say who answers: open the review link instead"
+	case len(reviewers) > 0:
+		return "this request names its reviewers, and the host cannot say who answers: open the review link instead"
+	case approvals > 1:
+		return "this request needs several approvals, which only the review page counts: open the review link instead"
+	}
+	return ""
+}
+
+// HostForm returns, for a request's owner, its state and its payload,
+// which the MCP adapter turns into the host's own form (Payload.HostLink
+// names the link whose key submits its answer).
+func (s *Service) HostForm(ctx context.Context, principal, id string) (State, Payload, error) {
+	st, err := s.owned(ctx, principal, id)
+	if err != nil {
+		return State{}, Payload{}, err
+	}
+	rec, err := s.store.Load(ctx, id)
+	if err != nil {
+		return State{}, Payload{}, fmt.Errorf("read %s: %w", id, err)
+	}
+	return s.derive(st), rec.Payload, nil
+}

@@ -185,6 +185,11 @@ type Payload struct {
 	// without a session; empty when the request may not be pushed (push:
 	// false, or the deployment pushes nothing).
 	PushLink string `json:"pushLink,omitempty"`
+	// HostLink is the review link sealed by the MCP adapter for the host's
+	// own form (askInHost: the host asks and the answer is submitted with
+	// the link's key, Via ViaHostForm); empty when the request is not to
+	// be asked in the host.
+	HostLink string `json:"hostLink,omitempty"`
 }
 
 // Client names the MCP client software that created a request, as its

@@ -102,7 +102,7 @@ func (s *Service) CreateApproval(ctx context.Context, principal string, in Appro
 	if err != nil {
 		return Created{}, err
 	}
-	return s.create(ctx, principal, KindApproval, p, in.TimeoutSeconds, in.Approvals, in.Notify, in.PushLink)
+	return s.create(ctx, principal, KindApproval, p, in.TimeoutSeconds, in.Approvals, in.Notify, links{in.PushLink, in.HostLink})
 }
 
 // CreateSelection validates in and stores a pending selection owned by principal.
@@ -111,10 +111,14 @@ func (s *Service) CreateSelection(ctx context.Context, principal string, in Sele
 	if err != nil {
 		return Created{}, err
 	}
-	return s.create(ctx, principal, KindSelection, p, in.TimeoutSeconds, in.Approvals, in.Notify, in.PushLink)
+	return s.create(ctx, principal, KindSelection, p, in.TimeoutSeconds, in.Approvals, in.Notify, links{in.PushLink, in.HostLink})
 }
 
-func (s *Service) create(ctx context.Context, principal string, kind Kind, p Payload, timeoutSeconds, approvals int, n Notify, pushLink func(id, key string) string) (Created, error) {
+// links seal a new request's review link for the MCP adapter's later use:
+// the push, the host's own form (nil: none).
+type links struct{ push, host func(id, key string) string }
+
+func (s *Service) create(ctx context.Context, principal string, kind Kind, p Payload, timeoutSeconds, approvals int, n Notify, l links) (Created, error) {
 	if !s.signIn && (len(p.Reviewers) > 0 || approvals > 1) {
 		field := "reviewers"
 		if len(p.Reviewers) == 0 {
@@ -149,9 +153,7 @@ func (s *Service) create(ctx context.Context, principal string, kind Kind, p Pay
 		CreatedAt: now, ExpiresAt: now.Add(ClampTimeout(timeoutSeconds)), Approvals: approvals,
 	}
 	st.RetainUntil = st.ExpiresAt.Add(s.retention)
-	if pushLink != nil {
-		p.PushLink = pushLink(st.ID, key)
-	}
+	p.PushLink, p.HostLink = l.seal(st.ID, key)
 	entry := AuditEntry{At: now, Action: ActionCreated, Principal: principal, Detail: withNote(ctx, string(kind))}
 	if p.Scheduled, p.Escalate, err = s.schedule(st, targets, n.Escalate); err != nil {
 		return Created{}, err

@@ -55,7 +55,7 @@ func TestBadInput(t *testing.T) {
 	bigSchema := `{"type":"object","properties":{"a":{"type":"string","description":"` + strings.Repeat("d", elicitation.MaxSchemaBytes) + `"}}}`
 	longID := strings.Repeat("i", elicitation.MaxOptionIDChars+1)
 	bigOption := `[{"id":"a","blob":"` + strings.Repeat("b", elicitation.MaxOptionBytes) + `"}]`
-	const approvalArgs = "message, context, requestedSchema, displayTemplate, css, labels, timeoutSeconds, notify, escalate, reviewers, approvals, push"
+	const approvalArgs = "message, context, requestedSchema, displayTemplate, css, labels, timeoutSeconds, notify, escalate, reviewers, approvals, push, askInHost"
 	const timeoutRule = "a whole number of seconds (values outside 60..86400 are clamped; default 3600)"
 	const boundsRule = "a whole number at least 1 (default 1; 1 <= minSelections <= maxSelections <= number of options)"
 	const idRequired = "invalid_argument: elicitationId is required: pass the elicitationId that elicit_approval or elicit_selection returned"

@@ -93,6 +93,7 @@ type envOptions struct {
 	maxWait   time.Duration
 	signIn    bool // reviewers sign in (elicitation.Config.SignIn)
 	push      bool // push, with push-state keys shared by the instances
+	hostForm  bool // host form (Options.HostForm), with the same keys
 	// Session and body limits (mcptools.Options); zero: the defaults.
 	sessionIdle time.Duration
 	maxSessions int
@@ -109,7 +110,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 	t.Helper()
 	e := &env{clock: newClock(), created: map[string]string{}}
 	var sealer mcptools.Sealer
-	if o.push {
+	if o.push || o.hostForm {
 		k, err := sealerpkg.ParseKeyring("k0:" + pagetoken.GenerateSecret())
 		if err != nil {
 			t.Fatal(err)
@@ -143,7 +144,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 				e.mu.Unlock()
 			},
 			Name: "elicitation-test", Version: "test",
-			Push: o.push, Sealer: sealer,
+			Push: o.push, HostForm: o.hostForm, Sealer: sealer,
 			SessionIdle: o.sessionIdle, MaxSessions: o.maxSessions, MaxBodyBytes: o.maxBody,
 			SessionsPerPrincipal: o.share,
 			MaxWaits:             o.maxWaits, WaitsPerPrincipal: o.waitShare,

@@ -227,12 +227,13 @@ func errBadState(why string) error {
 	return badArg("requestState", "requestState %s: call elicit_await again without it", why)
 }
 
-// openState checks the request state a retry carries.
-func (s *Server) openState(sealed, id, principal string, now time.Time) (pushState, error) {
+// openState checks the request state a retry carries, sealed for purpose
+// (purposeState, or the host form's purposeHostState).
+func (s *Server) openState(purpose, sealed, id, principal string, now time.Time) (pushState, error) {
 	if s.sealer == nil {
 		return pushState{}, errBadState("is not one this server issued")
 	}
-	b, err := s.sealer.Open(purposeState, sealed)
+	b, err := s.sealer.Open(purpose, sealed)
 	var st pushState
 	if err != nil || json.Unmarshal(b, &st) != nil {
 		return pushState{}, errBadState("is not one this server issued (altered or foreign)")
@@ -253,7 +254,7 @@ func (s *Server) awaitPush(ctx context.Context, req *mcp.CallToolRequest, id str
 	principal := principal(req)
 	now := s.svc.Now()
 	if sealed := req.Params.RequestState; sealed != "" {
-		st, err := s.openState(sealed, id, principal, now)
+		st, err := s.openState(purposeState, sealed, id, principal, now)
 		if err != nil {
 			return nil, 0, err
 		}

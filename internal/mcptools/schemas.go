@@ -61,7 +61,8 @@ const commonCreateProps = `
 	"escalate": {"type": "array", "maxItems": 5, "items": {"type": "object", "properties": {"after": {"type": "string", "description": "A duration after creation, such as \"30m\" or \"1h30m\": positive and before the request expires."}, "notify": {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1, "maxItems": 4, "description": "Names of notification targets the operator configured."}}, "required": ["after", "notify"], "additionalProperties": false}, "description": "Escalation chain: if the request is still pending after each step's after, its targets are notified once, with the review link (replacing the deployment's chain). Example: [{\"after\": \"30m\", \"notify\": [\"oncall-lead\"]}]."},
 	"reviewers": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": {MaxReviewerChars}}, "maxItems": {MaxReviewers}, "description": "Who may decide: e-mail addresses (matched against the signed-in reviewer's verified address) and group:NAME entries (members of that group). Default: the deployment's policy (any signed-in reviewer unless the operator set a list). Needs a server with reviewer sign-in; without it the review link alone decides and this is refused."},
 	"approvals": {"type": "integer", "minimum": 1, "maximum": {MaxApprovals}, "description": "How many distinct signed-in reviewers must approve (the same answer) before the request is submitted; any one decline declines it. Default 1. Needs reviewer sign-in."},
-	"push": {"type": "boolean", "default": true, "description": "Whether the server may also offer the review link to your host as a URL-mode elicitation, where the host declared it can show one (default true; the deployment may turn it off). The reviewUrl in the result is the same either way."}`
+	"push": {"type": "boolean", "default": true, "description": "Whether the server may also offer the review link to your host as a URL-mode elicitation, where the host declared it can show one (default true; the deployment may turn it off). The reviewUrl in the result is the same either way."},
+	"askInHost": {"type": "boolean", "default": false, "description": "Ask for the answer in your host's own form as well, where the deployment allows it and your host declared form elicitation: the next elicit_await shows the form (for a selection, the options as a single- or multi-select within the bounds) with accept, decline and an optional comment. Only when the person at your host is the one who should decide. Never for requests with reviewers or approvals, or on a server with reviewer sign-in. The result's hostForm says whether it will be asked, or why not; the reviewUrl stays open and the first answer wins."}`
 
 var approvalInputSchema = schema(`{
 	"type": "object",
@@ -115,7 +116,8 @@ var createdOutputSchema = schema(`{
 		"elicitationId": {"type": "string", "description": "Names the request in elicit_await, elicit_status, elicit_result and elicit_cancel."},
 		"status": {"type": "string", "enum": ["pending"]},
 		"reviewUrl": {"type": "string", "format": "uri", "description": "The page where the human decides. Give it to them; it is their capability, do not publish it."},
-		"expiresAt": {"type": "string", "format": "date-time", "description": "When the request expires if still undecided (RFC 3339)."}
+		"expiresAt": {"type": "string", "format": "date-time", "description": "When the request expires if still undecided (RFC 3339)."},
+		"hostForm": {"type": "string", "description": "With askInHost: whether your host will be asked (at the next elicit_await), or why not. Absent without askInHost."}
 	},
 	"required": ["elicitationId", "status", "reviewUrl", "expiresAt"]
 }`)

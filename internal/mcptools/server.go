@@ -63,6 +63,11 @@ type Options struct {
 	// (push.go); a request's push: false still turns it off.
 	Push bool
 
+	// HostForm lets an agent's askInHost ask for the answer in the host's
+	// own form, where the host declared form elicitation (hostform.go);
+	// it needs a Sealer.
+	HostForm bool
+
 	// Sealer seals the request state and the kept review link of a push
 	// without a session (2026-07-28); nil: those hosts are not pushed to.
 	// Every process serving one deployment needs the same keys.
@@ -111,6 +116,7 @@ type Server struct {
 	onCreated func(context.Context, string, string)
 	log       *slog.Logger
 	push      bool
+	hostForm  bool
 	sealer    Sealer
 	// sessions maps a *mcp.ServerSession carrying pushes to a context
 	// that ends when it closes.
@@ -140,7 +146,7 @@ func New(opts Options) *Server {
 	if opts.Service == nil || opts.ReviewURL == nil {
 		panic("mcptools.New: Options.Service or Options.ReviewURL is nil")
 	}
-	s := &Server{svc: opts.Service, reviewURL: opts.ReviewURL, onCreated: opts.OnCreated, log: opts.Logger, push: opts.Push, sealer: opts.Sealer, waits: newWaitSlots(opts)}
+	s := &Server{svc: opts.Service, reviewURL: opts.ReviewURL, onCreated: opts.OnCreated, log: opts.Logger, push: opts.Push, hostForm: opts.HostForm, sealer: opts.Sealer, waits: newWaitSlots(opts)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

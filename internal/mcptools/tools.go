@@ -155,6 +155,8 @@ type createdOutput struct {
 	Status        elicitation.Status `json:"status"`
 	ReviewURL     string             `json:"reviewUrl"`
 	ExpiresAt     string             `json:"expiresAt"`
+	// HostForm answers askInHost: whether the host will be asked, or why not.
+	HostForm string `json:"hostForm,omitempty"`
 }
 
 func timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
@@ -168,14 +170,21 @@ func (s *Server) approval(ctx context.Context, req *mcp.CallToolRequest) (any, e
 	if err != nil {
 		return nil, err
 	}
+	inHost, err := hostFormArg(req.Params.Arguments)
+	if err != nil {
+		return nil, err
+	}
 	in.Notify.ReviewLink = s.reviewLink(s.httpRequest(req))
 	in.Client = clientOf(req)
 	in.PushLink = s.pushLink(req, push)
+	hostLink, why := s.hostFormPlan(req, inHost, in.Reviewers, in.Approvals)
+	in.HostLink = hostLink
 	c, err := s.svc.CreateApproval(ctx, principal(req), in)
 	if err != nil {
 		return nil, err
 	}
 	out := s.created(ctx, req, c)
+	out.HostForm = why
 	s.afterCreated(req, push, c.State, in.Message, out.ReviewURL)
 	return out, nil
 }
@@ -189,14 +198,21 @@ func (s *Server) selection(ctx context.Context, req *mcp.CallToolRequest) (any, 
 	if err != nil {
 		return nil, err
 	}
+	inHost, err := hostFormArg(req.Params.Arguments)
+	if err != nil {
+		return nil, err
+	}
 	in.Notify.ReviewLink = s.reviewLink(s.httpRequest(req))
 	in.Client = clientOf(req)
 	in.PushLink = s.pushLink(req, push)
+	hostLink, why := s.hostFormPlan(req, inHost, in.Reviewers, in.Approvals)
+	in.HostLink = hostLink
 	c, err := s.svc.CreateSelection(ctx, principal(req), in)
 	if err != nil {
 		return nil, err
 	}
 	out := s.created(ctx, req, c)
+	out.HostForm = why
 	s.afterCreated(req, push, c.State, in.Message, out.ReviewURL)
 	return out, nil
 }
@@ -246,7 +262,7 @@ func (s *Server) await(ctx context.Context, req *mcp.CallToolRequest) (any, erro
 		// Below a nanosecond is the shortest wait, not "no waitSeconds".
 		wait = max(wait, time.Nanosecond)
 	}
-	res, wait, err := s.awaitPush(ctx, req, id, wait)
+	res, wait, err := s.awaitOffers(ctx, req, id, wait)
 	if err != nil || res != nil {
 		return res, err
 	}

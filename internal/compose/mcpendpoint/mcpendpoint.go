@@ -27,10 +27,11 @@ func Part(apiKeys func(context.Context, compose.Settings) (apikey.Store, error))
 			ReviewURL: a.ReviewURL,
 			OnCreated: a.OnCreated,
 			Push:      s.Push,
+			HostForm:  s.HostForm,
 			Logger:    a.Log,
 			Version:   s.Version,
 		}
-		if s.Push {
+		if s.Push || s.HostForm {
 			keys, err := compose.StateKeys(ctx, a)
 			if err != nil {
 				return nil, err

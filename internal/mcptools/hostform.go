@@ -1,0 +1,186 @@
+package mcptools
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+)
+
+// The host's own form (askInHost): where the deployment allows it
+// (Options.HostForm), the agent asked for it when creating the request,
+// the request may be decided in the host at all
+// (elicitation.Service.HostFormRefusal) and the client declared form
+// elicitation, the first elicit_await returns an input-required result
+// carrying a form-mode elicitation of the request: an approval's
+// requestedSchema (or none) plus a comment field, a selection's options as
+// the spec's single- or multi-select enum within its bounds plus a comment
+// field. Accept submits, decline declines, cancel decides nothing. The
+// answer goes through elicitation.Service.Submit with the review key kept
+// sealed in the request (Payload.HostLink), under the same rules as the
+// review page (schema, bounds, exactly once, first answer wins), Via
+// elicitation.ViaHostForm; then the wait goes on as elicit_await's would.
+//
+// On a session the SDK sends the elicitation/create itself and re-runs the
+// tool with the answer (the call waits while the host shows its form); on
+// 2026-07-28 the client answers in its retry. Either way the retry carries
+// the sealed request state: the request, the principal, its expiry and a
+// nonce that names the submission, so a replayed answer is the retry it
+// is, and an altered one is refused.
+
+// Purposes of the host form's sealed values.
+const (
+	purposeHostKey   = "elicitation host form key v1"
+	purposeHostState = "elicitation host form state v1"
+)
+
+// Names in the host form: the input request's key, and the form's fields
+// (an approval's own field of the same name keeps it: the comment then
+// goes under hostCommentAlt).
+const (
+	hostInputKey   = "hostForm"
+	hostSelection  = "selection"
+	hostComment    = "comment"
+	hostCommentAlt = "reviewerComment"
+)
+
+// hostFormArgs reads a creating tool's optional askInHost (default false).
+func hostFormArg(raw json.RawMessage) (bool, error) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return false, nil // parseArgs reports malformed arguments
+	}
+	return args{m: m}.boolean("askInHost")
+}
+
+// canAskInHost reports whether the client that sent req declared form
+// elicitation and can be asked through an input-required result: on a
+// session (the SDK turns it into elicitation/create) or on 2026-07-28.
+func (s *Server) canAskInHost(req *mcp.CallToolRequest) bool {
+	caps := req.ClientCapabilities()
+	if caps == nil || caps.Elicitation == nil {
+		return false
+	}
+	// elicitation: {} (2025-06-18) means form mode.
+	if caps.Elicitation.Form == nil && caps.Elicitation.URL != nil {
+		return false
+	}
+	if req.ProtocolVersion() >= FirstSessionlessVersion {
+		return true
+	}
+	return req.Session != nil && req.Session.ID() != ""
+}
+
+// hostFormPlan decides, at creation, whether the request will be asked in
+// the host: it returns the sealer of its key (nil: not asked) and the
+// sentence for the agent (empty when it did not ask).
+func (s *Server) hostFormPlan(req *mcp.CallToolRequest, asked bool, reviewers []string, approvals int) (func(id, key string) string, string) {
+	if !asked {
+		return nil, ""
+	}
+	why := ""
+	switch {
+	case !s.hostForm || s.sealer == nil:
+		why = "not asked in the host: this server does not ask in hosts (setting host-form); give the reviewUrl to the human"
+	case s.svc.HostFormRefusal(reviewers, approvals) != "":
+		why = "not asked in the host: " + s.svc.HostFormRefusal(reviewers, approvals)
+	case !s.canAskInHost(req):
+		why = "not asked in the host: your host did not declare form elicitation; give the reviewUrl to the human"
+	}
+	if why != "" {
+		return nil, why
+	}
+	return func(id, key string) string {
+		return s.sealer.Seal(purposeHostKey+"\x00"+id, []byte(key))
+	}, "asked in the host: the next elicit_await shows the host's form; the reviewUrl stays open and the first answer wins"
+}
+
+// awaitHostForm is elicit_await's part of the host form. It returns the
+// input-required result to send instead of waiting (res non-nil); or,
+// when req carries the host's answer, submits it and returns the wait
+// left (handled true); else nothing (wait unchanged, handled false).
+func (s *Server) awaitHostForm(ctx context.Context, req *mcp.CallToolRequest, id string, wait time.Duration) (res *mcp.CallToolResult, _ time.Duration, handled bool, _ error) {
+	if answer, ok := req.Params.InputResponses[hostInputKey]; ok && req.Params.RequestState != "" {
+		left, err := s.hostAnswer(ctx, req, id, answer)
+		return nil, left, true, err
+	}
+	if !s.hostForm || s.sealer == nil || !s.canAskInHost(req) || req.Params.RequestState != "" {
+		return nil, wait, false, nil
+	}
+	principal := principal(req)
+	st, p, err := s.svc.HostForm(ctx, principal, id)
+	if err != nil || st.Status != elicitation.StatusPending || p.HostLink == "" {
+		return nil, wait, false, err
+	}
+	params, err := hostFormParams(st, p)
+	if err != nil {
+		return nil, wait, false, err
+	}
+	first, err := s.svc.RecordPush(ctx, principal, id, "form elicitation in the host")
+	if err != nil || !first {
+		return nil, wait, false, err
+	}
+	now := s.svc.Now()
+	bound := s.svc.WaitBound(ctx, wait)
+	state, _ := json.Marshal(pushState{ID: id, Principal: principal, Expires: st.ExpiresAt, WaitUntil: now.Add(bound), Nonce: rand.Text()})
+	return &mcp.CallToolResult{
+		InputRequests: mcp.InputRequestMap{hostInputKey: params},
+		RequestState:  s.sealer.Seal(purposeHostState, state),
+	}, 0, true, nil
+}
+
+// hostAnswer submits the host's answer and returns the wait left.
+func (s *Server) hostAnswer(ctx context.Context, req *mcp.CallToolRequest, id string, answer mcp.InputResponse) (time.Duration, error) {
+	principal := principal(req)
+	now := s.svc.Now()
+	ps, err := s.openState(purposeHostState, req.Params.RequestState, id, principal, now)
+	if err != nil {
+		return 0, err
+	}
+	left := max(ps.WaitUntil.Sub(now), time.Nanosecond)
+	res, ok := answer.(*mcp.ElicitResult)
+	if !ok {
+		return 0, badArg("inputResponses", "inputResponses.%s must be the answer to the host form", hostInputKey)
+	}
+	if res.Action == "cancel" {
+		// The person closed the form: nothing is decided, the page stays open.
+		return left, nil
+	}
+	_, p, err := s.svc.HostForm(ctx, principal, id)
+	if err != nil {
+		return 0, err
+	}
+	key, err := s.sealer.Open(purposeHostKey+"\x00"+id, p.HostLink)
+	if err != nil {
+		return 0, errBadState("is not one this server can use any more (its keys changed)")
+	}
+	sub, err := hostSubmission(p, res, ps.Nonce)
+	if err == nil {
+		_, err = s.svc.Submit(ctx, id, string(key), sub)
+	}
+	switch elicitation.CodeOf(err) {
+	case elicitation.CodeInvalidArgument:
+		return 0, badArg("inputResponses", "the answer given in the host was not recorded and the request is still open (the reviewUrl too): %s", elicitation.PublicMessage(err))
+	case elicitation.CodeInternal:
+		if err != nil {
+			return 0, err
+		}
+	}
+	// Decided, or refused because it was already decided, canceled or
+	// expired: the wait reports what the request is now.
+	return left, nil
+}
+
+// awaitOffers is what elicit_await offers the host before it waits: the
+// host's own form where the request asked for it, else the URL push.
+func (s *Server) awaitOffers(ctx context.Context, req *mcp.CallToolRequest, id string, wait time.Duration) (*mcp.CallToolResult, time.Duration, error) {
+	res, wait, handled, err := s.awaitHostForm(ctx, req, id, wait)
+	if handled || err != nil {
+		return res, wait, err
+	}
+	return s.awaitPush(ctx, req, id, wait)
+}

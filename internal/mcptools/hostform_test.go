@@ -1,0 +1,305 @@
+package mcptools_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/mcptools"
+)
+
+// formHost is a go-sdk client that declared form elicitation (the
+// 2025-06-18 spelling, elicitation: {}) and answers each form with the
+// next of its answers, keeping what it was shown.
+type formHost struct {
+	shown   chan *mcp.ElicitParams
+	answers chan *mcp.ElicitResult
+}
+
+func connectFormHost(t *testing.T, e *env, version string, auto bool) (*mcp.ClientSession, *formHost) {
+	t.Helper()
+	h := &formHost{shown: make(chan *mcp.ElicitParams, 8), answers: make(chan *mcp.ElicitResult, 8)}
+	client := mcp.NewClient(&mcp.Implementation{Name: "form-host", Version: "1"}, &mcp.ClientOptions{
+		Capabilities:   &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}},
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: !auto},
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			h.shown <- req.Params
+			select {
+			case a := <-h.answers:
+				return a, nil
+			case <-time.After(10 * time.Second):
+				return &mcp.ElicitResult{Action: "cancel"}, nil
+			}
+		},
+	})
+	tr := &mcp.StreamableClientTransport{Endpoint: e.servers[0].URL + "/mcp", HTTPClient: &http.Client{Transport: roundTrip{e: e}}, MaxRetries: -1, DisableStandaloneSSE: true}
+	cs, err := client.Connect(context.Background(), tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cs.InitializeResult().ProtocolVersion; got != version {
+		t.Fatalf("negotiated %s, want %s", got, version)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs, h
+}
+
+func (h *formHost) form(t *testing.T) *mcp.ElicitParams {
+	t.Helper()
+	select {
+	case p := <-h.shown:
+		return p
+	default:
+		t.Fatal("the host was shown no form")
+		return nil
+	}
+}
+
+// schemaOf is a form's requestedSchema as plain JSON values.
+func schemaOf(t *testing.T, p *mcp.ElicitParams) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(p.RequestedSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+var threeOptions = []map[string]any{{"id": "a", "label": "Alpha"}, {"id": "b", "label": "Beta"}, {"id": "c"}}
+
+// TestHostFormOnSession: on a session, askInHost's first elicit_await
+// shows the host's form (the SDK sends elicitation/create and re-runs the
+// tool with the answer), and accept, decline and cancel land as the page's
+// would, recorded as decided via host-form.
+func TestHostFormOnSession(t *testing.T) {
+	e := newEnv(t, envOptions{hostForm: true})
+	cs, host := connectFormHost(t, e, proto20251125, true)
+
+	// Accept of a multi-select within its bounds, with a comment.
+	c := ok(t, cs, mcptools.ToolSelection, map[string]any{"message": "Which?", "options": threeOptions, "minSelections": 1, "maxSelections": 2, "askInHost": true})
+	if !strings.HasPrefix(c["hostForm"].(string), "asked in the host") {
+		t.Fatalf("hostForm = %q", c["hostForm"])
+	}
+	host.answers <- &mcp.ElicitResult{Action: "accept", Content: map[string]any{"selection": []any{"b", "c"}, "comment": "both fine"}}
+	if got := ok(t, cs, mcptools.ToolAwait, map[string]any{"elicitationId": c["elicitationId"]}); got["status"] != "submitted" {
+		t.Fatalf("await after accept = %v", got)
+	}
+	form := host.form(t)
+	sch := schemaOf(t, form)
+	sel := sch["properties"].(map[string]any)["selection"].(map[string]any)
+	if form.Mode != "form" || form.Message != "Which?" || sel["type"] != "array" || sel["minItems"] != 1.0 || sel["maxItems"] != 2.0 {
+		t.Errorf("form shown: %+v, selection %v", form, sel)
+	}
+	wantChoices := `[{"const":"a","title":"Alpha"},{"const":"b","title":"Beta"},{"const":"c","title":"c"}]`
+	if b, _ := json.Marshal(sel["items"].(map[string]any)["anyOf"]); string(b) != wantChoices {
+		t.Errorf("choices = %s, want %s", b, wantChoices)
+	}
+	res := ok(t, cs, mcptools.ToolResult, map[string]any{"elicitationId": c["elicitationId"]})
+	want := map[string]any{"status": "consumed", "decision": "submitted", "context": nil, "formSubmission": nil, "selectedIds": []any{"b", "c"}, "comment": "both fine", "decidedBy": nil, "decidedVia": "host-form"}
+	if !jsonEqual(res, want) {
+		t.Errorf("result = %v, want %v", res, want)
+	}
+
+	// Decline of an approval with a form: its requestedSchema, plus a comment.
+	c = ok(t, cs, mcptools.ToolApproval, map[string]any{"message": "Deploy?", "context": map[string]any{"service": "api"},
+		"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"reason": map[string]any{"type": "string", "maxLength": 20}}, "required": []string{"reason"}},
+		"askInHost":       true})
+	host.answers <- &mcp.ElicitResult{Action: "decline"}
+	if got := ok(t, cs, mcptools.ToolAwait, map[string]any{"elicitationId": c["elicitationId"]}); got["status"] != "declined" {
+		t.Fatalf("await after decline = %v", got)
+	}
+	form = host.form(t)
+	props := schemaOf(t, form)["properties"].(map[string]any)
+	if _, ok := props["reason"]; !ok || props["comment"] == nil || !strings.Contains(form.Message, `"service": "api"`) {
+		t.Errorf("approval form: message %q, properties %v", form.Message, props)
+	}
+	if res := ok(t, cs, mcptools.ToolResult, map[string]any{"elicitationId": c["elicitationId"]}); res["decision"] != "declined" || res["decidedVia"] != "host-form" {
+		t.Errorf("declined result = %v", res)
+	}
+
+	// Cancel decides nothing: the wait goes on and the page still decides.
+	c = ok(t, cs, mcptools.ToolSelection, map[string]any{"message": "One?", "options": threeOptions, "askInHost": true})
+	host.answers <- &mcp.ElicitResult{Action: "cancel"}
+	if got := ok(t, cs, mcptools.ToolAwait, map[string]any{"elicitationId": c["elicitationId"], "waitSeconds": 0.2}); got["status"] != "pending" {
+		t.Fatalf("await after cancel = %v", got)
+	}
+	if sel := schemaOf(t, host.form(t))["properties"].(map[string]any)["selection"].(map[string]any); sel["type"] != "string" || sel["oneOf"] == nil {
+		t.Errorf("single select = %v", sel)
+	}
+	// The host is asked once: the next await only waits.
+	if got := ok(t, cs, mcptools.ToolAwait, map[string]any{"elicitationId": c["elicitationId"], "waitSeconds": 0.1}); got["status"] != "pending" || len(host.shown) != 0 {
+		t.Fatalf("second await = %v, %d forms shown", got, len(host.shown))
+	}
+	e.decide(t, c, elicitation.Submission{Decision: elicitation.DecisionSubmitted, SelectedIDs: []string{"a"}})
+	if res := ok(t, cs, mcptools.ToolResult, map[string]any{"elicitationId": c["elicitationId"]}); res["decidedVia"] != "page" {
+		t.Errorf("result after the page decided = %v", res)
+	}
+}
+
+// answerInHost sends the host's answer as a 2026-07-28 client's retry does.
+func answerInHost(cs *mcp.ClientSession, id, state string, answer *mcp.ElicitResult) (*mcp.CallToolResult, error) {
+	return cs.CallTool(context.Background(), &mcp.CallToolParams{
+		Name: mcptools.ToolAwait, Arguments: map[string]any{"elicitationId": id, "waitSeconds": 0.1},
+		RequestState: state, InputResponses: mcp.InputResponseMap{"hostForm": answer},
+	})
+}
+
+// TestHostFormSessionless: on 2026-07-28 the form travels in an
+// input-required result and the answer in the retry, across two stateless
+// instances. An answer that breaks the schema or the bounds is refused
+// with a clear error and decides nothing; an answer after expiry, or after
+// the page decided, decides nothing and the wait reports what happened.
+func TestHostFormSessionless(t *testing.T) {
+	e := newEnv(t, envOptions{stateless: true, instances: 2, hostForm: true})
+	cs, _ := connectFormHost(t, e, proto20260728, false)
+	ask := func(args map[string]any) (map[string]any, string) {
+		t.Helper()
+		args["askInHost"] = true
+		tool := mcptools.ToolSelection
+		if _, ok := args["requestedSchema"]; ok {
+			tool = mcptools.ToolApproval
+		}
+		c := ok(t, cs, tool, args)
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: mcptools.ToolAwait, Arguments: map[string]any{"elicitationId": c["elicitationId"]}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, ok := res.InputRequests["hostForm"].(*mcp.ElicitParams)
+		if !res.NeedsInput() || !ok || p.Mode != "form" || res.RequestState == "" {
+			t.Fatalf("first await: %+v", res)
+		}
+		return c, res.RequestState
+	}
+	refused := func(res *mcp.CallToolResult, err error, want string) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := text(res); !res.IsError || !strings.HasPrefix(got, "invalid_argument: ") || !strings.Contains(got, want) {
+			t.Errorf("answer: %q, want an invalid_argument error saying %q", got, want)
+		}
+	}
+	schema := map[string]any{"type": "object", "properties": map[string]any{"reason": map[string]any{"type": "string", "maxLength": 5}, "ok": map[string]any{"type": "boolean"}}, "required": []string{"reason"}}
+
+	c, state := ask(map[string]any{"message": "Deploy?", "requestedSchema": schema})
+	id := c["elicitationId"].(string)
+	res, err := answerInHost(cs, id, state, &mcp.ElicitResult{Action: "accept", Content: map[string]any{"reason": "far too long"}})
+	refused(res, err, "reason: must be at most 5 characters")
+	res, err = answerInHost(cs, id, state, &mcp.ElicitResult{Action: "accept", Content: map[string]any{"ok": true}})
+	refused(res, err, "reason: is required")
+	res, err = answerInHost(cs, id, state, &mcp.ElicitResult{Action: "accept", Content: map[string]any{"reason": "fine", "ok": "yes"}})
+	refused(res, err, "ok: has the wrong type of value")
+	if st := ok(t, cs, mcptools.ToolStatus, map[string]any{"elicitationId": id}); st["status"] != "pending" {
+		t.Fatalf("a refused answer decided: %v", st)
+	}
+	// A state for another request is refused; a good answer lands once.
+	other, otherState := ask(map[string]any{"message": "Which?", "options": threeOptions, "maxSelections": 2})
+	res, err = answerInHost(cs, id, otherState, &mcp.ElicitResult{Action: "accept", Content: map[string]any{"reason": "ok"}})
+	if err != nil || !res.IsError || !strings.Contains(text(res), "belongs to another request") {
+		t.Errorf("foreign state: %q, %v", text(res), err)
+	}
+	res, err = answerInHost(cs, id, state, &mcp.ElicitResult{Action: "accept", Content: map[string]any{"reason": "ok", "ok": true, "comment": "go"}})
+	if err != nil || res.IsError || !strings.Contains(text(res), `"submitted"`) {
+		t.Fatalf("good answer: %q, %v", text(res), err)
+	}
+	r := ok(t, cs, mcptools.ToolResult, map[string]any{"elicitationId": id})
+	if string(mustJSON(t, r["formSubmission"])) != `{"ok":true,"reason":"ok"}` || r["comment"] != "go" || r["decidedVia"] != "host-form" {
+		t.Errorf("result = %v", r)
+	}
+
+	// The selection's bounds hold in the host too.
+	oid := other["elicitationId"].(string)
+	res, err = answerInHost(cs, oid, otherState, &mcp.ElicitResult{Action: "accept", Content: map[string]any{"selection": []any{"a", "b", "c"}}})
+	refused(res, err, "pick between 1 and 2 options; 3 were picked")
+	res, err = answerInHost(cs, oid, otherState, &mcp.ElicitResult{Action: "accept", Content: map[string]any{"selection": []any{"zzz"}}})
+	refused(res, err, `"zzz" is not one of the options`)
+	// The page answers first: the host's later answer decides nothing.
+	e.decide(t, other, elicitation.Submission{Decision: elicitation.DecisionDeclined})
+	res, err = answerInHost(cs, oid, otherState, &mcp.ElicitResult{Action: "accept", Content: map[string]any{"selection": []any{"a"}}})
+	if err != nil || res.IsError || !strings.Contains(text(res), `"declined"`) {
+		t.Fatalf("answer after the page decided: %q, %v", text(res), err)
+	}
+	if r := ok(t, cs, mcptools.ToolResult, map[string]any{"elicitationId": oid}); r["decision"] != "declined" || r["decidedVia"] != "page" {
+		t.Errorf("result after both answered = %v", r)
+	}
+
+	// An answer after expiry decides nothing.
+	late, lateState := ask(map[string]any{"message": "Late?", "options": threeOptions, "timeoutSeconds": 60})
+	e.clock.Advance(2 * time.Minute)
+	res, err = answerInHost(cs, late["elicitationId"].(string), lateState, &mcp.ElicitResult{Action: "accept", Content: map[string]any{"selection": "a"}})
+	if err != nil || !strings.Contains(text(res), "expired") {
+		t.Fatalf("answer after expiry: %q, %v", text(res), err)
+	}
+	tr, err := e.svc.OperatorAudit(context.Background(), late["elicitationId"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, en := range tr.Entries {
+		if en.Action == elicitation.ActionDecided {
+			t.Errorf("an answer after expiry was recorded: %+v", en)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestHostFormRefused: the host is not asked, and the creation result says
+// why, where the deployment does not allow it, where the host declared no
+// form elicitation, and on a server with reviewer sign-in.
+func TestHostFormRefused(t *testing.T) {
+	args := map[string]any{"message": "Which?", "options": threeOptions, "askInHost": true}
+	for _, tc := range []struct {
+		name string
+		o    envOptions
+		caps bool
+		want string
+	}{
+		{"deployment off", envOptions{}, true, "this server does not ask in hosts"},
+		{"no form elicitation", envOptions{hostForm: true}, false, "your host did not declare form elicitation"},
+		{"sign-in", envOptions{hostForm: true, signIn: true}, true, "this server signs reviewers in"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, tc.o)
+			var cs *mcp.ClientSession
+			var host *formHost
+			if tc.caps {
+				cs, host = connectFormHost(t, e, proto20251125, true)
+			} else {
+				cs = e.connect(t, proto20251125, "")
+			}
+			c := ok(t, cs, mcptools.ToolSelection, args)
+			if got, _ := c["hostForm"].(string); !strings.HasPrefix(got, "not asked in the host: ") || !strings.Contains(got, tc.want) {
+				t.Errorf("hostForm = %q, want it to say %q", got, tc.want)
+			}
+			if got := ok(t, cs, mcptools.ToolAwait, map[string]any{"elicitationId": c["elicitationId"], "waitSeconds": 0.1}); got["status"] != "pending" {
+				t.Errorf("await = %v", got)
+			}
+			if host != nil && len(host.shown) != 0 {
+				t.Errorf("the host was shown a form")
+			}
+		})
+	}
+	// Without askInHost the result has no hostForm at all.
+	e := newEnv(t, envOptions{hostForm: true})
+	cs, _ := connectFormHost(t, e, proto20251125, true)
+	if c := ok(t, cs, mcptools.ToolSelection, map[string]any{"message": "Which?", "options": threeOptions}); c["hostForm"] != nil {
+		t.Errorf("hostForm without askInHost: %v", c["hostForm"])
+	}
+}
