@@ -1,0 +1,111 @@
+package lambdanotify_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/mcp-elicitation/elicitation/internal/dynamostore"
+	"github.com/mcp-elicitation/elicitation/internal/dynamostore/dynamotest"
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/notify"
+	"github.com/mcp-elicitation/elicitation/internal/notify/lambdanotify"
+)
+
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) Add(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.now = c.now.Add(d) }
+
+// TestRemindersOnAWS: on DynamoDB Local, the notify function's stream
+// handler sends the created notice and leaves the scheduled reminders and
+// escalation to the sweep; each sweep sends what came due, once; the
+// decision withdraws the rest, and later sweeps send nothing.
+func TestRemindersOnAWS(t *testing.T) {
+	st, _, _ := dynamotest.Store(t, dynamostore.Options{})
+	var mu sync.Mutex
+	got := map[string]int{} // event + step + target -> accepted
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var n elicitation.Notice
+		if err := json.NewDecoder(r.Body).Decode(&n); err != nil {
+			t.Errorf("webhook body: %v", err)
+		}
+		mu.Lock()
+		got[string(n.Event)+"#"+r.URL.Path+"#"+string(rune('0'+n.Step))]++
+		mu.Unlock()
+	}))
+	defer hook.Close()
+	targets, err := notify.New(notify.Config{
+		Defaults: []string{"oncall"},
+		Targets: map[string]notify.TargetConfig{
+			"oncall": {Type: notify.TypeWebhook, URL: hook.URL + "/oncall", Secret: secret, Remind: "15m", Events: []elicitation.Event{elicitation.EventCreated, elicitation.EventDecided}},
+			"lead":   {Type: notify.TypeWebhook, URL: hook.URL + "/lead", Secret: secret},
+		},
+		Escalate: []notify.StepConfig{{After: "20m", Notify: []string{"lead"}}},
+	}, notify.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := &clock{now: time.Now().UTC()}
+	svc := elicitation.NewService(elicitation.Config{Store: st, Now: clk.Now, Notifications: targets})
+	ctx := context.Background()
+	cr, err := svc.CreateApproval(ctx, "alice", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 3600})
+	if err != nil {
+		t.Fatal(err)
+	}
+	written, err := st.DueDeliveries(ctx, clk.Now().Add(2*time.Hour), 100)
+	if err != nil || len(written) != 5 {
+		t.Fatalf("outbox = %d, %v; want created, three reminders and the escalation", len(written), err)
+	}
+	var batch events.DynamoDBEvent
+	for i, d := range written {
+		batch.Records = append(batch.Records, record(d, i))
+	}
+	h := &lambdanotify.Handler{D: &notify.Deliverer{Store: st, Targets: targets, Now: clk.Now, Log: slog.New(slog.DiscardHandler)}, Log: slog.New(slog.DiscardHandler)}
+	if resp := h.Stream(ctx, batch); len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("stream: %+v", resp.BatchItemFailures)
+	}
+	sweep := func(what string, want int) {
+		t.Helper()
+		for range 2 {
+			res, err := h.Handle(ctx, json.RawMessage(`{"source":"aws.scheduler"}`))
+			if err != nil || res.(lambdanotify.SweepResult).Attempted != want {
+				t.Fatalf("%s: sweep = %+v, %v; want %d attempts", what, res, err, want)
+			}
+			want = 0 // a second sweep at the same time sends nothing again
+		}
+	}
+	sweep("at creation, after the stream", 0)
+	clk.Add(15 * time.Minute)
+	sweep("reminder 1", 1)
+	clk.Add(5 * time.Minute)
+	sweep("the escalation", 1)
+	if _, err := svc.Submit(ctx, cr.State.ID, cr.ReviewKey, elicitation.Submission{ID: "s", Decision: elicitation.DecisionDeclined}); err != nil {
+		t.Fatal(err)
+	}
+	sweep("the decision", 1)
+	clk.Add(2 * time.Hour)
+	sweep("after the decision", 0)
+	mu.Lock()
+	defer mu.Unlock()
+	want := map[string]int{"created#/oncall#0": 1, "reminder#/oncall#1": 1, "escalated#/lead#1": 1, "decided#/oncall#0": 1}
+	if len(got) != len(want) {
+		t.Errorf("accepted %v, want %v", got, want)
+	}
+	for k, n := range want {
+		if got[k] != n {
+			t.Errorf("accepted %v, want %v", got, want)
+			break
+		}
+	}
+}
