@@ -17,15 +17,17 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation/storetest"
 )
 
-// fill stores n requests that expire at once (their retention ends an hour
-// after T0), in one transaction, and returns their ids.
+// fill stores n requests that expire together (their retention ends within
+// n ms before an hour after T0), in one transaction, and returns their ids.
 func fill(t testing.TB, s *Store, n int) []string {
 	t.Helper()
 	ids := make([]string, n)
 	err := s.db.bolt.Update(func(tx *bolt.Tx) error {
 		for i := range ids {
 			r := storetest.NewSelection(t, 20, time.Minute)
-			r.State.RetainUntil = storetest.T0.Add(time.Hour)
+			// Retention ends in creation order, as it does for requests
+			// created one after another (not in the order of their ids).
+			r.State.RetainUntil = storetest.T0.Add(time.Hour - time.Duration(n-i)*time.Millisecond)
 			ids[i] = r.State.ID
 			if err := putJSON(tx, bucketState, r.State.ID, r.State); err != nil {
 				return err
