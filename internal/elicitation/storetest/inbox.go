@@ -27,32 +27,11 @@ func testInbox(t *testing.T, open Factory) {
 	}
 	list := func(what string, at time.Time, want ...elicitation.Request) []elicitation.InboxEntry {
 		t.Helper()
-		got, err := b.PendingEntries(ctx, at, 100)
-		if err != nil {
-			t.Fatalf("%s: PendingEntries: %v", what, err)
-		}
-		var ids, wantIDs []string
-		for _, e := range got {
-			ids = append(ids, e.ID)
-		}
-		for _, r := range want {
-			wantIDs = append(wantIDs, r.State.ID)
-		}
-		if !slices.Equal(ids, wantIDs) {
-			t.Errorf("%s: listed %v, want %v (earliest expiry first)", what, ids, wantIDs)
-		}
-		return got
+		return listPending(t, b, what, at, want...)
 	}
 	got := list("at creation", T0, short, soon, quorum, late)
 	if len(got) == 4 {
-		e := got[3]
-		if e.Headline != "Deploy api v1.3?" || e.Kind != elicitation.KindApproval || e.Owner != "alice" || !slices.Equal(e.Reviewers, late.Payload.Reviewers) ||
-			!e.ExpiresAt.Equal(late.State.ExpiresAt) || !e.CreatedAt.Equal(T0) {
-			t.Errorf("entry read back as %+v", e)
-		}
-		if got[2].Approvals != 2 || len(got[2].Approvers) != 0 {
-			t.Errorf("quorum entry read back as %+v", got[2])
-		}
+		checkEntries(t, got[3], got[2], late)
 	}
 	if got, err := b.PendingEntries(ctx, T0, 2); err != nil || len(got) != 2 {
 		t.Errorf("limit 2: %d entries, %v", len(got), err)
@@ -77,4 +56,37 @@ func testInbox(t *testing.T, open Factory) {
 		t.Fatal(err)
 	}
 	list("after cleanup, at the start", T0)
+}
+
+// listPending lists s's index at at and checks it holds want, in order.
+func listPending(t *testing.T, s elicitation.Store, what string, at time.Time, want ...elicitation.Request) []elicitation.InboxEntry {
+	t.Helper()
+	got, err := s.PendingEntries(ctxT(t), at, 100)
+	if err != nil {
+		t.Fatalf("%s: PendingEntries: %v", what, err)
+	}
+	var ids, wantIDs []string
+	for _, e := range got {
+		ids = append(ids, e.ID)
+	}
+	for _, r := range want {
+		wantIDs = append(wantIDs, r.State.ID)
+	}
+	if !slices.Equal(ids, wantIDs) {
+		t.Errorf("%s: listed %v, want %v (earliest expiry first)", what, ids, wantIDs)
+	}
+	return got
+}
+
+// checkEntries checks an entry read back whole (e, of late) and a
+// quorum's before any vote (q).
+func checkEntries(t *testing.T, e, q elicitation.InboxEntry, late elicitation.Request) {
+	t.Helper()
+	if e.Headline != "Deploy api v1.3?" || e.Kind != elicitation.KindApproval || e.Owner != "alice" || !slices.Equal(e.Reviewers, late.Payload.Reviewers) ||
+		!e.ExpiresAt.Equal(late.State.ExpiresAt) || !e.CreatedAt.Equal(T0) {
+		t.Errorf("entry read back as %+v", e)
+	}
+	if q.Approvals != 2 || len(q.Approvers) != 0 {
+		t.Errorf("quorum entry read back as %+v", q)
+	}
 }
