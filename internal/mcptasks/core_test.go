@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/mcptasks"
 )
 
 const core = "2025-11-25"
@@ -368,4 +369,44 @@ func textOf(res map[string]any) string {
 	}
 	s, _ := content[0].(map[string]any)["text"].(string)
 	return s
+}
+
+// TestCoreResultBusy: a tasks/result past the server's limit of waits per
+// principal answers at once that the task is still working, with the
+// sentence of the limit that is full, never an internal error.
+func TestCoreResultBusy(t *testing.T) {
+	w := newWorld(t, worldOptions{stateless: true, instances: 1, maxWait: 5 * time.Second, waitShare: 1})
+	c1 := w.connect("tok-alice", core, -1, nil)
+	c2 := w.connect("tok-alice", core, -1, nil)
+	a, _ := startTask(t, c1, "elicit_approval", approvalArgs)
+	b, _ := startTask(t, c2, "elicit_approval", approvalArgs)
+	// Both wait at once with room for one: one holds the place until the
+	// bound, the other is refused as soon as it asks.
+	errs := make(chan *jsonrpc.Error, 2)
+	for _, x := range []struct {
+		c  *client
+		id string
+	}{{c1, a}, {c2, b}} {
+		go func() {
+			_, e := x.c.do("tasks/result", x.id, nil)
+			errs <- e
+		}()
+	}
+	var busy, bound int
+	for range 2 {
+		e := <-errs
+		switch {
+		case e == nil:
+			t.Fatal("tasks/result of a pending task returned a result")
+		case e.Code == mcptasks.CodeStillWorking && strings.Contains(e.Message, "elicit_await"):
+			busy++
+		case e.Code == mcptasks.CodeStillWorking && strings.Contains(e.Message, "wait bound"):
+			bound++
+		default:
+			t.Fatalf("tasks/result: error %d %q, want still working", e.Code, e.Message)
+		}
+	}
+	if busy != 1 || bound != 1 {
+		t.Fatalf("%d refused as busy and %d at the wait bound, want 1 and 1", busy, bound)
+	}
 }

@@ -58,6 +58,7 @@ type world struct {
 	t         testing.TB
 	stateless bool
 	maxWait   time.Duration
+	waitShare int
 	dbPath    string
 	sealer    *sealerpkg.Keyring
 	clock     *clock
@@ -74,6 +75,7 @@ type worldOptions struct {
 	stateless bool
 	instances int
 	maxWait   time.Duration
+	waitShare int // mcptools.Options.WaitsPerPrincipal; 0: the default
 }
 
 func newWorld(t testing.TB, o worldOptions) *world {
@@ -82,7 +84,7 @@ func newWorld(t testing.TB, o worldOptions) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &world{t: t, stateless: o.stateless, maxWait: o.maxWait, dbPath: filepath.Join(t.TempDir(), "store.db"), sealer: k, created: map[string]string{}, clock: &clock{t: time.Now().UTC()}}
+	w := &world{t: t, stateless: o.stateless, maxWait: o.maxWait, waitShare: o.waitShare, dbPath: filepath.Join(t.TempDir(), "store.db"), sealer: k, created: map[string]string{}, clock: &clock{t: time.Now().UTC()}}
 	if w.maxWait == 0 {
 		w.maxWait = 5 * time.Second
 	}
@@ -112,7 +114,8 @@ func (w *world) start(n int) {
 				w.mu.Unlock()
 			},
 			Push: true, Sealer: w.sealer,
-			Name: "elicitation-test", Version: "test",
+			WaitsPerPrincipal: w.waitShare,
+			Name:              "elicitation-test", Version: "test",
 		})
 		h := auth.RequireBearerToken(func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
 			if p, ok := tokens[tok]; ok {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -179,6 +180,11 @@ func (t *Tasks) toolFailure(ctx context.Context, id string, res *mcp.CallToolRes
 	text := textOf(res)
 	if len(text) > 10 && text[:10] == "not_found:" {
 		return errNotFound()
+	}
+	if busy, ok := strings.CutPrefix(text, string(elicitation.CodeBusy)+": "); ok {
+		// A wait limit of the server is full: the task is still working,
+		// and the sentence says which limit and when to ask again.
+		return &jsonrpc.Error{Code: CodeStillWorking, Message: "task still working: " + busy}
 	}
 	t.log.WarnContext(ctx, "task tool call failed", "taskId", id, "answer", text)
 	return errInternal
