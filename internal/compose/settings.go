@@ -96,6 +96,10 @@ type Settings struct {
 	// host's own form (form elicitation); off unless the operator opts in.
 	HostForm bool
 
+	// App offers the MCP App's decision tools to hosts that declare the
+	// io.modelcontextprotocol/ui extension; off unless the operator opts in.
+	App bool
+
 	// Stateless serves every era without sessions, as the Lambda function
 	// does (the local default serves sessions and 2026-07-28 at once).
 	Stateless bool
@@ -246,6 +250,9 @@ var Table = []Setting{
 	{Name: "host-form", Scope: Both, Default: "false",
 		Usage: "let an agent's askInHost ask for the answer in the host's own form where the host declares form elicitation (never with reviewer sign-in; without it the form is the same capability as the review link)",
 		bind:  func(s *Settings) Value { return (*boolValue)(&s.HostForm) }},
+	{Name: "mcp-app", Scope: Both, Default: "false",
+		Usage: "offer the MCP App's decision tools (elicit_app_view, elicit_app_decide; app-only) to hosts that declare the io.modelcontextprotocol/ui extension; the app's ui:// page is not built yet, so no host shows it",
+		bind:  func(s *Settings) Value { return (*boolValue)(&s.App) }},
 	{Name: "stateless", Scope: Local, Default: "false",
 		Usage: "serve every protocol era without sessions, with JSON responses, as the Lambda function does (clients never need it)",
 		bind:  func(s *Settings) Value { return (*boolValue)(&s.Stateless) }},

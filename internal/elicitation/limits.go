@@ -89,9 +89,12 @@ type ApprovalInput struct {
 	// PushLink, if set, seals the review link (id and review key) for a
 	// later push to the agent's host (Payload.PushLink); nil: none.
 	PushLink func(id, key string) string
-	// HostLink, if set, seals the review link for the host's own form
-	// (Payload.HostLink); nil: the request is not asked in the host.
+	// HostLink, if set, seals the review key for decisions in the host
+	// (Payload.HostLink: its own form, the MCP App); nil: none.
 	HostLink func(id, key string) string
+	// AskInHost asks in the host's own form (Payload.AskInHost); it needs
+	// HostLink.
+	AskInHost bool
 }
 
 // SelectionInput is what an agent sends to ask for a selection.
@@ -116,9 +119,12 @@ type SelectionInput struct {
 	// PushLink, if set, seals the review link (id and review key) for a
 	// later push to the agent's host (Payload.PushLink); nil: none.
 	PushLink func(id, key string) string
-	// HostLink, if set, seals the review link for the host's own form
-	// (Payload.HostLink); nil: the request is not asked in the host.
+	// HostLink, if set, seals the review key for decisions in the host
+	// (Payload.HostLink: its own form, the MCP App); nil: none.
 	HostLink func(id, key string) string
+	// AskInHost asks in the host's own form (Payload.AskInHost); it needs
+	// HostLink.
+	AskInHost bool
 }
 
 // ClampTimeout turns timeoutSeconds into a TTL: 0 (or less) is the default

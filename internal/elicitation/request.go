@@ -185,11 +185,12 @@ type Payload struct {
 	// without a session; empty when the request may not be pushed (push:
 	// false, or the deployment pushes nothing).
 	PushLink string `json:"pushLink,omitempty"`
-	// HostLink is the review link sealed by the MCP adapter for the host's
-	// own form (askInHost: the host asks and the answer is submitted with
-	// the link's key, Via ViaHostForm); empty when the request is not to
-	// be asked in the host.
+	// HostLink is the review key sealed by the MCP adapter for decisions
+	// made in the agent's host (its own form, Via ViaHostForm; the MCP App,
+	// Via ViaApp); empty when the request may not be decided there.
 	HostLink string `json:"hostLink,omitempty"`
+	// AskInHost: the host's own form asks for the answer (askInHost).
+	AskInHost bool `json:"askInHost,omitempty"`
 }
 
 // Client names the MCP client software that created a request, as its

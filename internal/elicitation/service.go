@@ -102,7 +102,7 @@ func (s *Service) CreateApproval(ctx context.Context, principal string, in Appro
 	if err != nil {
 		return Created{}, err
 	}
-	return s.create(ctx, principal, KindApproval, p, in.TimeoutSeconds, in.Approvals, in.Notify, links{in.PushLink, in.HostLink})
+	return s.create(ctx, principal, KindApproval, p, in.TimeoutSeconds, in.Approvals, in.Notify, links{in.PushLink, in.HostLink, in.AskInHost})
 }
 
 // CreateSelection validates in and stores a pending selection owned by principal.
@@ -111,12 +111,15 @@ func (s *Service) CreateSelection(ctx context.Context, principal string, in Sele
 	if err != nil {
 		return Created{}, err
 	}
-	return s.create(ctx, principal, KindSelection, p, in.TimeoutSeconds, in.Approvals, in.Notify, links{in.PushLink, in.HostLink})
+	return s.create(ctx, principal, KindSelection, p, in.TimeoutSeconds, in.Approvals, in.Notify, links{in.PushLink, in.HostLink, in.AskInHost})
 }
 
 // links seal a new request's review link for the MCP adapter's later use:
 // the push, the host's own form (nil: none).
-type links struct{ push, host func(id, key string) string }
+type links struct {
+	push, host func(id, key string) string
+	ask        bool
+}
 
 func (s *Service) create(ctx context.Context, principal string, kind Kind, p Payload, timeoutSeconds, approvals int, n Notify, l links) (Created, error) {
 	if !s.signIn && (len(p.Reviewers) > 0 || approvals > 1) {
@@ -154,6 +157,7 @@ func (s *Service) create(ctx context.Context, principal string, kind Kind, p Pay
 	}
 	st.RetainUntil = st.ExpiresAt.Add(s.retention)
 	p.PushLink, p.HostLink = l.seal(st.ID, key)
+	p.AskInHost = l.ask && p.HostLink != ""
 	entry := AuditEntry{At: now, Action: ActionCreated, Principal: principal, Detail: withNote(ctx, string(kind))}
 	if p.Scheduled, p.Escalate, err = s.schedule(st, targets, n.Escalate); err != nil {
 		return Created{}, err

@@ -94,6 +94,7 @@ type envOptions struct {
 	signIn    bool // reviewers sign in (elicitation.Config.SignIn)
 	push      bool // push, with push-state keys shared by the instances
 	hostForm  bool // host form (Options.HostForm), with the same keys
+	app       bool // the MCP App's tools (Options.App), with the same keys
 	// Session and body limits (mcptools.Options); zero: the defaults.
 	sessionIdle time.Duration
 	maxSessions int
@@ -110,7 +111,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 	t.Helper()
 	e := &env{clock: newClock(), created: map[string]string{}}
 	var sealer mcptools.Sealer
-	if o.push || o.hostForm {
+	if o.push || o.hostForm || o.app {
 		k, err := sealerpkg.ParseKeyring("k0:" + pagetoken.GenerateSecret())
 		if err != nil {
 			t.Fatal(err)
@@ -144,7 +145,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 				e.mu.Unlock()
 			},
 			Name: "elicitation-test", Version: "test",
-			Push: o.push, HostForm: o.hostForm, Sealer: sealer,
+			Push: o.push, HostForm: o.hostForm, App: o.app, Sealer: sealer,
 			SessionIdle: o.sessionIdle, MaxSessions: o.maxSessions, MaxBodyBytes: o.maxBody,
 			SessionsPerPrincipal: o.share,
 			MaxWaits:             o.maxWaits, WaitsPerPrincipal: o.waitShare,

@@ -75,28 +75,38 @@ func (s *Server) canAskInHost(req *mcp.CallToolRequest) bool {
 	return req.Session != nil && req.Session.ID() != ""
 }
 
-// hostFormPlan decides, at creation, whether the request will be asked in
-// the host: it returns the sealer of its key (nil: not asked) and the
-// sentence for the agent (empty when it did not ask).
-func (s *Server) hostFormPlan(req *mcp.CallToolRequest, asked bool, reviewers []string, approvals int) (func(id, key string) string, string) {
-	if !asked {
-		return nil, ""
+// hostFormPlan decides, at creation, whether the request may be decided in
+// the host and whether its own form will ask: it returns the sealer of the
+// review key (nil: never decided in the host), whether the form asks, and
+// the sentence for the agent (empty when it did not ask).
+func (s *Server) hostFormPlan(req *mcp.CallToolRequest, asked bool, reviewers []string, approvals int) (seal func(id, key string) string, ask bool, why string) {
+	refusal := s.svc.HostFormRefusal(reviewers, approvals)
+	if s.sealer != nil && refusal == "" {
+		seal = func(id, key string) string {
+			return s.sealer.Seal(purposeHostKey+"\x00"+id, []byte(key))
+		}
 	}
-	why := ""
+	if !asked {
+		if !s.app {
+			seal = nil
+		}
+		return seal, false, ""
+	}
 	switch {
 	case !s.hostForm || s.sealer == nil:
 		why = "not asked in the host: this server does not ask in hosts (setting host-form); give the reviewUrl to the human"
-	case s.svc.HostFormRefusal(reviewers, approvals) != "":
-		why = "not asked in the host: " + s.svc.HostFormRefusal(reviewers, approvals)
+	case refusal != "":
+		why = "not asked in the host: " + refusal
 	case !s.canAskInHost(req):
 		why = "not asked in the host: your host did not declare form elicitation; give the reviewUrl to the human"
 	}
 	if why != "" {
-		return nil, why
+		if !s.app {
+			seal = nil
+		}
+		return seal, false, why
 	}
-	return func(id, key string) string {
-		return s.sealer.Seal(purposeHostKey+"\x00"+id, []byte(key))
-	}, "asked in the host: the next elicit_await shows the host's form; the reviewUrl stays open and the first answer wins"
+	return seal, true, "asked in the host: the next elicit_await shows the host's form; the reviewUrl stays open and the first answer wins"
 }
 
 // awaitHostForm is elicit_await's part of the host form. It returns the
@@ -113,7 +123,7 @@ func (s *Server) awaitHostForm(ctx context.Context, req *mcp.CallToolRequest, id
 	}
 	principal := principal(req)
 	st, p, err := s.svc.HostForm(ctx, principal, id)
-	if err != nil || st.Status != elicitation.StatusPending || p.HostLink == "" {
+	if err != nil || st.Status != elicitation.StatusPending || !p.AskInHost {
 		return nil, wait, false, err
 	}
 	params, err := hostFormParams(st, p)

@@ -68,6 +68,10 @@ type Options struct {
 	// it needs a Sealer.
 	HostForm bool
 
+	// App offers the MCP App's decision tools (app.go) to hosts that
+	// declare the io.modelcontextprotocol/ui extension; it needs a Sealer.
+	App bool
+
 	// Sealer seals the request state and the kept review link of a push
 	// without a session (2026-07-28); nil: those hosts are not pushed to.
 	// Every process serving one deployment needs the same keys.
@@ -117,6 +121,7 @@ type Server struct {
 	log       *slog.Logger
 	push      bool
 	hostForm  bool
+	app       bool
 	sealer    Sealer
 	// sessions maps a *mcp.ServerSession carrying pushes to a context
 	// that ends when it closes.
@@ -146,7 +151,7 @@ func New(opts Options) *Server {
 	if opts.Service == nil || opts.ReviewURL == nil {
 		panic("mcptools.New: Options.Service or Options.ReviewURL is nil")
 	}
-	s := &Server{svc: opts.Service, reviewURL: opts.ReviewURL, onCreated: opts.OnCreated, log: opts.Logger, push: opts.Push, hostForm: opts.HostForm, sealer: opts.Sealer, waits: newWaitSlots(opts)}
+	s := &Server{svc: opts.Service, reviewURL: opts.ReviewURL, onCreated: opts.OnCreated, log: opts.Logger, push: opts.Push, hostForm: opts.HostForm, app: opts.App, sealer: opts.Sealer, waits: newWaitSlots(opts)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -170,6 +175,7 @@ func New(opts Options) *Server {
 	for _, t := range s.tools() {
 		s.mcp.AddTool(t.tool, t.handler)
 	}
+	s.addAppTools()
 	s.addPrompts()
 	s.installTasks()
 	getServer := func(*http.Request) *mcp.Server { return s.mcp }

@@ -177,8 +177,8 @@ func (s *Server) approval(ctx context.Context, req *mcp.CallToolRequest) (any, e
 	in.Notify.ReviewLink = s.reviewLink(s.httpRequest(req))
 	in.Client = clientOf(req)
 	in.PushLink = s.pushLink(req, push)
-	hostLink, why := s.hostFormPlan(req, inHost, in.Reviewers, in.Approvals)
-	in.HostLink = hostLink
+	hostLink, ask, why := s.hostFormPlan(req, inHost, in.Reviewers, in.Approvals)
+	in.HostLink, in.AskInHost = hostLink, ask
 	c, err := s.svc.CreateApproval(ctx, principal(req), in)
 	if err != nil {
 		return nil, err
@@ -205,8 +205,8 @@ func (s *Server) selection(ctx context.Context, req *mcp.CallToolRequest) (any, 
 	in.Notify.ReviewLink = s.reviewLink(s.httpRequest(req))
 	in.Client = clientOf(req)
 	in.PushLink = s.pushLink(req, push)
-	hostLink, why := s.hostFormPlan(req, inHost, in.Reviewers, in.Approvals)
-	in.HostLink = hostLink
+	hostLink, ask, why := s.hostFormPlan(req, inHost, in.Reviewers, in.Approvals)
+	in.HostLink, in.AskInHost = hostLink, ask
 	c, err := s.svc.CreateSelection(ctx, principal(req), in)
 	if err != nil {
 		return nil, err

@@ -28,10 +28,11 @@ func Part(apiKeys func(context.Context, compose.Settings) (apikey.Store, error))
 			OnCreated: a.OnCreated,
 			Push:      s.Push,
 			HostForm:  s.HostForm,
+			App:       s.App,
 			Logger:    a.Log,
 			Version:   s.Version,
 		}
-		if s.Push || s.HostForm {
+		if s.Push || s.HostForm || s.App {
 			keys, err := compose.StateKeys(ctx, a)
 			if err != nil {
 				return nil, err

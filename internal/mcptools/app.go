@@ -1,0 +1,248 @@
+package mcptools
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+)
+
+// The MCP App's decision path (the io.modelcontextprotocol/ui extension),
+// with Options.App: two tools only an app may call (_meta.ui.visibility
+// ["app"], which the host enforces), refused to a client that did not
+// declare the extension. elicit_app_view returns what the review page
+// shows and a render token sealed for that request and principal, with a
+// nonce; elicit_app_decide carries the token and the answer, which goes
+// through elicitation.Service.Submit with the review key kept sealed in the
+// request (Payload.HostLink), Via elicitation.ViaApp, under the page's
+// rules: schema, bounds, exactly once (the nonce names the submission, so
+// a replayed decision is the retry it is), first answer wins. Requests the
+// host may not decide (elicitation.Service.HostFormRefusal) are refused
+// with the sentence why.
+//
+// Not built yet: the ui:// resource (the app's page) and the creating
+// tools' _meta.ui.resourceUri pointing at it.
+
+// The app's tools.
+const (
+	ToolAppView   = "elicit_app_view"
+	ToolAppDecide = "elicit_app_decide"
+)
+
+// UIExtension names the MCP Apps extension in the client's capabilities.
+const UIExtension = "io.modelcontextprotocol/ui"
+
+const purposeAppToken = "elicitation app render token v1"
+
+var appOnly = mcp.Meta{"ui": map[string]any{"visibility": []string{"app"}}}
+
+func (s *Server) addAppTools() {
+	if !s.app {
+		return
+	}
+	f := new(bool)
+	s.mcp.AddTool(&mcp.Tool{
+		Name: ToolAppView, Title: "Show a request in the MCP App", Meta: appOnly,
+		Description: "For the elicitation MCP App only: what the review page shows of a request, and a render token for elicit_app_decide.",
+		InputSchema: idInputSchema, OutputSchema: appViewOutputSchema, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+	}, s.wrap(ToolAppView, s.appView))
+	s.mcp.AddTool(&mcp.Tool{
+		Name: ToolAppDecide, Title: "Decide a request from the MCP App", Meta: appOnly,
+		Description: "For the elicitation MCP App only: submits or declines with the render token elicit_app_view returned.",
+		InputSchema: appDecideInputSchema, OutputSchema: awaitOutputSchema, Annotations: &mcp.ToolAnnotations{DestructiveHint: f},
+	}, s.wrap(ToolAppDecide, s.appDecide))
+}
+
+var appDecideInputSchema = schema(`{
+	"type": "object",
+	"properties": {
+		"elicitationId": {"type": "string", "minLength": 1},
+		"renderToken": {"type": "string", "minLength": 1, "description": "The token elicit_app_view returned for this render."},
+		"decision": {"type": "string", "enum": ["submitted", "declined"]},
+		"selectedIds": {"type": "array", "items": {"type": "string"}, "description": "Selection: the picked option ids."},
+		"form": {"type": "object", "description": "Approval with a form: the values, typed as its requestedSchema says."},
+		"comment": {"type": "string", "description": "The reviewer's optional note."}
+	},
+	"required": ["elicitationId", "renderToken", "decision"],
+	"additionalProperties": false
+}`)
+
+var appViewOutputSchema = schema(`{
+	"type": "object",
+	"properties": {
+		"elicitationId": {"type": "string"},
+		"kind": {"type": "string", "enum": ["approval", "selection"]},
+		"status": {"type": "string", "enum": ` + statusEnum + `},
+		"message": {"type": "string", "description": "Markdown, rendered as the review page renders it."},
+		"context": {"description": "Approval: the payload to approve, read-only."},
+		"requestedSchema": {"type": "object", "description": "Approval with a form: the form."},
+		"options": {"type": "array", "items": {"type": "object", "properties": {"id": {"type": "string"}, "label": {"type": "string"}}, "required": ["id", "label"]}},
+		"minSelections": {"type": "integer"},
+		"maxSelections": {"type": "integer"},
+		"selectionRule": {"type": "string"},
+		"client": {"type": "object", "properties": {"name": {"type": "string"}, "version": {"type": "string"}}},
+		"expiresAt": {"type": "string", "format": "date-time"},
+		"commentMaxChars": {"type": "integer"},
+		"renderToken": {"type": "string", "description": "Pass to elicit_app_decide."}
+	},
+	"required": ["elicitationId", "kind", "status", "message", "expiresAt", "commentMaxChars", "renderToken"]
+}`)
+
+// appRender is what a render token binds.
+type appRender struct {
+	ID        string    `json:"e"`
+	Principal string    `json:"p"`
+	Expires   time.Time `json:"x"`
+	Nonce     string    `json:"n"`
+}
+
+type appViewOutput struct {
+	ElicitationID   string              `json:"elicitationId"`
+	Kind            elicitation.Kind    `json:"kind"`
+	Status          elicitation.Status  `json:"status"`
+	Message         string              `json:"message"`
+	Context         json.RawMessage     `json:"context,omitempty"`
+	RequestedSchema json.RawMessage     `json:"requestedSchema,omitempty"`
+	Options         []appOption         `json:"options,omitempty"`
+	MinSelections   int                 `json:"minSelections,omitempty"`
+	MaxSelections   int                 `json:"maxSelections,omitempty"`
+	SelectionRule   string              `json:"selectionRule,omitempty"`
+	Client          *elicitation.Client `json:"client,omitempty"`
+	ExpiresAt       string              `json:"expiresAt"`
+	CommentMaxChars int                 `json:"commentMaxChars"`
+	RenderToken     string              `json:"renderToken"`
+}
+
+type appOption struct {
+	ID    string `json:"id"`
+	Label string `json:"label"`
+}
+
+// appClient refuses a client that did not declare the MCP Apps extension.
+func appClient(req *mcp.CallToolRequest) error {
+	if caps := req.ClientCapabilities(); caps != nil {
+		if _, ok := caps.Extensions[UIExtension]; ok {
+			return nil
+		}
+	}
+	return &elicitation.Error{Code: elicitation.CodeForbidden, Message: "only the elicitation MCP App calls this tool, in a host that declares " + UIExtension + "; give the reviewUrl to the human instead"}
+}
+
+// appRequest reads the owner's request for the app, refusing one the host
+// may not decide.
+func (s *Server) appRequest(ctx context.Context, req *mcp.CallToolRequest, id string) (elicitation.State, elicitation.Payload, error) {
+	if err := appClient(req); err != nil {
+		return elicitation.State{}, elicitation.Payload{}, err
+	}
+	st, p, err := s.svc.HostForm(ctx, principal(req), id)
+	if err != nil {
+		return st, p, err
+	}
+	if why := s.svc.HostFormRefusal(p.Reviewers, st.Approvals); why != "" || p.HostLink == "" {
+		if why == "" {
+			why = "this request was created without a way to decide it in the host: open the review link instead"
+		}
+		return st, p, &elicitation.Error{Code: elicitation.CodeForbidden, Message: "not decided in the app: " + why}
+	}
+	return st, p, nil
+}
+
+func (s *Server) appView(ctx context.Context, req *mcp.CallToolRequest) (any, error) {
+	id, err := idArg(req)
+	if err != nil {
+		return nil, err
+	}
+	st, p, err := s.appRequest(ctx, req, id)
+	if err != nil {
+		return nil, err
+	}
+	tok, _ := json.Marshal(appRender{ID: id, Principal: principal(req), Expires: st.ExpiresAt, Nonce: rand.Text()})
+	out := appViewOutput{
+		ElicitationID: id, Kind: st.Kind, Status: st.Status, Message: p.Message, Context: p.Context,
+		Client: p.Client, ExpiresAt: timestamp(st.ExpiresAt), CommentMaxChars: elicitation.MaxCommentChars,
+		RenderToken: s.sealer.Seal(purposeAppToken, tok),
+	}
+	if p.Schema != nil {
+		out.RequestedSchema = p.Schema.Raw
+	}
+	if st.Kind == elicitation.KindSelection {
+		out.MinSelections, out.MaxSelections, out.SelectionRule = p.MinSelections, p.MaxSelections, p.SelectionRule()
+		for _, o := range p.Options {
+			out.Options = append(out.Options, appOption{ID: o.ID, Label: o.DisplayLabel()})
+		}
+	}
+	return out, nil
+}
+
+func (s *Server) appDecide(ctx context.Context, req *mcp.CallToolRequest) (any, error) {
+	var in struct {
+		ID          string         `json:"elicitationId"`
+		Token       string         `json:"renderToken"`
+		Decision    string         `json:"decision"`
+		SelectedIDs []any          `json:"selectedIds"`
+		Form        map[string]any `json:"form"`
+		Comment     *string        `json:"comment"`
+	}
+	if _, err := parseArgs(req.Params.Arguments, "elicitationId", "renderToken", "decision", "selectedIds", "form", "comment"); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
+		return nil, badArg("arguments", "the arguments do not fit elicit_app_decide's input schema")
+	}
+	r, err := s.openRender(in.Token, in.ID, principal(req))
+	if err != nil {
+		return nil, err
+	}
+	_, p, err := s.appRequest(ctx, req, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	answer := &mcp.ElicitResult{Action: map[string]string{"submitted": "accept", "declined": "decline"}[in.Decision], Content: map[string]any{}}
+	if answer.Action == "" {
+		return nil, badArg("decision", "decision must be submitted or declined")
+	}
+	for k, v := range in.Form {
+		answer.Content[k] = v
+	}
+	if in.SelectedIDs != nil {
+		answer.Content[hostSelection] = in.SelectedIDs
+	}
+	if in.Comment != nil {
+		answer.Content[commentField(p)] = *in.Comment
+	}
+	sub, err := hostSubmission(p, answer, r.Nonce)
+	if err != nil {
+		return nil, err
+	}
+	sub.ID, sub.Via = "app-"+r.Nonce, elicitation.ViaApp
+	key, err := s.sealer.Open(purposeHostKey+"\x00"+in.ID, p.HostLink)
+	if err != nil {
+		return nil, badArg("renderToken", "renderToken can no longer be used (the server's keys changed): open the review link")
+	}
+	st, err := s.svc.Submit(ctx, in.ID, string(key), sub)
+	if err != nil {
+		return nil, err
+	}
+	return statusOutput{Status: st.StatusAt(s.svc.Now())}, nil
+}
+
+// openRender checks a render token: this server's, for this request and
+// principal, before the request's expiry.
+func (s *Server) openRender(sealed, id, principal string) (appRender, error) {
+	b, err := s.sealer.Open(purposeAppToken, sealed)
+	var r appRender
+	if err != nil || json.Unmarshal(b, &r) != nil {
+		return appRender{}, badArg("renderToken", "renderToken is not one this server issued (altered or foreign): call elicit_app_view again")
+	}
+	if r.ID != id || r.Principal != principal {
+		return appRender{}, badArg("renderToken", "renderToken belongs to another request or another agent")
+	}
+	if !s.svc.Now().Before(r.Expires) {
+		return appRender{}, elicitation.ErrExpired
+	}
+	return r, nil
+}

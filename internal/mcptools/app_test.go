@@ -1,0 +1,130 @@
+package mcptools_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/mcptools"
+)
+
+// connectApp opens a session for a host that declares the MCP Apps
+// extension (ui true) or not.
+func connectApp(t *testing.T, e *env, ui bool) *mcp.ClientSession {
+	t.Helper()
+	caps := &mcp.ClientCapabilities{}
+	if ui {
+		caps.Extensions = map[string]any{mcptools.UIExtension: map[string]any{"mimeTypes": []string{"text/html;profile=mcp-app"}}}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "app-host", Version: "1"}, &mcp.ClientOptions{Capabilities: caps})
+	tr := &mcp.StreamableClientTransport{Endpoint: e.servers[0].URL + "/mcp", HTTPClient: &http.Client{Transport: roundTrip{e: e}}, MaxRetries: -1, DisableStandaloneSSE: true}
+	cs, err := client.Connect(context.Background(), tr, &mcp.ClientSessionOptions{ProtocolVersion: proto20251125})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// TestAppDecide: the MCP App's tools are app-only, refused to a host
+// without the extension; a render token decides its own request once,
+// through the page's rules, recorded via app; the page's first answer
+// wins over a later app decision.
+func TestAppDecide(t *testing.T) {
+	e := newEnv(t, envOptions{app: true})
+	cs := connectApp(t, e, true)
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var appOnly int
+	for _, tl := range tools.Tools {
+		if ui, ok := tl.Meta["ui"].(map[string]any); ok && strings.Contains(strings.Join(asStrings(ui["visibility"]), ","), "app") {
+			appOnly++
+			if len(asStrings(ui["visibility"])) != 1 {
+				t.Errorf("%s visibility %v, want [app]", tl.Name, ui["visibility"])
+			}
+		}
+	}
+	if appOnly != 2 {
+		t.Errorf("%d app-only tools, want 2", appOnly)
+	}
+
+	c := ok(t, cs, mcptools.ToolSelection, map[string]any{"message": "Which?", "options": threeOptions, "minSelections": 1, "maxSelections": 2})
+	id := c["elicitationId"].(string)
+	view := ok(t, cs, mcptools.ToolAppView, map[string]any{"elicitationId": id})
+	tok, _ := view["renderToken"].(string)
+	if tok == "" || view["message"] != "Which?" || view["selectionRule"] != "pick between 1 and 2 options" || len(view["options"].([]any)) != 3 {
+		t.Fatalf("view = %v", view)
+	}
+	decide := func(cs *mcp.ClientSession, id, tok string, args map[string]any) callResult {
+		t.Helper()
+		args["elicitationId"], args["renderToken"] = id, tok
+		return call(t, cs, mcptools.ToolAppDecide, args)
+	}
+	// A host without the extension may not call the app's tools.
+	if r := call(t, connectApp(t, e, false), mcptools.ToolAppView, map[string]any{"elicitationId": id}); !r.isError || !strings.HasPrefix(r.text, "forbidden: ") {
+		t.Errorf("view without the extension: %+v", r)
+	}
+	// Bounds and option ids hold; a token for another request is refused.
+	if r := decide(cs, id, tok, map[string]any{"decision": "submitted", "selectedIds": []string{"a", "b", "c"}}); !strings.Contains(r.text, "pick between 1 and 2 options; 3 were picked") {
+		t.Errorf("too many: %+v", r)
+	}
+	other := ok(t, cs, mcptools.ToolSelection, map[string]any{"message": "Other?", "options": threeOptions})
+	if r := decide(cs, other["elicitationId"].(string), tok, map[string]any{"decision": "submitted", "selectedIds": []string{"a"}}); !strings.Contains(r.text, "belongs to another request") {
+		t.Errorf("foreign token: %+v", r)
+	}
+	if r := decide(cs, id, tok+"x", map[string]any{"decision": "submitted", "selectedIds": []string{"a"}}); !strings.Contains(r.text, "not one this server issued") {
+		t.Errorf("altered token: %+v", r)
+	}
+	// The decision lands once; the same decision again is its retry, another is refused.
+	if r := decide(cs, id, tok, map[string]any{"decision": "submitted", "selectedIds": []string{"b"}, "comment": "from the app"}); r.isError || r.structured["status"] != "submitted" {
+		t.Fatalf("decide: %+v", r)
+	}
+	if r := decide(cs, id, tok, map[string]any{"decision": "submitted", "selectedIds": []string{"b"}, "comment": "from the app"}); r.isError {
+		t.Errorf("replayed decision: %+v", r)
+	}
+	if r := decide(cs, id, tok, map[string]any{"decision": "declined"}); !strings.HasPrefix(r.text, "conflict: ") {
+		t.Errorf("another answer from the same render: %+v", r)
+	}
+	res := ok(t, cs, mcptools.ToolResult, map[string]any{"elicitationId": id})
+	if res["decidedVia"] != "app" || res["comment"] != "from the app" || !jsonEqual(res["selectedIds"], []any{"b"}) {
+		t.Errorf("result = %v", res)
+	}
+	// The page answers first: the app's later decision is refused.
+	oid := other["elicitationId"].(string)
+	otok := ok(t, cs, mcptools.ToolAppView, map[string]any{"elicitationId": oid})["renderToken"].(string)
+	e.decide(t, other, elicitation.Submission{Decision: elicitation.DecisionDeclined})
+	if r := decide(cs, oid, otok, map[string]any{"decision": "submitted", "selectedIds": []string{"a"}}); !strings.HasPrefix(r.text, "conflict: ") {
+		t.Errorf("app after the page: %+v", r)
+	}
+}
+
+// TestAppRefusedWithSignIn: with reviewer sign-in the app never decides.
+func TestAppRefusedWithSignIn(t *testing.T) {
+	e := newEnv(t, envOptions{app: true, signIn: true})
+	cs := connectApp(t, e, true)
+	c := ok(t, cs, mcptools.ToolSelection, map[string]any{"message": "Which?", "options": threeOptions})
+	r := call(t, cs, mcptools.ToolAppView, map[string]any{"elicitationId": c["elicitationId"]})
+	if !r.isError || !strings.Contains(r.text, "this server signs reviewers in") {
+		t.Errorf("view with sign-in: %+v", r)
+	}
+}
+
+func asStrings(v any) []string {
+	var out []string
+	switch v := v.(type) {
+	case []any:
+		for _, x := range v {
+			s, _ := x.(string)
+			out = append(out, s)
+		}
+	case []string:
+		out = v
+	}
+	return out
+}
