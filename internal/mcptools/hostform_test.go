@@ -303,3 +303,24 @@ func TestHostFormRefused(t *testing.T) {
 		t.Errorf("hostForm without askInHost: %v", c["hostForm"])
 	}
 }
+
+// TestHostFormInputRequiredRound: a go-sdk client on 2026-07-28 that
+// answers input-required rounds itself (its default) is shown the form in
+// elicit_await's first round, and its retry lands the answer, across two
+// stateless instances that share only the store and the keys.
+func TestHostFormInputRequiredRound(t *testing.T) {
+	e := newEnv(t, envOptions{stateless: true, instances: 2, hostForm: true})
+	cs, host := connectFormHost(t, e, proto20260728, true)
+	c := ok(t, cs, mcptools.ToolApproval, map[string]any{"message": "Ship?", "context": map[string]any{"build": 9}, "askInHost": true})
+	host.answers <- &mcp.ElicitResult{Action: "accept", Content: map[string]any{"comment": "ship it"}}
+	if got := ok(t, cs, mcptools.ToolAwait, map[string]any{"elicitationId": c["elicitationId"]}); got["status"] != "submitted" {
+		t.Fatalf("await = %v", got)
+	}
+	if f := host.form(t); f.Mode != "form" || !strings.Contains(f.Message, `"build": 9`) {
+		t.Errorf("form shown: %+v", f)
+	}
+	res := ok(t, cs, mcptools.ToolResult, map[string]any{"elicitationId": c["elicitationId"]})
+	if res["decision"] != "submitted" || res["comment"] != "ship it" || res["decidedVia"] != "host-form" {
+		t.Errorf("result = %v", res)
+	}
+}
