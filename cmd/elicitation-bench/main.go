@@ -2,7 +2,8 @@
 // reference server with one load generator (SPEC §7): the p50 latency of
 // elicit_status (one client, sequential calls) and the server CPU per call
 // (several concurrent clients), beside the `echo` tool of
-// @modelcontextprotocol/server-everything, in the same run.
+// @modelcontextprotocol/server-everything, and beside a bare go-sdk server
+// with one echo tool (bare.go), in the same run.
 //
 // Run from the repository root (it starts node_modules/.bin/mcp-server-everything):
 //
@@ -90,6 +91,7 @@ func serve(args []string) error {
 	stateless := fs.Bool("stateless", false, "serve statelessly with JSON responses (the Lambda path)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile here until interrupted")
 	gogc := fs.Int("gogc", 0, "set the GC percentage (0: leave GOGC as the environment says)")
+	bare := fs.Bool("bare", false, "serve the bare go-sdk anchor (one echo tool) instead of ours")
 	_ = fs.Parse(args)
 	if *gogc != 0 {
 		debug.SetGCPercent(*gogc)
@@ -120,7 +122,11 @@ func serve(args []string) error {
 		defer pprof.StopCPUProfile()
 	}
 	fmt.Printf("http://%s/mcp\n", ln.Addr())
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	handler := srv.Handler()
+	if *bare {
+		handler = bareHandler(*stateless)
+	}
+	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
@@ -157,6 +163,8 @@ func run(args []string) error {
 		{"go mcptools stateless", func() (*target, error) { return startOurs("stateless", *profile, 0) }},
 		{"go mcptools stateless GOGC=400", func() (*target, error) { return startOurs("stateless", "", 400) }},
 		{"go mcptools stateful", func() (*target, error) { return startOurs("stateful", "", 0) }},
+		{"go-sdk bare stateless", func() (*target, error) { return startOurs("bare-stateless", "", 0) }},
+		{"go-sdk bare stateful", func() (*target, error) { return startOurs("bare-stateful", "", 0) }},
 		{"node server-everything", func() (*target, error) { return startNode(*nodePort) }},
 	}
 	nodeName := kinds[len(kinds)-1].name
@@ -196,6 +204,11 @@ func run(args []string) error {
 		a := all[k.name]
 		p50, cpu := median(a.p50), median(a.cpu)
 		fmt.Printf("%-44s p50 %.3f ms (x%.2f)   CPU %.3f ms/call (x%.2f)\n", k.name, p50, p50/median(node.p50), cpu, cpu/median(node.cpu))
+	}
+	fmt.Printf("\n# CPU per call against the bare go-sdk server of the same mode (#24.4 target: <= 1.1)\n")
+	for _, pair := range [][2]string{{"go mcptools stateless", "go-sdk bare stateless"}, {"go mcptools stateful", "go-sdk bare stateful"}} {
+		ours, bare := median(all[pair[0]].cpu), median(all[pair[1]].cpu)
+		fmt.Printf("%-44s CPU %.3f ms/call, bare %.3f (x%.2f)\n", pair[0], ours, bare, ours/bare)
 	}
 	return nil
 }
@@ -256,8 +269,17 @@ func startOurs(mode, profile string, gogc int) (*target, error) {
 		return nil, err
 	}
 	args := []string{"serve"}
-	if mode == "stateless" {
+	tool, toolArgs := mcptools.ToolStatus, map[string]any(nil)
+	switch mode {
+	case "stateless":
 		args = append(args, "-stateless")
+	case "bare-stateless":
+		args = append(args, "-bare", "-stateless")
+	case "bare-stateful":
+		args = append(args, "-bare")
+	}
+	if strings.HasPrefix(mode, "bare-") {
+		tool, toolArgs = "echo", map[string]any{"message": "hi"}
 	}
 	if profile != "" {
 		args = append(args, "-cpuprofile", profile)
@@ -280,7 +302,7 @@ func startOurs(mode, profile string, gogc int) (*target, error) {
 		return nil, fmt.Errorf("start our %s server: %w", mode, err)
 	}
 	return &target{
-		name: "go mcptools " + mode, url: strings.TrimSpace(line), pid: cmd.Process.Pid, tool: mcptools.ToolStatus,
+		name: "go mcptools " + mode, url: strings.TrimSpace(line), pid: cmd.Process.Pid, tool: tool, args: toolArgs,
 		stop: func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() },
 	}, nil
 }
