@@ -2,12 +2,13 @@
 #
 #   make run     run the service locally on its embedded store (127.0.0.1:8080)
 #   make test    install the test peers if needed, then run every test under -race
-#   make lint    gofmt, go vet and staticcheck
+#   make lint    gofmt, go vet, staticcheck and gocyclo (no shipped function above 20)
 #   make build   build the local server and the proxy into bin/
 #   make bench   run the Go benchmarks (see docs/benchmarks.md)
 
 GO          ?= go
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+GOCYCLO     ?= github.com/fzipp/gocyclo/cmd/gocyclo@v0.6.0
 BIN         := bin
 PKGS        := ./...
 TESTFLAGS   ?=
@@ -54,6 +55,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) run $(STATICCHECK) $(PKGS)
+	@out=$$($(GO) run $(GOCYCLO) -over 20 -ignore '_test.go' . 2>&1) || { echo "cyclomatic complexity above 20 (split these along their cases):"; echo "$$out"; exit 1; }
 
 build:
 	$(GO) build -trimpath -o $(BIN)/ ./cmd/...
