@@ -20,7 +20,6 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/localserver"
 	"github.com/mcp-elicitation/elicitation/internal/notify"
-	"github.com/mcp-elicitation/elicitation/internal/notify/sesmail"
 )
 
 // Main is a running local server. Start it, then Close it; tests start it
@@ -96,7 +95,7 @@ func (m *Main) open(ctx context.Context, o options) error {
 		Store:  localstore.Open,
 		Pages:  compose.Pages,
 		MCP:    mcpendpoint.Part(localstore.APIKeys),
-		Notify: notifypart.Part(os.LookupEnv, sesmail.FromAWS),
+		Notify: notifypart.Part(os.LookupEnv, sesFromAWS),
 		Log:    m.Log,
 		Now:    o.now,
 		OnCreated: func(_ context.Context, id, url string) {

@@ -28,7 +28,7 @@ func main() {
 	exitIf(log, err)
 	app, err := compose.Build(context.Background(), s, compose.Parts{
 		Log: log, Store: lambdaconfig.Store(lambdaconfig.DynamoDB(env)), Secret: lambdaconfig.Secret(env),
-		Notify: notifypart.Part(nil, sesmail.FromAWS),
+		Notify: notifypart.Part(nil, sesmail.FromConfig(env.AWSConfig())),
 	})
 	exitIf(log, err)
 	d := notifypart.Deliverer(app)

@@ -85,6 +85,11 @@ func orDefault(s, def string) string {
 	return s
 }
 
+// AWSConfig is the SDK configuration of a function: the region and the
+// execution role's credentials from the environment, the store's retry
+// policy and HTTP client (the notify function's SES client is built on it).
+func (e AWSEnv) AWSConfig() aws.Config { return e.awsConfig() }
+
 // awsConfig is the SDK configuration of a function.
 func (e AWSEnv) awsConfig() aws.Config {
 	return aws.Config{

@@ -52,8 +52,9 @@ func RoutingPart(ctx context.Context, a *compose.App, _ func(context.Context, st
 }
 
 // SES makes the SES senders of e-mail targets for a region ("" the
-// environment's): sesmail.FromAWS. A parameter, so that this package links
-// no SES client.
+// environment's): sesmail.FromConfig over the local server's or the
+// function's AWS configuration. A parameter, so that this package links no
+// SES client.
 type SES func(ctx context.Context, region string) (func(from string, to []string, configurationSet string) notify.Sender, error)
 
 // Targets reads the configured targets; nil when none are configured.

@@ -6,10 +6,8 @@ package sesmail
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	sestypes "github.com/aws/aws-sdk-go-v2/service/sesv2/types"
 	"github.com/aws/smithy-go"
@@ -74,15 +72,17 @@ func New(client SESAPI) func(from string, to []string, configurationSet string) 
 	}
 }
 
-// FromAWS is notifypart.SES: an SES client from the usual AWS
-// configuration (the credential chain, AWS_REGION unless region is set).
-func FromAWS(ctx context.Context, region string) (func(from string, to []string, configurationSet string) notify.Sender, error) {
-	cfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("load the AWS configuration for SES: %w", err)
+// FromConfig is notifypart.SES over cfg: SES clients built from it, in
+// region when one is set. The caller loads the configuration: the local
+// server with config.LoadDefaultConfig (cmd/elicitation), the notify
+// function from the Lambda environment (lambdaconfig), so that this package
+// links no credential chain.
+func FromConfig(cfg aws.Config) func(ctx context.Context, region string) (func(from string, to []string, configurationSet string) notify.Sender, error) {
+	return func(_ context.Context, region string) (func(from string, to []string, configurationSet string) notify.Sender, error) {
+		c := cfg.Copy()
+		if region != "" {
+			c.Region = region
+		}
+		return New(sesv2.NewFromConfig(c)), nil
 	}
-	if region != "" {
-		cfg.Region = region
-	}
-	return New(sesv2.NewFromConfig(cfg)), nil
 }
