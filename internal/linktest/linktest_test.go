@@ -14,11 +14,16 @@ const module = "github.com/mcp-elicitation/elicitation/"
 
 // Prefixes of import paths, by what they bring.
 var (
-	awsSDK    = []string{"github.com/aws/aws-sdk-go-v2", "github.com/aws/smithy-go"}
-	lambda    = []string{"github.com/aws/aws-lambda-go", "github.com/awslabs/aws-lambda-go-api-proxy"}
-	mcpSDK    = []string{"github.com/modelcontextprotocol/"}
-	openID    = []string{"github.com/coreos/go-oidc"}
-	everyAWS  = slices.Concat(awsSDK, lambda)
+	awsSDK   = []string{"github.com/aws/aws-sdk-go-v2", "github.com/aws/smithy-go"}
+	lambda   = []string{"github.com/aws/aws-lambda-go", "github.com/awslabs/aws-lambda-go-api-proxy"}
+	mcpSDK   = []string{"github.com/modelcontextprotocol/"}
+	openID   = []string{"github.com/coreos/go-oidc"}
+	everyAWS = slices.Concat(awsSDK, lambda)
+	// The SDK's default configuration loader and the credential chain it
+	// brings (SSO, SSO-OIDC, STS, IMDS, processes): a function builds its
+	// clients from the Lambda environment (internal/lambdaconfig).
+	credChain = []string{"github.com/aws/aws-sdk-go-v2/config", "github.com/aws/aws-sdk-go-v2/service/sso", "github.com/aws/aws-sdk-go-v2/service/sts",
+		"github.com/aws/aws-sdk-go-v2/service/signin", "github.com/aws/aws-sdk-go-v2/credentials/"}
 	nonStdlib = []string{"."} // any path with a dot in its first element: not the standard library
 )
 
@@ -39,6 +44,10 @@ var forbidden = []row{
 	{"functions/review", mcpSDK, "the review page is plain HTTP"},
 	{"functions/submit", mcpSDK, "the submission endpoint is plain HTTP"},
 	{"functions/notify", mcpSDK, "notifications are sent over HTTP and SMTP"},
+	{"functions/mcp", credChain, "a function's AWS clients come from the Lambda environment (lambdaconfig), not config.LoadDefaultConfig"},
+	{"functions/review", credChain, "a function's AWS clients come from the Lambda environment (lambdaconfig), not config.LoadDefaultConfig"},
+	{"functions/submit", credChain, "a function's AWS clients come from the Lambda environment (lambdaconfig), not config.LoadDefaultConfig"},
+	{"functions/notify", credChain, "a function's AWS clients come from the Lambda environment (lambdaconfig), not config.LoadDefaultConfig"},
 	// Packages every deployment shares.
 	{"internal/compose", slices.Concat(everyAWS, mcpSDK, openID), "the composition is deployment-neutral: the Lambda side (internal/lambdaconfig) and the MCP part (compose/mcpendpoint) add theirs"},
 	{"internal/compose/embeddedstore", everyAWS, "what the proxy opens its embedded store with"},
