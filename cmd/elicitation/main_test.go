@@ -318,7 +318,7 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"serve"}, map[string]string{"ELICITATION_MAX_WAIT": "soon"}, `$ELICITATION_MAX_WAIT="soon": not a duration`},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--token-keys", "bad"}, nil, "--token-keys"},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--log-level", "loud"}, nil, `invalid value "loud" for flag -log-level: not debug, info, warn or error`},
-		{[]string{"audit"}, nil, "usage: elicitation audit [flags] ELICITATION_ID"},
+		{[]string{"audit"}, nil, "usage: elicitation audit [flags] [--] ELICITATION_ID"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			getenv := func(k string) string {

@@ -25,18 +25,21 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if err := storeFlags(fs, &c, getenv); err != nil {
 		return err
 	}
+	args, id := trailingOperand(fs, args)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		return fmt.Errorf("usage: elicitation audit [flags] ELICITATION_ID")
+	if id == "" && fs.NArg() == 1 {
+		id = fs.Arg(0)
+	}
+	if id == "" || fs.NArg() > 1 || (fs.NArg() == 1 && fs.Arg(0) != id) {
+		return fmt.Errorf("usage: elicitation audit [flags] [--] ELICITATION_ID")
 	}
 	store, closeStore, err := openForOperator(ctx, c)
 	if err != nil {
 		return err
 	}
 	defer closeStore()
-	id := fs.Arg(0)
 	st, err := store.State(ctx, id)
 	if err != nil {
 		return fmt.Errorf("audit %s: %w", id, err)
@@ -54,6 +57,47 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		State elicitation.State      `json:"state"`
 		Audit elicitation.AuditTrail `json:"audit"`
 	}{st, tr})
+}
+
+// trailingOperand takes the last argument as the command's operand when it
+// starts with "-" but names no flag of fs: an elicitation id may start with
+// "-" (ids are base64url), and the flag package would read it as an unknown
+// flag. Ids are 22 random characters, never a flag's name; "--" before the
+// id works too.
+func trailingOperand(fs *flag.FlagSet, args []string) (rest []string, operand string) {
+	n := len(args)
+	if n == 0 || len(args[n-1]) < 2 || args[n-1][0] != '-' || args[n-1] == "--" {
+		return args, ""
+	}
+	if n >= 2 && args[n-2] == "--" {
+		return args, ""
+	}
+	name := strings.TrimLeft(args[n-1], "-")
+	if i := strings.IndexByte(name, '='); i >= 0 {
+		name = name[:i]
+	}
+	if name == "h" || name == "help" || fs.Lookup(name) != nil {
+		return args, ""
+	}
+	if n >= 2 && isValueFlag(fs, args[n-2]) {
+		return args, ""
+	}
+	return args[:n-1], args[n-1]
+}
+
+// isValueFlag reports whether arg is a flag of fs that takes its value as
+// the next argument ("--data-dir" before "DIR", not "--data-dir=DIR", and
+// not a boolean flag).
+func isValueFlag(fs *flag.FlagSet, arg string) bool {
+	if len(arg) < 2 || arg[0] != '-' || strings.Contains(arg, "=") {
+		return false
+	}
+	f := fs.Lookup(strings.TrimLeft(arg, "-"))
+	if f == nil {
+		return false
+	}
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return !ok || !b.IsBoolFlag()
 }
 
 // runCleanup removes requests past their retention.

@@ -16,6 +16,23 @@ import (
 // The operator's audit command derives expiry like every other read: a
 // request still stored as pending after its expiresAt shows as expired.
 func TestAuditDerivesExpiry(t *testing.T) {
+	// An id may start with "-" (ids are base64url): it is still the
+	// operand, after flags or after "--", never read as a flag.
+	dash := "-" + elicitation.NewID()[1:]
+	for _, tc := range []struct {
+		name string
+		id   string
+		args func(dir, id string) []string
+	}{
+		{"id after flags", elicitation.NewID(), func(dir, id string) []string { return []string{"audit", "--data-dir", dir, id} }},
+		{"dash id after flags", dash, func(dir, id string) []string { return []string{"audit", "--data-dir", dir, id} }},
+		{"dash id after --", dash, func(dir, id string) []string { return []string{"audit", "--data-dir=" + dir, "--", id} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testAuditDerivesExpiry(t, tc.id, tc.args) })
+	}
+}
+
+func testAuditDerivesExpiry(t *testing.T, id string, args func(dir, id string) []string) {
 	dir := t.TempDir()
 	store, err := boltstore.Open(filepath.Join(dir, "elicitation.db"))
 	if err != nil {
@@ -23,7 +40,7 @@ func TestAuditDerivesExpiry(t *testing.T) {
 	}
 	created := time.Now().Add(-2 * time.Hour).UTC()
 	st := elicitation.State{
-		ID: elicitation.NewID(), Kind: elicitation.KindApproval, Owner: elicitation.Anonymous, Status: elicitation.StatusPending,
+		ID: id, Kind: elicitation.KindApproval, Owner: elicitation.Anonymous, Status: elicitation.StatusPending,
 		CreatedAt: created, ExpiresAt: created.Add(time.Hour), RetainUntil: created.Add(time.Hour + elicitation.DefaultRetention),
 	}
 	_, hash := elicitation.NewReviewKey()
@@ -35,7 +52,7 @@ func TestAuditDerivesExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := run(context.Background(), []string{"audit", "--data-dir", dir, st.ID}, &out, io.Discard, noEnv); err != nil {
+	if err := run(context.Background(), args(dir, st.ID), &out, io.Discard, noEnv); err != nil {
 		t.Fatal(err)
 	}
 	var got struct{ State struct{ Status string } }
