@@ -30,7 +30,7 @@ func startHTTP(t *testing.T, limits compose.Settings) *Main {
 	})
 	us := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
 	t.Cleanup(us.Close)
-	cfg, err := config.Parse([]byte("upstream:\n  url: " + us.URL + "\n"))
+	cfg, err := config.ParseWith([]byte("upstream:\n  url: "+us.URL+"\n"), config.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

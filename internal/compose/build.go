@@ -305,11 +305,11 @@ func StateKeys(ctx context.Context, a *App) (*sealer.Keyring, error) {
 	default:
 		return nil, nil
 	}
-	keys, err := sealer.ParseKeys(text)
+	ring, err := sealer.ParseKeyring(text)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return sealer.NewKeyring(keys...)
+	return ring, nil
 }
 
 // InitialKeyID is the key id of a bare secret: the value Secrets Manager
@@ -321,9 +321,5 @@ const InitialKeyID = sealer.InitialKeyID
 // first key current), or a bare base64 secret, which is the key
 // InitialKeyID.
 func ParseKeyring(text string) (*pagetoken.Keyring, error) {
-	keys, err := sealer.ParseKeys(text)
-	if err != nil {
-		return nil, err
-	}
-	return pagetoken.NewKeyring(keys...)
+	return pagetoken.ParseKeyring(text)
 }

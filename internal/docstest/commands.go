@@ -608,7 +608,7 @@ func (c *Checker) checkProxyConfig(args []string) error {
 		if value == "" || isPlaceholder(value) || filepath.IsAbs(value) || !strings.HasPrefix(value, "examples/") {
 			return nil // the reader's own file
 		}
-		if _, err := proxyconfig.Load(filepath.Join(c.Root, value)); err != nil {
+		if _, err := proxyconfig.LoadWith(filepath.Join(c.Root, value), proxyconfig.Options{}); err != nil {
 			return fmt.Errorf("--config %s: %v", value, err)
 		}
 	}

@@ -36,7 +36,7 @@ func (c *Checker) checkYAML(b Block, v any) error {
 	case top["extensions"] != nil:
 		return hostconfigtest.Validate(hostconfig.Goose, normalizeYAML(v))
 	case top["upstream"] != nil:
-		if _, err := proxyconfig.Parse([]byte(b.Text)); err != nil {
+		if _, err := proxyconfig.ParseWith([]byte(b.Text), proxyconfig.Options{}); err != nil {
 			return fmt.Errorf("the proxy refuses this configuration: %v", err)
 		}
 	}

@@ -123,7 +123,7 @@ func (w *testWriter) Write(p []byte) (int, error) {
 // startProxy builds a proxy from a YAML configuration.
 func startProxy(t testing.TB, yaml string) *proxy.Proxy {
 	t.Helper()
-	cfg, err := config.Parse([]byte(yaml))
+	cfg, err := config.ParseWith([]byte(yaml), config.Options{})
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}

@@ -54,7 +54,7 @@ func (h failures) WithGroup(name string) slog.Handler {
 func TestListRightAfterTheUpstreamComesUp(t *testing.T) {
 	t.Parallel()
 	port := freePort(t)
-	cfg, err := config.Parse(fmt.Appendf(nil, "upstream:\n  url: http://127.0.0.1:1/mcp\n  url: \"http://127.0.0.1:%d/mcp\"\n  args: []\n  env: {}\n", port))
+	cfg, err := config.ParseWith(fmt.Appendf(nil, "upstream:\n  url: http://127.0.0.1:1/mcp\n  url: \"http://127.0.0.1:%d/mcp\"\n  args: []\n  env: {}\n", port), config.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

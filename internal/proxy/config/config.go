@@ -189,10 +189,7 @@ type Options struct {
 	Strict bool
 }
 
-// Load reads and validates the configuration file at path.
-func Load(path string) (*Config, error) { return LoadWith(path, Options{}) }
-
-// LoadWith is Load with options.
+// LoadWith reads and validates the configuration file at path.
 func LoadWith(path string, opts Options) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -212,10 +209,7 @@ func LoadWith(path string, opts Options) (*Config, error) {
 	return cfg, nil
 }
 
-// Parse validates a configuration document.
-func Parse(data []byte) (*Config, error) { return ParseWith(data, Options{}) }
-
-// ParseWith is Parse with options.
+// ParseWith validates a configuration document.
 func ParseWith(data []byte, opts Options) (*Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node

@@ -149,7 +149,7 @@ func TestArgumentsForwardedAsWritten(t *testing.T) {
 // gatedProxy starts a proxy for a configuration, with its gate.
 func gatedProxy(t *testing.T, yaml string) *proxy.Proxy {
 	t.Helper()
-	cfg, err := config.Parse([]byte(yaml))
+	cfg, err := config.ParseWith([]byte(yaml), config.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -131,7 +131,7 @@ func startGated(t *testing.T, upstream, rest string) *gated {
 	t.Helper()
 	local := gatetest.Start(t)
 	yaml := fmt.Sprintf("upstream:\n  url: %q\nelicitation_service:\n  url: %q\n  wait_seconds: 1\n%s", upstream, local.MCPURL, rest)
-	cfg, err := config.Parse([]byte(yaml))
+	cfg, err := config.ParseWith([]byte(yaml), config.Options{})
 	if err != nil {
 		t.Fatalf("config: %v\n%s", err, yaml)
 	}
@@ -428,7 +428,7 @@ func TestWorkedExample(t *testing.T) {
 	}
 	text := strings.Replace(string(raw), `listen: "127.0.0.1:8081"`, `listen: "127.0.0.1:0"`, 1)
 	text = strings.Replace(text, "wait_seconds: 20", "wait_seconds: 1", 1)
-	cfg, err := config.Parse([]byte(text))
+	cfg, err := config.ParseWith([]byte(text), config.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -496,7 +496,7 @@ func TestStdioFastPathKeepsTheGate(t *testing.T) {
 	local := gatetest.Start(t)
 	node, script := testenv.Node(t), testenv.NodeModule(t, ".bin/mcp-server-everything")
 	yaml := fmt.Sprintf("upstream:\n  command: %q\n  args: [%q]\nelicitation_service:\n  url: %q\n  wait_seconds: 1\n%s", node, script, local.MCPURL, echoConfirmed)
-	cfg, err := config.Parse([]byte(yaml))
+	cfg, err := config.ParseWith([]byte(yaml), config.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func newEnv(t *testing.T, rest string, upstream gate.Caller) *env {
 	t.Helper()
 	local := gatetest.Start(t)
 	yaml := "upstream:\n  command: node\nelicitation_service:\n  url: " + local.MCPURL + "\n  wait_seconds: 1\n" + rest
-	cfg, err := config.Parse([]byte(yaml))
+	cfg, err := config.ParseWith([]byte(yaml), config.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestConfirmDeclined(t *testing.T) {
 // An answer that lands while the call waits is acted on in the same call.
 func TestConfirmAnswerWhileWaiting(t *testing.T) {
 	local := gatetest.Start(t)
-	cfg, err := config.Parse([]byte("upstream:\n  command: node\nelicitation_service:\n  url: " + local.MCPURL + "\n  wait_seconds: 60\ntools:\n  delete_file:\n    confirm_if:\n      always: true\n"))
+	cfg, err := config.ParseWith([]byte("upstream:\n  command: node\nelicitation_service:\n  url: "+local.MCPURL+"\n  wait_seconds: 60\ntools:\n  delete_file:\n    confirm_if:\n      always: true\n"), config.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +328,7 @@ func TestConfirmRacingRetriesForwardOnce(t *testing.T) {
 // Without an elicitation service and without a host that can show a
 // form, a gated call is refused with a structured result, never forwarded.
 func TestConfirmWithoutAnyChannel(t *testing.T) {
-	cfg, err := config.Parse([]byte("upstream:\n  command: node\ntools:\n  delete_file:\n    confirm_if:\n      always: true\n"))
+	cfg, err := config.ParseWith([]byte("upstream:\n  command: node\ntools:\n  delete_file:\n    confirm_if:\n      always: true\n"), config.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +344,7 @@ func TestConfirmWithoutAnyChannel(t *testing.T) {
 func TestServiceDown(t *testing.T) {
 	port := testenv.FreePort(t)
 	url := "http://127.0.0.1:" + strconv.Itoa(port) + "/mcp"
-	cfg, err := config.Parse([]byte("upstream:\n  command: node\nelicitation_service:\n  url: " + url + "\ntools:\n  delete_file:\n    confirm_if:\n      always: true\n"))
+	cfg, err := config.ParseWith([]byte("upstream:\n  command: node\nelicitation_service:\n  url: "+url+"\ntools:\n  delete_file:\n    confirm_if:\n      always: true\n"), config.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +363,7 @@ func TestServiceDown(t *testing.T) {
 // With none of the gate's keys set there is no gate: the proxy is the
 // original.
 func TestOpenWithoutGateKeys(t *testing.T) {
-	cfg, err := config.Parse([]byte("upstream:\n  command: node\nelicitation:\n  fallback_on_unsupported: structured_error\ntools:\n  echo:\n    required: [message]\n    confirm_if:\n    ambiguous_if:\n"))
+	cfg, err := config.ParseWith([]byte("upstream:\n  command: node\nelicitation:\n  fallback_on_unsupported: structured_error\ntools:\n  echo:\n    required: [message]\n    confirm_if:\n    ambiguous_if:\n"), config.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

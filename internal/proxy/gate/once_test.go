@@ -3,6 +3,7 @@ package gate_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -85,11 +86,11 @@ func TestHostApprovalStateUsedOnce(t *testing.T) {
 	t.Cleanup(up.Close)
 	key := bytes.Repeat([]byte("k"), requeststate.MinKeyLen)
 	start := func() string {
-		cfg, err := config.Parse([]byte(fmt.Sprintf("upstream:\n  url: %q\n%s", up.URL, shapeRules)))
+		cfg, err := config.ParseWith([]byte(fmt.Sprintf("upstream:\n  url: %q\n%s", up.URL, shapeRules)), config.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		sealer, err := requeststate.NewSealer(key)
+		sealer, err := requeststate.Parse(base64.StdEncoding.EncodeToString(key))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -95,7 +95,7 @@ func shapeGated(t *testing.T, transport, serviceURL, rest string) *mcp.ClientSes
 	if serviceURL != "" {
 		up += fmt.Sprintf("elicitation_service:\n  url: %q\n  wait_seconds: 1\n", serviceURL)
 	}
-	cfg, err := config.Parse([]byte(up + rest))
+	cfg, err := config.ParseWith([]byte(up+rest), config.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -137,7 +137,7 @@ func TestGateWithoutSignInWarns(t *testing.T) {
 		"url with reviewers": {fmt.Sprintf("  url: %q\n  reviewers: [bob@example.com]\n", local.MCPURL), ""},
 	} {
 		t.Run(name, func(t *testing.T) {
-			cfg, err := config.Parse([]byte("upstream:\n  url: http://127.0.0.1:1/mcp\nelicitation_service:\n" + tc.service + shapeRules))
+			cfg, err := config.ParseWith([]byte("upstream:\n  url: http://127.0.0.1:1/mcp\nelicitation_service:\n"+tc.service+shapeRules), config.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -160,7 +160,7 @@ func TestGateWithoutSignInWarns(t *testing.T) {
 // elicitation.
 func gatedClient(t *testing.T, yaml string, opts gate.OpenOptions) *mcp.ClientSession {
 	t.Helper()
-	cfg, err := config.Parse([]byte(yaml))
+	cfg, err := config.ParseWith([]byte(yaml), config.Options{})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, yaml)
 	}

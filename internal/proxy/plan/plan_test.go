@@ -20,7 +20,7 @@ import (
 
 func planner(t *testing.T, yaml string) *Planner {
 	t.Helper()
-	cfg, err := config.Parse([]byte("upstream:\n  url: http://localhost:8001/mcp\n" + yaml))
+	cfg, err := config.ParseWith([]byte("upstream:\n  url: http://localhost:8001/mcp\n"+yaml), config.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

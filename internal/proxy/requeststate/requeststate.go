@@ -16,13 +16,13 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/sealer"
 )
 
-// MinKeyLen is the shortest key NewSealer accepts.
+// MinKeyLen is the shortest key Parse accepts.
 const MinKeyLen = sealer.MinSecretBytes
 
 // ErrInvalid is returned for a state that is malformed, forged or expired.
 var ErrInvalid = errors.New("invalid request state")
 
-// keyID names a key given as bare bytes (NewSealer), as sealer.ParseKeys
+// keyID names a key given as a bare secret, as sealer.ParseKeys
 // names a bare base64 secret.
 const keyID = sealer.InitialKeyID
 
@@ -33,11 +33,6 @@ type Sealer struct {
 	ring *sealer.Keyring
 	// Now returns the current time; tests may replace it.
 	Now func() time.Time
-}
-
-// NewSealer returns a sealer for key, which must be at least MinKeyLen bytes.
-func NewSealer(key []byte) (*Sealer, error) {
-	return newSealer([]sealer.Key{{ID: keyID, Secret: key}})
 }
 
 // Parse returns a sealer for the text of MCP_ELICITATION_PROXY_STATE_KEY:
