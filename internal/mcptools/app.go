@@ -187,7 +187,7 @@ func (s *Server) appDecide(ctx context.Context, req *mcp.CallToolRequest) (any, 
 		Form        map[string]any `json:"form"`
 		Comment     *string        `json:"comment"`
 	}
-	if _, err := parseArgs(req.Params.Arguments, "elicitationId", "renderToken", "decision", "selectedIds", "form", "comment"); err != nil {
+	if _, err := parseArgs(req.Params.Arguments, appDecideArgNames...); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {

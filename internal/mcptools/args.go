@@ -211,7 +211,7 @@ func (a args) elicitationID() (string, error) {
 // approvalInput decodes elicit_approval's arguments.
 func approvalInput(raw json.RawMessage) (elicitation.ApprovalInput, error) {
 	var in elicitation.ApprovalInput
-	a, err := parseArgs(raw, "message", "context", "requestedSchema", "displayTemplate", "css", "labels", "timeoutSeconds", "notify", "escalate", "reviewers", "approvals", "push", "askInHost")
+	a, err := parseArgs(raw, approvalArgNames...)
 	if err != nil {
 		return in, err
 	}
@@ -250,7 +250,7 @@ func approvalInput(raw json.RawMessage) (elicitation.ApprovalInput, error) {
 // selectionInput decodes elicit_selection's arguments.
 func selectionInput(raw json.RawMessage) (elicitation.SelectionInput, error) {
 	var in elicitation.SelectionInput
-	a, err := parseArgs(raw, "message", "options", "minSelections", "maxSelections", "rowTemplate", "headingTemplate", "footerTemplate", "hoverTemplate", "css", "labels", "timeoutSeconds", "notify", "escalate", "reviewers", "approvals", "push", "askInHost")
+	a, err := parseArgs(raw, selectionArgNames...)
 	if err != nil {
 		return in, err
 	}

@@ -166,27 +166,12 @@ func (s *Server) approval(ctx context.Context, req *mcp.CallToolRequest) (any, e
 	if err != nil {
 		return nil, err
 	}
-	push, err := pushArg(req.Params.Arguments)
-	if err != nil {
-		return nil, err
-	}
-	inHost, err := hostFormArg(req.Params.Arguments)
-	if err != nil {
-		return nil, err
-	}
-	in.Notify.ReviewLink = s.reviewLink(s.httpRequest(req))
-	in.Client = clientOf(req)
-	in.PushLink = s.pushLink(req, push)
-	hostLink, ask, why := s.hostFormPlan(req, inHost, in.Reviewers, in.Approvals)
-	in.HostLink, in.AskInHost = hostLink, ask
-	c, err := s.svc.CreateApproval(ctx, principal(req), in)
-	if err != nil {
-		return nil, err
-	}
-	out := s.created(ctx, req, c)
-	out.HostForm = why
-	s.afterCreated(req, push, c.State, in.Message, out.ReviewURL)
-	return out, nil
+	return s.create(ctx, req, createParts{
+		notify: &in.Notify, client: &in.Client, pushLink: &in.PushLink, hostLink: &in.HostLink, askInHost: &in.AskInHost,
+		reviewers: in.Reviewers, approvals: in.Approvals, message: in.Message,
+	}, func(ctx context.Context, p string) (elicitation.Created, error) {
+		return s.svc.CreateApproval(ctx, p, in)
+	})
 }
 
 func (s *Server) selection(ctx context.Context, req *mcp.CallToolRequest) (any, error) {
@@ -194,6 +179,31 @@ func (s *Server) selection(ctx context.Context, req *mcp.CallToolRequest) (any, 
 	if err != nil {
 		return nil, err
 	}
+	return s.create(ctx, req, createParts{
+		notify: &in.Notify, client: &in.Client, pushLink: &in.PushLink, hostLink: &in.HostLink, askInHost: &in.AskInHost,
+		reviewers: in.Reviewers, approvals: in.Approvals, message: in.Message,
+	}, func(ctx context.Context, p string) (elicitation.Created, error) {
+		return s.svc.CreateSelection(ctx, p, in)
+	})
+}
+
+// createParts points into a decoded approval or selection input at what
+// the creating tools set alike, so that both run one handler (create).
+type createParts struct {
+	notify             *elicitation.Notify
+	client             *elicitation.Client
+	pushLink, hostLink *func(id, key string) string
+	askInHost          *bool
+	reviewers          []string
+	approvals          int
+	message            string
+}
+
+// create is the one shape of the creating tools: read the push and
+// host-form arguments, fill in what the call's transport tells (the review
+// link, the client, the push and host links), create through the Service,
+// answer with the creation result, then offer the push.
+func (s *Server) create(ctx context.Context, req *mcp.CallToolRequest, in createParts, create func(context.Context, string) (elicitation.Created, error)) (any, error) {
 	push, err := pushArg(req.Params.Arguments)
 	if err != nil {
 		return nil, err
@@ -202,18 +212,18 @@ func (s *Server) selection(ctx context.Context, req *mcp.CallToolRequest) (any, 
 	if err != nil {
 		return nil, err
 	}
-	in.Notify.ReviewLink = s.reviewLink(s.httpRequest(req))
-	in.Client = clientOf(req)
-	in.PushLink = s.pushLink(req, push)
-	hostLink, ask, why := s.hostFormPlan(req, inHost, in.Reviewers, in.Approvals)
-	in.HostLink, in.AskInHost = hostLink, ask
-	c, err := s.svc.CreateSelection(ctx, principal(req), in)
+	in.notify.ReviewLink = s.reviewLink(s.httpRequest(req))
+	*in.client = clientOf(req)
+	*in.pushLink = s.pushLink(req, push)
+	hostLink, ask, why := s.hostFormPlan(req, inHost, in.reviewers, in.approvals)
+	*in.hostLink, *in.askInHost = hostLink, ask
+	c, err := create(ctx, principal(req))
 	if err != nil {
 		return nil, err
 	}
 	out := s.created(ctx, req, c)
 	out.HostForm = why
-	s.afterCreated(req, push, c.State, in.Message, out.ReviewURL)
+	s.afterCreated(req, push, c.State, in.message, out.ReviewURL)
 	return out, nil
 }
 
@@ -242,7 +252,7 @@ type statusOutput struct {
 }
 
 func (s *Server) await(ctx context.Context, req *mcp.CallToolRequest) (any, error) {
-	a, err := parseArgs(req.Params.Arguments, "elicitationId", "waitSeconds")
+	a, err := parseArgs(req.Params.Arguments, awaitArgNames...)
 	if err != nil {
 		return nil, err
 	}
@@ -298,7 +308,7 @@ type auditEntry struct {
 }
 
 func (s *Server) status(ctx context.Context, req *mcp.CallToolRequest) (any, error) {
-	a, err := parseArgs(req.Params.Arguments, "elicitationId", "includeAudit")
+	a, err := parseArgs(req.Params.Arguments, statusArgNames...)
 	if err != nil {
 		return nil, err
 	}
@@ -329,7 +339,7 @@ func (s *Server) status(ctx context.Context, req *mcp.CallToolRequest) (any, err
 }
 
 func idArg(req *mcp.CallToolRequest) (string, error) {
-	a, err := parseArgs(req.Params.Arguments, "elicitationId")
+	a, err := parseArgs(req.Params.Arguments, idArgNames...)
 	if err != nil {
 		return "", err
 	}

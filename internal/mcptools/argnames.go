@@ -1,0 +1,47 @@
+package mcptools
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// propertyNames lists the top-level property names of an object schema in
+// the order the document gives them: the tools take exactly the arguments
+// their input schema declares, so the schema is the one list of names
+// (parseArgs refuses any other). It panics on a schema it cannot read (a
+// programming error, caught at start-up by every test).
+func propertyNames(schema json.RawMessage) []string {
+	var doc struct {
+		Properties json.RawMessage `json:"properties"`
+	}
+	if err := json.Unmarshal(schema, &doc); err != nil || len(doc.Properties) == 0 {
+		panic("mcptools: an input schema without properties")
+	}
+	dec := json.NewDecoder(bytes.NewReader(doc.Properties))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		panic("mcptools: an input schema's properties are not an object")
+	}
+	var names []string
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			panic("mcptools: reading an input schema: " + err.Error())
+		}
+		names = append(names, t.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			panic("mcptools: reading an input schema: " + err.Error())
+		}
+	}
+	return names
+}
+
+// The names each tool takes, from its input schema.
+var (
+	approvalArgNames  = propertyNames(approvalInputSchema)
+	selectionArgNames = propertyNames(selectionInputSchema)
+	awaitArgNames     = propertyNames(awaitInputSchema)
+	statusArgNames    = propertyNames(statusInputSchema)
+	idArgNames        = propertyNames(idInputSchema)
+	appDecideArgNames = propertyNames(appDecideInputSchema)
+)
