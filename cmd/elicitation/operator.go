@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -127,22 +126,10 @@ func runCleanup(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 // runCompact rewrites the embedded store's file to hold only what is live
 // (cleanup frees pages for reuse, but bbolt never shrinks its file).
 func runCompact(_ context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	var c Config
-	fs := flag.NewFlagSet("elicitation compact", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	if err := bind(fs, &c, getenv, "data-dir", "store"); err != nil {
+	path, err := embeddedFile("compact", args, stderr, getenv, "DynamoDB needs no compaction")
+	if err != nil {
 		return err
 	}
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("compact takes no arguments, got %q", strings.Join(fs.Args(), " "))
-	}
-	if c.Store == "dynamodb" {
-		return errors.New("compact applies to the embedded store; DynamoDB needs no compaction")
-	}
-	path := filepath.Join(c.DataDir, "elicitation.db")
 	before, after, err := boltstore.Compact(path)
 	if err != nil {
 		return err
@@ -155,27 +142,37 @@ func runCompact(_ context.Context, args []string, stdout, stderr io.Writer, gete
 // every page, which the server's start-up no longer reads (it checks the
 // header, the size and the pages every call depends on, in constant time).
 func runCheck(_ context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	var c Config
-	fs := flag.NewFlagSet("elicitation check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	if err := bind(fs, &c, getenv, "data-dir", "store"); err != nil {
+	path, err := embeddedFile("check", args, stderr, getenv, "DynamoDB keeps its own integrity")
+	if err != nil {
 		return err
 	}
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("check takes no arguments, got %q", strings.Join(fs.Args(), " "))
-	}
-	if c.Store == "dynamodb" {
-		return errors.New("check applies to the embedded store; DynamoDB keeps its own integrity")
-	}
-	path := filepath.Join(c.DataDir, "elicitation.db")
 	if err := boltstore.Check(path); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(stdout, "checked %s: every page is sound\n", path)
+	_, err = fmt.Fprintf(stdout, "checked %s: every page is sound\n", path)
 	return err
+}
+
+// embeddedFile reads the flags of an operator command that works on the
+// embedded store's file (--data-dir, --store; no arguments) and returns
+// the file's path; on DynamoDB it refuses, saying why (notOnDynamo).
+func embeddedFile(command string, args []string, stderr io.Writer, getenv func(string) string, notOnDynamo string) (string, error) {
+	var c Config
+	fs := flag.NewFlagSet("elicitation "+command, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	if err := bind(fs, &c, getenv, "data-dir", "store"); err != nil {
+		return "", err
+	}
+	if err := fs.Parse(args); err != nil {
+		return "", err
+	}
+	if fs.NArg() > 0 {
+		return "", fmt.Errorf("%s takes no arguments, got %q", command, strings.Join(fs.Args(), " "))
+	}
+	if c.Store == "dynamodb" {
+		return "", fmt.Errorf("%s applies to the embedded store; %s", command, notOnDynamo)
+	}
+	return filepath.Join(c.DataDir, "elicitation.db"), nil
 }
 
 func size(n int64) string {
