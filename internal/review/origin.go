@@ -28,11 +28,10 @@ var ErrCrossOrigin = errors.New("a state-changing request from another origin")
 //     port, a sibling subdomain) and "cross-site" are refused.
 //   - Without it (a browser from before 2023, or a plain-http origin that
 //     is not loopback), Origin: a serialized origin must be this origin.
-//     "Origin: null" passes here, because it is what a browser sends for
-//     the review page's own form: the page's Referrer-Policy is
-//     no-referrer, under which a POST's Origin is "null". (A hostile
-//     sandboxed frame sends null too; in a browser that sends
-//     Sec-Fetch-Site it is refused by the first rule.)
+//     "Origin: null" is refused: the review pages' Referrer-Policy is
+//     same-origin, under which a browser sends the page's own form with
+//     its real origin, so null comes only from an opaque origin such as a
+//     hostile sandboxed frame or a data: URL.
 //   - Neither header: a client that is not a browser (curl, a script),
 //     which carries no reviewer's cookie, or a browser from before 2020.
 //     It passes; what holds then is the page token, bound to the request
@@ -52,7 +51,7 @@ func CheckOrigin(r *http.Request, trusted []string) error {
 		return fmt.Errorf("%w: Sec-Fetch-Site is %.32q", ErrCrossOrigin, site)
 	}
 	origin := r.Header.Get("Origin")
-	if origin == "" || origin == "null" || slices.Contains(trusted, origin) {
+	if origin == "" || slices.Contains(trusted, origin) {
 		return nil
 	}
 	if u, err := url.Parse(origin); err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host) {

@@ -25,7 +25,7 @@ func TestCheckOrigin(t *testing.T) {
 		{"old browser, another port", "POST", "", "http://127.0.0.1:9", false},
 		{"old browser, a sibling subdomain", "POST", "", "https://evil.review.example.com", false},
 		{"old browser, garbage", "POST", "", "%%", false},
-		{"old browser, null", "POST", "", "null", true},
+		{"old browser, null (an opaque origin)", "POST", "", "null", false},
 		{"no headers", "POST", "", "", true},
 	} {
 		r := httptest.NewRequest(tc.method, "http://127.0.0.1:8080/review/a/b", nil)

@@ -160,7 +160,7 @@ func (h *Handler) Routes(mux *http.ServeMux) {
 	mux.Handle("GET /review/{id}/{key}", h.PageHandler())
 	mux.Handle("POST /review/{id}/{key}", h.SubmitHandler())
 	// Any other method: the mux's own 405 would go out without the page's
-	// headers (CSP, no-store, no-referrer).
+	// headers (CSP, no-store, the same-origin referrer policy).
 	mux.HandleFunc("/review/{id}/{key}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", "GET, HEAD, POST")
 		h.respond(w, r, outMethod, reply{})
@@ -203,7 +203,7 @@ func Harden(hd http.Header, csp string) {
 	hd.Set("Content-Type", "text/html; charset=utf-8")
 	hd.Set("Content-Security-Policy", csp)
 	hd.Set("X-Frame-Options", "DENY")
-	hd.Set("Referrer-Policy", "no-referrer")
+	hd.Set("Referrer-Policy", "same-origin")
 	hd.Set("Cache-Control", "no-store")
 	hd.Set("Pragma", "no-cache")
 	hd.Set("X-Content-Type-Options", "nosniff")

@@ -219,7 +219,7 @@ func tail(s string) string {
 func checkHeaders(t *testing.T, r response) {
 	t.Helper()
 	for k, want := range map[string]string{
-		"X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store",
+		"X-Frame-Options": "DENY", "Referrer-Policy": "same-origin", "Cache-Control": "no-store",
 		"X-Content-Type-Options": "nosniff", "Content-Type": "text/html; charset=utf-8",
 	} {
 		if got := r.Header.Get(k); got != want {

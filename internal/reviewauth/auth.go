@@ -382,7 +382,7 @@ func (a *Auth) dropOldLogins(w http.ResponseWriter, r *http.Request, path string
 
 func noStore(w http.ResponseWriter) {
 	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Referrer-Policy", "no-referrer")
+	w.Header().Set("Referrer-Policy", "same-origin")
 }
 
 // callback completes a sign-in: the state names the sign-in's own cookie,
