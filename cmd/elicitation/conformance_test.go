@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcp-elicitation/elicitation/internal/conformancetest"
+	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
 // Why the suite's SHOULD warnings remain (docs/protocol.md "Conformance").
@@ -40,9 +41,7 @@ func scenarios(sessions bool) []conformancetest.Scenario {
 // TestConformance runs the official MCP conformance suite against the
 // local default endpoint and the stateless handler.
 func TestConformance(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the conformance suite under Node 22")
-	}
+	testenv.Slow(t, "MCP conformance")
 	t.Run("default", func(t *testing.T) {
 		m := start(t, "--data-dir", t.TempDir())
 		conformancetest.Run(t, m.MCPURL, scenarios(true))

@@ -52,9 +52,7 @@ func TestErasPushOff(t *testing.T) {
 // through one is polled and read through the other, and another
 // principal's task does not exist for them (API keys in the table).
 func TestErasStatelessTwoProcesses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary and starts two processes")
-	}
+	testenv.Slow(t, "two built server processes")
 	endpoint := dynamotest.Endpoint(t)
 	db := dynamotest.Client(endpoint)
 	table := dynamotest.Table(t, db)

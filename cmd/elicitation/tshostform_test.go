@@ -20,9 +20,7 @@ import (
 // decline and cancel land as the review page's would (cancel decides
 // nothing: the page then does), each recorded with where it was decided.
 func TestTypeScriptHostForm(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real TypeScript SDK peer; run without -short")
-	}
+	testenv.Slow(t, "TypeScript SDK")
 	m := start(t, "--data-dir", t.TempDir(), "--max-wait", "10s", "--host-form")
 	node := testenv.Node(t)
 	testenv.NodeModule(t, "@modelcontextprotocol/sdk/package.json")

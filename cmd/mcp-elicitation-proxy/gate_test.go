@@ -40,9 +40,7 @@ func TestGateConfigurationErrors(t *testing.T) {
 // the embedded service serves the review page the pending result names, and
 // a host that can elicit approves in its own form.
 func TestGateStdioEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("server-everything: not in -short")
-	}
+	testenv.Slow(t, "server-everything")
 	nodeModule(t, "mcp-server-everything")
 	root := repoRoot(t)
 	raw, err := os.ReadFile(filepath.Join(root, "examples", "gate-everything.config.yaml"))

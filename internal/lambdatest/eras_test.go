@@ -121,9 +121,7 @@ func TestListenOnLambda(t *testing.T) {
 // hold nothing of it, decided through the review and submit functions;
 // another principal's task does not exist for them.
 func TestTasksOnLambda(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real peers (the Lambda emulator, DynamoDB Local): skipped under -short")
-	}
+	testenv.Slow(t, "Lambda emulator and DynamoDB Local")
 	var s *stack
 	gw := lambdatest.Gateway(t, func(method, path string) (string, *lambdatest.Function) {
 		switch {

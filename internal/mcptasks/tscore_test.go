@@ -15,9 +15,7 @@ import (
 // protocol 2025-11-25, against the local default endpoint and --stateless
 // with two processes.
 func TestTypeScriptTasksClient(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real peer (Node, the TypeScript SDK): skipped under -short")
-	}
+	testenv.Slow(t, "TypeScript SDK")
 	testenv.NodeModule(t, "@modelcontextprotocol/sdk/package.json")
 	approval, _ := json.Marshal(approvalArgs)
 	selection := `{"message":"Which region?","options":[{"id":"eu","label":"EU"},{"id":"us","label":"US"}]}`

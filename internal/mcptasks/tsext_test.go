@@ -14,9 +14,7 @@ import (
 // 2.4.0, protocol 2026-07-28) against the local default endpoint and
 // --stateless with two processes.
 func TestExtTasksClient(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real peer (Node, the TypeScript ext-tasks client): skipped under -short")
-	}
+	testenv.Slow(t, "TypeScript ext-tasks client")
 	testenv.NodeModule(t, "@modelcontextprotocol/ext-tasks/package.json")
 	testenv.NodeModule(t, "@modelcontextprotocol/client/package.json")
 	approval, _ := json.Marshal(approvalArgs)

@@ -222,9 +222,7 @@ func shoot(t *testing.T, page string) {
 // nothing, while the same relay without a username gets the message. tls
 // none with a relay that is not on loopback is refused at start.
 func TestSMTPNeverSendsThePasswordInClear(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and starts Mailpit")
-	}
+	testenv.Slow(t, "Mailpit")
 	t.Parallel()
 	mp := startMailpit(t, "--smtp-auth-accept-any", "--smtp-auth-allow-insecure")
 	doc := `{targets: {a: {type: email, to: [alice@example.com]}}, email: {from: e@example.com, smtp: {addr: "` + mp.SMTP + `", tls: none, username: bob, password: "hunter2-hunter2"}}}`

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
+	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
 // failures is a slog handler that reports each failed reconnection
@@ -111,9 +112,7 @@ func TestListRightAfterTheUpstreamComesUp(t *testing.T) {
 // TestListRightAfterEverythingComesUp is the same against the MCP
 // reference server, started after the proxy.
 func TestListRightAfterEverythingComesUp(t *testing.T) {
-	if testing.Short() {
-		t.Skip("server-everything: not in -short")
-	}
+	testenv.Slow(t, "server-everything")
 	t.Parallel()
 	port := freePort(t)
 	p := startProxy(t, fmt.Sprintf("upstream:\n  url: \"http://127.0.0.1:%d/mcp\"\n  args: []\n  env: {}\n", port))

@@ -39,6 +39,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/mcp-elicitation/elicitation/internal/dynamostore"
+	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
 // EnvEndpoint names the environment variable that points the tests at a
@@ -254,9 +255,7 @@ func Main(m *testing.M) int {
 // started no DynamoDB Local); otherwise it fails t if Main did not run.
 func Endpoint(t testing.TB) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: skips the DynamoDB Local suite (make test runs it)")
-	}
+	testenv.Slow(t, "DynamoDB Local")
 	if endpoint == "" {
 		t.Fatal("dynamotest: no endpoint; call dynamotest.Main from TestMain")
 	}

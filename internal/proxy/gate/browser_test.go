@@ -6,14 +6,13 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/gate"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/gate/gatetest"
+	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
 // The reviewer's side in Chromium: the approval page shows the tool, its
 // description and the masked arguments; Approve lets the retry through.
 func TestBrowserConfirmPage(t *testing.T) {
-	if testing.Short() {
-		t.Skip("Chromium: not in -short")
-	}
+	testenv.Slow(t, "Chromium")
 	e := newEnv(t, "tools:\n  delete_file:\n    confirm_if:\n      always: true\n", nil)
 	args := `{"path":"/tmp/report.txt","api_key":"sk-live-123"}`
 	p := payload(t, check(t, e.gate, rmTool, args, nil))

@@ -222,9 +222,7 @@ func wantPending(t *testing.T, r callResult) gate.Payload {
 }
 
 func needBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("server-everything and Chromium: not in -short")
-	}
+	testenv.Slow(t, "server-everything and Chromium")
 }
 
 const echoConfirmed = "tools:\n  echo:\n    confirm_if:\n      always: true\n      message: \"Let the agent echo this?\"\n"
@@ -489,9 +487,7 @@ func TestWorkedExample(t *testing.T) {
 // only calls the planner forwards untouched: a gated call is held, and a
 // call no rule names still takes the fast path.
 func TestStdioFastPathKeepsTheGate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("server-everything: not in -short")
-	}
+	testenv.Slow(t, "server-everything")
 	root := testenv.Root(t)
 	local := gatetest.Start(t)
 	node, script := testenv.Node(t), testenv.NodeModule(t, ".bin/mcp-server-everything")
@@ -587,9 +583,7 @@ func TestDestructiveAnnotationsThroughTheProxy(t *testing.T) {
 // A call filled in on the review page is approved by that answer: a
 // confirmation rule on the same tool does not ask a second time.
 func TestFillOnThePageIsTheApproval(t *testing.T) {
-	if testing.Short() {
-		t.Skip("server-everything: not in -short")
-	}
+	testenv.Slow(t, "server-everything")
 	up := &counter{}
 	g := startGated(t, up.front(t, startEverything(t)), "elicitation:\n  fallback_on_unsupported: review_page\n"+echoConfirmed)
 	agent := g.client(t, nil)
