@@ -150,7 +150,7 @@ func (t *Tasks) outcome(ctx context.Context, next mcp.MethodHandler, tg target) 
 		return nil, err
 	}
 	if res.IsError {
-		if text := textOf(res); len(text) > 10 && text[:10] == "not_found:" {
+		if text := textOf(res); strings.HasPrefix(text, string(elicitation.CodeNotFound)+":") {
 			return nil, errNotFound()
 		}
 		return res, nil
@@ -178,7 +178,7 @@ func (t *Tasks) outcome(ctx context.Context, next mcp.MethodHandler, tg target) 
 // toolFailure maps an unexpected tool answer inside a tasks method.
 func (t *Tasks) toolFailure(ctx context.Context, id string, res *mcp.CallToolResult) error {
 	text := textOf(res)
-	if len(text) > 10 && text[:10] == "not_found:" {
+	if strings.HasPrefix(text, string(elicitation.CodeNotFound)+":") {
 		return errNotFound()
 	}
 	if busy, ok := strings.CutPrefix(text, string(elicitation.CodeBusy)+": "); ok {

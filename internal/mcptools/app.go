@@ -219,7 +219,7 @@ func (s *Server) appDecide(ctx context.Context, req *mcp.CallToolRequest) (any, 
 		return nil, err
 	}
 	sub.ID, sub.Via = "app-"+r.Nonce, elicitation.ViaApp
-	key, err := s.sealer.Open(purposeHostKey+"\x00"+in.ID, p.HostLink)
+	key, err := s.sealer.Open(hostKeyPurpose(in.ID), p.HostLink)
 	if err != nil {
 		return nil, badArg("renderToken", "renderToken can no longer be used (the server's keys changed): open the review link")
 	}

@@ -83,24 +83,21 @@ func (s *Server) hostFormPlan(req *mcp.CallToolRequest, asked bool, reviewers []
 	refusal := s.svc.HostFormRefusal(reviewers, approvals)
 	if s.sealer != nil && refusal == "" {
 		seal = func(id, key string) string {
-			return s.sealer.Seal(purposeHostKey+"\x00"+id, []byte(key))
+			return s.sealer.Seal(hostKeyPurpose(id), []byte(key))
 		}
 	}
-	if !asked {
-		if !s.app {
-			seal = nil
+	if asked {
+		switch {
+		case !s.hostForm || s.sealer == nil:
+			why = "not asked in the host: this server does not ask in hosts (setting host-form); give the reviewUrl to the human"
+		case refusal != "":
+			why = "not asked in the host: " + refusal
+		case !s.canAskInHost(req):
+			why = "not asked in the host: your host did not declare form elicitation; give the reviewUrl to the human"
 		}
-		return seal, false, ""
 	}
-	switch {
-	case !s.hostForm || s.sealer == nil:
-		why = "not asked in the host: this server does not ask in hosts (setting host-form); give the reviewUrl to the human"
-	case refusal != "":
-		why = "not asked in the host: " + refusal
-	case !s.canAskInHost(req):
-		why = "not asked in the host: your host did not declare form elicitation; give the reviewUrl to the human"
-	}
-	if why != "" {
+	if !asked || why != "" {
+		// The sealed key serves only the host: its form, or the MCP App.
 		if !s.app {
 			seal = nil
 		}
@@ -164,7 +161,7 @@ func (s *Server) hostAnswer(ctx context.Context, req *mcp.CallToolRequest, id st
 	if err != nil {
 		return 0, err
 	}
-	key, err := s.sealer.Open(purposeHostKey+"\x00"+id, p.HostLink)
+	key, err := s.sealer.Open(hostKeyPurpose(id), p.HostLink)
 	if err != nil {
 		return 0, errBadState("is not one this server can use any more (its keys changed)")
 	}

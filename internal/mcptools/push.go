@@ -46,6 +46,11 @@ const (
 	purposeState = "elicitation push state v1"
 )
 
+// linkPurpose and hostKeyPurpose bind a sealed review link, or a sealed
+// review key for decisions in the host, to its request.
+func linkPurpose(id string) string    { return purposeLink + "\x00" + id }
+func hostKeyPurpose(id string) string { return purposeHostKey + "\x00" + id }
+
 // StateTTL is how long a sessionless push's request state is accepted:
 // long enough for a host to show the link and retry, short enough that a
 // leaked state is soon worthless.
@@ -117,7 +122,7 @@ func (s *Server) pushLink(req *mcp.CallToolRequest, allowed bool) (link func(id,
 	}
 	r := s.httpRequest(req)
 	return func(id, key string) string {
-		return s.sealer.Seal(purposeLink+"\x00"+id, []byte(s.reviewURL(r, id, key)))
+		return s.sealer.Seal(linkPurpose(id), []byte(s.reviewURL(r, id, key)))
 	}
 }
 
@@ -277,7 +282,7 @@ func (s *Server) awaitPush(ctx context.Context, req *mcp.CallToolRequest, id str
 	if err != nil || st.Status != elicitation.StatusPending || sealedLink == "" {
 		return nil, wait, err
 	}
-	link, err := s.sealer.Open(purposeLink+"\x00"+id, sealedLink)
+	link, err := s.sealer.Open(linkPurpose(id), sealedLink)
 	if err != nil {
 		// Sealed under a key no longer in the keyring: no push.
 		s.log.Debug("push link not readable; not pushed", "elicitationId", id)

@@ -38,7 +38,7 @@ func (s *Server) keptLink(ctx context.Context, principal, id string) (link, mess
 	if err != nil || sealed == "" {
 		return "", ""
 	}
-	b, err := s.sealer.Open(purposeLink+"\x00"+id, sealed)
+	b, err := s.sealer.Open(linkPurpose(id), sealed)
 	if err != nil {
 		return "", ""
 	}
