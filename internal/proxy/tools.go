@@ -277,6 +277,9 @@ const connectOnDemand = 5 * time.Second
 // ensureUpstream is the upstream session, connected on demand while it is
 // down.
 func (p *Proxy) ensureUpstream(ctx context.Context) (*mcp.ClientSession, error) {
+	if cs, err := p.up.Session(); err == nil {
+		return cs, nil // connected: no timer on a call's path
+	}
 	ctx, cancel := context.WithTimeout(ctx, connectOnDemand)
 	defer cancel()
 	return p.up.Ensure(ctx)
