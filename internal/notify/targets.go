@@ -16,7 +16,11 @@ type Targets struct {
 	cfg     Config
 	names   []string
 	senders map[string]Sender
-	queued  atomic.Pointer[func()]
+	// remind and escalate are the configuration's reminder intervals and
+	// escalation chain, read once (Validate checked them).
+	remind   map[string]time.Duration
+	escalate []elicitation.EscalationStep
+	queued   atomic.Pointer[func()]
 }
 
 var _ elicitation.Notifications = (*Targets)(nil)
@@ -40,7 +44,13 @@ func New(cfg Config, o Options) (*Targets, error) {
 	if o.HTTPClient == nil {
 		o.HTTPClient = HTTPClient()
 	}
-	t := &Targets{cfg: cfg, names: cfg.Names(), senders: map[string]Sender{}}
+	t := &Targets{cfg: cfg, names: cfg.Names(), senders: map[string]Sender{}, remind: map[string]time.Duration{}}
+	t.escalate, _ = cfg.escalation()
+	for name, tc := range cfg.Targets {
+		if d, err := positive(tc.Remind); err == nil {
+			t.remind[name] = d
+		}
+	}
 	for name, tc := range cfg.Targets {
 		switch tc.Type {
 		case TypeWebhook:
@@ -99,14 +109,12 @@ func (t *Targets) Wants(target string, ev elicitation.Event) bool {
 
 // Remind implements elicitation.Notifications.
 func (t *Targets) Remind(target string) time.Duration {
-	d, _ := positive(t.cfg.Targets[target].Remind)
-	return d
+	return t.remind[target]
 }
 
 // Escalation implements elicitation.Notifications.
 func (t *Targets) Escalation() []elicitation.EscalationStep {
-	chain, _ := t.cfg.escalation()
-	return chain
+	return slices.Clone(t.escalate)
 }
 
 // Known implements elicitation.Notifications.
