@@ -251,7 +251,7 @@ func (s *Store) Create(ctx context.Context, r elicitation.Request, created elici
 func (s *Store) State(ctx context.Context, id string) (elicitation.State, error) {
 	var st elicitation.State
 	err := s.view(ctx, func(tx *bolt.Tx) error {
-		ok, err := getState(tx.Bucket(bucketState).Get([]byte(id)), id, &st)
+		ok, err := getState(tx, id, &st)
 		if err == nil && !ok {
 			err = notFound("state", id)
 		}
@@ -264,7 +264,7 @@ func (s *Store) State(ctx context.Context, id string) (elicitation.State, error)
 func (s *Store) Load(ctx context.Context, id string) (elicitation.Record, error) {
 	var rec elicitation.Record
 	err := s.view(ctx, func(tx *bolt.Tx) error {
-		ok, err := getState(tx.Bucket(bucketState).Get([]byte(id)), id, &rec.State)
+		ok, err := getState(tx, id, &rec.State)
 		if err != nil {
 			return err
 		}
@@ -315,7 +315,7 @@ func (s *Store) Resolve(ctx context.Context, id string, t elicitation.Resolution
 // refusal, with the stored state; err is a failed read or write, after
 // which tx must not commit.
 func resolveTx(tx *bolt.Tx, id string, t elicitation.Resolution) (st elicitation.State, decided bool, refusal, err error) {
-	ok, err := getState(tx.Bucket(bucketState).Get([]byte(id)), id, &st)
+	ok, err := getState(tx, id, &st)
 	switch {
 	case err != nil:
 		return st, false, nil, err
@@ -367,7 +367,7 @@ func writeStep(tx *bolt.Tx, id string, step elicitation.Step) error {
 func (s *Store) Consume(ctx context.Context, id string, entry elicitation.AuditEntry) (elicitation.State, error) {
 	var st elicitation.State
 	err := s.update(ctx, "consume "+id, func(tx *bolt.Tx) error {
-		ok, err := getState(tx.Bucket(bucketState).Get([]byte(id)), id, &st)
+		ok, err := getState(tx, id, &st)
 		switch {
 		case err != nil:
 			return err

@@ -61,7 +61,7 @@ func ensurePending(tx *bolt.Tx) error {
 	}
 	return tx.Bucket(bucketState).ForEach(func(k, v []byte) error {
 		var st elicitation.State
-		if err := json.Unmarshal(v, &st); err != nil {
+		if err := decodeState(v, &st); err != nil {
 			return fmt.Errorf("decode state %s: %w", k, err)
 		}
 		if st.Status != elicitation.StatusPending {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	bolt "go.etcd.io/bbolt"
 	"strconv"
 	"time"
 
@@ -30,7 +31,8 @@ func decodeState(b []byte, st *elicitation.State) error {
 var stateByEncodingJSON bool
 
 // getState reads and decodes the state of id; ok is false when there is none.
-func getState(b []byte, id string, st *elicitation.State) (bool, error) {
+func getState(tx *bolt.Tx, id string, st *elicitation.State) (bool, error) {
+	b := tx.Bucket(bucketState).Get([]byte(id))
 	if b == nil {
 		return false, nil
 	}
