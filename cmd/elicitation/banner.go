@@ -62,11 +62,7 @@ func keyPlaces(ep hostconfig.Endpoint) string {
 	var b strings.Builder
 	for _, h := range hostconfig.Hosts() {
 		snippets, _ := hostconfig.Render(h.Name, ep)
-		reads := false
-		for _, s := range snippets {
-			reads = reads || strings.Contains(s.Text, hostconfig.KeyVariable)
-		}
-		if reads {
+		if hostconfig.ReadsKey(snippets) {
 			readers = append(readers, h.Title)
 			continue
 		}

@@ -68,10 +68,8 @@ func runConnect(args []string, stdout, stderr io.Writer, getenv func(string) str
 	fmt.Fprintf(stderr, "# %s: %s\n", first.Host.Title, first.Where)
 	fmt.Fprintln(stdout, first.Text)
 	where := first.Host.Title + ": " + hostconfig.KeyHint(host)
-	for _, s := range snippets {
-		if strings.Contains(s.Text, hostconfig.KeyVariable) {
-			where = first.Host.Title + " reads it from $" + hostconfig.KeyVariable + " (set it where the host starts)"
-		}
+	if hostconfig.ReadsKey(snippets) {
+		where = first.Host.Title + " reads it from $" + hostconfig.KeyVariable + " (set it where the host starts)"
 	}
 	for _, s := range snippets[1:] {
 		fmt.Fprintf(stderr, "\n# or, %s:\n%s\n", s.Where, s.Text)

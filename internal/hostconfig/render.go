@@ -211,6 +211,17 @@ func mcpRemoteAllowsHTTP(host string) bool {
 // Hosts returns every host in the order docs/hosts.md presents them.
 func Hosts() []Host { return append([]Host(nil), hosts...) }
 
+// ReadsKey reports whether a host's rendered configuration reads the API
+// key from $KeyVariable (rather than holding it, or a header, itself).
+func ReadsKey(snippets []Snippet) bool {
+	for _, s := range snippets {
+		if strings.Contains(s.Text, KeyVariable) {
+			return true
+		}
+	}
+	return false
+}
+
 // KeyHint says where a host that does not read KeyVariable takes the
 // API key, as its rendered configuration has it.
 func KeyHint(host string) string {
