@@ -43,8 +43,7 @@ func Part(apiKeys func(context.Context, compose.Settings) (apikey.Store, error))
 				a.Log.Info("no push-state keys: hosts without a session (protocol 2026-07-28) get the review URL in the result only", "setting", compose.Env("state-keys"))
 			}
 		}
-		opts.SessionIdle, opts.MaxSessions, opts.MaxBodyBytes = s.MCPLimits()
-		opts.SessionsPerPrincipal = s.SessionShare
+		sessionLimits(&opts, s)
 		opts.MaxWaits, opts.WaitsPerPrincipal = s.WaitLimits()
 		tools := mcptools.New(opts)
 		var h http.Handler = tools.Handler()
@@ -65,7 +64,13 @@ func Part(apiKeys func(context.Context, compose.Settings) (apikey.Store, error))
 // --http listener.
 func SessionCap(s compose.Settings) func(*mcp.Server, http.Handler) http.Handler {
 	var o mcptools.Options
+	sessionLimits(&o, s)
+	return mcptools.CapSessions(o)
+}
+
+// sessionLimits sets the session limits of o from the settings, the same
+// for Part's endpoint and SessionCap's.
+func sessionLimits(o *mcptools.Options, s compose.Settings) {
 	o.SessionIdle, o.MaxSessions, o.MaxBodyBytes = s.MCPLimits()
 	o.SessionsPerPrincipal = s.SessionShare
-	return mcptools.CapSessions(o)
 }
