@@ -79,18 +79,8 @@ type tracked struct {
 func sessionLimits(o Options) *sessionCaps {
 	l := &sessionCaps{idle: o.SessionIdle, max: o.MaxSessions, share: o.SessionsPerPrincipal, maxBody: o.MaxBodyBytes,
 		tracked: map[string]*tracked{}, openingBy: map[string]int{}, closing: map[string]bool{}, evicted: map[string]bool{}}
-	switch {
-	case l.idle == 0:
-		l.idle = DefaultSessionIdle
-	case l.idle < 0:
-		l.idle = 0
-	}
-	switch {
-	case l.max == 0:
-		l.max = DefaultMaxSessions
-	case l.max < 0:
-		l.max = 0
-	}
+	l.idle = limitOrDefault(l.idle, DefaultSessionIdle)
+	l.max = limitOrDefault(l.max, DefaultMaxSessions)
 	if l.share <= 0 {
 		l.share = DefaultSessionsPerPrincipal
 	}

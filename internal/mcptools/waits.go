@@ -2,6 +2,7 @@ package mcptools
 
 import (
 	"sync"
+	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
@@ -27,18 +28,8 @@ type waitSlots struct {
 
 func newWaitSlots(o Options) *waitSlots {
 	w := &waitSlots{max: o.MaxWaits, share: o.WaitsPerPrincipal, by: map[string]int{}}
-	switch {
-	case w.max == 0:
-		w.max = DefaultMaxWaits
-	case w.max < 0:
-		w.max = 0
-	}
-	switch {
-	case w.share == 0:
-		w.share = DefaultWaitsPerPrincipal
-	case w.share < 0:
-		w.share = 0
-	}
+	w.max = limitOrDefault(w.max, DefaultMaxWaits)
+	w.share = limitOrDefault(w.share, DefaultWaitsPerPrincipal)
 	if w.max > 0 && (w.share == 0 || w.share > w.max) {
 		w.share = w.max
 	}
@@ -71,4 +62,16 @@ func (w *waitSlots) take(principal string) (release func(), err error) {
 			}
 		})
 	}, nil
+}
+
+// limitOrDefault reads a configured limit: zero is the default, a negative
+// value is none (0, which the caps read as no limit), anything else itself.
+func limitOrDefault[T int | time.Duration](v, def T) T {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
 }
