@@ -2,7 +2,6 @@ package gate
 
 import (
 	"crypto/rand"
-	"encoding/base64"
 	"sync"
 	"time"
 )
@@ -26,12 +25,12 @@ type stateUses struct {
 }
 
 func newStateUses() *stateUses {
-	return &stateUses{proc: randomToken()}
+	return &stateUses{proc: rand.Text()}
 }
 
 // stamp names the state st as sealed by this process, with a fresh nonce.
 func (u *stateUses) stamp(st *retryState) {
-	st.Proc, st.Nonce = u.proc, randomToken()
+	st.Proc, st.Nonce = u.proc, rand.Text()
 }
 
 // take reports whether st was sealed by this process and is used here for
@@ -60,10 +59,4 @@ func (u *stateUses) take(st retryState, now time.Time) bool {
 	}
 	u.used[st.Nonce] = now.Add(retryTTL + time.Minute)
 	return true
-}
-
-func randomToken() string {
-	b := make([]byte, 16)
-	rand.Read(b) // never fails
-	return base64.RawURLEncoding.EncodeToString(b)
 }
