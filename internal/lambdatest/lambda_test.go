@@ -545,7 +545,7 @@ func TestColdAndWarm(t *testing.T) {
 	slices.Sort(warm)
 	slices.Sort(pages)
 	for _, fn := range []string{"mcp", "review"} {
-		inits, runs := s.fn[fn].InitDurations(), s.fn[fn].Durations()
+		inits, runs := s.fn[fn].WaitInitDurations(), s.fn[fn].Durations()
 		if len(inits) != 1 || len(runs) == 0 {
 			t.Fatalf("%s: want one INIT REPORT and REPORT lines:\n%s", fn, s.fn[fn].Logs())
 		}
@@ -735,7 +735,7 @@ func TestColdStart(t *testing.T) {
 				f.InvokeRaw(t, c.event)
 			}
 			colds = append(colds, time.Since(f.Started))
-			in := f.InitDurations()
+			in := f.WaitInitDurations()
 			if len(in) != 1 {
 				t.Fatalf("%s: want one INIT REPORT line:\n%s", c.name, f.Logs())
 			}

@@ -240,6 +240,15 @@ var (
 // the first event), one per start of the bootstrap.
 func (f *Function) InitDurations() []time.Duration { return durations(initRE, f.Logs()) }
 
+// WaitInitDurations is InitDurations once the INIT REPORT line has reached
+// the logs: the emulator writes it before it answers, but its output comes
+// through a pipe and may arrive after the answer. It waits at most 10 s
+// (then it returns what the logs hold).
+func (f *Function) WaitInitDurations() []time.Duration {
+	out, _ := f.logs.WaitFor(10*time.Second, initRE.MatchString)
+	return durations(initRE, out)
+}
+
 // Durations returns the invocations' durations the emulator reported (its
 // REPORT lines), in order.
 func (f *Function) Durations() []time.Duration { return durations(reportRE, f.Logs()) }

@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Slow skips t under -short: t drives the real peer what ("Chromium",
@@ -100,14 +101,43 @@ func FreePort(t testing.TB) int {
 
 // SyncBuffer collects a child process's output while a test reads it.
 type SyncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	written chan struct{} // closed (and replaced) by each Write
 }
 
 func (s *SyncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.written != nil {
+		close(s.written)
+		s.written = nil
+	}
 	return s.b.Write(p)
+}
+
+// WaitFor returns the output once ok accepts it, woken by each write; ok
+// false if it has not within timeout (a failure bound, not a pause).
+func (s *SyncBuffer) WaitFor(timeout time.Duration, ok func(string) bool) (string, bool) {
+	deadline := time.After(timeout)
+	for {
+		s.mu.Lock()
+		out := s.b.String()
+		if ok(out) {
+			s.mu.Unlock()
+			return out, true
+		}
+		if s.written == nil {
+			s.written = make(chan struct{})
+		}
+		written := s.written
+		s.mu.Unlock()
+		select {
+		case <-written:
+		case <-deadline:
+			return out, false
+		}
+	}
 }
 
 func (s *SyncBuffer) String() string {
