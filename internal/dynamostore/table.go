@@ -94,14 +94,24 @@ func CreateTable(ctx context.Context, client *dynamodb.Client, table string) err
 	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)}, 2*time.Minute); err != nil {
 		return fmt.Errorf("create table %s: wait until active: %w", table, err)
 	}
-	_, err = client.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
+	if err := SetTTL(ctx, client, table, true); err != nil {
+		return fmt.Errorf("create table %s: %w", table, err)
+	}
+	return nil
+}
+
+// SetTTL turns DynamoDB's TTL on the table's ttl attribute (the end of
+// retention) on or off. CreateTable turns it on; the tests turn it off
+// where they write on a clock other than the wall clock.
+func SetTTL(ctx context.Context, client *dynamodb.Client, table string, on bool) error {
+	_, err := client.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
 		TableName: aws.String(table),
 		TimeToLiveSpecification: &types.TimeToLiveSpecification{
-			AttributeName: aws.String(attrTTL), Enabled: aws.Bool(true),
+			AttributeName: aws.String(attrTTL), Enabled: aws.Bool(on),
 		},
 	})
 	if err != nil {
-		return fmt.Errorf("create table %s: enable TTL: %w", table, err)
+		return fmt.Errorf("set TTL on %s to %v: %w", table, on, err)
 	}
 	return nil
 }

@@ -560,7 +560,7 @@ func TestColdAndWarm(t *testing.T) {
 // against): same keys, attribute types, index and TTL attribute.
 func TestTemplateTableMatchesStore(t *testing.T) {
 	db := dynamotest.Client(dynamotest.Endpoint(t))
-	table := dynamotest.Table(t, db)
+	table := dynamotest.TableAsCreated(t, db)
 	ctx := context.Background()
 	out, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
 	if err != nil {

@@ -262,9 +262,33 @@ func Endpoint(t testing.TB) string {
 	return endpoint
 }
 
-// Table creates a fresh table with a random name through c and deletes it
-// when the test ends.
+// Table creates a fresh table with a random name through c, as
+// TableAsCreated does, then turns its TTL off, and deletes it when the
+// test ends.
+//
+// DynamoDB Local runs TTL like the service: a background sweep deletes
+// items whose ttl attribute is in the past by the wall clock. The tests
+// write on the shared test clock (storetest.T0 is in March 2026), so
+// their items' ttl is already past and the sweep would delete them under
+// a running test at a moment of its choosing (a contract test once saw
+// one of two requests vanish before Cleanup). The store never relies on
+// TTL: Cleanup removes what retention ended, and TTL only backs it up.
 func Table(t testing.TB, c *dynamodb.Client) string {
+	t.Helper()
+	name := TableAsCreated(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := dynamostore.SetTTL(ctx, c, name, false); err != nil {
+		t.Fatalf("dynamotest: %v", err)
+	}
+	return name
+}
+
+// TableAsCreated creates a fresh table with a random name through c
+// exactly as dynamostore.CreateTable makes it (TTL on) and deletes it
+// when the test ends. Items written on the test clock may be swept by
+// TTL; see Table.
+func TableAsCreated(t testing.TB, c *dynamodb.Client) string {
 	t.Helper()
 	name := "elicitation-test-" + randomHex(6)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
