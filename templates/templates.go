@@ -7,8 +7,10 @@ package templates
 import "embed"
 
 // FS holds page.html (the review page, its final and error states),
-// page.css (the page's stylesheet, inlined into every page) and frame.css
-// (the base stylesheet of every sandboxed template frame).
+// page.css (the page's stylesheet, inlined into every page), frame.css
+// (the base stylesheet of every sandboxed template frame), and inbox.html
+// and inbox.css (the signed-in reviewer's inbox, styled by page.css and
+// its own few rules after it).
 //
-//go:embed page.html page.css frame.css
+//go:embed page.html page.css frame.css inbox.html inbox.css
 var FS embed.FS

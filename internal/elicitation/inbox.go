@@ -3,6 +3,7 @@ package elicitation
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -60,10 +61,12 @@ func Headline(msg string) string {
 }
 
 // InboxFilter narrows an inbox: by the principal that asked and by kind
-// (empty: all).
+// (empty: all), and bounds how many rows it returns.
 type InboxFilter struct {
 	Owner string
 	Kind  Kind
+	// Limit bounds Items (0: DefaultInboxRows); Total still counts all.
+	Limit int
 }
 
 // InboxItem is one row of a reviewer's inbox.
@@ -77,39 +80,74 @@ type InboxItem struct {
 	Voted bool
 }
 
-// MaxInbox bounds how many pending requests one inbox reads.
-const MaxInbox = 20000
+// InboxListing is a reviewer's inbox: the first rows, most urgent first,
+// and what the page says about the rest.
+type InboxListing struct {
+	// Items are the requests that match the filter, at most its Limit.
+	Items []InboxItem
+	// Total is how many match the filter; All how many the reviewer may
+	// decide, before the filter.
+	Total, All int
+	// Owners are the principals that asked, among All, sorted: the
+	// choices of the filter by agent.
+	Owners []string
+	// Partial is set when the index held more than MaxInbox pending
+	// requests and only the most urgent were read.
+	Partial bool
+}
+
+// Bounds of an inbox.
+const (
+	// MaxInbox bounds how many pending requests one inbox reads.
+	MaxInbox = 20000
+	// DefaultInboxRows is how many rows an inbox returns by default.
+	DefaultInboxRows = 200
+)
 
 // ReviewerInbox lists the requests pending now that id may decide (the
 // one rule, ReviewerPolicy.MayDecide: never one id created where the
 // creator is barred), most urgent (earliest expiry) first, narrowed by f.
 // It needs reviewer sign-in: without it anyone with a link decides, and
 // there is no one to list for.
-func (s *Service) ReviewerInbox(ctx context.Context, id Identity, f InboxFilter) ([]InboxItem, error) {
+func (s *Service) ReviewerInbox(ctx context.Context, id Identity, f InboxFilter) (InboxListing, error) {
 	if !s.signIn {
-		return nil, invalid(ErrSignInRequired, "reviewer", "the reviewer's inbox needs reviewer sign-in, which this server does not have")
+		return InboxListing{}, invalid(ErrSignInRequired, "reviewer", "the reviewer's inbox needs reviewer sign-in, which this server does not have")
 	}
 	ix, ok := s.store.(Inbox)
 	if !ok {
-		return nil, fmt.Errorf("inbox: the store keeps no index of pending requests")
+		return InboxListing{}, fmt.Errorf("inbox: the store keeps no index of pending requests")
 	}
 	now := s.now().UTC()
-	entries, err := ix.PendingEntries(ctx, now, MaxInbox)
+	entries, err := ix.PendingEntries(ctx, now, MaxInbox+1)
 	if err != nil {
-		return nil, fmt.Errorf("inbox: %w", err)
+		return InboxListing{}, fmt.Errorf("inbox: %w", err)
 	}
-	out := make([]InboxItem, 0, min(len(entries), 256))
+	var l InboxListing
+	if len(entries) > MaxInbox {
+		entries, l.Partial = entries[:MaxInbox], true
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = DefaultInboxRows
+	}
 	who := id.Principal()
+	owners := map[string]bool{}
 	for _, e := range entries {
-		if (f.Owner != "" && e.Owner != f.Owner) || (f.Kind != "" && e.Kind != f.Kind) || !e.ExpiresAt.After(now) {
+		if !e.ExpiresAt.After(now) || s.policy.MayDecide(id, e.Owner, e.Reviewers) != nil {
 			continue
 		}
-		if s.policy.MayDecide(id, e.Owner, e.Reviewers) != nil {
+		l.All++
+		owners[e.Owner] = true
+		if (f.Owner != "" && e.Owner != f.Owner) || (f.Kind != "" && e.Kind != f.Kind) {
+			continue
+		}
+		if l.Total++; len(l.Items) == limit {
 			continue
 		}
 		it := InboxItem{InboxEntry: e, Left: e.ExpiresAt.Sub(now), Votes: len(e.Approvers)}
 		it.Voted = slices.ContainsFunc(e.Approvers, func(a Approval) bool { return strings.EqualFold(a.By, who) })
-		out = append(out, it)
+		l.Items = append(l.Items, it)
 	}
-	return out, nil
+	l.Owners = slices.Sorted(maps.Keys(owners))
+	return l, nil
 }

@@ -3,6 +3,7 @@ package elicitation_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -57,9 +58,16 @@ func TestReviewerInbox(t *testing.T) {
 		}
 		return out
 	}
-	items, err := svc.ReviewerInbox(ctx, bob, elicitation.InboxFilter{})
+	l, err := svc.ReviewerInbox(ctx, bob, elicitation.InboxFilter{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	items := l.Items
+	if l.Total != 4 || l.All != 4 || !slices.Equal(l.Owners, []string{"ci-bot", "deploy-bot"}) {
+		t.Errorf("listing: total %d, all %d, owners %v", l.Total, l.All, l.Owners)
+	}
+	if l, _ := svc.ReviewerInbox(ctx, bob, elicitation.InboxFilter{Limit: 2}); len(l.Items) != 2 || l.Total != 4 || l.Items[1].ID != quorum.State.ID {
+		t.Errorf("limited to 2: %d items of %d", len(l.Items), l.Total)
 	}
 	if got, want := ids(items), []string{urgent.State.ID, quorum.State.ID, sel.State.ID, later.State.ID}; !slices.Equal(got, want) {
 		t.Fatalf("bob's inbox %v, want %v", got, want)
@@ -72,11 +80,15 @@ func TestReviewerInbox(t *testing.T) {
 	if _, err := svc.Submit(elicitation.WithIdentity(ctx, carol), quorum.State.ID, quorum.ReviewKey, elicitation.Submission{ID: "s1", Decision: elicitation.DecisionSubmitted}); err != nil {
 		t.Fatal(err)
 	}
-	items, _ = svc.ReviewerInbox(ctx, bob, elicitation.InboxFilter{Owner: "ci-bot", Kind: elicitation.KindApproval})
+	l, _ = svc.ReviewerInbox(ctx, bob, elicitation.InboxFilter{Owner: "ci-bot", Kind: elicitation.KindApproval})
+	items = l.Items
+	if l.Total != 1 || l.All != 4 || len(l.Owners) != 2 {
+		t.Errorf("filtered listing: total %d, all %d, owners %v", l.Total, l.All, l.Owners)
+	}
 	if len(items) != 1 || items[0].ID != quorum.State.ID || items[0].Votes != 1 || items[0].Voted || items[0].Approvals != 2 {
 		t.Fatalf("filtered inbox %+v", items)
 	}
-	if carols, _ := svc.ReviewerInbox(ctx, carol, elicitation.InboxFilter{Owner: "ci-bot", Kind: elicitation.KindApproval}); len(carols) != 1 || !carols[0].Voted {
+	if carols, _ := svc.ReviewerInbox(ctx, carol, elicitation.InboxFilter{Owner: "ci-bot", Kind: elicitation.KindApproval}); len(carols.Items) != 1 || !carols.Items[0].Voted {
 		t.Errorf("carol's inbox %+v: her vote is in", carols)
 	}
 	// Decided and expired leave.
@@ -84,8 +96,8 @@ func TestReviewerInbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Add(35 * time.Minute)
-	items, _ = svc.ReviewerInbox(ctx, bob, elicitation.InboxFilter{})
-	if got, want := ids(items), []string{sel.State.ID, later.State.ID}; !slices.Equal(got, want) {
+	l, _ = svc.ReviewerInbox(ctx, bob, elicitation.InboxFilter{})
+	if got, want := ids(l.Items), []string{sel.State.ID, later.State.ID}; !slices.Equal(got, want) {
 		t.Errorf("after a decision and 35 minutes: %v, want %v", got, want)
 	}
 	// Without sign-in there is nobody to list for.
@@ -114,9 +126,61 @@ func BenchmarkReviewerInbox(b *testing.B) {
 	bob := elicitation.Identity{Subject: "b1", Email: "bob@example.com", EmailVerified: true}
 	b.ResetTimer()
 	for b.Loop() {
-		items, err := svc.ReviewerInbox(ctx, bob, elicitation.InboxFilter{})
-		if err != nil || len(items) != 9000 {
-			b.Fatalf("%d items, %v", len(items), err)
+		l, err := svc.ReviewerInbox(ctx, bob, elicitation.InboxFilter{})
+		if err != nil || l.Total != 9000 || len(l.Items) != elicitation.DefaultInboxRows {
+			b.Fatalf("%d items of %d, %v", len(l.Items), l.Total, err)
 		}
+	}
+}
+
+// TestNoKeyOpensForMayDecide: without the review key (NoKey, the inbox's
+// link) a request opens, renders and takes a decision only for a signed-in
+// reviewer who may decide it; to anyone else, and on a server without
+// sign-in, it does not exist, and nothing is added to its audit trail.
+func TestNoKeyOpensForMayDecide(t *testing.T) {
+	ctx := context.Background()
+	c := &clock{now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
+	svc, st := inboxService(t, c)
+	cr, err := svc.CreateApproval(ctx, "bob@example.com", elicitation.ApprovalInput{Message: "Ship?", Context: json.RawMessage(`1`), TimeoutSeconds: 600, Reviewers: []string{"bob@example.com", "group:ops"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := cr.State.ID
+	bob := elicitation.Identity{Subject: "b1", Email: "bob@example.com", EmailVerified: true, Groups: []string{"ops"}}
+	eve := elicitation.Identity{Subject: "e1", Email: "eve@example.com", EmailVerified: true}
+	ann := elicitation.Identity{Subject: "a1", Email: "ann@example.com", EmailVerified: true, Groups: []string{"ops"}}
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+	}{
+		{"not signed in", ctx},
+		{"not a reviewer", elicitation.WithIdentity(ctx, eve)},
+		{"the barred creator", elicitation.WithIdentity(ctx, bob)},
+	} {
+		if _, err := svc.OpenReview(tc.ctx, id, elicitation.NoKey); !errors.Is(err, elicitation.ErrNotFound) {
+			t.Errorf("%s: OpenReview without the key: %v, want not found", tc.name, err)
+		}
+		if _, err := svc.Submit(tc.ctx, id, elicitation.NoKey, elicitation.Submission{ID: "s0", Decision: elicitation.DecisionSubmitted}); !errors.Is(err, elicitation.ErrNotFound) {
+			t.Errorf("%s: Submit without the key: %v, want not found", tc.name, err)
+		}
+		if err := svc.RefuseSubmission(tc.ctx, id, elicitation.NoKey, "x", "test"); !errors.Is(err, elicitation.ErrNotFound) {
+			t.Errorf("%s: RefuseSubmission without the key: %v, want not found", tc.name, err)
+		}
+	}
+	if tr, _ := svc.OperatorAudit(ctx, id); len(tr.Entries) != 1 {
+		t.Fatalf("audit after refused keyless opens: %+v, want the creation only", tr.Entries)
+	}
+	actx := elicitation.WithIdentity(ctx, ann)
+	if rv, err := svc.OpenReview(actx, id, elicitation.NoKey); err != nil || rv.Reviewer != "ann@example.com" {
+		t.Fatalf("ann (group ops) without the key: %+v, %v", rv.Reviewer, err)
+	}
+	if got, err := svc.Submit(actx, id, elicitation.NoKey, elicitation.Submission{ID: "s1", Decision: elicitation.DecisionSubmitted}); err != nil || got.Status != elicitation.StatusSubmitted || got.DecidedBy != "ann@example.com" {
+		t.Fatalf("ann's decision without the key: %+v, %v", got, err)
+	}
+	// A server without sign-in: the same request, no key, not found even
+	// with an identity in the context.
+	plain := elicitation.NewService(elicitation.Config{Store: st, Now: c.Now})
+	if _, err := plain.OpenReview(actx, id, elicitation.NoKey); !errors.Is(err, elicitation.ErrNotFound) {
+		t.Errorf("without sign-in: %v, want not found", err)
 	}
 }

@@ -441,22 +441,41 @@ func (s *Service) Receipt(ctx context.Context, id, key string) (Review, error) {
 	return Review{Record: rec, Now: s.now().UTC()}, nil
 }
 
+// NoKey is the review key of the signed-in way in to a request (the
+// reviewer's inbox links to /review/{id}): no key at all, so that no key is
+// stored anywhere. It opens a request only with reviewer sign-in, for a
+// signed-in reviewer who may decide it (ReviewerPolicy.MayDecide, the rule
+// the key's page applies too); anyone else gets ErrNotFound, as for a wrong
+// key, so that an id alone confirms nothing.
+const NoKey = ""
+
 func (s *Service) reviewRecord(ctx context.Context, id, key string) (Record, error) {
 	rec, err := s.store.Load(ctx, id)
 	if err != nil {
 		return Record{}, fmt.Errorf("review %s: %w", id, err)
 	}
-	if !rec.Payload.ReviewKeyMatches(key) {
+	if !s.opens(ctx, rec, key) {
 		return Record{}, fmt.Errorf("review %s: wrong review key: %w", id, ErrNotFound)
 	}
 	rec.State = s.derive(rec.State)
 	return rec, nil
 }
 
+// opens reports whether key opens rec: its review key, or NoKey for a
+// signed-in reviewer who may decide it.
+func (s *Service) opens(ctx context.Context, rec Record, key string) bool {
+	if key != NoKey {
+		return rec.Payload.ReviewKeyMatches(key)
+	}
+	id, ok := IdentityFrom(ctx)
+	return s.signIn && ok && s.policy.MayDecide(id, rec.State.Owner, rec.Payload.Reviewers) == nil
+}
+
 // RefuseSubmission records a submission attempt refused before it reached
 // Submit (for example for a bad or expired page token). A wrong review key
 // gives ErrNotFound and records nothing, so that only a holder of the
-// review key can add to a request's audit trail.
+// review key (or, with NoKey, a signed-in reviewer who may decide the
+// request) can add to a request's audit trail.
 func (s *Service) RefuseSubmission(ctx context.Context, id, key, by, reason string) error {
 	if _, err := s.reviewRecord(ctx, id, key); err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,6 +36,9 @@ type Service interface {
 	Submit(ctx context.Context, id, key string, sub elicitation.Submission) (elicitation.State, error)
 	// RefuseSubmission audits a submission refused before Submit.
 	RefuseSubmission(ctx context.Context, id, key, by, reason string) error
+	// ReviewerInbox lists the pending requests a signed-in reviewer may
+	// decide.
+	ReviewerInbox(ctx context.Context, id elicitation.Identity, f elicitation.InboxFilter) (elicitation.InboxListing, error)
 }
 
 // Tokens seals and opens page tokens; *pagetoken.Keyring implements it.
@@ -98,6 +102,7 @@ type Handler struct {
 	trusted  []string
 	page     *template.Template
 	pageCSS  template.CSS
+	inboxCSS template.CSS
 }
 
 // New returns a Handler for o.
@@ -133,8 +138,9 @@ func New(o Options) *Handler {
 		img = "https: data:"
 	}
 	h.csp = csp(img)
-	h.page = template.Must(template.New("").ParseFS(templates.FS, "page.html"))
+	h.page = template.Must(template.New("").ParseFS(templates.FS, "page.html", "inbox.html"))
 	h.pageCSS = template.CSS(mustRead("page.css"))
+	h.inboxCSS = template.CSS(mustRead("inbox.css"))
 	return h
 }
 
@@ -150,47 +156,74 @@ func csp(img string) string {
 		"; frame-src 'none'; child-src 'none'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 }
 
-// Path is the review page's path for a request: GET renders it, POST submits.
+// Path is the review page's path for a request: GET renders it, POST
+// submits. With key elicitation.NoKey it is the signed-in reviewer's path,
+// /review/{id}, which the inbox links to.
 func Path(id, key string) string {
+	if key == elicitation.NoKey {
+		return "/review/" + url.PathEscape(id)
+	}
 	return "/review/" + url.PathEscape(id) + "/" + url.PathEscape(key)
 }
 
-// Routes registers GET and POST /review/{id}/{key} on mux.
+// Routes registers the review routes on mux: GET and POST
+// /review/{id}/{key} (the review link) and /review/{id} (the same page for
+// a signed-in reviewer who may decide, without the key), and GET /review/
+// (the signed-in reviewer's inbox).
 func (h *Handler) Routes(mux *http.ServeMux) {
-	mux.Handle("GET /review/{id}/{key}", h.PageHandler())
-	mux.Handle("POST /review/{id}/{key}", h.SubmitHandler())
 	// Any other method: the mux's own 405 would go out without the page's
 	// headers (CSP, no-store, the same-origin referrer policy).
-	mux.HandleFunc("/review/{id}/{key}", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Allow", "GET, HEAD, POST")
-		h.respond(w, r, outMethod, reply{})
-	})
+	other := func(allow string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", allow)
+			h.respond(w, r, outMethod, reply{})
+		}
+	}
+	for _, p := range []string{"/review/{id}/{key}", "/review/{id}"} {
+		mux.Handle("GET "+p, h.PageHandler())
+		mux.Handle("POST "+p, h.SubmitHandler())
+		mux.HandleFunc(p, other("GET, HEAD, POST"))
+	}
+	mux.Handle("GET /review/{$}", h.InboxHandler())
+	mux.HandleFunc("/review/{$}", other("GET, HEAD"))
 	// A truncated or extended review link: the not-found page, with the
 	// page's headers, rather than the mux's bare 404.
 	mux.HandleFunc("/review/", func(w http.ResponseWriter, r *http.Request) { h.respond(w, r, outNotFound, reply{}) })
 }
 
-// PageHandler serves GET /review/{id}/{key}: the request's page while it is
-// pending, its final state after (200), 404 for an unknown id or a wrong key.
-// It writes audit entries (the render) but never decisions.
+// PageHandler serves GET /review/{id}/{key} and /review/{id}: the
+// request's page while it is pending, its final state after (200), 404 for
+// an unknown id, a wrong key, or, without the key, a reviewer who may not
+// decide it. It writes audit entries (the render) but never decisions.
+// Mounted alone (the review function), it serves the inbox at /review/
+// too.
 func (h *Handler) PageHandler() http.Handler { return http.HandlerFunc(h.servePage) }
 
-// SubmitHandler serves POST /review/{id}/{key}.
+// SubmitHandler serves POST /review/{id}/{key} and /review/{id}.
 func (h *Handler) SubmitHandler() http.Handler { return http.HandlerFunc(h.serveSubmit) }
 
-// pathIDs reads the id and key from the route's wildcards, or, when the
-// handler is mounted alone, from the last two segments after "review".
-func pathIDs(r *http.Request) (id, key string, ok bool) {
-	id, key = r.PathValue("id"), r.PathValue("key")
-	if id != "" && key != "" {
-		return id, key, true
+// pathIDs reads the id and the key (elicitation.NoKey for /review/{id})
+// from the route's wildcards, or, when the handler is mounted alone, from
+// the segments after the first "review" one; root says the path is the
+// review path's root itself (the inbox).
+func pathIDs(r *http.Request) (id, key string, ok, root bool) {
+	if id = r.PathValue("id"); id != "" {
+		return id, r.PathValue("key"), true, false
 	}
-	segs := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
-	n := len(segs)
-	if n >= 3 && segs[n-3] == "review" && segs[n-2] != "" && segs[n-1] != "" {
-		return segs[n-2], segs[n-1], true
+	segs := strings.Split(strings.TrimPrefix(r.URL.Path, "/"), "/")
+	i := slices.Index(segs, "review")
+	if i < 0 {
+		return "", "", false, false
 	}
-	return "", "", false
+	switch rest := segs[i+1:]; {
+	case len(rest) == 0 || len(rest) == 1 && rest[0] == "":
+		return "", "", false, true
+	case len(rest) == 1:
+		return rest[0], elicitation.NoKey, true, false
+	case len(rest) == 2 && rest[0] != "" && rest[1] != "":
+		return rest[0], rest[1], true, false
+	}
+	return "", "", false, false
 }
 
 func (h *Handler) headers(w http.ResponseWriter) { Harden(w.Header(), h.csp) }
@@ -219,8 +252,20 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request) {
 		h.respond(w, r, outMethod, reply{})
 		return
 	}
-	id, key, ok := pathIDs(r)
-	if !ok {
+	id, key, ok, root := pathIDs(r)
+	switch {
+	case root && !strings.HasSuffix(r.URL.Path, "/"):
+		// /review: the inbox's relative links need the slash. A relative
+		// Location (http.Redirect would resolve it against the path the
+		// handler sees, without a stage the gateway stripped).
+		h.headers(w)
+		w.Header().Set("Location", "review/")
+		w.WriteHeader(http.StatusFound)
+		return
+	case root:
+		h.serveInbox(w, r)
+		return
+	case !ok:
 		h.respond(w, r, outNotFound, reply{})
 		return
 	}

@@ -28,7 +28,7 @@ func (h *Handler) serveSubmit(w http.ResponseWriter, r *http.Request) {
 		h.respond(w, r, outMethod, reply{})
 		return
 	}
-	id, key, ok := pathIDs(r)
+	id, key, ok, _ := pathIDs(r)
 	if !ok {
 		h.respond(w, r, outNotFound, reply{})
 		return

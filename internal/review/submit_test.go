@@ -396,12 +396,14 @@ func TestOtherMethods(t *testing.T) {
 	}
 }
 
-// TestIncompleteLinks: a review link missing its key, or with a segment too
-// many, gets the not-found page with the page's headers.
+// TestIncompleteLinks: a review link missing its key (on a server without
+// reviewer sign-in, the only way in is the key), or with a segment too
+// many, gets the not-found page with the page's headers. (The review
+// path's root is the inbox: TestInbox.)
 func TestIncompleteLinks(t *testing.T) {
 	e := newEnv(t)
 	c := e.selection(elicitation.SelectionInput{Message: "m", Options: options(2)})
-	for _, p := range []string{"/review/" + c.ID, "/review/" + c.ID + "/", c.Path() + "/x", "/review/"} {
+	for _, p := range []string{"/review/" + c.ID, "/review/" + c.ID + "/", c.Path() + "/x", "/review/x/y/z"} {
 		for _, m := range []string{"GET", "POST"} {
 			r := doReq(e.mux, m, p, "")
 			if r.Status != http.StatusNotFound || !strings.Contains(r.Body, "Request not found") {

@@ -1,0 +1,223 @@
+package review
+
+import (
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+)
+
+// The reviewer's inbox: GET /review/ (the review path's root) lists, for
+// the signed-in reviewer, the pending requests they may decide
+// (Service.ReviewerInbox, which applies the one may-decide rule), most
+// urgent first, narrowed by the query parameters agent (the principal that
+// asked) and kind. Each row links to /review/{id}, the page a signed-in
+// reviewer opens without the review key (elicitation.NoKey). No script:
+// the filter is a GET form.
+
+// MaxAgentFilter bounds the agent query parameter, in characters.
+const MaxAgentFilter = 256
+
+// inboxView is what inbox.html renders.
+type inboxView struct {
+	Title    string
+	PageCSS  template.CSS
+	InboxCSS template.CSS
+	Reviewer string
+	Problem  *inboxProblem
+
+	Count    string // "12", or "3 of 12" when filtered
+	Shown    string // how many rows, of how many
+	Filtered bool
+	Agents   []choice
+	Kinds    []choice
+	Rows     []inboxRow
+}
+
+type inboxProblem struct {
+	Heading string
+	Text    []string
+	Link    *link
+}
+
+type link struct{ Href, Text string }
+
+type choice struct {
+	Value, Label string
+	Selected     bool
+}
+
+type inboxRow struct {
+	Href, Headline, Kind string
+	By                   string
+	Anonymous            bool
+	Left, ExpiresISO     string
+	Soon                 bool
+	Quorum               string
+}
+
+// soonLeft is the time left under which a row's deadline is marked.
+const soonLeft = 10 * time.Minute
+
+// kindLabels name the kinds as the review page does.
+var kindLabels = []choice{
+	{Value: "", Label: "All kinds"},
+	{Value: string(elicitation.KindApproval), Label: "Approve or decline"},
+	{Value: string(elicitation.KindSelection), Label: "Choose for the agent"},
+}
+
+// InboxHandler serves GET /review/: the signed-in reviewer's inbox.
+func (h *Handler) InboxHandler() http.Handler { return http.HandlerFunc(h.serveInbox) }
+
+func (h *Handler) serveInbox(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		h.respond(w, r, outMethod, reply{})
+		return
+	}
+	id, signedIn := elicitation.IdentityFrom(r.Context())
+	if !signedIn {
+		// Without sign-in on this server (or, behind sign-in, a request
+		// that reached the handler without a session).
+		h.writeInbox(w, http.StatusNotFound, &inboxView{Title: "The inbox needs reviewer sign-in", Problem: &inboxProblem{
+			Heading: "The inbox needs reviewer sign-in",
+			Text: []string{
+				"This page lists the requests waiting for you, which needs to know who you are: this server does not sign reviewers in, so there is no inbox to show.",
+				"Open the review link you were sent to answer a request. To have an inbox, the operator turns on reviewer sign-in.",
+			},
+		}})
+		return
+	}
+	f, bad := inboxFilter(r.URL.Query())
+	if bad != "" {
+		h.writeInbox(w, http.StatusBadRequest, &inboxView{Title: "This filter cannot be read", Reviewer: id.Principal(), Problem: &inboxProblem{
+			Heading: "This filter cannot be read", Text: []string{bad}, Link: &link{Href: "./", Text: "Show every request waiting for you"},
+		}})
+		return
+	}
+	l, err := h.svc.ReviewerInbox(r.Context(), id, f)
+	if err != nil {
+		if elicitation.CodeOf(err) == elicitation.CodeInvalidArgument {
+			// The Service has no sign-in: the same page as without a session.
+			h.writeInbox(w, http.StatusNotFound, &inboxView{Title: "The inbox needs reviewer sign-in", Problem: &inboxProblem{
+				Heading: "The inbox needs reviewer sign-in",
+				Text:    []string{"This server does not sign reviewers in, so there is no inbox to show. Open the review link you were sent to answer a request."},
+			}})
+			return
+		}
+		h.log.ErrorContext(r.Context(), "review inbox", "err", err)
+		h.writeInbox(w, http.StatusInternalServerError, &inboxView{Title: "Something went wrong", Reviewer: id.Principal(), Problem: &inboxProblem{
+			Heading: "Something went wrong", Text: []string{"The server could not list the requests waiting for you. Try again in a moment."},
+			Link: &link{Href: "", Text: "Reload the page"},
+		}})
+		return
+	}
+	h.writeInbox(w, http.StatusOK, inboxPage(l, f, id.Principal()))
+}
+
+// inboxFilter reads the filter's query parameters, or says what is wrong
+// with them.
+func inboxFilter(q url.Values) (elicitation.InboxFilter, string) {
+	f := elicitation.InboxFilter{Owner: strings.TrimSpace(q.Get("agent")), Kind: elicitation.Kind(q.Get("kind"))}
+	switch {
+	case len(q["agent"]) > 1 || len(q["kind"]) > 1:
+		return f, "Give at most one agent and one kind."
+	case utf8.RuneCountInString(f.Owner) > MaxAgentFilter || !utf8.ValidString(f.Owner):
+		return f, fmt.Sprintf("The agent must be a principal of at most %d characters.", MaxAgentFilter)
+	case f.Kind != "" && f.Kind != elicitation.KindApproval && f.Kind != elicitation.KindSelection:
+		return f, "The kind must be “approval” or “selection”."
+	}
+	return f, ""
+}
+
+// inboxPage builds the inbox of l, filtered by f, for reviewer.
+func inboxPage(l elicitation.InboxListing, f elicitation.InboxFilter, reviewer string) *inboxView {
+	v := &inboxView{Reviewer: reviewer, Filtered: f.Owner != "" || f.Kind != ""}
+	v.Count = fmt.Sprint(l.All)
+	if v.Filtered {
+		v.Count = fmt.Sprintf("%d of %d", l.Total, l.All)
+	}
+	v.Title = "Inbox (" + v.Count + "): requests waiting for you"
+	for _, o := range l.Owners {
+		v.Agents = append(v.Agents, choice{Value: o, Label: ownerLabel(o), Selected: o == f.Owner})
+	}
+	if f.Owner != "" && !slices.Contains(l.Owners, f.Owner) {
+		// A filter by an agent with nothing waiting (an old link): shown,
+		// so that the form says what the page shows.
+		v.Agents = append(v.Agents, choice{Value: f.Owner, Label: ownerLabel(f.Owner), Selected: true})
+	}
+	for _, k := range kindLabels {
+		k.Selected = k.Value == string(f.Kind)
+		v.Kinds = append(v.Kinds, k)
+	}
+	switch n := len(l.Items); {
+	case l.All == 0:
+		v.Shown = "Nothing is waiting for you."
+	case l.Total == 0:
+		v.Shown = "Nothing waiting for you matches this filter."
+	case n < l.Total:
+		v.Shown = fmt.Sprintf("The %d most urgent of %d, most urgent first. Narrow by agent or kind to see the others.", n, l.Total)
+	case n == 1:
+		v.Shown = "One request."
+	default:
+		v.Shown = fmt.Sprintf("%d requests, most urgent first.", n)
+	}
+	if l.Partial {
+		v.Shown += fmt.Sprintf(" (Only the %d most urgent pending requests of the server were read.)", elicitation.MaxInbox)
+	}
+	for _, it := range l.Items {
+		v.Rows = append(v.Rows, inboxRowOf(it))
+	}
+	return v
+}
+
+func inboxRowOf(it elicitation.InboxItem) inboxRow {
+	row := inboxRow{
+		Href: "./" + url.PathEscape(it.ID), Headline: it.Headline, By: it.Owner,
+		Anonymous: it.Owner == "" || it.Owner == elicitation.Anonymous,
+		Left:      humanDuration(it.Left) + " left", ExpiresISO: it.ExpiresAt.UTC().Format(time.RFC3339),
+		Soon: it.Left < soonLeft,
+	}
+	if row.Headline == "" {
+		row.Headline = "(no message)"
+	}
+	row.Kind = kindLabels[1].Label
+	if it.Kind == elicitation.KindSelection {
+		row.Kind = kindLabels[2].Label
+	}
+	if it.Approvals > 1 {
+		yours := "yours missing"
+		if it.Voted {
+			yours = "yours counted"
+		}
+		row.Quorum = fmt.Sprintf("%d of %d approvals, %s", it.Votes, it.Approvals, yours)
+	}
+	return row
+}
+
+func ownerLabel(o string) string {
+	if o == "" || o == elicitation.Anonymous {
+		return "Agents without credentials"
+	}
+	return o
+}
+
+func (h *Handler) writeInbox(w http.ResponseWriter, status int, v *inboxView) {
+	v.PageCSS, v.InboxCSS = h.pageCSS, h.inboxCSS
+	h.headers(w)
+	var b strings.Builder
+	if err := h.page.ExecuteTemplate(&b, "inbox", v); err != nil {
+		h.log.Error("review inbox template", "err", err)
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = w.Write([]byte("internal error\n"))
+		return
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(b.String()))
+}
