@@ -26,13 +26,15 @@ type Submission struct {
 }
 
 // Via names where a decision was made: the review page, the MCP App in
-// the agent's host, or the host's own form (a form elicitation).
+// the agent's host, the host's own form (a form elicitation), or a Slack
+// message's buttons.
 type Via string
 
 const (
 	ViaPage     Via = "page"
 	ViaApp      Via = "app"
 	ViaHostForm Via = "host-form"
+	ViaSlack    Via = "slack"
 )
 
 // orPage is v, or ViaPage when v is empty.

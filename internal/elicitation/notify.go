@@ -163,6 +163,38 @@ type Notice struct {
 	// Decision and DecidedBy, for EventDecided only.
 	Decision  Decision `json:"decision,omitempty"`
 	DecidedBy string   `json:"decidedBy,omitempty"`
+	// Choices is what the request asks, for a sender that lets the
+	// reviewer answer where the notice reaches them (Slack's buttons): set
+	// with ReviewURL only, and never part of a webhook's body.
+	Choices *Choices `json:"-"`
+}
+
+// Choices is what a pending request asks of its reviewer, as a notice
+// that can be answered in place needs it.
+type Choices struct {
+	// FormRequired: an approval whose form cannot be submitted empty (a
+	// required field, a minimum): it is answered on the review page only.
+	FormRequired bool
+	// Options, MinSelections and MaxSelections: a selection's.
+	Options                      []Option
+	MinSelections, MaxSelections int
+	// Approvals is the quorum (0 or 1: one approval decides); Approvers
+	// the principals counted so far.
+	Approvals int
+	Approvers []string
+}
+
+// ChoicesOf is what rec asks.
+func ChoicesOf(rec Record) *Choices {
+	c := &Choices{Options: rec.Payload.Options, MinSelections: rec.Payload.MinSelections, MaxSelections: rec.Payload.MaxSelections, Approvals: rec.State.Approvals}
+	if rec.State.Kind == KindApproval && rec.Payload.Schema != nil {
+		_, err := rec.Payload.Schema.ParseForm(nil)
+		c.FormRequired = err != nil
+	}
+	for _, a := range rec.State.Approvers {
+		c.Approvers = append(c.Approvers, a.By)
+	}
+	return c
 }
 
 // NoticeOf is the notice d delivers about rec.
@@ -171,6 +203,9 @@ func NoticeOf(d Delivery, rec Record) Notice {
 		DeliveryID: d.ID, Event: d.Event, At: d.At, ID: rec.State.ID, Kind: rec.State.Kind,
 		Message: rec.Payload.Message, Owner: rec.State.Owner, CreatedAt: rec.State.CreatedAt, ExpiresAt: rec.State.ExpiresAt,
 		ReviewURL: d.Link, Step: d.Step,
+	}
+	if d.Link != "" {
+		n.Choices = ChoicesOf(rec)
 	}
 	switch d.Event {
 	case EventEscalated:

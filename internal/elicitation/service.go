@@ -430,6 +430,26 @@ func (s *Service) reviewer(ctx context.Context, rec Record) (string, error) {
 	return id.Principal(), s.policy.MayDecide(id, rec.State.Owner, rec.Payload.Reviewers)
 }
 
+// MayDecide checks, without recording anything, what Submit would check
+// before it validates an answer: the review key (ErrNotFound), that the
+// reviewer in ctx may decide the request (the same rule as OpenReview's;
+// a *Error with CodeForbidden), and that it is still open (ErrConflict,
+// ErrCanceled, ErrExpired). A Slack button that opens a dialog asks it
+// first, so that the reviewer is not asked for a comment in vain.
+func (s *Service) MayDecide(ctx context.Context, id, key string) (State, error) {
+	rec, err := s.reviewRecord(ctx, id, key)
+	if err != nil {
+		return State{}, err
+	}
+	if _, err := s.reviewer(ctx, rec); err != nil {
+		return rec.State, fmt.Errorf("review %s: %w", id, err)
+	}
+	if err := s.closed(rec.State); err != nil {
+		return rec.State, fmt.Errorf("review %s: %w", id, err)
+	}
+	return rec.State, nil
+}
+
 // Receipt reads a request for the holder of its review key without
 // recording a render: what the page shows right after a decision (what was
 // recorded, and when). A wrong key gives ErrNotFound.

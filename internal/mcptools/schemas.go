@@ -178,7 +178,7 @@ var statusOutputSchema = schema(`{
 					"action": {"type": "string", "enum": ["created", "rendered", "submission_refused", "approved", "decided", "canceled", "result_fetched", "notified"]},
 					"principal": {"type": "string"},
 					"detail": {"type": "string"},
-					"via": {"type": "string", "enum": ["page", "app", "host-form"], "description": "Decided and approved entries: where the answer was given."}
+					"via": {"type": "string", "enum": ["page", "app", "host-form", "slack"], "description": "Decided and approved entries: where the answer was given."}
 				}, "required": ["at", "action", "principal"]}},
 				"omitted": {"type": "object", "additionalProperties": {"type": "integer"}}
 			},
@@ -198,7 +198,7 @@ var resultOutputSchema = schema(`{
 		"selectedIds": {"type": ["array", "null"], "items": {"type": "string"}, "description": "The ids of the picked options (selection, submitted), else null."},
 		"comment": {"type": ["string", "null"], "maxLength": ` + strconv.Itoa(elicitation.MaxCommentChars) + `, "description": "The reviewer's optional plain-text note, sent with either decision (with a decline: what to change or refine), else null."},
 		"decidedBy": {"type": ["string", "null"], "description": "Who decided: the signed-in reviewer's verified e-mail address (else sub: and their subject) on a server with reviewer sign-in; null where the reviewer is not known (the review link alone decided)."},
-		"decidedVia": {"type": "string", "enum": ["page", "app", "host-form"], "description": "Where the decision was made: page (the review page), app (the MCP App in the host), host-form (the host's own form). Absent for decisions recorded before it was kept."},
+		"decidedVia": {"type": "string", "enum": ["page", "app", "host-form", "slack"], "description": "Where the decision was made: page (the review page), app (the MCP App in the host), host-form (the host's own form), slack (a Slack message's buttons). Absent for decisions recorded before it was kept."},
 		"approvedBy": {"type": "array", "items": {"type": "string"}, "description": "With approvals above 1: the distinct reviewers whose approvals were counted, in order. Absent otherwise."}
 	},
 	"required": ["status", "decision", "context", "formSubmission", "selectedIds", "comment", "decidedBy"]

@@ -42,6 +42,117 @@ type Config struct {
 	// name none: each step notifies its targets once its after has passed
 	// since creation while the request is still pending.
 	Escalate []StepConfig `yaml:"escalate"`
+	// Slack is the Slack app's part: who a Slack user deciding with a
+	// message's buttons is (interactive targets).
+	Slack SlackAppConfig `yaml:"slack"`
+}
+
+// SlackAppConfig maps the Slack users who may press a message's buttons
+// to reviewer identities. Its signing secret and bot token are settings
+// (docs/configuration.md), never in this document.
+type SlackAppConfig struct {
+	// Teams, if set, are the Slack workspaces (team ids, T…) whose
+	// interactions are taken; others are refused.
+	Teams []string `yaml:"teams"`
+	// Users maps a Slack user id (U… or W…) or a Slack account's e-mail
+	// address (read with users.info, which needs the users:read.email
+	// scope) to the reviewer it is.
+	Users map[string]SlackUser `yaml:"users"`
+}
+
+// SlackUser is the reviewer a Slack user is: an e-mail address (the
+// principal recorded and matched against a request's reviewers) and the
+// groups matched against its group:NAME entries. In YAML either the
+// address alone or {reviewer: ADDRESS, groups: [NAME, …]}.
+type SlackUser struct {
+	Reviewer string   `yaml:"reviewer"`
+	Groups   []string `yaml:"groups"`
+}
+
+// UnmarshalYAML reads the address alone or the mapping.
+func (u *SlackUser) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		u.Reviewer = n.Value
+		return nil
+	}
+	type plain SlackUser
+	var p plain
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i].Value; k != "reviewer" && k != "groups" {
+				// A TypeError, so that the rest of the document is still checked.
+				return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: field %s not found in a slack user (reviewer, groups)", n.Content[i].Line, k)}}
+			}
+		}
+	}
+	if err := n.Decode(&p); err != nil {
+		return err
+	}
+	*u = SlackUser(p)
+	return nil
+}
+
+var (
+	slackUserID = regexp.MustCompile(`^[UW][A-Z0-9]{2,20}$`)
+	slackTeamID = regexp.MustCompile(`^[TE][A-Z0-9]{2,20}$`)
+)
+
+// checkSlack checks the Slack users' mapping.
+func (s SlackAppConfig) checkSlack() []error {
+	var errs []error
+	for _, t := range s.Teams {
+		if !slackTeamID.MatchString(t) {
+			errs = append(errs, fmt.Errorf("slack.teams: %q is not a Slack team id (T…)", t))
+		}
+	}
+	keys := make([]string, 0, len(s.Users))
+	for k := range s.Users {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		u := s.Users[k]
+		if _, err := mail.ParseAddress(k); !slackUserID.MatchString(k) && (err != nil || strings.ContainsAny(k, "<> ")) {
+			errs = append(errs, fmt.Errorf("slack.users: %q is neither a Slack user id (U… or W…) nor an e-mail address", k))
+		}
+		if a, err := mail.ParseAddress(u.Reviewer); err != nil || a.Address != u.Reviewer {
+			errs = append(errs, fmt.Errorf("slack.users: %q: the reviewer must be an e-mail address (the reviewer's identity), not %q", k, u.Reviewer))
+		}
+		for _, g := range u.Groups {
+			if strings.TrimSpace(g) == "" {
+				errs = append(errs, fmt.Errorf("slack.users: %q: a group name is empty", k))
+			}
+		}
+	}
+	return errs
+}
+
+// User is the reviewer Slack user id, or else (when it names the user's
+// e-mail) email, is; ok false when the mapping has neither.
+func (s SlackAppConfig) User(id, email string) (SlackUser, bool) {
+	if u, ok := s.Users[id]; ok && id != "" {
+		return u, true
+	}
+	if email == "" {
+		return SlackUser{}, false
+	}
+	for k, u := range s.Users {
+		if strings.EqualFold(k, email) {
+			return u, true
+		}
+	}
+	return SlackUser{}, false
+}
+
+// ByEmail reports whether the mapping names any user by e-mail (then a
+// user not named by id is looked up with users.info).
+func (s SlackAppConfig) ByEmail() bool {
+	for k := range s.Users {
+		if strings.Contains(k, "@") {
+			return true
+		}
+	}
+	return false
 }
 
 // StepConfig is one escalation step: after a duration ("30m"), notify
@@ -68,6 +179,10 @@ type TargetConfig struct {
 	Token string `yaml:"token"`
 	// To: the e-mail recipients.
 	To []string `yaml:"to"`
+	// Interactive (slack): the message carries Approve / Decline buttons
+	// (and one per option of a small selection) that decide in Slack,
+	// through the Slack app's interactivity (docs/notifications.md).
+	Interactive bool `yaml:"interactive"`
 	// Remind, a duration ("15m"): remind the target of a request still
 	// pending every Remind after creation (at most
 	// elicitation.MaxReminders times, before it expires). Empty: never.
@@ -207,6 +322,7 @@ func ParseRouting(doc []byte) (*Targets, error) {
 	}
 	errs = append(errs, c.checkNames()...)
 	errs = append(errs, c.checkSchedule()...)
+	errs = append(errs, c.Slack.checkSlack()...)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -227,6 +343,7 @@ func (c Config) Validate() error {
 	}
 	errs = append(errs, c.checkNames()...)
 	errs = append(errs, c.checkSchedule()...)
+	errs = append(errs, c.Slack.checkSlack()...)
 	return errors.Join(errs...)
 }
 
@@ -320,6 +437,9 @@ func (t TargetConfig) validate(name string, email EmailConfig) []error {
 		if !slices.Contains(elicitation.Events, ev) {
 			bad("events: %q is not one of created, escalated, decided, canceled, expired", ev)
 		}
+	}
+	if t.Interactive && t.Type != TypeSlack {
+		bad("interactive is for slack targets only")
 	}
 	switch t.Type {
 	case TypeWebhook:

@@ -171,3 +171,67 @@ extra: 1
 		}
 	}
 }
+
+// TestSlackMapping: the Slack users' mapping reads the address alone or
+// the mapping with groups, through ParseRouting too (the submit function
+// reads it without the secrets), and each mistake is named.
+func TestSlackMapping(t *testing.T) {
+	const doc = `
+targets:
+  team: {type: slack, url: "${SLACK_WEBHOOK_URL}", interactive: true}
+slack:
+  teams: [T0TEAM0001]
+  users:
+    U0ALICE001: alice@example.com
+    U0BOB00001: {reviewer: bob@example.com, groups: [release]}
+    carol@corp.example: carol@example.com
+`
+	c, err := notify.Parse([]byte(doc), env(map[string]string{"SLACK_WEBHOOK_URL": "https://hooks.slack.com/services/T/B/x"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Targets["team"].Interactive {
+		t.Error("interactive not read")
+	}
+	rt, err := notify.ParseRouting([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := rt.SlackApp()
+	for _, tc := range []struct {
+		id, email, want string
+		ok              bool
+	}{
+		{"U0ALICE001", "", "alice@example.com", true},
+		{"U0BOB00001", "", "bob@example.com", true},
+		{"U0CAROL001", "Carol@Corp.example", "carol@example.com", true},
+		{"U0MALLORY1", "mallory@corp.example", "", false},
+	} {
+		u, ok := app.User(tc.id, tc.email)
+		if ok != tc.ok || u.Reviewer != tc.want {
+			t.Errorf("User(%q, %q) = %+v, %v", tc.id, tc.email, u, ok)
+		}
+	}
+	if u, _ := app.User("U0BOB00001", ""); !slices.Equal(u.Groups, []string{"release"}) || !app.ByEmail() {
+		t.Errorf("bob %+v, by e-mail %v", u, app.ByEmail())
+	}
+	bad := `
+targets:
+  hook: {type: webhook, url: "https://h.example", secret: 0123456789abcdef0, interactive: true}
+slack:
+  teams: [acme]
+  users:
+    alice: alice@example.com
+    U0BOB00001: {reviewer: "Bob <bob@example.com>"}
+    U0CAROL001: {reviewer: carol@example.com, team: x}
+`
+	_, err = notify.Parse([]byte(bad), nil)
+	for _, want := range []string{
+		"interactive is for slack targets only", `slack.teams: "acme"`, `slack.users: "alice" is neither`,
+		`slack.users: "U0BOB00001": the reviewer must be an e-mail address`, "field team not found",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want it to say %q", err, want)
+		}
+	}
+}

@@ -18,6 +18,9 @@ import (
 type Slack struct {
 	URL    string
 	Client *http.Client
+	// Interactive adds the buttons that decide in Slack
+	// (SlackInteractiveMessage) to notices that carry a review link.
+	Interactive bool
 }
 
 // Send implements Sender. If Slack refuses the message as such (HTTP 400:
@@ -27,7 +30,11 @@ type Slack struct {
 // refused too is the delivery given up, with Slack's error word in the
 // audit trail.
 func (s *Slack) Send(ctx context.Context, n elicitation.Notice) error {
-	err := s.post(ctx, SlackMessage(n))
+	msg := SlackMessage(n)
+	if s.Interactive {
+		msg = SlackInteractiveMessage(n)
+	}
+	err := s.post(ctx, msg)
 	var se *SendError
 	if !errors.As(err, &se) || se.status != http.StatusBadRequest {
 		return err
@@ -90,7 +97,18 @@ func agentText(s string, max int) map[string]any {
 }
 
 // SlackMessage is the incoming-webhook payload for n.
-func SlackMessage(n elicitation.Notice) map[string]any {
+func SlackMessage(n elicitation.Notice) map[string]any { return slackMessage(n, false) }
+
+// SlackInteractiveMessage is the payload for n with the buttons that
+// decide in Slack (SlackDecidable): Approve, Approve with comment and
+// Decline for an approval; a button per option and Decline for a
+// single-choice selection; Choose (a dialog of checkboxes) and Decline for
+// a multiple-choice one; and always the Review and decide link. Each
+// decision button's value is the review URL, which the interaction
+// handler reads the request and its key from.
+func SlackInteractiveMessage(n elicitation.Notice) map[string]any { return slackMessage(n, true) }
+
+func slackMessage(n elicitation.Notice, interactive bool) map[string]any {
 	title := Summary(Title(n), 150)
 	blocks := []any{
 		map[string]any{"type": "header", "text": map[string]any{"type": "plain_text", "text": title, "emoji": true}},
@@ -104,12 +122,20 @@ func SlackMessage(n elicitation.Notice) map[string]any {
 		// Slack shows the expiry in the reader's own time zone.
 		ctxt[1] = map[string]any{"type": "mrkdwn", "text": "Answer by <!date^" + strconv.FormatInt(n.ExpiresAt.Unix(), 10) + "^{date_short_pretty} {time}|" + stamp(n.ExpiresAt) + ">"}
 	}
+	if c := n.Choices; c != nil && c.Approvals > 1 {
+		ctxt = append(ctxt, agentText(quorumLine(c), 2000))
+	}
 	blocks = append(blocks, map[string]any{"type": "context", "elements": ctxt})
-	if u := string(safeURL(n.ReviewURL)); u != "" && len(u) <= 3000 {
-		blocks = append(blocks, map[string]any{"type": "actions", "elements": []any{map[string]any{
-			"type": "button", "action_id": "review", "style": "primary", "url": u,
+	if u := string(safeURL(n.ReviewURL)); u != "" && len(u) <= 2000 {
+		link := map[string]any{
+			"type": "button", "action_id": SlackActionReview, "style": "primary", "url": u,
 			"text": map[string]any{"type": "plain_text", "text": "Review and decide", "emoji": true},
-		}}})
+		}
+		if interactive && SlackDecidable(n.Kind, n.Choices) {
+			blocks = append(blocks, decisionBlocks(n, u, link)...)
+		} else {
+			blocks = append(blocks, map[string]any{"type": "actions", "elements": []any{link}})
+		}
 	}
 	return map[string]any{"text": title + ": " + slackText(firstLine(n.Message), 200), "blocks": blocks}
 }
@@ -124,3 +150,125 @@ func SlackFallback(n elicitation.Notice) map[string]any {
 	}
 	return map[string]any{"text": text, "blocks": []any{map[string]any{"type": "section", "text": map[string]any{"type": "mrkdwn", "text": text, "verbatim": true}}}}
 }
+
+// The action ids of an interactive message's buttons; each decision
+// button's value is the review URL.
+const (
+	SlackActionReview         = "review"
+	SlackActionApprove        = "elicitation.approve"
+	SlackActionApproveComment = "elicitation.approve_comment"
+	SlackActionDecline        = "elicitation.decline"
+	// SlackActionChoose opens the dialog of a multiple-choice selection.
+	SlackActionChoose = "elicitation.choose"
+	// SlackActionSelect and the option's index (0-based) picks that
+	// option of a single-choice selection.
+	SlackActionSelect = "elicitation.select."
+)
+
+// MaxSlackOptions is the most options a selection may have to be decided
+// in Slack; a larger one shows only Review and decide.
+const MaxSlackOptions = 5
+
+// SlackDecidable reports whether a request asking c can be decided with a
+// Slack message's buttons: an approval whose form may be sent empty, or a
+// selection of 1 to MaxSlackOptions options. Anything else (a form to
+// fill, a long list to search) is answered on the review page.
+func SlackDecidable(kind elicitation.Kind, c *elicitation.Choices) bool {
+	switch {
+	case c == nil:
+		return false
+	case kind == elicitation.KindApproval:
+		return !c.FormRequired
+	case kind == elicitation.KindSelection:
+		return len(c.Options) >= 1 && len(c.Options) <= MaxSlackOptions && c.MaxSelections >= 1
+	}
+	return false
+}
+
+// SlackSingleChoice reports whether a selection asking c is picked with
+// one button per option (at most one option may be picked).
+func SlackSingleChoice(c *elicitation.Choices) bool { return c.MaxSelections == 1 }
+
+func quorumLine(c *elicitation.Choices) string {
+	line := "Needs " + strconv.Itoa(c.Approvals) + " approvals"
+	if len(c.Approvers) > 0 {
+		line += "; " + strconv.Itoa(len(c.Approvers)) + " so far: " + strings.Join(c.Approvers, ", ")
+	}
+	return line
+}
+
+// decisionBlocks are the buttons of an interactive message, and the link.
+func decisionBlocks(n elicitation.Notice, u string, link map[string]any) []any {
+	c := n.Choices
+	decline := slackButton(SlackActionDecline, "Decline", u, "danger", nil)
+	if n.Kind == elicitation.KindApproval {
+		approve := slackButton(SlackActionApprove, "Approve", u, "primary",
+			slackConfirm("Approve this request?", "The agent goes ahead as asked. This is recorded under your name.", "Approve"))
+		delete(link, "style")
+		return []any{map[string]any{"type": "actions", "block_id": "elicitation.decide", "elements": []any{
+			approve, slackButton(SlackActionApproveComment, "Approve with comment", u, "", nil), decline, link,
+		}}}
+	}
+	delete(link, "style")
+	decline["text"] = slackPlain("None of these")
+	if !SlackSingleChoice(c) {
+		return []any{map[string]any{"type": "actions", "block_id": "elicitation.decide", "elements": []any{
+			slackButton(SlackActionChoose, "Choose…", u, "primary", nil), decline, link,
+		}}}
+	}
+	var opts []any
+	for i, o := range c.Options {
+		opts = append(opts, slackButton(SlackActionSelect+strconv.Itoa(i), plainCut(o.DisplayLabel(), 75), u, "",
+			slackConfirm("Pick this option?", plainCut(o.DisplayLabel(), 300), "Pick it")))
+	}
+	return []any{
+		map[string]any{"type": "actions", "block_id": "elicitation.options", "elements": opts},
+		map[string]any{"type": "actions", "block_id": "elicitation.decide", "elements": []any{decline, link}},
+	}
+}
+
+func slackButton(action, text, value, style string, confirm map[string]any) map[string]any {
+	b := map[string]any{"type": "button", "action_id": action, "text": slackPlain(text), "value": value}
+	if style != "" {
+		b["style"] = style
+	}
+	if confirm != nil {
+		b["confirm"] = confirm
+	}
+	return b
+}
+
+func slackPlain(text string) map[string]any {
+	return map[string]any{"type": "plain_text", "text": text, "emoji": true}
+}
+
+func slackConfirm(title, text, yes string) map[string]any {
+	return map[string]any{"title": slackPlain(title), "text": map[string]any{"type": "plain_text", "text": text},
+		"confirm": slackPlain(yes), "deny": slackPlain("Cancel")}
+}
+
+// plainCut is s (the agent's text) for a plain_text object of at most max
+// characters (UTF-16 code units), cut with "…"; never empty.
+func plainCut(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if s == "" {
+		return "(no label)"
+	}
+	if units(s) <= max {
+		return s
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range s {
+		if n+utf16.RuneLen(r) > max-1 {
+			break
+		}
+		b.WriteRune(r)
+		n += utf16.RuneLen(r)
+	}
+	return strings.TrimSpace(b.String()) + "…"
+}
+
+// SlackText is s (the agent's text) escaped for mrkdwn and cut to max
+// characters, as every message here writes it.
+func SlackText(s string, max int) string { return slackText(s, max) }

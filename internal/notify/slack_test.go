@@ -279,3 +279,65 @@ func TestSlackRefusalDoesNotLoseTheNotice(t *testing.T) {
 		t.Errorf("refused twice: %v", err)
 	}
 }
+
+// TestSlackInteractiveBlockKit: the interactive message fits Block Kit's
+// limits with the longest and most hostile options, and carries decision
+// buttons only where the request can be decided in Slack.
+func TestSlackInteractiveBlockKit(t *testing.T) {
+	rs := blockKit(t)
+	long := strings.Repeat("<!here> ☃ ", 400)
+	var opts []elicitation.Option
+	for i := range notify.MaxSlackOptions {
+		opts = append(opts, elicitation.Option{ID: strings.Repeat("i", 200) + string(rune('a'+i)), Label: long})
+	}
+	n := sampleNotice(elicitation.EventCreated)
+	cases := map[string]struct {
+		kind    elicitation.Kind
+		c       *elicitation.Choices
+		buttons int
+	}{
+		"approval":         {elicitation.KindApproval, &elicitation.Choices{Approvals: 10, Approvers: []string{long}}, 4},
+		"form":             {elicitation.KindApproval, &elicitation.Choices{FormRequired: true}, 1},
+		"single of five":   {elicitation.KindSelection, &elicitation.Choices{Options: opts, MinSelections: 1, MaxSelections: 1}, 7},
+		"multiple":         {elicitation.KindSelection, &elicitation.Choices{Options: opts, MinSelections: 1, MaxSelections: 5}, 3},
+		"six":              {elicitation.KindSelection, &elicitation.Choices{Options: append(opts, opts[0]), MinSelections: 1, MaxSelections: 1}, 1},
+		"no choices (old)": {elicitation.KindApproval, nil, 1},
+	}
+	for name, tc := range cases {
+		n.Kind, n.Choices = tc.kind, tc.c
+		b, _ := json.Marshal(notify.SlackInteractiveMessage(n))
+		var doc any
+		_ = json.Unmarshal(b, &doc)
+		if err := rs.Validate(doc); err != nil {
+			t.Errorf("%s: not Block Kit: %v", name, err)
+		}
+		if got := strings.Count(string(b), `"type":"button"`); got != tc.buttons {
+			t.Errorf("%s: %d buttons, want %d", name, got, tc.buttons)
+		}
+		for _, text := range mrkdwnTexts(doc) {
+			if strings.Contains(text, "<!here>") {
+				t.Errorf("%s: a mention reached mrkdwn unescaped: %.80s", name, text)
+			}
+		}
+	}
+}
+
+// mrkdwnTexts are the texts of every mrkdwn object in v.
+func mrkdwnTexts(v any) []string {
+	var out []string
+	switch x := v.(type) {
+	case map[string]any:
+		if x["type"] == "mrkdwn" {
+			s, _ := x["text"].(string)
+			out = append(out, s)
+		}
+		for _, e := range x {
+			out = append(out, mrkdwnTexts(e)...)
+		}
+	case []any:
+		for _, e := range x {
+			out = append(out, mrkdwnTexts(e)...)
+		}
+	}
+	return out
+}

@@ -56,7 +56,7 @@ func New(cfg Config, o Options) (*Targets, error) {
 		case TypeWebhook:
 			t.senders[name] = &Webhook{URL: tc.URL, Secret: []byte(tc.Secret), Client: o.HTTPClient, Now: o.Now}
 		case TypeSlack:
-			t.senders[name] = &Slack{URL: tc.URL, Client: o.HTTPClient}
+			t.senders[name] = &Slack{URL: tc.URL, Client: o.HTTPClient, Interactive: tc.Interactive}
 		case TypeNtfy:
 			t.senders[name] = &Ntfy{URL: tc.URL, Topic: tc.Topic, Token: tc.Token, Client: o.HTTPClient}
 		case TypeEmail:
@@ -116,6 +116,9 @@ func (t *Targets) Remind(target string) time.Duration {
 func (t *Targets) Escalation() []elicitation.EscalationStep {
 	return slices.Clone(t.escalate)
 }
+
+// SlackApp is the configuration's Slack users' mapping.
+func (t *Targets) SlackApp() SlackAppConfig { return t.cfg.Slack }
 
 // Known implements elicitation.Notifications.
 func (t *Targets) Known(name string) bool {

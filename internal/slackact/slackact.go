@@ -1,0 +1,395 @@
+// Package slackact takes decisions from Slack: the interaction requests
+// Slack sends when a reviewer presses a button of an interactive Slack
+// notice (internal/notify's SlackInteractiveMessage) or submits the dialog
+// one opens. Every request is verified with the Slack app's signing secret
+// and its five-minute window (Verify); the Slack user becomes a reviewer
+// through the operator's mapping (notify.SlackAppConfig); the decision
+// goes through the Service's one exactly-once path (Submit) under that
+// identity, so that who may decide is decided exactly as on the review
+// page; and the original message is updated through the interaction's
+// response_url to show who decided. A user the mapping does not know, or
+// who may not decide, is told so in a note only they see.
+//
+// docs/notifications.md is the operator's guide; docs/security.md says
+// what a decision made in Slack proves.
+package slackact
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/notify"
+)
+
+// Path is the interactivity request URL's path, on the review listener
+// locally and on the submit function on AWS.
+const Path = "/slack/interactions"
+
+// maxBody caps an interaction's body (Slack includes the whole message).
+const maxBody = 1 << 20
+
+// Service is what the handler needs of the elicitation service;
+// *elicitation.Service implements it.
+type Service interface {
+	Submit(ctx context.Context, id, key string, sub elicitation.Submission) (elicitation.State, error)
+	Receipt(ctx context.Context, id, key string) (elicitation.Review, error)
+	MayDecide(ctx context.Context, id, key string) (elicitation.State, error)
+}
+
+// Options configure the handler; Service, SigningSecret and BotToken are
+// required.
+type Options struct {
+	Service Service
+	// SigningSecret is the Slack app's signing secret.
+	SigningSecret string
+	// BotToken (xoxb-…) opens the comment dialog (views.open) and reads
+	// the e-mail of users the mapping names by address (users.info).
+	BotToken string
+	// APIURL is the Web API's base; default DefaultAPIURL. Response URLs
+	// must be on its host or on "hooks." and its host.
+	APIURL string
+	// Users maps Slack users to reviewers.
+	Users notify.SlackAppConfig
+	// Client makes the calls to Slack; default a client with a 5 s timeout.
+	Client *http.Client
+	// Now is the clock of the replay window; give it the Service's.
+	Now func() time.Time
+	// Logger receives what failed (never the secret, the token or what an
+	// interaction carried); default: discard.
+	Logger *slog.Logger
+}
+
+// Handler serves POST Path.
+type Handler struct {
+	svc    Service
+	secret []byte
+	api    webAPI
+	apiURL *url.URL
+	users  notify.SlackAppConfig
+	now    func() time.Time
+	log    *slog.Logger
+}
+
+// New returns the handler of o.
+func New(o Options) (*Handler, error) {
+	switch {
+	case o.Service == nil:
+		return nil, errors.New("slackact: no service")
+	case o.SigningSecret == "":
+		return nil, errors.New("slackact: the Slack app's signing secret is not set")
+	case o.BotToken == "":
+		return nil, errors.New("slackact: the Slack app's bot token is not set (the comment dialog needs it)")
+	}
+	if o.APIURL == "" {
+		o.APIURL = DefaultAPIURL
+	}
+	u, err := url.Parse(strings.TrimRight(o.APIURL, "/"))
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, errors.New("slackact: the Slack API URL must be an absolute http(s) URL")
+	}
+	if o.Client == nil {
+		o.Client = &http.Client{Timeout: 5 * time.Second}
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Handler{
+		svc: o.Service, secret: []byte(o.SigningSecret), apiURL: u, users: o.Users, now: o.Now, log: o.Logger,
+		api: webAPI{base: u.String(), token: o.BotToken, client: o.Client},
+	}, nil
+}
+
+// interaction is the part of Slack's interaction payload the handler reads.
+type interaction struct {
+	Type string `json:"type"`
+	Team struct {
+		ID string `json:"id"`
+	} `json:"team"`
+	User struct {
+		ID     string `json:"id"`
+		TeamID string `json:"team_id"`
+	} `json:"user"`
+	TriggerID   string `json:"trigger_id"`
+	ResponseURL string `json:"response_url"`
+	Container   struct {
+		MessageTS string `json:"message_ts"`
+	} `json:"container"`
+	Actions []struct {
+		ActionID string `json:"action_id"`
+		Value    string `json:"value"`
+		ActionTS string `json:"action_ts"`
+	} `json:"actions"`
+	View struct {
+		ID              string `json:"id"`
+		CallbackID      string `json:"callback_id"`
+		PrivateMetadata string `json:"private_metadata"`
+		State           struct {
+			Values map[string]map[string]struct {
+				Value           string `json:"value"`
+				SelectedOptions []struct {
+					Value string `json:"value"`
+				} `json:"selected_options"`
+			} `json:"values"`
+		} `json:"state"`
+	} `json:"view"`
+}
+
+// ServeHTTP verifies and answers one interaction request.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		http.Error(w, "request too large", http.StatusRequestEntityTooLarge)
+		return
+	}
+	if err := Verify(h.secret, r.Header, body, h.now()); err != nil {
+		h.log.WarnContext(r.Context(), "slack interaction refused", "err", err)
+		http.Error(w, "invalid or stale Slack signature", http.StatusUnauthorized)
+		return
+	}
+	form, err := url.ParseQuery(string(body))
+	var in interaction
+	if err != nil || json.Unmarshal([]byte(form.Get("payload")), &in) != nil {
+		http.Error(w, "not a Slack interaction payload", http.StatusBadRequest)
+		return
+	}
+	switch in.Type {
+	case "block_actions":
+		h.blockActions(r.Context(), &in)
+		w.WriteHeader(http.StatusOK)
+	case "view_submission":
+		h.writeJSON(w, h.viewSubmission(r.Context(), &in))
+	default:
+		// view_closed, shortcuts, anything else: nothing to do.
+		w.WriteHeader(http.StatusOK)
+	}
+}
+
+func (h *Handler) writeJSON(w http.ResponseWriter, v map[string]any) {
+	if v == nil {
+		w.WriteHeader(http.StatusOK) // an empty answer closes the dialog
+		return
+	}
+	b, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	_, _ = w.Write(b)
+}
+
+// target is the request a button names: its value is the review URL.
+type target struct{ id, key, link string }
+
+func parseTarget(link string) (target, bool) {
+	u, err := url.Parse(link)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") {
+		return target{}, false
+	}
+	segs := strings.Split(strings.Trim(u.EscapedPath(), "/"), "/")
+	n := len(segs)
+	if n < 3 || segs[n-3] != "review" {
+		return target{}, false
+	}
+	id, err1 := url.PathUnescape(segs[n-2])
+	key, err2 := url.PathUnescape(segs[n-1])
+	if err1 != nil || err2 != nil || id == "" || key == "" {
+		return target{}, false
+	}
+	return target{id: id, key: key, link: link}, true
+}
+
+// reviewer is who a Slack user is to the service.
+type reviewer struct {
+	identity elicitation.Identity
+}
+
+// reviewerOf maps the interaction's user through the operator's mapping;
+// refusal is the note to show a user it does not map.
+func (h *Handler) reviewerOf(ctx context.Context, in *interaction) (reviewer, string) {
+	team := in.Team.ID
+	if team == "" {
+		team = in.User.TeamID
+	}
+	if len(h.users.Teams) > 0 && !slices.Contains(h.users.Teams, team) {
+		return reviewer{}, "This Slack workspace is not one this deployment takes decisions from. Use Review and decide."
+	}
+	u, ok := h.users.User(in.User.ID, "")
+	if !ok && in.User.ID != "" && h.users.ByEmail() {
+		email, err := h.api.userEmail(ctx, in.User.ID)
+		if err != nil {
+			h.log.WarnContext(ctx, "slack interaction: the user's e-mail could not be read", "err", err)
+		} else {
+			u, ok = h.users.User("", email)
+		}
+	}
+	if !ok {
+		return reviewer{}, "Your Slack account is not mapped to a reviewer of this deployment, so you cannot decide here. Ask its operator to add you to the Slack mapping, or use Review and decide."
+	}
+	return reviewer{identity: elicitation.Identity{
+		Issuer: "https://slack.com", Subject: "slack:" + team + ":" + in.User.ID,
+		Email: strings.ToLower(u.Reviewer), EmailVerified: true, Groups: u.Groups,
+	}}, ""
+}
+
+// submissionID names one attempt: the same interaction (a replay, Slack
+// sending it again) is the same attempt, so that it lands at most once.
+func submissionID(parts ...string) string {
+	sum := sha256.Sum256([]byte("elicitation slack submission\x00" + strings.Join(parts, "\x00")))
+	return "slack-" + base64.RawURLEncoding.EncodeToString(sum[:18])
+}
+
+// blockActions answers a button press.
+func (h *Handler) blockActions(ctx context.Context, in *interaction) {
+	if len(in.Actions) != 1 {
+		return
+	}
+	a := in.Actions[0]
+	if a.ActionID == notify.SlackActionReview {
+		return // the link button: Slack tells the app it was pressed
+	}
+	t, ok := parseTarget(a.Value)
+	if !ok {
+		h.log.WarnContext(ctx, "slack interaction: a button that names no request")
+		return
+	}
+	who, refusal := h.reviewerOf(ctx, in)
+	if refusal != "" {
+		h.ephemeral(ctx, in.ResponseURL, refusal)
+		return
+	}
+	ctx = elicitation.WithIdentity(ctx, who.identity)
+	sub := elicitation.Submission{
+		ID: submissionID(in.Team.ID, in.User.ID, a.ActionID, a.ActionTS, in.Container.MessageTS),
+		By: who.identity.Principal(), Via: elicitation.ViaSlack, Decision: elicitation.DecisionSubmitted,
+	}
+	switch {
+	case a.ActionID == notify.SlackActionApprove:
+		h.decide(ctx, in.ResponseURL, t, sub, false)
+	case strings.HasPrefix(a.ActionID, notify.SlackActionSelect):
+		h.selectOption(ctx, in.ResponseURL, t, sub, strings.TrimPrefix(a.ActionID, notify.SlackActionSelect))
+	case a.ActionID == notify.SlackActionDecline || a.ActionID == notify.SlackActionApproveComment || a.ActionID == notify.SlackActionChoose:
+		h.openDialog(ctx, in, t, a.ActionID)
+	}
+}
+
+// selectOption picks the option at index (an option button).
+func (h *Handler) selectOption(ctx context.Context, responseURL string, t target, sub elicitation.Submission, index string) {
+	rv, err := h.svc.Receipt(ctx, t.id, t.key)
+	if err != nil {
+		h.refused(ctx, responseURL, t, err)
+		return
+	}
+	i, err := strconv.Atoi(index)
+	if err != nil || i < 0 || i >= len(rv.Payload.Options) || index != strconv.Itoa(i) {
+		h.ephemeral(ctx, responseURL, "That option is not one of this request's. Use Review and decide.")
+		return
+	}
+	sub.SelectedIDs = []string{rv.Payload.Options[i].ID}
+	h.decide(ctx, responseURL, t, sub, false)
+}
+
+// decide lands sub: first the check of MayDecide, which records nothing
+// (a request decided meanwhile, the replay of a press that already
+// counted: the message is updated, nothing more), then Submit. From a
+// dialog (inDialog), an answer Submit finds invalid is left to the dialog
+// to show.
+func (h *Handler) decide(ctx context.Context, responseURL string, t target, sub elicitation.Submission, inDialog bool) error {
+	_, err := h.svc.MayDecide(ctx, t.id, t.key)
+	if err == nil {
+		_, err = h.svc.Submit(ctx, t.id, t.key, sub)
+	}
+	switch {
+	case err == nil:
+		h.update(ctx, responseURL, t)
+	case !inDialog || elicitation.CodeOf(err) != elicitation.CodeInvalidArgument:
+		h.refused(ctx, responseURL, t, err)
+	}
+	return err
+}
+
+// refused tells the user why nothing was recorded; for a request that can
+// no longer be decided it updates the message to say what became of it.
+func (h *Handler) refused(ctx context.Context, responseURL string, t target, err error) {
+	switch {
+	case errors.Is(err, elicitation.ErrConflict), errors.Is(err, elicitation.ErrCanceled), errors.Is(err, elicitation.ErrExpired):
+		h.update(ctx, responseURL, t)
+	case errors.Is(err, elicitation.ErrNotFound):
+		h.ephemeral(ctx, responseURL, "This request no longer exists (it was removed after its retention period).")
+	case errors.Is(err, elicitation.ErrOwnerBarred):
+		h.ephemeral(ctx, responseURL, "You created this request (through your agent), so you cannot decide it; ask another reviewer.")
+	case errors.Is(err, elicitation.ErrNotReviewer):
+		h.ephemeral(ctx, responseURL, "You are not one of the reviewers this request names, so your decision was not recorded. Ask the agent's owner to add you.")
+	case elicitation.CodeOf(err) == elicitation.CodeInternal:
+		h.log.ErrorContext(ctx, "slack decision", "id", t.id, "err", err)
+		h.ephemeral(ctx, responseURL, "Your decision could not be recorded. Try again, or use Review and decide.")
+	default:
+		h.ephemeral(ctx, responseURL, sentence(elicitation.PublicMessage(err)))
+	}
+}
+
+func sentence(s string) string {
+	if s == "" {
+		return s
+	}
+	s = strings.ToUpper(s[:1]) + s[1:]
+	if !strings.HasSuffix(s, ".") {
+		s += "."
+	}
+	return s
+}
+
+// update replaces the original message with the request as it stands:
+// who decided, or the buttons again with the quorum's progress.
+func (h *Handler) update(ctx context.Context, responseURL string, t target) {
+	rv, err := h.svc.Receipt(ctx, t.id, t.key)
+	if err != nil {
+		h.log.WarnContext(ctx, "slack interaction: the request could not be read back", "id", t.id, "err", err)
+		return
+	}
+	msg := notify.SlackInteractiveMessage(noticeOf(rv, t.link))
+	msg["replace_original"] = true
+	h.respond(ctx, responseURL, msg)
+}
+
+// ephemeral shows text to the user who pressed the button only.
+func (h *Handler) ephemeral(ctx context.Context, responseURL, text string) {
+	h.respond(ctx, responseURL, map[string]any{"response_type": "ephemeral", "replace_original": false, "text": text})
+}
+
+// noticeOf is the notice that describes rv as it stands: pending (with
+// the review link and its choices), decided, canceled or expired.
+func noticeOf(rv elicitation.Review, link string) elicitation.Notice {
+	st := rv.State
+	n := elicitation.Notice{
+		At: rv.Now, ID: st.ID, Kind: st.Kind, Message: rv.Payload.Message, Owner: st.Owner,
+		CreatedAt: st.CreatedAt, ExpiresAt: st.ExpiresAt,
+	}
+	switch st.StatusAt(rv.Now) {
+	case elicitation.StatusPending:
+		n.Event, n.ReviewURL, n.Choices = elicitation.EventCreated, link, elicitation.ChoicesOf(rv.Record)
+	case elicitation.StatusCanceled:
+		n.Event, n.At = elicitation.EventCanceled, st.DecidedAt
+	case elicitation.StatusExpired:
+		n.Event = elicitation.EventExpired
+	default:
+		n.Event, n.Decision, n.DecidedBy, n.At = elicitation.EventDecided, st.Decision, st.DecidedBy, st.DecidedAt
+	}
+	return n
+}

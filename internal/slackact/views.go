@@ -1,0 +1,173 @@
+package slackact
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/notify"
+)
+
+// CallbackID names the decision dialog's view.
+const CallbackID = "elicitation.decide"
+
+// The dialog's input blocks (and their elements' action ids).
+const (
+	blockComment = "comment"
+	blockOptions = "options"
+)
+
+// dialogMeta is what the dialog carries through Slack (private_metadata):
+// the review URL of the request, the message's response_url and which
+// button opened it.
+type dialogMeta struct {
+	Link        string `json:"u"`
+	ResponseURL string `json:"r"`
+	Action      string `json:"a"`
+}
+
+// openDialog opens the dialog of Decline, Approve with comment or Choose,
+// once MayDecide says the user may decide the request (else they are told
+// why, and a request decided meanwhile has its message updated).
+func (h *Handler) openDialog(ctx context.Context, in *interaction, t target, action string) {
+	if _, err := h.svc.MayDecide(ctx, t.id, t.key); err != nil {
+		h.refused(ctx, in.ResponseURL, t, err)
+		return
+	}
+	rv, err := h.svc.Receipt(ctx, t.id, t.key)
+	if err != nil {
+		h.refused(ctx, in.ResponseURL, t, err)
+		return
+	}
+	meta, _ := json.Marshal(dialogMeta{Link: t.link, ResponseURL: in.ResponseURL, Action: action})
+	if len(meta) > 3000 {
+		h.ephemeral(ctx, in.ResponseURL, "This request cannot be decided in Slack. Use Review and decide.")
+		return
+	}
+	if err := h.api.openView(ctx, in.TriggerID, DialogView(rv.Record, action, string(meta))); err != nil {
+		h.log.WarnContext(ctx, "slack interaction: the dialog could not be opened", "id", t.id, "err", err)
+		h.ephemeral(ctx, in.ResponseURL, "The dialog could not be opened. Try again, or use Review and decide.")
+	}
+}
+
+// DialogView is the modal of the button action for rec: a comment box
+// (required for Approve with comment, optional for Decline), and for
+// Choose the options as checkboxes. meta is its private_metadata.
+func DialogView(rec elicitation.Record, action, meta string) map[string]any {
+	title, submit, label, optional := "Decline", "Decline", "Why? (optional; the agent reads it)", true
+	switch {
+	case action == notify.SlackActionApproveComment:
+		title, submit, label, optional = "Approve", "Approve", "Comment (the agent reads it)", false
+	case action == notify.SlackActionChoose:
+		title, submit, label = "Choose", "Submit", "Comment (optional; the agent reads it)"
+	case rec.State.Kind == elicitation.KindSelection:
+		title, label = "None of these", "What would fit better? (optional; the agent reads it)"
+	}
+	blocks := []any{map[string]any{"type": "section", "text": map[string]any{"type": "mrkdwn", "text": notify.SlackText(rec.Payload.Message, 3000), "verbatim": true}}}
+	if action == notify.SlackActionChoose {
+		var opts []any
+		for i, o := range rec.Payload.Options {
+			opts = append(opts, map[string]any{"text": plain(cut(o.DisplayLabel(), 75)), "value": strconv.Itoa(i)})
+		}
+		blocks = append(blocks, map[string]any{
+			"type": "input", "block_id": blockOptions, "label": plain(cut(rec.Payload.SelectionRule(), 2000)),
+			"optional": rec.Payload.MinSelections == 0,
+			"element":  map[string]any{"type": "checkboxes", "action_id": blockOptions, "options": opts},
+		})
+	}
+	blocks = append(blocks, map[string]any{
+		"type": "input", "block_id": blockComment, "optional": optional, "label": plain(label),
+		"element": map[string]any{"type": "plain_text_input", "action_id": blockComment, "multiline": true, "max_length": elicitation.MaxCommentChars},
+	})
+	return map[string]any{
+		"type": "modal", "callback_id": CallbackID, "private_metadata": meta,
+		"title": plain(title), "submit": plain(submit), "close": plain("Cancel"),
+		"blocks": blocks,
+	}
+}
+
+func plain(s string) map[string]any {
+	return map[string]any{"type": "plain_text", "text": s, "emoji": true}
+}
+
+func cut(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// viewSubmission lands the dialog's decision; its answer is nil (close
+// the dialog) or the errors to show in it.
+func (h *Handler) viewSubmission(ctx context.Context, in *interaction) map[string]any {
+	if in.View.CallbackID != CallbackID {
+		return nil
+	}
+	var meta dialogMeta
+	if json.Unmarshal([]byte(in.View.PrivateMetadata), &meta) != nil {
+		return nil
+	}
+	t, ok := parseTarget(meta.Link)
+	if !ok {
+		return nil
+	}
+	who, refusal := h.reviewerOf(ctx, in)
+	if refusal != "" {
+		return fieldErrors(blockComment, refusal)
+	}
+	ctx = elicitation.WithIdentity(ctx, who.identity)
+	values := in.View.State.Values
+	sub := elicitation.Submission{
+		ID: submissionID(in.Team.ID, in.User.ID, in.View.ID), By: who.identity.Principal(), Via: elicitation.ViaSlack,
+		Decision: elicitation.DecisionSubmitted, Comment: values[blockComment][blockComment].Value,
+	}
+	switch meta.Action {
+	case notify.SlackActionDecline:
+		sub.Decision = elicitation.DecisionDeclined
+	case notify.SlackActionChoose:
+		ids, ok := h.picked(ctx, t, values[blockOptions][blockOptions].SelectedOptions)
+		if !ok {
+			return fieldErrors(blockOptions, "Pick from the options shown.")
+		}
+		sub.SelectedIDs = ids
+	case notify.SlackActionApproveComment:
+	default:
+		return nil
+	}
+	err := h.decide(ctx, meta.ResponseURL, t, sub, true)
+	var e *elicitation.Error
+	switch {
+	case err == nil, !errors.As(err, &e) || e.Code != elicitation.CodeInvalidArgument:
+		return nil // recorded, or told through the message (decide did)
+	case errors.Is(err, elicitation.ErrSelectionInvalid):
+		return fieldErrors(blockOptions, sentence(e.Message))
+	}
+	return fieldErrors(blockComment, sentence(e.Message))
+}
+
+// picked is the option ids of the checked boxes (their values are the
+// options' indexes).
+func (h *Handler) picked(ctx context.Context, t target, sel []struct {
+	Value string `json:"value"`
+}) ([]string, bool) {
+	rv, err := h.svc.Receipt(ctx, t.id, t.key)
+	if err != nil {
+		return nil, false
+	}
+	ids := make([]string, 0, len(sel))
+	for _, s := range sel {
+		i, err := strconv.Atoi(s.Value)
+		if err != nil || i < 0 || i >= len(rv.Payload.Options) {
+			return nil, false
+		}
+		ids = append(ids, rv.Payload.Options[i].ID)
+	}
+	return ids, true
+}
+
+func fieldErrors(block, msg string) map[string]any {
+	return map[string]any{"response_action": "errors", "errors": map[string]string{block: msg}}
+}
