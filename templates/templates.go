@@ -8,9 +8,10 @@ import "embed"
 
 // FS holds page.html (the review page, its final and error states),
 // page.css (the page's stylesheet, inlined into every page), frame.css
-// (the base stylesheet of every sandboxed template frame), and inbox.html
+// (the base stylesheet of every sandboxed template frame), inbox.html
 // and inbox.css (the signed-in reviewer's inbox, styled by page.css and
-// its own few rules after it).
+// its own few rules after it), and app.html (the MCP App's page, served
+// by package mcptools as a ui:// resource).
 //
-//go:embed page.html page.css frame.css inbox.html inbox.css
+//go:embed page.html page.css frame.css inbox.html inbox.css app.html
 var FS embed.FS

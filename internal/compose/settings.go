@@ -251,7 +251,7 @@ var Table = []Setting{
 		Usage: "let an agent's askInHost ask for the answer in the host's own form where the host declares form elicitation (never with reviewer sign-in; without it the form is the same capability as the review link)",
 		bind:  func(s *Settings) Value { return (*boolValue)(&s.HostForm) }},
 	{Name: "mcp-app", Scope: Both, Default: "false",
-		Usage: "offer the MCP App's decision tools (elicit_app_view, elicit_app_decide; app-only) to hosts that declare the io.modelcontextprotocol/ui extension; the app's ui:// page is not built yet, so no host shows it",
+		Usage: "offer the review as an MCP App: the ui:// page the creating tools name in _meta.ui.resourceUri and its app-only tools (elicit_app_view, elicit_app_decide), for hosts that declare the io.modelcontextprotocol/ui extension (never decides with reviewer sign-in, named reviewers or a quorum)",
 		bind:  func(s *Settings) Value { return (*boolValue)(&s.App) }},
 	{Name: "stateless", Scope: Local, Default: "false",
 		Usage: "serve every protocol era without sessions, with JSON responses, as the Lambda function does (clients never need it)",

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/review"
 )
 
 // The MCP App's decision path (the io.modelcontextprotocol/ui extension),
@@ -22,10 +23,15 @@ import (
 // rules: schema, bounds, exactly once (the nonce names the submission, so
 // a replayed decision is the retry it is), first answer wins. Requests the
 // host may not decide (elicitation.Service.HostFormRefusal) are refused
-// with the sentence why.
+// with the sentence why. The page itself is the ui:// resource of
+// appresource.go.
 //
-// Not built yet: the ui:// resource (the app's page) and the creating
-// tools' _meta.ui.resourceUri pointing at it.
+// The view carries the message rendered as the review page renders it
+// (review.MessageHTML, the safe Markdown subset), so the app inserts
+// markup this server made and nothing else; it never carries the agent's
+// Liquid templates or their output: the app shows the default rows and,
+// where the request has templates, links to the review page for the view
+// they make (templated names them).
 
 // The app's tools.
 const (
@@ -77,7 +83,13 @@ var appViewOutputSchema = schema(`{
 		"elicitationId": {"type": "string"},
 		"kind": {"type": "string", "enum": ["approval", "selection"]},
 		"status": {"type": "string", "enum": ` + statusEnum + `},
-		"message": {"type": "string", "description": "Markdown, rendered as the review page renders it."},
+		"message": {"type": "string", "description": "The request's message, Markdown as the agent sent it."},
+		"messageHtml": {"type": "string", "description": "The message rendered as the review page renders it (the safe Markdown subset: no raw HTML, no images, http(s) links only)."},
+		"askedBy": {"type": "string", "description": "The principal that asked; absent for an agent without credentials."},
+		"createdAt": {"type": "string", "format": "date-time"},
+		"formFields": {"type": "array", "items": {"type": "object"}, "description": "Approval with a form: its fields as the review page reads them (name, type, title, description, required, format, bounds, choices, default)."},
+		"labels": {"type": "object", "properties": {"submit": {"type": "string"}, "decline": {"type": "string"}}},
+		"templated": {"type": "array", "items": {"type": "string"}, "description": "The request's Liquid templates (their input names): the app shows the default view; the review page shows theirs."},
 		"context": {"description": "Approval: the payload to approve, read-only."},
 		"requestedSchema": {"type": "object", "description": "Approval with a form: the form."},
 		"options": {"type": "array", "items": {"type": "object", "properties": {"id": {"type": "string"}, "label": {"type": "string"}}, "required": ["id", "label"]}},
@@ -105,6 +117,12 @@ type appViewOutput struct {
 	Kind            elicitation.Kind    `json:"kind"`
 	Status          elicitation.Status  `json:"status"`
 	Message         string              `json:"message"`
+	MessageHTML     string              `json:"messageHtml"`
+	AskedBy         string              `json:"askedBy,omitempty"`
+	CreatedAt       string              `json:"createdAt"`
+	FormFields      []elicitation.Field `json:"formFields,omitempty"`
+	Labels          *elicitation.Labels `json:"labels,omitempty"`
+	Templated       []string            `json:"templated,omitempty"`
 	Context         json.RawMessage     `json:"context,omitempty"`
 	RequestedSchema json.RawMessage     `json:"requestedSchema,omitempty"`
 	Options         []appOption         `json:"options,omitempty"`
@@ -162,12 +180,21 @@ func (s *Server) appView(ctx context.Context, req *mcp.CallToolRequest) (any, er
 	}
 	tok, _ := json.Marshal(appRender{ID: id, Principal: principal(req), Expires: st.ExpiresAt, Nonce: rand.Text()})
 	out := appViewOutput{
-		ElicitationID: id, Kind: st.Kind, Status: st.Status, Message: p.Message, Context: p.Context,
-		Client: p.Client, ExpiresAt: timestamp(st.ExpiresAt), CommentMaxChars: elicitation.MaxCommentChars,
-		RenderToken: s.sealer.Seal(purposeAppToken, tok),
+		ElicitationID: id, Kind: st.Kind, Status: st.Status, Message: p.Message, MessageHTML: review.MessageHTML(p.Message),
+		Context: p.Context, Client: p.Client, CreatedAt: timestamp(st.CreatedAt), ExpiresAt: timestamp(st.ExpiresAt),
+		CommentMaxChars: elicitation.MaxCommentChars, RenderToken: s.sealer.Seal(purposeAppToken, tok),
+	}
+	if st.Owner != anonymous && st.Owner != "" {
+		out.AskedBy = st.Owner
+	}
+	if p.Labels != (elicitation.Labels{}) {
+		out.Labels = &p.Labels
+	}
+	for _, t := range p.Templates.Named() {
+		out.Templated = append(out.Templated, t.Name)
 	}
 	if p.Schema != nil {
-		out.RequestedSchema = p.Schema.Raw
+		out.RequestedSchema, out.FormFields = p.Schema.Raw, p.Schema.Fields
 	}
 	if st.Kind == elicitation.KindSelection {
 		out.MinSelections, out.MaxSelections, out.SelectionRule = p.MinSelections, p.MaxSelections, p.SelectionRule()

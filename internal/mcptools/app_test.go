@@ -128,3 +128,94 @@ func asStrings(v any) []string {
 	}
 	return out
 }
+
+// TestAppResource: with the app on, the server lists and serves one
+// ui:// page (MIME type and _meta.ui as ext-apps defines them: an empty
+// CSP, a border), the creating tools name it in _meta.ui.resourceUri (and
+// the older flat key), and elicit_app_view carries the message rendered
+// as the review page renders it, the form's fields and the templates'
+// names; without the app none of it appears.
+func TestAppResource(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, envOptions{app: true})
+	cs := connectApp(t, e, true)
+	if cs.InitializeResult().Capabilities.Resources == nil {
+		t.Error("no resources capability with the app on")
+	}
+	list, err := cs.ListResources(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Resources) != 1 || list.Resources[0].URI != mcptools.AppResourceURI || list.Resources[0].MIMEType != "text/html;profile=mcp-app" {
+		t.Fatalf("resources = %+v", list.Resources)
+	}
+	read, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: mcptools.AppResourceURI})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(read.Contents) != 1 {
+		t.Fatalf("%d contents", len(read.Contents))
+	}
+	c := read.Contents[0]
+	if c.MIMEType != mcptools.AppMIMEType || !strings.HasPrefix(c.Text, "<!DOCTYPE html>") || !strings.Contains(c.Text, "elicit_app_decide") {
+		t.Errorf("contents: %s %.60q", c.MIMEType, c.Text)
+	}
+	for _, bad := range []string{"<script src", "<link ", "<img", "<iframe", "fetch(", "XMLHttpRequest", "eval("} {
+		if strings.Contains(c.Text, bad) {
+			t.Errorf("the page contains %q: it must fetch and frame nothing", bad)
+		}
+	}
+	ui, _ := c.Meta["ui"].(map[string]any)
+	csp, _ := ui["csp"].(map[string]any)
+	if ui["prefersBorder"] != true || csp == nil || len(csp["connectDomains"].([]any)) != 0 || len(csp["resourceDomains"].([]any)) != 0 {
+		t.Errorf("contents _meta = %v", c.Meta)
+	}
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pointing := map[string]bool{}
+	for _, tl := range tools.Tools {
+		if ui, ok := tl.Meta["ui"].(map[string]any); ok && ui["resourceUri"] == mcptools.AppResourceURI {
+			pointing[tl.Name] = true
+			if tl.Meta["ui/resourceUri"] != mcptools.AppResourceURI {
+				t.Errorf("%s lacks the flat ui/resourceUri key: %v", tl.Name, tl.Meta)
+			}
+		}
+	}
+	if len(pointing) != 2 || !pointing[mcptools.ToolApproval] || !pointing[mcptools.ToolSelection] {
+		t.Errorf("tools naming the page: %v", pointing)
+	}
+
+	msg := "Ship **v2**?\n<script>alert(1)</script> [docs](javascript:alert(1))"
+	a := ok(t, cs, mcptools.ToolApproval, map[string]any{"message": msg, "context": map[string]any{"v": 2},
+		"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer", "minimum": 1, "maximum": 5}}, "required": []string{"n"}}})
+	view := ok(t, cs, mcptools.ToolAppView, map[string]any{"elicitationId": a["elicitationId"]})
+	html, _ := view["messageHtml"].(string)
+	if !strings.Contains(html, "<strong>v2</strong>") || strings.Contains(html, "<script") || !strings.Contains(html, "&lt;script&gt;") || strings.Contains(html, "href") {
+		t.Errorf("messageHtml = %q", html)
+	}
+	fields, _ := view["formFields"].([]any)
+	if len(fields) != 1 || fields[0].(map[string]any)["name"] != "n" || fields[0].(map[string]any)["maximum"] != 5.0 || view["createdAt"] == "" {
+		t.Errorf("view = %v", view)
+	}
+	sel := ok(t, cs, mcptools.ToolSelection, map[string]any{"message": "Which?", "options": threeOptions, "rowTemplate": "<b>{{ option.label }}</b>"})
+	view = ok(t, cs, mcptools.ToolAppView, map[string]any{"elicitationId": sel["elicitationId"]})
+	if !jsonEqual(view["templated"], []any{"rowTemplate"}) || strings.Contains(string(mustJSON(t, view)), "<b>") {
+		t.Errorf("templated view = %v", view)
+	}
+
+	off := connectApp(t, newEnv(t, envOptions{}), true)
+	if off.InitializeResult().Capabilities.Resources != nil {
+		t.Error("resources capability with the app off")
+	}
+	tools, err = off.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range tools.Tools {
+		if tl.Meta != nil {
+			t.Errorf("%s has _meta with the app off: %v", tl.Name, tl.Meta)
+		}
+	}
+}

@@ -170,12 +170,16 @@ func New(opts Options) *Server {
 		// stateless deployment (a Lambda invocation) could only hold to its
 		// timeout; one sent anyway is acknowledged with no subscription and
 		// completed at once (TestNoListenStream).
-		Capabilities: capabilities(),
+		Capabilities: capabilities(opts.App),
 	})
 	for _, t := range s.tools() {
+		if s.app && (t.tool.Name == ToolApproval || t.tool.Name == ToolSelection) {
+			t.tool.Meta = appToolMeta()
+		}
 		s.mcp.AddTool(t.tool, t.handler)
 	}
 	s.addAppTools()
+	s.addAppResource()
 	s.addPrompts()
 	s.installTasks()
 	getServer := func(*http.Request) *mcp.Server { return s.mcp }
@@ -220,9 +224,13 @@ func New(opts Options) *Server {
 
 // capabilities are the server's: tools and prompts whose lists never
 // change, and logging, which the SDK's default offered and clients of the
-// session eras may set (the conformance suite's logging-set-level).
-func capabilities() *mcp.ServerCapabilities {
+// session eras may set (the conformance suite's logging-set-level); with
+// the MCP App, resources (its one page), whose list never changes either.
+func capabilities(app bool) *mcp.ServerCapabilities {
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Prompts: &mcp.PromptCapabilities{}}
+	if app {
+		caps.Resources = &mcp.ResourceCapabilities{}
+	}
 	//lint:ignore SA1019 deprecated from 2026-07-28 on, still part of the session eras this server serves
 	caps.Logging = &mcp.LoggingCapabilities{}
 	return caps

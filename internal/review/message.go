@@ -31,6 +31,10 @@ var markdown = goldmark.New(
 	),
 )
 
+// MessageHTML is a message as the review page shows it (the safe subset),
+// for the other views of a request (the MCP App's, through elicit_app_view).
+func MessageHTML(msg string) string { return string(messageHTML(msg)) }
+
 // messageHTML renders a message as the safe subset; on a (theoretical)
 // renderer error it falls back to the escaped text.
 func messageHTML(msg string) template.HTML {
