@@ -645,7 +645,7 @@ func TestTable(t *testing.T) {
 	for _, a := range get(props, "AttributeDefinitions").([]any) {
 		attrs[str(get(a, "AttributeName"))] = str(get(a, "AttributeType"))
 	}
-	if want := map[string]string{"pk": "S", "sk": "S", "gpk": "S", "retainUntil": "N", "ipk": "S", "expiresAt": "N"}; fmt.Sprint(attrs) != fmt.Sprint(want) {
+	if want := map[string]string{"pk": "S", "sk": "S", "gpk": "S", "retainUntil": "N", "ipk": "S", "expiresAt": "N", "opk": "S", "createdAt": "N"}; fmt.Sprint(attrs) != fmt.Sprint(want) {
 		t.Errorf("AttributeDefinitions %v, want %v", attrs, want)
 	}
 	keys := func(v any) string {
@@ -659,7 +659,11 @@ func TestTable(t *testing.T) {
 		t.Errorf("KeySchema %s, want pk HASH, sk RANGE", got)
 	}
 	gsis, _ := get(props, "GlobalSecondaryIndexes").([]any)
-	if len(gsis) != 2 || str(get(gsis[1], "IndexName")) != "pending" || keys(get(gsis[1], "KeySchema")) != "ipk HASH, expiresAt RANGE" ||
+	if len(gsis) != 3 || str(get(gsis[2], "IndexName")) != "owned" || keys(get(gsis[2], "KeySchema")) != "opk HASH, createdAt RANGE" ||
+		str(get(gsis[2], "Projection", "ProjectionType")) != "ALL" {
+		t.Errorf("GlobalSecondaryIndexes %v, want the owners' index (opk, createdAt, all attributes) third", gsis)
+	}
+	if len(gsis) < 2 || str(get(gsis[1], "IndexName")) != "pending" || keys(get(gsis[1], "KeySchema")) != "ipk HASH, expiresAt RANGE" ||
 		str(get(gsis[1], "Projection", "ProjectionType")) != "INCLUDE" {
 		t.Errorf("GlobalSecondaryIndexes %v, want the inbox's pending index (ipk, expiresAt) second", gsis)
 	}

@@ -147,6 +147,9 @@ func openChecked(abs string) (*bolt.DB, error) {
 			if err := ensurePending(tx); err != nil {
 				return err
 			}
+			if err := ensureOwned(tx); err != nil {
+				return err
+			}
 			return ensureDueIndex(tx)
 		})
 	})
@@ -241,6 +244,9 @@ func (s *Store) Create(ctx context.Context, r elicitation.Request, created elici
 			return err
 		}
 		if err := putPending(tx, elicitation.InboxEntryOf(r)); err != nil {
+			return err
+		}
+		if err := putOwned(tx, r.State); err != nil {
 			return err
 		}
 		return appendAudit(tx, id, created)
@@ -707,6 +713,9 @@ func removeRequest(tx *bolt.Tx, k []byte) error {
 // removeRequestData deletes request id, its audit trail, counters and
 // marks (not its retention key); a request already gone is no error.
 func removeRequestData(tx *bolt.Tx, id []byte) error {
+	if err := removeOwned(tx, id); err != nil {
+		return err
+	}
 	for _, b := range [][]byte{bucketState, bucketPayload, bucketAnswer} {
 		if err := tx.Bucket(b).Delete(id); err != nil {
 			return err

@@ -137,6 +137,7 @@ func (s *Store) Create(ctx context.Context, r elicitation.Request, created elici
 	}
 	stItem := stateItem(r.State, tok)
 	addPending(stItem, r)
+	addOwned(stItem, r.State)
 	tx := []types.TransactWriteItem{{Put: &types.Put{
 		TableName: s.table, Item: stItem,
 		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),

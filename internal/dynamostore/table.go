@@ -47,8 +47,8 @@ func HTTPClient() *awshttp.BuildableClient {
 }
 
 // CreateTable creates table with the layout the store needs (string keys
-// pk and sk, the keys-only retention index, on-demand billing, a keys-only
-// stream), waits until
+// pk and sk, the keys-only retention index, the inbox's pending index, the
+// owners' index, on-demand billing, a keys-only stream), waits until
 // it is active and enables TTL on the ttl attribute. It is for tests and
 // for the local server's --create-table flag; on AWS the SAM template makes
 // the same table. An existing table is left as it is.
@@ -63,6 +63,8 @@ func CreateTable(ctx context.Context, client *dynamodb.Client, table string) err
 			{AttributeName: aws.String(attrRetainUntil), AttributeType: types.ScalarAttributeTypeN},
 			{AttributeName: aws.String(attrPendingPK), AttributeType: types.ScalarAttributeTypeS},
 			{AttributeName: aws.String(attrExpiresAt), AttributeType: types.ScalarAttributeTypeN},
+			{AttributeName: aws.String(attrOwnedPK), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String(attrCreatedAt), AttributeType: types.ScalarAttributeTypeN},
 		},
 		KeySchema: []types.KeySchemaElement{
 			{AttributeName: aws.String(attrPK), KeyType: types.KeyTypeHash},
@@ -75,7 +77,7 @@ func CreateTable(ctx context.Context, client *dynamodb.Client, table string) err
 				{AttributeName: aws.String(attrRetainUntil), KeyType: types.KeyTypeRange},
 			},
 			Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly},
-		}, pendingIndexSpec()},
+		}, pendingIndexSpec(), ownedIndexSpec()},
 		// The notify function reads new outbox items from the stream
 		// (keys only: it reads each item back).
 		StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeKeysOnly},

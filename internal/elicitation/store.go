@@ -29,6 +29,7 @@ type Store interface {
 	Cleaner
 	Outbox
 	Inbox
+	Owned
 }
 
 // ServiceStore is what the Service uses: requests, their audit trails and

@@ -48,6 +48,7 @@ func Run(t *testing.T, open Factory) {
 	t.Run("OutboxFairness", func(t *testing.T) { testOutboxFairness(t, open) })
 	t.Run("OutboxScheduled", func(t *testing.T) { testOutboxScheduled(t, open) })
 	t.Run("Inbox", func(t *testing.T) { testInbox(t, open) })
+	t.Run("Owned", func(t *testing.T) { testOwned(t, open) })
 	t.Run("Quorum", func(t *testing.T) { testQuorum(t, open) })
 }
 
