@@ -1,7 +1,10 @@
 // Command review is the review Lambda function: the review page at GET
-// /review/{id}/{key}, signing per-render tokens with the keyring it reads
-// from Secrets Manager at start-up, on API Gateway HTTP API payload 2.0. It
-// writes audit entries, never decisions (its IAM policy forbids them).
+// /review/{id}/{key} (and, for a signed-in reviewer who may decide, at GET
+// /review/{id} without the key), the signed-in reviewer's inbox at GET
+// /review/, and the sign-in callback, signing per-render tokens with the
+// keyring it reads from Secrets Manager at start-up, on API Gateway HTTP
+// API payload 2.0. It writes audit entries, never decisions (its IAM
+// policy forbids them).
 // internal/compose documents the settings (ELICITATION_*),
 // internal/lambdaconfig the AWS environment.
 package main
@@ -29,7 +32,9 @@ func main() {
 	exitIf(log, err)
 	signIn, err := signin.Middleware(app, lambdaconfig.Secret(env))
 	exitIf(log, err)
-	lambda.Start(httpadapter.NewV2(lambdaconfig.Route("GET /review/{id}/{key}", signIn(app.Pages.PageHandler()))).ProxyWithContext)
+	// Every GET the gateway routes here (/review, /review/{id},
+	// /review/{id}/{key}): the page handler reads the path itself.
+	lambda.Start(httpadapter.NewV2(lambdaconfig.Route("GET /", signIn(app.Pages.PageHandler()))).ProxyWithContext)
 }
 
 func exitIf(log *slog.Logger, err error) {

@@ -1,6 +1,7 @@
 // Command submit is the submission Lambda function: POST
-// /review/{id}/{key} checks the page token and the submission and lands the
-// decision exactly once, on API Gateway HTTP API payload 2.0. It reads the
+// /review/{id}/{key} (and POST /review/{id}, the page a signed-in reviewer
+// opens without the key) checks the page token and the submission and lands
+// the decision exactly once, on API Gateway HTTP API payload 2.0. It reads the
 // page-token keyring from Secrets Manager at start-up.
 // internal/compose documents the settings (ELICITATION_*),
 // internal/lambdaconfig the AWS environment.
@@ -31,7 +32,7 @@ func main() {
 	exitIf(log, err)
 	signIn, err := signin.Middleware(app, lambdaconfig.Secret(env))
 	exitIf(log, err)
-	lambda.Start(httpadapter.NewV2(lambdaconfig.Route("POST /review/{id}/{key}", signIn(app.Pages.SubmitHandler()))).ProxyWithContext)
+	lambda.Start(httpadapter.NewV2(lambdaconfig.Route("POST /review/", signIn(app.Pages.SubmitHandler()))).ProxyWithContext)
 }
 
 func exitIf(log *slog.Logger, err error) {

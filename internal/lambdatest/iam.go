@@ -25,10 +25,12 @@ import (
 
 // Grant is one DynamoDB Allow statement of a function's policy in
 // template.yaml: the actions, on items whose partition key matches one of
-// the dynamodb:LeadingKeys patterns.
+// the dynamodb:LeadingKeys patterns, of the table or (Index) of one of its
+// indexes (a Resource of !Sub "${Table.Arn}/index/NAME").
 type Grant struct {
 	Actions []string
 	Leading []string
+	Index   string
 }
 
 // Policies reads the DynamoDB statements of each function's policy from
@@ -66,7 +68,11 @@ func Policies(t testing.TB) map[string][]Grant {
 					continue
 				}
 				leading := scalars(lookup(lookup(lookup(st, "Condition"), "ForAllValues:StringLike"), "dynamodb:LeadingKeys"))
-				out[name] = append(out[name], Grant{Actions: actions, Leading: leading})
+				g := Grant{Actions: actions, Leading: leading}
+				if res := lookup(st, "Resource"); res != nil && res.Tag == "!Sub" {
+					_, g.Index, _ = strings.Cut(res.Value, "/index/")
+				}
+				out[name] = append(out[name], g)
 			}
 		}
 	}
@@ -99,10 +105,11 @@ func scalars(n *yaml.Node) []string {
 	return out
 }
 
-// allows reports whether grants allow action on an item with partition key pk.
-func allows(grants []Grant, action, pk string) bool {
+// allows reports whether grants allow action on an item with partition
+// key pk, of the table (index "") or of an index.
+func allows(grants []Grant, index, action, pk string) bool {
 	for _, g := range grants {
-		if !slices.Contains(g.Actions, action) {
+		if g.Index != index || !slices.Contains(g.Actions, action) {
 			continue
 		}
 		for _, l := range g.Leading {
@@ -210,13 +217,14 @@ func (e *Enforcer) check(op string, body []byte) string {
 	if err := json.Unmarshal(body, &req); err != nil {
 		return fmt.Sprintf("%s: %s: unreadable request: %v", e.function, op, err)
 	}
-	if op == "Query" && req.IndexName != "" {
-		return fmt.Sprintf("%s: Query on index %s: the policy grants the table only", e.function, req.IndexName)
-	}
 	acc := accesses(op, req)
 	for _, a := range acc {
-		if !allows(e.grants, "dynamodb:"+a.action, a.pk) {
-			return fmt.Sprintf("%s: %s on pk %q (in %s) is not allowed by its policy", e.function, a.action, a.pk, op)
+		if !allows(e.grants, req.IndexName, "dynamodb:"+a.action, a.pk) {
+			where := ""
+			if req.IndexName != "" {
+				where = " of index " + req.IndexName
+			}
+			return fmt.Sprintf("%s: %s on pk %q%s (in %s) is not allowed by its policy", e.function, a.action, a.pk, where, op)
 		}
 	}
 	e.mu.Lock()
@@ -282,7 +290,9 @@ func queryPK(req request) string {
 		if n, ok := req.ExpressionAttributeNames[name]; ok {
 			name = n
 		}
-		if name == "pk" {
+		// An index's partition key is the first equality of its key
+		// condition (the stores write it first).
+		if name == "pk" || req.IndexName != "" && pk == "" {
 			pk, _ = req.ExpressionAttributeValues[m[2]]["S"].(string)
 		}
 	}
