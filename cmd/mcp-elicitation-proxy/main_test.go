@@ -351,10 +351,11 @@ func TestUpstreamRestart(t *testing.T) {
 	}
 }
 
-// TestInspector drives the proxy with the MCP Inspector CLI 0.15, on stdio
+// TestInspector drives the proxy with the MCP Inspector CLI 2.x (on Node 22,
+// with a scratch HOME: it keeps a catalog under ~/.mcp-inspector), on stdio
 // and on streamable HTTP.
 func TestInspector(t *testing.T) {
-	inspector := nodeModule(t, "mcp-inspector")
+	inspector, node22 := nodeModule(t, "mcp-inspector"), testenv.Node22(t)
 	nodeModule(t, "mcp-server-everything")
 	root := repoRoot(t)
 	cfg := filepath.Join(root, "examples", "manual-everything.config.yaml")
@@ -396,8 +397,9 @@ func TestInspector(t *testing.T) {
 				defer cancel()
 				full := append([]string{inspector, "--cli"}, target...)
 				full = append(full, args...)
-				cmd := exec.CommandContext(ctx, "node", full...)
+				cmd := exec.CommandContext(ctx, node22, full...)
 				cmd.Dir = root
+				cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
 				var stdout, stderr bytes.Buffer
 				cmd.Stdout, cmd.Stderr = &stdout, &stderr
 				if err := cmd.Run(); err != nil {
@@ -548,10 +550,10 @@ func TestOriginalManualConfig(t *testing.T) {
 
 // TestInspectorDocCommands runs the Inspector CLI commands of
 // docs/manual-inspector-test.md as written (with the built binary for
-// bin/mcp-elicitation-proxy) against the real Inspector 0.15, so that the
-// page's argument order stays one the Inspector parses.
+// bin/mcp-elicitation-proxy) against the real Inspector 2.x on Node 22, so
+// that the page's argument order stays one the Inspector parses.
 func TestInspectorDocCommands(t *testing.T) {
-	inspector := nodeModule(t, "mcp-inspector")
+	inspector, node22 := nodeModule(t, "mcp-inspector"), testenv.Node22(t)
 	nodeModule(t, "mcp-server-everything")
 	root := repoRoot(t)
 	doc, err := os.ReadFile(filepath.Join(root, "docs", "manual-inspector-test.md"))
@@ -584,8 +586,9 @@ func TestInspectorDocCommands(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 			defer cancel()
 			full := append(append([]string{inspector, "--cli"}, target...), args...)
-			cmd := exec.CommandContext(ctx, "node", full...)
+			cmd := exec.CommandContext(ctx, node22, full...)
 			cmd.Dir = root
+			cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
 			out, err := cmd.CombinedOutput()
 			if err != nil || (i < len(wants) && !strings.Contains(string(out), wants[i])) {
 				t.Errorf("%v: %v\n%s", args, err, out)

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -330,73 +331,84 @@ func checkNPM(args []string) error {
 }
 
 // inspectorOptions are the options of the Inspector CLI this repository
-// pins (0.15: node_modules/@modelcontextprotocol/inspector/cli/build/
-// index.js), name → "value" or "pairs" (variadic key=value words, read
-// up to the next option).
+// pins (2.x: mcp-inspector --cli --help, read from node_modules/
+// @modelcontextprotocol/inspector/clients/cli/build/index.js), name →
+// "value", "flag", "pairs" (variadic key=value words, read up to the next
+// option) or "headers" (variadic "Name: Value" words).
 var inspectorOptions = map[string]string{
-	"--method": "value", "--tool-name": "value", "--tool-arg": "pairs",
-	"--uri": "value", "--prompt-name": "value", "--prompt-args": "pairs", "--log-level": "value",
-	"--transport": "value",
+	"--method": "value", "--tool-name": "value", "--tool-arg": "pairs", "--tool-args-json": "value",
+	"--uri": "value", "--cursor": "value", "--prompt-name": "value", "--prompt-args": "pairs", "--log-level": "value",
+	"--transport": "value", "--server-url": "value", "--header": "headers", "--cwd": "value", "-e": "value",
+	"--catalog": "value", "--config": "value", "--server": "value", "--rename": "value",
+	"--metadata": "pairs", "--tool-metadata": "pairs", "--connect-timeout": "value", "--protocol-era": "value",
+	"--format": "value", "-q": "flag", "--quiet": "flag", "--output": "value", "--output-format": "value",
+	"--app-info": "flag", "--advertise-apps": "flag", "--strict": "flag",
+	"--verify": "flag", "--require-digests": "flag", "--skill-catalog-max-skills": "value", "--skill-catalog-max-bytes": "value",
+	"--load": "flag", "--load-concurrency": "value", "--load-duration": "value", "--load-requests": "value", "--load-rate": "value",
+	"--client-config": "value", "--client-id": "value", "--client-secret": "value", "--client-metadata-url": "value",
+	"--callback-url": "value", "--use-stored-auth": "flag", "--stored-auth-only": "flag", "--relogin": "flag",
+	"--no-revoke": "flag", "--wait-for-auth": "value", "--list-stored-auth": "flag", "--print-handoff": "flag",
+	"--completion": "value", "-V": "flag", "--version": "flag", "-h": "flag", "--help": "flag",
 }
 
-// checkInspector checks "mcp-inspector ARGS" as Inspector 0.15 reads them.
-// Its launcher (cli/build/cli.js) takes --cli, -e, --config and --server,
-// and hands the rest to the CLI followed by the words after "--", with
-// the "--" itself dropped: so "--tool-arg k=v -- command" reaches the
-// CLI as "--tool-arg k=v command", and the command is read as a pair.
+// checkInspector checks "mcp-inspector ARGS" as Inspector 2.x reads them.
+// Its launcher (clients/launcher) reads one mode flag (--web, --cli,
+// --tui) from the front and hands everything after it to that client
+// unchanged. The CLI splits at "--": words before it that start with a
+// non-option are the server's command (and the options follow "--"),
+// otherwise the options come first and the server's command after "--".
+// Without "--", the words that are not options nor their values are the
+// server's URL or command; a variadic option (--tool-arg, --header …)
+// takes every word up to the next option, so a URL or command after it
+// is read as one of its pairs.
 func checkInspector(args []string) error {
-	fwd, cli := inspectorLauncher(args)
-	if !cli {
-		return nil // the web UI
+	mode := 0
+	for mode < len(args) && (args[mode] == "--web" || args[mode] == "--cli" || args[mode] == "--tui") {
+		mode++
 	}
-	r := inspectorRead{}
-	for i := 0; i < len(fwd); i++ {
-		a := fwd[i]
-		if a == "--" {
-			r.target = append(r.target, fwd[i+1:]...)
-			break
+	if mode > 1 {
+		return fmt.Errorf("the Inspector takes one of --web, --cli, --tui")
+	}
+	if mode == 0 || args[0] != "--cli" {
+		return nil // the web UI or the TUI
+	}
+	opts, r := args[1:], inspectorRead{}
+	var trailing []string
+	if i := slices.Index(opts, "--"); i >= 0 {
+		before, after := opts[:i], opts[i+1:]
+		if len(before) > 0 && !strings.HasPrefix(before[0], "-") {
+			r.target, opts = before, after
+		} else {
+			opts, trailing = before, after
 		}
-		if !strings.HasPrefix(a, "-") {
+	}
+	for i := 0; i < len(opts); i++ {
+		a := opts[i]
+		if !strings.HasPrefix(a, "-") || a == "-" {
 			r.target = append(r.target, a)
 			continue
 		}
-		used, err := r.option(a, fwd[i+1:])
+		used, err := r.option(a, opts[i+1:])
 		if err != nil {
 			return err
 		}
 		i += used
 	}
+	r.target = append(r.target, trailing...)
 	if r.method == "" {
 		return fmt.Errorf("the Inspector CLI needs --method")
 	}
-	if len(r.target) == 0 {
-		return fmt.Errorf("the Inspector CLI needs a server URL or command")
+	if len(r.target) == 0 && !r.server {
+		return fmt.Errorf("the Inspector CLI needs a server URL or command (or --server-url, or --config with --server)")
 	}
 	return nil
-}
-
-// inspectorLauncher returns what the launcher hands to the CLI, and
-// whether it runs the CLI at all (--cli).
-func inspectorLauncher(args []string) (fwd []string, cli bool) {
-	for i := 0; i < len(args); i++ {
-		switch a := args[i]; a {
-		case "--":
-			return append(fwd, args[i+1:]...), cli
-		case "--cli":
-			cli = true
-		case "-e", "--config", "--server":
-			i++
-		default:
-			fwd = append(fwd, a)
-		}
-	}
-	return fwd, cli
 }
 
 // inspectorRead is the Inspector CLI's reading of its arguments so far.
 type inspectorRead struct {
 	target []string // the server URL or command
 	method string
+	server bool // --server-url or --server names the server instead
 }
 
 // option reads one option of the CLI with the words after it (rest) and
@@ -409,9 +421,11 @@ func (r *inspectorRead) option(a string, rest []string) (int, error) {
 		r.target = append(r.target, a) // the server command's own option
 		return 0, nil
 	case !ok:
-		return 0, fmt.Errorf("the Inspector CLI (0.15) has no option %s: it would ignore it silently", name)
-	case kind == "pairs":
-		return inspectorPairs(name, has, rest)
+		return 0, fmt.Errorf("the Inspector CLI (2.x) has no option %s: it would ignore it silently", name)
+	case kind == "flag":
+		return 0, nil
+	case kind == "pairs" || kind == "headers":
+		return inspectorPairs(name, kind, has, rest)
 	}
 	used := 0
 	if !has {
@@ -420,28 +434,36 @@ func (r *inspectorRead) option(a string, rest []string) (int, error) {
 		}
 		value, used = rest[0], 1
 	}
-	if name == "--method" {
+	switch name {
+	case "--method":
 		r.method = value
-	}
-	if name == "--transport" && value != "http" && value != "sse" && value != "stdio" {
-		return 0, fmt.Errorf("--transport %s: http, sse or stdio", value)
+	case "--server-url", "--server":
+		r.server = true
+	case "--transport":
+		if value != "http" && value != "sse" && value != "stdio" {
+			return 0, fmt.Errorf("--transport %s: http, sse or stdio", value)
+		}
 	}
 	return used, nil
 }
 
-// inspectorPairs reads the key=value words of a variadic option: every
-// word up to the next option.
-func inspectorPairs(name string, has bool, rest []string) (int, error) {
+// inspectorPairs reads the words of a variadic option: every word up to
+// the next option, each key=value (or, for --header, "Name: Value").
+func inspectorPairs(name, kind string, has bool, rest []string) (int, error) {
+	sep, form := "=", "key=value"
+	if kind == "headers" {
+		sep, form = ":", `"Name: Value"`
+	}
 	n := 0
 	for n < len(rest) && !strings.HasPrefix(rest[n], "-") {
-		k, v, ok := strings.Cut(rest[n], "=")
-		if !ok || k == "" || v == "" {
-			return 0, fmt.Errorf("%s reads every word up to the next option as key=value, and the Inspector's launcher drops \"--\", so %q is read as a pair: put the server URL or command before %s, or another option after its pairs", name, rest[n], name)
+		k, v, ok := strings.Cut(rest[n], sep)
+		if !ok || strings.TrimSpace(k) == "" || strings.TrimSpace(v) == "" || kind == "headers" && strings.Contains(rest[n], "://") {
+			return 0, fmt.Errorf("%s reads every word up to the next option as %s, so %q is read as one: put the server URL or command before the options, or after \"--\" at the end", name, form, rest[n])
 		}
 		n++
 	}
 	if n == 0 && !has {
-		return 0, fmt.Errorf("%s without key=value", name)
+		return 0, fmt.Errorf("%s without %s", name, form)
 	}
 	return n, nil
 }

@@ -51,7 +51,11 @@ func checker(t *testing.T) *docstest.Checker {
 	if buildErr != nil {
 		t.Fatalf("build the programs: %v", buildErr)
 	}
-	return &docstest.Checker{Root: root, Bin: bins, Env: []string{"XDG_DATA_HOME=" + t.TempDir()}}
+	// The Inspector 2.x asks for Node 22.19 or later (the system's may be
+	// older) and keeps a catalog under ~/.mcp-inspector: the commands run
+	// with package.json's Node 22 first on PATH and a scratch HOME.
+	path := filepath.Dir(testenv.Node22(t)) + string(os.PathListSeparator) + os.Getenv("PATH")
+	return &docstest.Checker{Root: root, Bin: bins, Env: []string{"XDG_DATA_HOME=" + t.TempDir(), "HOME=" + t.TempDir(), "PATH=" + path}}
 }
 
 // TestDocs checks every code block of README.md, docs/*.md and

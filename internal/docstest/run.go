@@ -59,6 +59,9 @@ func (c *Checker) run(ctx context.Context, args []string) (bool, error) {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = c.Root, &out, &out
 	cmd.Env = append(append(os.Environ(), c.Env...), env...)
+	if p, ok := lookPathIn(argv[0], cmd.Env); ok {
+		cmd.Path = p // the program as the PATH of c.Env finds it (Node 22 for the Inspector)
+	}
 	err := cmd.Run()
 	if err != nil {
 		return true, fmt.Errorf("run against the started server: %v\n%s", err, tail(out.String()))
@@ -89,6 +92,27 @@ func (c *Checker) runnableArgv(args []string) (argv, env []string) {
 		return append([]string{c.Bin["elicitation"]}, args[1:]...), []string{"ELICITATION_ADDR=" + strings.TrimPrefix(c.Server, "http://")}
 	}
 	return nil, nil
+}
+
+// lookPathIn finds name on the last PATH of env, as a shell started with
+// env would; exec.Command looks on the test's own PATH.
+func lookPathIn(name string, env []string) (string, bool) {
+	if strings.Contains(name, "/") {
+		return "", false
+	}
+	var path string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p, true
+		}
+	}
+	return "", false
 }
 
 func rewrite(args []string, server string) []string {

@@ -143,7 +143,8 @@ func renderInspector(ep Endpoint, add addFunc) {
 		add("run in a shell", "sh", "npx @modelcontextprotocol/inspector --cli "+ep.URL+" --transport http --method tools/list")
 		return
 	}
-	// Inspector 0.15's CLI sends no headers; its web UI does.
+	// The web UI takes the key in its header fields (Inspector 2.x's CLI
+	// also has --header; docs/hosts.md shows both).
 	add("web UI", "text", "npx @modelcontextprotocol/inspector\n"+
 		"  Transport Type: Streamable HTTP   URL: "+ep.URL+"\n"+
 		"  Authentication: Header Name Authorization, Bearer Token elk_…   then Connect")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -15,24 +16,31 @@ import (
 )
 
 // inspector runs the real MCP Inspector CLI (@modelcontextprotocol/inspector
-// 0.15.0, a client no one here wrote) against url. A missing node or
-// node_modules fails the test: CI must have them.
-func inspector(t *testing.T, url string, args ...string) string {
+// 2.x, a client no one here wrote) against url, on Node 22 (its engines ask
+// for 22.19 or later) with a scratch HOME (it keeps a catalog and a client
+// configuration under ~/.mcp-inspector). It returns what the CLI printed
+// on stdout and fails the test unless it exited with wantExit: 0, or 5 for
+// a tool result with isError (the CLI's exit code for a tool error).
+func inspector(t *testing.T, url string, wantExit int, args ...string) string {
 	t.Helper()
-	root, node := testenv.Root(t), testenv.Node(t)
+	root, node := testenv.Root(t), testenv.Node22(t)
 	bin := testenv.NodeModule(t, ".bin/mcp-inspector")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, append([]string{bin, "--cli", url, "--transport", "http"}, args...)...)
 	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
 	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.Output()
-	if err != nil {
-		var stderr string
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		t.Fatalf("mcp-inspector %v: %v\nstdout:\n%s\nstderr:\n%s", args, err, out, stderr)
+	code := 0
+	var stderr string
+	if ee, ok := err.(*exec.ExitError); ok {
+		code, stderr = ee.ExitCode(), string(ee.Stderr)
+	} else if err != nil {
+		t.Fatalf("mcp-inspector %v: %v", args, err)
+	}
+	if code != wantExit {
+		t.Fatalf("mcp-inspector %v: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", args, code, wantExit, out, stderr)
 	}
 	return string(out)
 }
@@ -59,7 +67,7 @@ func TestInspectorCLI(t *testing.T) {
 					OutputSchema json.RawMessage `json:"outputSchema"`
 				} `json:"tools"`
 			}
-			out := inspector(t, url, "--method", "tools/list")
+			out := inspector(t, url, 0, "--method", "tools/list")
 			if err := json.Unmarshal([]byte(out), &list); err != nil {
 				t.Fatalf("tools/list output is not JSON: %v\n%s", err, out)
 			}
@@ -81,7 +89,7 @@ func TestInspectorCLI(t *testing.T) {
 					Type, Text string
 				} `json:"content"`
 			}
-			out = inspector(t, url, "--method", "tools/call", "--tool-name", "elicit_status", "--tool-arg", "elicitationId=nope")
+			out = inspector(t, url, 5, "--method", "tools/call", "--tool-name", "elicit_status", "--tool-arg", "elicitationId=nope")
 			if err := json.Unmarshal([]byte(out), &res); err != nil {
 				t.Fatalf("tools/call output is not JSON: %v\n%s", err, out)
 			}
@@ -94,7 +102,7 @@ func TestInspectorCLI(t *testing.T) {
 				StructuredContent map[string]any `json:"structuredContent"`
 				InputRequests     any            `json:"inputRequests"`
 			}
-			out = inspector(t, url, "--method", "tools/call", "--tool-name", "elicit_approval", "--tool-arg", "message=Ship it?", "--tool-arg", `context={"v":1}`)
+			out = inspector(t, url, 0, "--method", "tools/call", "--tool-name", "elicit_approval", "--tool-arg", "message=Ship it?", "--tool-arg", `context={"v":1}`)
 			if err := json.Unmarshal([]byte(out), &created); err != nil || created.IsError || created.StructuredContent["status"] != "pending" {
 				t.Fatalf("elicit_approval via the Inspector = %s (%v)", out, err)
 			}
@@ -103,7 +111,7 @@ func TestInspectorCLI(t *testing.T) {
 				StructuredContent map[string]any `json:"structuredContent"`
 				InputRequests     any            `json:"inputRequests"`
 			}
-			out = inspector(t, url, "--method", "tools/call", "--tool-name", "elicit_await", "--tool-arg", "elicitationId="+id, "--tool-arg", "waitSeconds=0.2")
+			out = inspector(t, url, 0, "--method", "tools/call", "--tool-name", "elicit_await", "--tool-arg", "elicitationId="+id, "--tool-arg", "waitSeconds=0.2")
 			if err := json.Unmarshal([]byte(out), &awaited); err != nil || awaited.InputRequests != nil || fmt.Sprint(awaited.StructuredContent) != "map[status:pending]" {
 				t.Errorf("elicit_await via the Inspector = %s, want the plain pending result", out)
 			}
