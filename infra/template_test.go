@@ -223,7 +223,7 @@ var functions = map[string]struct {
 }{
 	"McpFunction":    {"mcp", []string{"ANY /mcp"}},
 	"ReviewFunction": {"review", []string{"GET /review/{id}/{key}", "GET /review/{id}", "GET /review"}},
-	"SubmitFunction": {"submit", []string{"POST /review/{id}/{key}", "POST /review/{id}"}},
+	"SubmitFunction": {"submit", []string{"POST /review/{id}/{key}", "POST /review/{id}", "POST /slack/interactions"}},
 }
 
 func fnNames() []string {
@@ -862,12 +862,22 @@ func TestPolicies(t *testing.T) {
 	}
 	// Each function reads only its own secret: the review and submit
 	// functions the page-token keys (and the review function reviewer
-	// sign-in's client secret), the MCP function the push-state keys.
+	// sign-in's client secret, the submit function the Slack app's), the MCP
+	// function the push-state keys.
 	ownSecret := map[string]string{"McpFunction": "{Ref:PushStateSecret}", "ReviewFunction": "{Ref:TokenSecret}", "SubmitFunction": "{Ref:TokenSecret}"}
+	raw, _ := os.ReadFile(filepath.Join("..", "template.yaml"))
 	for _, fn := range fnNames() {
 		var secret bool
 		for _, st := range statements(t, p, fn) {
 			for _, a := range strs(get(st, "Action")) {
+				if strings.HasPrefix(a, "secretsmanager:") && fn == "SubmitFunction" && get(st, "Sid") == "SlackSecret" {
+					// The Slack app's secret, where the stack has one (the token secret
+					// again otherwise); goformation reads !If as null: check the text.
+					if a != "secretsmanager:GetSecretValue" || !strings.Contains(string(raw), "Resource: !If [HasSlackSecret, !Ref SlackSecretArn, !Ref TokenSecret]") {
+						t.Errorf("%s: %s, want GetSecretValue on the Slack secret if the stack has one, else the token secret", fn, a)
+					}
+					continue
+				}
 				if strings.HasPrefix(a, "secretsmanager:") {
 					if fn == "ReviewFunction" && get(st, "Sid") == "OidcClientSecret" {
 						// Reviewer sign-in's client secret, where the stack has one

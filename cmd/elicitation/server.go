@@ -17,6 +17,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/compose/mcpendpoint"
 	"github.com/mcp-elicitation/elicitation/internal/compose/notifypart"
 	"github.com/mcp-elicitation/elicitation/internal/compose/signin"
+	"github.com/mcp-elicitation/elicitation/internal/compose/slackpart"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/localserver"
 	"github.com/mcp-elicitation/elicitation/internal/notify"
@@ -132,6 +133,17 @@ func (m *Main) open(ctx context.Context, o options) error {
 	pages := http.NewServeMux()
 	m.app.Pages.Routes(pages)
 	reviewMux.Handle("/review/", signIn(pages))
+	slack, err := slackpart.Handler(ctx, m.app)
+	if err != nil {
+		closeListeners()
+		_ = m.app.Close()
+		return err
+	}
+	if slack != nil {
+		// Slack signs its requests; no sign-in in front.
+		reviewMux.Handle("POST "+slackpart.Path, slack)
+		m.Log.Info("decisions from Slack on: set the Slack app's interactivity request URL", "url", m.ReviewBase+slackpart.Path)
+	}
 
 	if cfg.CleanupInterval > 0 {
 		m.srv.Cleanup(m.app.Store, cfg.CleanupInterval, o.now)

@@ -1,8 +1,11 @@
 // Command submit is the submission Lambda function: POST
 // /review/{id}/{key} (and POST /review/{id}, the page a signed-in reviewer
 // opens without the key) checks the page token and the submission and lands
-// the decision exactly once, on API Gateway HTTP API payload 2.0. It reads the
-// page-token keyring from Secrets Manager at start-up.
+// the decision exactly once, on API Gateway HTTP API payload 2.0; with a
+// Slack app (ELICITATION_SLACK_SECRET_ARN), POST /slack/interactions takes
+// the decisions made with a Slack message's buttons through the same path.
+// It reads the page-token keyring and the Slack secret from Secrets Manager
+// at start-up.
 // internal/compose documents the settings (ELICITATION_*),
 // internal/lambdaconfig the AWS environment.
 package main
@@ -10,6 +13,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -18,6 +22,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/compose/notifypart"
 	"github.com/mcp-elicitation/elicitation/internal/compose/signin"
+	"github.com/mcp-elicitation/elicitation/internal/compose/slackpart"
 	"github.com/mcp-elicitation/elicitation/internal/lambdaconfig"
 )
 
@@ -32,7 +37,14 @@ func main() {
 	exitIf(log, err)
 	signIn, err := signin.Middleware(app, lambdaconfig.Secret(env))
 	exitIf(log, err)
-	lambda.Start(httpadapter.NewV2(lambdaconfig.Route("POST /review/", signIn(app.Pages.SubmitHandler()))).ProxyWithContext)
+	slack, err := slackpart.Handler(context.Background(), app)
+	exitIf(log, err)
+	mux := http.NewServeMux()
+	mux.Handle("POST /review/", signIn(app.Pages.SubmitHandler()))
+	if slack != nil {
+		mux.Handle("POST "+slackpart.Path, slack)
+	}
+	lambda.Start(httpadapter.NewV2(lambdaconfig.Route("/", mux)).ProxyWithContext)
 }
 
 func exitIf(log *slog.Logger, err error) {

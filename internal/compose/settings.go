@@ -111,6 +111,14 @@ type Settings struct {
 	NotifyConfig    string
 	NotifySecretARN string
 	NotifyInterval  time.Duration
+	// The Slack app that decides from interactive Slack targets
+	// (docs/notifications.md): its signing secret and bot token (locally),
+	// else the Secrets Manager secret holding both (on Lambda), and the
+	// Web API's base URL.
+	SlackSigningSecret string
+	SlackBotToken      string
+	SlackSecretARN     string
+	SlackAPIURL        string
 	// Reviewer sign-in (internal/reviewauth): with an issuer, reviewers
 	// sign in with OpenID Connect and requests may name reviewers and a
 	// quorum; without one the review link alone decides.
@@ -266,6 +274,19 @@ var Table = []Setting{
 		Usage: "how often the notification deliverer looks for expiry notices and retries that are due",
 		bind:  func(s *Settings) Value { return (*durationValue)(&s.NotifyInterval) },
 		check: between(func(s *Settings) time.Duration { return s.NotifyInterval }, 100*time.Millisecond, time.Hour)},
+	{Name: "slack-signing-secret", Scope: Local,
+		Usage: "the Slack app's signing secret (set it in the environment): with it, POST /slack/interactions on the review listener takes decisions from interactive Slack targets (docs/notifications.md); empty: none",
+		bind:  func(s *Settings) Value { return (*stringValue)(&s.SlackSigningSecret) }},
+	{Name: "slack-bot-token", Scope: Local,
+		Usage: "the Slack app's bot token (xoxb-…; set it in the environment), for the comment dialog (views.open) and the mapping by e-mail (users.info); needed with --slack-signing-secret",
+		bind:  func(s *Settings) Value { return (*stringValue)(&s.SlackBotToken) }},
+	{Name: "slack-secret-arn", Scope: Lambda,
+		Usage: `Secrets Manager secret holding the Slack app's {"signingSecret": "…", "botToken": "xoxb-…"} (the submit function reads it at start-up and then serves POST /slack/interactions); empty: no decisions from Slack`,
+		bind:  func(s *Settings) Value { return (*stringValue)(&s.SlackSecretARN) }},
+	{Name: "slack-api-url", Scope: Both, Default: "https://slack.com/api",
+		Usage: "the Slack Web API's base URL (interaction response URLs must be on its host or on hooks. and its host)",
+		bind:  func(s *Settings) Value { return (*stringValue)(&s.SlackAPIURL) },
+		check: checkSlackAPIURL},
 	{Name: "oidc-issuer", Scope: Both,
 		Usage: "OpenID Connect issuer reviewers sign in with (https://accounts.google.com, https://login.microsoftonline.com/TENANT/v2.0, an Okta, Cognito or Keycloak issuer); empty: no sign-in, and anyone holding a review link decides (docs/security.md)",
 		bind:  func(s *Settings) Value { return (*stringValue)(&s.OIDCIssuer) },
@@ -472,6 +493,17 @@ func checkSignIn(s *Settings) error {
 	}
 	if strings.TrimSpace(s.OIDCClientID) == "" {
 		return errors.New("needs --oidc-client-id too")
+	}
+	return nil
+}
+
+func checkSlackAPIURL(s *Settings) error {
+	u, err := url.Parse(s.SlackAPIURL)
+	if err != nil || u.Scheme != "https" && u.Scheme != "http" || u.Host == "" || u.RawQuery != "" {
+		return errors.New("want the Web API's absolute http(s) URL, https://slack.com/api")
+	}
+	if (s.SlackSigningSecret == "") != (s.SlackBotToken == "") {
+		return errors.New("--slack-signing-secret and --slack-bot-token go together: the app needs both")
 	}
 	return nil
 }
