@@ -3,7 +3,6 @@ package boltstore
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -16,18 +15,14 @@ import (
 // written by Create and rewritten (a quorum's vote) or removed (the
 // decision, the cancel) by Resolve in the same transaction; entries whose
 // request expired are skipped by a seek and removed by Cleanup.
-var bucketPending = []byte("pending") // expiresAt (8 bytes) + id -> elicitation.InboxEntry
+var bucketPending = []byte("pending") // expiresAt (8 bytes) + id -> elicitation.InboxEntry (encodeEntry)
 
 func pendingKey(expiresAt time.Time, id string) []byte {
 	return append(binary.BigEndian.AppendUint64(nil, uint64(expiresAt.UnixNano())), id...)
 }
 
 func putPending(tx *bolt.Tx, e elicitation.InboxEntry) error {
-	b, err := json.Marshal(e)
-	if err != nil {
-		return fmt.Errorf("encode inbox entry %s: %w", e.ID, err)
-	}
-	return tx.Bucket(bucketPending).Put(pendingKey(e.ExpiresAt, e.ID), b)
+	return tx.Bucket(bucketPending).Put(pendingKey(e.ExpiresAt, e.ID), encodeEntry(e))
 }
 
 // stepPending keeps the index true after a resolution's step: a vote
@@ -43,7 +38,7 @@ func stepPending(tx *bolt.Tx, next elicitation.State) error {
 		return nil
 	}
 	var e elicitation.InboxEntry
-	if err := json.Unmarshal(raw, &e); err != nil {
+	if err := decodeEntry(raw, &e); err != nil {
 		return fmt.Errorf("decode inbox entry %s: %w", next.ID, err)
 	}
 	e.Approvers = next.Approvers
@@ -80,13 +75,14 @@ func ensurePending(tx *bolt.Tx) error {
 func (s *Store) PendingEntries(ctx context.Context, now time.Time, limit int) ([]elicitation.InboxEntry, error) {
 	var out []elicitation.InboxEntry
 	err := s.view(ctx, func(tx *bolt.Tx) error {
+		out = make([]elicitation.InboxEntry, 0, min(limit, 1024))
+		names := map[string]string{}
 		c := tx.Bucket(bucketPending).Cursor()
 		for k, v := c.Seek(binary.BigEndian.AppendUint64(nil, uint64(now.UnixNano()+1))); k != nil && len(out) < limit; k, v = c.Next() {
-			var e elicitation.InboxEntry
-			if err := json.Unmarshal(v, &e); err != nil {
+			out = append(out, elicitation.InboxEntry{})
+			if err := decodeEntryNames(v, &out[len(out)-1], names); err != nil {
 				return fmt.Errorf("decode inbox entry %s: %w", k[min(8, len(k)):], err)
 			}
-			out = append(out, e)
 		}
 		return nil
 	})
