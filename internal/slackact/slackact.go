@@ -337,7 +337,7 @@ func (h *Handler) refused(ctx context.Context, responseURL string, t target, err
 	case errors.Is(err, elicitation.ErrNotReviewer):
 		h.ephemeral(ctx, responseURL, "You are not one of the reviewers this request names, so your decision was not recorded. Ask the agent's owner to add you.")
 	case elicitation.CodeOf(err) == elicitation.CodeInternal:
-		h.log.ErrorContext(ctx, "slack decision", "id", t.id, "err", err)
+		h.log.ErrorContext(ctx, "slack decision", "elicitationId", t.id, "err", err)
 		h.ephemeral(ctx, responseURL, "Your decision could not be recorded. Try again, or use Review and decide.")
 	default:
 		h.ephemeral(ctx, responseURL, sentence(elicitation.PublicMessage(err)))
@@ -360,7 +360,7 @@ func sentence(s string) string {
 func (h *Handler) update(ctx context.Context, responseURL string, t target) {
 	rv, err := h.svc.Receipt(ctx, t.id, t.key)
 	if err != nil {
-		h.log.WarnContext(ctx, "slack interaction: the request could not be read back", "id", t.id, "err", err)
+		h.log.WarnContext(ctx, "slack interaction: the request could not be read back", "elicitationId", t.id, "err", err)
 		return
 	}
 	msg := notify.SlackInteractiveMessage(noticeOf(rv, t.link))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/notify"
@@ -47,7 +48,7 @@ func (h *Handler) openDialog(ctx context.Context, in *interaction, t target, act
 		return
 	}
 	if err := h.api.openView(ctx, in.TriggerID, DialogView(rv.Record, action, string(meta))); err != nil {
-		h.log.WarnContext(ctx, "slack interaction: the dialog could not be opened", "id", t.id, "err", err)
+		h.log.WarnContext(ctx, "slack interaction: the dialog could not be opened", "elicitationId", t.id, "err", err)
 		h.ephemeral(ctx, in.ResponseURL, "The dialog could not be opened. Try again, or use Review and decide.")
 	}
 }
@@ -72,7 +73,7 @@ func DialogView(rec elicitation.Record, action, meta string) map[string]any {
 			opts = append(opts, map[string]any{"text": plain(cut(o.DisplayLabel(), 75)), "value": strconv.Itoa(i)})
 		}
 		blocks = append(blocks, map[string]any{
-			"type": "input", "block_id": blockOptions, "label": plain(cut(rec.Payload.SelectionRule(), 2000)),
+			"type": "input", "block_id": blockOptions, "label": plain(cut(strings.TrimSuffix(sentence(rec.Payload.SelectionRule()), "."), 2000)),
 			"optional": rec.Payload.MinSelections == 0,
 			"element":  map[string]any{"type": "checkboxes", "action_id": blockOptions, "options": opts},
 		})
