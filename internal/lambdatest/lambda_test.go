@@ -48,7 +48,7 @@ var builds struct {
 
 // bootstraps builds the three bootstraps once per test binary, with
 // infra/lambda.mk as sam build runs it.
-func bootstraps(t *testing.T) map[string]string {
+func bootstraps(t testing.TB) map[string]string {
 	t.Helper()
 	builds.Do(func() {
 		dir, err := os.MkdirTemp("", "lambdatest-")
@@ -92,9 +92,10 @@ type stackOptions struct {
 	extraEnv   []string          // for the MCP function
 	allEnv     []string          // for every function
 	secrets    map[string]string // more secrets Secrets Manager serves, by ARN
+	mcpLimits  lambdatest.Limits // the MCP function's memory and CPU (zero: none)
 }
 
-func newStack(t *testing.T, o stackOptions) *stack {
+func newStack(t testing.TB, o stackOptions) *stack {
 	t.Helper()
 	testenv.Slow(t, "Lambda emulator")
 	paths := bootstraps(t)
@@ -135,7 +136,11 @@ func newStack(t *testing.T, o stackOptions) *stack {
 			env = append(env, "ELICITATION_TOKEN_SECRET_ARN="+tokenSecretARN, "AWS_ENDPOINT_URL_SECRETS_MANAGER="+s.sm.URL)
 		}
 		env = append(env, o.allEnv...)
-		s.fn[fn] = lambdatest.Start(t, id, paths[fn], timeout, env...)
+		var limits lambdatest.Limits
+		if fn == "mcp" {
+			limits = o.mcpLimits
+		}
+		s.fn[fn] = lambdatest.StartLimited(t, id, paths[fn], timeout, limits, env...)
 	}
 	t.Cleanup(func() {
 		for fn, e := range s.enforcers {
@@ -161,7 +166,7 @@ const (
 )
 
 // event reads events/<name>.json with its placeholders replaced.
-func event(t *testing.T, name string, repl ...string) []byte {
+func event(t testing.TB, name string, repl ...string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(lambdatest.Root(t), "events", name+".json"))
 	if err != nil {
@@ -201,7 +206,7 @@ type toolOutput struct {
 }
 
 // rpc invokes the MCP function and decodes the JSON-RPC result.
-func rpc(t *testing.T, f *lambdatest.Function, ev []byte) (toolResult, events.APIGatewayV2HTTPResponse) {
+func rpc(t testing.TB, f *lambdatest.Function, ev []byte) (toolResult, events.APIGatewayV2HTTPResponse) {
 	t.Helper()
 	resp, _ := f.Invoke(t, ev)
 	if resp.StatusCode != 200 {
@@ -225,7 +230,7 @@ func rpc(t *testing.T, f *lambdatest.Function, ev []byte) (toolResult, events.AP
 
 // tool invokes a tool call event and decodes its structured output; a tool
 // error fails the test unless wantErr, and then its text is returned.
-func tool(t *testing.T, f *lambdatest.Function, ev []byte) (toolOutput, string) {
+func tool(t testing.TB, f *lambdatest.Function, ev []byte) (toolOutput, string) {
 	t.Helper()
 	r, _ := rpc(t, f, ev)
 	if r.IsError {
@@ -241,7 +246,7 @@ func tool(t *testing.T, f *lambdatest.Function, ev []byte) (toolOutput, string) 
 	return out, ""
 }
 
-func mustTool(t *testing.T, f *lambdatest.Function, ev []byte) toolOutput {
+func mustTool(t testing.TB, f *lambdatest.Function, ev []byte) toolOutput {
 	t.Helper()
 	out, errText := tool(t, f, ev)
 	if errText != "" {
@@ -252,7 +257,7 @@ func mustTool(t *testing.T, f *lambdatest.Function, ev []byte) toolOutput {
 
 var reviewURLRE = regexp.MustCompile(`^https://a1b2c3d4e5\.execute-api\.us-east-1\.amazonaws\.com/review/([A-Za-z0-9_-]+)/([A-Za-z0-9_-]+)$`)
 
-func reviewParts(t *testing.T, u string) (id, key string) {
+func reviewParts(t testing.TB, u string) (id, key string) {
 	t.Helper()
 	m := reviewURLRE.FindStringSubmatch(u)
 	if m == nil {
@@ -263,7 +268,7 @@ func reviewParts(t *testing.T, u string) (id, key string) {
 
 var tokenRE = regexp.MustCompile(`name="token" value="([^"]+)"`)
 
-func pageToken(t *testing.T, html string) string {
+func pageToken(t testing.TB, html string) string {
 	t.Helper()
 	m := tokenRE.FindStringSubmatch(html)
 	if m == nil {

@@ -85,6 +85,8 @@ type Function struct {
 	bootstrap string
 	timeout   time.Duration
 	env       []string
+	limits    Limits
+	sandbox   *sandbox // the cgroups of limits; nil without
 
 	url  string
 	cmd  *exec.Cmd
@@ -99,12 +101,24 @@ type Function struct {
 // (AWS_LAMBDA_FUNCTION_TIMEOUT).
 func Start(t testing.TB, name, bootstrap string, timeout time.Duration, env ...string) *Function {
 	t.Helper()
+	return StartLimited(t, name, bootstrap, timeout, Limits{}, env...)
+}
+
+// StartLimited is Start with the bootstrap held to limits (Limits says
+// how); the emulator itself runs unlimited.
+func StartLimited(t testing.TB, name, bootstrap string, timeout time.Duration, limits Limits, env ...string) *Function {
+	t.Helper()
 	rie := RIE(t)
 	port, apiPort := FreePort(t), FreePort(t)
+	run, memory, sb := bootstrap, 256, (*sandbox)(nil)
+	if limits.MemoryMB > 0 {
+		sb = newSandbox(t, name, limits)
+		run, memory = sb.wrapper(t, bootstrap), limits.MemoryMB
+	}
 	cmd := exec.Command(rie,
 		"--runtime-interface-emulator-address", "127.0.0.1:"+strconv.Itoa(port),
 		"--runtime-api-address", "127.0.0.1:"+strconv.Itoa(apiPort),
-		bootstrap)
+		run)
 	cmd.Dir = filepath.Dir(bootstrap)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "AWS_") {
@@ -114,11 +128,11 @@ func Start(t testing.TB, name, bootstrap string, timeout time.Duration, env ...s
 	cmd.Env = append(cmd.Env,
 		"AWS_LAMBDA_FUNCTION_NAME="+name,
 		"AWS_LAMBDA_FUNCTION_VERSION=$LATEST",
-		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE=256",
+		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE="+strconv.Itoa(memory),
 		"AWS_LAMBDA_FUNCTION_TIMEOUT="+strconv.Itoa(int(timeout.Seconds())),
 	)
 	cmd.Env = append(cmd.Env, env...)
-	f := &Function{Name: name, bootstrap: bootstrap, timeout: timeout, env: env, url: fmt.Sprintf("http://127.0.0.1:%d/2015-03-31/functions/function/invocations", port), cmd: cmd, logs: &testenv.SyncBuffer{}, done: make(chan struct{})}
+	f := &Function{Name: name, bootstrap: bootstrap, timeout: timeout, env: env, limits: limits, sandbox: sb, url: fmt.Sprintf("http://127.0.0.1:%d/2015-03-31/functions/function/invocations", port), cmd: cmd, logs: &testenv.SyncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = f.logs, f.logs
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the emulator and its bootstrap
 	f.Started = time.Now()
@@ -154,11 +168,17 @@ func Start(t testing.TB, name, bootstrap string, timeout time.Duration, env ...s
 	}
 }
 
+// Stop stops the emulator and its bootstrap now (the test's end would).
+func (f *Function) Stop() {
+	_ = syscall.Kill(-f.cmd.Process.Pid, syscall.SIGKILL)
+	<-f.done
+}
+
 // Again starts the same bootstrap with the same configuration under a new
 // emulator: a cold start.
 func (f *Function) Again(t testing.TB) *Function {
 	t.Helper()
-	return Start(t, f.Name, f.bootstrap, f.timeout, f.env...)
+	return StartLimited(t, f.Name, f.bootstrap, f.timeout, f.limits, f.env...)
 }
 
 // BuildHello builds the yardstick, an aws-lambda-go hello world
@@ -252,6 +272,14 @@ func (f *Function) WaitInitDurations() []time.Duration {
 // Durations returns the invocations' durations the emulator reported (its
 // REPORT lines), in order.
 func (f *Function) Durations() []time.Duration { return durations(reportRE, f.Logs()) }
+
+// WaitDurations is Durations once the logs hold at least n REPORT lines
+// (they come through a pipe, and may arrive after the answer); it waits at
+// most 10 s, then returns what the logs hold.
+func (f *Function) WaitDurations(n int) []time.Duration {
+	out, _ := f.logs.WaitFor(10*time.Second, func(s string) bool { return len(reportRE.FindAllStringIndex(s, -1)) >= n })
+	return durations(reportRE, out)
+}
 
 func durations(re *regexp.Regexp, logs string) []time.Duration {
 	var out []time.Duration
