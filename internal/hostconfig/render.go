@@ -143,11 +143,11 @@ func renderInspector(ep Endpoint, add addFunc) {
 		add("run in a shell", "sh", "npx @modelcontextprotocol/inspector --cli "+ep.URL+" --transport http --method tools/list")
 		return
 	}
-	// The web UI takes the key in its header fields (Inspector 2.x's CLI
-	// also has --header; docs/hosts.md shows both).
+	// Inspector 2.x's web UI takes the key among the server's Custom
+	// Headers (its CLI also has --header; docs/hosts.md shows both).
 	add("web UI", "text", "npx @modelcontextprotocol/inspector\n"+
-		"  Transport Type: Streamable HTTP   URL: "+ep.URL+"\n"+
-		"  Authentication: Header Name Authorization, Bearer Token elk_…   then Connect")
+		"  a server of type Streamable HTTP, URL: "+ep.URL+"\n"+
+		"  Custom Headers: Authorization = Bearer elk_…   then Connect")
 }
 
 func servers(key, name string, entry obj) string {
