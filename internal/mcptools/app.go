@@ -141,11 +141,18 @@ type appOption struct {
 }
 
 // appClient refuses a client that did not declare the MCP Apps extension.
+// A call whose client capabilities are unknown (a session-era call to a
+// stateless deployment, as on Lambda: no initialize reaches the process
+// that serves it) is let through: the check keeps the app's tools from
+// clients known not to render it, and is no boundary (the owner, the
+// render token and the page's rules are; docs/security.md).
 func appClient(req *mcp.CallToolRequest) error {
-	if caps := req.ClientCapabilities(); caps != nil {
-		if _, ok := caps.Extensions[UIExtension]; ok {
-			return nil
-		}
+	caps := req.ClientCapabilities()
+	if caps == nil {
+		return nil
+	}
+	if _, ok := caps.Extensions[UIExtension]; ok {
+		return nil
 	}
 	return &elicitation.Error{Code: elicitation.CodeForbidden, Message: "only the elicitation MCP App calls this tool, in a host that declares " + UIExtension + "; give the reviewUrl to the human instead"}
 }

@@ -16,13 +16,18 @@ import (
 // extension (ui true) or not.
 func connectApp(t *testing.T, e *env, ui bool) *mcp.ClientSession {
 	t.Helper()
+	return connectAppAt(t, e, ui, proto20251125)
+}
+
+func connectAppAt(t *testing.T, e *env, ui bool, version string) *mcp.ClientSession {
+	t.Helper()
 	caps := &mcp.ClientCapabilities{}
 	if ui {
 		caps.Extensions = map[string]any{mcptools.UIExtension: map[string]any{"mimeTypes": []string{"text/html;profile=mcp-app"}}}
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "app-host", Version: "1"}, &mcp.ClientOptions{Capabilities: caps})
 	tr := &mcp.StreamableClientTransport{Endpoint: e.servers[0].URL + "/mcp", HTTPClient: &http.Client{Transport: roundTrip{e: e}}, MaxRetries: -1, DisableStandaloneSSE: true}
-	cs, err := client.Connect(context.Background(), tr, &mcp.ClientSessionOptions{ProtocolVersion: proto20251125})
+	cs, err := client.Connect(context.Background(), tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,6 +221,35 @@ func TestAppResource(t *testing.T) {
 	for _, tl := range tools.Tools {
 		if tl.Meta != nil {
 			t.Errorf("%s has _meta with the app off: %v", tl.Name, tl.Meta)
+		}
+	}
+}
+
+// TestAppStateless: on a stateless deployment (Lambda) a session-era
+// host's capabilities never reach the process serving a call, so the app's
+// tools answer it; a 2026-07-28 call carries them and is checked.
+func TestAppStateless(t *testing.T) {
+	e := newEnv(t, envOptions{app: true, stateless: true})
+	cs := connectApp(t, e, false)
+	c := ok(t, cs, mcptools.ToolSelection, map[string]any{"message": "Which?", "options": threeOptions})
+	id := c["elicitationId"].(string)
+	view := ok(t, cs, mcptools.ToolAppView, map[string]any{"elicitationId": id})
+	r := call(t, cs, mcptools.ToolAppDecide, map[string]any{"elicitationId": id, "renderToken": view["renderToken"], "decision": "submitted", "selectedIds": []string{"c"}})
+	if r.isError || r.structured["status"] != "submitted" {
+		t.Fatalf("decide: %+v", r)
+	}
+	if res := ok(t, cs, mcptools.ToolResult, map[string]any{"elicitationId": id}); res["decidedVia"] != "app" {
+		t.Errorf("result = %v", res)
+	}
+	for _, ui := range []bool{false, true} {
+		cs := connectAppAt(t, e, ui, proto20260728)
+		if v := cs.InitializeResult().ProtocolVersion; v != proto20260728 {
+			t.Fatalf("negotiated %s", v)
+		}
+		c := ok(t, cs, mcptools.ToolSelection, map[string]any{"message": "Which?", "options": threeOptions})
+		r := call(t, cs, mcptools.ToolAppView, map[string]any{"elicitationId": c["elicitationId"]})
+		if refused := r.isError && strings.HasPrefix(r.text, "forbidden: "); refused == ui {
+			t.Errorf("2026-07-28, extension declared %v: %+v", ui, r)
 		}
 	}
 }
