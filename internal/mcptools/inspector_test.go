@@ -118,3 +118,19 @@ func TestInspectorCLI(t *testing.T) {
 		})
 	}
 }
+
+// TestInspectorCLIHeader: on an endpoint with API keys the Inspector CLI
+// (2.x) sends the key with --header, as docs/hosts.md says (put last: it
+// takes every word up to the next option), and without it fails with the
+// CLI's auth_required (exit 3) instead of listing anything.
+func TestInspectorCLIHeader(t *testing.T) {
+	e := newEnv(t, envOptions{auth: map[string]string{"tok-alice": "alice"}})
+	url := e.servers[0].URL + "/mcp"
+	out := inspector(t, url, 0, "--method", "tools/list", "--header", "Authorization: Bearer tok-alice")
+	if !strings.Contains(out, `"name": "elicit_approval"`) {
+		t.Errorf("tools/list with the key: %s", out)
+	}
+	if out := inspector(t, url, 3, "--method", "tools/list", "--stored-auth-only"); strings.Contains(out, "elicit_approval") {
+		t.Errorf("tools/list without the key listed the tools: %s", out)
+	}
+}
