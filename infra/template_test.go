@@ -763,12 +763,18 @@ func allowed(gs []grant, action, prefix string) bool {
 }
 
 // indexGrants names the one index each function may query: the review
-// function the reviewer's inbox.
-var indexGrants = map[string]string{"ReviewFunction": "pending"}
+// function the reviewer's inbox, the MCP function the owners' index
+// (tasks/list).
+var indexGrants = map[string]string{"ReviewFunction": "pending", "McpFunction": "owned"}
+
+// indexLeading is the LeadingKeys each index's grant is held to: the
+// pending index's one partition, the owners' digests.
+var indexLeading = map[string][]string{"pending": {"pending"}, "owned": {"owner#*"}}
 
 // TestIndexGrants: the review function may Query the pending index, in
-// its one partition, and do nothing else on it; no other function has an
-// index statement (tableGrants refuses any other resource).
+// its one partition, the MCP function the owners' index, and nothing else
+// on them; no other function has an index statement (tableGrants refuses
+// any other resource).
 func TestIndexGrants(t *testing.T) {
 	p := load(t)
 	for _, fn := range fnNames() {
@@ -785,8 +791,8 @@ func TestIndexGrants(t *testing.T) {
 			if got := strs(get(st, "Action")); !slices.Equal(got, []string{"dynamodb:Query"}) {
 				t.Errorf("%s: %v on %s, want dynamodb:Query only", fn, got, res[0])
 			}
-			if got := strs(get(st, "Condition", "ForAllValues:StringLike", "dynamodb:LeadingKeys")); !slices.Equal(got, []string{"pending"}) {
-				t.Errorf("%s: index LeadingKeys %v, want [pending] (the index's one partition)", fn, got)
+			if got, want := strs(get(st, "Condition", "ForAllValues:StringLike", "dynamodb:LeadingKeys")), indexLeading[indexGrants[fn]]; !slices.Equal(got, want) {
+				t.Errorf("%s: index LeadingKeys %v, want %v", fn, got, want)
 			}
 		}
 		if _, ok := indexGrants[fn]; ok != (n == 1) {
@@ -796,6 +802,9 @@ func TestIndexGrants(t *testing.T) {
 	// The index the grant names is the table's.
 	if got := str(get(p.tree, "Resources", "Table", "Properties", "GlobalSecondaryIndexes", "1", "IndexName")); got != "pending" {
 		t.Errorf("the table's second index is %q, want pending", got)
+	}
+	if got := str(get(p.tree, "Resources", "Table", "Properties", "GlobalSecondaryIndexes", "2", "IndexName")); got != "owned" {
+		t.Errorf("the table's third index is %q, want owned", got)
 	}
 }
 

@@ -286,8 +286,6 @@ func TestCoreBadInput(t *testing.T) {
 			}
 			_, e := c.do("tasks/get", "", nil)
 			wantCode(t, "empty taskId", e, jsonrpc.CodeInvalidParams, "needs params.taskId")
-			_, e = c.do("tasks/list", "", nil)
-			wantCode(t, "tasks/list", e, jsonrpc.CodeMethodNotFound, "tasks/list")
 			_, e = c.do("tasks/update", "x", map[string]any{"review": map[string]any{}})
 			wantCode(t, "tasks/update on 2025-11-25", e, jsonrpc.CodeMethodNotFound, "tasks/update")
 			// A call without params.task is answered as always.
@@ -338,8 +336,8 @@ func TestCoreDeclarations(t *testing.T) {
 	h, init := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	caps := init["result"].(map[string]any)["capabilities"].(map[string]any)
 	tasks, _ := caps["tasks"].(map[string]any)
-	if _, ok := tasks["requests"].(map[string]any)["tools"].(map[string]any)["call"]; !ok || tasks["cancel"] == nil || tasks["list"] != nil {
-		t.Fatalf("tasks capability %v: want requests.tools.call and cancel, no list", tasks)
+	if _, ok := tasks["requests"].(map[string]any)["tools"].(map[string]any)["call"]; !ok || tasks["cancel"] == nil || tasks["list"] == nil {
+		t.Fatalf("tasks capability %v: want requests.tools.call, cancel and list", tasks)
 	}
 	sid := h.Get("Mcp-Session-Id")
 	post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
@@ -354,6 +352,16 @@ func TestCoreDeclarations(t *testing.T) {
 	b, _ := json.Marshal(want)
 	if string(a) != string(b) {
 		t.Fatalf("taskSupport %s, want %s", a, b)
+	}
+	// Tasks methods without params are answered (the SDK would panic
+	// reading their _meta).
+	_, noParams := post(sid, `{"jsonrpc":"2.0","id":3,"method":"tasks/get"}`)
+	if e, _ := noParams["error"].(map[string]any); e == nil || e["code"] != float64(jsonrpc.CodeInvalidParams) {
+		t.Fatalf("tasks/get without params: %v", noParams)
+	}
+	_, noParams = post(sid, `{"jsonrpc":"2.0","id":4,"method":"tasks/list"}`)
+	if r, _ := noParams["result"].(map[string]any); r == nil || r["tasks"] == nil {
+		t.Fatalf("tasks/list without params: %v", noParams)
 	}
 	// An older session sees no tasks capability.
 	_, old := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)

@@ -6,11 +6,13 @@
 // protocol era:
 //
 //   - 2025-11-25 (basic/utilities/tasks of that revision): the server
-//     capability tasks.requests.tools.call and tasks.cancel,
+//     capability tasks.requests.tools.call, tasks.list and tasks.cancel,
 //     execution.taskSupport on every tool ("optional" on the task tools,
 //     "forbidden" on the rest), a tools/call carrying params.task answered
 //     with a CreateTaskResult, tasks/get, tasks/result (which waits within
-//     the tools' own wait bound) and tasks/cancel.
+//     the tools' own wait bound), tasks/list (the principal's own tasks,
+//     from the store's index of each principal's requests) and
+//     tasks/cancel.
 //   - 2026-07-28, the extension io.modelcontextprotocol/tasks: declared in
 //     server/discover's capabilities.extensions; a task tool called by a
 //     client that declares the extension in its per-request capabilities
@@ -42,7 +44,7 @@
 // Toward the go-sdk upstream: the SDK-facing half (Lift, the capability and
 // execution encoding, the custom methods, the per-request flavour, the wire
 // types and errors) knows nothing of elicitation. The other half does: the
-// Service calls (Status, Cancel, Audit, RecordPushAnswer, MaxWait), viewOf's
+// Service calls (Status, ListOwned, Cancel, Audit, RecordPushAnswer, MaxWait), viewOf's
 // mapping and sentences, and the elicitationId/reviewUrl of the creating
 // tools' results. An upstream version would take those through one small
 // interface (read, cancel, the input request's answer) and a result hook.

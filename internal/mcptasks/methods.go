@@ -29,6 +29,9 @@ func (t *Tasks) method(ctx context.Context, next mcp.MethodHandler, method strin
 	if err := offered(method, f, req); err != nil {
 		return nil, err
 	}
+	if method == methodList {
+		return t.list(ctx, req)
+	}
 	id, inputs := paramsOf(req)
 	if id == nil || *id == "" {
 		return nil, errInvalid("%s needs params.taskId (the taskId of the task's creation result)", method)
@@ -66,8 +69,8 @@ func offered(method string, f flavour, req mcp.Request) error {
 	switch {
 	case f == flavourNone:
 		return notFound(method + " needs protocol " + FirstCoreVersion + " or later (tasks came with it)")
-	case method == methodList:
-		return notFound("tasks/list is not offered (the server does not declare tasks.list): keep the taskId of each task you start")
+	case f == flavourExt && method == methodList:
+		return notFound("tasks/list is not part of the 2026-07-28 tasks extension: keep the taskId of each task you start")
 	case f == flavourExt && method == methodResult:
 		return notFound("tasks/result is not part of the 2026-07-28 tasks extension: tasks/get carries the result once the task completes")
 	case f == flavourCore && method == methodUpdate:

@@ -49,9 +49,28 @@ func (t *Tasks) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case "tools/call":
 			return t.call(ctx, next, req)
 		case methodGet, methodResult, methodCancel, methodList, methodUpdate:
+			fillParams(req)
 			return t.method(ctx, next, method, req)
 		}
 		return next(ctx, method, req)
+	}
+}
+
+// fillParams gives a tasks request that came without params empty ones:
+// the SDK reads a request's _meta through its params (ProtocolVersion,
+// ClientCapabilities), and for a params type that embeds ParamsBase a nil
+// pointer panics there (go-sdk v1.8.0), which a client could cause with
+// {"method":"tasks/list"}.
+func fillParams(req mcp.Request) {
+	switch r := req.(type) {
+	case *mcp.ServerRequest[*taskParams]:
+		if r.Params == nil {
+			r.Params = &taskParams{}
+		}
+	case *mcp.ServerRequest[*updateParams]:
+		if r.Params == nil {
+			r.Params = &updateParams{}
+		}
 	}
 }
 
@@ -67,9 +86,9 @@ func (t *Tasks) initialize(ctx context.Context, next mcp.MethodHandler, method s
 	return &initializeResult{ir}, nil
 }
 
-// coreCapability is the server's 2025-11-25 tasks capability. tasks/list is
-// not offered: the store keeps no index of a principal's requests.
+// coreCapability is the server's 2025-11-25 tasks capability.
 var coreCapability = map[string]any{
+	"list":     map[string]any{},
 	"cancel":   map[string]any{},
 	"requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}},
 }

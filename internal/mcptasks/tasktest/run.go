@@ -3,6 +3,7 @@ package tasktest
 import (
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -205,5 +206,27 @@ func foreign(t *testing.T, tg Target, version string) {
 		if got := alice.Must("tasks/get", id); got["status"] != "working" {
 			t.Fatalf("bob changed alice's task: %v", got)
 		}
+		if version == Core {
+			// tasks/list: alice's newest task first, none of hers for bob.
+			if ids := listed(alice.Must("tasks/list", "")); len(ids) == 0 || ids[0] != id {
+				t.Fatalf("alice's tasks/list %v: want her task %s first", ids, id)
+			}
+			if ids := listed(bob.Must("tasks/list", "")); slices.Contains(ids, id) {
+				t.Fatalf("bob's tasks/list %v holds alice's task %s", ids, id)
+			}
+		}
 	})
+}
+
+// listed is the task ids of a tasks/list result.
+func listed(res map[string]any) []string {
+	var ids []string
+	tasks, _ := res["tasks"].([]any)
+	for _, x := range tasks {
+		if m, ok := x.(map[string]any); ok {
+			id, _ := m["taskId"].(string)
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }

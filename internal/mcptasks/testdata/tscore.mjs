@@ -1,7 +1,9 @@
 // A host on the TypeScript MCP SDK 1.32.2 and its experimental tasks client
 // (protocol 2025-11-25): it starts a tool as a task with callToolStream and
 // reports every message of the stream as one JSON line on stdout. Scenario
-// "cancel" cancels the task once it is created. The Go test decides on the
+// "cancel" cancels the task once it is created; scenario "list" starts no
+// task: it lists the principal's tasks with listTasks, following
+// nextCursor, then tries a made-up cursor. The Go test decides on the
 // review page.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -14,6 +16,25 @@ const transport = new StreamableHTTPClientTransport(new URL(endpoint), {
 });
 await client.connect(transport);
 say({ event: "connected", protocolVersion: transport.protocolVersion, tasks: client.getServerCapabilities()?.tasks ?? null });
+if (scenario === "list") {
+  const tasks = [];
+  let cursor, pages = 0;
+  do {
+    const page = await client.experimental.tasks.listTasks(cursor);
+    pages++;
+    tasks.push(...page.tasks);
+    cursor = page.nextCursor;
+  } while (cursor && pages < 10);
+  say({ event: "listed", pages, tasks });
+  try {
+    await client.experimental.tasks.listTasks("made-up");
+    say({ event: "badCursor", code: null });
+  } catch (e) {
+    say({ event: "badCursor", code: e.code, message: e.message });
+  }
+  await client.close();
+  process.exit(0);
+}
 await client.listTools(); // learns execution.taskSupport and the output schemas
 const stream = client.experimental.tasks.callToolStream({ name: tool, arguments: JSON.parse(args) }, undefined, { task: { ttl: 600000 } });
 for await (const message of stream) {
