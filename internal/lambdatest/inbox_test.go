@@ -61,7 +61,7 @@ func TestInboxOnLambda(t *testing.T) {
 	}
 	rows := func(body string) []string {
 		var out []string
-		for _, m := range regexp.MustCompile(`<a class="req" href="\./([^"]+)">`).FindAllStringSubmatch(body, -1) {
+		for _, m := range regexp.MustCompile(`<a class="open" href="\./([^"]+)">`).FindAllStringSubmatch(body, -1) {
 			out = append(out, m[1])
 		}
 		return out

@@ -18,6 +18,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
 	"github.com/mcp-elicitation/elicitation/internal/review"
+	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
 // The reviewers of the inbox tests, by the name a test signs in as.
@@ -119,7 +120,7 @@ func (e *env) create(owner string, in elicitation.ApprovalInput) created {
 }
 
 var (
-	rowRE   = regexp.MustCompile(`<a class="req" href="\./([^"]+)">([^<]*)</a>`)
+	rowRE   = regexp.MustCompile(`<a class="open" href="\./([^"]+)">([^<]*)</a>`)
 	titleRE = regexp.MustCompile(`<title>([^<]*)</title>`)
 )
 
@@ -415,4 +416,45 @@ func newServer(t testing.TB, h http.Handler) *httptest.Server {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// TestInboxChromium: the inbox in headless Chromium at 320 px in the dark
+// scheme and at 390 px in the light one: the count in the title, 44 px
+// targets, no sideways scroll, no serious axe-core violation (the inbox,
+// filtered, and the page without sign-in), the filter as a GET form
+// without script, a row that opens the review page without the key, and
+// the approval sent there, after which the inbox has one row fewer.
+func TestInboxChromium(t *testing.T) {
+	testenv.Slow(t, "Chromium")
+	e := newSignedInEnv(t)
+	for _, r := range []struct {
+		owner, msg string
+		timeout    int
+		reviewers  []string
+	}{
+		{"deploy-bot", "Deploy api v1.3?\nreplicas: 3", 3600, nil},
+		{"deploy-bot", "Rotate the signing key", 600, []string{"group:ops"}},
+		{"deploy-bot", "Restart the queue", 900, nil},
+		{"ci-bot", "Scale the workers to twelve replicas across both regions before the launch", 1200, []string{"bob@example.com", "carol@example.com"}},
+	} {
+		e.create(r.owner, elicitation.ApprovalInput{Message: r.msg, TimeoutSeconds: r.timeout, Reviewers: r.reviewers})
+	}
+	if _, err := e.svc.CreateSelection(context.Background(), "ci-bot", elicitation.SelectionInput{Message: "Pick a region", Options: raws(`{"id":"eu"}`, `{"id":"us"}`), TimeoutSeconds: 2400}); err != nil {
+		t.Fatal(err)
+	}
+	// docs/review-page.md's screenshots, rewritten only under -update.
+	shots := t.TempDir()
+	if *update {
+		shots, _ = filepath.Abs(filepath.Join("..", "..", "docs", "screenshots"))
+	}
+	runBrowser(t, e, []flow{
+		{"name": "screenshot inbox", "do": "screenshot", "viewport": "p390", "url": "/__test/signin?as=bob", "file": "review-inbox-phone.png"},
+		{"name": "screenshot inbox dark", "do": "screenshot", "viewport": "p390", "scheme": "dark", "url": "/__test/signin?as=bob", "file": "review-inbox-phone-dark.png"},
+		{"name": "inbox-320-dark", "do": "inbox", "viewport": "p320", "scheme": "dark", "as": "bob", "title": "Inbox (5): requests waiting for you", "agent": "deploy-bot", "agentRows": 3},
+		{"name": "inbox-390-light", "do": "inbox", "viewport": "p390", "scheme": "light", "as": "bob", "title": "Inbox (4): requests waiting for you", "agent": "deploy-bot", "agentRows": 2},
+		{"name": "inbox-no-sign-in-320-dark", "do": "axe", "viewport": "p320", "scheme": "dark", "url": "/review/"},
+	}, shots)
+	if l, err := e.svc.ReviewerInbox(context.Background(), reviewers["bob"], elicitation.InboxFilter{}); err != nil || l.All != 3 {
+		t.Errorf("after the two approvals in Chromium bob's inbox holds %d, %v; want 3", l.All, err)
+	}
 }

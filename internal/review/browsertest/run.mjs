@@ -567,7 +567,41 @@ async function wide(f, page) {
   return g;
 }
 
-const flows = { wide, pickOne, multi, decline, approve, decided, expired, xss, axe, screenshot, measure, longList, comment, markdown, context, rowsFit, words };
+// inbox: the signed-in reviewer's inbox (signed in through the Go test's
+// stand-in): its title, tap targets, no sideways scroll and axe; the
+// filter by agent (a GET form, no script); a row opens the review page
+// without the key, the approval lands there, and the inbox has one row
+// fewer.
+async function inbox(f, page) {
+  await page.goto(base + '/__test/signin?as=' + f.as);
+  must(new URL(page.url()).pathname === '/review/', `signed in at ${page.url()}`);
+  const title = await page.title();
+  must(title === f.title, `title ${JSON.stringify(title)}, want ${JSON.stringify(f.title)}`);
+  await checkTap(page);
+  const small = await page.evaluate(() => [...document.querySelectorAll('a.open')].filter((a) => a.getBoundingClientRect().height < 44).length);
+  must(small === 0, `${small} row links under 44 px`);
+  await axeCheck(page, 'the inbox');
+  const rows = async () => page.locator('ol.inbox > li').count();
+  const n0 = await rows();
+  await page.locator('#agent').selectOption(f.agent);
+  await Promise.all([page.waitForURL((u) => u.searchParams.get('agent') === f.agent), press(page.locator('form.ifilter button[type=submit]'))]);
+  const n1 = await rows();
+  must(n1 === f.agentRows, `${n1} rows for ${f.agent}, want ${f.agentRows}`);
+  await checkTap(page);
+  await axeCheck(page, 'the filtered inbox');
+  const first = page.locator('a.open').first();
+  const headline = (await first.textContent()).trim();
+  await Promise.all([page.waitForURL((u) => /^\/review\/[^/]+$/.test(u.pathname)), press(first)]);
+  must((await page.locator('.message').first().textContent()).includes(headline), `the row "${headline}" opened another page`);
+  const st = await submit(page, 'submitted');
+  must(st === 200 && (await heading(page)) === 'Approved', `approve without the key: ${st} ${await heading(page)}`);
+  await page.goto(base + '/review/');
+  const n2 = await rows();
+  must(n2 === n0 - 1, `${n2} rows after the decision, want ${n0 - 1}`);
+  return { title, rows: [n0, n1, n2] };
+}
+
+const flows = { wide, pickOne, multi, decline, approve, decided, expired, xss, axe, screenshot, measure, longList, comment, markdown, context, rowsFit, words, inbox };
 
 for (const f of plan.flows) {
   const t = Date.now();
