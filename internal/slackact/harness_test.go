@@ -299,8 +299,10 @@ type env struct {
 }
 
 type envOptions struct {
-	signIn bool
-	users  map[string]notify.SlackUser
+	signIn   bool
+	users    map[string]notify.SlackUser
+	teams    []string
+	botToken string // default botToken
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -322,7 +324,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	}
 	cfg := notify.Config{
 		Targets: map[string]notify.TargetConfig{"approvals": {Type: notify.TypeSlack, URL: e.slack.srv.URL + "/services/T0/B0/x", Interactive: true}},
-		Slack:   notify.SlackAppConfig{Users: o.users},
+		Slack:   notify.SlackAppConfig{Users: o.users, Teams: o.teams},
 	}
 	targets, err := notify.New(cfg, notify.Options{Now: e.clock.Now})
 	if err != nil {
@@ -330,8 +332,11 @@ func newEnv(t *testing.T, o envOptions) *env {
 	}
 	e.svc = elicitation.NewService(elicitation.Config{Store: st, Now: e.clock.Now, Notifications: targets, SignIn: o.signIn, Policy: elicitation.ReviewerPolicy{BarOwner: true}})
 	e.dlv = &notify.Deliverer{Store: st, Targets: targets, Now: e.clock.Now, Log: slog.New(slog.DiscardHandler)}
+	if o.botToken == "" {
+		o.botToken = botToken
+	}
 	h, err := slackact.New(slackact.Options{
-		Service: e.svc, SigningSecret: signingSecret, BotToken: botToken, APIURL: e.slack.srv.URL + "/api",
+		Service: e.svc, SigningSecret: signingSecret, BotToken: o.botToken, APIURL: e.slack.srv.URL + "/api",
 		Users: targets.SlackApp(), Now: e.clock.Now,
 	})
 	if err != nil {

@@ -179,13 +179,16 @@ func TestLinkOnly(t *testing.T) {
 }
 
 // TestRefusedInteractions: what decides nothing. Each case presses
-// Approve on a fresh request; none records a decision, and each answers
+// Approve (or Decline) on a fresh request; none records a decision, and each answers
 // as Slack needs (401 to a bad signature, an ephemeral note or an updated
 // message otherwise).
 func TestRefusedInteractions(t *testing.T) {
 	cases := []struct {
 		name   string
 		signIn bool
+		teams  []string
+		action string // default Approve
+		token  string // the bot token the service holds
 		in     elicitation.ApprovalInput
 		user   string
 		secret string
@@ -200,12 +203,19 @@ func TestRefusedInteractions(t *testing.T) {
 		{name: "unknown user", user: "U0MALLORY1", code: http.StatusOK, note: "not mapped to a reviewer"},
 		{name: "not a named reviewer", signIn: true, in: elicitation.ApprovalInput{Reviewers: []string{"alice@example.com"}}, user: "U0BOB00001", code: http.StatusOK, note: "not one of the reviewers"},
 		{name: "not in the named group", signIn: true, in: elicitation.ApprovalInput{Reviewers: []string{"group:security"}}, user: "U0BOB00001", code: http.StatusOK, note: "not one of the reviewers"},
+		{name: "another workspace", teams: []string{"T0OTHER001"}, user: "U0ALICE001", code: http.StatusOK, note: "not one this deployment takes decisions from"},
+		{name: "the dialog cannot open", action: notify.SlackActionDecline, token: "xoxb-revoked", user: "U0ALICE001", code: http.StatusOK, note: "could not be opened"},
+		{name: "not a named reviewer, dialog", signIn: true, action: notify.SlackActionDecline, in: elicitation.ApprovalInput{Reviewers: []string{"alice@example.com"}}, user: "U0BOB00001", code: http.StatusOK, note: "not one of the reviewers"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, envOptions{signIn: tc.signIn})
+			e := newEnv(t, envOptions{signIn: tc.signIn, teams: tc.teams, botToken: tc.token})
 			c, msg := e.approval(tc.in)
-			in := e.slack.press(msg, notify.SlackActionApprove, tc.user)
+			action := tc.action
+			if action == "" {
+				action = notify.SlackActionApprove
+			}
+			in := e.slack.press(msg, action, tc.user)
 			secret := tc.secret
 			if secret == "" {
 				secret = signingSecret
@@ -233,6 +243,9 @@ func TestRefusedInteractions(t *testing.T) {
 				t.Fatalf("replies %v", replies)
 			}
 			wantEphemeral(t, replies[0], tc.note)
+			if len(e.slack.openedViews()) != 0 {
+				t.Error("a dialog was opened")
+			}
 		})
 	}
 }
