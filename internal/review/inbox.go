@@ -10,6 +10,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/text"
+
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
 
@@ -179,7 +182,7 @@ func inboxPage(l elicitation.InboxListing, f elicitation.InboxFilter, reviewer s
 
 func inboxRowOf(it elicitation.InboxItem) inboxRow {
 	row := inboxRow{
-		Href: "./" + url.PathEscape(it.ID), Headline: it.Headline, By: it.Owner,
+		Href: "./" + url.PathEscape(it.ID), Headline: headlineText(it.Headline), By: it.Owner,
 		Anonymous: it.Owner == "" || it.Owner == elicitation.Anonymous,
 		Left:      humanDuration(it.Left) + " left", ExpiresISO: it.ExpiresAt.UTC().Format(time.RFC3339),
 		Soon: it.Left < soonLeft,
@@ -220,4 +223,39 @@ func (h *Handler) writeInbox(w http.ResponseWriter, status int, v *inboxView) {
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write([]byte(b.String()))
+}
+
+// headlineText is a headline (a message's first line) as the inbox shows
+// it: the text of its Markdown, as the review page would show it but
+// without the markup (emphasis, code and links as their words; raw HTML
+// as written, as the page shows it), so a row is one plain line. A
+// headline whose Markdown has no text (a rule, a bare marker) is shown as
+// written.
+func headlineText(h string) string {
+	src := []byte(h)
+	var b []byte
+	_ = ast.Walk(markdown.Parser().Parse(text.NewReader(src)), func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch t := n.(type) {
+		case *ast.Text:
+			b = append(b, t.Value(src)...)
+			if t.SoftLineBreak() || t.HardLineBreak() {
+				b = append(b, ' ')
+			}
+		case *ast.String:
+			b = append(b, t.Value...)
+		case *ast.RawHTML:
+			for i := range t.Segments.Len() {
+				seg := t.Segments.At(i)
+				b = append(b, seg.Value(src)...)
+			}
+		}
+		return ast.WalkContinue, nil
+	})
+	if s := strings.TrimSpace(string(b)); s != "" {
+		return s
+	}
+	return h
 }

@@ -458,3 +458,21 @@ func TestInboxChromium(t *testing.T) {
 		t.Errorf("after the two approvals in Chromium bob's inbox holds %d, %v; want 3", l.All, err)
 	}
 }
+
+// TestInboxHeadlines: a row shows its headline's text without Markdown's
+// markup, raw HTML as written (escaped), and a headline without text as
+// written.
+func TestInboxHeadlines(t *testing.T) {
+	e := newSignedInEnv(t)
+	for i, msg := range []string{"Rotate the **key** for `api`", "See [the runbook](https://example.com/r) first", "Two of us <b>must</b> agree", "---", "# Release 2.0"} {
+		e.create("agent", elicitation.ApprovalInput{Message: msg, TimeoutSeconds: 600 + i})
+	}
+	var got []string
+	for _, m := range rowRE.FindAllStringSubmatch(e.getAs("bob", "/review/").Body, -1) {
+		got = append(got, m[2])
+	}
+	want := []string{"Rotate the key for api", "See the runbook first", "Two of us &lt;b&gt;must&lt;/b&gt; agree", "---", "Release 2.0"}
+	if !slices.Equal(got, want) {
+		t.Errorf("headlines %q, want %q", got, want)
+	}
+}
