@@ -57,3 +57,19 @@ func withNote(ctx context.Context, detail string) string {
 	}
 	return detail + "; " + n
 }
+
+type repeatReadKey struct{}
+
+// WithRepeatRead marks a call as a reader that is given the same outcome
+// again and again (a task whose every poll carries the result): Result then
+// consumes and audits only a fetch that finds the request not yet consumed,
+// and a later one reads the outcome without writing anything. (Two first
+// fetches at the same moment may both be audited.)
+func WithRepeatRead(ctx context.Context) context.Context {
+	return context.WithValue(ctx, repeatReadKey{}, true)
+}
+
+func isRepeatRead(ctx context.Context) bool {
+	v, _ := ctx.Value(repeatReadKey{}).(bool)
+	return v
+}

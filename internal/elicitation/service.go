@@ -274,7 +274,8 @@ type Result struct {
 }
 
 // Result reads the outcome of a decided request and marks it consumed. It
-// is idempotent; every fetch is audited. A pending request gives
+// is idempotent; every fetch is audited, but under WithRepeatRead only one
+// that finds the request not yet consumed. A pending request gives
 // ErrNotDecided, an expired one ErrExpired, a canceled one ErrCanceled.
 func (s *Service) Result(ctx context.Context, principal, id string) (Result, error) {
 	st, err := s.owned(ctx, principal, id)
@@ -285,7 +286,9 @@ func (s *Service) Result(ctx context.Context, principal, id string) (Result, err
 		return Result{}, fmt.Errorf("result %s: %w", id, err)
 	}
 	entry := AuditEntry{At: s.now().UTC(), Action: ActionResultFetched, Principal: orAnonymous(principal), Detail: withNote(ctx, "")}
-	st, err = s.store.Consume(ctx, id, entry)
+	if !(isRepeatRead(ctx) && st.Status == StatusConsumed) {
+		st, err = s.store.Consume(ctx, id, entry)
+	}
 	if err != nil {
 		if errors.Is(err, ErrConflict) {
 			if e := s.undecided(st); e != nil {

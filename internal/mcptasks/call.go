@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
 
 // call answers a tools/call: as a task where the request asks for one (a
@@ -33,9 +36,11 @@ func (t *Tasks) call(ctx context.Context, next mcp.MethodHandler, req mcp.Reques
 		if !t.isTaskTool(cr.Params.Name) {
 			return nil, errForbidden(cr.Params.Name)
 		}
-		if err := checkTaskParam(raw); err != nil {
+		ttl, err := checkTaskParam(raw)
+		if err != nil {
 			return nil, err
 		}
+		applyTTL(cr.Params, ttl)
 	case flavourExt:
 		if !t.isTaskTool(cr.Params.Name) || !declaresExtension(req) {
 			return next(ctx, "tools/call", req)
@@ -94,22 +99,44 @@ func (t *Tasks) create(ctx context.Context, next mcp.MethodHandler, cr *mcp.Call
 	return r, nil
 }
 
-// checkTaskParam checks a 2025-11-25 params.task: an object whose optional
-// ttl is a number of milliseconds. The request's own expiry
-// (timeoutSeconds) is its lifetime; a requested ttl does not change it
-// (the specification lets a receiver override it).
-func checkTaskParam(raw any) error {
+// checkTaskParam checks a 2025-11-25 params.task, an object whose optional
+// ttl is a number of milliseconds, and returns that ttl (0: none).
+func checkTaskParam(raw any) (ttlMs float64, err error) {
 	m, ok := raw.(map[string]any)
 	if !ok {
-		return errInvalid("params.task must be an object such as {\"ttl\": 600000}, not %s", describe(raw))
+		return 0, errInvalid("params.task must be an object such as {\"ttl\": 600000}, not %s", describe(raw))
 	}
 	if ttl, ok := m["ttl"]; ok && ttl != nil {
 		n, ok := ttl.(float64)
 		if !ok || n < 0 {
-			return errInvalid("params.task.ttl must be a number of milliseconds (0 or more), not %s", describe(ttl))
+			return 0, errInvalid("params.task.ttl must be a number of milliseconds (0 or more), not %s", describe(ttl))
 		}
+		return n, nil
 	}
-	return nil
+	return 0, nil
+}
+
+// applyTTL makes a requested ttl the request's lifetime when the call's
+// arguments give no timeoutSeconds of their own: the task's lifetime is the
+// request's, and the specification lets the requestor ask for one and the
+// receiver override it (the tool clamps it to its bounds, and the task's
+// ttl then says the lifetime it got). An agent's own timeoutSeconds wins.
+func applyTTL(p *mcp.CallToolParamsRaw, ttlMs float64) {
+	if ttlMs <= 0 {
+		return
+	}
+	var args map[string]json.RawMessage
+	if json.Unmarshal(p.Arguments, &args) != nil || args == nil {
+		return // not an object: the tool says what is wrong
+	}
+	if _, ok := args["timeoutSeconds"]; ok {
+		return
+	}
+	seconds := math.Ceil(min(ttlMs, float64(elicitation.MaxTimeout.Milliseconds())) / 1000)
+	args["timeoutSeconds"], _ = json.Marshal(int64(seconds))
+	if b, err := json.Marshal(args); err == nil {
+		p.Arguments = b
+	}
 }
 
 func describe(v any) string {

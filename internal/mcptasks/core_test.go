@@ -33,7 +33,7 @@ var approvalArgs = map[string]any{"message": "Ship build 7?", "context": map[str
 
 func startTask(t *testing.T, c *client, tool string, args any) (id string, task map[string]any) {
 	t.Helper()
-	res, e := c.startTask(tool, args, `{"ttl": 60000}`)
+	res, e := c.startTask(tool, args, `{"ttl": 1800000}`)
 	if e != nil {
 		t.Fatalf("%s as a task: error %d %q", tool, e.Code, e.Message)
 	}
@@ -45,7 +45,7 @@ func startTask(t *testing.T, c *client, tool string, args any) (id string, task 
 	if _, err := time.Parse(time.RFC3339Nano, task["createdAt"].(string)); err != nil {
 		t.Fatalf("createdAt %v", task["createdAt"])
 	}
-	wantTTL := time.Hour // the request's default timeout
+	wantTTL := 30 * time.Minute // the requested ttl, without a timeoutSeconds
 	if m, ok := args.(map[string]any); ok && m["timeoutSeconds"] != nil {
 		wantTTL = time.Duration(m["timeoutSeconds"].(int)) * time.Second
 	}
@@ -274,7 +274,7 @@ func TestCoreBadInput(t *testing.T) {
 				code             int64
 				contains         string
 			}{
-				{"forbidden tool", "elicit_status", `{}`, map[string]any{"elicitationId": "x"}, jsonrpc.CodeInvalidParams, "does not run as a task"},
+				{"forbidden tool", "elicit_status", `{}`, map[string]any{"elicitationId": "x"}, jsonrpc.CodeMethodNotFound, "tool elicit_status does not run as a task"},
 				{"task not an object", "elicit_approval", `"soon"`, approvalArgs, jsonrpc.CodeInvalidParams, "params.task must be an object"},
 				{"task null", "elicit_approval", `null`, approvalArgs, jsonrpc.CodeInvalidParams, "params.task must be an object"},
 				{"ttl not a number", "elicit_approval", `{"ttl": "1h"}`, approvalArgs, jsonrpc.CodeInvalidParams, "params.task.ttl must be a number"},
@@ -416,5 +416,39 @@ func TestCoreResultBusy(t *testing.T) {
 	}
 	if busy != 1 || bound != 1 {
 		t.Fatalf("%d refused as busy and %d at the wait bound, want 1 and 1", busy, bound)
+	}
+}
+
+// TestCoreTTL: a requested ttl is the request's lifetime where the call
+// gives no timeoutSeconds (clamped to the tools' bounds), the agent's own
+// timeoutSeconds wins, and the task's ttl is always the lifetime it got.
+func TestCoreTTL(t *testing.T) {
+	w := newWorld(t, worldOptions{})
+	c := w.connect("tok-alice", core, -1, nil)
+	for _, tc := range []struct {
+		name, task string
+		args       map[string]any
+		want       time.Duration
+	}{
+		{"ttl", `{"ttl": 600000}`, approvalArgs, 10 * time.Minute},
+		{"ttl rounded up to the second", `{"ttl": 90500}`, approvalArgs, 91 * time.Second},
+		{"timeoutSeconds wins", `{"ttl": 600000}`, map[string]any{"message": "m", "context": 1, "timeoutSeconds": 120}, 2 * time.Minute},
+		{"below the minimum", `{"ttl": 1000}`, approvalArgs, time.Minute},
+		{"above the maximum", `{"ttl": 1e15}`, approvalArgs, 24 * time.Hour},
+		{"no ttl", `{}`, approvalArgs, time.Hour},
+		{"ttl 0", `{"ttl": 0}`, approvalArgs, time.Hour},
+	} {
+		res, e := c.startTask("elicit_approval", tc.args, tc.task)
+		if e != nil {
+			t.Fatalf("%s: error %d %q", tc.name, e.Code, e.Message)
+		}
+		task := res["task"].(map[string]any)
+		if task["ttl"] != float64(tc.want.Milliseconds()) {
+			t.Errorf("%s: ttl %v, want %d", tc.name, task["ttl"], tc.want.Milliseconds())
+		}
+		st, err := w.svc.Status(context.Background(), "alice", task["taskId"].(string))
+		if err != nil || st.ExpiresAt.Sub(st.CreatedAt) != tc.want {
+			t.Errorf("%s: the request lives %v (%v), want %v", tc.name, st.ExpiresAt.Sub(st.CreatedAt), err, tc.want)
+		}
 	}
 }

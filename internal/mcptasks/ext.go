@@ -28,7 +28,9 @@ func (t *Tasks) getExt(ctx context.Context, next mcp.MethodHandler, tg target) (
 	e := t.extTask(tg.view, "complete")
 	switch {
 	case tg.view.hasResult:
-		res, err := t.outcome(ctx, next, tg)
+		// Every poll carries the result; only the first consumes the
+		// request and audits the fetch.
+		res, err := t.outcome(elicitation.WithRepeatRead(ctx), next, tg)
 		if err != nil {
 			return nil, err
 		}

@@ -54,6 +54,25 @@ func TestExtDecide(t *testing.T) {
 			if sc["decision"] != "declined" || sc["comment"] != "not yet" || sc["elicitationId"] != id || !strings.Contains(sc["reviewUrl"].(string), id) {
 				t.Fatalf("inline result: %v", sc)
 			}
+			// Every poll carries the result; the fetch is audited once.
+			for range 3 {
+				if again := structured(t, c.must("tasks/get", id)["result"].(map[string]any)); again["decision"] != "declined" {
+					t.Fatalf("a later poll: %v", again)
+				}
+			}
+			tr, err := w.svc.Audit(t.Context(), "alice", id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fetched := 0
+			for _, e := range tr.Entries {
+				if e.Action == elicitation.ActionResultFetched {
+					fetched++
+				}
+			}
+			if fetched != 1 {
+				t.Fatalf("%d result_fetched entries after four polls, want 1: %v", fetched, tr.Entries)
+			}
 		})
 	}
 }

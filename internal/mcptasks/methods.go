@@ -63,9 +63,9 @@ func (t *Tasks) method(ctx context.Context, next mcp.MethodHandler, method strin
 }
 
 // offered refuses a method the request's flavour does not have, with
-// -32601 (the SDK then says only "method not found: <method>").
+// -32601 and the sentence.
 func offered(method string, f flavour, req mcp.Request) error {
-	notFound := func(msg string) error { return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: msg} }
+	notFound := errMethodNotFound
 	switch {
 	case f == flavourNone:
 		return notFound(method + " needs protocol " + FirstCoreVersion + " or later (tasks came with it)")

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"maps"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -221,10 +220,8 @@ func setIn(m map[string]json.RawMessage, outer, inner string, v any) error {
 }
 
 // errForbidden answers a task requested on a tool that does not run as
-// one (execution.taskSupport "forbidden"). The specification suggests
-// -32601, but the SDK replaces the message of every -32601 with "method
-// not found: tools/call", which would tell the agent nothing it can act
-// on: -32602 keeps the sentence.
+// one (execution.taskSupport "forbidden") with -32601, as the
+// specification asks, and a sentence the agent can act on.
 func errForbidden(name string) error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tool " + name + " does not run as a task (its execution.taskSupport is \"forbidden\"): call it without params.task"}
+	return errMethodNotFound("tool " + name + " does not run as a task (its execution.taskSupport is \"forbidden\"): call it without params.task")
 }

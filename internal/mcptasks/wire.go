@@ -106,6 +106,25 @@ func errStillWorking(bound string) error {
 // code: the specification's tasks/result has no bound).
 const CodeStillWorking = -32010
 
+// methodNotFound is a -32601 error whose sentence reaches the client. The
+// go-sdk replaces the message of every error that is its method-not-found
+// error (errors.Is, which matches a jsonrpc.Error by its code) with "method
+// not found: <method>"; this one is not (it has no Is and no Unwrap), and
+// the SDK's encoder takes its code through errors.As, which it answers.
+type methodNotFound struct{ msg string }
+
+func errMethodNotFound(msg string) error { return &methodNotFound{msg: msg} }
+
+func (e *methodNotFound) Error() string { return e.msg }
+
+func (e *methodNotFound) As(target any) bool {
+	p, ok := target.(**jsonrpc.Error)
+	if ok {
+		*p = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: e.msg}
+	}
+	return ok
+}
+
 func isRPCError(err error) bool {
 	var e *jsonrpc.Error
 	return errors.As(err, &e)
