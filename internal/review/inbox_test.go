@@ -476,3 +476,32 @@ func TestInboxHeadlines(t *testing.T) {
 		t.Errorf("headlines %q, want %q", got, want)
 	}
 }
+
+// TestPageLinksToInbox: with a signed-in reviewer, the request's page and
+// the page after the decision link back to the inbox, relative to the
+// address (the keyless one and the key's); without sign-in, no link.
+func TestPageLinksToInbox(t *testing.T) {
+	e := newSignedInEnv(t)
+	c := e.create("agent", elicitation.ApprovalInput{Message: "m"})
+	link := func(body string) string {
+		m := regexp.MustCompile(`<p class="to-inbox"><a href="([^"]*)">Your inbox</a></p>`).FindStringSubmatch(body)
+		if m == nil {
+			return ""
+		}
+		return m[1]
+	}
+	if got := link(e.getAs("bob", c.Path()).Body); got != "../" {
+		t.Errorf("the key's page links to %q, want ../", got)
+	}
+	if got := link(e.getAs("bob", review.Path(c.ID, elicitation.NoKey)).Body); got != "./" {
+		t.Errorf("the keyless page links to %q, want ./", got)
+	}
+	if r := e.decideAs("bob", c, "declined"); r.Status != http.StatusOK || link(r.Body) != "./" {
+		t.Errorf("after the decision: %d, link %q", r.Status, link(r.Body))
+	}
+	plain := newEnv(t)
+	pc := plain.approval(elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`)})
+	if got := link(plain.get(pc.Path()).Body); got != "" {
+		t.Errorf("without sign-in the page links to %q", got)
+	}
+}

@@ -242,5 +242,17 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, o outcome, x r
 			v.Final.SwitchAccount = switchAccountURL(x.id, x.key)
 		}
 	}
+	if _, ok := elicitation.IdentityFrom(r.Context()); ok && x.id != "" {
+		v.Inbox = inboxHref(x.key)
+	}
 	h.write(w, rule.status, signedIn(v, x.review))
+}
+
+// inboxHref is the inbox relative to a request's page: /review/{id} or
+// /review/{id}/{key}.
+func inboxHref(key string) string {
+	if key == elicitation.NoKey {
+		return "./"
+	}
+	return "../"
 }

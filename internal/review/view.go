@@ -23,6 +23,9 @@ type pageView struct {
 	// Quorum says how many approvals a pending request still needs, and
 	// whose it has (requests with approvals above 1).
 	Quorum string
+	// Inbox links a signed-in reviewer's page of a request back to their
+	// inbox (relative, so that it keeps any path prefix).
+	Inbox string
 
 	Message template.HTML // the safe Markdown subset (messageHTML)
 	Asked   askedView
