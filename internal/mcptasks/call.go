@@ -96,6 +96,9 @@ func (t *Tasks) create(ctx context.Context, next mcp.MethodHandler, cr *mcp.Call
 	}
 	r := &createTaskResult{Task: t.coreTask(v)}
 	r.Meta = meta
+	if cr.Session != nil && cr.Session.ID() != "" {
+		t.watch(cr.Session, principal, st.ID) // notifications/tasks/status when it ends
+	}
 	return r, nil
 }
 

@@ -1,6 +1,7 @@
 package mcptasks_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -449,6 +450,86 @@ func TestCoreTTL(t *testing.T) {
 		st, err := w.svc.Status(context.Background(), "alice", task["taskId"].(string))
 		if err != nil || st.ExpiresAt.Sub(st.CreatedAt) != tc.want {
 			t.Errorf("%s: the request lives %v (%v), want %v", tc.name, st.ExpiresAt.Sub(st.CreatedAt), err, tc.want)
+		}
+	}
+}
+
+// TestCoreStatusNotification: a session's GET stream, read raw, carries
+// notifications/tasks/status when a task started on that session ends
+// (here: decided), with the whole task; the carrier it travels in never
+// reaches the wire.
+func TestCoreStatusNotification(t *testing.T) {
+	w := newWorld(t, worldOptions{})
+	post := func(session, body string) (http.Header, map[string]any) {
+		req, _ := http.NewRequest(http.MethodPost, w.servers[0].URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer tok-alice")
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("Mcp-Protocol-Version", core)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		var msg map[string]any
+		_ = json.Unmarshal(answerOf(b), &msg)
+		return res.Header, msg
+	}
+	h, _ := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	sid := h.Get("Mcp-Session-Id")
+	post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	get, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, w.servers[0].URL+"/mcp", nil)
+	get.Header.Set("Authorization", "Bearer tok-alice")
+	get.Header.Set("Accept", "text/event-stream")
+	get.Header.Set("Mcp-Session-Id", sid)
+	get.Header.Set("Mcp-Protocol-Version", core)
+	stream, err := http.DefaultClient.Do(get)
+	if err != nil || stream.StatusCode != http.StatusOK {
+		t.Fatalf("GET stream: %v %v", stream, err)
+	}
+	defer stream.Body.Close()
+	events := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(stream.Body)
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				events <- d
+			}
+		}
+		close(events)
+	}()
+	_, created := post(sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"elicit_approval","arguments":{"message":"Ship?","context":1},"task":{}}}`)
+	id, _ := created["result"].(map[string]any)["task"].(map[string]any)["taskId"].(string)
+	if id == "" {
+		t.Fatalf("tools/call as a task: %v", created)
+	}
+	w.decide(id, elicitation.Submission{Decision: elicitation.DecisionSubmitted})
+	for {
+		select {
+		case d, ok := <-events:
+			if !ok {
+				t.Fatal("the GET stream ended before the notification")
+			}
+			if strings.Contains(d, "notifications/progress") || strings.Contains(d, "io.github.mcp-elicitation") {
+				t.Fatalf("the carrier reached the wire: %s", d)
+			}
+			var msg struct {
+				Method string         `json:"method"`
+				Params map[string]any `json:"params"`
+			}
+			if json.Unmarshal([]byte(d), &msg) != nil || msg.Method != "notifications/tasks/status" {
+				continue // the stream's priming event
+			}
+			if msg.Params["taskId"] != id || msg.Params["status"] != "completed" || msg.Params["ttl"] == nil {
+				t.Fatalf("notifications/tasks/status: %v", msg.Params)
+			}
+			return
+		case <-time.After(10 * time.Second):
+			t.Fatal("no notifications/tasks/status within 10 s of the decision")
 		}
 	}
 }

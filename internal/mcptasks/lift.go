@@ -14,7 +14,9 @@ import (
 const taskMeta = "elicitation/task"
 
 // Lift returns next with each session-era tools/call POST's params.task
-// moved into params._meta, where the SDK keeps it, and a 2026-07-28
+// moved into params._meta, where the SDK keeps it, each session-era
+// response's task status carriers turned into notifications/tasks/status
+// (notify.go), and a 2026-07-28
 // subscriptions/listen asking for task notifications (notifications.taskIds,
 // which the SDK drops) without declaring the extension refused with -32021,
 // as the extension requires. Bodies of at most maxBody bytes are looked at,
@@ -25,6 +27,9 @@ const taskMeta = "elicitation/task"
 func Lift(next http.Handler, maxBody int64) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ext := r.Header.Get("Mcp-Protocol-Version") >= FirstExtensionVersion
+		if !ext {
+			w = &statusWriter{w} // notifications/tasks/status (notify.go)
+		}
 		if r.Method != http.MethodPost || r.Body == nil || (ext && r.Header.Get("Mcp-Method") != "subscriptions/listen") {
 			next.ServeHTTP(w, r)
 			return

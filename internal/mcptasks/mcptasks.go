@@ -55,6 +55,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -116,6 +117,8 @@ type Tasks struct {
 	opts Options
 	log  *slog.Logger
 	poll time.Duration
+
+	sessions sync.Map // *mcp.ServerSession -> context.Context, ended when it closes
 }
 
 // Install adds Tasks to s: the tasks methods and the middleware that turns

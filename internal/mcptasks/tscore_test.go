@@ -72,3 +72,45 @@ func TestTypeScriptTasksClient(t *testing.T) {
 		})
 	}
 }
+
+// TestTypeScriptTaskStatusNotifications: on a session, the TypeScript SDK
+// 1.32.2's client receives notifications/tasks/status (its
+// TaskStatusNotificationSchema) when a task ends: decided, declined and
+// cancelled, each with the whole task in its final status. (--stateless
+// has no session to tell.)
+func TestTypeScriptTaskStatusNotifications(t *testing.T) {
+	testenv.Slow(t, "TypeScript SDK")
+	testenv.NodeModule(t, "@modelcontextprotocol/sdk/package.json")
+	approval, _ := json.Marshal(approvalArgs)
+	w := newWorld(t, worldOptions{})
+	for _, tc := range []struct {
+		name, scenario string
+		decide         *elicitation.Submission
+		want, message  string
+	}{
+		{"decided", "notify", &elicitation.Submission{Decision: elicitation.DecisionSubmitted}, "completed", "answered"},
+		{"declined", "notify", &elicitation.Submission{Decision: elicitation.DecisionDeclined, Comment: "no"}, "completed", "declined"},
+		{"cancelled", "notify cancel", nil, "cancelled", "withdrawn"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := startNode(t, "tscore.mjs", w.servers[0].URL+"/mcp", "tok-alice", tc.scenario, "elicit_approval", string(approval))
+			h.next("connected")
+			id := h.next("taskCreated")["task"].(map[string]any)["taskId"].(string)
+			if tc.decide != nil {
+				w.decide(id, *tc.decide)
+				h.next("result")
+			} else {
+				h.next("cancelled")
+				h.next("error")
+			}
+			got := h.next("notified")["statuses"].([]any)
+			if len(got) != 1 {
+				t.Fatalf("notifications/tasks/status: %v, want one", got)
+			}
+			n := got[0].(map[string]any)
+			if n["taskId"] != id || n["status"] != tc.want || !strings.Contains(n["statusMessage"].(string), tc.message) || n["createdAt"] == nil || n["lastUpdatedAt"] == nil || n["ttl"] == nil {
+				t.Fatalf("notifications/tasks/status %v: want task %s %s", n, id, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,126 @@
+package mcptasks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+)
+
+// 2025-11-25 notifications/tasks/status. A task started on a session is
+// watched (elicitation.Service.Watch: the store's own wake-up, or rare
+// reads where the store can only poll) for as long as the session lives,
+// and when it ends (decided, declined, cancelled or expired) the session is
+// told, with the whole task, as the specification's optional notification.
+//
+// go-sdk v1.8.0 sends a server's notifications only from its own list, so
+// the notification travels as a carrier the SDK knows: a
+// notifications/progress whose params hold the task under carrierKey in
+// _meta. Lift wraps every session-era response, and its writer turns each
+// server-sent event that is such a carrier back into
+// notifications/tasks/status (one event is one Write, in the SDK as in
+// the event store's replays). Nothing else is ever rewritten: a carrier is
+// a notification (a method, no id) with that _meta key, which no client
+// can make the server send.
+const (
+	methodStatus = "notifications/tasks/status"
+	carrierKey   = "io.github.mcp-elicitation/task-status"
+)
+
+var carrierMark = []byte(`"` + carrierKey + `"`)
+
+// watch tells ss when task id (of principal) ends, unless ss closes first.
+func (t *Tasks) watch(ss *mcp.ServerSession, principal, id string) {
+	ctx := t.sessionDone(ss)
+	go func() {
+		st, err := t.opts.Service.Watch(ctx, principal, id)
+		if err != nil || st.Status == elicitation.StatusPending {
+			if err != nil && ctx.Err() == nil {
+				t.log.DebugContext(ctx, "task status not watched", "taskId", id, "err", err)
+			}
+			return
+		}
+		task := t.coreTask(viewOf(st, flavourCore))
+		err = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+			ProgressToken: "task:" + id,
+			Meta:          mcp.Meta{carrierKey: task},
+		})
+		if err != nil {
+			// Best effort, as the specification makes it: the session's
+			// GET stream may not be open; the host polls.
+			t.log.DebugContext(ctx, "task status not delivered", "taskId", id, "err", err)
+		}
+	}()
+}
+
+// sessionDone returns a context that ends when ss closes (one per session,
+// however many tasks it watches).
+func (t *Tasks) sessionDone(ss *mcp.ServerSession) context.Context {
+	if v, ok := t.sessions.Load(ss); ok {
+		return v.(context.Context)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if v, loaded := t.sessions.LoadOrStore(ss, ctx); loaded {
+		cancel()
+		return v.(context.Context)
+	}
+	go func() {
+		_ = ss.Wait()
+		cancel()
+		t.sessions.Delete(ss)
+	}()
+	return ctx
+}
+
+// statusWriter turns carriers back into notifications/tasks/status.
+type statusWriter struct{ http.ResponseWriter }
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if !bytes.Contains(b, carrierMark) {
+		return w.ResponseWriter.Write(b)
+	}
+	out, ok := uncarry(b)
+	if !ok {
+		return w.ResponseWriter.Write(b)
+	}
+	if _, err := w.ResponseWriter.Write(out); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// uncarry rewrites the data line of one server-sent event that is a
+// carrier; ok is false for anything else.
+func uncarry(event []byte) ([]byte, bool) {
+	lines := bytes.Split(event, []byte("\n"))
+	done := false
+	for i, line := range lines {
+		data, found := bytes.CutPrefix(line, []byte("data: "))
+		if !found || !bytes.Contains(data, carrierMark) {
+			continue
+		}
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Meta map[string]json.RawMessage `json:"_meta"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(data, &msg) != nil || msg.ID != nil || msg.Method != "notifications/progress" || msg.Params.Meta[carrierKey] == nil {
+			return nil, false
+		}
+		b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": methodStatus, "params": msg.Params.Meta[carrierKey]})
+		if err != nil {
+			return nil, false
+		}
+		lines[i] = append([]byte("data: "), b...)
+		done = true
+	}
+	return bytes.Join(lines, []byte("\n")), done
+}
