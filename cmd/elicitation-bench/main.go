@@ -12,7 +12,9 @@
 // "go run ./cmd/elicitation-bench soak" is the soak under abuse instead
 // (soak.go); "go run ./cmd/elicitation-bench notify" measures notification
 // targets' isolation (notifybench.go); "go run ./cmd/elicitation-bench
-// tasks" measures MCP Tasks (tasksbench.go).
+// tasks" measures MCP Tasks (tasksbench.go); "go run
+// ./cmd/elicitation-bench waiters" measures many waiting elicit_await
+// calls (waitersbench.go).
 //
 // Both servers run as child processes (this binary re-executed with
 // "serve" for ours), so that the CPU each spends is read from
@@ -72,6 +74,13 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == "waiters" {
+		if err := waitersBench(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "elicitation-bench waiters:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == "notify" {
 		if err := notifyBench(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "elicitation-bench notify:", err)
@@ -92,6 +101,8 @@ func serve(args []string) error {
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile here until interrupted")
 	gogc := fs.Int("gogc", 0, "set the GC percentage (0: leave GOGC as the environment says)")
 	bare := fs.Bool("bare", false, "serve the bare go-sdk anchor (one echo tool) instead of ours")
+	block := fs.Bool("block", false, "with -bare: add the waiting anchor's tool \"wait\" and POST /release?key= (waitersbench.go)")
+	plain := fs.Bool("plain", false, "serve the plain net/http waiting anchor instead of ours (/mcp?key= waits for POST /release?key=)")
 	_ = fs.Parse(args)
 	if *gogc != 0 {
 		debug.SetGCPercent(*gogc)
@@ -123,8 +134,21 @@ func serve(args []string) error {
 	}
 	fmt.Printf("http://%s/mcp\n", ln.Addr())
 	handler := srv.Handler()
-	if *bare {
-		handler = bareHandler(*stateless)
+	var gate *releaseGate
+	if *block || *plain {
+		gate = &releaseGate{}
+	}
+	switch {
+	case *plain:
+		handler = plainHandler(gate)
+	case *bare:
+		handler = bareHandler(*stateless, gate)
+	}
+	if gate != nil {
+		mux := http.NewServeMux()
+		mux.Handle("/mcp", handler)
+		mux.Handle("/release", gate)
+		handler = mux
 	}
 	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(ln) }()

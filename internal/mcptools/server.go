@@ -135,8 +135,15 @@ type Server struct {
 	// HTTP request through it (in RequestExtra.Header), which works in
 	// stateful mode too, where the handler's context belongs to the
 	// session rather than to the request.
-	inflight sync.Map // string -> *http.Request
+	inflight sync.Map // string -> *inflightRequest
 	refs     atomic.Uint64
+
+	// placeholderKey starts the text of the placeholder result of a
+	// waiting call handed over to ServeHTTP (waitpath.go).
+	placeholderOnce sync.Once
+	placeholderKey  string
+	handedOver      atomic.Int64 // waits handed over so far
+	noHandOver      bool         // tests: never hand a wait over
 
 	waits *waitSlots // elicit_await calls waiting (waits.go)
 }
@@ -269,9 +276,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r2.Header = http.Header{}
 	}
 	r2.Header.Set(requestRefHeader, ref)
-	s.inflight.Store(ref, r)
+	in := &inflightRequest{r: r}
+	if !s.noHandOver && deferrable(r2) {
+		// A sessionless elicit_await: its wait may be handed over
+		// (waitpath.go).
+		in.cw = &captureWriter{ResponseWriter: w}
+		w = in.cw
+	}
+	s.inflight.Store(ref, in)
 	defer s.inflight.Delete(ref)
 	s.handler.ServeHTTP(w, r2)
+	if in.cw != nil {
+		s.finishDeferred(r, ref, in.cw)
+	}
 }
 
 // newRef names one in-flight request. It needs to be unique, not secret:
@@ -280,17 +297,23 @@ func (s *Server) newRef() string { return strconv.FormatUint(s.refs.Add(1), 36) 
 
 // httpRequest returns the HTTP request that carried req, or nil.
 func (s *Server) httpRequest(req *mcp.CallToolRequest) *http.Request {
-	if req.Extra == nil || req.Extra.Header == nil {
-		return nil
-	}
-	ref := req.Extra.Header.Get(requestRefHeader)
-	if ref == "" {
-		return nil
-	}
-	if r, ok := s.inflight.Load(ref); ok {
-		return r.(*http.Request)
+	if _, in := s.inflightOf(req); in != nil {
+		return in.r
 	}
 	return nil
+}
+
+// inflightOf returns the in-flight reference of the HTTP request that
+// carried req and what it names, or "" and nil.
+func (s *Server) inflightOf(req *mcp.CallToolRequest) (string, *inflightRequest) {
+	if req.Extra == nil || req.Extra.Header == nil {
+		return "", nil
+	}
+	ref := req.Extra.Header.Get(requestRefHeader)
+	if in, ok := s.inflight.Load(ref); ok && ref != "" {
+		return ref, in.(*inflightRequest)
+	}
+	return "", nil
 }
 
 // bind ties a tool handler's context to the HTTP request that carried the

@@ -114,29 +114,51 @@ func (s *Server) wrap(name string, f call) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx, done := bind(ctx, s.httpRequest(req))
 		defer done()
-		if note, ok := req.Params.Meta[AuditNoteMeta].(string); ok {
-			ctx = elicitation.WithAuditNote(ctx, note)
-		}
+		ctx = withAuditNote(ctx, req)
 		out, err := f(ctx, req)
-		if res, ok := out.(*mcp.CallToolResult); ok && err == nil {
-			return res, nil // an input-required result (push.go)
+		return s.toolResult(ctx, name, principal(req), out, err), nil
+	}
+}
+
+// withAuditNote carries req's audit note (AuditNoteMeta), if any, in ctx.
+func withAuditNote(ctx context.Context, req *mcp.CallToolRequest) context.Context {
+	return auditNoteOf(req)(ctx)
+}
+
+// auditNoteOf returns what adds req's audit note, if any, to a context,
+// holding only the note.
+func auditNoteOf(req *mcp.CallToolRequest) func(context.Context) context.Context {
+	note, ok := req.Params.Meta[AuditNoteMeta].(string)
+	return func(ctx context.Context) context.Context {
+		if ok {
+			return elicitation.WithAuditNote(ctx, note)
 		}
-		if err == nil {
-			var b []byte
-			if b, err = json.Marshal(out); err == nil {
-				return &mcp.CallToolResult{
-					Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
-					StructuredContent: json.RawMessage(b),
-				}, nil
+		return ctx
+	}
+}
+
+// toolResult is a call's result: out as structured content and the same
+// JSON as text, out itself where it is a result already (an input-required
+// one, push.go), or the tool error for err.
+func (s *Server) toolResult(ctx context.Context, name, principal string, out any, err error) *mcp.CallToolResult {
+	if res, ok := out.(*mcp.CallToolResult); ok && err == nil {
+		return res
+	}
+	if err == nil {
+		var b []byte
+		if b, err = json.Marshal(out); err == nil {
+			return &mcp.CallToolResult{
+				Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
+				StructuredContent: json.RawMessage(b),
 			}
 		}
-		return s.toolError(ctx, name, req, err), nil
 	}
+	return s.toolError(ctx, name, principal, err)
 }
 
 // toolError is the isError result for err. Internal errors are logged and
 // shown only as "internal: …".
-func (s *Server) toolError(ctx context.Context, name string, req *mcp.CallToolRequest, err error) *mcp.CallToolResult {
+func (s *Server) toolError(ctx context.Context, name, principal string, err error) *mcp.CallToolResult {
 	code := elicitation.CodeOf(err)
 	if code == elicitation.CodeInternal {
 		level := slog.LevelError
@@ -144,7 +166,7 @@ func (s *Server) toolError(ctx context.Context, name string, req *mcp.CallToolRe
 			// The client went away or the invocation ran out of time.
 			level = slog.LevelWarn
 		}
-		s.log.Log(ctx, level, "tool call failed", "tool", name, "principal", principal(req), "err", err)
+		s.log.Log(ctx, level, "tool call failed", "tool", name, "principal", principal, "err", err)
 	}
 	res := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(code) + ": " + elicitation.PublicMessage(err)}}}
 	return res
@@ -280,12 +302,25 @@ func (s *Server) await(ctx context.Context, req *mcp.CallToolRequest) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	defer release()
-	st, err := s.svc.Await(ctx, principal(req), id, wait)
-	if err != nil {
-		return nil, err
+	p, note := principal(req), auditNoteOf(req)
+	waitFor := func(ctx context.Context) (any, error) {
+		st, err := s.svc.Await(ctx, p, id, wait)
+		if err != nil {
+			return nil, err
+		}
+		return statusOutput{Status: st.Status}, nil
 	}
-	return statusOutput{Status: st.Status}, nil
+	// A sessionless call hands the wait itself over to ServeHTTP, below the
+	// SDK (waitpath.go); the wait and its result are the same.
+	if res := s.deferWait(req, func(hctx context.Context) *mcp.CallToolResult {
+		hctx = note(hctx)
+		out, err := waitFor(hctx)
+		return s.toolResult(hctx, ToolAwait, p, out, err)
+	}, release); res != nil {
+		return res, nil
+	}
+	defer release()
+	return waitFor(ctx)
 }
 
 type statusExpiresOutput struct {

@@ -1,0 +1,469 @@
+package main
+
+// The waiters run (docs/benchmarks.md, issue #24.1): how much one server
+// process holds for many elicit_await calls waiting at once, and how soon
+// each returns once its request is decided. In one run, for each era
+// (2026-07-28, one POST a call; 2025-11-25, a session a waiter):
+//
+//   - ours: the real local server ("elicitation serve", built from this
+//     checkout, embedded store, the await caps and the session caps off,
+//     --max-wait long enough to hold them all), with -waiters pending
+//     requests each awaited by one call, then decided on the review page;
+//   - the bare go-sdk anchor ("elicitation-bench serve -bare -block"), a
+//     tool that blocks until POST /release?key= releases it;
+//   - plain net/http ("elicitation-bench serve -plain"), a POST that
+//     blocks the same way (once, for the first era: it has no eras).
+//
+// The waiting calls come from this process over raw TCP connections (one
+// goroutine and a 512-byte reader each), so that the load generator stays
+// cheap; the server's resident set is read from /proc at the plateau
+// (every call sent and the RSS steady) and at its peak while they are
+// released. Wake latency: from the decision's (or release's) response to
+// the waiting call's response read whole.
+//
+//	ulimit -n 65536 (or the hard limit); go run ./cmd/elicitation-bench waiters
+//	go run ./cmd/elicitation-bench waiters -waiters 2000 -eras 2026-07-28   # a quicker look
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+func waitersBench(args []string) error {
+	fs := flag.NewFlagSet("elicitation-bench waiters", flag.ExitOnError)
+	n := fs.Int("waiters", 10000, "elicit_await calls (or anchor calls) waiting at once")
+	eras := fs.String("eras", "2026-07-28,2025-11-25", "protocol eras to run, comma-separated")
+	workers := fs.Int("workers", 16, "concurrent creators, openers and deciders")
+	targets := fs.String("targets", "ours,bare,plain", "targets to run, comma-separated")
+	fs.StringVar(&waitersServerLog, "server-log", "", "append our server's standard error here (with GODEBUG=gctrace=1 in the environment: its GC trace)")
+	_ = fs.Parse(args)
+	if err := raiseFileLimit(); err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "elicitation-waiters-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	want := strings.Split(*targets, ",")
+	fmt.Printf("# %d waiting calls per target, %d workers; RSS of the server process\n", *n, *workers)
+	fmt.Printf("%-44s %9s %11s %9s %9s %9s %9s\n", "era / target", "idle MB", "plateau MB", "peak MB", "p50 ms", "p99 ms", "max ms")
+	for i, era := range strings.Split(*eras, ",") {
+		for _, name := range want {
+			if name == "plain" && i > 0 {
+				continue
+			}
+			t, err := startWaiterTarget(name, era, dir)
+			if err != nil {
+				return err
+			}
+			r, err := holdAndRelease(t, *n, *workers)
+			t.stop()
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", era, name, err)
+			}
+			label := era + " / " + t.name
+			if name == "plain" {
+				label = "any era / " + t.name
+			}
+			fmt.Printf("%-44s %9.1f %11.1f %9.1f %9.3f %9.3f %9.3f\n", label, mb(r.idle), mb(r.plateau), mb(r.peak), r.p50, r.p99, r.max)
+		}
+	}
+	return nil
+}
+
+// raiseFileLimit lifts this process's open-file limit to its hard limit
+// (the servers it starts inherit it): each waiting call is a connection on
+// both sides.
+func raiseFileLimit() error {
+	var l syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
+		return err
+	}
+	l.Cur = l.Max
+	return syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l)
+}
+
+// waiterTarget is one server under the waiters run.
+type waiterTarget struct {
+	name string
+	addr string // host:port
+	pid  int
+	stop func()
+	// prepare readies waiter i (a pending request, a session) and returns
+	// the bytes of its waiting HTTP request.
+	prepare func(i int) ([]byte, error)
+	// release decides (or releases) waiter i's call.
+	release func(i int) error
+	// check reads the waiting call's response body.
+	check func(body []byte) error
+}
+
+func startWaiterTarget(name, era, dir string) (*waiterTarget, error) {
+	switch name {
+	case "ours":
+		return startOursWaiting(era, dir)
+	case "bare", "plain":
+		return startAnchorWaiting(name, era)
+	}
+	return nil, fmt.Errorf("unknown target %q (ours, bare, plain)", name)
+}
+
+var waitersServerLog string
+
+var waitersFlags = "--max-waits 0 --max-waits-per-principal 0 --mcp-max-sessions 0 --mcp-sessions-per-principal 1000000 --max-wait 10m"
+
+func startOursWaiting(era, dir string) (*waiterTarget, error) {
+	sub, err := os.MkdirTemp(dir, "ours-")
+	if err != nil {
+		return nil, err
+	}
+	cmd, addr, err := startWaitersServer(sub)
+	if err != nil {
+		return nil, err
+	}
+	url := "http://" + addr + "/mcp"
+	h := &taskHost{url: url, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	var mu sync.Mutex
+	links := map[int]string{}
+	t := &waiterTarget{
+		name: "ours (elicitation serve)", addr: addr, pid: cmd.Process.Pid,
+		stop: func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() },
+	}
+	t.prepare = func(i int) ([]byte, error) {
+		var res struct {
+			StructuredContent struct {
+				ElicitationID string `json:"elicitationId"`
+				ReviewURL     string `json:"reviewUrl"`
+			} `json:"structuredContent"`
+		}
+		if err := h.post("tools/call", "elicit_approval", "2026-07-28", "", map[string]any{"name": "elicit_approval", "arguments": benchArgs, "_meta": plainMeta}, &res); err != nil {
+			return nil, err
+		}
+		mu.Lock()
+		links[i] = res.StructuredContent.ReviewURL
+		mu.Unlock()
+		return waitingCall(h, era, i, "elicit_await", map[string]any{"elicitationId": res.StructuredContent.ElicitationID})
+	}
+	t.release = func(i int) error {
+		mu.Lock()
+		link := links[i]
+		mu.Unlock()
+		return h.decide(link)
+	}
+	t.check = func(body []byte) error {
+		var msg struct {
+			Result struct {
+				StructuredContent struct {
+					Status string `json:"status"`
+				} `json:"structuredContent"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(body, &msg); err != nil || msg.Result.StructuredContent.Status != "submitted" {
+			return fmt.Errorf("elicit_await answered %q", body)
+		}
+		return nil
+	}
+	return t, nil
+}
+
+// startWaitersServer builds ./cmd/elicitation and runs "elicitation
+// serve" on a free loopback port with its data in dir and the waiters
+// run's flags, its standard error to -server-log if given.
+func startWaitersServer(dir string) (*exec.Cmd, string, error) {
+	bin := filepath.Join(dir, "elicitation")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/elicitation").CombinedOutput(); err != nil {
+		return nil, "", fmt.Errorf("build ./cmd/elicitation (run this from the repository root): %v\n%s", err, out)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	args := append([]string{"serve", "--addr", addr, "--data-dir", dir, "--log-level", "error", "--cleanup-interval", "0"}, strings.Fields(waitersFlags)...)
+	cmd := exec.Command(bin, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if waitersServerLog != "" {
+		f, err := os.OpenFile(waitersServerLog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return nil, "", err
+		}
+		defer f.Close() // the child has its own descriptor
+		cmd.Stderr = f
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, "", err
+	}
+	if err := waitHealthy("http://"+addr, 10*time.Second); err != nil {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+		return nil, "", fmt.Errorf("%w\n%s", err, stderr.String())
+	}
+	return cmd, addr, nil
+}
+
+func startAnchorWaiting(name, era string) (*waiterTarget, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"serve", "-plain"}
+	label := "plain net/http"
+	if name == "bare" {
+		args, label = []string{"serve", "-bare", "-block"}, "go-sdk bare (blocking tool)"
+		if era >= "2026-07-28" {
+			args = append(args, "-stateless")
+		}
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		_ = cmd.Process.Kill()
+		return nil, fmt.Errorf("start the %s anchor: %w", name, err)
+	}
+	url := strings.TrimSpace(line)
+	base := strings.TrimSuffix(url, "/mcp")
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	h := &taskHost{url: url, client: hc}
+	t := &waiterTarget{
+		name: label, addr: strings.TrimPrefix(base, "http://"), pid: cmd.Process.Pid,
+		stop: func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() },
+	}
+	t.release = func(i int) error {
+		res, err := hc.Post(base+"/release?key="+strconv.Itoa(i), "text/plain", nil)
+		if err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		return res.Body.Close()
+	}
+	if name == "plain" {
+		t.prepare = func(i int) ([]byte, error) {
+			return rawRequest(t.addr, "/mcp?key="+strconv.Itoa(i), nil, []byte(`{}`)), nil
+		}
+		t.check = func(body []byte) error {
+			if !bytes.Contains(body, []byte(`"released":true`)) {
+				return fmt.Errorf("answered %q", body)
+			}
+			return nil
+		}
+		return t, nil
+	}
+	t.prepare = func(i int) ([]byte, error) {
+		return waitingCall(h, era, i, "wait", map[string]any{"key": strconv.Itoa(i)})
+	}
+	t.check = func(body []byte) error {
+		if !bytes.Contains(body, []byte(`"text":"released"`)) {
+			return fmt.Errorf("answered %q", body)
+		}
+		return nil
+	}
+	return t, nil
+}
+
+// waitingCall is the raw HTTP request of waiter i's tools/call of tool:
+// one POST on 2026-07-28; on a session era, a session of its own first.
+func waitingCall(h *taskHost, era string, i int, tool string, args map[string]any) ([]byte, error) {
+	params := map[string]any{"name": tool, "arguments": args}
+	hdr := map[string]string{"Mcp-Protocol-Version": era}
+	if era >= "2026-07-28" {
+		params["_meta"] = plainMeta
+		hdr["Mcp-Method"], hdr["Mcp-Name"] = "tools/call", tool
+	} else {
+		sid, err := openSession(h, era)
+		if err != nil {
+			return nil, err
+		}
+		hdr["Mcp-Session-Id"] = sid
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": params})
+	return rawRequest(strings.TrimPrefix(strings.TrimSuffix(h.url, "/mcp"), "http://"), "/mcp", hdr, body), nil
+}
+
+// openSession initializes a session of era and returns its id.
+func openSession(h *taskHost, era string) (string, error) {
+	post := func(body string, sid string) (*http.Response, error) {
+		req, _ := http.NewRequest(http.MethodPost, h.url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("Mcp-Protocol-Version", era)
+		}
+		return h.client.Do(req)
+	}
+	res, err := post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+era+`","capabilities":{},"clientInfo":{"name":"waiters-bench","version":"1"}}}`, "")
+	if err != nil {
+		return "", err
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	_ = res.Body.Close()
+	sid := res.Header.Get("Mcp-Session-Id")
+	if res.StatusCode != http.StatusOK || sid == "" {
+		return "", fmt.Errorf("initialize: HTTP %d, session %q", res.StatusCode, sid)
+	}
+	res, err = post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, sid)
+	if err != nil {
+		return "", err
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	_ = res.Body.Close()
+	return sid, nil
+}
+
+func rawRequest(addr, path string, hdr map[string]string, body []byte) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n", path, addr, len(body))
+	for k, v := range hdr {
+		fmt.Fprintf(&b, "%s: %s\r\n", k, v)
+	}
+	b.WriteString("\r\n")
+	b.Write(body)
+	return b.Bytes()
+}
+
+type waitersResult struct {
+	idle, plateau, peak int64
+	p50, p99, max       float64
+}
+
+// holdAndRelease prepares n waiters, sends every waiting call, reads the
+// RSS once it is steady, then releases them all and measures the wakes.
+func holdAndRelease(t *waiterTarget, n, workers int) (waitersResult, error) {
+	var r waitersResult
+	reqs := make([][]byte, n)
+	if err := parallel(workers, n, func(i int) (err error) {
+		reqs[i], err = t.prepare(i)
+		return err
+	}); err != nil {
+		return r, fmt.Errorf("prepare: %w", err)
+	}
+	r.idle, _ = rss(t.pid)
+	stopPeak := peakRSS(t.pid)
+	releasedAt := make([]atomic.Int64, n)
+	returnedAt := make([]atomic.Int64, n)
+	var returned, early atomic.Int64
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	if err := parallel(workers, n, func(i int) error {
+		c, err := net.Dial("tcp", t.addr)
+		if err != nil {
+			return err
+		}
+		if _, err := c.Write(reqs[i]); err != nil {
+			c.Close()
+			return err
+		}
+		reqs[i] = nil
+		wg.Go(func() {
+			defer c.Close()
+			body, err := readResponse(c)
+			returnedAt[i].Store(time.Now().UnixNano())
+			returned.Add(1)
+			if releasedAt[i].Load() == 0 {
+				early.Add(1)
+			}
+			if err == nil {
+				err = t.check(body)
+			}
+			if err != nil {
+				errs <- err
+			}
+		})
+		return nil
+	}); err != nil {
+		return r, fmt.Errorf("open: %w", err)
+	}
+	r.plateau = steadyRSS(t.pid)
+	if e := early.Load(); e > 0 {
+		return r, fmt.Errorf("%d calls returned before their release (first: %v)", e, <-errs)
+	}
+	err := parallel(workers, n, func(i int) error {
+		if err := t.release(i); err != nil {
+			return err
+		}
+		releasedAt[i].CompareAndSwap(0, time.Now().UnixNano())
+		return nil
+	})
+	wg.Wait()
+	r.peak = stopPeak()
+	close(errs)
+	if err != nil {
+		return r, fmt.Errorf("release: %w", err)
+	}
+	for e := range errs {
+		return r, e
+	}
+	lat := make([]float64, n)
+	for i := range lat {
+		lat[i] = max(float64(returnedAt[i].Load()-releasedAt[i].Load())/1e6, 0)
+	}
+	slices.Sort(lat)
+	r.p50, r.p99, r.max = percentile(lat, 50), percentile(lat, 99), lat[n-1]
+	return r, nil
+}
+
+// readResponse reads one HTTP response and returns its body, or an event
+// stream's last data line.
+func readResponse(c net.Conn) ([]byte, error) {
+	res, err := http.ReadResponse(bufio.NewReaderSize(c, 512), nil)
+	if err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(res.Body)
+	_ = res.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	if res.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("HTTP %d: %q", res.StatusCode, body)
+	}
+	if strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		body = sseData(body)
+	}
+	return body, nil
+}
+
+// steadyRSS waits until pid's RSS changes by less than 1% over a second
+// (at most 60 s) and returns it.
+func steadyRSS(pid int) int64 {
+	last, _ := rss(pid)
+	for range 60 {
+		time.Sleep(time.Second)
+		now, err := rss(pid)
+		if err != nil {
+			return last
+		}
+		if d := now - last; d < last/100 && -d < last/100 {
+			return now
+		}
+		last = now
+	}
+	return last
+}
