@@ -79,6 +79,7 @@ type env struct {
 	svcs    []*elicitation.Service // each instance's, svcs[0] == svc
 	store   *waitSignal
 	servers []*httptest.Server
+	tools   []*mcptools.Server // servers[i] serves tools[i]
 	next    atomic.Uint64 // alternates requests between servers
 
 	mu        sync.Mutex
@@ -150,6 +151,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 			SessionsPerPrincipal: o.share,
 			MaxWaits:             o.maxWaits, WaitsPerPrincipal: o.waitShare,
 		})
+		e.tools = append(e.tools, srv)
 		var h http.Handler = srv.Handler()
 		if o.arrived != nil {
 			inner := h

@@ -144,9 +144,15 @@ type Server struct {
 	placeholderKey  string
 	handedOver      atomic.Int64 // waits handed over so far
 	noHandOver      bool         // tests: never hand a wait over
+	parkAfter       time.Duration
+	parked          atomic.Int64 // waits parked so far
 
 	waits *waitSlots // elicit_await calls waiting (waits.go)
 }
+
+// DefaultParkAfter is how long a handed-over wait (waitpath.go) waits on
+// net/http's connection before it is parked below it.
+const DefaultParkAfter = 500 * time.Millisecond
 
 // requestRefHeader carries the in-flight reference from ServeHTTP to the
 // tool handlers. ServeHTTP always overwrites it, so a client cannot set it.
@@ -158,7 +164,7 @@ func New(opts Options) *Server {
 	if opts.Service == nil || opts.ReviewURL == nil {
 		panic("mcptools.New: Options.Service or Options.ReviewURL is nil")
 	}
-	s := &Server{svc: opts.Service, reviewURL: opts.ReviewURL, onCreated: opts.OnCreated, log: opts.Logger, push: opts.Push, hostForm: opts.HostForm, app: opts.App, sealer: opts.Sealer, waits: newWaitSlots(opts)}
+	s := &Server{svc: opts.Service, reviewURL: opts.ReviewURL, onCreated: opts.OnCreated, log: opts.Logger, push: opts.Push, hostForm: opts.HostForm, app: opts.App, sealer: opts.Sealer, waits: newWaitSlots(opts), parkAfter: DefaultParkAfter}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -119,6 +120,13 @@ func (s *Server) deferWait(req *mcp.CallToolRequest, wait func(context.Context) 
 // placeholder. When the SDK's response did not carry the placeholder (the
 // client went away first, the SDK answered otherwise), it writes what the
 // SDK wrote and does not wait.
+//
+// A wait still under way after parkAfter is parked: the connection is
+// taken from net/http (Hijack), which frees its buffers, its request and
+// its goroutines, and the answer is written on it when the wait ends, with
+// Connection: close (the client's next request opens a new connection);
+// one goroutine reads the connection meanwhile, so that a client that goes
+// away ends the wait, as net/http's would.
 func (s *Server) finishDeferred(r *http.Request, ref string, c *captureWriter) {
 	c.mu.Lock()
 	state, wait, release := c.state, c.wait, c.release
@@ -138,17 +146,123 @@ func (s *Server) finishDeferred(r *http.Request, ref string, c *captureWriter) {
 		c.flush(c.body)
 		return
 	}
-	// The slot is given back before the answer goes out, as the handler
-	// gives it back before the SDK writes.
-	res := fields(wait(r.Context()))
-	release()
-	if res == nil {
-		s.log.Error("elicit_await: the result could not be encoded")
-		res = fields(&mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "internal: the result could not be encoded"}}})
+	a := &answer{ready: make(chan struct{}), before: c.body[:i], after: c.body[i+len(ph):]}
+	ctx, cancel := waitContext(r)
+	stop := context.AfterFunc(r.Context(), cancel)
+	go func() {
+		res := fields(wait(ctx))
+		// The slot is given back before the answer goes out, as the
+		// handler gives it back before the SDK writes.
+		release()
+		cancel()
+		if res == nil {
+			s.log.Error("elicit_await: the result could not be encoded")
+			res = fields(&mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "internal: the result could not be encoded"}}})
+		}
+		a.set(res)
+	}()
+	t := time.NewTimer(s.parkAfter)
+	defer t.Stop()
+	select {
+	case <-a.ready:
+	case <-t.C:
+		if stop() && s.park(c, a, cancel) {
+			return
+		}
+		context.AfterFunc(r.Context(), cancel) // not parked: wait here
+		<-a.ready
 	}
-	out := make([]byte, 0, len(c.body)-len(ph)+len(res))
-	out = append(append(append(out, c.body[:i]...), res...), c.body[i+len(ph):]...)
-	c.flush(out)
+	stop()
+	c.flush(a.body())
+}
+
+// waitContext is the context of a handed-over wait: r's deadline (on
+// Lambda, the invocation's end, which the wait bound keeps clear of), and
+// its own end, which r's end or, once parked, the connection's triggers.
+func waitContext(r *http.Request) (context.Context, context.CancelFunc) {
+	if dl, ok := r.Context().Deadline(); ok {
+		return context.WithDeadline(context.Background(), dl)
+	}
+	return context.WithCancel(context.Background())
+}
+
+// answer is a handed-over wait's response: the SDK's bytes around the
+// result, and the result once the wait ends.
+type answer struct {
+	before, after []byte
+	ready         chan struct{} // closed once res is set
+
+	mu     sync.Mutex
+	res    []byte
+	parked func([]byte) // set once parked: writes the response
+}
+
+// set records the result and writes it where the request is parked.
+func (a *answer) set(res []byte) {
+	a.mu.Lock()
+	a.res = res
+	write := a.parked
+	close(a.ready)
+	a.mu.Unlock()
+	if write != nil {
+		write(a.body())
+	}
+}
+
+// body is the response body with the result.
+func (a *answer) body() []byte {
+	out := make([]byte, 0, len(a.before)+len(a.res)+len(a.after))
+	return append(append(append(out, a.before...), a.res...), a.after...)
+}
+
+// parkedWriteTimeout bounds writing a parked request's answer.
+const parkedWriteTimeout = 10 * time.Second
+
+// park takes the connection of c's request from net/http for the rest of
+// a's wait (finishDeferred) and reports whether it did; it does not when
+// the answer is already there or the connection cannot be taken (HTTP/2,
+// a Lambda adapter).
+func (s *Server) park(c *captureWriter, a *answer, cancel context.CancelFunc) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.res != nil {
+		return false
+	}
+	conn, _, err := http.NewResponseController(c.ResponseWriter).Hijack()
+	if err != nil {
+		return false
+	}
+	// What net/http had set (the read deadline of a body, the write
+	// timeout) no longer applies: the wait bound ends the wait.
+	_ = conn.SetDeadline(time.Time{})
+	header := c.Header().Clone()
+	code := c.code
+	a.parked = func(body []byte) {
+		defer conn.Close()
+		header.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+		res := &http.Response{StatusCode: code, ProtoMajor: 1, ProtoMinor: 1, Header: header, Close: true,
+			ContentLength: int64(len(body)), Body: io.NopCloser(bytes.NewReader(body))}
+		var out bytes.Buffer
+		if res.Write(&out) == nil {
+			_ = conn.SetWriteDeadline(time.Now().Add(parkedWriteTimeout))
+			_, _ = conn.Write(out.Bytes())
+		}
+	}
+	s.parked.Add(1)
+	go func() {
+		// The client's end: a read that fails (the client closed, or the
+		// answer was written and the connection closed) ends the wait.
+		// Bytes a client sends before its answer are dropped; it gets
+		// Connection: close.
+		b := make([]byte, 1)
+		for {
+			if _, err := conn.Read(b); err != nil {
+				cancel()
+				return
+			}
+		}
+	}()
+	return true
 }
 
 // fields is res encoded without its braces, nil if it cannot be (or has

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -42,7 +43,7 @@ func (w *waitEvents) Wait(ctx context.Context, id string) (elicitation.State, er
 	return w.Store.Wait(ctx, id)
 }
 
-func newHandOverEnv(t *testing.T, maxWaits int) *handOverEnv {
+func newHandOverEnv(t *testing.T, maxWaits int, parkAfter time.Duration) *handOverEnv {
 	t.Helper()
 	st, err := boltstore.Open(filepath.Join(t.TempDir(), "store.db"))
 	if err != nil {
@@ -54,6 +55,7 @@ func newHandOverEnv(t *testing.T, maxWaits int) *handOverEnv {
 	serve := func(on bool) (*mcptools.Server, string) {
 		srv := mcptools.New(mcptools.Options{Service: e.svc, ReviewURL: reviewURL, Name: "elicitation-test", Version: "test", MaxWaits: maxWaits})
 		mcptools.SetHandOver(srv, on)
+		mcptools.SetParkAfter(srv, parkAfter)
 		hs := httptest.NewServer(srv.Handler())
 		t.Cleanup(hs.Close)
 		return srv, hs.URL
@@ -96,7 +98,7 @@ func awaitBody(id any, args string) string {
 // that do not match the body), and it hands over exactly the calls that
 // wait.
 func TestHandOverSameBytes(t *testing.T) {
-	e := newHandOverEnv(t, 0)
+	e := newHandOverEnv(t, 0, time.Hour)
 	ctx := context.Background()
 	create := func() elicitation.Created {
 		c, err := e.svc.CreateApproval(ctx, elicitation.Anonymous, elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`)})
@@ -166,10 +168,22 @@ func TestHandOverSameBytes(t *testing.T) {
 }
 
 // TestHandOverWakes: a handed-over wait returns the decision that lands
-// while it waits, and the cancellation; the SDK's handler is gone while it
-// waits (its slot is still held: the cap refuses another).
+// while it waits, and the cancellation, whether it waits on net/http's
+// connection or parked below it (then with Connection: close); its slot
+// is held meanwhile (the cap refuses another).
 func TestHandOverWakes(t *testing.T) {
-	e := newHandOverEnv(t, 1)
+	for _, mode := range []struct {
+		name      string
+		parkAfter time.Duration
+	}{{"on the connection", time.Hour}, {"parked", time.Millisecond}} {
+		t.Run(mode.name, func(t *testing.T) {
+			e := newHandOverEnv(t, 1, mode.parkAfter)
+			testHandOverWakes(t, e, mode.parkAfter < time.Second)
+		})
+	}
+}
+
+func testHandOverWakes(t *testing.T, e *handOverEnv, parks bool) {
 	ctx := context.Background()
 	for _, decide := range []struct {
 		name, want string
@@ -189,14 +203,16 @@ func TestHandOverWakes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			before := mcptools.HandedOver(e.on)
-			done := make(chan []byte, 1)
+			before, parkedBefore := mcptools.HandedOver(e.on), mcptools.Parked(e.on)
+			type response struct {
+				res  *http.Response
+				body []byte
+				err  error
+			}
+			done := make(chan response, 1)
 			go func() {
-				_, b, err := post(ctx, e.onURL+"/mcp", "elicit_await", awaitBody(1, `{"elicitationId":"`+c.State.ID+`","waitSeconds":30}`))
-				if err != nil {
-					b = []byte(err.Error())
-				}
-				done <- b
+				res, b, err := post(ctx, e.onURL+"/mcp", "elicit_await", awaitBody(1, `{"elicitationId":"`+c.State.ID+`","waitSeconds":30}`))
+				done <- response{res, b, err}
 			}()
 			<-e.store.started
 			if got := mcptools.HandedOver(e.on) - before; got != 1 {
@@ -210,28 +226,87 @@ func TestHandOverWakes(t *testing.T) {
 			if _, b, _ := post(ctx, e.onURL+"/mcp", "elicit_await", awaitBody(2, `{"elicitationId":"`+other.State.ID+`"}`)); !bytes.Contains(b, []byte(`already has 1 elicit_await calls waiting`)) {
 				t.Errorf("a second wait past the cap: %s", b)
 			}
+			if parks {
+				// Parked once its timer fires; the decision may only land after.
+				for mcptools.Parked(e.on) == parkedBefore {
+					runtime.Gosched()
+				}
+			}
 			if err := decide.do(c); err != nil {
 				t.Fatal(err)
 			}
-			b := <-done
+			r := <-done
 			<-e.store.returned
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
 			var msg struct {
 				Result struct {
 					StructuredContent struct{ Status string } `json:"structuredContent"`
 				} `json:"result"`
 			}
-			if err := json.Unmarshal(b, &msg); err != nil || msg.Result.StructuredContent.Status != decide.want {
-				t.Errorf("await answered %s, want status %s", b, decide.want)
+			if err := json.Unmarshal(r.body, &msg); err != nil || msg.Result.StructuredContent.Status != decide.want {
+				t.Errorf("await answered %s, want status %s", r.body, decide.want)
+			}
+			if r.res.Close != parks || r.res.Header.Get("Content-Type") != "application/json" || r.res.ContentLength != int64(len(r.body)) {
+				t.Errorf("close %v (parked: %v), headers %v", r.res.Close, parks, r.res.Header)
 			}
 		})
 	}
 }
 
+// TestParkedSameBody: a parked wait whose bound elapses answers the body
+// a wait in the SDK's handler answers, byte for byte, and the same
+// headers but for Connection: close.
+func TestParkedSameBody(t *testing.T) {
+	e := newHandOverEnv(t, 0, time.Millisecond)
+	ctx := context.Background()
+	c, err := e.svc.CreateApproval(ctx, elicitation.Anonymous, elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := awaitBody("x", `{"elicitationId":"`+c.State.ID+`","waitSeconds":0.3}`)
+	resOn, on, err := post(ctx, e.onURL+"/mcp", "elicit_await", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resOff, off, err := post(ctx, e.offURL+"/mcp", "elicit_await", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mcptools.Parked(e.on) != 1 {
+		t.Errorf("parked %d", mcptools.Parked(e.on))
+	}
+	if !bytes.Equal(on, off) || !bytes.Contains(on, []byte(`"status":"pending"`)) {
+		t.Errorf("bodies:\nparked:     %s\nin the SDK: %s", on, off)
+	}
+	if !resOn.Close || resOff.Close {
+		t.Errorf("Connection: close parked %v, in the SDK %v", resOn.Close, resOff.Close)
+	}
+	for _, h := range []*http.Response{resOn, resOff} {
+		h.Header.Del("Date")
+		h.Header.Del("Connection")
+	}
+	if a, b := fmt.Sprint(resOn.Header), fmt.Sprint(resOff.Header); a != b || resOn.StatusCode != resOff.StatusCode {
+		t.Errorf("headers differ:\nparked:     %d %s\nin the SDK: %d %s", resOn.StatusCode, a, resOff.StatusCode, b)
+	}
+}
+
 // TestHandOverClientGoesAway: a client that goes away while its handed-over
-// call waits ends the wait and frees its slot at once (the cap of one lets
-// the next call wait), and nothing is written for it.
+// call waits, on net/http's connection or parked, ends the wait and frees
+// its slot at once (the cap of one lets the next call wait).
 func TestHandOverClientGoesAway(t *testing.T) {
-	e := newHandOverEnv(t, 1)
+	for _, mode := range []struct {
+		name      string
+		parkAfter time.Duration
+	}{{"on the connection", time.Hour}, {"parked", time.Millisecond}} {
+		t.Run(mode.name, func(t *testing.T) {
+			testClientGoesAway(t, newHandOverEnv(t, 1, mode.parkAfter), mode.parkAfter < time.Second)
+		})
+	}
+}
+
+func testClientGoesAway(t *testing.T, e *handOverEnv, parks bool) {
 	ctx := context.Background()
 	c, err := e.svc.CreateApproval(ctx, elicitation.Anonymous, elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`)})
 	if err != nil {
@@ -244,6 +319,11 @@ func TestHandOverClientGoesAway(t *testing.T) {
 		gone <- err
 	}()
 	<-e.store.started
+	if parks {
+		for mcptools.Parked(e.on) == 0 {
+			runtime.Gosched()
+		}
+	}
 	cancel()
 	if err := <-gone; !errors.Is(err, context.Canceled) {
 		t.Errorf("the client's call: %v", err)
