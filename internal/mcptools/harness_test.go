@@ -80,7 +80,7 @@ type env struct {
 	store   *waitSignal
 	servers []*httptest.Server
 	tools   []*mcptools.Server // servers[i] serves tools[i]
-	next    atomic.Uint64 // alternates requests between servers
+	next    atomic.Uint64      // alternates requests between servers
 
 	mu        sync.Mutex
 	created   map[string]string // id -> review URL, from OnCreated
