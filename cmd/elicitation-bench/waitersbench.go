@@ -51,6 +51,7 @@ func waitersBench(args []string) error {
 	eras := fs.String("eras", "2026-07-28,2025-11-25", "protocol eras to run, comma-separated")
 	workers := fs.Int("workers", 16, "concurrent creators, openers and deciders")
 	targets := fs.String("targets", "ours,bare,plain", "targets to run, comma-separated")
+	fs.IntVar(&waitersRate, "rate", 0, "open at most this many waiting calls a second (0: as fast as the workers dial, a burst)")
 	fs.StringVar(&waitersServerLog, "server-log", "", "append our server's standard error here (with GODEBUG=gctrace=1 in the environment: its GC trace)")
 	_ = fs.Parse(args)
 	if err := raiseFileLimit(); err != nil {
@@ -62,7 +63,11 @@ func waitersBench(args []string) error {
 	}
 	defer os.RemoveAll(dir)
 	want := strings.Split(*targets, ",")
-	fmt.Printf("# %d waiting calls per target, %d workers; RSS of the server process\n", *n, *workers)
+	pace := "as fast as they dial (a burst)"
+	if waitersRate > 0 {
+		pace = fmt.Sprintf("at %d a second", waitersRate)
+	}
+	fmt.Printf("# %d waiting calls per target, opened %s, %d workers; RSS of the server process\n", *n, pace, *workers)
 	fmt.Printf("%-44s %9s %11s %9s %9s %9s %9s\n", "era / target", "idle MB", "plateau MB", "peak MB", "p50 ms", "p99 ms", "max ms")
 	for i, era := range strings.Split(*eras, ",") {
 		for _, name := range want {
@@ -125,7 +130,10 @@ func startWaiterTarget(name, era, dir string) (*waiterTarget, error) {
 	return nil, fmt.Errorf("unknown target %q (ours, bare, plain)", name)
 }
 
-var waitersServerLog string
+var (
+	waitersServerLog string
+	waitersRate      int
+)
 
 var waitersFlags = "--max-waits 0 --max-waits-per-principal 0 --mcp-max-sessions 0 --mcp-sessions-per-principal 1000000 --max-wait 10m"
 
@@ -371,7 +379,11 @@ func holdAndRelease(t *waiterTarget, n, workers int) (waitersResult, error) {
 	var returned, early atomic.Int64
 	errs := make(chan error, n)
 	var wg sync.WaitGroup
+	start := time.Now()
 	if err := parallel(workers, n, func(i int) error {
+		if waitersRate > 0 {
+			time.Sleep(time.Until(start.Add(time.Duration(i) * time.Second / time.Duration(waitersRate))))
+		}
 		c, err := net.Dial("tcp", t.addr)
 		if err != nil {
 			return err

@@ -8,8 +8,10 @@ import (
 )
 
 // The defaults of Options.MaxWaits and WaitsPerPrincipal. A waiting
-// elicit_await holds about 200 KB (its HTTP request, the SDK's call, the
-// store's wait), so the cap bounds them to about a hundred megabytes.
+// elicit_await on a session holds about 100-200 KB (its HTTP request, the
+// SDK's call, the store's wait), so the cap bounds them to about a hundred
+// megabytes; a sessionless one hands its wait over below the SDK and parks
+// it (waitpath.go), a few KB each (docs/benchmarks.md).
 const (
 	DefaultMaxWaits          = 500
 	DefaultWaitsPerPrincipal = 64
