@@ -12,9 +12,10 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/boltstore"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/testclock"
 )
 
-func inboxService(t testing.TB, c *clock) (*elicitation.Service, *boltstore.Store) {
+func inboxService(t testing.TB, c *testclock.Clock) (*elicitation.Service, *boltstore.Store) {
 	t.Helper()
 	st, err := boltstore.Open(filepath.Join(t.TempDir(), "s.db"))
 	if err != nil {
@@ -31,7 +32,7 @@ func inboxService(t testing.TB, c *clock) (*elicitation.Service, *boltstore.Stor
 // expired requests leave it.
 func TestReviewerInbox(t *testing.T) {
 	ctx := context.Background()
-	c := &clock{now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
+	c := testclock.New(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
 	svc, _ := inboxService(t, c)
 	bob := elicitation.Identity{Subject: "b1", Email: "bob@example.com", EmailVerified: true, Groups: []string{"ops"}}
 	approval := func(owner, msg string, timeout int, reviewers []string, approvals int) elicitation.Created {
@@ -112,7 +113,7 @@ func TestReviewerInbox(t *testing.T) {
 // inbox page renders from.
 func BenchmarkReviewerInbox(b *testing.B) {
 	ctx := context.Background()
-	c := &clock{now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
+	c := testclock.New(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
 	svc, _ := inboxService(b, c)
 	for i := range 10000 {
 		var reviewers []string
@@ -139,7 +140,7 @@ func BenchmarkReviewerInbox(b *testing.B) {
 // sign-in, it does not exist, and nothing is added to its audit trail.
 func TestNoKeyOpensForMayDecide(t *testing.T) {
 	ctx := context.Background()
-	c := &clock{now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
+	c := testclock.New(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
 	svc, st := inboxService(t, c)
 	cr, err := svc.CreateApproval(ctx, "bob@example.com", elicitation.ApprovalInput{Message: "Ship?", Context: json.RawMessage(`1`), TimeoutSeconds: 600, Reviewers: []string{"bob@example.com", "group:ops"}})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/boltstore"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/testclock"
 )
 
 // targets is a fake Notifications: "ops" is the default and asks for every
@@ -76,7 +77,7 @@ func TestServiceNotifications(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	c := &clock{now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
+	c := testclock.New(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
 	tg := &targets{}
 	svc := elicitation.NewService(elicitation.Config{Store: st, Now: c.Now, Notifications: tg})
 

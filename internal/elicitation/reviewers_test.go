@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/boltstore"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/testclock"
 )
 
 func signedIn(email string, groups ...string) context.Context {
@@ -25,7 +26,7 @@ func newSignInService(t *testing.T, pol elicitation.ReviewerPolicy) *elicitation
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	c := &clock{now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
+	c := testclock.New(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
 	return elicitation.NewService(elicitation.Config{Store: st, Now: c.Now, SignIn: true, Policy: pol})
 }
 

@@ -5,35 +5,22 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/boltstore"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/testclock"
 )
 
-// clock is a settable clock for the Service.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-func newService(t *testing.T) (*elicitation.Service, *clock, elicitation.Store) {
+func newService(t *testing.T) (*elicitation.Service, *testclock.Clock, elicitation.Store) {
 	t.Helper()
 	st, err := boltstore.Open(filepath.Join(t.TempDir(), "s.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	c := &clock{now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
+	c := testclock.New(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
 	return elicitation.NewService(elicitation.Config{Store: st, Now: c.Now, MaxWait: 5 * time.Second}), c, st
 }
 

@@ -6,22 +6,14 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/boltstore"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/notify"
+	"github.com/mcp-elicitation/elicitation/internal/testclock"
 )
-
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *testClock) Add(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.now = c.now.Add(d) }
 
 // TestExpirySweep: the sweep sends the expiry notice once per request, at
 // expiresAt and not before; a permanent refusal is given up at once; a
@@ -44,7 +36,7 @@ func TestExpirySweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clk := &testClock{now: time.Now().UTC()}
+	clk := testclock.New(time.Now().UTC())
 	svc := elicitation.NewService(elicitation.Config{Store: st, Now: clk.Now, Notifications: targets})
 	d := &notify.Deliverer{Store: st, Targets: targets, Now: clk.Now, Log: slog.New(slog.DiscardHandler)}
 	ctx := context.Background()

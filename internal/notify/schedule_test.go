@@ -13,6 +13,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/boltstore"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/notify"
+	"github.com/mcp-elicitation/elicitation/internal/testclock"
 )
 
 // scheduleConfig: hook (the default) is reminded every 15 minutes and
@@ -46,7 +47,7 @@ func TestRemindersAndEscalation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clk := &testClock{now: time.Now().UTC()}
+	clk := testclock.New(time.Now().UTC())
 	svc := elicitation.NewService(elicitation.Config{Store: st, Now: clk.Now, Notifications: targets})
 	d := &notify.Deliverer{Store: st, Targets: targets, Now: clk.Now, Log: slog.New(slog.DiscardHandler)}
 	ctx := context.Background()
@@ -154,7 +155,7 @@ func TestScheduleDroppedAfterExpiry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clk := &testClock{now: time.Now().UTC()}
+	clk := testclock.New(time.Now().UTC())
 	svc := elicitation.NewService(elicitation.Config{Store: st, Now: clk.Now, Notifications: targets})
 	d := &notify.Deliverer{Store: st, Targets: targets, Now: clk.Now, Log: slog.New(slog.DiscardHandler)}
 	ctx := context.Background()

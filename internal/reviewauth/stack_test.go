@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,22 +22,10 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/review"
 	"github.com/mcp-elicitation/elicitation/internal/reviewauth"
 	"github.com/mcp-elicitation/elicitation/internal/reviewauth/oidctest"
+	"github.com/mcp-elicitation/elicitation/internal/testclock"
 )
 
 func TestMain(m *testing.M) { os.Exit(dynamotest.Main(m)) }
-
-// clock is the stack's settable clock (sessions, tokens, the service).
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // instance is one review server: its own Service and handlers over the
 // shared store's data, as one process (or one Lambda function) is.
@@ -51,7 +38,7 @@ type instance struct {
 // stack is a real OpenID provider and n review servers behind sign-in.
 type stack struct {
 	provider  *oidctest.Provider
-	clock     *clock
+	clock     *testclock.Clock
 	keys      *pagetoken.Keyring
 	instances []*instance
 }
@@ -60,7 +47,7 @@ type stack struct {
 // (all on the same data), with the policy given.
 func newStack(t *testing.T, pol elicitation.ReviewerPolicy, stores ...elicitation.Store) *stack {
 	t.Helper()
-	s := &stack{clock: &clock{t: time.Now().UTC().Truncate(time.Second)}}
+	s := &stack{clock: testclock.New(time.Now().UTC().Truncate(time.Second))}
 	var err error
 	if s.keys, err = pagetoken.ParseKeyring("k1:" + pagetoken.GenerateSecret()); err != nil {
 		t.Fatal(err)

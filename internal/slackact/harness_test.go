@@ -24,6 +24,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/notify"
 	"github.com/mcp-elicitation/elicitation/internal/review"
 	"github.com/mcp-elicitation/elicitation/internal/slackact"
+	"github.com/mcp-elicitation/elicitation/internal/testclock"
 )
 
 const (
@@ -34,16 +35,6 @@ const (
 
 var t0 = time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
 
-// clock is the one clock of a test: the service's, the handler's, and
-// the one the stand-in for Slack stamps its requests with.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
-
 // slackSide is a stand-in for Slack: it takes incoming-webhook messages,
 // answers views.open and users.info (checking the bot token), records
 // every message posted to a response_url, and sends interaction requests
@@ -51,7 +42,7 @@ func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unloc
 type slackSide struct {
 	t       *testing.T
 	srv     *httptest.Server
-	clock   *clock
+	clock   *testclock.Clock
 	emails  map[string]string // Slack user id -> profile e-mail (users.info)
 	target  string            // the interactivity request URL
 	mu      sync.Mutex
@@ -66,7 +57,7 @@ type openedView struct {
 	View    map[string]any `json:"view"`
 }
 
-func newSlackSide(t *testing.T, c *clock) *slackSide {
+func newSlackSide(t *testing.T, c *testclock.Clock) *slackSide {
 	s := &slackSide{t: t, clock: c, emails: map[string]string{}, replies: map[string][]map[string]any{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.srv.Close)
@@ -291,7 +282,7 @@ func jsonText(v any) string { b, _ := json.Marshal(v); return string(b) }
 // real listener, and the stand-in for Slack.
 type env struct {
 	t     *testing.T
-	clock *clock
+	clock *testclock.Clock
 	svc   *elicitation.Service
 	store *boltstore.Store
 	dlv   *notify.Deliverer
@@ -307,7 +298,7 @@ type envOptions struct {
 
 func newEnv(t *testing.T, o envOptions) *env {
 	t.Helper()
-	e := &env{t: t, clock: &clock{t: t0}}
+	e := &env{t: t, clock: testclock.New(t0)}
 	e.slack = newSlackSide(t, e.clock)
 	st, err := boltstore.Open(filepath.Join(t.TempDir(), "store.db"))
 	if err != nil {

@@ -17,15 +17,8 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/notify"
 	"github.com/mcp-elicitation/elicitation/internal/notify/lambdanotify"
+	"github.com/mcp-elicitation/elicitation/internal/testclock"
 )
-
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Add(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.now = c.now.Add(d) }
 
 // TestRemindersOnAWS: on DynamoDB Local, the notify function's stream
 // handler sends the created notice and leaves the scheduled reminders and
@@ -56,7 +49,7 @@ func TestRemindersOnAWS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clk := &clock{now: time.Now().UTC()}
+	clk := testclock.New(time.Now().UTC())
 	svc := elicitation.NewService(elicitation.Config{Store: st, Now: clk.Now, Notifications: targets})
 	ctx := context.Background()
 	cr, err := svc.CreateApproval(ctx, "alice", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 3600})
