@@ -1,11 +1,13 @@
 package mcptasks_test
 
 import (
+	"bufio"
 	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -189,8 +191,9 @@ func TestExtCancelExpireAndErrors(t *testing.T) {
 }
 
 // A subscriptions/listen asking for task notifications without the
-// extension is refused with -32021; with it, it is acknowledged (no task
-// notifications are sent: the host polls).
+// extension is refused with -32021; with it, for no task of the asker's,
+// it is acknowledged and ends at once (TestExtTaskNotifications: with
+// tasks).
 func TestExtListenForTasks(t *testing.T) {
 	for _, ep := range endpoints {
 		t.Run(ep.name, func(t *testing.T) {
@@ -221,6 +224,105 @@ func TestExtListenForTasks(t *testing.T) {
 			}
 			if ok := listen(`{"extensions":{"io.modelcontextprotocol/tasks":{}}}`); ok["error"] != nil || ok["result"] == nil {
 				t.Fatalf("listen with the extension: %v", ok)
+			}
+		})
+	}
+}
+
+// TestExtTaskNotifications: a subscriptions/listen for task ids (read raw)
+// is acknowledged with the asker's own tasks only, then carries each one's
+// notifications/tasks when it ends (decided: the result inline, audited
+// once; cancelled), and ends when all have; the carriers never reach the
+// wire.
+func TestExtTaskNotifications(t *testing.T) {
+	for _, ep := range endpoints {
+		t.Run(ep.name, func(t *testing.T) {
+			w := newWorld(t, ep.o)
+			c := w.connect("tok-alice", ext, -1, extCaps)
+			bob := w.connect("tok-bob", ext, -1, extCaps)
+			decided := startExt(t, c, "elicit_approval", approvalArgs)
+			cancelled := startExt(t, c, "elicit_approval", approvalArgs)
+			foreign := startExt(t, bob, "elicit_approval", approvalArgs)
+			body := `{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{"notifications":{"taskIds":["` + decided + `","` + cancelled + `","` + foreign + `","unknown"]},"_meta":{"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, w.servers[0].URL+"/mcp", strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer tok-alice")
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Mcp-Protocol-Version", ext)
+			req.Header.Set("Mcp-Method", "subscriptions/listen")
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			events := make(chan map[string]any, 16)
+			go func() {
+				defer close(events)
+				sc := bufio.NewScanner(res.Body)
+				sc.Buffer(make([]byte, 1<<20), 1<<20)
+				for sc.Scan() {
+					d, ok := strings.CutPrefix(sc.Text(), "data: ")
+					if !ok {
+						continue
+					}
+					if strings.Contains(d, "notifications/progress") || strings.Contains(d, "io.github.mcp-elicitation") {
+						t.Errorf("a carrier reached the wire: %s", d)
+					}
+					var msg map[string]any
+					if json.Unmarshal([]byte(d), &msg) == nil {
+						events <- msg
+					}
+				}
+			}()
+			next := func(what string) map[string]any {
+				t.Helper()
+				select {
+				case m, ok := <-events:
+					if !ok {
+						t.Fatalf("the listen stream ended before %s", what)
+					}
+					return m
+				case <-time.After(10 * time.Second):
+					t.Fatalf("no %s within 10 s", what)
+				}
+				return nil
+			}
+			ack := next("the acknowledgement")
+			ids, _ := ack["params"].(map[string]any)["notifications"].(map[string]any)["taskIds"].([]any)
+			if ack["method"] != "notifications/subscriptions/acknowledged" || len(ids) != 2 || ids[0] != decided || ids[1] != cancelled {
+				t.Fatalf("acknowledgement %v: want alice's two tasks only", ack)
+			}
+			w.decide(decided, elicitation.Submission{Decision: elicitation.DecisionSubmitted, Comment: "ok"})
+			n := next("the decided task's notification")
+			p, _ := n["params"].(map[string]any)
+			if n["method"] != "notifications/tasks" || p["taskId"] != decided || p["status"] != "completed" || p["resultType"] != nil {
+				t.Fatalf("notification %v", n)
+			}
+			if sc := structured(t, p["result"].(map[string]any)); sc["decision"] != "submitted" || sc["comment"] != "ok" {
+				t.Fatalf("inline result %v", sc)
+			}
+			c.must("tasks/cancel", cancelled)
+			if n := next("the cancelled task's notification"); n["method"] != "notifications/tasks" || n["params"].(map[string]any)["status"] != "cancelled" {
+				t.Fatalf("notification %v", n)
+			}
+			if end := next("the listen's result"); end["id"] != float64(9) || end["result"] == nil {
+				t.Fatalf("the listen ended with %v", end)
+			}
+			// The notification's result was the first fetch; a poll after it
+			// carries the result without another audit entry.
+			c.must("tasks/get", decided)
+			tr, err := w.svc.Audit(t.Context(), "alice", decided)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fetched := 0
+			for _, e := range tr.Entries {
+				if e.Action == elicitation.ActionResultFetched {
+					fetched++
+				}
+			}
+			if fetched != 1 {
+				t.Fatalf("%d result_fetched entries, want 1", fetched)
 			}
 		})
 	}

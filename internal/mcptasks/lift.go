@@ -14,21 +14,20 @@ import (
 const taskMeta = "elicitation/task"
 
 // Lift returns next with each session-era tools/call POST's params.task
-// moved into params._meta, where the SDK keeps it, each session-era
-// response's task status carriers turned into notifications/tasks/status
-// (notify.go), and a 2026-07-28
+// moved into params._meta, where the SDK keeps it, the carriers of each
+// session-era response and 2026-07-28 listen turned into the task
+// notifications they carry (notify.go), and a 2026-07-28
 // subscriptions/listen asking for task notifications (notifications.taskIds,
-// which the SDK drops) without declaring the extension refused with -32021,
-// as the extension requires. Bodies of at most maxBody bytes are looked at,
-// and only those that mention "task" or "taskIds"; every other request
-// reaches next untouched (next applies its own body limit). A listen that
-// declares the extension is acknowledged by the SDK without the task ids:
-// no task notifications are sent, so the host polls.
+// which the SDK drops) refused with -32021 without the extension, as the
+// extension requires, and with it given its task ids and JSON-RPC id in
+// _meta (listen.go answers it). Bodies of at most maxBody bytes are looked
+// at, and only those that mention "task" or "taskIds"; every other request
+// reaches next untouched (next applies its own body limit).
 func Lift(next http.Handler, maxBody int64) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ext := r.Header.Get("Mcp-Protocol-Version") >= FirstExtensionVersion
-		if !ext {
-			w = &statusWriter{w} // notifications/tasks/status (notify.go)
+		if !ext || r.Header.Get("Mcp-Method") == "subscriptions/listen" {
+			w = &statusWriter{w} // task notifications (notify.go)
 		}
 		if r.Method != http.MethodPost || r.Body == nil || (ext && r.Header.Get("Mcp-Method") != "subscriptions/listen") {
 			next.ServeHTTP(w, r)
@@ -47,6 +46,10 @@ func Lift(next http.Handler, maxBody int64) http.Handler {
 		if ext {
 			if refuseListen(w, body) {
 				return
+			}
+			if lifted, ok := liftListen(body); ok {
+				body = lifted
+				r.ContentLength = int64(len(body))
 			}
 			r.Body = rebody{bytes.NewReader(body), r.Body}
 			next.ServeHTTP(w, r)
@@ -134,4 +137,45 @@ func refuseListen(w http.ResponseWriter, body []byte) bool {
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(out)
 	return true
+}
+
+// _meta keys liftListen moves a subscriptions/listen's task ids and its
+// JSON-RPC id to, for the middleware (the SDK's listen params have no
+// taskIds, and a handler cannot read the request's id).
+const (
+	listenTaskIDsMeta = "elicitation/listen-task-ids"
+	listenIDMeta      = "elicitation/listen-id"
+)
+
+// liftListen copies a subscriptions/listen's notifications.taskIds and id
+// into params._meta; ok is false when body is anything else.
+func liftListen(body []byte) ([]byte, bool) {
+	var msg map[string]json.RawMessage
+	if json.Unmarshal(body, &msg) != nil || string(msg["method"]) != `"subscriptions/listen"` || msg["id"] == nil {
+		return nil, false
+	}
+	var params map[string]json.RawMessage
+	var n struct {
+		TaskIDs []string `json:"taskIds"`
+	}
+	if json.Unmarshal(msg["params"], &params) != nil || json.Unmarshal(params["notifications"], &n) != nil || n.TaskIDs == nil {
+		return nil, false
+	}
+	meta := map[string]json.RawMessage{}
+	if raw, ok := params["_meta"]; ok && string(raw) != "null" {
+		if json.Unmarshal(raw, &meta) != nil {
+			return nil, false
+		}
+	}
+	meta[listenTaskIDsMeta], _ = json.Marshal(n.TaskIDs)
+	meta[listenIDMeta] = msg["id"]
+	var err error
+	if params["_meta"], err = json.Marshal(meta); err != nil {
+		return nil, false
+	}
+	if msg["params"], err = json.Marshal(params); err != nil {
+		return nil, false
+	}
+	out, err := json.Marshal(msg)
+	return out, err == nil
 }

@@ -19,7 +19,8 @@
 //     answers with resultType "task"; tasks/get inlines the result once the
 //     task is over and, while it waits, offers the review link as a
 //     URL-mode input request to a host that declared URL elicitation;
-//     tasks/update takes the host's answer to it; tasks/cancel.
+//     tasks/update takes the host's answer to it; tasks/cancel; and
+//     notifications/tasks through subscriptions/listen.
 //
 // A task is the request its tool created: the task id is the request's id,
 // and its status, lifetime and result are read from wherever the tools keep
@@ -37,9 +38,12 @@
 // from tools/call (Lift moves it into _meta before the SDK decodes the
 // request), and its types have no tasks capability or execution field
 // (added when the initialize and tools/list results are encoded). The SDK
-// offers a server no way to send a notification it does not know, so
-// notifications/tasks/status and notifications/tasks are not sent; both
-// flavours make them optional, and hosts poll.
+// offers a server no way to send a notification it does not know:
+// notifications/tasks/status (on a 2025-11-25 session) and the 2026-07-28
+// notifications/tasks (on a subscriptions/listen for task ids) travel as a
+// carrier the SDK knows, which Lift's response writer turns back (notify.go,
+// listen.go). A tasks request without params is given empty ones (the SDK
+// panics reading the _meta of a nil custom params type).
 //
 // Toward the go-sdk upstream: the SDK-facing half (Lift, the capability and
 // execution encoding, the custom methods, the per-request flavour, the wire

@@ -47,6 +47,12 @@ func (t *Tasks) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return t.listTools(ctx, next, method, req)
 		case "tools/call":
 			return t.call(ctx, next, req)
+		case "subscriptions/listen":
+			if flavourOfRequest(req) == flavourExt {
+				if res, ok, err := t.listen(ctx, next, req); ok {
+					return res, err
+				}
+			}
 		case methodGet, methodResult, methodCancel, methodList, methodUpdate:
 			fillParams(req)
 			return t.method(ctx, next, method, req)

@@ -27,11 +27,31 @@ import (
 // a notification (a method, no id) with that _meta key, which no client
 // can make the server send.
 const (
-	methodStatus = "notifications/tasks/status"
-	carrierKey   = "io.github.mcp-elicitation/task-status"
+	methodStatus    = "notifications/tasks/status"
+	methodExtStatus = "notifications/tasks"
+	methodAcked     = "notifications/subscriptions/acknowledged"
+	carrierKey      = "io.github.mcp-elicitation/carried"
 )
 
 var carrierMark = []byte(`"` + carrierKey + `"`)
+
+// notify sends ss the notification method with params, in a carrier
+// (Lift's writer sends it as itself).
+func notify(ctx context.Context, ss *mcp.ServerSession, method string, params any) error {
+	return ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+		ProgressToken: carrierKey,
+		Meta:          mcp.Meta{carrierKey: carried{Method: method, Params: params}},
+	})
+}
+
+// carried is a carrier's notification.
+type carried struct {
+	Method string `json:"m"`
+	Params any    `json:"p"`
+}
+
+// carriable are the notifications a carrier may turn into.
+var carriable = map[string]bool{methodStatus: true, methodExtStatus: true, methodAcked: true}
 
 // watch tells ss when task id (of principal) ends, unless ss closes first.
 func (t *Tasks) watch(ss *mcp.ServerSession, principal, id string) {
@@ -44,12 +64,7 @@ func (t *Tasks) watch(ss *mcp.ServerSession, principal, id string) {
 			}
 			return
 		}
-		task := t.coreTask(viewOf(st, flavourCore))
-		err = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
-			ProgressToken: "task:" + id,
-			Meta:          mcp.Meta{carrierKey: task},
-		})
-		if err != nil {
+		if err := notify(ctx, ss, methodStatus, t.coreTask(viewOf(st, flavourCore))); err != nil {
 			// Best effort, as the specification makes it: the session's
 			// GET stream may not be open; the host polls.
 			t.log.DebugContext(ctx, "task status not delivered", "taskId", id, "err", err)
@@ -112,10 +127,15 @@ func uncarry(event []byte) ([]byte, bool) {
 				Meta map[string]json.RawMessage `json:"_meta"`
 			} `json:"params"`
 		}
-		if json.Unmarshal(data, &msg) != nil || msg.ID != nil || msg.Method != "notifications/progress" || msg.Params.Meta[carrierKey] == nil {
+		var c struct {
+			Method string          `json:"m"`
+			Params json.RawMessage `json:"p"`
+		}
+		if json.Unmarshal(data, &msg) != nil || msg.ID != nil || msg.Method != "notifications/progress" ||
+			json.Unmarshal(msg.Params.Meta[carrierKey], &c) != nil || !carriable[c.Method] || c.Params == nil {
 			return nil, false
 		}
-		b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": methodStatus, "params": msg.Params.Meta[carrierKey]})
+		b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": c.Method, "params": c.Params})
 		if err != nil {
 			return nil, false
 		}

@@ -1,0 +1,88 @@
+package mcptasks
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+)
+
+// MaxListenTasks bounds how many tasks one subscriptions/listen watches.
+const MaxListenTasks = 100
+
+// listen answers a 2026-07-28 subscriptions/listen that asks for task
+// notifications (notifications.taskIds, which Lift moved into _meta) from a
+// client that declared the extension: it acknowledges the asker's own
+// tasks among the ids (unknown and other principals' ids are left out of
+// the acknowledgement, as the specification lets it), then sends each
+// one's notifications/tasks when it ends (decided, declined, cancelled,
+// expired: the DetailedTask tasks/get would answer, the result inline), and
+// ends the stream when all have, or when the client goes away. The
+// notifications travel as carriers, which Lift's writer turns back.
+func (t *Tasks) listen(ctx context.Context, next mcp.MethodHandler, req mcp.Request) (mcp.Result, bool, error) {
+	meta := req.GetParams().GetMeta()
+	raw, _ := json.Marshal(meta[listenTaskIDsMeta])
+	var ids []string
+	if meta[listenTaskIDsMeta] == nil || json.Unmarshal(raw, &ids) != nil || !declaresExtension(req) {
+		return nil, false, nil // not a task listen: the SDK's
+	}
+	ss, ok := req.GetSession().(*mcp.ServerSession)
+	if !ok {
+		return nil, false, nil
+	}
+	subID := meta[listenIDMeta]
+	principal := t.opts.Principal(req.GetExtra())
+	var accepted []string
+	for _, id := range ids {
+		if len(accepted) == MaxListenTasks || slices.Contains(accepted, id) {
+			continue
+		}
+		if _, err := t.opts.Service.Status(ctx, principal, id); err == nil {
+			accepted = append(accepted, id)
+		}
+	}
+	ack := map[string]any{"notifications": map[string]any{"taskIds": orEmpty(accepted)}, "_meta": map[string]any{mcp.MetaKeySubscriptionID: subID}}
+	if err := notify(ctx, ss, methodAcked, ack); err != nil {
+		return nil, true, errInternal
+	}
+	var wg sync.WaitGroup
+	for _, id := range accepted {
+		wg.Go(func() { t.notifyWhenOver(ctx, next, ss, req, principal, id) })
+	}
+	wg.Wait()
+	return &mcp.SubscriptionsListenResult{Meta: mcp.Meta{mcp.MetaKeySubscriptionID: subID}}, true, nil
+}
+
+// notifyWhenOver waits for task id to end, then sends its DetailedTask.
+func (t *Tasks) notifyWhenOver(ctx context.Context, next mcp.MethodHandler, ss *mcp.ServerSession, req mcp.Request, principal, id string) {
+	st, err := t.opts.Service.Watch(ctx, principal, id)
+	if err != nil || st.Status == elicitation.StatusPending {
+		return
+	}
+	tg := target{req: req, f: flavourExt, principal: principal, state: st, view: viewOf(st, flavourExt)}
+	res, err := t.getExt(ctx, next, tg)
+	if err != nil {
+		t.log.DebugContext(ctx, "task notification not built", "taskId", id, "err", err)
+		return
+	}
+	b, err := json.Marshal(res)
+	var params map[string]json.RawMessage
+	if err != nil || json.Unmarshal(b, &params) != nil {
+		return
+	}
+	delete(params, "resultType") // a tasks/get result's, not the task's
+	if err := notify(ctx, ss, methodExtStatus, params); err != nil {
+		t.log.DebugContext(ctx, "task notification not delivered", "taskId", id, "err", err)
+	}
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
