@@ -192,7 +192,7 @@ func TestCoreExpiry(t *testing.T) {
 			w := newWorld(t, ep.o)
 			c := w.connect("tok-alice", core, -1, nil)
 			id, _ := startTask(t, c, "elicit_approval", map[string]any{"message": "Ship?", "context": 1, "timeoutSeconds": 60})
-			w.clock.Advance(61 * time.Second)
+			w.clock.Add(61 * time.Second)
 			got := c.must("tasks/get", id)
 			if got["status"] != "failed" || !strings.Contains(got["statusMessage"].(string), "expired") || !strings.Contains(got["statusMessage"].(string), "ask again") {
 				t.Fatalf("tasks/get after expiry: %v", got)

@@ -164,7 +164,7 @@ func TestExtCancelExpireAndErrors(t *testing.T) {
 			}
 			// Expiry completes the task with elicit_result's expired error.
 			id2 := startExt(t, c, "elicit_approval", map[string]any{"message": "m", "context": 1, "timeoutSeconds": 60})
-			w.clock.Advance(61e9)
+			w.clock.Add(61e9)
 			got := c.must("tasks/get", id2)
 			res, _ := got["result"].(map[string]any)
 			if got["status"] != "completed" || res["isError"] != true || !strings.HasPrefix(textOf(res), "expired: ") || !strings.Contains(got["statusMessage"].(string), "ask again") {

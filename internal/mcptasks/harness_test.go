@@ -28,25 +28,8 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
 	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
 	sealerpkg "github.com/mcp-elicitation/elicitation/internal/sealer"
+	"github.com/mcp-elicitation/elicitation/internal/testclock"
 )
-
-// clock is the processes' shared, controllable time.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // tokens are the test's bearer tokens and the principals they stand for.
 var tokens = map[string]string{"tok-alice": "alice", "tok-bob": "bob"}
@@ -61,7 +44,7 @@ type world struct {
 	waitShare int
 	dbPath    string
 	sealer    *sealerpkg.Keyring
-	clock     *clock
+	clock     *testclock.Clock // the processes' shared time
 
 	mu      sync.Mutex
 	svc     *elicitation.Service // the first instance's, to decide with
@@ -84,7 +67,7 @@ func newWorld(t testing.TB, o worldOptions) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &world{t: t, stateless: o.stateless, maxWait: o.maxWait, waitShare: o.waitShare, dbPath: filepath.Join(t.TempDir(), "store.db"), sealer: k, created: map[string]string{}, clock: &clock{t: time.Now().UTC()}}
+	w := &world{t: t, stateless: o.stateless, maxWait: o.maxWait, waitShare: o.waitShare, dbPath: filepath.Join(t.TempDir(), "store.db"), sealer: k, created: map[string]string{}, clock: testclock.New(time.Now().UTC())}
 	if w.maxWait == 0 {
 		w.maxWait = 5 * time.Second
 	}

@@ -69,7 +69,7 @@ func createMany(t *testing.T, w *world, principal string, n int) []string {
 	t.Helper()
 	var ids []string
 	for range n {
-		w.clock.Advance(time.Millisecond)
+		w.clock.Add(time.Millisecond)
 		cr, err := w.svc.CreateApproval(context.Background(), principal, elicitation.ApprovalInput{Message: "Batch item?", Context: json.RawMessage(`1`)})
 		if err != nil {
 			t.Fatal(err)
@@ -101,9 +101,9 @@ func TestCoreList(t *testing.T) {
 			alice := w.connect("tok-alice", core, -1, nil)
 			bob := w.connect("tok-bob", core, -1, nil)
 			older := createMany(t, w, "alice", mcptasks.ListPage) // fills the first page with the next one
-			w.clock.Advance(time.Millisecond)
+			w.clock.Add(time.Millisecond)
 			decided, _ := startTask(t, alice, "elicit_approval", approvalArgs)
-			w.clock.Advance(time.Millisecond)
+			w.clock.Add(time.Millisecond)
 			cancelled, _ := startTask(t, alice, "elicit_approval", approvalArgs)
 			createMany(t, w, "bob", 2)
 			w.decide(decided, elicitation.Submission{Decision: elicitation.DecisionDeclined, Comment: "no"})
@@ -153,7 +153,7 @@ func TestTypeScriptListTasks(t *testing.T) {
 	w := newWorld(t, worldOptions{stateless: true, instances: 2})
 	alice := w.connect("tok-alice", core, -1, nil)
 	mine := createMany(t, w, "alice", mcptasks.ListPage+3)
-	w.clock.Advance(time.Millisecond)
+	w.clock.Add(time.Millisecond)
 	started, _ := startTask(t, alice, "elicit_approval", approvalArgs)
 	mine = append(mine, started)
 	slices.Reverse(mine)
