@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/mcptasks"
+	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
 const core = "2025-11-25"
@@ -460,6 +461,33 @@ func TestCoreTTL(t *testing.T) {
 // reaches the wire.
 func TestCoreStatusNotification(t *testing.T) {
 	w := newWorld(t, worldOptions{})
+	id, events := rawTaskSession(t, w, `{"message":"Ship?","context":1}`)
+	w.decide(id, elicitation.Submission{Decision: elicitation.DecisionSubmitted})
+	if p := nextStatus(t, events, 10*time.Second); p["taskId"] != id || p["status"] != "completed" || p["ttl"] == nil {
+		t.Fatalf("notifications/tasks/status: %v", p)
+	}
+}
+
+// TestCoreStatusNotificationExpiry: an expiry is told too (status failed,
+// the sentence to ask again). It waits for the request's shortest
+// lifetime, 60 s, in real time: the watch's timer is the wall clock's.
+func TestCoreStatusNotificationExpiry(t *testing.T) {
+	testenv.Slow(t, "a 60 s expiry")
+	t.Parallel()
+	w := newWorld(t, worldOptions{})
+	id, events := rawTaskSession(t, w, `{"message":"Ship?","context":1,"timeoutSeconds":60}`)
+	w.clock.Add(61 * time.Second)
+	p := nextStatus(t, events, 75*time.Second)
+	if p["taskId"] != id || p["status"] != "failed" || !strings.Contains(p["statusMessage"].(string), "ask again") {
+		t.Fatalf("notifications/tasks/status: %v", p)
+	}
+}
+
+// rawTaskSession opens a 2025-11-25 session over raw HTTP with its GET
+// stream, starts elicit_approval with args as a task on it, and returns the
+// task id and the stream's data lines.
+func rawTaskSession(t *testing.T, w *world, args string) (string, <-chan string) {
+	t.Helper()
 	post := func(session, body string) (http.Header, map[string]any) {
 		req, _ := http.NewRequest(http.MethodPost, w.servers[0].URL+"/mcp", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer tok-alice")
@@ -491,7 +519,7 @@ func TestCoreStatusNotification(t *testing.T) {
 	if err != nil || stream.StatusCode != http.StatusOK {
 		t.Fatalf("GET stream: %v %v", stream, err)
 	}
-	defer stream.Body.Close()
+	t.Cleanup(func() { _ = stream.Body.Close() })
 	events := make(chan string, 16)
 	go func() {
 		sc := bufio.NewScanner(stream.Body)
@@ -502,12 +530,19 @@ func TestCoreStatusNotification(t *testing.T) {
 		}
 		close(events)
 	}()
-	_, created := post(sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"elicit_approval","arguments":{"message":"Ship?","context":1},"task":{}}}`)
+	_, created := post(sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"elicit_approval","arguments":`+args+`,"task":{}}}`)
 	id, _ := created["result"].(map[string]any)["task"].(map[string]any)["taskId"].(string)
 	if id == "" {
 		t.Fatalf("tools/call as a task: %v", created)
 	}
-	w.decide(id, elicitation.Submission{Decision: elicitation.DecisionSubmitted})
+	return id, events
+}
+
+// nextStatus returns the params of the next notifications/tasks/status on
+// the stream, failing on a carrier on the wire.
+func nextStatus(t *testing.T, events <-chan string, within time.Duration) map[string]any {
+	t.Helper()
+	deadline := time.After(within)
 	for {
 		select {
 		case d, ok := <-events:
@@ -521,15 +556,11 @@ func TestCoreStatusNotification(t *testing.T) {
 				Method string         `json:"method"`
 				Params map[string]any `json:"params"`
 			}
-			if json.Unmarshal([]byte(d), &msg) != nil || msg.Method != "notifications/tasks/status" {
-				continue // the stream's priming event
+			if json.Unmarshal([]byte(d), &msg) == nil && msg.Method == "notifications/tasks/status" {
+				return msg.Params
 			}
-			if msg.Params["taskId"] != id || msg.Params["status"] != "completed" || msg.Params["ttl"] == nil {
-				t.Fatalf("notifications/tasks/status: %v", msg.Params)
-			}
-			return
-		case <-time.After(10 * time.Second):
-			t.Fatal("no notifications/tasks/status within 10 s of the decision")
+		case <-deadline:
+			t.Fatalf("no notifications/tasks/status within %s", within)
 		}
 	}
 }
