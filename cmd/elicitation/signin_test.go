@@ -21,8 +21,8 @@ import (
 // The local server with reviewer sign-in against a real OpenID provider:
 // the banner says a link alone decides nothing, a request names its
 // reviewer over MCP, the reviewer signs in and decides, and elicit_result
-// says who. Without sign-in the banner says what a link grants, and
-// reviewers are refused.
+// says who; the inbox lists the request for bob only. Without sign-in the
+// banner says what a link grants, and reviewers are refused.
 func TestServeWithSignIn(t *testing.T) {
 	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	p := oidctest.Start(t, "http://"+addr+reviewauth.CallbackPath)
@@ -45,6 +45,21 @@ func TestServeWithSignIn(t *testing.T) {
 	resp, body, err := oidctest.SignIn(context.Background(), bob, u, "bob")
 	if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(body, "Signed in as <strong>bob@example.com</strong>") {
 		t.Fatalf("bob's page: %v %v\n%.500s", resp, err, body)
+	}
+	// The local server's inbox: bob's lists the request, whose row opens
+	// its page without the key; mallory's (signed in, not named) is empty.
+	inbox := "http://" + addr + "/review/"
+	row := `<a class="open" href="./` + c["elicitationId"].(string) + `">Which?</a>`
+	for who, want := range map[*http.Client]bool{bob: true, mallory: false} {
+		r, err := who.Get(inbox)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(r.Body)
+		_ = r.Body.Close()
+		if r.StatusCode != http.StatusOK || strings.Contains(string(b), row) != want {
+			t.Errorf("the inbox (row wanted: %v): %d\n%.800s", want, r.StatusCode, b)
+		}
 	}
 	tok := regexp.MustCompile(`name="token" value="([^"]+)"`).FindStringSubmatch(body)
 	resp, err = bob.PostForm(u, url.Values{"token": {tok[1]}, "decision": {"submitted"}, "option": {"b"}})
