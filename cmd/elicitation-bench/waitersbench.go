@@ -51,6 +51,7 @@ func waitersBench(args []string) error {
 	eras := fs.String("eras", "2026-07-28,2025-11-25", "protocol eras to run, comma-separated")
 	workers := fs.Int("workers", 16, "concurrent creators, openers and deciders")
 	targets := fs.String("targets", "ours,bare,plain", "targets to run, comma-separated")
+	fs.DurationVar(&waitersSettle, "settle", 0, "after the plateau, hold the calls this much longer and report the RSS then (settled); the runtime's periodic GC runs every 2 minutes")
 	fs.IntVar(&waitersRate, "rate", 0, "open at most this many waiting calls a second (0: as fast as the workers dial, a burst)")
 	fs.StringVar(&waitersServerLog, "server-log", "", "append our server's standard error here (with GODEBUG=gctrace=1 in the environment: its GC trace)")
 	_ = fs.Parse(args)
@@ -68,7 +69,7 @@ func waitersBench(args []string) error {
 		pace = fmt.Sprintf("at %d a second", waitersRate)
 	}
 	fmt.Printf("# %d waiting calls per target, opened %s, %d workers; RSS of the server process\n", *n, pace, *workers)
-	fmt.Printf("%-44s %9s %11s %9s %9s %9s %9s\n", "era / target", "idle MB", "plateau MB", "peak MB", "p50 ms", "p99 ms", "max ms")
+	fmt.Printf("%-44s %9s %11s %11s %9s %9s %9s %9s\n", "era / target", "idle MB", "plateau MB", "settled MB", "peak MB", "p50 ms", "p99 ms", "max ms")
 	for i, era := range strings.Split(*eras, ",") {
 		for _, name := range want {
 			if name == "plain" && i > 0 {
@@ -87,7 +88,7 @@ func waitersBench(args []string) error {
 			if name == "plain" {
 				label = "any era / " + t.name
 			}
-			fmt.Printf("%-44s %9.1f %11.1f %9.1f %9.3f %9.3f %9.3f\n", label, mb(r.idle), mb(r.plateau), mb(r.peak), r.p50, r.p99, r.max)
+			fmt.Printf("%-44s %9.1f %11.1f %11.1f %9.1f %9.3f %9.3f %9.3f\n", label, mb(r.idle), mb(r.plateau), mb(r.settled), mb(r.peak), r.p50, r.p99, r.max)
 		}
 	}
 	return nil
@@ -133,6 +134,7 @@ func startWaiterTarget(name, era, dir string) (*waiterTarget, error) {
 var (
 	waitersServerLog string
 	waitersRate      int
+	waitersSettle    time.Duration
 )
 
 var waitersFlags = "--max-waits 0 --max-waits-per-principal 0 --mcp-max-sessions 0 --mcp-sessions-per-principal 1000000 --max-wait 10m"
@@ -358,6 +360,7 @@ func rawRequest(addr, path string, hdr map[string]string, body []byte) []byte {
 
 type waitersResult struct {
 	idle, plateau, peak int64
+	settled             int64 // after -settle more (the plateau without it)
 	p50, p99, max       float64
 }
 
@@ -413,6 +416,11 @@ func holdAndRelease(t *waiterTarget, n, workers int) (waitersResult, error) {
 		return r, fmt.Errorf("open: %w", err)
 	}
 	r.plateau = steadyRSS(t.pid)
+	r.settled = r.plateau
+	if waitersSettle > 0 {
+		time.Sleep(waitersSettle)
+		r.settled, _ = rss(t.pid)
+	}
 	if e := early.Load(); e > 0 {
 		return r, fmt.Errorf("%d calls returned before their release (first: %v)", e, <-errs)
 	}

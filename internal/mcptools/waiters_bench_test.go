@@ -36,7 +36,7 @@ func BenchmarkWaiterMemory(b *testing.B) {
 	}{{"stateless-2026-07-28", true, proto20260728}, {"stateful-2025-11-25", false, proto20251125}} {
 		b.Run(mode.name, func(b *testing.B) {
 			for range b.N {
-				e := newEnv(b, envOptions{stateless: mode.stateless, maxWaits: 2 * waiters, waitShare: 2 * waiters})
+				e := newEnv(b, envOptions{stateless: mode.stateless, maxWaits: 2 * waiters, waitShare: 2 * waiters, maxWait: 10 * time.Minute})
 				cs := e.connect(b, mode.version, "")
 				ctx := context.Background()
 				runtime.GC()
