@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/mcptasks"
 )
 
 const ext = "2026-07-28"
@@ -243,50 +244,7 @@ func TestExtTaskNotifications(t *testing.T) {
 			decided := startExt(t, c, "elicit_approval", approvalArgs)
 			cancelled := startExt(t, c, "elicit_approval", approvalArgs)
 			foreign := startExt(t, bob, "elicit_approval", approvalArgs)
-			body := `{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{"notifications":{"taskIds":["` + decided + `","` + cancelled + `","` + foreign + `","unknown"]},"_meta":{"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
-			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, w.servers[0].URL+"/mcp", strings.NewReader(body))
-			req.Header.Set("Authorization", "Bearer tok-alice")
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			req.Header.Set("Mcp-Protocol-Version", ext)
-			req.Header.Set("Mcp-Method", "subscriptions/listen")
-			res, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer res.Body.Close()
-			events := make(chan map[string]any, 16)
-			go func() {
-				defer close(events)
-				sc := bufio.NewScanner(res.Body)
-				sc.Buffer(make([]byte, 1<<20), 1<<20)
-				for sc.Scan() {
-					d, ok := strings.CutPrefix(sc.Text(), "data: ")
-					if !ok {
-						continue
-					}
-					if strings.Contains(d, "notifications/progress") || strings.Contains(d, "io.github.mcp-elicitation") {
-						t.Errorf("a carrier reached the wire: %s", d)
-					}
-					var msg map[string]any
-					if json.Unmarshal([]byte(d), &msg) == nil {
-						events <- msg
-					}
-				}
-			}()
-			next := func(what string) map[string]any {
-				t.Helper()
-				select {
-				case m, ok := <-events:
-					if !ok {
-						t.Fatalf("the listen stream ended before %s", what)
-					}
-					return m
-				case <-time.After(10 * time.Second):
-					t.Fatalf("no %s within 10 s", what)
-				}
-				return nil
-			}
+			next := openListen(t, w, "tok-alice", decided, cancelled, foreign, "unknown")
 			ack := next("the acknowledgement")
 			ids, _ := ack["params"].(map[string]any)["notifications"].(map[string]any)["taskIds"].([]any)
 			if ack["method"] != "notifications/subscriptions/acknowledged" || len(ids) != 2 || ids[0] != decided || ids[1] != cancelled {
@@ -325,5 +283,98 @@ func TestExtTaskNotifications(t *testing.T) {
 				t.Fatalf("%d result_fetched entries, want 1", fetched)
 			}
 		})
+	}
+}
+
+// openListen sends a 2026-07-28 subscriptions/listen (JSON-RPC id 9) for
+// task ids as token's principal on the first instance and returns what
+// reads its stream's messages one at a time (failing t when the stream
+// ends first or nothing comes within 10 s); the carriers must never reach
+// the wire.
+func openListen(t *testing.T, w *world, token string, ids ...string) (next func(what string) map[string]any) {
+	t.Helper()
+	taskIDs, _ := json.Marshal(ids)
+	body := `{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{"notifications":{"taskIds":` + string(taskIDs) + `},"_meta":{"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, w.servers[0].URL+"/mcp", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", ext)
+	req.Header.Set("Mcp-Method", "subscriptions/listen")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { res.Body.Close() })
+	events := make(chan map[string]any, 16)
+	go func() {
+		defer close(events)
+		if !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+			var msg map[string]any
+			if b, _ := io.ReadAll(res.Body); json.Unmarshal(b, &msg) == nil {
+				events <- msg
+			}
+			return
+		}
+		sc := bufio.NewScanner(res.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			d, ok := strings.CutPrefix(sc.Text(), "data: ")
+			if !ok {
+				continue
+			}
+			if strings.Contains(d, "notifications/progress") || strings.Contains(d, "io.github.mcp-elicitation") {
+				t.Errorf("a carrier reached the wire: %s", d)
+			}
+			var msg map[string]any
+			if json.Unmarshal([]byte(d), &msg) == nil {
+				events <- msg
+			}
+		}
+	}()
+	return func(what string) map[string]any {
+		t.Helper()
+		select {
+		case m, ok := <-events:
+			if !ok {
+				t.Fatalf("the listen stream ended before %s", what)
+			}
+			return m
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no %s within 10 s", what)
+		}
+		return nil
+	}
+}
+
+// TestExtListenHoldsAWaitSlot: a listen for tasks holds one of its
+// principal's wait slots (the same ones elicit_await takes) until it ends:
+// past the share, a second listen is refused with CodeBusy and a sentence
+// saying what to do, as is an elicit_await; once the first listen ended, a
+// listen is acknowledged again.
+func TestExtListenHoldsAWaitSlot(t *testing.T) {
+	w := newWorld(t, worldOptions{waitShare: 1})
+	c := w.connect("tok-alice", ext, -1, extCaps)
+	first := startExt(t, c, "elicit_approval", approvalArgs)
+	second := startExt(t, c, "elicit_approval", approvalArgs)
+	next := openListen(t, w, "tok-alice", first)
+	if ack := next("the first listen's acknowledgement"); ack["method"] != "notifications/subscriptions/acknowledged" {
+		t.Fatalf("first listen: %v", ack)
+	}
+	refused := openListen(t, w, "tok-alice", second)("the second listen's answer")
+	e, _ := refused["error"].(map[string]any)
+	if e == nil || e["code"] != float64(mcptasks.CodeBusy) || !strings.Contains(e["message"].(string), "this client (alice) already has 1") || !strings.Contains(e["message"].(string), "poll tasks/get") {
+		t.Fatalf("second listen past the share: %v", refused)
+	}
+	w.decide(first, elicitation.Submission{Decision: elicitation.DecisionSubmitted})
+	if n := next("the first task's notification"); n["method"] != "notifications/tasks" {
+		t.Fatalf("notification %v", n)
+	}
+	if end := next("the first listen's result"); end["result"] == nil {
+		t.Fatalf("the first listen ended with %v", end)
+	}
+	again := openListen(t, w, "tok-alice", second)
+	if ack := again("the third listen's acknowledgement"); ack["method"] != "notifications/subscriptions/acknowledged" {
+		t.Fatalf("a listen after the first ended: %v", ack)
 	}
 }

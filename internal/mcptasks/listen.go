@@ -45,6 +45,13 @@ func (t *Tasks) listen(ctx context.Context, next mcp.MethodHandler, req mcp.Requ
 			accepted = append(accepted, id)
 		}
 	}
+	if len(accepted) > 0 && t.opts.Hold != nil {
+		release, err := t.opts.Hold(principal)
+		if err != nil {
+			return nil, true, errBusy(err)
+		}
+		defer release()
+	}
 	ack := map[string]any{"notifications": map[string]any{"taskIds": orEmpty(accepted)}, "_meta": map[string]any{mcp.MetaKeySubscriptionID: subID}}
 	if err := notify(ctx, ss, methodAcked, ack); err != nil {
 		return nil, true, errInternal

@@ -109,6 +109,13 @@ type Options struct {
 	// declared URL elicitation are offered it as an input request.
 	ReviewLink func(ctx context.Context, principal, id string) (link, message string)
 
+	// Hold takes a wait slot for principal while a 2026-07-28
+	// subscriptions/listen for tasks stays open (the listen holds its
+	// request and a watch per task, as a waiting elicit_await holds its
+	// call), and returns the function that gives it back, or the error
+	// (elicitation.ErrBusy) saying which limit is full. nil: no bound.
+	Hold func(principal string) (release func(), err error)
+
 	// PollInterval is suggested to hosts; 0: DefaultPollInterval.
 	PollInterval time.Duration
 

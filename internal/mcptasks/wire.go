@@ -8,6 +8,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
 
 // Meta keys of the specification.
@@ -105,6 +107,22 @@ func errStillWorking(bound string) error {
 // returned at the wait bound with the task still working (a server error
 // code: the specification's tasks/result has no bound).
 const CodeStillWorking = -32010
+
+// errBusy answers a subscriptions/listen for tasks that found the
+// server's or this client's wait slots full (Options.Hold): its sentence
+// says which, and what to do instead.
+func errBusy(err error) error {
+	msg := "the server holds as many waits as it may; poll tasks/get instead"
+	var e *elicitation.Error
+	if errors.As(err, &e) && e.Kind == elicitation.ErrBusy {
+		msg = e.Message + "; meanwhile poll tasks/get, which never waits"
+	}
+	return &jsonrpc.Error{Code: CodeBusy, Message: "subscriptions/listen refused: " + msg}
+}
+
+// CodeBusy is the JSON-RPC error code of a subscriptions/listen refused
+// because the wait slots it would hold are full (a server error code).
+const CodeBusy = -32011
 
 // methodNotFound is a -32601 error whose sentence reaches the client. The
 // go-sdk replaces the message of every error that is its method-not-found

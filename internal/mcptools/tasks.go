@@ -19,6 +19,7 @@ func (s *Server) installTasks() {
 		ResultTool: ToolResult,
 		Principal:  principalOf,
 		ReviewLink: s.keptLink,
+		Hold:       s.waits.take,
 		Logger:     s.log,
 	})
 	if err != nil {
