@@ -61,11 +61,11 @@ func init() {
 				return nil
 			}},
 		Setting{Name: "max-waits", Scope: Local, Default: "500",
-			Usage: "most elicit_await calls waiting at once, on every protocol era (each holds about 200 KB); past it a call gets the tool error busy, saying to retry in a few seconds; 0 no cap",
+			Usage: "most elicit_await calls waiting at once, on every protocol era, counting each open 2026-07-28 task listen (subscriptions/listen) as one; past it a call gets the tool error busy (a listen: -32011), saying to retry in a few seconds; 0 no cap",
 			bind:  func(s *Settings) Value { return (*intValue)(&s.MaxWaits) },
 			check: nonNegative(func(s *Settings) int { return s.MaxWaits })},
 		Setting{Name: "max-waits-per-principal", Scope: Local, Default: "64",
-			Usage: "most elicit_await calls one principal (its API key, else its IP address) has waiting at once; past it that principal's call gets the tool error busy (retry after one returns, or use a task); 0 no cap",
+			Usage: "most elicit_await calls and task listens one principal (its API key, else its IP address) has waiting at once; past it that principal's call gets the tool error busy (retry after one returns, or use a task); 0 no cap",
 			bind:  func(s *Settings) Value { return (*intValue)(&s.WaitShare) },
 			check: nonNegative(func(s *Settings) int { return s.WaitShare })},
 		Setting{Name: "http-read-timeout", Scope: Local, Default: "30s",
