@@ -263,7 +263,7 @@ func runFlows(t *testing.T, e *env, cs *mcp.ClientSession) {
 	t.Run("ExpiryByClock", func(t *testing.T) {
 		c := ok(t, cs, mcptools.ToolApproval, map[string]any{"message": "Quick!", "context": true, "timeoutSeconds": 1})
 		id := checkCreated(t, e, c, elicitation.MinTimeout) // 1 is clamped to 60
-		e.clock.Advance(elicitation.MinTimeout)
+		e.clock.Add(elicitation.MinTimeout)
 		start := time.Now()
 		if got := ok(t, cs, mcptools.ToolAwait, map[string]any{"elicitationId": id}); got["status"] != "expired" {
 			t.Errorf("await = %v, want expired", got)

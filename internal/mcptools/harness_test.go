@@ -27,6 +27,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
 	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
 	sealerpkg "github.com/mcp-elicitation/elicitation/internal/sealer"
+	"github.com/mcp-elicitation/elicitation/internal/testclock"
 )
 
 // The two protocol eras the stateless path must serve.
@@ -35,25 +36,8 @@ const (
 	proto20251125 = "2025-11-25"
 )
 
-// clock is a controllable elicitation.Config.Now.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+// newClock is the shared test clock (testclock) at this package's start.
+func newClock() *testclock.Clock { return testclock.New(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)) }
 
 // waitSignal wraps a store so that a test learns when an elicit_await has
 // started waiting in the store.
@@ -74,7 +58,7 @@ func (s *waitSignal) Wait(ctx context.Context, id string) (elicitation.State, er
 // handler instances that share only the store file (each has its own
 // store handle and Service), with requests alternating between them.
 type env struct {
-	clock   *clock
+	clock   *testclock.Clock
 	svc     *elicitation.Service   // decides requests, as the review endpoint would
 	svcs    []*elicitation.Service // each instance's, svcs[0] == svc
 	store   *waitSignal

@@ -235,7 +235,7 @@ func TestHostFormSessionless(t *testing.T) {
 
 	// An answer after expiry decides nothing.
 	late, lateState := ask(map[string]any{"message": "Late?", "options": threeOptions, "timeoutSeconds": 60})
-	e.clock.Advance(2 * time.Minute)
+	e.clock.Add(2 * time.Minute)
 	res, err = answerInHost(cs, late["elicitationId"].(string), lateState, &mcp.ElicitResult{Action: "accept", Content: map[string]any{"selection": "a"}})
 	if err != nil || !strings.Contains(text(res), "expired") {
 		t.Fatalf("answer after expiry: %q, %v", text(res), err)

@@ -86,7 +86,7 @@ func TestSessionlessPushState(t *testing.T) {
 	e.mu.Lock()
 	fresh := e.lastState
 	e.mu.Unlock()
-	e.clock.Advance(mcptools.StateTTL)
+	e.clock.Add(mcptools.StateTTL)
 	refused(alice, other, fresh, "has expired")
 
 	// Bob's host was never offered alice's requests, and alice's only once
