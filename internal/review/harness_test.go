@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,34 +19,15 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
 	"github.com/mcp-elicitation/elicitation/internal/review"
+	"github.com/mcp-elicitation/elicitation/internal/testclock"
 )
 
 // t0 is the tests' start time.
 var t0 = time.Date(2026, 3, 14, 9, 26, 53, 0, time.UTC)
 
-// clock is a settable clock shared by the Service and the handlers.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
-}
-
-func (c *clock) Add(d time.Duration) { c.Set(c.Now().Add(d)) }
-
 type env struct {
 	t       testing.TB
-	clock   *clock
+	clock   *testclock.Clock
 	store   *boltstore.Store
 	svc     *elicitation.Service
 	keys    *pagetoken.Keyring
@@ -61,7 +41,7 @@ const testKeys = "k1:MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=,k0:ZmVkY2JhOTg
 
 func newEnv(t testing.TB, opts ...func(*review.Options)) *env {
 	t.Helper()
-	e := &env{t: t, clock: &clock{t: t0}}
+	e := &env{t: t, clock: testclock.New(t0)}
 	st, err := boltstore.Open(filepath.Join(t.TempDir(), "store.db"))
 	if err != nil {
 		t.Fatal(err)

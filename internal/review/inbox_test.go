@@ -18,6 +18,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
 	"github.com/mcp-elicitation/elicitation/internal/review"
+	"github.com/mcp-elicitation/elicitation/internal/testclock"
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
@@ -56,7 +57,7 @@ func fakeSignIn(next http.Handler) http.Handler {
 // owner bar, behind fakeSignIn.
 func newSignedInEnv(t testing.TB) *env {
 	t.Helper()
-	e := &env{t: t, clock: &clock{t: t0}}
+	e := &env{t: t, clock: testclock.New(t0)}
 	st, err := boltstore.Open(filepath.Join(t.TempDir(), "store.db"))
 	if err != nil {
 		t.Fatal(err)
