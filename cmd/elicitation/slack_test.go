@@ -2,19 +2,17 @@ package main
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-elicitation/elicitation/internal/slackact/slacktest"
 )
 
 // TestServeSlackDecision: "elicitation serve" with a Slack app posts the
@@ -68,20 +66,13 @@ func TestServeSlackDecision(t *testing.T) {
 	if approve == nil {
 		t.Fatalf("no Approve button: %v", msg)
 	}
-	payload, _ := json.Marshal(map[string]any{
-		"type": "block_actions", "team": map[string]any{"id": "T0TEAM0001"}, "user": map[string]any{"id": "U0ALICE001", "team_id": "T0TEAM0001"},
-		"trigger_id": "1.2.3", "response_url": slack.URL + "/actions/T0TEAM0001/1/x", "container": map[string]any{"message_ts": "1.1"},
-		"actions": []any{map[string]any{"action_id": "elicitation.approve", "value": approve["value"], "action_ts": "1764666000.1", "type": "button"}},
-	})
-	body := url.Values{"payload": {string(payload)}}.Encode()
+	body := slacktest.Press{Team: "T0TEAM0001", User: "U0ALICE001", ResponseURL: slack.URL + "/actions/T0TEAM0001/1/x", ActionID: "elicitation.approve", Value: fmt.Sprint(approve["value"])}.Body()
 	post := func(secret string) int {
-		ts := strconv.FormatInt(time.Now().Unix(), 10)
-		mac := hmac.New(sha256.New, []byte(secret))
-		fmt.Fprintf(mac, "v0:%s:%s", ts, body)
+		ts := time.Now().Unix()
 		req, _ := http.NewRequest(http.MethodPost, m.ReviewBase+"/slack/interactions", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("X-Slack-Request-Timestamp", ts)
-		req.Header.Set("X-Slack-Signature", "v0="+hex.EncodeToString(mac.Sum(nil)))
+		req.Header.Set("X-Slack-Request-Timestamp", strconv.FormatInt(ts, 10))
+		req.Header.Set("X-Slack-Signature", slacktest.Sign(secret, ts, body))
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

@@ -3,10 +3,7 @@
 package lambdatest_test
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,6 +16,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/mcp-elicitation/elicitation/internal/slackact/slacktest"
 )
 
 const slackSecretARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:mcp-elicitation-slack-MnOpQr"
@@ -60,22 +58,15 @@ func TestSlackOnLambda(t *testing.T) {
 	})
 	created := mustTool(t, s.fn["mcp"], event(t, "mcp-elicit-approval", phKey, s.keys["alice"]))
 	press := func(action string) string {
-		p, _ := json.Marshal(map[string]any{
-			"type": "block_actions", "team": map[string]any{"id": "T0TEAM0001"}, "user": map[string]any{"id": "U0ALICE001", "team_id": "T0TEAM0001"},
-			"trigger_id": "1.2.3", "response_url": slack.URL + "/actions/T0TEAM0001/1/x", "container": map[string]any{"message_ts": "1.1"},
-			"actions": []any{map[string]any{"action_id": action, "value": created.ReviewURL, "action_ts": "1764666000.1", "type": "button"}},
-		})
-		return url.Values{"payload": {string(p)}}.Encode()
+		return slacktest.Press{Team: "T0TEAM0001", User: "U0ALICE001", ResponseURL: slack.URL + "/actions/T0TEAM0001/1/x", ActionID: action, Value: created.ReviewURL}.Body()
 	}
 	invoke := func(secret, body string) int {
-		ts := strconv.FormatInt(time.Now().Unix(), 10)
-		mac := hmac.New(sha256.New, []byte(secret))
-		fmt.Fprintf(mac, "v0:%s:%s", ts, body)
+		ts := time.Now().Unix()
 		ev := events.APIGatewayV2HTTPRequest{
 			Version: "2.0", RouteKey: "POST /slack/interactions", RawPath: "/slack/interactions",
 			Headers: map[string]string{
-				"content-type": "application/x-www-form-urlencoded", "x-slack-request-timestamp": ts,
-				"x-slack-signature": "v0=" + hex.EncodeToString(mac.Sum(nil)), "user-agent": "Slackbot 1.0 (+https://api.slack.com/robots)",
+				"content-type": "application/x-www-form-urlencoded", "x-slack-request-timestamp": strconv.FormatInt(ts, 10),
+				"x-slack-signature": slacktest.Sign(secret, ts, body), "user-agent": "Slackbot 1.0 (+https://api.slack.com/robots)",
 			},
 			RequestContext: events.APIGatewayV2HTTPRequestContext{
 				DomainName: "abc123.execute-api.us-east-1.amazonaws.com", Stage: "$default", RouteKey: "POST /slack/interactions",

@@ -2,9 +2,6 @@ package slackact_test
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -24,6 +21,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/notify"
 	"github.com/mcp-elicitation/elicitation/internal/review"
 	"github.com/mcp-elicitation/elicitation/internal/slackact"
+	"github.com/mcp-elicitation/elicitation/internal/slackact/slacktest"
 	"github.com/mcp-elicitation/elicitation/internal/testclock"
 )
 
@@ -143,13 +141,6 @@ func (s *slackSide) openedViews() []openedView {
 	return append([]openedView(nil), s.views...)
 }
 
-// sign is what Slack sends: the v0 signature of "v0:{timestamp}:{body}".
-func sign(secret string, ts int64, body string) string {
-	mac := hmac.New(sha256.New, []byte(secret))
-	fmt.Fprintf(mac, "v0:%d:%s", ts, body)
-	return "v0=" + hex.EncodeToString(mac.Sum(nil))
-}
-
 // interaction is one request as Slack would send it.
 type interaction struct {
 	body        string // the form-encoded body (payload=…)
@@ -168,7 +159,7 @@ func (s *slackSide) send(in interaction, secret string, skew time.Duration) (int
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("X-Slack-Request-Timestamp", strconv.FormatInt(ts, 10))
-	req.Header.Set("X-Slack-Signature", sign(secret, ts, in.body))
+	req.Header.Set("X-Slack-Signature", slacktest.Sign(secret, ts, in.body))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		s.t.Fatal(err)
