@@ -14,7 +14,10 @@ import (
 // 2025-11-25) that declares form elicitation, against the local server with
 // --host-form: askInHost's elicit_await shows it the form, and its accept,
 // decline and cancel land as the review page's would (cancel decides
-// nothing: the page then does), each recorded with where it was decided.
+// nothing: the page then does), each recorded with where it was decided;
+// a form the host holds open past the await's wait bound is cancelled
+// (notifications/cancelled), the await returns pending, and the host's
+// late answer decides nothing: the page then does.
 func TestTypeScriptHostForm(t *testing.T) {
 	testenv.Slow(t, "TypeScript SDK")
 	m := start(t, "--data-dir", t.TempDir(), "--max-wait", "10s", "--host-form")
@@ -25,6 +28,7 @@ func TestTypeScriptHostForm(t *testing.T) {
 		{"accept", "submitted", "submitted", "host-form"},
 		{"decline", "declined", "declined", "host-form"},
 		{"cancel", "pending", "submitted", "page"},
+		{"hold", "pending", "submitted", "page"},
 	} {
 		t.Run(tc.answer, func(t *testing.T) {
 			h := startTSHost(t, node, script, m.MCPURL, tc.answer)
@@ -43,7 +47,10 @@ func TestTypeScriptHostForm(t *testing.T) {
 			if awaited["status"] != tc.awaited {
 				t.Fatalf("awaited %v, want %s", awaited, tc.awaited)
 			}
-			if tc.answer == "cancel" {
+			if tc.answer == "hold" {
+				h.waitFor("cancelled")
+			}
+			if tc.answer == "cancel" || tc.answer == "hold" {
 				pushtest.Decide(t, created["reviewUrl"].(string), "submitted")
 				_, _ = io.WriteString(h.stdin, "decided\n")
 			}

@@ -15,8 +15,8 @@ import (
 // (Options.HostForm), the agent asked for it when creating the request,
 // the request may be decided in the host at all
 // (elicitation.Service.HostFormRefusal) and the client declared form
-// elicitation, the first elicit_await returns an input-required result
-// carrying a form-mode elicitation of the request: an approval's
+// elicitation, the first elicit_await asks the host a form-mode
+// elicitation of the request (askOnSession, or an input-required result): an approval's
 // requestedSchema (or none) plus a comment field, a selection's options as
 // the spec's single- or multi-select enum within its bounds plus a comment
 // field. Accept submits, decline declines, cancel decides nothing. The
@@ -25,12 +25,19 @@ import (
 // review page (schema, bounds, exactly once, first answer wins), Via
 // elicitation.ViaHostForm; then the wait goes on as elicit_await's would.
 //
-// On a session the SDK sends the elicitation/create itself and re-runs the
-// tool with the answer (the call waits while the host shows its form); on
-// 2026-07-28 the client answers in its retry. Either way the retry carries
-// the sealed request state: the request, the principal, its expiry and a
-// nonce that names the submission, so a replayed answer is the retry it
-// is, and an altered one is refused.
+// On a session (before 2026-07-28) elicit_await sends the elicitation/create
+// itself, within its wait bound (askOnSession): the call waits while the
+// host shows its form, and never longer than it would have waited for the
+// page. When the bound elapses with the form still open, the request is
+// cancelled (notifications/cancelled, sent by the SDK when the request's
+// context ends), the await returns pending as at any bound, the review page
+// stays open, and the host's late answer, if it sends one, matches no call
+// and is dropped: nothing is decided from it. The form is shown once
+// (RecordPush): the next elicit_await only waits. On 2026-07-28 the client
+// answers in its retry, which carries the sealed request state: the
+// request, the principal, its expiry and a nonce that names the
+// submission, so a replayed answer is the retry it is, and an altered one
+// is refused.
 
 // Purposes of the host form's sealed values.
 const (
@@ -108,8 +115,9 @@ func (s *Server) hostFormPlan(req *mcp.CallToolRequest, asked bool, reviewers []
 
 // awaitHostForm is elicit_await's part of the host form. It returns the
 // input-required result to send instead of waiting (res non-nil); or,
-// when req carries the host's answer, submits it and returns the wait
-// left (handled true); else nothing (wait unchanged, handled false).
+// when the host answered (on a session, within the wait bound, or in a
+// 2026-07-28 retry), submits the answer and returns the wait left (handled
+// true); else nothing (wait unchanged, handled false).
 func (s *Server) awaitHostForm(ctx context.Context, req *mcp.CallToolRequest, id string, wait time.Duration) (res *mcp.CallToolResult, _ time.Duration, handled bool, _ error) {
 	if answer, ok := req.Params.InputResponses[hostInputKey]; ok && req.Params.RequestState != "" {
 		left, err := s.hostAnswer(ctx, req, id, answer)
@@ -131,8 +139,12 @@ func (s *Server) awaitHostForm(ctx context.Context, req *mcp.CallToolRequest, id
 	if err != nil || !first {
 		return nil, wait, false, err
 	}
-	now := s.svc.Now()
 	bound := s.svc.WaitBound(ctx, wait)
+	if req.ProtocolVersion() < FirstSessionlessVersion {
+		left, err := s.askOnSession(ctx, req, id, params, bound)
+		return nil, left, true, err
+	}
+	now := s.svc.Now()
 	state, _ := json.Marshal(pushState{ID: id, Principal: principal, Expires: st.ExpiresAt, WaitUntil: now.Add(bound), Nonce: rand.Text()})
 	return &mcp.CallToolResult{
 		InputRequests: mcp.InputRequestMap{hostInputKey: params},
@@ -153,33 +165,75 @@ func (s *Server) hostAnswer(ctx context.Context, req *mcp.CallToolRequest, id st
 	if !ok {
 		return 0, badArg("inputResponses", "inputResponses.%s must be the answer to the host form", hostInputKey)
 	}
+	return left, s.submitHostAnswer(ctx, principal, id, res, ps.Nonce)
+}
+
+// askOnSession shows the host's form on a session, as an elicitation/create
+// of the call, and submits its answer; it returns the wait left. The form
+// is open until formGrace before the end of bound: then its request is
+// cancelled (the SDK sends notifications/cancelled and retires the call,
+// so a late answer is dropped) and the wait goes on, on the page, for the
+// rest of the bound, so that elicit_await returns pending at its bound as
+// it would have without the form.
+func (s *Server) askOnSession(ctx context.Context, req *mcp.CallToolRequest, id string, params *mcp.ElicitParams, bound time.Duration) (time.Duration, error) {
+	start := time.Now()
+	fctx, cancel := context.WithTimeout(ctx, bound-formGrace(bound))
+	defer cancel()
+	res, err := req.Session.Elicit(fctx, params)
+	left := max(bound-time.Since(start), time.Nanosecond)
+	switch {
+	case err == nil:
+		return left, s.submitHostAnswer(ctx, principal(req), id, res, rand.Text())
+	case ctx.Err() != nil:
+		return 0, ctx.Err()
+	case fctx.Err() != nil:
+		// The form's time is over with the form open: nothing is decided,
+		// the page stays open.
+		return left, nil
+	}
+	// The host failed its form, or answered outside it (the SDK checks the
+	// answer against the form's schema): nothing is recorded.
+	s.log.Warn("host form not answered", "elicitationId", id, "err", err)
+	return 0, &elicitation.Error{Code: elicitation.CodeInvalidArgument, Field: "askInHost",
+		Message: "the host did not answer its form with an answer the form allows; nothing was recorded and the request is still open: give the reviewUrl to the human"}
+}
+
+// formGrace is how long before the end of its wait bound a session's host
+// form is cancelled: the SDK sends notifications/cancelled on the call's
+// stream from a goroutine of its own, which must reach the stream before
+// elicit_await's response closes it; meanwhile the wait goes on on the page.
+func formGrace(bound time.Duration) time.Duration { return min(bound/2, time.Second) }
+
+// submitHostAnswer submits the host's answer res through Service.Submit
+// as a submission named by nonce. Cancel decides nothing; an answer to a
+// request already decided, canceled or expired decides nothing either
+// (the wait reports what the request is now).
+func (s *Server) submitHostAnswer(ctx context.Context, principal, id string, res *mcp.ElicitResult, nonce string) error {
 	if res.Action == "cancel" {
 		// The person closed the form: nothing is decided, the page stays open.
-		return left, nil
+		return nil
 	}
 	_, p, err := s.svc.HostForm(ctx, principal, id)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	key, err := s.sealer.Open(hostKeyPurpose(id), p.HostLink)
 	if err != nil {
-		return 0, errBadState("is not one this server can use any more (its keys changed)")
+		return errBadState("is not one this server can use any more (its keys changed)")
 	}
-	sub, err := hostSubmission(p, res, ps.Nonce)
+	sub, err := hostSubmission(p, res, nonce)
 	if err == nil {
 		_, err = s.svc.Submit(ctx, id, string(key), sub)
 	}
 	switch elicitation.CodeOf(err) {
 	case elicitation.CodeInvalidArgument:
-		return 0, badArg("inputResponses", "the answer given in the host was not recorded and the request is still open (the reviewUrl too): %s", elicitation.PublicMessage(err))
+		return badArg("inputResponses", "the answer given in the host was not recorded and the request is still open (the reviewUrl too): %s", elicitation.PublicMessage(err))
 	case elicitation.CodeInternal:
-		if err != nil {
-			return 0, err
-		}
+		return err
 	}
 	// Decided, or refused because it was already decided, canceled or
 	// expired: the wait reports what the request is now.
-	return left, nil
+	return nil
 }
 
 // awaitOffers is what elicit_await offers the host before it waits: the

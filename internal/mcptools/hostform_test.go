@@ -16,23 +16,30 @@ import (
 
 // formHost is a go-sdk client that declared form elicitation (the
 // 2025-06-18 spelling, elicitation: {}) and answers each form with the
-// next of its answers, keeping what it was shown.
+// next of its answers, keeping what it was shown. A form the server
+// cancels (notifications/cancelled) while no answer came is reported on
+// cancelled, and answered with late, as a host that answers anyway would.
 type formHost struct {
-	shown   chan *mcp.ElicitParams
-	answers chan *mcp.ElicitResult
+	shown     chan *mcp.ElicitParams
+	answers   chan *mcp.ElicitResult
+	cancelled chan struct{}
+	late      *mcp.ElicitResult
 }
 
 func connectFormHost(t *testing.T, e *env, version string, auto bool) (*mcp.ClientSession, *formHost) {
 	t.Helper()
-	h := &formHost{shown: make(chan *mcp.ElicitParams, 8), answers: make(chan *mcp.ElicitResult, 8)}
+	h := &formHost{shown: make(chan *mcp.ElicitParams, 8), answers: make(chan *mcp.ElicitResult, 8), cancelled: make(chan struct{}, 8), late: &mcp.ElicitResult{Action: "cancel"}}
 	client := mcp.NewClient(&mcp.Implementation{Name: "form-host", Version: "1"}, &mcp.ClientOptions{
 		Capabilities:   &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}},
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: !auto},
-		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			h.shown <- req.Params
 			select {
 			case a := <-h.answers:
 				return a, nil
+			case <-ctx.Done():
+				h.cancelled <- struct{}{}
+				return h.late, nil
 			case <-time.After(10 * time.Second):
 				return &mcp.ElicitResult{Action: "cancel"}, nil
 			}
@@ -142,6 +149,69 @@ func TestHostFormOnSession(t *testing.T) {
 	}
 	e.decide(t, c, elicitation.Submission{Decision: elicitation.DecisionSubmitted, SelectedIDs: []string{"a"}})
 	if res := ok(t, cs, mcptools.ToolResult, map[string]any{"elicitationId": c["elicitationId"]}); res["decidedVia"] != "page" {
+		t.Errorf("result after the page decided = %v", res)
+	}
+}
+
+// TestHostFormBoundedOnSession: on a session, a host form still open when
+// elicit_await's wait bound elapses does not hold the call: the await
+// returns pending exactly as at any bound, the host's elicitation/create
+// is cancelled (notifications/cancelled), the host's late answer decides
+// nothing, the next await does not show the form again, and the review
+// page still decides.
+func TestHostFormBoundedOnSession(t *testing.T) {
+	e := newEnv(t, envOptions{hostForm: true, maxWait: 400 * time.Millisecond})
+	cs, host := connectFormHost(t, e, proto20251125, true)
+	host.late = &mcp.ElicitResult{Action: "accept", Content: map[string]any{"selection": "b"}}
+	c := ok(t, cs, mcptools.ToolSelection, map[string]any{"message": "One?", "options": threeOptions, "askInHost": true})
+	id := c["elicitationId"].(string)
+
+	// No answer comes: the host's handler holds the form until cancelled.
+	done := make(chan callResult, 1)
+	go func() {
+		r, err := callE(cs, mcptools.ToolAwait, map[string]any{"elicitationId": id})
+		if err != nil {
+			r = callResult{isError: true, text: "harness: " + err.Error()}
+		}
+		done <- r
+	}()
+	held := receive(t, done, 10*time.Second)
+	if held.isError || held.structured["status"] != "pending" {
+		t.Fatalf("await with the form open = %v %q", held.structured, held.text)
+	}
+	if f := host.form(t); f.Mode != "form" || f.Message != "One?" {
+		t.Errorf("form shown: %+v", f)
+	}
+	select {
+	case <-host.cancelled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the host's elicitation/create was never cancelled")
+	}
+
+	// The next await only waits (the form was shown once), and returns what
+	// the bounded one did.
+	next, err := callE(cs, mcptools.ToolAwait, map[string]any{"elicitationId": id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.text != held.text || !jsonEqual(next.structured, held.structured) || next.isError != held.isError {
+		t.Errorf("await at the bound with the form open = %v %q; a plain await at its bound = %v %q", held.structured, held.text, next.structured, next.text)
+	}
+	if len(host.shown) != 0 {
+		t.Errorf("the form was shown again")
+	}
+	tr, err := e.svc.OperatorAudit(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, en := range tr.Entries {
+		if en.Action == elicitation.ActionDecided {
+			t.Fatalf("decided with the form cancelled: %+v", en)
+		}
+	}
+	e.decide(t, c, elicitation.Submission{Decision: elicitation.DecisionSubmitted, SelectedIDs: []string{"a"}})
+	res := ok(t, cs, mcptools.ToolResult, map[string]any{"elicitationId": id})
+	if res["decidedVia"] != "page" || !jsonEqual(res["selectedIds"], []any{"a"}) {
 		t.Errorf("result after the page decided = %v", res)
 	}
 }
