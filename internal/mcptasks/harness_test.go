@@ -42,6 +42,8 @@ type world struct {
 	stateless bool
 	maxWait   time.Duration
 	waitShare int
+	hostForm  bool
+	onElicit  func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
 	dbPath    string
 	sealer    *sealerpkg.Keyring
 	clock     *testclock.Clock // the processes' shared time
@@ -58,7 +60,10 @@ type worldOptions struct {
 	stateless bool
 	instances int
 	maxWait   time.Duration
-	waitShare int // mcptools.Options.WaitsPerPrincipal; 0: the default
+	waitShare int  // mcptools.Options.WaitsPerPrincipal; 0: the default
+	hostForm  bool // mcptools.Options.HostForm
+	// onElicit, if set, is every client's elicitation handler.
+	onElicit func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
 }
 
 func newWorld(t testing.TB, o worldOptions) *world {
@@ -67,7 +72,7 @@ func newWorld(t testing.TB, o worldOptions) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &world{t: t, stateless: o.stateless, maxWait: o.maxWait, waitShare: o.waitShare, dbPath: filepath.Join(t.TempDir(), "store.db"), sealer: k, created: map[string]string{}, clock: testclock.New(time.Now().UTC())}
+	w := &world{t: t, stateless: o.stateless, maxWait: o.maxWait, waitShare: o.waitShare, hostForm: o.hostForm, onElicit: o.onElicit, dbPath: filepath.Join(t.TempDir(), "store.db"), sealer: k, created: map[string]string{}, clock: testclock.New(time.Now().UTC())}
 	if w.maxWait == 0 {
 		w.maxWait = 5 * time.Second
 	}
@@ -96,7 +101,7 @@ func (w *world) start(n int) {
 				w.created[id] = u
 				w.mu.Unlock()
 			},
-			Push: true, Sealer: w.sealer,
+			Push: true, HostForm: w.hostForm, Sealer: w.sealer,
 			WaitsPerPrincipal: w.waitShare,
 			Name:              "elicitation-test", Version: "test",
 		})
@@ -263,7 +268,7 @@ var taskMethods = []string{"tasks/get", "tasks/result", "tasks/cancel", "tasks/l
 // token; pin >= 0 sends every request to that server.
 func (w *world) connect(token, version string, pin int, caps *mcp.ClientCapabilities) *client {
 	w.t.Helper()
-	c := mcp.NewClient(&mcp.Implementation{Name: "tasks-test", Version: "1"}, &mcp.ClientOptions{Capabilities: caps})
+	c := mcp.NewClient(&mcp.Implementation{Name: "tasks-test", Version: "1"}, &mcp.ClientOptions{Capabilities: caps, ElicitationHandler: w.onElicit})
 	for _, m := range taskMethods {
 		var err error
 		if m == "tasks/update" {
