@@ -216,6 +216,44 @@ func TestHostFormBoundedOnSession(t *testing.T) {
 	}
 }
 
+// TestHostFormHoldsAWaitSlot: a session's host form holds the
+// elicit_await call while the form is open, so it takes one of the
+// principal's wait slots: with a share of one, a second elicit_await of the
+// same principal is busy until the first returns.
+func TestHostFormHoldsAWaitSlot(t *testing.T) {
+	e := newEnv(t, envOptions{hostForm: true, maxWait: 2 * time.Second, waitShare: 1})
+	cs, host := connectFormHost(t, e, proto20251125, true)
+	c := ok(t, cs, mcptools.ToolSelection, map[string]any{"message": "One?", "options": threeOptions, "askInHost": true})
+	other := ok(t, cs, mcptools.ToolApproval, map[string]any{"message": "Other?", "context": map[string]any{"n": 1}})
+	done := make(chan callResult, 1)
+	go func() {
+		r, err := callE(cs, mcptools.ToolAwait, map[string]any{"elicitationId": c["elicitationId"]})
+		if err != nil {
+			r = callResult{isError: true, text: "harness: " + err.Error()}
+		}
+		done <- r
+	}()
+	select { // the form is open: the first call holds its slot
+	case <-host.shown:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the host was shown no form")
+	}
+	busy, err := callE(cs, mcptools.ToolAwait, map[string]any{"elicitationId": other["elicitationId"], "waitSeconds": 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !busy.isError || !strings.Contains(busy.text, "already has 1 elicit_await calls waiting") {
+		t.Fatalf("a second await while the host's form is open = %v %q, want busy", busy.structured, busy.text)
+	}
+	if r := receive(t, done, 10*time.Second); r.isError || r.structured["status"] != "pending" {
+		t.Fatalf("the form's await = %v %q", r.structured, r.text)
+	}
+	after, err := callE(cs, mcptools.ToolAwait, map[string]any{"elicitationId": other["elicitationId"], "waitSeconds": 0.1})
+	if err != nil || after.isError {
+		t.Fatalf("an await after the form's returned = %v %q, %v", after.structured, after.text, err)
+	}
+}
+
 // answerInHost sends the host's answer as a 2026-07-28 client's retry does.
 func answerInHost(cs *mcp.ClientSession, id, state string, answer *mcp.ElicitResult) (*mcp.CallToolResult, error) {
 	return cs.CallTool(context.Background(), &mcp.CallToolParams{

@@ -294,13 +294,16 @@ func (s *Server) await(ctx context.Context, req *mcp.CallToolRequest) (any, erro
 		// Below a nanosecond is the shortest wait, not "no waitSeconds".
 		wait = max(wait, time.Nanosecond)
 	}
-	res, wait, err := s.awaitOffers(ctx, req, id, wait)
-	if err != nil || res != nil {
-		return res, err
-	}
+	// The slot is taken before the offers: a session's host form holds the
+	// call (within the bound) as a wait does, and counts as one.
 	release, err := s.waits.take(s.limitPrincipal(req))
 	if err != nil {
 		return nil, err
+	}
+	res, wait, err := s.awaitOffers(ctx, req, id, wait)
+	if err != nil || res != nil {
+		release()
+		return res, err
 	}
 	p, note := principal(req), auditNoteOf(req)
 	waitFor := func(ctx context.Context) (any, error) {
