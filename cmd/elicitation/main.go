@@ -36,12 +36,7 @@ import (
 var version = "dev"
 
 func main() {
-	// Most of a tool call's CPU is the MCP SDK's per-request JSON buffers and
-	// the garbage they make (docs/benchmarks.md): trade some memory for less
-	// collection unless the operator chose otherwise.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
-	}
+	gcDefaults(os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv); err != nil {
@@ -49,6 +44,32 @@ func main() {
 			fmt.Fprintln(os.Stderr, "elicitation:", err)
 		}
 		os.Exit(2)
+	}
+}
+
+// The garbage collector's defaults, each unless the operator set its
+// environment variable (docs/configuration.md, "Memory").
+const (
+	// Most of a tool call's CPU is the MCP SDK's per-request JSON buffers
+	// and the garbage they make: trade some memory for less collection.
+	defaultGCPercent = 400
+	// A soft limit on the heap: under it the collector runs as GOGC says;
+	// near it, it collects sooner, so that a burst of calls (10,000
+	// waiting elicit_await calls arriving at once, each leaving the SDK's
+	// garbage) does not grow the heap to five times what is live
+	// (docs/benchmarks.md, #24.1). Past it the process keeps working, the
+	// collector taking up to half the CPU.
+	defaultMemoryLimit = 256 << 20
+)
+
+// gcDefaults sets the collector's defaults where getenv says the operator
+// did not choose (GOGC, GOMEMLIMIT).
+func gcDefaults(getenv func(string) string) {
+	if getenv("GOGC") == "" {
+		debug.SetGCPercent(defaultGCPercent)
+	}
+	if getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(defaultMemoryLimit)
 	}
 }
 
