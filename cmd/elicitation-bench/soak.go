@@ -61,7 +61,7 @@ func soak(args []string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	cmd, addr, err := startSoakServer(dir, o.serverFlags)
+	cmd, addr, err := startServer(dir, o.serverFlags, "")
 	if err != nil {
 		return err
 	}
@@ -140,9 +140,11 @@ func soak(args []string) error {
 	return nil
 }
 
-// startSoakServer builds ./cmd/elicitation into dir and starts it on a free
-// loopback port with its data in dir, once it answers /healthz.
-func startSoakServer(dir, serverFlags string) (*exec.Cmd, string, error) {
+// startServer builds ./cmd/elicitation into dir and starts "elicitation
+// serve" on a free loopback port with its data in dir and serverFlags,
+// once it answers /healthz; its standard error goes to the file logPath
+// (appended) if given.
+func startServer(dir, serverFlags, logPath string) (*exec.Cmd, string, error) {
 	bin := filepath.Join(dir, "elicitation")
 	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/elicitation").CombinedOutput(); err != nil {
 		return nil, "", fmt.Errorf("build ./cmd/elicitation (run this from the repository root): %v\n%s", err, out)
@@ -153,13 +155,18 @@ func startSoakServer(dir, serverFlags string) (*exec.Cmd, string, error) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	sargs := []string{"serve", "--addr", addr, "--data-dir", dir, "--log-level", "error", "--cleanup-interval", "0"}
-	if serverFlags != "" {
-		sargs = append(sargs, strings.Fields(serverFlags)...)
-	}
+	sargs := append([]string{"serve", "--addr", addr, "--data-dir", dir, "--log-level", "error", "--cleanup-interval", "0"}, strings.Fields(serverFlags)...)
 	cmd := exec.Command(bin, sargs...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
+	if logPath != "" {
+		f, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return nil, "", err
+		}
+		defer f.Close() // the child has its own descriptor
+		cmd.Stderr = f
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, "", err
 	}

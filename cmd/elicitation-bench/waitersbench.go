@@ -35,7 +35,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -144,7 +143,7 @@ func startOursWaiting(era, dir string) (*waiterTarget, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd, addr, err := startWaitersServer(sub)
+	cmd, addr, err := startServer(sub, waitersFlags, waitersServerLog)
 	if err != nil {
 		return nil, err
 	}
@@ -191,43 +190,6 @@ func startOursWaiting(era, dir string) (*waiterTarget, error) {
 		return nil
 	}
 	return t, nil
-}
-
-// startWaitersServer builds ./cmd/elicitation and runs "elicitation
-// serve" on a free loopback port with its data in dir and the waiters
-// run's flags, its standard error to -server-log if given.
-func startWaitersServer(dir string) (*exec.Cmd, string, error) {
-	bin := filepath.Join(dir, "elicitation")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/elicitation").CombinedOutput(); err != nil {
-		return nil, "", fmt.Errorf("build ./cmd/elicitation (run this from the repository root): %v\n%s", err, out)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, "", err
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	args := append([]string{"serve", "--addr", addr, "--data-dir", dir, "--log-level", "error", "--cleanup-interval", "0"}, strings.Fields(waitersFlags)...)
-	cmd := exec.Command(bin, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if waitersServerLog != "" {
-		f, err := os.OpenFile(waitersServerLog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-		if err != nil {
-			return nil, "", err
-		}
-		defer f.Close() // the child has its own descriptor
-		cmd.Stderr = f
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, "", err
-	}
-	if err := waitHealthy("http://"+addr, 10*time.Second); err != nil {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-		return nil, "", fmt.Errorf("%w\n%s", err, stderr.String())
-	}
-	return cmd, addr, nil
 }
 
 func startAnchorWaiting(name, era string) (*waiterTarget, error) {
