@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 )
 
@@ -88,14 +89,21 @@ func lift(body []byte) ([]byte, bool) {
 	if !ok {
 		return nil, false
 	}
+	delete(params, "task")
+	return withMeta(msg, params, map[string]json.RawMessage{taskMeta: task})
+}
+
+// withMeta adds add's keys to params._meta (keeping its others) and
+// returns msg with those params, encoded; ok is false when params._meta
+// is not an object.
+func withMeta(msg, params, add map[string]json.RawMessage) ([]byte, bool) {
 	meta := map[string]json.RawMessage{}
 	if raw, ok := params["_meta"]; ok && string(raw) != "null" {
 		if json.Unmarshal(raw, &meta) != nil {
 			return nil, false
 		}
 	}
-	meta[taskMeta] = task
-	delete(params, "task")
+	maps.Copy(meta, add)
 	var err error
 	if params["_meta"], err = json.Marshal(meta); err != nil {
 		return nil, false
@@ -161,21 +169,6 @@ func liftListen(body []byte) ([]byte, bool) {
 	if json.Unmarshal(msg["params"], &params) != nil || json.Unmarshal(params["notifications"], &n) != nil || n.TaskIDs == nil {
 		return nil, false
 	}
-	meta := map[string]json.RawMessage{}
-	if raw, ok := params["_meta"]; ok && string(raw) != "null" {
-		if json.Unmarshal(raw, &meta) != nil {
-			return nil, false
-		}
-	}
-	meta[listenTaskIDsMeta], _ = json.Marshal(n.TaskIDs)
-	meta[listenIDMeta] = msg["id"]
-	var err error
-	if params["_meta"], err = json.Marshal(meta); err != nil {
-		return nil, false
-	}
-	if msg["params"], err = json.Marshal(params); err != nil {
-		return nil, false
-	}
-	out, err := json.Marshal(msg)
-	return out, err == nil
+	ids, _ := json.Marshal(n.TaskIDs) // strings only: cannot fail
+	return withMeta(msg, params, map[string]json.RawMessage{listenTaskIDsMeta: ids, listenIDMeta: msg["id"]})
 }
