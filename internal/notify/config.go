@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/mail"
 	"net/url"
@@ -105,12 +106,7 @@ func (s SlackAppConfig) checkSlack() []error {
 			errs = append(errs, fmt.Errorf("slack.teams: %q is not a Slack team id (T…)", t))
 		}
 	}
-	keys := make([]string, 0, len(s.Users))
-	for k := range s.Users {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(s.Users)) {
 		u := s.Users[k]
 		if _, err := mail.ParseAddress(k); !slackUserID.MatchString(k) && (err != nil || strings.ContainsAny(k, "<> ")) {
 			errs = append(errs, fmt.Errorf("slack.users: %q is neither a Slack user id (U… or W…) nor an e-mail address", k))
@@ -400,12 +396,7 @@ func (c Config) checkNames() []error {
 			errs = append(errs, fmt.Errorf("defaults names %q, which is not a target", d))
 		}
 	}
-	owners := make([]string, 0, len(c.Owners))
-	for o := range c.Owners {
-		owners = append(owners, o)
-	}
-	sort.Strings(owners)
-	for _, o := range owners {
+	for _, o := range slices.Sorted(maps.Keys(c.Owners)) {
 		for _, n := range c.Owners[o] {
 			if _, ok := c.Targets[n]; !ok {
 				errs = append(errs, fmt.Errorf("owners: %q names %q, which is not a target", o, n))
