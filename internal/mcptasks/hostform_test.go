@@ -45,6 +45,8 @@ func TestCoreHostForm(t *testing.T) {
 	}
 	if f := <-shown; f.Mode != "form" || !strings.HasPrefix(f.Message, "Ship build 7?") {
 		t.Errorf("form shown: %+v", f)
+	} else if rel, _ := f.Meta[mcptasks.MetaRelatedTask].(map[string]any); rel["taskId"] != id {
+		t.Errorf("form shown during tasks/result: _meta %v, want %s {taskId: %s}", f.Meta, mcptasks.MetaRelatedTask, id)
 	}
 
 	id, _ = startTask(t, c, "elicit_approval", args)

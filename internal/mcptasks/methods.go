@@ -202,6 +202,14 @@ func (t *Tasks) callTool(ctx context.Context, next mcp.MethodHandler, tg target,
 	if m := tg.req.GetParams().GetMeta(); m != nil {
 		p.Meta = maps.Clone(mcp.Meta(m))
 	}
+	if tg.f == flavourCore {
+		// What the call sends the client meanwhile (the host's form during
+		// tasks/result) belongs to the task: the tool copies the key on.
+		if p.Meta == nil {
+			p.Meta = mcp.Meta{}
+		}
+		p.Meta[metaRelatedTask] = map[string]any{"taskId": tg.state.ID}
+	}
 	ss, _ := tg.req.GetSession().(*mcp.ServerSession)
 	res, err := next(ctx, "tools/call", &mcp.CallToolRequest{Session: ss, Params: p, Extra: tg.req.GetExtra()})
 	if err != nil {

@@ -12,9 +12,15 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
 
+// MetaRelatedTask is the specification's _meta key that marks what belongs
+// to a 2025-11-25 task: tasks/result's answer, and a call the task
+// machinery makes for a task (tasks/result's wait), which the tools copy
+// onto what they send the client meanwhile (the host's form).
+const MetaRelatedTask = "io.modelcontextprotocol/related-task"
+
 // Meta keys of the specification.
 const (
-	metaRelatedTask       = "io.modelcontextprotocol/related-task"
+	metaRelatedTask       = MetaRelatedTask
 	metaImmediateResponse = "io.modelcontextprotocol/model-immediate-response"
 )
 

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/mcptasks"
 )
 
 // The host's own form (askInHost): where the deployment allows it
@@ -179,6 +180,10 @@ func (s *Server) askOnSession(ctx context.Context, req *mcp.CallToolRequest, id 
 	start := time.Now()
 	fctx, cancel := context.WithTimeout(ctx, bound-formGrace(bound))
 	defer cancel()
+	if task, ok := req.Params.Meta[mcptasks.MetaRelatedTask]; ok {
+		// The form shown during a task's tasks/result belongs to the task.
+		params.Meta = mcp.Meta{mcptasks.MetaRelatedTask: task}
+	}
 	res, err := req.Session.Elicit(fctx, params)
 	left := max(bound-time.Since(start), time.Nanosecond)
 	switch {
