@@ -171,6 +171,31 @@ func TestSessionKeysShare(t *testing.T) {
 	}
 }
 
+// TestSessionlessUnaffectedByFullCap: with the session cap full (a
+// session-era initialize of that principal is refused with 503), the
+// same principal's 2026-07-28 sessionless client still creates, reads and
+// waits: the cap counts sessions, and a sessionless request opens none.
+func TestSessionlessUnaffectedByFullCap(t *testing.T) {
+	e := newEnv(t, envOptions{maxSessions: 2, share: 2, sessionIdle: -1, auth: map[string]string{"ta": "alice", "tb": "bob"}})
+	for range 2 {
+		mustConnect(t, e, "ta")
+	}
+	if code, _, body := rawInitialize(t, e, "tb"); code != http.StatusServiceUnavailable || !strings.Contains(body, "this MCP server is full") {
+		t.Fatalf("bob's session-era initialize at a full cap: %d %q", code, body)
+	}
+	bob := e.connect(t, proto20260728, "tb")
+	c := ok(t, bob, mcptools.ToolApproval, map[string]any{"message": "m", "context": 1})
+	ok(t, bob, mcptools.ToolStatus, map[string]any{"elicitationId": c["elicitationId"]})
+	done := e.awaitAsync(t, bob, map[string]any{"elicitationId": c["elicitationId"], "waitSeconds": 20})
+	e.decide(t, c, elicitation.Submission{Decision: elicitation.DecisionSubmitted})
+	if r := receive(t, done, 10*time.Second); r.structured["status"] != "submitted" {
+		t.Errorf("bob's sessionless await at a full session cap: %+v", r)
+	}
+	if code, _, _ := rawInitialize(t, e, "tb"); code != http.StatusServiceUnavailable {
+		t.Errorf("bob's sessionless calls took or freed a session place: initialize now %d", code)
+	}
+}
+
 // TestSessionSlowBodies: initializes whose bodies never arrive hold no
 // place: with the cap at 2 and 20 such requests inside the handler, two
 // real sessions still open.
