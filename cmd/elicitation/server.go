@@ -102,7 +102,7 @@ func (m *Main) open(ctx context.Context, o options) error {
 		OnCreated: func(_ context.Context, id, url string) {
 			// The local user needs the URL to open it; it carries the
 			// reviewer's key, so it goes to this terminal only.
-			m.Log.Info("elicitation created: open the review page", "id", id, "url", url)
+			m.Log.Info("elicitation created: open the review page", "elicitationId", id, "url", url)
 		},
 	})
 	if err != nil {

@@ -95,7 +95,7 @@ func (p *Proxy) act(ctx context.Context, req *mcp.CallToolRequest, c *plan.Call,
 			}
 			// The error text may quote what the user typed: keep it out
 			// of the log, and hand it only to the caller.
-			log.Warn("elicitation failed", "error_type", fmt.Sprintf("%T", err))
+			log.Warn("elicitation failed", "errorType", fmt.Sprintf("%T", err))
 			return p.act(ctx, req, c, p.planner.Failed(c, err.Error()))
 		}
 		return p.act(ctx, req, c, p.planner.Answered(c, pl.Form, res))

@@ -207,11 +207,11 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, o outcome, x r
 		case errors.Is(err, elicitation.ErrNotFound):
 			o, rule = outNotFound, outcomes[outNotFound]
 		case err != nil:
-			h.log.ErrorContext(r.Context(), "audit refused submission", "id", x.id, "reason", reason, "err", err)
+			h.log.ErrorContext(r.Context(), "audit refused submission", "elicitationId", x.id, "reason", reason, "err", err)
 		}
 	}
 	if o == outInternal && x.err != nil {
-		h.log.ErrorContext(r.Context(), "review page", "method", r.Method, "id", x.id, "err", x.err)
+		h.log.ErrorContext(r.Context(), "review page", "method", r.Method, "elicitationId", x.id, "err", x.err)
 	}
 	var v *pageView
 	switch rule.page {

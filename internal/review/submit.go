@@ -35,7 +35,7 @@ func (h *Handler) serveSubmit(w http.ResponseWriter, r *http.Request) {
 	}
 	x := reply{id: id, key: key}
 	if err := CheckOrigin(r, h.trusted); err != nil {
-		h.log.WarnContext(r.Context(), "review submission refused", "id", id, "err", err)
+		h.log.WarnContext(r.Context(), "review submission refused", "elicitationId", id, "err", err)
 		h.respond(w, r, outCrossOrigin, x)
 		return
 	}
@@ -81,7 +81,7 @@ func (h *Handler) serveSubmit(w http.ResponseWriter, r *http.Request) {
 		rv, rerr := h.svc.Receipt(r.Context(), id, key)
 		if rerr != nil {
 			// The decision is recorded; only the read-back failed.
-			h.log.WarnContext(r.Context(), "review receipt", "id", id, "err", rerr)
+			h.log.WarnContext(r.Context(), "review receipt", "elicitationId", id, "err", rerr)
 			rv = elicitation.Review{}
 		}
 		h.respond(w, r, o, reply{id: id, key: key, review: rv, state: st, sub: sub})

@@ -125,7 +125,7 @@ func (h *Handler) pendingView(rv elicitation.Review, pr *prior, reviewer string)
 	if terr != nil {
 		// Templates were checked at creation; if one fails now (a slower
 		// machine, a changed bound), fall back to the default rendering.
-		h.log.Warn("review page: template failed, showing the default rendering", "id", rec.State.ID, "err", terr)
+		h.log.Warn("review page: template failed, showing the default rendering", "elicitationId", rec.State.ID, "err", terr)
 		v.Notice = "The presentation supplied with this request could not be shown, so it is shown plainly."
 		out = rendered{}
 	}

@@ -238,11 +238,11 @@ func (g *Gate) confirm(ctx context.Context, c Call, rule *config.Confirm, obj ma
 		case ctx.Err() != nil:
 			return Decision{}, ctx.Err()
 		case g.svc == nil:
-			g.decide("confirm", name, digest, "failed", "host", "", "error_type", fmt.Sprintf("%T", err))
+			g.decide("confirm", name, digest, "failed", "host", "", "errorType", fmt.Sprintf("%T", err))
 			return refuse(&Payload{Error: ErrorRequired, Tool: name, Status: StatusFailed, Reason: ReasonReviewFailed, ArgumentsDigest: digest,
 				Message: fmt.Sprintf("The tool %s was not called: it needs a human's approval and asking through the client failed. Call it again to ask again.", name)})
 		}
-		g.log.Warn("the client's elicitation failed; asking on the review page instead", "tool", name, "error_type", fmt.Sprintf("%T", err))
+		g.log.Warn("the client's elicitation failed; asking on the review page instead", "tool", name, "errorType", fmt.Sprintf("%T", err))
 	}
 	if g.svc == nil {
 		g.decide("confirm", name, digest, "unavailable", "none", "")
