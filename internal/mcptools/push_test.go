@@ -267,3 +267,56 @@ func TestSessionPushCompletes(t *testing.T) {
 		}}
 	pushtest.RunOne(t, tg, proto20251125, true)
 }
+
+// TestSessionPushWatchesTheStore: a session push's complete notice waits
+// on the store's own wake-up (Store.Wait, as elicit_await does), not on a
+// poller reading the request's state: with no elicit_await called, the
+// push's watch is seen waiting in the store for the request, and the
+// decision ends it with the complete notice.
+func TestSessionPushWatchesTheStore(t *testing.T) {
+	e := newEnv(t, envOptions{push: true})
+	pushes, completes := make(chan string, 1), make(chan string, 1)
+	client := mcp.NewClient(&mcp.Implementation{Name: "url-host", Version: "1"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			pushes <- req.Params.ElicitationID
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+		ElicitationCompleteHandler: func(_ context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+			completes <- req.Params.ElicitationID
+		},
+	})
+	tr := &mcp.StreamableClientTransport{Endpoint: e.servers[0].URL + "/mcp", HTTPClient: &http.Client{Transport: roundTrip{e: e}}, MaxRetries: -1}
+	cs, err := client.Connect(context.Background(), tr, &mcp.ClientSessionOptions{ProtocolVersion: proto20251125})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	for len(e.store.waiting) > 0 {
+		<-e.store.waiting
+	}
+	c := ok(t, cs, mcptools.ToolApproval, map[string]any{"message": "m", "context": 1})
+	id := c["elicitationId"].(string)
+	if got := receiveString(t, pushes, "the push"); got != id {
+		t.Fatalf("pushed %s, created %s", got, id)
+	}
+	if got := receiveString(t, e.store.waiting, "the push's watch waiting in the store"); got != id {
+		t.Fatalf("a wait in the store for %s, created %s", got, id)
+	}
+	e.decide(t, c, elicitation.Submission{Decision: elicitation.DecisionSubmitted})
+	if got := receiveString(t, completes, "the complete notice"); got != id {
+		t.Errorf("complete notice for %s, created %s", got, id)
+	}
+}
+
+// receiveString takes one value from ch; the 10 s is only a failure bound.
+func receiveString(t *testing.T, ch <-chan string, what string) string {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s never came", what)
+		return ""
+	}
+}
