@@ -268,7 +268,8 @@ func TestConnect(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(stderr.String(), `claude mcp add --transport http elicitation http://127.0.0.1:8080/mcp --header "Authorization: Bearer $ELICITATION_API_KEY"`) ||
-		!strings.Contains(stderr.String(), "Claude Code reads it from $ELICITATION_API_KEY") || strings.Contains(stdout.String(), "claude mcp add") {
+		!strings.Contains(stderr.String(), "Claude Code reads it from $ELICITATION_API_KEY") || strings.Contains(stdout.String(), "claude mcp add") ||
+		!strings.Contains(stderr.String(), "keys create --principal NAME, with the server's store flags if it has any: --data-dir D") {
 		t.Errorf("connect claude-code: stdout\n%s\nstderr\n%s", stdout.String(), stderr.String())
 	}
 	stderr.Reset()

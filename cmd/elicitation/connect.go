@@ -75,7 +75,7 @@ func runConnect(args []string, stdout, stderr io.Writer, getenv func(string) str
 		fmt.Fprintf(stderr, "\n# or, %s:\n%s\n", s.Where, s.Text)
 	}
 	if ep.NeedsKey {
-		fmt.Fprintf(stderr, "\n# The endpoint requires an API key (%s keys create --principal NAME, or make api-key-create on AWS). %s.\n", invocation(os.Args[0]), where)
+		fmt.Fprintf(stderr, "\n# The endpoint requires an API key (%s keys create --principal NAME, with the server's store flags if it has any: --data-dir D, or --store dynamodb --table T, as its banner prints them; or make api-key-create on AWS). %s.\n", invocation(os.Args[0]), where)
 	}
 	return nil
 }
