@@ -198,17 +198,7 @@ func ReviewBase(base string, r *http.Request) string {
 	if base, ok := r.Context().Value(requestBaseKey{}).(string); ok && base != "" {
 		return strings.TrimRight(base, "/")
 	}
-	if r.Host == "" {
-		return ""
-	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	if p := strings.ToLower(strings.TrimSpace(strings.Split(r.Header.Get("X-Forwarded-Proto"), ",")[0])); p == "http" || p == "https" {
-		scheme = p
-	}
-	return scheme + "://" + r.Host
+	return review.RequestOrigin(r)
 }
 
 type requestBaseKey struct{}

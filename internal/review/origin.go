@@ -27,7 +27,10 @@ var ErrCrossOrigin = errors.New("a state-changing request from another origin")
 //     does "none" (the reviewer's own navigation); "same-site" (another
 //     port, a sibling subdomain) and "cross-site" are refused.
 //   - Without it (a browser from before 2023, or a plain-http origin that
-//     is not loopback), Origin: a serialized origin must be this origin.
+//     is not loopback), Origin: a serialized origin must be this origin:
+//     one of trusted, or the request's own (RequestOrigin: its scheme as
+//     well as its Host, so that a plain-http page on port 80 of an https
+//     host, whose Origin names the same host, is another origin).
 //     "Origin: null" is refused: the review pages' Referrer-Policy is
 //     same-origin, under which a browser sends the page's own form with
 //     its real origin, so null comes only from an opaque origin such as a
@@ -54,10 +57,31 @@ func CheckOrigin(r *http.Request, trusted []string) error {
 	if origin == "" || slices.Contains(trusted, origin) {
 		return nil
 	}
-	if u, err := url.Parse(origin); err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host) {
+	if strings.EqualFold(origin, RequestOrigin(r)) {
 		return nil
 	}
 	return fmt.Errorf("%w: Origin is %.80q", ErrCrossOrigin, origin)
+}
+
+// RequestOrigin is the origin (scheme://host[:port]) a request was sent
+// to, as the browser names it: its Host, over the scheme of
+// X-Forwarded-Proto (a proxy or API Gateway in front ending TLS), else
+// https on a TLS connection, else http; "" without a Host. It is the one
+// reading of a request's own address: the base of review URLs built from
+// the request (compose.ReviewBase) and CheckOrigin's same-origin test
+// both use it.
+func RequestOrigin(r *http.Request) string {
+	if r.Host == "" {
+		return ""
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if p := strings.ToLower(strings.TrimSpace(strings.Split(r.Header.Get("X-Forwarded-Proto"), ",")[0])); p == "http" || p == "https" {
+		scheme = p
+	}
+	return scheme + "://" + r.Host
 }
 
 // Origin is the serialized origin (scheme://host[:port]) of an absolute

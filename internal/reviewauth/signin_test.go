@@ -459,8 +459,8 @@ func TestPageTokenBoundToReviewer(t *testing.T) {
 // The origin check, over HTTP with the real provider: a signed-in
 // reviewer's POST that says it comes from another port (Sec-Fetch-Site
 // same-site), another site, or, from a browser without Sec-Fetch-Site,
-// another origin, is refused and audited; same-origin, a bare Origin:
-// null and no header at all pass on to the page token.
+// another origin or Origin: null (an opaque origin), is refused and
+// audited; same-origin and no header at all pass on to the page token.
 func TestCrossOriginSubmissions(t *testing.T) {
 	testenv.Slow(t, "OpenID provider")
 	s := newStack(t, elicitation.ReviewerPolicy{BarOwner: true}, boltStore(t))
