@@ -113,12 +113,8 @@ func (s *Service) ReviewerInbox(ctx context.Context, id Identity, f InboxFilter)
 	if !s.signIn {
 		return InboxListing{}, invalid(ErrSignInRequired, "reviewer", "the reviewer's inbox needs reviewer sign-in, which this server does not have")
 	}
-	ix, ok := s.store.(Inbox)
-	if !ok {
-		return InboxListing{}, fmt.Errorf("inbox: the store keeps no index of pending requests")
-	}
 	now := s.now().UTC()
-	entries, err := ix.PendingEntries(ctx, now, MaxInbox+1)
+	entries, err := s.store.PendingEntries(ctx, now, MaxInbox+1)
 	if err != nil {
 		return InboxListing{}, fmt.Errorf("inbox: %w", err)
 	}

@@ -45,15 +45,11 @@ const MaxOwnedPage = 100
 // after, with their status derived at now. next is the position to go on
 // from, the zero position when there is no more.
 func (s *Service) ListOwned(ctx context.Context, principal string, after OwnedPosition, limit int) (states []State, next OwnedPosition, err error) {
-	ix, ok := s.store.(Owned)
-	if !ok {
-		return nil, OwnedPosition{}, fmt.Errorf("list owned: the store keeps no index of each principal's requests")
-	}
 	if limit <= 0 || limit > MaxOwnedPage {
 		limit = MaxOwnedPage
 	}
 	owner := orAnonymous(principal)
-	got, more, err := ix.OwnedRequests(ctx, owner, after, limit)
+	got, more, err := s.store.OwnedRequests(ctx, owner, after, limit)
 	if err != nil {
 		return nil, OwnedPosition{}, fmt.Errorf("list owned: %w", err)
 	}

@@ -32,12 +32,15 @@ type Store interface {
 	Owned
 }
 
-// ServiceStore is what the Service uses: requests, their audit trails and
-// waiting on them (never the outbox or the cleanup).
+// ServiceStore is what the Service uses: requests, their audit trails,
+// waiting on them, the pending index of the reviewer's inbox and the
+// owners' index of an agent's listing (never the outbox or the cleanup).
 type ServiceStore interface {
 	Requests
 	AuditLog
 	Waiter
+	Inbox
+	Owned
 }
 
 // Requests holds the requests: their creation, reads and the transitions.
