@@ -128,13 +128,23 @@ func agentCannotApprove(t *testing.T, service string) {
 }
 
 // A gate whose reviewers do not sign in says so at start-up, on the
-// proxy's log, naming what it does not stop.
+// proxy's log, naming what it does not stop; so does an embedded service
+// that signs reviewers in but names none, since any account the provider
+// signs in then decides. The provider is not reached at start-up (sign-in
+// discovers it on first use), so its address here answers nothing.
 func TestGateWithoutSignInWarns(t *testing.T) {
 	local := gatetest.Start(t)
-	for name, tc := range map[string]struct{ service, want string }{
-		"embedded":           {"  embedded:\n    listen: 127.0.0.1:0\n", "embedded elicitation service has no reviewer sign-in"},
-		"url":                {fmt.Sprintf("  url: %q\n", local.MCPURL), "the human gate names no reviewers"},
-		"url with reviewers": {fmt.Sprintf("  url: %q\n  reviewers: [bob@example.com]\n", local.MCPURL), ""},
+	own := []string{"approve its own gated calls", "elicitation_service.reviewers"}
+	signIn := "    sign_in:\n      issuer: http://127.0.0.1:1/\n      client_id: web\n      client_secret_env: GATE_OIDC_SECRET\n"
+	for name, tc := range map[string]struct {
+		service string
+		want    []string
+	}{
+		"embedded":               {"  embedded:\n    listen: 127.0.0.1:0\n", append([]string{"embedded elicitation service has no reviewer sign-in"}, own...)},
+		"url":                    {fmt.Sprintf("  url: %q\n", local.MCPURL), append([]string{"the human gate names no reviewers"}, own...)},
+		"url with reviewers":     {fmt.Sprintf("  url: %q\n  reviewers: [bob@example.com]\n", local.MCPURL), nil},
+		"sign-in, no reviewers":  {"  embedded:\n    listen: 127.0.0.1:0\n" + signIn, []string{"signs reviewers in but names none", "any account the OpenID provider signs in may approve", "elicitation_service.reviewers", "http://127.0.0.1:1/"}},
+		"sign-in with reviewers": {"  reviewers: [bob@example.com, \"group:ops\"]\n  embedded:\n    listen: 127.0.0.1:0\n" + signIn, nil},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg, err := config.ParseWith([]byte("upstream:\n  url: http://127.0.0.1:1/mcp\nelicitation_service:\n"+tc.service+shapeRules), config.Options{})
@@ -142,16 +152,72 @@ func TestGateWithoutSignInWarns(t *testing.T) {
 				t.Fatal(err)
 			}
 			var log bytes.Buffer
-			_, closer, err := gate.Open(context.Background(), cfg, gate.OpenOptions{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+			_, closer, err := gate.Open(context.Background(), cfg, gate.OpenOptions{Logger: slog.New(slog.NewTextHandler(&log, nil)), SignInSecret: "not-in-the-log"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			_ = closer.Close()
-			warned := strings.Contains(log.String(), "level=WARN")
-			if tc.want == "" && warned || tc.want != "" && (!warned || !strings.Contains(log.String(), tc.want) || !strings.Contains(log.String(), "approve its own gated calls")) {
-				t.Errorf("start-up log:\n%s\nwant a warning %q", log.String(), tc.want)
+			out := log.String()
+			want := 0
+			if tc.want != nil {
+				want = 1
+			}
+			if warns := strings.Count(out, "level=WARN"); warns != want {
+				t.Errorf("start-up log has %d warnings, want %d:\n%s", warns, want, out)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("start-up log:\n%s\nwant a warning saying %q", out, w)
+				}
+			}
+			if strings.Contains(out, "not-in-the-log") {
+				t.Errorf("the client secret is in the log:\n%s", out)
 			}
 		})
+	}
+}
+
+// With sign-in on the embedded service and no reviewers named, the
+// warning above is true: the agent's own account at the provider signs
+// in, approves its gated call, and the retry forwards it.
+func TestGateWithSignInNoReviewersAnyAccountDecides(t *testing.T) {
+	testenv.Slow(t, "the OpenID provider")
+	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	provider := oidctest.Start(t, "http://"+addr+reviewauth.CallbackPath)
+	upstream := recordingUpstream()
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return upstream }, nil))
+	t.Cleanup(up.Close)
+	yaml := fmt.Sprintf("upstream:\n  url: %q\nelicitation_service:\n  wait_seconds: 1\n  embedded:\n    listen: %q\n    sign_in:\n      issuer: %q\n      client_id: %q\n      client_secret_env: GATE_OIDC_SECRET\n%s",
+		up.URL, addr, provider.Issuer, oidctest.ClientID, shapeRules)
+	log := &testenv.SyncBuffer{}
+	agent := gatedClient(t, yaml, gate.OpenOptions{SignInSecret: oidctest.ClientSecret, Logger: slog.New(slog.NewTextHandler(log, nil))})
+	if !strings.Contains(log.String(), "any account the OpenID provider signs in may approve") {
+		t.Errorf("no warning at start-up:\n%s", log.String())
+	}
+
+	p := wantPending(t, call(t, agent, "delete_file", map[string]any{"path": "/etc/passwd"}))
+	self := oidctest.Browser(t)
+	resp, page, err := oidctest.SignIn(context.Background(), self, p.ReviewURL, "agent")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("the agent's own account: %v %v", resp, err)
+	}
+	tok := pageToken.FindStringSubmatch(page)
+	if tok == nil {
+		t.Fatalf("no token on the agent's page:\n%.600s", page)
+	}
+	resp, err = self.PostForm(p.ReviewURL, url.Values{"token": {tok[1]}, "decision": {"submitted"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("the agent's approval: %s", resp.Status)
+	}
+	if r := call(t, agent, "delete_file", map[string]any{"path": "/etc/passwd"}); r.text != "delete_file ran" {
+		t.Fatalf("after the agent's approval: %q %+v", r.text, r.gate)
+	}
+	if got := upstreamCalls(t, agent); len(got) != 1 {
+		t.Errorf("the upstream ran %q", got)
 	}
 }
 
