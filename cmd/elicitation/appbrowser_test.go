@@ -26,6 +26,7 @@ import (
 // link and why, and decides nothing. axe-core checks every view.
 func TestAppInChromium(t *testing.T) {
 	testenv.Slow(t, "Chromium and the ext-apps host bridge")
+	t.Parallel()
 	node := testenv.Node(t)
 	for _, pkg := range []string{"playwright-core", "@axe-core/playwright", "@modelcontextprotocol/ext-apps", "@modelcontextprotocol/client"} {
 		testenv.NodeModule(t, filepath.Join(pkg, "package.json"))

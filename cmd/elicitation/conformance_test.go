@@ -42,6 +42,7 @@ func scenarios(sessions bool) []conformancetest.Scenario {
 // local default endpoint and the stateless handler.
 func TestConformance(t *testing.T) {
 	testenv.Slow(t, "MCP conformance")
+	t.Parallel()
 	t.Run("default", func(t *testing.T) {
 		m := start(t, "--data-dir", t.TempDir())
 		conformancetest.Run(t, m.MCPURL, scenarios(true))

@@ -20,6 +20,7 @@ import (
 // late answer decides nothing: the page then does.
 func TestTypeScriptHostForm(t *testing.T) {
 	testenv.Slow(t, "TypeScript SDK")
+	t.Parallel()
 	m := start(t, "--data-dir", t.TempDir(), "--max-wait", "10s", "--host-form")
 	node := testenv.Node(t)
 	testenv.NodeModule(t, "@modelcontextprotocol/sdk/package.json")
