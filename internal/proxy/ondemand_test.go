@@ -24,7 +24,7 @@ type failures struct {
 }
 
 func (h failures) Handle(ctx context.Context, r slog.Record) error {
-	if r.Message == "upstream reconnection failed" {
+	if r.Message == "upstream reconnection failed; still retrying" {
 		r.Attrs(func(a slog.Attr) bool {
 			if a.Key == "attempt" {
 				select {

@@ -91,6 +91,9 @@ type Options struct {
 	// MaxBackoff bounds the wait between reconnection attempts; zero means 5
 	// seconds.
 	MaxBackoff time.Duration
+	// Now is the clock of the log's reminders that the upstream is still
+	// not reachable (at most one a minute); nil means time.Now.
+	Now func() time.Time
 }
 
 // ErrUnavailable is returned while the upstream is down and being
@@ -112,6 +115,8 @@ type Conn struct {
 
 	progress *progressTracker
 	callers  *callers // the upstream's requests by call, for a URL upstream
+
+	retries retryLog // how loudly failed attempts are logged
 
 	done chan struct{} // closed when the supervisor has stopped
 	stop chan struct{} // closed by Close
@@ -146,6 +151,9 @@ func Dial(ctx context.Context, opts Options) (*Conn, error) {
 	if opts.MaxBackoff <= 0 {
 		opts.MaxBackoff = 5 * time.Second
 	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
 	c := &Conn{
 		opts:      opts,
 		logger:    opts.Logger,
@@ -154,6 +162,7 @@ func Dial(ctx context.Context, opts Options) (*Conn, error) {
 		stop:      make(chan struct{}),
 		kick:      make(chan struct{}, 1),
 		attempted: make(chan struct{}),
+		retries:   retryLog{now: opts.Now},
 	}
 	caps := &mcp.ClientCapabilities{}
 	if opts.ListRoots != nil {
@@ -202,7 +211,9 @@ func Dial(ctx context.Context, opts Options) (*Conn, error) {
 	}
 	err := c.connect(ctx)
 	if err != nil {
-		c.logger.Warn("upstream not reachable yet; serving and connecting in the background", "upstream", c.Describe(), "err", c.redact(err.Error()))
+		text := c.redact(err.Error())
+		c.retries.begin(text)
+		c.logger.Warn("upstream not reachable yet; serving and connecting in the background, retrying until it answers", "upstream", c.Describe(), "err", text)
 	}
 	go c.supervise(err == nil)
 	return c, nil
@@ -383,10 +394,11 @@ func (c *Conn) supervise(connected bool) {
 			if !c.reconnect() {
 				return
 			}
+			down := c.retries.connected()
 			if everConnected {
-				c.logger.Info("upstream reconnected", "upstream", c.Describe())
+				c.logger.Info("upstream reconnected", "upstream", c.Describe(), "down", down)
 			} else {
-				c.logger.Info("upstream connected", "upstream", c.Describe())
+				c.logger.Info("upstream connected", "upstream", c.Describe(), "down", down)
 			}
 			everConnected = true
 			if c.opts.ToolListChanged != nil {
@@ -413,6 +425,7 @@ func (c *Conn) supervise(connected bool) {
 		if ch != nil {
 			note = ch.exitNote()
 		}
+		c.retries.begin("")
 		c.logger.Error("upstream connection lost; reconnecting", "upstream", c.Describe(), "err", c.redact(errText(err))+note)
 		c.mu.Lock()
 		c.lastErr = fmt.Errorf("connection lost%s", note)
@@ -428,7 +441,9 @@ func errText(err error) string {
 }
 
 // reconnect retries with exponential backoff until it succeeds (true) or
-// the connection is closed (false).
+// the connection is closed (false). A failed attempt is a warning when its
+// error was not shown in the last minute (the outage's first, a changed
+// error, the same one a minute on); otherwise a debug line (retryLog).
 func (c *Conn) reconnect() bool {
 	backoff := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
@@ -452,7 +467,9 @@ func (c *Conn) reconnect() bool {
 			}
 			return true
 		}
-		c.logger.Error("upstream reconnection failed", "upstream", c.Describe(), "attempt", attempt, "err", c.redact(err.Error()))
+		text := c.redact(err.Error())
+		level, down := c.retries.failed(text)
+		c.logger.Log(context.Background(), level, "upstream reconnection failed; still retrying", "upstream", c.Describe(), "attempt", attempt, "down", down, "err", text)
 		backoff = min(backoff*2, c.opts.MaxBackoff)
 	}
 }
