@@ -41,6 +41,7 @@ func TestGateConfigurationErrors(t *testing.T) {
 // a host that can elicit approves in its own form.
 func TestGateStdioEndToEnd(t *testing.T) {
 	testenv.Slow(t, "server-everything")
+	t.Parallel()
 	nodeModule(t, "mcp-server-everything")
 	root := repoRoot(t)
 	raw, err := os.ReadFile(filepath.Join(root, "examples", "gate-everything.config.yaml"))

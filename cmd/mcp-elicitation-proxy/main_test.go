@@ -355,6 +355,7 @@ func TestUpstreamRestart(t *testing.T) {
 // with a scratch HOME: it keeps a catalog under ~/.mcp-inspector), on stdio
 // and on streamable HTTP.
 func TestInspector(t *testing.T) {
+	t.Parallel() // waits on its Node peers
 	inspector, node22 := nodeModule(t, "mcp-inspector"), testenv.Node22(t)
 	nodeModule(t, "mcp-server-everything")
 	root := repoRoot(t)
@@ -459,6 +460,7 @@ func TestDescribeRedacts(t *testing.T) {
 // upstream's environment tool, and, with message added to
 // sensitive_name_markers as those docs say, a block without a form.
 func TestOriginalManualConfig(t *testing.T) {
+	t.Parallel() // waits on its Node peers
 	nodeModule(t, "mcp-server-everything")
 	if _, err := exec.LookPath("npx"); err != nil {
 		t.Fatalf("npx is needed to run the original's configuration unchanged: %v", err)
@@ -553,6 +555,7 @@ func TestOriginalManualConfig(t *testing.T) {
 // bin/mcp-elicitation-proxy) against the real Inspector 2.x on Node 22, so
 // that the page's argument order stays one the Inspector parses.
 func TestInspectorDocCommands(t *testing.T) {
+	t.Parallel() // waits on its Node peers
 	inspector, node22 := nodeModule(t, "mcp-inspector"), testenv.Node22(t)
 	nodeModule(t, "mcp-server-everything")
 	root := repoRoot(t)
