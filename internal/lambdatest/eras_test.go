@@ -122,6 +122,7 @@ func TestListenOnLambda(t *testing.T) {
 // another principal's task does not exist for them.
 func TestTasksOnLambda(t *testing.T) {
 	testenv.Slow(t, "Lambda emulator and DynamoDB Local")
+	t.Parallel()
 	var s *stack
 	gw := lambdatest.Gateway(t, func(method, path string) (string, *lambdatest.Function) {
 		switch {

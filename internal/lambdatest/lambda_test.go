@@ -661,6 +661,7 @@ func TestRevokedKey(t *testing.T) {
 // DynamoDB Local, as an operator runs them against the deployed table.
 func TestAPIKeyMakeTargets(t *testing.T) {
 	testenv.Slow(t, "DynamoDB Local")
+	t.Parallel()
 	root := lambdatest.Root(t)
 	bin := filepath.Join(t.TempDir(), "elicitation")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/elicitation")
