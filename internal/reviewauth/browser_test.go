@@ -28,6 +28,7 @@ import (
 // sign-in. The browser keeps the one cookie as HttpOnly, Secure (Chromium
 // treats http://127.0.0.1 as a secure origin), SameSite=Lax, on /review.
 func TestSignInChromium(t *testing.T) {
+	t.Parallel()
 	s := newStack(t, elicitation.ReviewerPolicy{BarOwner: true}, boltStore(t))
 	id, page := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{Reviewers: []string{"alice@example.com"}})
 	stdout := chromiumScript(t, "signin.mjs", map[string]string{"reviewUrl": page, "user": "alice", "password": oidctest.Password, "pick": "us"})
@@ -112,6 +113,7 @@ func chromiumScript(t *testing.T, script string, plan map[string]string) []byte 
 // on the page then counts.
 func TestSameSiteForgeryChromium(t *testing.T) {
 	testenv.Slow(t, "Chromium")
+	t.Parallel()
 	s := newStack(t, elicitation.ReviewerPolicy{BarOwner: true}, boltStore(t))
 	id, page := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{
 		Message: "Rotate the keys?", Options: opts(), Approvals: 2, Reviewers: []string{"alice@example.com", "bob@example.com"},
@@ -174,6 +176,7 @@ func TestSameSiteForgeryChromium(t *testing.T) {
 // stray callback afterwards leaves the session alone.
 func TestTwoTabsChromium(t *testing.T) {
 	testenv.Slow(t, "Chromium")
+	t.Parallel()
 	s := newStack(t, elicitation.ReviewerPolicy{}, boltStore(t))
 	_, page1 := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{})
 	_, page2 := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{})

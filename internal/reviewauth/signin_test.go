@@ -40,6 +40,7 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 // who they are; the one cookie is HttpOnly, Secure, SameSite=Lax and
 // scoped to /review.
 func TestSignInRoundTrip(t *testing.T) {
+	t.Parallel()
 	s := newStack(t, elicitation.ReviewerPolicy{BarOwner: true}, boltStore(t))
 	id, page := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{})
 	b := oidctest.Browser(t)
@@ -106,6 +107,7 @@ func TestSignInRoundTrip(t *testing.T) {
 // Who may decide: a reviewer not on the list and the agent's own
 // principal are refused, at the page and at submission, and audited.
 func TestWhoMayDecide(t *testing.T) {
+	t.Parallel()
 	s := newStack(t, elicitation.ReviewerPolicy{BarOwner: true}, boltStore(t))
 	id, page := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{})
 	named, namedPage := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{Message: "Ship?", Options: opts(), Reviewers: []string{"bob@example.com"}})
@@ -179,6 +181,7 @@ func opts() []json.RawMessage {
 // An expired or tampered session is no session: a GET goes back to the
 // issuer, a POST is refused and decides nothing.
 func TestExpiredOrTamperedSession(t *testing.T) {
+	t.Parallel()
 	s := newStack(t, elicitation.ReviewerPolicy{}, boltStore(t))
 	id, page := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{})
 	pageURL, _ := url.Parse(page)
@@ -261,6 +264,7 @@ func swapPayload(v, old, new string) string {
 // whose PKCE verifier is not the one the code was issued for (the issuer
 // refuses the exchange).
 func TestStateAndPKCEMismatch(t *testing.T) {
+	t.Parallel()
 	s := newStack(t, elicitation.ReviewerPolicy{}, boltStore(t))
 	_, page := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{})
 	base := s.instances[0].srv.URL
@@ -363,6 +367,7 @@ func withCookies(b *http.Client, base string) *http.Request {
 // reviewer twice does not, and two processes sharing the data count each
 // approval once.
 func TestQuorumOfTwo(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		stores func(t *testing.T) []elicitation.Store
@@ -427,6 +432,7 @@ func TestQuorumOfTwo(t *testing.T) {
 // one person cannot complete a quorum of two; Bob's own token counts.
 func TestPageTokenBoundToReviewer(t *testing.T) {
 	testenv.Slow(t, "OpenID provider")
+	t.Parallel()
 	s := newStack(t, elicitation.ReviewerPolicy{BarOwner: true}, boltStore(t))
 	id, page := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{
 		Message: "Rotate the keys?", Options: opts(), Approvals: 2, Reviewers: []string{"alice@example.com", "bob@example.com"},
@@ -463,6 +469,7 @@ func TestPageTokenBoundToReviewer(t *testing.T) {
 // audited; same-origin and no header at all pass on to the page token.
 func TestCrossOriginSubmissions(t *testing.T) {
 	testenv.Slow(t, "OpenID provider")
+	t.Parallel()
 	s := newStack(t, elicitation.ReviewerPolicy{BarOwner: true}, boltStore(t))
 	id, page := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{})
 	b := oidctest.Browser(t)
@@ -538,6 +545,7 @@ func TestCrossOriginSubmissions(t *testing.T) {
 // sign-in has its own cookie, found by its state.
 func TestStrayCallbackAndTwoTabs(t *testing.T) {
 	testenv.Slow(t, "OpenID provider")
+	t.Parallel()
 	s := newStack(t, elicitation.ReviewerPolicy{}, boltStore(t))
 	_, page1 := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{})
 	_, page2 := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{})
@@ -615,6 +623,7 @@ func TestStrayCallbackAndTwoTabs(t *testing.T) {
 // A browser keeps at most MaxLogins sign-ins in progress: more tabs (or a
 // flood of sign-in starts) remove the oldest, the newest still complete.
 func TestSignInsInProgressBounded(t *testing.T) {
+	t.Parallel()
 	s := newStack(t, elicitation.ReviewerPolicy{}, boltStore(t))
 	_, page := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{})
 	base := s.instances[0].srv.URL
