@@ -149,6 +149,7 @@ func TestCoreList(t *testing.T) {
 // another principal lists none of them.
 func TestTypeScriptListTasks(t *testing.T) {
 	testenv.Slow(t, "TypeScript SDK")
+	t.Parallel()
 	testenv.NodeModule(t, "@modelcontextprotocol/sdk/package.json")
 	w := newWorld(t, worldOptions{stateless: true, instances: 2})
 	alice := w.connect("tok-alice", core, -1, nil)

@@ -16,6 +16,7 @@ import (
 // with two processes.
 func TestTypeScriptTasksClient(t *testing.T) {
 	testenv.Slow(t, "TypeScript SDK")
+	t.Parallel()
 	testenv.NodeModule(t, "@modelcontextprotocol/sdk/package.json")
 	approval, _ := json.Marshal(approvalArgs)
 	selection := `{"message":"Which region?","options":[{"id":"eu","label":"EU"},{"id":"us","label":"US"}]}`
@@ -80,6 +81,7 @@ func TestTypeScriptTasksClient(t *testing.T) {
 // has no session to tell.)
 func TestTypeScriptTaskStatusNotifications(t *testing.T) {
 	testenv.Slow(t, "TypeScript SDK")
+	t.Parallel()
 	testenv.NodeModule(t, "@modelcontextprotocol/sdk/package.json")
 	approval, _ := json.Marshal(approvalArgs)
 	w := newWorld(t, worldOptions{})

@@ -15,6 +15,7 @@ import (
 // --stateless with two processes.
 func TestExtTasksClient(t *testing.T) {
 	testenv.Slow(t, "TypeScript ext-tasks client")
+	t.Parallel()
 	testenv.NodeModule(t, "@modelcontextprotocol/ext-tasks/package.json")
 	testenv.NodeModule(t, "@modelcontextprotocol/client/package.json")
 	approval, _ := json.Marshal(approvalArgs)
