@@ -13,6 +13,7 @@ import (
 // description and the masked arguments; Approve lets the retry through.
 func TestBrowserConfirmPage(t *testing.T) {
 	testenv.Slow(t, "Chromium")
+	t.Parallel()
 	e := newEnv(t, "tools:\n  delete_file:\n    confirm_if:\n      always: true\n", nil)
 	args := `{"path":"/tmp/report.txt","api_key":"sk-live-123"}`
 	p := payload(t, check(t, e.gate, rmTool, args, nil))

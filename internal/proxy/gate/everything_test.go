@@ -232,6 +232,7 @@ const echoConfirmed = "tools:\n  echo:\n    confirm_if:\n      always: true\n   
 // again; a declined call never reaches the upstream.
 func TestEverythingConfirmOnTheReviewPage(t *testing.T) {
 	needBrowser(t)
+	t.Parallel()
 	up := &counter{}
 	g := startGated(t, up.front(t, startEverything(t)), echoConfirmed)
 	agent := g.client(t, nil) // a host without elicitation
@@ -314,6 +315,7 @@ func TestEverythingConfirmOnTheReviewPage(t *testing.T) {
 // arguments goes through with the reviewer's value.
 func TestEverythingFillOnTheReviewPage(t *testing.T) {
 	needBrowser(t)
+	t.Parallel()
 	up := &counter{}
 	g := startGated(t, up.front(t, startEverything(t)), "elicitation:\n  fallback_on_unsupported: review_page\ntools:\n  echo:\n    elicit:\n      message: \"What should the reference server echo?\"\n")
 	agent := g.client(t, nil)
@@ -337,6 +339,7 @@ func TestEverythingFillOnTheReviewPage(t *testing.T) {
 // upstream tool lists; the pick reaches the upstream.
 func TestEverythingAmbiguousSelection(t *testing.T) {
 	needBrowser(t)
+	t.Parallel()
 	up := &counter{}
 	g := startGated(t, up.front(t, startEverything(t)), `tools:
   echo:
@@ -375,6 +378,7 @@ func TestEverythingAmbiguousSelection(t *testing.T) {
 // no review page is created. A 2025-11-25 host answers during the call; a
 // 2026-07-28 host answers the gate's input request and retries.
 func TestEverythingConfirmOnTheHost(t *testing.T) {
+	t.Parallel()
 	for _, protocol := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(protocol, func(t *testing.T) { confirmOnTheHost(t, protocol) })
 	}
@@ -419,6 +423,7 @@ func confirmOnTheHost(t *testing.T, protocol string) {
 // The worked configuration of docs/gate.md does what the page says.
 func TestWorkedExample(t *testing.T) {
 	needBrowser(t)
+	t.Parallel()
 	root := testenv.Root(t)
 	raw, err := os.ReadFile(root + "/examples/gate-everything.config.yaml")
 	if err != nil {
@@ -488,6 +493,7 @@ func TestWorkedExample(t *testing.T) {
 // call no rule names still takes the fast path.
 func TestStdioFastPathKeepsTheGate(t *testing.T) {
 	testenv.Slow(t, "server-everything")
+	t.Parallel()
 	root := testenv.Root(t)
 	local := gatetest.Start(t)
 	node, script := testenv.Node(t), testenv.NodeModule(t, ".bin/mcp-server-everything")
@@ -584,6 +590,7 @@ func TestDestructiveAnnotationsThroughTheProxy(t *testing.T) {
 // confirmation rule on the same tool does not ask a second time.
 func TestFillOnThePageIsTheApproval(t *testing.T) {
 	testenv.Slow(t, "server-everything")
+	t.Parallel()
 	up := &counter{}
 	g := startGated(t, up.front(t, startEverything(t)), "elicitation:\n  fallback_on_unsupported: review_page\n"+echoConfirmed)
 	agent := g.client(t, nil)

@@ -38,6 +38,7 @@ var pageToken = regexp.MustCompile(`name="token" value="([^"]+)"`)
 // warn at start-up.
 func TestGateWithSignInAgentCannotApprove(t *testing.T) {
 	testenv.Slow(t, "the OpenID provider")
+	t.Parallel()
 	embeddedAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	serviceAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	provider := oidctest.Start(t, "http://"+embeddedAddr+reviewauth.CallbackPath, "http://"+serviceAddr+reviewauth.CallbackPath)
@@ -182,6 +183,7 @@ func TestGateWithoutSignInWarns(t *testing.T) {
 // in, approves its gated call, and the retry forwards it.
 func TestGateWithSignInNoReviewersAnyAccountDecides(t *testing.T) {
 	testenv.Slow(t, "the OpenID provider")
+	t.Parallel()
 	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	provider := oidctest.Start(t, "http://"+addr+reviewauth.CallbackPath)
 	upstream := recordingUpstream()
