@@ -146,8 +146,10 @@ type Server struct {
 	noHandOver      bool         // tests: never hand a wait over
 	parkAfter       time.Duration
 	parked          atomic.Int64 // waits parked so far
+	sessionCalls    sync.Map     // a handed-over session call's key -> *cancelRef
 
-	waits *waitSlots // elicit_await calls waiting (waits.go)
+	waits   *waitSlots // elicit_await calls waiting (waits.go)
+	maxBody int64      // the request body limit (Options.MaxBodyBytes)
 }
 
 // DefaultParkAfter is how long a handed-over wait (waitpath.go) waits on
@@ -197,6 +199,7 @@ func New(opts Options) *Server {
 	s.installTasks()
 	getServer := func(*http.Request) *mcp.Server { return s.mcp }
 	caps := sessionLimits(opts)
+	s.maxBody = caps.maxBody
 	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 		Stateless:           true,
 		JSONResponse:        true,
@@ -215,7 +218,9 @@ func New(opts Options) *Server {
 		// Streams are resumable: a client that lost its connection gets
 		// what it missed (Last-Event-ID), and every stream opens with a
 		// priming event.
-		EventStore:                   mcp.NewMemoryEventStore(nil),
+		// (A handed-over wait's answer is not among what it keeps:
+		// waitpath.go.)
+		EventStore:                   placeholderEvents{mcp.NewMemoryEventStore(nil), s},
 		PropagateRequestCancellation: true,
 		SessionTimeout:               caps.idle,
 		MaxRequestBodyBytes:          caps.maxBody,
@@ -283,11 +288,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r2.Header.Set(requestRefHeader, ref)
 	in := &inflightRequest{r: r}
-	if !s.noHandOver && deferrable(r2) {
-		// A sessionless elicit_await: its wait may be handed over
-		// (waitpath.go).
-		in.cw = &captureWriter{ResponseWriter: w}
-		w = in.cw
+	if !s.noHandOver {
+		ok, m := deferrable(r2, s.maxBody)
+		if ok {
+			// An elicit_await: its wait may be handed over (waitpath.go).
+			in.cw = &captureWriter{ResponseWriter: w, call: m.call}
+			w = in.cw
+			r2 = r2.WithContext(context.WithValue(r2.Context(), handOverKey{}, in.cw))
+		}
+		s.cancelHandedOver(m.cancelsCall)
 	}
 	s.inflight.Store(ref, in)
 	defer s.inflight.Delete(ref)

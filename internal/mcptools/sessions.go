@@ -127,7 +127,12 @@ func (l *sessionCaps) serveSession(id string, next http.Handler, w http.Response
 	post := r.Method == http.MethodPost
 	l.use(id, post, 1)
 	defer func() {
-		l.use(id, post, -1)
+		done := func() { l.use(id, post, -1) }
+		// A handed-over elicit_await (waitpath.go) is in flight until its
+		// wait ends, after the SDK is done with it.
+		if !heldUntilAnswered(r, done) {
+			done()
+		}
 		if r.Method == http.MethodDelete {
 			l.mu.Lock()
 			delete(l.tracked, id)

@@ -5,7 +5,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"io"
+	"iter"
 	"net/http"
 	"sync"
 	"time"
@@ -13,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The waiting path of a sessionless elicit_await (#24.1). A waiting call
+// The waiting path of an elicit_await (#24.1). A waiting call
 // used to hold, for its whole wait, everything a request in flight holds:
 // the SDK's per-request transport and session, two of its goroutines, the
 // tool handler's goroutine and the decoded request. Here the call runs
@@ -31,11 +33,19 @@ import (
 // own bytes). What a waiting call holds is then net/http's connection and
 // the store's wake-up.
 //
-// It applies only to a POST of the sessionless era whose standard headers
-// name a tools/call of elicit_await (the SDK refuses one whose body says
-// otherwise) and whose body is one request, not a batch; every other
-// request, the session eras and the calls the Tasks methods make through
-// the tool (tasks/result) are served as before.
+// It applies to a POST of the sessionless era whose standard headers name
+// a tools/call of elicit_await (the SDK refuses one whose body says
+// otherwise) and whose body is one request, not a batch; and to a POST of
+// an open session (the session eras) whose body is one tools/call of
+// elicit_await. There the SDK's response is an event stream: its priming
+// event is held back with the rest (it goes out with the answer), the
+// session counts the call as in flight until the wait ends (sessions.go,
+// heldUntilAnswered), and the event store, which kept the placeholder,
+// refuses to replay it (placeholderEvents). Every other request and the
+// calls the Tasks methods make through the tool (tasks/result) are served
+// as before. A notifications/cancelled of a session for a handed-over
+// call finds the SDK done with it: the connection's end (which a client's
+// cancel brings) is what ends the wait, parked or not.
 
 // The states of a deferrable request's wait (captureWriter.state).
 const (
@@ -60,11 +70,22 @@ func (s *Server) placeholderText(ref string) string {
 }
 
 // deferrable reports whether r's elicit_await may hand its wait over, and
-// leaves r's body as it was (only its first bytes are looked at).
-func deferrable(r *http.Request) bool {
-	if r.Method != http.MethodPost || !Sessionless(r) || r.Body == nil ||
-		r.Header.Get("Mcp-Method") != "tools/call" || r.Header.Get("Mcp-Name") != ToolAwait {
-		return false
+// leaves r's body as it was (what it read is read again). maxBody is the
+// body limit the SDK enforces; a longer body is left to the SDK. For a
+// session's POST it also returns the message's call key (sessionMessage).
+func deferrable(r *http.Request, maxBody int64) (bool, sessionMsg) {
+	if r.Method != http.MethodPost || r.Body == nil {
+		return false, sessionMsg{}
+	}
+	if !Sessionless(r) {
+		if r.Header.Get("Mcp-Session-Id") == "" {
+			return false, sessionMsg{}
+		}
+		m := sessionMessage(r, maxBody)
+		return m.await, m
+	}
+	if r.Header.Get("Mcp-Method") != "tools/call" || r.Header.Get("Mcp-Name") != ToolAwait {
+		return false, sessionMsg{}
 	}
 	// One request, not a batch: the body's first byte past white space.
 	var head []byte
@@ -82,7 +103,72 @@ func deferrable(r *http.Request) bool {
 		}
 	}
 	r.Body = rebody{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
-	return one
+	return one, sessionMsg{}
+}
+
+// sessionMsg is what the waiting path needs of a session's POST: whether
+// it is one tools/call of elicit_await (the session eras have no standard
+// headers that name it), and the key of the call it is
+// (notifications/cancelled: the call it cancels), made of the session,
+// the principal (Principal) and the JSON-RPC id. Whether the message is
+// one the SDK accepts, the SDK decides as for every message; this only
+// lets a wait be handed over, and canceled once it was.
+type sessionMsg struct {
+	await       bool
+	call        string // elicit_await's key
+	cancelsCall string // the key of the call a notifications/cancelled names
+}
+
+func sessionMessage(r *http.Request, maxBody int64) sessionMsg {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil || int64(len(body)) > maxBody {
+		r.Body = rebody{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+		return sessionMsg{}
+	}
+	r.Body = rebody{bytes.NewReader(body), r.Body}
+	if !bytes.Contains(body, []byte(`"`+ToolAwait+`"`)) && !bytes.Contains(body, []byte(`"notifications/cancelled"`)) {
+		return sessionMsg{}
+	}
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Name      string          `json:"name"`
+			RequestID json.RawMessage `json:"requestId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil {
+		return sessionMsg{}
+	}
+	key := func(id json.RawMessage) string {
+		var b bytes.Buffer
+		if len(id) == 0 || json.Compact(&b, id) != nil {
+			return ""
+		}
+		return r.Header.Get("Mcp-Session-Id") + "\x00" + Principal(r) + "\x00" + b.String()
+	}
+	switch msg.Method {
+	case "tools/call":
+		if msg.Params.Name == ToolAwait {
+			return sessionMsg{await: true, call: key(msg.ID)}
+		}
+	case "notifications/cancelled":
+		return sessionMsg{cancelsCall: key(msg.Params.RequestID)}
+	}
+	return sessionMsg{}
+}
+
+// cancelRef is the cancel of a handed-over session call's wait
+// (Server.sessionCalls).
+type cancelRef struct{ cancel context.CancelFunc }
+
+// cancelHandedOver ends the handed-over wait of the call key names, if
+// one waits: a notifications/cancelled the SDK can no longer deliver to
+// the handler, which returned when it handed its wait over.
+func (s *Server) cancelHandedOver(key string) {
+	if v, ok := s.sessionCalls.Load(key); ok && key != "" {
+		v.(*cancelRef).cancel()
+	}
 }
 
 // rebody reads what was already read, then the rest, and closes the
@@ -129,11 +215,21 @@ func (s *Server) deferWait(req *mcp.CallToolRequest, wait func(context.Context) 
 // away ends the wait, as net/http's would.
 func (s *Server) finishDeferred(r *http.Request, ref string, c *captureWriter) {
 	c.mu.Lock()
-	state, wait, release := c.state, c.wait, c.release
-	c.state, c.wait = deferClosed, nil
+	state, wait, slot, after := c.state, c.wait, c.release, c.after
+	c.state, c.wait, c.after = deferClosed, nil, nil
 	c.mu.Unlock()
+	// The slot and what waited for the wait's end (heldUntilAnswered,
+	// all of it registered by now), without keeping c, which keeps
+	// net/http's connection and its buffers, once parked.
+	release := func() {
+		slot()
+		for _, f := range after {
+			f()
+		}
+	}
 	if state != deferTaken {
-		return // not handed over: the SDK's response went out as it was
+		c.passHeld() // not handed over: the SDK's response went out as it was
+		return
 	}
 	// The placeholder's and the result's own fields, without their braces:
 	// the SDK writes a result's fields as encoding/json does and adds its
@@ -143,14 +239,22 @@ func (s *Server) finishDeferred(r *http.Request, ref string, c *captureWriter) {
 	i := bytes.Index(c.body, ph)
 	if !c.captured || ph == nil || i < 0 {
 		release()
+		c.passHeld()
 		c.flush(c.body)
 		return
 	}
 	a := &answer{ready: make(chan struct{}), before: c.body[:i], after: c.body[i+len(ph):]}
 	ctx, cancel := waitContext(r)
 	stop := context.AfterFunc(r.Context(), cancel)
+	call, cref := c.call, &cancelRef{cancel}
+	if call != "" {
+		s.sessionCalls.Store(call, cref)
+	}
 	go func() {
 		res := fields(wait(ctx))
+		if call != "" {
+			s.sessionCalls.CompareAndDelete(call, cref)
+		}
 		// The slot is given back before the answer goes out, as the
 		// handler gives it back before the SDK writes.
 		release()
@@ -236,6 +340,7 @@ func (s *Server) park(c *captureWriter, a *answer, cancel context.CancelFunc) bo
 	// timeout) no longer applies: the wait bound ends the wait.
 	_ = conn.SetDeadline(time.Time{})
 	header := c.Header().Clone()
+	header.Del("Connection") // the SDK's keep-alive of an event stream; this answer closes
 	code := c.code
 	a.parked = func(body []byte) {
 		defer conn.Close()
@@ -280,6 +385,8 @@ func fields(res *mcp.CallToolResult) []byte {
 
 // captureWriter keeps back the SDK's response once the request's wait was
 // handed over (it is the placeholder's), and passes it through otherwise.
+// An event stream's priming event, written before the call runs, is held
+// back until that is known.
 type captureWriter struct {
 	http.ResponseWriter
 
@@ -287,16 +394,29 @@ type captureWriter struct {
 	state    int
 	wait     func(context.Context) *mcp.CallToolResult
 	release  func()
-	decided  bool // whether captured was decided (at the first write)
+	decided  bool // whether captured was decided (at the first write but a priming event)
 	captured bool
 	code     int
 	body     []byte
+	held     []byte   // a priming event, before captured is decided
+	flushed  bool     // the SDK flushed a captured response: so is the answer
+	after    []func() // run once the handed-over wait ends (heldUntilAnswered)
+	call     string   // a session's call: its key (sessionMsg)
 }
+
+// primeEvent starts the SDK's priming event of an event stream.
+var primeEvent = []byte("event: prime\n")
 
 func (c *captureWriter) capturing() bool {
 	if !c.decided {
 		c.decided = true
 		c.captured = c.state == deferTaken
+		if c.captured {
+			c.body = append(c.body, c.held...)
+		} else if c.held != nil {
+			_, _ = c.ResponseWriter.Write(c.held)
+		}
+		c.held = nil
 	}
 	return c.captured
 }
@@ -316,6 +436,10 @@ func (c *captureWriter) WriteHeader(code int) {
 func (c *captureWriter) Write(b []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if !c.decided && c.held == nil && c.state == deferOpen && bytes.HasPrefix(b, primeEvent) {
+		c.held = bytes.Clone(b)
+		return len(b), nil
+	}
 	if c.capturing() {
 		if c.code == 0 {
 			c.code = http.StatusOK
@@ -326,12 +450,16 @@ func (c *captureWriter) Write(b []byte) (int, error) {
 	return c.ResponseWriter.Write(b)
 }
 
-// Flush flushes a response passed through; a captured one goes out whole
-// at the end.
+// Flush flushes a response passed through; a captured one (or a held
+// priming event) goes out whole at the end.
 func (c *captureWriter) Flush() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if !c.decided && c.held != nil {
+		return
+	}
 	if c.capturing() {
+		c.flushed = true
 		return
 	}
 	if f, ok := c.ResponseWriter.(http.Flusher); ok {
@@ -340,6 +468,16 @@ func (c *captureWriter) Flush() {
 }
 
 func (c *captureWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// passHeld writes a priming event still held back, where nothing else
+// was written after it (the SDK ended the stream there).
+func (c *captureWriter) passHeld() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.decided && c.held != nil {
+		c.capturing()
+	}
+}
 
 // flush writes a captured response with body.
 func (c *captureWriter) flush(body []byte) {
@@ -350,4 +488,55 @@ func (c *captureWriter) flush(body []byte) {
 	}
 	c.ResponseWriter.WriteHeader(c.code)
 	_, _ = c.ResponseWriter.Write(body)
+	if f, ok := c.ResponseWriter.(http.Flusher); ok && c.flushed {
+		f.Flush() // as the SDK did: an event stream stays chunked
+	}
+}
+
+// handOverKey carries a deferrable request's captureWriter in its
+// context, for heldUntilAnswered.
+type handOverKey struct{}
+
+// heldUntilAnswered runs f once the wait of r's elicit_await ends where
+// the wait was handed over (the SDK is done with r, the call is not), and
+// reports whether it will; otherwise it does nothing and reports false.
+// The session cap counts a session's POST in flight until then.
+func heldUntilAnswered(r *http.Request, f func()) bool {
+	c, _ := r.Context().Value(handOverKey{}).(*captureWriter)
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state != deferTaken {
+		return false
+	}
+	c.after = append(c.after, f)
+	return true
+}
+
+// placeholderEvents is the sessions' event store: it refuses to replay a
+// stream whose stored response is a handed-over wait's placeholder (the
+// answer went out on the connection, never through the SDK), as a store
+// refuses a stream whose events it dropped (the SDK answers 400).
+type placeholderEvents struct {
+	mcp.EventStore
+	s *Server
+}
+
+var errPlaceholderEvent = errors.New("the stream's response was answered below the SDK and is not kept")
+
+func (e placeholderEvents) After(ctx context.Context, sessionID, streamID string, index int) iter.Seq2[[]byte, error] {
+	key := []byte(e.s.placeholderText(""))
+	return func(yield func([]byte, error) bool) {
+		for data, err := range e.EventStore.After(ctx, sessionID, streamID, index) {
+			if err == nil && bytes.Contains(data, key) {
+				yield(nil, errPlaceholderEvent)
+				return
+			}
+			if !yield(data, err) || err != nil {
+				return
+			}
+		}
+	}
 }
