@@ -73,6 +73,12 @@ func TestFromEnv(t *testing.T) {
 	if s.DataDir != "/x/mcp-elicitation" || s.MaxWait != 5*time.Second || s.Retention != 12*time.Hour || s.Push || s.LogLevel.String() != "DEBUG" || s.TokenSecretARN != "" {
 		t.Errorf("from the environment: %+v", s)
 	}
+	// A session idle time above the longest wait, or none, is taken.
+	for _, idle := range []string{"0s", "23s"} {
+		if _, err := compose.FromEnv(env(map[string]string{"ELICITATION_MCP_SESSION_IDLE": idle}), compose.Local); err != nil {
+			t.Errorf("ELICITATION_MCP_SESSION_IDLE=%s: %v", idle, err)
+		}
+	}
 	// Only the names asked for are read.
 	s, err = compose.FromEnv(env(map[string]string{"ELICITATION_TABLE": "t", "ELICITATION_MAX_WAIT": "soon"}), compose.Local, "table")
 	if err != nil || s.Table != "t" {
@@ -86,6 +92,7 @@ func TestFromEnv(t *testing.T) {
 		{"ELICITATION_STORE", "sqlite", `--store "sqlite": must be "bolt" or "dynamodb"`},
 		{"ELICITATION_PUBLIC_URL", "example.com", `--public-url "example.com": want an absolute http(s) URL`},
 		{"ELICITATION_LOG_LEVEL", "loud", "not debug, info, warn or error"},
+		{"ELICITATION_MCP_SESSION_IDLE", "22s", "--mcp-session-idle 22s: must exceed --max-wait (20s) plus --wait-margin (2s)"},
 	} {
 		if _, err := compose.FromEnv(env(map[string]string{tc.k: tc.v}), compose.Local); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s=%s: %v, want %q", tc.k, tc.v, err, tc.want)

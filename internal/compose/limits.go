@@ -39,9 +39,19 @@ const readHeaderTimeout = 10 * time.Second
 func init() {
 	Table = append(Table,
 		Setting{Name: "mcp-session-idle", Scope: Local, Default: "30m",
-			Usage: "close an MCP session that sent no request for this long (its client reconnects); 0 never",
+			Usage: "close an MCP session that sent no request for this long (its client reconnects); must exceed --max-wait plus --wait-margin, since a waiting elicit_await sends none; 0 never",
 			bind:  func(s *Settings) Value { return (*durationValue)(&s.SessionIdle) },
-			check: between(func(s *Settings) time.Duration { return s.SessionIdle }, 0, 30*24*time.Hour)},
+			check: func(s *Settings) error {
+				if err := between(func(s *Settings) time.Duration { return s.SessionIdle }, 0, 30*24*time.Hour)(s); err != nil {
+					return err
+				}
+				// A waiting call is answered below the SDK (mcptools'
+				// hand-over), so the SDK sees the session idle meanwhile.
+				if s.SessionIdle != 0 && s.SessionIdle <= s.MaxWait+s.WaitMargin {
+					return fmt.Errorf("must exceed --max-wait (%v) plus --wait-margin (%v), or a session could close under a waiting elicit_await", s.MaxWait, s.WaitMargin)
+				}
+				return nil
+			}},
 		Setting{Name: "mcp-max-sessions", Scope: Local, Default: "1000",
 			Usage: "most MCP sessions open at once, a session counting once its initialize has arrived whole; past it an initialize that cannot close an idle session of its own principal is refused (503) until one closes or idles out; 0 no cap",
 			bind:  func(s *Settings) Value { return (*intValue)(&s.MaxSessions) },
