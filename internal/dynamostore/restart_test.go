@@ -24,6 +24,10 @@ import (
 // polled through the outage wakes with the decision.
 func TestServerRestartMidFlow(t *testing.T) {
 	testenv.Slow(t, "DynamoDB Local")
+	// Not parallel: TestFaultsOnEveryCall's parallel subtests already fill
+	// the package's parallel slots (-parallel is GOMAXPROCS), so running this
+	// beside them saved nothing and only added a JVM start to their load
+	// (docs/architecture.md).
 	ctx := context.Background()
 	local, err := dynamotest.Start(ctx, dynamotest.Options{DBPath: t.TempDir()})
 	if err != nil {
