@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -43,6 +44,37 @@ type faults struct {
 	// landed, if set, is called after an attempt's response arrived; when
 	// it returns true the response is dropped, as if the connection broke.
 	landed func(op string) bool
+	// watches are reached's: each closes when op's count reaches at.
+	watches []opWatch
+}
+
+type opWatch struct {
+	op   string
+	at   int
+	done chan struct{}
+}
+
+// reached returns a channel closed once n more attempts of op have gone
+// out: how a test knows a waiter is polling, where a sleep would guess.
+func (f *faults) reached(op string, n int) <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	w := opWatch{op: op, at: f.ops[op] + n, done: make(chan struct{})}
+	f.watches = append(f.watches, w)
+	return w.done
+}
+
+// wakeWatches closes the watches op's count has reached; f.mu is held.
+func (f *faults) wakeWatches(op string) {
+	kept := f.watches[:0]
+	for _, w := range f.watches {
+		if w.op == op && f.ops[op] >= w.at {
+			close(w.done)
+			continue
+		}
+		kept = append(kept, w)
+	}
+	f.watches = kept
 }
 
 func newFaults(next dynamodb.HTTPClient) *faults {
@@ -85,6 +117,7 @@ func (f *faults) Do(req *http.Request) (*http.Response, error) {
 	op := strings.TrimPrefix(req.Header.Get("X-Amz-Target"), "DynamoDB_20120810.")
 	f.mu.Lock()
 	f.ops[op]++
+	f.wakeWatches(op)
 	var k fault
 	armed := len(f.queue) > 0 && (f.op == "" || f.op == op)
 	if armed {
@@ -170,4 +203,14 @@ func (f *faults) total() int {
 		n += c
 	}
 	return n
+}
+
+// polling waits until ch (a reached channel) is closed, or fails t.
+func polling(t testing.TB, ch <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiter never polled")
+	}
 }

@@ -257,11 +257,13 @@ func (e *flowEnv) decide(t *testing.T, resolve, wait func(context.Context) error
 	defer rcancel()
 	defer wcancel()
 	waited := make(chan error, 1)
+	polled := e.f1.reached("GetItem", 1) // the waiter's first read has gone out
 	start := time.Now()
 	go func() { waited <- wait(wctx) }()
-	time.Sleep(250 * time.Millisecond) // the waiter is polling
+	polling(t, polled)
+	rstart := time.Now()
 	rerr := resolve(rctx)
-	rtook := time.Since(start) - 250*time.Millisecond
+	rtook := time.Since(rstart)
 	if rerr != nil {
 		wcancel() // nothing to wait for
 	}

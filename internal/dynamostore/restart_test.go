@@ -40,7 +40,8 @@ func TestServerRestartMidFlow(t *testing.T) {
 	table := dynamotest.Table(t, c)
 	decider := dynamostore.New(c, table, dynamostore.Options{})
 	clean := dynamostore.New(dynamotest.Client(local.Endpoint), table, dynamostore.Options{})
-	waiter := dynamostore.New(dynamotest.Client(local.Endpoint), table, dynamostore.Options{PollFailureTolerance: 2 * time.Minute})
+	wf := newFaults(nil) // counts the waiter's polls; never armed
+	waiter := dynamostore.New(dynamotest.Client(local.Endpoint, withFaults(wf)), table, dynamostore.Options{PollFailureTolerance: 2 * time.Minute})
 
 	restart := func() {
 		t.Helper()
@@ -58,12 +59,13 @@ func TestServerRestartMidFlow(t *testing.T) {
 	mustCreate(t, decider, r)
 	woke := make(chan error, 1)
 	var wokeWith elicitation.State
+	polled := wf.reached("GetItem", 2)
 	go func() {
 		var err error
 		wokeWith, err = waiter.Wait(ctx, r.State.ID)
 		woke <- err
 	}()
-	time.Sleep(300 * time.Millisecond)
+	polling(t, polled)
 	f.setHooks(func(op string) {
 		if op == "TransactWriteItems" {
 			stopOnce()
@@ -168,6 +170,7 @@ func TestWaitThroughFailingPolls(t *testing.T) {
 	r := approval()
 	mustCreate(t, clean, r)
 	woke := make(chan error, 1)
+	polled := f.reached("GetItem", 2)
 	go func() {
 		st, err := waiter.Wait(ctx, r.State.ID)
 		if err == nil && st.Status != elicitation.StatusSubmitted {
@@ -175,7 +178,7 @@ func TestWaitThroughFailingPolls(t *testing.T) {
 		}
 		woke <- err
 	}()
-	time.Sleep(300 * time.Millisecond)
+	polling(t, polled)
 	f.arm("GetItem", repeat(serverError, 2*dynamostore.RetryMaxAttempts)...) // two failed polls
 	if _, err := clean.Resolve(ctx, r.State.ID, submit("s", t0.Add(time.Second))); err != nil {
 		t.Fatal(err)
@@ -194,11 +197,12 @@ func TestWaitThroughFailingPolls(t *testing.T) {
 
 	r2 := approval()
 	mustCreate(t, clean, r2)
+	polled = f.reached("GetItem", 2)
 	go func() {
 		_, err := waiter.Wait(ctx, r2.State.ID)
 		woke <- err
 	}()
-	time.Sleep(300 * time.Millisecond)
+	polling(t, polled)
 	f.arm("GetItem", repeat(serverError, 1000)...)
 	start := time.Now()
 	select {

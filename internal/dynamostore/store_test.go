@@ -301,7 +301,8 @@ func TestAuditOrderAndCap(t *testing.T) {
 
 func TestWaitAcrossHandles(t *testing.T) {
 	ctx := context.Background()
-	a, b := twoHandles(t)
+	a, _, table := dynamotest.Store(t, dynamostore.Options{})
+	b := dynamostore.New(dynamotest.Client(dynamotest.Endpoint(t)), table, dynamostore.Options{})
 	r := approval()
 	mustCreate(t, a, r)
 
@@ -313,13 +314,18 @@ func TestWaitAcrossHandles(t *testing.T) {
 		t.Errorf("bounded wait: %+v, %v", st, err)
 	}
 
+	// A wait through a third handle, whose polls are counted, sees b's
+	// decision once it is polling.
+	wf := newFaults(nil)
+	w := dynamostore.New(dynamotest.Client(dynamotest.Endpoint(t), withFaults(wf)), table, dynamostore.Options{})
+	polled := wf.reached("GetItem", 2)
 	done := make(chan struct{})
 	var got elicitation.State
 	go func() {
 		defer close(done)
-		got, err = a.Wait(ctx, r.State.ID)
+		got, err = w.Wait(ctx, r.State.ID)
 	}()
-	time.Sleep(250 * time.Millisecond)
+	polling(t, polled)
 	landed := time.Now()
 	if _, err := b.Resolve(ctx, r.State.ID, submit("s", t0.Add(time.Second))); err != nil {
 		t.Fatal(err)
