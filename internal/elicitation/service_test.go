@@ -13,7 +13,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/testclock"
 )
 
-func newService(t *testing.T) (*elicitation.Service, *testclock.Clock, elicitation.Store) {
+func newService(t *testing.T) (*elicitation.Service, *testclock.Clock, *waitSignal) {
 	t.Helper()
 	st, err := boltstore.Open(filepath.Join(t.TempDir(), "s.db"))
 	if err != nil {
@@ -21,7 +21,51 @@ func newService(t *testing.T) (*elicitation.Service, *testclock.Clock, elicitati
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	c := testclock.New(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
-	return elicitation.NewService(elicitation.Config{Store: st, Now: c.Now, MaxWait: 5 * time.Second}), c, st
+	ws := &waitSignal{Store: st, waiting: make(chan string, 16)}
+	return elicitation.NewService(elicitation.Config{Store: ws, Now: c.Now, MaxWait: 5 * time.Second}), c, ws
+}
+
+// waitSignal is the store with a signal: each Wait sends its id on
+// waiting as it starts, so a test decides while an Await is in the store,
+// not after a sleep that guesses it is.
+type waitSignal struct {
+	elicitation.Store
+	waiting chan string
+}
+
+func (w *waitSignal) Wait(ctx context.Context, id string) (elicitation.State, error) {
+	select {
+	case w.waiting <- id:
+	default:
+	}
+	return w.Store.Wait(ctx, id)
+}
+
+// forget drops the signals of earlier waits.
+func (w *waitSignal) forget() {
+	for {
+		select {
+		case <-w.waiting:
+		default:
+			return
+		}
+	}
+}
+
+// inWait returns once an Await on id is waiting in the store, or fails t;
+// call forget before starting that Await.
+func (w *waitSignal) inWait(t *testing.T, id string) {
+	t.Helper()
+	for {
+		select {
+		case got := <-w.waiting:
+			if got == id {
+				return
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no Await on %s started waiting", id)
+		}
+	}
 }
 
 func TestServiceSelectionFlow(t *testing.T) {
@@ -65,6 +109,7 @@ func TestServiceSelectionFlow(t *testing.T) {
 	}
 	// A waiter wakes on the decision.
 	woke := make(chan elicitation.State, 1)
+	store.forget()
 	go func() {
 		st, err := svc.Await(ctx, "alice", id, 0)
 		if err != nil {
@@ -72,7 +117,7 @@ func TestServiceSelectionFlow(t *testing.T) {
 		}
 		woke <- st
 	}()
-	time.Sleep(20 * time.Millisecond)
+	store.inWait(t, id)
 	ok := elicitation.Submission{ID: "r2", Decision: elicitation.DecisionSubmitted, SelectedIDs: []string{"o3", "o1"}}
 	if _, err := svc.Submit(ctx, id, cr.ReviewKey, ok); err != nil {
 		t.Fatal(err)
@@ -179,7 +224,7 @@ func TestServiceApprovalFormAndExpiry(t *testing.T) {
 
 func TestServiceCancelAndAwaitBound(t *testing.T) {
 	ctx := context.Background()
-	svc, _, _ := newService(t)
+	svc, _, store := newService(t)
 	cr, err := svc.CreateApproval(ctx, "bob", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`)})
 	if err != nil {
 		t.Fatal(err)
@@ -200,8 +245,9 @@ func TestServiceCancelAndAwaitBound(t *testing.T) {
 		t.Fatalf("waitSeconds cannot lengthen the bound: %v", b)
 	}
 	woke := make(chan elicitation.State, 1)
+	store.forget()
 	go func() { st, _ := svc.Await(ctx, "bob", cr.State.ID, 0); woke <- st }()
-	time.Sleep(20 * time.Millisecond)
+	store.inWait(t, cr.State.ID)
 	if _, err := svc.Cancel(ctx, "bob", cr.State.ID); err != nil {
 		t.Fatal(err)
 	}
