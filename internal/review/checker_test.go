@@ -97,7 +97,7 @@ var hostileTemplates = map[string]string{
 }
 
 func TestHostileTemplates(t *testing.T) {
-	e := newEnv(t)
+	e := newEnvWith(t, review.NewTemplateChecker()) // the default bounds, held here
 	for name, src := range hostileTemplates {
 		t.Run(name, func(t *testing.T) {
 			e.t = t

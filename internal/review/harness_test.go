@@ -19,6 +19,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
 	"github.com/mcp-elicitation/elicitation/internal/review"
+	"github.com/mcp-elicitation/elicitation/internal/safeliquid"
 	"github.com/mcp-elicitation/elicitation/internal/testclock"
 )
 
@@ -39,7 +40,26 @@ type env struct {
 
 const testKeys = "k1:MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=,k0:ZmVkY2JhOTg3NjU0MzIxMGZlZGNiYTk4NzY1NDMyMTA="
 
+// testChecker is the template checker with the default limits but the two
+// that are wall-clock time (a render, a page), which are generous: on a
+// loaded machine under -race one render of a 500-option page took over
+// the 100 ms default, and the suites here test pages, not those bounds
+// (safeliquid's tests hold MaxDuration with limits of their own).
+func testChecker() *review.TemplateChecker {
+	return review.NewTemplateCheckerWith(review.TemplateLimits{
+		Engine:     safeliquid.Limits{MaxDuration: 10 * time.Second},
+		PageBudget: time.Minute,
+	})
+}
+
 func newEnv(t testing.TB, opts ...func(*review.Options)) *env {
+	t.Helper()
+	return newEnvWith(t, testChecker(), opts...)
+}
+
+// newEnvWith is newEnv with the template checker given: the default one
+// where a test holds the wall-clock bounds.
+func newEnvWith(t testing.TB, checker *review.TemplateChecker, opts ...func(*review.Options)) *env {
 	t.Helper()
 	e := &env{t: t, clock: testclock.New(t0)}
 	st, err := boltstore.Open(filepath.Join(t.TempDir(), "store.db"))
@@ -48,7 +68,6 @@ func newEnv(t testing.TB, opts ...func(*review.Options)) *env {
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	e.store = st
-	checker := review.NewTemplateChecker()
 	e.svc = elicitation.NewService(elicitation.Config{Store: st, Now: e.clock.Now, Templates: checker})
 	e.keys, err = pagetoken.ParseKeyring(testKeys)
 	if err != nil {

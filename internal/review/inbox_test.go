@@ -64,7 +64,7 @@ func newSignedInEnv(t testing.TB) *env {
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	e.store = st
-	checker := review.NewTemplateChecker()
+	checker := testChecker()
 	e.svc = elicitation.NewService(elicitation.Config{Store: st, Now: e.clock.Now, Templates: checker, SignIn: true, Policy: elicitation.ReviewerPolicy{BarOwner: true}})
 	if e.keys, err = pagetoken.ParseKeyring(testKeys); err != nil {
 		t.Fatal(err)
