@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -75,12 +77,19 @@ func TestPrimingEvent(t *testing.T) {
 	}
 	res := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	session := res.Header.Get("Mcp-Session-Id")
+	// Read the initialize answer whole, as a client does: a client that
+	// hangs up before it arrives ends the initialize, and the SDK then
+	// closes the session it had opened.
+	if b, err := io.ReadAll(res.Body); err != nil || !bytes.Contains(b, []byte(`"protocolVersion"`)) {
+		t.Fatalf("initialize: HTTP %d %q, %v", res.StatusCode, b, err)
+	}
 	res.Body.Close()
 	post(session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
 	res = post(session, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
 	defer res.Body.Close()
 	if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
-		t.Fatalf("Content-Type %q, want an event stream", ct)
+		b, _ := io.ReadAll(res.Body)
+		t.Fatalf("HTTP %d, Content-Type %q, want an event stream: %s", res.StatusCode, ct, b)
 	}
 	sc := bufio.NewScanner(res.Body)
 	var first []string
