@@ -141,7 +141,7 @@ func (t *Tasks) result(ctx context.Context, next mcp.MethodHandler, tg target) (
 	if err != nil {
 		return nil, err
 	}
-	res.Meta = mcp.Meta{metaRelatedTask: map[string]any{"taskId": tg.state.ID}}
+	res.Meta = mcp.Meta{MetaRelatedTask: map[string]any{"taskId": tg.state.ID}}
 	return res, nil
 }
 
@@ -208,7 +208,7 @@ func (t *Tasks) callTool(ctx context.Context, next mcp.MethodHandler, tg target,
 		if p.Meta == nil {
 			p.Meta = mcp.Meta{}
 		}
-		p.Meta[metaRelatedTask] = map[string]any{"taskId": tg.state.ID}
+		p.Meta[MetaRelatedTask] = map[string]any{"taskId": tg.state.ID}
 	}
 	ss, _ := tg.req.GetSession().(*mcp.ServerSession)
 	res, err := next(ctx, "tools/call", &mcp.CallToolRequest{Session: ss, Params: p, Extra: tg.req.GetExtra()})

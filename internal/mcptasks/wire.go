@@ -18,11 +18,9 @@ import (
 // onto what they send the client meanwhile (the host's form).
 const MetaRelatedTask = "io.modelcontextprotocol/related-task"
 
-// Meta keys of the specification.
-const (
-	metaRelatedTask       = MetaRelatedTask
-	metaImmediateResponse = "io.modelcontextprotocol/model-immediate-response"
-)
+// metaImmediateResponse is the specification's _meta key of the text a
+// host may show the model at once, before the task ends.
+const metaImmediateResponse = "io.modelcontextprotocol/model-immediate-response"
 
 // coreTask is a 2025-11-25 Task.
 type coreTask struct {
