@@ -59,12 +59,12 @@ import (
 	"encoding/json"
 	"log/slog"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/sessionwatch"
 )
 
 // Extension is the 2026-07-28 extension's identifier.
@@ -116,6 +116,12 @@ type Options struct {
 	// (elicitation.ErrBusy) saying which limit is full. nil: no bound.
 	Hold func(principal string) (release func(), err error)
 
+	// SessionDone returns a context that ends when a session closes, for
+	// its task notifications; the server's own (sessionwatch.Watch.Done),
+	// so that a session has one watcher whatever watches it. nil: the
+	// Tasks' own.
+	SessionDone func(*mcp.ServerSession) context.Context
+
 	// PollInterval is suggested to hosts; 0: DefaultPollInterval.
 	PollInterval time.Duration
 
@@ -129,7 +135,8 @@ type Tasks struct {
 	log  *slog.Logger
 	poll time.Duration
 
-	sessions sync.Map // *mcp.ServerSession -> context.Context, ended when it closes
+	sessionDone func(*mcp.ServerSession) context.Context // Options.SessionDone, or own's
+	own         sessionwatch.Watch
 }
 
 // Install adds Tasks to s: the tasks methods and the middleware that turns
@@ -144,6 +151,10 @@ func Install(s *mcp.Server, opts Options) (*Tasks, error) {
 	}
 	if t.poll <= 0 {
 		t.poll = DefaultPollInterval
+	}
+	t.sessionDone = opts.SessionDone
+	if t.sessionDone == nil {
+		t.sessionDone = t.own.Done
 	}
 	// The methods are registered so that the SDK accepts and decodes them;
 	// the middleware answers them, because it alone sees the request's

@@ -72,25 +72,6 @@ func (t *Tasks) watch(ss *mcp.ServerSession, principal, id string) {
 	}()
 }
 
-// sessionDone returns a context that ends when ss closes (one per session,
-// however many tasks it watches).
-func (t *Tasks) sessionDone(ss *mcp.ServerSession) context.Context {
-	if v, ok := t.sessions.Load(ss); ok {
-		return v.(context.Context)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if v, loaded := t.sessions.LoadOrStore(ss, ctx); loaded {
-		cancel()
-		return v.(context.Context)
-	}
-	go func() {
-		_ = ss.Wait()
-		cancel()
-		t.sessions.Delete(ss)
-	}()
-	return ctx
-}
-
 // statusWriter turns carriers back into notifications/tasks/status.
 type statusWriter struct{ http.ResponseWriter }
 

@@ -148,7 +148,7 @@ func (s *Server) afterCreated(req *mcp.CallToolRequest, allowed bool, st elicita
 func (s *Server) pushOnSession(ss *mcp.ServerSession, st elicitation.State, message, url string, sent <-chan struct{}) {
 	ctx, cancel := context.WithDeadline(context.Background(), st.ExpiresAt.Add(time.Minute))
 	defer cancel()
-	stop := context.AfterFunc(s.sessionDone(ss), cancel)
+	stop := context.AfterFunc(s.sessions.Done(ss), cancel)
 	defer stop()
 	if sent != nil {
 		select {
@@ -193,25 +193,6 @@ func (s *Server) pushOnSession(ss *mcp.ServerSession, st elicitation.State, mess
 	if err := ss.NotifyElicitationComplete(ctx, &mcp.ElicitationCompleteParams{ElicitationID: id}); err != nil {
 		s.log.Debug("complete notice not delivered", "elicitationId", id, "err", err)
 	}
-}
-
-// sessionDone returns a context that ends when ss closes (one watcher per
-// session, however many pushes it carries).
-func (s *Server) sessionDone(ss *mcp.ServerSession) context.Context {
-	if v, ok := s.sessions.Load(ss); ok {
-		return v.(context.Context)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if v, loaded := s.sessions.LoadOrStore(ss, ctx); loaded {
-		cancel()
-		return v.(context.Context)
-	}
-	go func() {
-		_ = ss.Wait()
-		cancel()
-		s.sessions.Delete(ss)
-	}()
-	return ctx
 }
 
 // pushState is what a sessionless push's request state binds.

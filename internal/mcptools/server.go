@@ -32,6 +32,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/mcptasks"
+	"github.com/mcp-elicitation/elicitation/internal/sessionwatch"
 )
 
 // Options configure a Server. Service and ReviewURL are required; every other zero
@@ -123,9 +124,9 @@ type Server struct {
 	hostForm  bool
 	app       bool
 	sealer    Sealer
-	// sessions maps a *mcp.ServerSession carrying pushes to a context
-	// that ends when it closes.
-	sessions sync.Map
+	// sessions tells when a session carrying pushes or watched tasks
+	// closes (shared with the Tasks methods: one watcher per session).
+	sessions sessionwatch.Watch
 
 	mcp     *mcp.Server
 	handler http.Handler

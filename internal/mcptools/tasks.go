@@ -13,14 +13,15 @@ import (
 // elicit_result through the server's own tools/call path.
 func (s *Server) installTasks() {
 	_, err := mcptasks.Install(s.mcp, mcptasks.Options{
-		Service:    s.svc,
-		TaskTools:  []string{ToolApproval, ToolSelection},
-		AwaitTool:  ToolAwait,
-		ResultTool: ToolResult,
-		Principal:  principalOf,
-		ReviewLink: s.keptLink,
-		Hold:       s.waits.take,
-		Logger:     s.log,
+		Service:     s.svc,
+		TaskTools:   []string{ToolApproval, ToolSelection},
+		AwaitTool:   ToolAwait,
+		ResultTool:  ToolResult,
+		Principal:   principalOf,
+		ReviewLink:  s.keptLink,
+		Hold:        s.waits.take,
+		SessionDone: s.sessions.Done,
+		Logger:      s.log,
 	})
 	if err != nil {
 		// Only a method name clash with the SDK's own can fail: a bug.
