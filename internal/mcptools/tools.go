@@ -313,8 +313,9 @@ func (s *Server) await(ctx context.Context, req *mcp.CallToolRequest) (any, erro
 		}
 		return statusOutput{Status: st.Status}, nil
 	}
-	// A sessionless call hands the wait itself over to ServeHTTP, below the
-	// SDK (waitpath.go); the wait and its result are the same.
+	// A call whose HTTP request allows it (sessionless, or one tools/call
+	// on a session) hands the wait itself over to ServeHTTP, below the SDK
+	// (waitpath.go); the wait and its result are the same.
 	if res := s.deferWait(req, func(hctx context.Context) *mcp.CallToolResult {
 		hctx = note(hctx)
 		out, err := waitFor(hctx)

@@ -43,9 +43,10 @@ import (
 // heldUntilAnswered), and the event store, which kept the placeholder,
 // refuses to replay it (placeholderEvents). Every other request and the
 // calls the Tasks methods make through the tool (tasks/result) are served
-// as before. A notifications/cancelled of a session for a handed-over
-// call finds the SDK done with it: the connection's end (which a client's
-// cancel brings) is what ends the wait, parked or not.
+// as before. A handed-over wait ends at its bound, at the connection's
+// end (parked or not), or at a notifications/cancelled naming its call,
+// which the SDK, done with the call, can no longer deliver
+// (cancelHandedOver).
 
 // The states of a deferrable request's wait (captureWriter.state).
 const (

@@ -8,10 +8,10 @@ import (
 )
 
 // The defaults of Options.MaxWaits and WaitsPerPrincipal. A waiting
-// elicit_await on a session holds about 100-200 KB (its HTTP request, the
-// SDK's call, the store's wait), so the cap bounds them to about a hundred
-// megabytes; a sessionless one hands its wait over below the SDK and parks
-// it (waitpath.go), a few KB each (docs/benchmarks.md).
+// elicit_await whose wait could not be handed over holds about 100-200 KB
+// (its HTTP request, the SDK's call, the store's wait), so the cap bounds
+// them to about a hundred megabytes; one handed over below the SDK and
+// parked (waitpath.go) holds a few KB (docs/benchmarks.md).
 const (
 	DefaultMaxWaits          = 500
 	DefaultWaitsPerPrincipal = 64
