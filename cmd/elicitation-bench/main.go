@@ -311,24 +311,32 @@ func startOurs(mode, profile string, gogc int) (*target, error) {
 	if gogc != 0 {
 		args = append(args, "-gogc", strconv.Itoa(gogc))
 	}
-	cmd := exec.Command(exe, args...)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
+	cmd, url, stop, err := startChild(exe, args, "our "+mode+" server")
 	if err != nil {
 		return nil, err
 	}
+	return &target{name: "go mcptools " + mode, url: url, pid: cmd.Process.Pid, tool: tool, args: toolArgs, stop: stop}, nil
+}
+
+// startChild starts exe with args (stderr passed through) and returns it
+// with the URL it prints as its first line of output, and what stops it;
+// what names it in an error.
+func startChild(exe string, args []string, what string) (cmd *exec.Cmd, url string, stop func(), err error) {
+	cmd = exec.Command(exe, args...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, "", nil, err
+	}
 	if err := cmd.Start(); err != nil {
-		return nil, err
+		return nil, "", nil, err
 	}
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
 		_ = cmd.Process.Kill()
-		return nil, fmt.Errorf("start our %s server: %w", mode, err)
+		return nil, "", nil, fmt.Errorf("start %s: %w", what, err)
 	}
-	return &target{
-		name: "go mcptools " + mode, url: strings.TrimSpace(line), pid: cmd.Process.Pid, tool: tool, args: toolArgs,
-		stop: func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() },
-	}, nil
+	return cmd, strings.TrimSpace(line), func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() }, nil
 }
 
 func startNode(port int) (*target, error) {

@@ -34,7 +34,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -205,28 +204,14 @@ func startAnchorWaiting(name, era string) (*waiterTarget, error) {
 			args = append(args, "-stateless")
 		}
 	}
-	cmd := exec.Command(exe, args...)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
+	cmd, url, stop, err := startChild(exe, args, "the "+name+" anchor")
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		_ = cmd.Process.Kill()
-		return nil, fmt.Errorf("start the %s anchor: %w", name, err)
-	}
-	url := strings.TrimSpace(line)
 	base := strings.TrimSuffix(url, "/mcp")
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	h := &taskHost{url: url, client: hc}
-	t := &waiterTarget{
-		name: label, addr: strings.TrimPrefix(base, "http://"), pid: cmd.Process.Pid,
-		stop: func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() },
-	}
+	t := &waiterTarget{name: label, addr: strings.TrimPrefix(base, "http://"), pid: cmd.Process.Pid, stop: stop}
 	t.release = func(i int) error {
 		res, err := hc.Post(base+"/release?key="+strconv.Itoa(i), "text/plain", nil)
 		if err != nil {
