@@ -10,10 +10,11 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/boltstore"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/elicitation/storetest"
 	"github.com/mcp-elicitation/elicitation/internal/testclock"
 )
 
-func newService(t *testing.T) (*elicitation.Service, *testclock.Clock, *waitSignal) {
+func newService(t *testing.T) (*elicitation.Service, *testclock.Clock, *storetest.WaitSignal) {
 	t.Helper()
 	st, err := boltstore.Open(filepath.Join(t.TempDir(), "s.db"))
 	if err != nil {
@@ -21,51 +22,8 @@ func newService(t *testing.T) (*elicitation.Service, *testclock.Clock, *waitSign
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	c := testclock.New(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
-	ws := &waitSignal{Store: st, waiting: make(chan string, 16)}
+	ws := storetest.NewWaitSignal(st, 16)
 	return elicitation.NewService(elicitation.Config{Store: ws, Now: c.Now, MaxWait: 5 * time.Second}), c, ws
-}
-
-// waitSignal is the store with a signal: each Wait sends its id on
-// waiting as it starts, so a test decides while an Await is in the store,
-// not after a sleep that guesses it is.
-type waitSignal struct {
-	elicitation.Store
-	waiting chan string
-}
-
-func (w *waitSignal) Wait(ctx context.Context, id string) (elicitation.State, error) {
-	select {
-	case w.waiting <- id:
-	default:
-	}
-	return w.Store.Wait(ctx, id)
-}
-
-// forget drops the signals of earlier waits.
-func (w *waitSignal) forget() {
-	for {
-		select {
-		case <-w.waiting:
-		default:
-			return
-		}
-	}
-}
-
-// inWait returns once an Await on id is waiting in the store, or fails t;
-// call forget before starting that Await.
-func (w *waitSignal) inWait(t *testing.T, id string) {
-	t.Helper()
-	for {
-		select {
-		case got := <-w.waiting:
-			if got == id {
-				return
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("no Await on %s started waiting", id)
-		}
-	}
 }
 
 func TestServiceSelectionFlow(t *testing.T) {
@@ -109,7 +67,7 @@ func TestServiceSelectionFlow(t *testing.T) {
 	}
 	// A waiter wakes on the decision.
 	woke := make(chan elicitation.State, 1)
-	store.forget()
+	store.Forget()
 	go func() {
 		st, err := svc.Await(ctx, "alice", id, 0)
 		if err != nil {
@@ -117,7 +75,7 @@ func TestServiceSelectionFlow(t *testing.T) {
 		}
 		woke <- st
 	}()
-	store.inWait(t, id)
+	store.InWait(t, id)
 	ok := elicitation.Submission{ID: "r2", Decision: elicitation.DecisionSubmitted, SelectedIDs: []string{"o3", "o1"}}
 	if _, err := svc.Submit(ctx, id, cr.ReviewKey, ok); err != nil {
 		t.Fatal(err)
@@ -245,9 +203,9 @@ func TestServiceCancelAndAwaitBound(t *testing.T) {
 		t.Fatalf("waitSeconds cannot lengthen the bound: %v", b)
 	}
 	woke := make(chan elicitation.State, 1)
-	store.forget()
+	store.Forget()
 	go func() { st, _ := svc.Await(ctx, "bob", cr.State.ID, 0); woke <- st }()
-	store.inWait(t, cr.State.ID)
+	store.InWait(t, cr.State.ID)
 	if _, err := svc.Cancel(ctx, "bob", cr.State.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/boltstore"
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/elicitation/storetest"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
 	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
 	sealerpkg "github.com/mcp-elicitation/elicitation/internal/sealer"
@@ -39,21 +40,6 @@ const (
 // newClock is the shared test clock (testclock) at this package's start.
 func newClock() *testclock.Clock { return testclock.New(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)) }
 
-// waitSignal wraps a store so that a test learns when an elicit_await has
-// started waiting in the store.
-type waitSignal struct {
-	elicitation.Store
-	waiting chan string
-}
-
-func (s *waitSignal) Wait(ctx context.Context, id string) (elicitation.State, error) {
-	select {
-	case s.waiting <- id:
-	default:
-	}
-	return s.Store.Wait(ctx, id)
-}
-
 // env is a running MCP endpoint: one stateful handler, or stateless
 // handler instances that share only the store file (each has its own
 // store handle and Service), with requests alternating between them.
@@ -61,7 +47,7 @@ type env struct {
 	clock   *testclock.Clock
 	svc     *elicitation.Service   // decides requests, as the review endpoint would
 	svcs    []*elicitation.Service // each instance's, svcs[0] == svc
-	store   *waitSignal
+	store   *storetest.WaitSignal
 	servers []*httptest.Server
 	tools   []*mcptools.Server // servers[i] serves tools[i]
 	next    atomic.Uint64      // alternates requests between servers
@@ -111,14 +97,14 @@ func newEnv(t testing.TB, o envOptions) *env {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = st.Close() })
-		ws := &waitSignal{Store: st, waiting: make(chan string, 1)}
+		ws := storetest.NewWaitSignal(st, 1)
 		svc := elicitation.NewService(elicitation.Config{Store: ws, Now: e.clock.Now, MaxWait: o.maxWait, SignIn: o.signIn})
 		e.svcs = append(e.svcs, svc)
 		if i == 0 {
 			e.svc, e.store = svc, ws
 		} else {
 			// Waiters may be on any instance: signal through the first.
-			ws.waiting = e.store.waiting
+			ws.Waiting = e.store.Waiting
 		}
 		srv := mcptools.New(mcptools.Options{
 			Service:   svc,
@@ -369,9 +355,7 @@ func (e *env) decide(t testing.TB, created map[string]any, sub elicitation.Submi
 // awaitAsync starts an elicit_await and returns once it waits in the store.
 func (e *env) awaitAsync(t testing.TB, cs *mcp.ClientSession, args map[string]any) <-chan callResult {
 	t.Helper()
-	for len(e.store.waiting) > 0 { // forget earlier waits
-		<-e.store.waiting
-	}
+	e.store.Forget()
 	out := make(chan callResult, 1)
 	go func() {
 		r, err := callE(cs, mcptools.ToolAwait, args)
@@ -381,7 +365,7 @@ func (e *env) awaitAsync(t testing.TB, cs *mcp.ClientSession, args map[string]an
 		out <- r
 	}()
 	select {
-	case <-e.store.waiting:
+	case <-e.store.Waiting:
 	case r := <-out:
 		t.Fatalf("elicit_await returned %v %q before anything happened", r.structured, r.text)
 	case <-time.After(10 * time.Second):

@@ -292,15 +292,13 @@ func TestSessionPushWatchesTheStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cs.Close() })
-	for len(e.store.waiting) > 0 {
-		<-e.store.waiting
-	}
+	e.store.Forget()
 	c := ok(t, cs, mcptools.ToolApproval, map[string]any{"message": "m", "context": 1})
 	id := c["elicitationId"].(string)
 	if got := receiveString(t, pushes, "the push"); got != id {
 		t.Fatalf("pushed %s, created %s", got, id)
 	}
-	if got := receiveString(t, e.store.waiting, "the push's watch waiting in the store"); got != id {
+	if got := receiveString(t, e.store.Waiting, "the push's watch waiting in the store"); got != id {
 		t.Fatalf("a wait in the store for %s, created %s", got, id)
 	}
 	e.decide(t, c, elicitation.Submission{Decision: elicitation.DecisionSubmitted})

@@ -1,0 +1,58 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+)
+
+// WaitSignal is a Store that tells a test when a Wait starts: it sends the
+// request's id on Waiting as it starts, if there is room (a test drains
+// it), so that a test decides while a wait is in the store rather than
+// after a sleep that guesses it is.
+type WaitSignal struct {
+	elicitation.Store
+	Waiting chan string
+}
+
+// NewWaitSignal wraps st with a Waiting channel of room n.
+func NewWaitSignal(st elicitation.Store, n int) *WaitSignal {
+	return &WaitSignal{Store: st, Waiting: make(chan string, n)}
+}
+
+func (w *WaitSignal) Wait(ctx context.Context, id string) (elicitation.State, error) {
+	select {
+	case w.Waiting <- id:
+	default:
+	}
+	return w.Store.Wait(ctx, id)
+}
+
+// Forget drops the signals of earlier waits.
+func (w *WaitSignal) Forget() {
+	for {
+		select {
+		case <-w.Waiting:
+		default:
+			return
+		}
+	}
+}
+
+// InWait returns once a Wait on id has started, or fails t after 10 s;
+// call Forget before starting the call that waits.
+func (w *WaitSignal) InWait(t testing.TB, id string) {
+	t.Helper()
+	for {
+		select {
+		case got := <-w.Waiting:
+			if got == id {
+				return
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no Wait on %s started", id)
+		}
+	}
+}
