@@ -305,7 +305,7 @@ func TestMultiRoundTripState(t *testing.T) {
 	for _, d := range []downstream{downstreams[1], downstreams[3]} {
 		t.Run(d.name, func(t *testing.T) {
 			cs := connect(t, p, d, &elicitor{answer: action("cancel")}, &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}})
-			ctx := context.Background()
+			ctx := callCtx(t)
 			args := json.RawMessage(`{"other":1}`)
 			first, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: args})
 			if err != nil {
@@ -393,7 +393,7 @@ func TestForwarding(t *testing.T) {
 			}
 			progress := make(chan prog, 10)
 			cs := connect(t, p, d, nil, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
-				progress <- prog{r.Params.ProgressToken, r.Params.Progress, r.Params.Message}
+				offer(progress, prog{r.Params.ProgressToken, r.Params.Progress, r.Params.Message})
 			}})
 			ctx := context.Background()
 
@@ -479,7 +479,7 @@ func TestToolListChanged(t *testing.T) {
 		t.Run(d.name, func(t *testing.T) {
 			changed := make(chan struct{}, 10)
 			cs := connect(t, p, d, nil, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-				changed <- struct{}{}
+				offer(changed, struct{}{})
 			}})
 			name := "added-" + strings.ReplaceAll(d.name, "/", "-")
 			u.addTool(name, `{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}`, nil)
@@ -488,7 +488,7 @@ func TestToolListChanged(t *testing.T) {
 			case <-time.After(20 * time.Second):
 				t.Fatal("tools/list_changed not passed on")
 			}
-			res, err := cs.ListTools(context.Background(), nil)
+			res, err := cs.ListTools(callCtx(t), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -535,7 +535,7 @@ func TestPagedToolList(t *testing.T) {
 			pages := 0
 			cursor := ""
 			for {
-				res, err := cs.ListTools(context.Background(), &mcp.ListToolsParams{Cursor: cursor})
+				res, err := cs.ListTools(callCtx(t), &mcp.ListToolsParams{Cursor: cursor})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -229,7 +229,7 @@ func TestFastPath(t *testing.T) {
 			for j := range n {
 				wg.Go(func() {
 					msg := fmt.Sprintf("session %d call %d", i, j)
-					res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "record", Arguments: map[string]any{"message": msg}})
+					res, err := cs.CallTool(callCtx(t), &mcp.CallToolParams{Name: "record", Arguments: map[string]any{"message": msg}})
 					if err != nil {
 						t.Errorf("%s: %v", msg, err)
 						return
@@ -259,7 +259,7 @@ func TestFastPath(t *testing.T) {
 		}})
 		params := &mcp.CallToolParams{Name: "progress", Arguments: map[string]any{}}
 		params.SetProgressToken("tok")
-		res, err := cs.CallTool(context.Background(), params)
+		res, err := cs.CallTool(callCtx(t), params)
 		if err != nil || text(res) != "done" {
 			t.Fatalf("call: %v %v", res, err)
 		}
@@ -297,7 +297,7 @@ func TestFastPath(t *testing.T) {
 
 	t.Run("upstream error kept", func(t *testing.T) {
 		cs := connect(t, p, d, nil, nil)
-		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "fails", Arguments: map[string]any{}})
+		_, err := cs.CallTool(callCtx(t), &mcp.CallToolParams{Name: "fails", Arguments: map[string]any{}})
 		var we *jsonrpc.Error
 		if !errors.As(err, &we) || we.Code != -32042 || we.Message != "quota exhausted" || string(we.Data) != `{"retryAfter":30}` {
 			t.Errorf("error = %#v", err)
@@ -339,7 +339,7 @@ func TestFastPath(t *testing.T) {
 	t.Run("2026-07-28 per-request protocol", func(t *testing.T) {
 		cs := connect(t, p, downstreams[1], nil, nil)
 		before := proxy.FastCalls(p)
-		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "static", Arguments: map[string]any{}})
+		res, err := cs.CallTool(callCtx(t), &mcp.CallToolParams{Name: "static", Arguments: map[string]any{}})
 		if err != nil {
 			t.Fatal(err)
 		}

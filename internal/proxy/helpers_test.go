@@ -41,6 +41,28 @@ func everything(t testing.TB) (node, script string) {
 
 func freePort(t testing.TB) int { return testenv.FreePort(t) }
 
+// offer hands v to the test through ch without blocking. A client's
+// notification handler must never block: closing a client session waits
+// for its handlers, so a handler stuck on a full channel (a test that has
+// stopped reading, more list_changed notifications than it buffered) holds
+// the test's cleanup, and the package, until go test's timeout. What a full
+// channel drops, the test was not reading.
+func offer[T any](ch chan<- T, v T) {
+	select {
+	case ch <- v:
+	default:
+	}
+}
+
+// callCtx bounds one request of a test, so that a proxy that never answers
+// fails the test that asked, by name, instead of holding the package until
+// go test's timeout.
+func callCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 // startEverythingHTTP starts the reference server on streamable HTTP and
 // returns its MCP endpoint.
 func startEverythingHTTP(t testing.TB) string {

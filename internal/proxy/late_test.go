@@ -23,7 +23,7 @@ func TestUpstreamNotReachableYet(t *testing.T) {
 	for _, d := range []downstream{downstreams[0], downstreams[2], downstreams[3]} {
 		t.Run(d.name+"/before", func(t *testing.T) {
 			cs := connect(t, p, d, nil, nil)
-			list, err := cs.ListTools(context.Background(), nil)
+			list, err := cs.ListTools(callCtx(t), nil)
 			if err != nil || len(list.Tools) != 0 {
 				t.Fatalf("tools/list before the upstream: %v %v", list, err)
 			}
@@ -36,7 +36,7 @@ func TestUpstreamNotReachableYet(t *testing.T) {
 	}
 	changed := make(chan struct{}, 10)
 	cs := connect(t, p, downstreams[0], nil, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { offer(changed, struct{}{}) },
 	})
 	startEverythingAt(t, "streamableHttp", port)
 	select {
@@ -44,7 +44,7 @@ func TestUpstreamNotReachableYet(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("no tools/list_changed after the upstream came up")
 	}
-	list, err := cs.ListTools(context.Background(), nil)
+	list, err := cs.ListTools(callCtx(t), nil)
 	if err != nil || len(list.Tools) < 5 {
 		t.Fatalf("tools/list after the upstream came up: %v %v", list, err)
 	}

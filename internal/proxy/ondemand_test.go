@@ -72,16 +72,22 @@ func TestListRightAfterTheUpstreamComesUp(t *testing.T) {
 	for _, d := range []downstream{downstreams[0], downstreams[2], downstreams[3]} {
 		d := d
 		cs := connect(t, p, d, nil, nil)
-		if list, err := cs.ListTools(context.Background(), nil); err != nil || len(list.Tools) != 0 {
+		if list, err := cs.ListTools(callCtx(t), nil); err != nil || len(list.Tools) != 0 {
 			t.Fatalf("%s: tools/list before the upstream: %v %v", d.name, list, err)
 		}
 	}
 	// Let the backoff grow: after the fifth failed attempt the next one
 	// is 3.2 s away.
-	for n := range attempts {
-		if n >= 5 {
-			break
+	for waiting := time.After(60 * time.Second); ; {
+		select {
+		case n := <-attempts:
+			if n < 5 {
+				continue
+			}
+		case <-waiting:
+			t.Fatal("no fifth failed attempt within a minute")
 		}
+		break
 	}
 	up := mcp.NewServer(&mcp.Implementation{Name: "late-upstream", Version: "1"}, nil)
 	up.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object", "properties": map[string]any{"message": map[string]any{"type": "string"}}}},
@@ -98,7 +104,7 @@ func TestListRightAfterTheUpstreamComesUp(t *testing.T) {
 	started := time.Now()
 	for _, d := range []downstream{downstreams[0], downstreams[2], downstreams[3]} {
 		cs := connect(t, p, d, nil, nil)
-		list, err := cs.ListTools(context.Background(), nil)
+		list, err := cs.ListTools(callCtx(t), nil)
 		if err != nil || len(list.Tools) != 1 || list.Tools[0].Name != "echo" {
 			t.Fatalf("%s: tools/list right after the upstream came up: %v %v", d.name, list, err)
 		}
@@ -117,11 +123,11 @@ func TestListRightAfterEverythingComesUp(t *testing.T) {
 	port := freePort(t)
 	p := startProxy(t, fmt.Sprintf("upstream:\n  url: \"http://127.0.0.1:%d/mcp\"\n  args: []\n  env: {}\n", port))
 	cs := connect(t, p, downstreams[2], nil, nil)
-	if list, err := cs.ListTools(context.Background(), nil); err != nil || len(list.Tools) != 0 {
+	if list, err := cs.ListTools(callCtx(t), nil); err != nil || len(list.Tools) != 0 {
 		t.Fatalf("tools/list before the upstream: %v %v", list, err)
 	}
 	startEverythingAt(t, "streamableHttp", port)
-	list, err := cs.ListTools(context.Background(), nil)
+	list, err := cs.ListTools(callCtx(t), nil)
 	if err != nil || len(list.Tools) < 5 {
 		t.Fatalf("tools/list right after the reference server came up: %v %v", list, err)
 	}

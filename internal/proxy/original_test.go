@@ -296,7 +296,7 @@ func TestOriginalDiscovery(t *testing.T) {
 			p := startProxy(t, up.yaml+firstSliceConfig(true)+"  lookup_ticket:\n    required: [scope]\n")
 			for _, d := range downstreams {
 				t.Run(d.name, func(t *testing.T) {
-					list, err := connect(t, p, d, nil, nil).ListTools(context.Background(), nil)
+					list, err := connect(t, p, d, nil, nil).ListTools(callCtx(t), nil)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -55,8 +55,8 @@ func TestEverythingRelay(t *testing.T) {
 						prompt := req.Params.Messages[0].Content.(*mcp.TextContent).Text
 						return &mcp.CreateMessageResult{Role: "assistant", Model: "test-model", Content: &mcp.TextContent{Text: "sampled by the client for " + prompt}}, nil
 					},
-					LoggingMessageHandler:  func(_ context.Context, req *mcp.LoggingMessageRequest) { logs <- req.Params },
-					ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { updated <- req.Params.URI },
+					LoggingMessageHandler:  func(_ context.Context, req *mcp.LoggingMessageRequest) { offer(logs, req.Params) },
+					ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { offer(updated, req.Params.URI) },
 				}
 				e := &elicitor{answer: accept(map[string]any{"name": "Ada Lovelace", "check": true, "legacyTitledEnum": "pet-2"})}
 				cs := connectWithRoots(t, p, d, e, client, &mcp.Root{URI: "file:///work/project", Name: "project"})
@@ -193,8 +193,8 @@ func TestPromptAndResourceListChanged(t *testing.T) {
 		t.Run(d.name, func(t *testing.T) {
 			prompts, resources := make(chan struct{}, 10), make(chan struct{}, 10)
 			cs := connect(t, p, d, nil, &mcp.ClientOptions{
-				PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { prompts <- struct{}{} },
-				ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { resources <- struct{}{} },
+				PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { offer(prompts, struct{}{}) },
+				ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { offer(resources, struct{}{}) },
 			})
 			name := "added-" + strings.ReplaceAll(d.name, "/", "-")
 			u.server.AddPrompt(&mcp.Prompt{Name: name}, noop)
@@ -284,8 +284,8 @@ func TestSubscriptionRenewedAfterReconnect(t *testing.T) {
 	updated := make(chan string, 10)
 	relisted := make(chan struct{}, 10)
 	cs := connect(t, p, downstreams[0], nil, &mcp.ClientOptions{
-		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { updated <- req.Params.URI },
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { relisted <- struct{}{} },
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { offer(updated, req.Params.URI) },
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { offer(relisted, struct{}{}) },
 	})
 	const uri = "demo://resource/static/document/architecture.md"
 	if err := cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri}); err != nil {
