@@ -36,7 +36,20 @@ func propertyNames(schema json.RawMessage) []string {
 	return names
 }
 
-// The names each tool takes, from its input schema.
+// property is the schema of one top-level property of an object schema.
+// It panics as propertyNames does.
+func property(schema json.RawMessage, name string) json.RawMessage {
+	var doc struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if err := json.Unmarshal(schema, &doc); err != nil || doc.Properties[name] == nil {
+		panic("mcptools: an input schema without the property " + name)
+	}
+	return doc.Properties[name]
+}
+
+// The names each tool takes, from its input schema; labelNames are the
+// names inside the creating tools' labels object.
 var (
 	approvalArgNames  = propertyNames(approvalInputSchema)
 	selectionArgNames = propertyNames(selectionInputSchema)
@@ -44,4 +57,5 @@ var (
 	statusArgNames    = propertyNames(statusInputSchema)
 	idArgNames        = propertyNames(idInputSchema)
 	appDecideArgNames = propertyNames(appDecideInputSchema)
+	labelNames        = propertyNames(property(approvalInputSchema, "labels"))
 )

@@ -21,7 +21,8 @@ import (
 
 // args holds one call's arguments by name.
 type args struct {
-	m map[string]json.RawMessage
+	m     map[string]json.RawMessage
+	known []string // the names the tool's input schema declares (parseArgs)
 }
 
 // badArg is an invalid_argument error about one argument.
@@ -33,10 +34,10 @@ func badArg(field, format string, a ...any) *elicitation.Error {
 // whose keys are all among known.
 func parseArgs(raw json.RawMessage, known ...string) (args, error) {
 	raw = bytes.TrimSpace(raw)
+	a := args{known: known}
 	if len(raw) == 0 || string(raw) == "null" {
-		return args{}, nil
+		return a, nil
 	}
-	var a args
 	if raw[0] != '{' || json.Unmarshal(raw, &a.m) != nil {
 		return args{}, badArg("arguments", "arguments must be a JSON object")
 	}
@@ -61,8 +62,14 @@ func quoteList(names []string) string {
 	return strings.Join(q, ", ")
 }
 
-// raw returns an argument's JSON, nil if absent or null.
+// raw returns an argument's JSON, nil if absent or null. It panics when
+// name is not one the tool's input schema declares: the schema is the one
+// list of names, and a decoder that reads another (a misspelling, a name
+// the schema lost) is a programming error every test of the tool catches.
 func (a args) raw(name string) json.RawMessage {
+	if !slices.Contains(a.known, name) {
+		panic("mcptools: argument " + strconv.Quote(name) + " is not in the tool's input schema")
+	}
 	r := bytes.TrimSpace(a.m[name])
 	if len(r) == 0 || string(r) == "null" {
 		return nil
@@ -164,7 +171,7 @@ func (a args) labels() (elicitation.Labels, error) {
 	if r[0] != '{' {
 		return elicitation.Labels{}, badArg("labels", `labels must be an object like {"submit": "Ship it", "decline": "Not yet"}`)
 	}
-	la, err := parseArgs(r, "submit", "decline")
+	la, err := parseArgs(r, labelNames...)
 	if err != nil {
 		field := "labels"
 		if e, ok := err.(*elicitation.Error); ok {

@@ -124,6 +124,11 @@ func TestBadInput(t *testing.T) {
 		{"selection/max string", mcptools.ToolSelection, `{"message":"m","options":` + options(2, "") + `,"maxSelections":"2"}`, "invalid_argument: maxSelections must be " + boundsRule + ", not a string"},
 		{"selection/oversized row template", mcptools.ToolSelection, `{"message":"m","options":` + options(1, "") + `,"rowTemplate":"` + bigTemplate + `"}`, fmt.Sprintf("invalid_argument: rowTemplate is %d bytes; at most %d are allowed", len(bigTemplate), elicitation.MaxTemplateBytes)},
 		{"selection/template not a string", mcptools.ToolSelection, `{"message":"m","options":` + options(1, "") + `,"hoverTemplate":{"a":1}}`, "invalid_argument: hoverTemplate must be a string"},
+		{"selection/row template not a string", mcptools.ToolSelection, `{"message":"m","options":` + options(1, "") + `,"rowTemplate":1}`, "invalid_argument: rowTemplate must be a string"},
+		{"selection/heading template not a string", mcptools.ToolSelection, `{"message":"m","options":` + options(1, "") + `,"headingTemplate":[]}`, "invalid_argument: headingTemplate must be a string"},
+		{"selection/footer template not a string", mcptools.ToolSelection, `{"message":"m","options":` + options(1, "") + `,"footerTemplate":true}`, "invalid_argument: footerTemplate must be a string"},
+		{"selection/css not a string", mcptools.ToolSelection, `{"message":"m","options":` + options(1, "") + `,"css":2}`, "invalid_argument: css must be a string"},
+		{"selection/labels unknown", mcptools.ToolSelection, `{"message":"m","options":` + options(1, "") + `,"labels":{"ok":"Go"}}`, `invalid_argument: labels takes only "submit" and "decline"`},
 
 		// The tools that take an id.
 		{"status/unknown id", mcptools.ToolStatus, `{"elicitationId":"nope"}`, "not_found: no elicitation with that id"},

@@ -62,7 +62,8 @@ func hostFormArg(raw json.RawMessage) (bool, error) {
 	if json.Unmarshal(raw, &m) != nil {
 		return false, nil // parseArgs reports malformed arguments
 	}
-	return args{m: m}.boolean("askInHost")
+	// Both creating tools declare it (their common properties).
+	return args{m: m, known: approvalArgNames}.boolean("askInHost")
 }
 
 // canAskInHost reports whether the client that sent req declared form
