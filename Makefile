@@ -2,13 +2,17 @@
 #
 #   make run     run the service locally on its embedded store (127.0.0.1:8080)
 #   make test    install the test peers if needed, then run every test under -race
-#   make lint    gofmt, go vet, staticcheck and gocyclo (no shipped function above 20)
+#   make lint    gofmt, go vet, staticcheck, gocyclo (no shipped function above 20) and
+#                deadcode (no shipped code only tests reach)
 #   make build   build the local server and the proxy into bin/
 #   make bench   run the Go benchmarks (see docs/benchmarks.md)
 
 GO          ?= go
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GOCYCLO     ?= github.com/fzipp/gocyclo/cmd/gocyclo@v0.6.0
+DEADCODE    ?= golang.org/x/tools/cmd/deadcode@v0.52.0
+# Test-support packages: only tests reach them, by design.
+TESTSUPPORT := ^internal/(.*/)?[a-z]+test/|^internal/test(env|clock)/
 BIN         := bin
 PKGS        := ./...
 TESTFLAGS   ?=
@@ -58,6 +62,9 @@ lint:
 	$(GO) vet $(PKGS)
 	$(GO) run $(STATICCHECK) $(PKGS)
 	@out=$$($(GO) run $(GOCYCLO) -over 20 -ignore '_test.go' . 2>&1) || { echo "cyclomatic complexity above 20 (split these along their cases):"; echo "$$out"; exit 1; }
+	@out=$$($(GO) run $(DEADCODE) $(PKGS) 2>&1) || { echo "$$out"; exit 1; }; \
+	out=$$(echo "$$out" | grep -vE '$(TESTSUPPORT)' || true); \
+	if [ -n "$$out" ]; then echo "shipped code no binary reaches (move it to a test file or a test-support package, or remove it):"; echo "$$out"; exit 1; fi
 
 build:
 	$(GO) build -trimpath -o $(BIN)/ ./cmd/...
