@@ -51,8 +51,9 @@ type shared struct {
 	bolt *bolt.DB
 	refs int // guarded by registryMu
 
-	mu      sync.Mutex
-	waiters map[string]map[chan struct{}]struct{}
+	// wakes are the watches of this process (Watch, Wait), woken the
+	// moment a resolution commits.
+	wakes elicitation.Wakes
 
 	// broken is set when a write found the file damaged: bbolt may then
 	// still hold its writer lock (its rollback read the damaged pages too),
@@ -85,7 +86,7 @@ func Open(path string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	sh := &shared{path: abs, bolt: db, refs: 1, waiters: map[string]map[chan struct{}]struct{}{}}
+	sh := &shared{path: abs, bolt: db, refs: 1}
 	registry[abs] = sh
 	return &Store{db: sh}, nil
 }
@@ -310,7 +311,7 @@ func (s *Store) Resolve(ctx context.Context, id string, t elicitation.Resolution
 		err = refusal
 	}
 	if err == nil && decided {
-		s.db.wake(id)
+		s.db.wakes.Wake(id)
 	}
 	return st, err
 }
@@ -515,19 +516,25 @@ func (s *Store) Audit(ctx context.Context, id string) (elicitation.AuditTrail, e
 
 // Wait implements elicitation.Store.
 func (s *Store) Wait(ctx context.Context, id string) (elicitation.State, error) {
-	ch := s.db.subscribe(id)
-	defer s.db.unsubscribe(id, ch)
+	wake, woken := elicitation.WakeChannel()
+	defer s.Watch(id, wake)()
 	for {
 		st, err := s.State(ctx, id)
 		if err != nil || st.Status != elicitation.StatusPending {
 			return st, err
 		}
 		select {
-		case <-ch:
+		case <-woken:
 		case <-ctx.Done():
 			return st, ctx.Err()
 		}
 	}
+}
+
+// Watch implements elicitation.Store: every handle on the file in this
+// process shares one registry, which a resolution wakes once it commits.
+func (s *Store) Watch(id string, wake func()) (stop func()) {
+	return s.db.wakes.Watch(id, wake)
 }
 
 // CleanupBatch is how many requests Cleanup removes per write transaction:
@@ -789,35 +796,4 @@ func wrapWrite(op string, err error) error {
 		return err
 	}
 	return fmt.Errorf("%s: %w", op, err)
-}
-
-func (sh *shared) subscribe(id string) chan struct{} {
-	ch := make(chan struct{}, 1)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if sh.waiters[id] == nil {
-		sh.waiters[id] = map[chan struct{}]struct{}{}
-	}
-	sh.waiters[id][ch] = struct{}{}
-	return ch
-}
-
-func (sh *shared) unsubscribe(id string, ch chan struct{}) {
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	delete(sh.waiters[id], ch)
-	if len(sh.waiters[id]) == 0 {
-		delete(sh.waiters, id)
-	}
-}
-
-func (sh *shared) wake(id string) {
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	for ch := range sh.waiters[id] {
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	}
 }

@@ -12,7 +12,6 @@ import (
 	mrand "math/rand/v2"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -55,7 +54,7 @@ type Store struct {
 	table     *string
 	poll      time.Duration
 	tolerance time.Duration
-	hub       hub
+	wakes     elicitation.Wakes // the watches a resolution through this Store wakes
 }
 
 // New returns a Store on table through client. The table must exist with
@@ -266,7 +265,7 @@ func (s *Store) Resolve(ctx context.Context, id string, t elicitation.Resolution
 			return elicitation.State{}, fmt.Errorf("resolve %s: %w", id, berr)
 		}
 		if werr := s.transact(ctx, tx); werr == nil {
-			s.hub.notify(id)
+			s.wakes.Wake(id)
 			return t.Step(cur.State).Next, nil
 		} else if !isCanceled(werr) {
 			// Ambiguous: the write may or may not have landed. A retry with
@@ -275,7 +274,7 @@ func (s *Store) Resolve(ctx context.Context, id string, t elicitation.Resolution
 		}
 		cur, err = s.read(ctx, id)
 		if err == nil && cur.writeToken == tok {
-			s.hub.notify(id)
+			s.wakes.Wake(id)
 			return cur.State, nil // an earlier attempt of this call landed
 		}
 		if err == nil && cur.Status == elicitation.StatusPending && t.At.Before(cur.ExpiresAt) {
@@ -406,7 +405,7 @@ func (s *Store) Consume(ctx context.Context, id string, entry elicitation.AuditE
 		}
 		err = s.transact(ctx, tx)
 		if err == nil {
-			s.hub.notify(id)
+			s.wakes.Wake(id)
 			return next, nil
 		}
 		if !isCanceled(err) {
@@ -594,8 +593,8 @@ func (s *Store) Wait(ctx context.Context, id string) (elicitation.State, error) 
 // PollInterval; a resolution made through this same Store still wakes it
 // at once.
 func (s *Store) WaitEvery(ctx context.Context, id string, every func() time.Duration) (elicitation.State, error) {
-	woken, done := s.hub.subscribe(id)
-	defer done()
+	wake, woken := elicitation.WakeChannel()
+	defer s.wakes.Watch(id, wake)()
 	cur, err := s.read(ctx, id)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -605,7 +604,7 @@ func (s *Store) WaitEvery(ctx context.Context, id string, every func() time.Dura
 	}
 	tick := time.NewTimer(every())
 	defer tick.Stop()
-	var failingSince time.Time
+	var failing failures
 	for cur.Status == elicitation.StatusPending {
 		select {
 		case <-ctx.Done():
@@ -617,15 +616,13 @@ func (s *Store) WaitEvery(ctx context.Context, id string, every func() time.Dura
 		next, err := s.read(ctx, id)
 		switch {
 		case err == nil:
-			cur, failingSince = next, time.Time{}
+			cur, failing = next, failures{}
 		case ctx.Err() != nil:
 			return cur.State, fmt.Errorf("wait %s: %w", id, ctx.Err())
 		case errors.Is(err, elicitation.ErrNotFound):
 			return elicitation.State{}, fmt.Errorf("wait %s: %w", id, err)
-		case failingSince.IsZero():
-			failingSince = time.Now()
-		case time.Since(failingSince) >= s.tolerance:
-			return cur.State, fmt.Errorf("wait %s: reads failing for %v: %w", id, time.Since(failingSince).Round(time.Millisecond), err)
+		case failing.lasting(s.tolerance):
+			return cur.State, fmt.Errorf("wait %s: reads failing for %v: %w", id, failing.length().Round(time.Millisecond), err)
 		}
 	}
 	return cur.State, nil
@@ -650,44 +647,6 @@ func reason(tce *types.TransactionCanceledException, i int) string {
 		return aws.ToString(tce.CancellationReasons[i].Code)
 	}
 	return ""
-}
-
-// hub wakes waits on this Store when a resolution goes through it.
-type hub struct {
-	mu      sync.Mutex
-	waiters map[string]map[chan struct{}]struct{}
-}
-
-func (h *hub) subscribe(id string) (<-chan struct{}, func()) {
-	ch := make(chan struct{}, 1)
-	h.mu.Lock()
-	if h.waiters == nil {
-		h.waiters = map[string]map[chan struct{}]struct{}{}
-	}
-	if h.waiters[id] == nil {
-		h.waiters[id] = map[chan struct{}]struct{}{}
-	}
-	h.waiters[id][ch] = struct{}{}
-	h.mu.Unlock()
-	return ch, func() {
-		h.mu.Lock()
-		delete(h.waiters[id], ch)
-		if len(h.waiters[id]) == 0 {
-			delete(h.waiters, id)
-		}
-		h.mu.Unlock()
-	}
-}
-
-func (h *hub) notify(id string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for ch := range h.waiters[id] {
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	}
 }
 
 // Cleanup implements elicitation.Store. It queries the retention index (a

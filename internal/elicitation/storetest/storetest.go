@@ -41,6 +41,7 @@ func Run(t *testing.T, open Factory) {
 	t.Run("Retention", func(t *testing.T) { testRetention(t, open) })
 	t.Run("ConcurrentDeciders", func(t *testing.T) { testConcurrentDeciders(t, open) })
 	t.Run("Wait", func(t *testing.T) { testWait(t, open) })
+	t.Run("Watch", func(t *testing.T) { testWatch(t, open) })
 	t.Run("LargeSelection", func(t *testing.T) { testLargeSelection(t, open) })
 	t.Run("Outbox", func(t *testing.T) { testOutbox(t, open) })
 	t.Run("OutboxClaims", func(t *testing.T) { testOutboxClaims(t, open) })

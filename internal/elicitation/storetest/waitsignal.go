@@ -8,10 +8,11 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
 
-// WaitSignal is a Store that tells a test when a Wait starts: it sends the
-// request's id on Waiting as it starts, if there is room (a test drains
-// it), so that a test decides while a wait is in the store rather than
-// after a sleep that guesses it is.
+// WaitSignal is a Store that tells a test when a wait starts, a Wait or a
+// Watch (Service.AwaitFunc's): it sends the request's id on Waiting as it
+// starts (a Watch once registered), if there is room (a test drains it),
+// so that a test decides while a wait is in the store rather than after a
+// sleep that guesses it is.
 type WaitSignal struct {
 	elicitation.Store
 	Waiting chan string
@@ -30,6 +31,15 @@ func (w *WaitSignal) Wait(ctx context.Context, id string) (elicitation.State, er
 	return w.Store.Wait(ctx, id)
 }
 
+func (w *WaitSignal) Watch(id string, wake func()) (stop func()) {
+	stop = w.Store.Watch(id, wake)
+	select {
+	case w.Waiting <- id:
+	default:
+	}
+	return stop
+}
+
 // Forget drops the signals of earlier waits.
 func (w *WaitSignal) Forget() {
 	for {
@@ -41,7 +51,7 @@ func (w *WaitSignal) Forget() {
 	}
 }
 
-// InWait returns once a Wait on id has started, or fails t after 10 s;
+// InWait returns once a Wait or a Watch on id has started, or fails t after 10 s;
 // call Forget before starting the call that waits.
 func (w *WaitSignal) InWait(t testing.TB, id string) {
 	t.Helper()
@@ -52,7 +62,7 @@ func (w *WaitSignal) InWait(t testing.TB, id string) {
 				return
 			}
 		case <-time.After(10 * time.Second):
-			t.Fatalf("no Wait on %s started", id)
+			t.Fatalf("no Wait or Watch on %s started", id)
 		}
 	}
 }

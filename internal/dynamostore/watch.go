@@ -1,0 +1,97 @@
+package dynamostore
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+)
+
+// Watch implements elicitation.Store. A resolution through this Store
+// wakes it at once; one made elsewhere (another process, another Lambda)
+// is found by reading the state item every PollInterval, as Wait does, on
+// a timer, so that a watch holds no goroutine between its reads. A read
+// wakes it when the request is no longer pending or is gone, or when reads
+// have failed for PollFailureTolerance (the woken caller's own read then
+// meets the failure); a short outage wakes nothing.
+func (s *Store) Watch(id string, wake func()) (stop func()) {
+	w := &pollWatch{s: s, id: id, wake: wake}
+	w.ctx, w.cancel = context.WithCancel(context.Background())
+	unwatch := s.wakes.Watch(id, wake)
+	w.mu.Lock()
+	w.timer = time.AfterFunc(s.poll, w.poll)
+	w.mu.Unlock()
+	return func() {
+		unwatch()
+		w.stop()
+	}
+}
+
+// pollWatch is one Watch's polling of the state item.
+type pollWatch struct {
+	s    *Store
+	id   string
+	wake func()
+	ctx  context.Context // ends with the watch: a read under way gives up
+	// cancel ends ctx.
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	timer   *time.Timer
+	stopped bool
+	failing failures
+}
+
+// poll reads the state item once, wakes the watch if the read says to, and
+// schedules the next read.
+func (w *pollWatch) poll() {
+	cur, err := w.s.read(w.ctx, w.id)
+	w.mu.Lock()
+	if w.stopped {
+		w.mu.Unlock()
+		return
+	}
+	var changed bool
+	switch {
+	case err == nil:
+		w.failing = failures{}
+		changed = cur.Status != elicitation.StatusPending
+	case errors.Is(err, elicitation.ErrNotFound):
+		changed = true
+	default:
+		changed = w.failing.lasting(w.s.tolerance)
+	}
+	w.timer.Reset(w.s.poll)
+	w.mu.Unlock()
+	if changed {
+		w.wake()
+	}
+}
+
+func (w *pollWatch) stop() {
+	w.mu.Lock()
+	w.stopped = true
+	w.timer.Stop()
+	w.mu.Unlock()
+	w.cancel()
+}
+
+// failures is how long a wait's reads have been failing: a short outage
+// does not end a wait, reads failing for PollFailureTolerance do. The
+// zero value is a wait whose last read succeeded.
+type failures struct{ since time.Time }
+
+// lasting records a failed read and reports whether reads have been
+// failing for tolerance.
+func (f *failures) lasting(tolerance time.Duration) bool {
+	if f.since.IsZero() {
+		f.since = time.Now()
+		return false
+	}
+	return f.length() >= tolerance
+}
+
+// length is how long reads have been failing.
+func (f *failures) length() time.Duration { return time.Since(f.since) }
