@@ -214,34 +214,16 @@ func (s *Service) Status(ctx context.Context, principal, id string) (State, erro
 // bound: the smallest of the configured MaxWait, wait (if positive), the
 // time ctx has left minus the margin, and the time to expiresAt. When the
 // bound elapses it returns the state as it is then (pending or expired),
-// without error.
+// without error. It is AwaitFunc, waited for.
 func (s *Service) Await(ctx context.Context, principal, id string, wait time.Duration) (State, error) {
-	st, err := s.owned(ctx, principal, id)
-	if err != nil {
-		return State{}, err
+	type outcome struct {
+		st  State
+		err error
 	}
-	now := s.now()
-	if st.StatusAt(now) != StatusPending {
-		return s.derive(st), nil
-	}
-	bound := s.WaitBound(ctx, wait)
-	bound = min(bound, st.ExpiresAt.Sub(now))
-	if bound <= 0 {
-		return s.derive(st), nil
-	}
-	wctx, cancel := context.WithTimeout(ctx, bound)
-	defer cancel()
-	got, err := s.store.Wait(wctx, id)
-	if err != nil {
-		if ctx.Err() != nil || wctx.Err() == nil {
-			return State{}, fmt.Errorf("await %s: %w", id, err)
-		}
-		// The bound elapsed: report the state as it stands now.
-		if got.ID == "" {
-			got = st
-		}
-	}
-	return s.derive(got), nil
+	ch := make(chan outcome, 1)
+	s.AwaitFunc(ctx, principal, id, wait, func(st State, err error) { ch <- outcome{st, err} })
+	o := <-ch
+	return o.st, o.err
 }
 
 // WaitBound is how long one wait may last under ctx: the smallest of the

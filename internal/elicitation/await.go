@@ -1,0 +1,122 @@
+package elicitation
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// AwaitFunc is Await without blocking: the one place that decides what an
+// await answers. It checks the owner and whether the request is still
+// pending, bounds the wait as Await says, and calls done exactly once with
+// what Await returns: when a wake of the store's Watch finds the request
+// no longer pending (its state), when the bound elapses (the state as last
+// read, pending or expired), when ctx ends first (an error wrapping ctx's),
+// or when a read fails (that error). done is called on the caller's
+// goroutine before AwaitFunc returns when there is nothing to wait for,
+// else later on a goroutine of the store's wake or of a timer, so it
+// should not block for long. While it waits, an await holds no goroutine:
+// a store watch, a timer and an AfterFunc on ctx.
+func (s *Service) AwaitFunc(ctx context.Context, principal, id string, wait time.Duration, done func(State, error)) {
+	st, err := s.owned(ctx, principal, id)
+	if err != nil {
+		done(State{}, err)
+		return
+	}
+	now := s.now()
+	if st.StatusAt(now) != StatusPending {
+		done(s.derive(st), nil)
+		return
+	}
+	bound := min(s.WaitBound(ctx, wait), st.ExpiresAt.Sub(now))
+	if bound <= 0 {
+		done(s.derive(st), nil)
+		return
+	}
+	a := &awaiting{s: s, ctx: ctx, id: id, done: done, last: st}
+	a.start(bound)
+}
+
+// awaiting is one AwaitFunc's wait: whichever of its ends comes first
+// (a wake that finds a decision, the bound, ctx's end) calls done.
+type awaiting struct {
+	s    *Service
+	ctx  context.Context
+	id   string
+	done func(State, error)
+
+	mu        sync.Mutex // held while start registers the ends
+	last      State      // the state last read (pending)
+	ended     bool
+	stopWatch func()
+	timer     *time.Timer
+	stopCtx   func() bool
+}
+
+// start registers the three ends, then reads the state once more: a
+// decision that landed before the watch began wakes nothing.
+func (a *awaiting) start(bound time.Duration) {
+	a.mu.Lock()
+	a.stopWatch = a.s.store.Watch(a.id, a.check)
+	a.timer = time.AfterFunc(bound, a.bounded)
+	a.stopCtx = context.AfterFunc(a.ctx, a.canceled)
+	a.mu.Unlock()
+	a.check()
+}
+
+// check reads the state: the wait ends if it is no longer pending (as
+// stored: Await derives expiry from the bound) or the read failed.
+func (a *awaiting) check() {
+	a.mu.Lock()
+	ended := a.ended
+	a.mu.Unlock()
+	if ended {
+		return // a wake on its way as the wait ended
+	}
+	st, err := a.s.store.State(a.ctx, a.id)
+	switch {
+	case err == nil && st.Status != StatusPending:
+		a.end(a.s.derive(st), nil)
+	case err == nil:
+		a.mu.Lock()
+		a.last = st
+		a.mu.Unlock()
+	case a.ctx.Err() != nil:
+		a.canceled()
+	default:
+		a.end(State{}, fmt.Errorf("await %s: %w", a.id, err))
+	}
+}
+
+// bounded ends the wait at its bound with the state as it stands.
+func (a *awaiting) bounded() {
+	if a.ctx.Err() != nil {
+		a.canceled()
+		return
+	}
+	a.mu.Lock()
+	st := a.last
+	a.mu.Unlock()
+	a.end(a.s.derive(st), nil)
+}
+
+// canceled ends the wait with ctx's error.
+func (a *awaiting) canceled() {
+	a.end(State{}, fmt.Errorf("await %s: %w", a.id, a.ctx.Err()))
+}
+
+// end calls done, once, after stopping the other ends.
+func (a *awaiting) end(st State, err error) {
+	a.mu.Lock()
+	if a.ended {
+		a.mu.Unlock()
+		return
+	}
+	a.ended = true
+	a.mu.Unlock()
+	a.stopWatch()
+	a.timer.Stop()
+	a.stopCtx()
+	a.done(st, err)
+}
