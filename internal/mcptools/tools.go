@@ -306,25 +306,29 @@ func (s *Server) await(ctx context.Context, req *mcp.CallToolRequest) (any, erro
 		return res, err
 	}
 	p, note := principal(req), auditNoteOf(req)
-	waitFor := func(ctx context.Context) (any, error) {
-		st, err := s.svc.Await(ctx, p, id, wait)
-		if err != nil {
-			return nil, err
-		}
-		return statusOutput{Status: st.Status}, nil
-	}
 	// A call whose HTTP request allows it (sessionless, or one tools/call
 	// on a session) hands the wait itself over to ServeHTTP, below the SDK
-	// (waitpath.go); the wait and its result are the same.
-	if res := s.deferWait(req, func(hctx context.Context) *mcp.CallToolResult {
+	// (waitpath.go), where it waits without a goroutine (AwaitFunc); the
+	// wait and its result are the same.
+	if res := s.deferWait(req, func(hctx context.Context, done func(*mcp.CallToolResult)) {
 		hctx = note(hctx)
-		out, err := waitFor(hctx)
-		return s.toolResult(hctx, ToolAwait, p, out, err)
+		s.svc.AwaitFunc(hctx, p, id, wait, func(st elicitation.State, err error) {
+			out, err := awaitOutput(st, err)
+			done(s.toolResult(hctx, ToolAwait, p, out, err))
+		})
 	}, release); res != nil {
 		return res, nil
 	}
 	defer release()
-	return waitFor(ctx)
+	return awaitOutput(s.svc.Await(ctx, p, id, wait))
+}
+
+// awaitOutput is elicit_await's output for what an await returned.
+func awaitOutput(st elicitation.State, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	return statusOutput{Status: st.Status}, nil
 }
 
 type statusExpiresOutput struct {

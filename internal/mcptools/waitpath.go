@@ -186,7 +186,7 @@ func (b rebody) Close() error { return b.orig.Close() }
 // nothing of its response was written, and returns the placeholder result
 // to answer the SDK with; otherwise it returns nil and the caller waits
 // itself.
-func (s *Server) deferWait(req *mcp.CallToolRequest, wait func(context.Context) *mcp.CallToolResult, release func()) *mcp.CallToolResult {
+func (s *Server) deferWait(req *mcp.CallToolRequest, wait func(context.Context, func(*mcp.CallToolResult)), release func()) *mcp.CallToolResult {
 	ref, in := s.inflightOf(req)
 	if in == nil || in.cw == nil {
 		return nil
@@ -251,8 +251,11 @@ func (s *Server) finishDeferred(r *http.Request, ref string, c *captureWriter) {
 	if call != "" {
 		s.sessionCalls.Store(call, cref)
 	}
-	go func() {
-		res := fields(wait(ctx))
+	// The wait holds no goroutine of its own (Service.AwaitFunc): its
+	// result comes on the goroutine of whatever ended it, a store's wake,
+	// the bound's timer, ctx's end, or this one if it ends at once.
+	wait(ctx, func(result *mcp.CallToolResult) {
+		res := fields(result)
 		if call != "" {
 			s.sessionCalls.CompareAndDelete(call, cref)
 		}
@@ -265,7 +268,7 @@ func (s *Server) finishDeferred(r *http.Request, ref string, c *captureWriter) {
 			res = fields(&mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "internal: the result could not be encoded"}}})
 		}
 		a.set(res)
-	}()
+	})
 	t := time.NewTimer(s.parkAfter)
 	defer t.Stop()
 	select {
@@ -393,7 +396,7 @@ type captureWriter struct {
 
 	mu       sync.Mutex
 	state    int
-	wait     func(context.Context) *mcp.CallToolResult
+	wait     func(context.Context, func(*mcp.CallToolResult)) // starts the wait; calls back once with its result
 	release  func()
 	decided  bool // whether captured was decided (at the first write but a priming event)
 	captured bool

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,8 +31,8 @@ type handOverEnv struct {
 	onURL, offURL string
 }
 
-// waitEvents wraps a store so that a test learns when a wait starts and
-// when it returns.
+// waitEvents wraps a store so that a test learns when a wait (a Wait or a
+// Watch) starts and when it returns.
 type waitEvents struct {
 	elicitation.Store
 	started, returned chan string
@@ -41,6 +42,18 @@ func (w *waitEvents) Wait(ctx context.Context, id string) (elicitation.State, er
 	w.started <- id
 	defer func() { w.returned <- id }()
 	return w.Store.Wait(ctx, id)
+}
+
+// Watch is a wait too (Service.AwaitFunc's): it starts once registered and
+// returns when stopped.
+func (w *waitEvents) Watch(id string, wake func()) (stop func()) {
+	unwatch := w.Store.Watch(id, wake)
+	w.started <- id
+	var once sync.Once
+	return func() {
+		unwatch()
+		once.Do(func() { w.returned <- id })
+	}
 }
 
 func newHandOverEnv(t *testing.T, maxWaits int, parkAfter time.Duration) *handOverEnv {
