@@ -25,13 +25,17 @@ import (
 // wait. There the handler hands the wait over (deferWait) and answers the
 // SDK with a placeholder result; the SDK writes its response, which
 // ServeHTTP keeps back (captureWriter), and returns, releasing its
-// per-request machinery. ServeHTTP then waits (Service.Await, the same
-// call the handler would have made, under the HTTP request's own context:
-// its deadline and its end) on the connection's goroutine, and writes the
-// SDK's response with the placeholder replaced by the real result, encoded
-// as the SDK encodes results (its envelope and the fields it adds stay its
-// own bytes). What a waiting call holds is then net/http's connection and
-// the store's wake-up.
+// per-request machinery. ServeHTTP then starts the wait
+// (Service.AwaitFunc, the non-blocking form of the Service.Await the
+// handler would have made, so the same rules, under the HTTP request's own
+// context: its deadline and its end), which holds no goroutine while it
+// waits (a store watch, a timer at its bound, an AfterFunc on its
+// context), and writes the SDK's response with the placeholder replaced by
+// the real result, encoded as the SDK encodes results (its envelope and
+// the fields it adds stay its own bytes). What a waiting call holds is
+// then net/http's connection (its goroutine waiting for the answer, until
+// parked) and the store's wake-up; parked, one goroutine reading the
+// connection and the wake-up.
 //
 // It applies to a POST of the sessionless era whose standard headers name
 // a tools/call of elicit_await (the SDK refuses one whose body says
@@ -203,7 +207,8 @@ func (s *Server) deferWait(req *mcp.CallToolRequest, wait func(context.Context, 
 }
 
 // finishDeferred completes the request whose wait was handed over: it
-// waits, then writes the SDK's response with the result in place of the
+// starts the wait (no goroutine of its own: its result comes on the
+// goroutine that ended it), waits for its answer, then writes the SDK's response with the result in place of the
 // placeholder. When the SDK's response did not carry the placeholder (the
 // client went away first, the SDK answered otherwise), it writes what the
 // SDK wrote and does not wait.
@@ -213,7 +218,8 @@ func (s *Server) deferWait(req *mcp.CallToolRequest, wait func(context.Context, 
 // its goroutines, and the answer is written on it when the wait ends, with
 // Connection: close (the client's next request opens a new connection);
 // one goroutine reads the connection meanwhile, so that a client that goes
-// away ends the wait, as net/http's would.
+// away ends the wait, as net/http's would; it is the only goroutine of a
+// parked wait.
 func (s *Server) finishDeferred(r *http.Request, ref string, c *captureWriter) {
 	c.mu.Lock()
 	state, wait, slot, after := c.state, c.wait, c.release, c.after
