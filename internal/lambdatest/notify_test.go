@@ -16,10 +16,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
-	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"github.com/mcp-elicitation/elicitation/internal/dynamostore"
 	"github.com/mcp-elicitation/elicitation/internal/dynamostore/dynamotest"
@@ -79,58 +75,14 @@ func (h *hooks) attempts(path string) []string {
 }
 
 // streamRecords reads every record of the table's stream from DynamoDB
-// Local's Streams API and turns them into the event Lambda would deliver.
+// Local's Streams API, as the event source mapping would hand them over.
 func streamRecords(t *testing.T, table string) events.DynamoDBEvent {
 	t.Helper()
-	ctx := context.Background()
-	sc := dynamodbstreams.New(dynamodbstreams.Options{
-		Region: "us-east-1", BaseEndpoint: aws.String(dynamotest.Endpoint(t)),
-		Credentials: credentials.NewStaticCredentialsProvider("dummy", "dummy", ""),
-	})
-	ls, err := sc.ListStreams(ctx, &dynamodbstreams.ListStreamsInput{TableName: aws.String(table)})
-	if err != nil || len(ls.Streams) != 1 {
-		t.Fatalf("ListStreams(%s) = %+v, %v; want the table's one stream (StreamSpecification)", table, ls, err)
-	}
-	arn := ls.Streams[0].StreamArn
-	ds, err := sc.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: arn})
+	recs, err := dynamotest.OpenStream(t, table).Read(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ds.StreamDescription.StreamViewType != streamtypes.StreamViewTypeKeysOnly {
-		t.Errorf("stream view %s, want KEYS_ONLY", ds.StreamDescription.StreamViewType)
-	}
-	var ev events.DynamoDBEvent
-	for _, sh := range ds.StreamDescription.Shards {
-		it, err := sc.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: arn, ShardId: sh.ShardId, ShardIteratorType: streamtypes.ShardIteratorTypeTrimHorizon})
-		if err != nil {
-			t.Fatal(err)
-		}
-		iter := it.ShardIterator
-		for iter != nil {
-			out, err := sc.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range out.Records {
-				keys := map[string]events.DynamoDBAttributeValue{}
-				for k, v := range r.Dynamodb.Keys {
-					if s, ok := v.(*streamtypes.AttributeValueMemberS); ok {
-						keys[k] = events.NewStringAttribute(s.Value)
-					}
-				}
-				ev.Records = append(ev.Records, events.DynamoDBEventRecord{
-					AWSRegion: aws.ToString(r.AwsRegion), EventID: aws.ToString(r.EventID), EventName: string(r.EventName),
-					EventSource: aws.ToString(r.EventSource), EventVersion: aws.ToString(r.EventVersion), EventSourceArn: aws.ToString(arn),
-					Change: events.DynamoDBStreamRecord{Keys: keys, SequenceNumber: aws.ToString(r.Dynamodb.SequenceNumber), StreamViewType: string(r.Dynamodb.StreamViewType)},
-				})
-			}
-			if len(out.Records) == 0 {
-				break // DynamoDB Local keeps an open shard's iterator: caught up
-			}
-			iter = out.NextShardIterator
-		}
-	}
-	return ev
+	return events.DynamoDBEvent{Records: recs}
 }
 
 // startNotify runs the notify function's bootstrap under the emulator on
