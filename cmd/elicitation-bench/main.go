@@ -50,6 +50,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
+	"github.com/mcp-elicitation/elicitation/internal/notify/notifybench"
 )
 
 func main() {
@@ -563,12 +564,9 @@ func (s *session) close() error {
 	return nil
 }
 
-func percentile(ms []float64, p int) float64 {
-	s := slices.Clone(ms)
-	slices.Sort(s)
-	i := (len(s)*p + 99) / 100
-	return s[max(min(i, len(s))-1, 0)]
-}
+// percentile is the p-th percentile (nearest rank) of ms, as the AWS run
+// of the notify benchmark computes it too.
+func percentile(ms []float64, p int) float64 { return notifybench.Percentile(ms, p) }
 
 // cpuTicks reads a process's user+system CPU time in clock ticks (1/100 s).
 func cpuTicks(pid int) (int64, error) {

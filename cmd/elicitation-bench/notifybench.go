@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,7 +13,7 @@ import (
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
-	"github.com/mcp-elicitation/elicitation/internal/notify"
+	"github.com/mcp-elicitation/elicitation/internal/notify/notifybench"
 )
 
 // notifyBench measures the isolation of notification targets (issue 22.1)
@@ -34,39 +32,13 @@ func notifyBench(args []string) error {
 	_ = fs.Parse(args)
 
 	const secret = "bench-webhook-secret-0123456789"
-	hang := make(chan struct{})
-	defer close(hang)
-	stuck := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-hang:
-		case <-r.Context().Done():
-		}
-	})}
-	arrived := make(chan arrival, *healthy+10)
-	good := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		if err := notify.Verify([]byte(secret), r.Header, body, time.Now(), 5*time.Minute); err != nil {
-			http.Error(w, "bad signature", http.StatusUnauthorized)
-			return
-		}
-		var n struct {
-			ID string `json:"elicitationId"`
-		}
-		_ = json.Unmarshal(body, &n)
-		arrived <- arrival{id: n.ID, at: time.Now()}
-	})}
-	stuckURL, err := serveOn(stuck)
+	hooks, err := notifybench.Start(secret)
 	if err != nil {
 		return err
 	}
-	goodURL, err := serveOn(good)
-	if err != nil {
-		return err
-	}
-	defer stuck.Close()
-	defer good.Close()
+	defer hooks.Close()
 
-	url, stop, err := serveWithTargets(stuckURL, goodURL, secret)
+	url, stop, err := serveWithTargets(hooks.StuckURL, hooks.HealthyURL, secret)
 	if err != nil {
 		return err
 	}
@@ -89,7 +61,7 @@ func notifyBench(args []string) error {
 		return err
 	}
 	defer queuer.close()
-	ph := phase{agent: agent, creator: queuer, status: status, arrived: arrived, healthy: *healthy, every: *every, calls: *calls}
+	ph := phase{agent: agent, creator: queuer, status: status, hooks: hooks, healthy: *healthy, every: *every, calls: *calls}
 	quietNotice, quietStatus, err := ph.run()
 	if err != nil {
 		return fmt.Errorf("quiet run: %w", err)
@@ -118,7 +90,7 @@ func notifyBench(args []string) error {
 type phase struct {
 	agent, creator *session
 	status         *target
-	arrived        chan arrival
+	hooks          *notifybench.Hooks
 	healthy        int
 	every          time.Duration
 	calls          int
@@ -145,8 +117,6 @@ func (p phase) run() (notices, status []float64, err error) {
 			err = loadErr
 		}
 	}()
-	created := map[string]time.Time{}
-	var mu sync.Mutex
 	var creating sync.WaitGroup
 	var createErr error
 	creating.Go(func() {
@@ -157,33 +127,12 @@ func (p phase) run() (notices, status []float64, err error) {
 				createErr = err
 				return
 			}
-			mu.Lock()
-			created[hid] = start
-			mu.Unlock()
+			p.hooks.Expect(hid, start)
 			time.Sleep(p.every)
 		}
 	})
-	var early []arrival // arrived before their creation call returned
-	deadline := time.After(2 * time.Minute)
-	for len(notices) < p.healthy {
-		select {
-		case a := <-p.arrived:
-			early = append(early, a)
-		case <-deadline:
-			return nil, nil, fmt.Errorf("%d of %d healthy notices arrived within 2 minutes", len(notices), p.healthy)
-		}
-		mu.Lock()
-		kept := early[:0]
-		for _, a := range early {
-			if c, ok := created[a.id]; ok {
-				notices = append(notices, float64(a.at.Sub(c).Microseconds())/1000)
-				delete(created, a.id)
-			} else {
-				kept = append(kept, a)
-			}
-		}
-		early = kept
-		mu.Unlock()
+	if notices, err = p.hooks.Collect(p.healthy, 2*time.Minute); err != nil {
+		return nil, nil, err
 	}
 	creating.Wait()
 	return notices, status, createErr
@@ -196,20 +145,6 @@ func closed(c chan struct{}) bool {
 	default:
 		return false
 	}
-}
-
-type arrival struct {
-	id string
-	at time.Time
-}
-
-func serveOn(s *http.Server) (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	go func() { _ = s.Serve(ln) }()
-	return "http://" + ln.Addr().String() + "/hook", nil
 }
 
 // createTo creates an approval that notifies target ("" none) and returns
