@@ -33,7 +33,8 @@ type Deliverer struct {
 	// Backoff is the wait after failed attempt n (1, 2, …); default
 	// DefaultBackoff.
 	Backoff func(attempt int) time.Duration
-	// Timeout bounds one send; default AttemptTimeout.
+	// Timeout bounds one send; default AttemptTimeout. A stream batch's
+	// sends are bounded by StreamAttemptTimeout too (bound).
 	Timeout time.Duration
 	// MaxAttempts is how many attempts a delivery gets; default 10.
 	MaxAttempts int
@@ -62,9 +63,10 @@ const (
 	GaveUp Outcome = "gave up"
 	// Dropped: the delivery no longer applies (its request or target is gone).
 	Dropped Outcome = "dropped"
-	// RetryLater: the attempt timed out; although the caller asked to
-	// retry at once, the delivery backs off in the outbox (a hanging target
-	// must not hold a batch again), and the sweep retries it.
+	// RetryLater: a stream batch's attempt timed out; although the stream
+	// retries at once, the delivery backs off in the outbox (a hanging
+	// target must not hold a batch again), and the sweep retries it with
+	// the full bound.
 	RetryLater Outcome = "retry later"
 	// Deferred: not attempted (its target rests after failures in a row,
 	// or the time left was less than an attempt's bound); the delivery
@@ -86,11 +88,15 @@ func (d *Deliverer) log() *slog.Logger {
 	return slog.Default()
 }
 
-// Attempt makes one attempt at dl (named by ID and DueAt). With retryNow a
-// failed attempt gives the delivery back at once (the caller retries, as
-// Lambda does with a failed stream record), else after the backoff. The
-// error is the store's: the send's own failure is the outcome.
-func (d *Deliverer) Attempt(ctx context.Context, dl elicitation.Delivery, retryNow bool) (Outcome, error) {
+// Attempt makes one attempt at dl (named by ID and DueAt). stream says it
+// is a stream batch's (the notify function's on AWS, whose shard waits for
+// the batch): its send is bounded by StreamAttemptTimeout (bound), and a
+// failed attempt gives the delivery back at once, for Lambda to retry the
+// record, save a time-out, which backs off (RetryLater). Otherwise (the
+// local worker, the sweep) the send has the full Timeout and a failed
+// attempt backs off. The error is the store's: the send's own failure is
+// the outcome.
+func (d *Deliverer) Attempt(ctx context.Context, dl elicitation.Delivery, stream bool) (Outcome, error) {
 	lease := d.Lease
 	if lease <= 0 {
 		lease = time.Minute
@@ -122,7 +128,7 @@ func (d *Deliverer) Attempt(ctx context.Context, dl elicitation.Delivery, retryN
 		// (it expired: nothing withdrew it).
 		return d.settle(ctx, c, time.Time{}, Dropped, what+": dropped (the request is no longer pending)")
 	}
-	sctx, cancel := context.WithTimeout(ctx, d.timeout())
+	sctx, cancel := context.WithTimeout(ctx, d.bound(stream))
 	serr := sender.Send(sctx, elicitation.NoticeOf(c, rec))
 	cancel()
 	if serr == nil {
@@ -143,10 +149,10 @@ func (d *Deliverer) Attempt(ctx context.Context, dl elicitation.Delivery, retryN
 	}
 	retry, o := d.now(), Retrying
 	switch {
-	case retryNow && why.Timeout:
+	case stream && why.Timeout:
 		o = RetryLater
 		fallthrough
-	case !retryNow:
+	case !stream:
 		retry = retry.Add(d.backoff()(c.Attempts))
 	}
 	return d.settle(ctx, c, retry, o, fmt.Sprintf("%s: attempt %d failed (%s); next attempt at %s", what, c.Attempts, why.Reason, retry.Format(time.RFC3339)))
@@ -161,11 +167,17 @@ func describe(c elicitation.Delivery) string {
 	return fmt.Sprintf("%s to %s", c.Event, c.Target)
 }
 
-func (d *Deliverer) timeout() time.Duration {
-	if d.Timeout > 0 {
-		return d.Timeout
+// bound is how long one send may take: Timeout (default AttemptTimeout),
+// and for a stream batch's attempt no longer than StreamAttemptTimeout.
+func (d *Deliverer) bound(stream bool) time.Duration {
+	t := d.Timeout
+	if t <= 0 {
+		t = AttemptTimeout
 	}
-	return AttemptTimeout
+	if stream {
+		t = min(t, StreamAttemptTimeout)
+	}
+	return t
 }
 
 func (d *Deliverer) backoff() func(int) time.Duration {
@@ -196,13 +208,13 @@ func (d *Deliverer) settle(ctx context.Context, c elicitation.Delivery, retry ti
 }
 
 // AttemptAll makes one attempt at each of ds, in lanes (PerTarget at a
-// time for each target, every target apart), and returns each one's
-// outcome and error, in order. A delivery to a resting target, or one
+// time for each target, every target apart; stream as for Attempt), and
+// returns each one's outcome and error, in order. A delivery to a resting target, or one
 // there is no time left for before ctx's deadline, is Deferred: it stays
 // due in the outbox.
-func (d *Deliverer) AttemptAll(ctx context.Context, ds []elicitation.Delivery, retryNow bool) ([]Outcome, []error) {
+func (d *Deliverer) AttemptAll(ctx context.Context, ds []elicitation.Delivery, stream bool) ([]Outcome, []error) {
 	outs, errs := make([]Outcome, len(ds)), make([]error, len(ds))
-	l := newLanes(d, retryNow, nil)
+	l := newLanes(d, stream, nil)
 	for i, dl := range ds {
 		if ok, not := l.add(ctx, dl, func(o Outcome, err error) { outs[i], errs[i] = o, err }); !ok {
 			outs[i] = not

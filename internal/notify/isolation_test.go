@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -21,18 +22,22 @@ import (
 type hangingHook struct {
 	srv  *httptest.Server
 	hits atomic.Int64
-	got  chan struct{} // one per request that arrived
+	got  chan struct{}      // one per request that arrived
+	held chan time.Duration // how long each request was held before its sender gave up
 }
 
 func newHangingHook(t *testing.T) *hangingHook {
-	h := &hangingHook{got: make(chan struct{}, 10000)}
+	h := &hangingHook{got: make(chan struct{}, 10000), held: make(chan time.Duration, 10000)}
 	stop := make(chan struct{})
 	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.hits.Add(1)
 		h.got <- struct{}{}
+		start := time.Now()
+		_, _ = io.Copy(io.Discard, r.Body) // then the server sees the sender drop the connection
 		select {
 		case <-stop:
 		case <-r.Context().Done():
+			h.held <- time.Since(start)
 		}
 	}))
 	t.Cleanup(func() { close(stop); h.srv.Close() })
@@ -153,5 +158,58 @@ func TestBatchNotHeldByHangingTarget(t *testing.T) {
 	}
 	if n := stuck.hits.Load(); n != before {
 		t.Errorf("the resting target got %d more requests", n-before)
+	}
+}
+
+// TestAttemptBound: a send to a webhook that accepts and never answers is
+// given up at its bound, seen at the webhook (the request's context ends
+// when the deliverer drops it): a stream batch's at StreamAttemptTimeout,
+// or sooner if Timeout is shorter; the sweep's at the full Timeout. The
+// checks are bounds on a hang that would otherwise last the full bound,
+// not a measure of speed.
+func TestAttemptBound(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		timeout time.Duration
+		stream  bool
+		want    time.Duration
+	}{
+		{"a stream batch's, default Timeout", 0, true, notify.StreamAttemptTimeout},
+		{"a stream batch's, a shorter Timeout", notify.StreamAttemptTimeout / 4, true, notify.StreamAttemptTimeout / 4},
+		{"the sweep's keeps Timeout", 3 * notify.StreamAttemptTimeout, false, 3 * notify.StreamAttemptTimeout},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			stuck := newHangingHook(t)
+			st, err := boltstore.Open(dbPath(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			targets, err := notify.New(isolationConfig(stuck.srv.URL, stuck.srv.URL), notify.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			svc := elicitation.NewService(elicitation.Config{Store: st, Notifications: targets})
+			c := createTo(t, svc, "stuck", "hangs")
+			dl := elicitation.Delivery{ID: elicitation.DeliveryID(c.State.ID, elicitation.EventCreated, "stuck"), DueAt: c.State.CreatedAt}
+			d := &notify.Deliverer{Store: st, Targets: targets, Timeout: tc.timeout, Log: slog.New(slog.DiscardHandler)}
+			outs, errs := d.AttemptAll(context.Background(), []elicitation.Delivery{dl}, tc.stream)
+			wantOut := notify.Retrying
+			if tc.stream {
+				wantOut = notify.RetryLater // a time-out backs off even on the stream
+			}
+			if errs[0] != nil || outs[0] != wantOut {
+				t.Errorf("outcome %s, %v; want %s", outs[0], errs[0], wantOut)
+			}
+			select {
+			case held := <-stuck.held:
+				if held < tc.want/2 || held > tc.want+3*time.Second {
+					t.Errorf("the webhook held the request %s; want it dropped at the bound, %s", held, tc.want)
+				}
+			case <-time.After(notify.AttemptTimeout + 5*time.Second):
+				t.Fatal("the webhook's request never ended")
+			}
+		})
 	}
 }

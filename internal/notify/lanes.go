@@ -79,14 +79,14 @@ func (d *Deliverer) record(target string, o Outcome, now time.Time) {
 // attempt is Attempt for a lane: nothing while the target rests or when
 // ctx's deadline leaves no room for a whole attempt (the delivery stays due
 // in the outbox), and the outcome counted toward the target's rest.
-func (d *Deliverer) attempt(ctx context.Context, dl elicitation.Delivery, retryNow bool) (Outcome, error) {
+func (d *Deliverer) attempt(ctx context.Context, dl elicitation.Delivery, stream bool) (Outcome, error) {
 	if d.resting(dl.Target, d.now()) {
 		return Deferred, nil
 	}
-	if end, ok := ctx.Deadline(); ok && time.Until(end) < d.timeout()+settleMargin {
+	if end, ok := ctx.Deadline(); ok && time.Until(end) < d.bound(stream)+settleMargin {
 		return Deferred, nil
 	}
-	o, err := d.Attempt(ctx, dl, retryNow)
+	o, err := d.Attempt(ctx, dl, stream)
 	d.record(dl.Target, o, d.now())
 	return o, err
 }
@@ -94,8 +94,8 @@ func (d *Deliverer) attempt(ctx context.Context, dl elicitation.Delivery, retryN
 // lanes runs attempts, PerTarget at a time for each target, every target
 // apart. A delivery is held (queued or in flight) at most once.
 type lanes struct {
-	d        *Deliverer
-	retryNow bool
+	d      *Deliverer
+	stream bool // a stream batch's attempts (Attempt)
 	// after is called with the target when an attempt ends (the Worker
 	// looks for more).
 	after func(target string)
@@ -116,8 +116,8 @@ type job struct {
 	done func(Outcome, error)
 }
 
-func newLanes(d *Deliverer, retryNow bool, after func(string)) *lanes {
-	return &lanes{d: d, retryNow: retryNow, after: after, byTarget: map[string]*lane{}, held: map[string]bool{}}
+func newLanes(d *Deliverer, stream bool, after func(string)) *lanes {
+	return &lanes{d: d, stream: stream, after: after, byTarget: map[string]*lane{}, held: map[string]bool{}}
 }
 
 // add queues an attempt at dl on its target's lane; done (if not nil)
@@ -159,7 +159,7 @@ func (l *lanes) run(ctx context.Context, ln *lane) {
 		j := ln.queue[0]
 		ln.queue = ln.queue[1:]
 		l.mu.Unlock()
-		o, err := l.d.attempt(ctx, j.dl, l.retryNow)
+		o, err := l.d.attempt(ctx, j.dl, l.stream)
 		l.mu.Lock()
 		delete(l.held, j.dl.ID)
 		l.mu.Unlock()

@@ -60,11 +60,13 @@ func (h *Handler) Handle(ctx context.Context, raw json.RawMessage) (any, error) 
 // was refused in a way that may pass, or whose store call failed, is
 // reported in BatchItemFailures, so that Lambda retries it at once (and,
 // past the event source's retry limit, sends it to the dead-letter queue);
-// its delivery stays due for that retry. A time-out is not reported: its
-// delivery backs off in the outbox and the sweep retries it, so that a
-// hanging target holds a batch for one attempt's bound at most, and a
-// target resting after failures in a row not at all (its records are left
-// to the sweep). Records that are not new outbox items are ignored.
+// its delivery stays due for that retry. Each send is bounded by
+// notify.StreamAttemptTimeout, not the sweep's notify.AttemptTimeout, and a
+// time-out is not reported: its delivery backs off in the outbox and the
+// sweep retries it with the full bound, so that a hanging target holds a
+// batch only for stream attempts' bounds, and a target resting after
+// failures in a row not at all (its records are left to the sweep).
+// Records that are not new outbox items are ignored.
 func (h *Handler) Stream(ctx context.Context, ev events.DynamoDBEvent) events.DynamoDBEventResponse {
 	resp := events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{}}
 	now := h.D.Now
@@ -97,7 +99,7 @@ func (h *Handler) Stream(ctx context.Context, ev events.DynamoDBEvent) events.Dy
 			h.Log.WarnContext(ctx, "read the batch's delivery targets; the batch shares one lane", "err", err)
 		}
 	}
-	outs, errs := h.D.AttemptAll(ctx, ds, true)
+	outs, errs := h.D.AttemptAll(ctx, ds, true) // a stream batch's attempts
 	for i := range ds {
 		if errs[i] != nil {
 			h.Log.ErrorContext(ctx, "notification attempt", "deliveryId", ds[i].ID, "err", errs[i])

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -37,21 +38,28 @@ func record(d elicitation.Delivery, seq int) events.DynamoDBEventRecord {
 
 // TestStreamBatchNotHeldByHangingTarget: a stream batch on DynamoDB Local
 // with 20 new deliveries to a webhook that accepts and never answers and
-// one to a healthy webhook: the healthy one is delivered; the hanging
-// target gets at most a lane's worth of attempts before it rests; no
-// record is reported as failed (a time-out backs off in the outbox for the
-// sweep, and the stream shard moves on); the deliveries stay in the
-// outbox. The next batch does not try the resting target at all, and an
-// invocation without time for a whole attempt starts none.
+// one to a healthy webhook, on a Deliverer as the function builds it (the
+// default Timeout): the healthy one is delivered; the hanging target gets
+// at most a lane's worth of attempts before it rests, each dropped at the
+// stream's bound (notify.StreamAttemptTimeout, seen at the webhook), not
+// the sweep's 10 s, so the batch is held about that long; no record is
+// reported as failed (a time-out backs off in the outbox for the sweep,
+// and the stream shard moves on); the deliveries stay in the outbox. The
+// next batch does not try the resting target at all, and an invocation
+// without time for a whole attempt starts none.
 func TestStreamBatchNotHeldByHangingTarget(t *testing.T) {
 	st, _, _ := dynamotest.Store(t, dynamostore.Options{})
 	var stuckHits, goodHits atomic.Int64
 	stop := make(chan struct{})
+	held := make(chan time.Duration, 100) // how long each hanging request lasted
 	stuck := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		stuckHits.Add(1)
+		start := time.Now()
+		_, _ = io.Copy(io.Discard, r.Body) // then the server sees the deliverer drop the connection
 		select {
 		case <-stop:
 		case <-r.Context().Done():
+			held <- time.Since(start)
 		}
 	}))
 	defer stuck.Close()
@@ -87,10 +95,17 @@ func TestStreamBatchNotHeldByHangingTarget(t *testing.T) {
 		batch.Records = append(batch.Records, record(d, i))
 	}
 	now := func() time.Time { return time.Now().UTC() }
-	h := &lambdanotify.Handler{D: &notify.Deliverer{Store: st, Targets: targets, Now: now, Timeout: 2 * time.Second, Log: slog.New(slog.DiscardHandler)}, Log: slog.New(slog.DiscardHandler)}
+	h := &lambdanotify.Handler{D: &notify.Deliverer{Store: st, Targets: targets, Now: now, Log: slog.New(slog.DiscardHandler)}, Log: slog.New(slog.DiscardHandler)}
 	ictx, cancel := context.WithTimeout(ctx, 60*time.Second) // the function's timeout
 	defer cancel()
+	// Generous margins: what they catch is a hang of notify.AttemptTimeout
+	// (10 s), not a slow machine.
+	const margin = 3 * time.Second
+	start := time.Now()
 	resp := h.Stream(ictx, batch)
+	if took := time.Since(start); took > 2*notify.StreamAttemptTimeout+2*margin {
+		t.Errorf("the batch took %s; want it held for about one stream attempt's bound, %s", took, notify.StreamAttemptTimeout)
+	}
 	if len(resp.BatchItemFailures) != 0 {
 		t.Errorf("batchItemFailures = %+v; want none (time-outs back off in the outbox, the rest wait for the sweep)", resp.BatchItemFailures)
 	}
@@ -101,6 +116,16 @@ func TestStreamBatchNotHeldByHangingTarget(t *testing.T) {
 	if tried < notify.RestAfter || tried > notify.PerTarget+notify.RestAfter {
 		t.Errorf("the hanging webhook got %d requests; want %d..%d before it rests", tried, notify.RestAfter, notify.PerTarget+notify.RestAfter)
 	}
+	for range tried {
+		select {
+		case d := <-held:
+			if d > notify.StreamAttemptTimeout+margin {
+				t.Errorf("the hanging webhook held a request %s; want it dropped at the stream's bound, %s", d, notify.StreamAttemptTimeout)
+			}
+		case <-time.After(margin):
+			t.Fatal("a hanging request outlived its attempt")
+		}
+	}
 	due, err := st.DueDeliveries(ctx, time.Now().Add(time.Hour), 100)
 	if err != nil || len(due) != 20 {
 		t.Errorf("the outbox holds %d due deliveries an hour on (%v); want the 20 to the hanging target", len(due), err)
@@ -109,8 +134,8 @@ func TestStreamBatchNotHeldByHangingTarget(t *testing.T) {
 	if resp := h.Stream(ictx, batch); len(resp.BatchItemFailures) != 0 || stuckHits.Load() != tried {
 		t.Errorf("the next batch: failures %+v, the resting target tried %d more times; want none", resp.BatchItemFailures, stuckHits.Load()-tried)
 	}
-	fresh := &lambdanotify.Handler{D: &notify.Deliverer{Store: st, Targets: targets, Now: now, Timeout: 2 * time.Second, Log: slog.New(slog.DiscardHandler)}, Log: slog.New(slog.DiscardHandler)}
-	short, cancel2 := context.WithTimeout(ctx, 3*time.Second) // less than an attempt and the margin
+	fresh := &lambdanotify.Handler{D: &notify.Deliverer{Store: st, Targets: targets, Now: now, Log: slog.New(slog.DiscardHandler)}, Log: slog.New(slog.DiscardHandler)}
+	short, cancel2 := context.WithTimeout(ctx, notify.StreamAttemptTimeout+time.Second) // less than an attempt and the margin (2 s)
 	defer cancel2()
 	if resp := fresh.Stream(short, batch); len(resp.BatchItemFailures) != 0 || stuckHits.Load() != tried || goodHits.Load() != 1 {
 		t.Errorf("without time for an attempt: failures %+v, %d more attempts; want none", resp.BatchItemFailures, stuckHits.Load()-tried+goodHits.Load()-1)
