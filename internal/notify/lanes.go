@@ -46,12 +46,8 @@ func (d *Deliverer) resting(target string, now time.Time) bool {
 
 // record counts an attempt's outcome toward its target's rest.
 func (d *Deliverer) record(target string, o Outcome, now time.Time) {
-	var failed bool
-	switch o {
-	case Delivered:
-	case Retrying, RetryLater:
-		failed = true
-	default:
+	failed := o.failed()
+	if !failed && o != Delivered {
 		return
 	}
 	d.health.mu.Lock()
@@ -76,6 +72,10 @@ func (d *Deliverer) record(target string, o Outcome, now time.Time) {
 	}
 }
 
+// failed says whether an outcome counts as a failure toward a rest: a
+// refusal that may pass, a time-out.
+func (o Outcome) failed() bool { return o == Retrying || o == RetryLater }
+
 // attempt is Attempt for a lane: nothing while the target rests or when
 // ctx's deadline leaves no room for a whole attempt (the delivery stays due
 // in the outbox), and the outcome counted toward the target's rest.
@@ -92,7 +92,13 @@ func (d *Deliverer) attempt(ctx context.Context, dl elicitation.Delivery, stream
 }
 
 // lanes runs attempts, PerTarget at a time for each target, every target
-// apart. A delivery is held (queued or in flight) at most once.
+// apart. A delivery is held (queued or in flight) at most once. After a
+// failed attempt, a lane's runner stops while other attempts at its target
+// are in flight, and the last of them goes on: their outcomes decide
+// whether the target rests before the lane tries more. (Otherwise the
+// first of a hanging target's attempts to time out would start the next
+// ones before the last of them rested it, and a batch would wait for a
+// second bound.)
 type lanes struct {
 	d      *Deliverer
 	stream bool // a stream batch's attempts (Attempt)
@@ -107,8 +113,9 @@ type lanes struct {
 }
 
 type lane struct {
-	queue   []job
-	running int
+	queue    []job
+	running  int // runners
+	inFlight int // attempts under way
 }
 
 type job struct {
@@ -158,16 +165,25 @@ func (l *lanes) run(ctx context.Context, ln *lane) {
 		}
 		j := ln.queue[0]
 		ln.queue = ln.queue[1:]
+		ln.inFlight++
 		l.mu.Unlock()
 		o, err := l.d.attempt(ctx, j.dl, l.stream)
 		l.mu.Lock()
 		delete(l.held, j.dl.ID)
+		ln.inFlight--
+		stop := o.failed() && ln.inFlight > 0
+		if stop {
+			ln.running--
+		}
 		l.mu.Unlock()
 		if j.done != nil {
 			j.done(o, err)
 		}
 		if l.after != nil && o != Deferred {
 			l.after(j.dl.Target)
+		}
+		if stop {
+			return
 		}
 	}
 }

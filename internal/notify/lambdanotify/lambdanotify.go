@@ -64,8 +64,10 @@ func (h *Handler) Handle(ctx context.Context, raw json.RawMessage) (any, error) 
 // notify.StreamAttemptTimeout, not the sweep's notify.AttemptTimeout, and a
 // time-out is not reported: its delivery backs off in the outbox and the
 // sweep retries it with the full bound, so that a hanging target holds a
-// batch only for stream attempts' bounds, and a target resting after
-// failures in a row not at all (its records are left to the sweep).
+// batch for one stream attempt's bound at most (its lane starts no more
+// attempts while its first ones are out, and they rest it), and a target
+// resting after failures in a row not at all (its records are left to the
+// sweep).
 // Records that are not new outbox items are ignored.
 func (h *Handler) Stream(ctx context.Context, ev events.DynamoDBEvent) events.DynamoDBEventResponse {
 	resp := events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{}}
