@@ -94,8 +94,8 @@ func (d *Deliverer) attempt(ctx context.Context, dl elicitation.Delivery, stream
 // lanes runs attempts, PerTarget at a time for each target, every target
 // apart. A delivery is held (queued or in flight) at most once. After a
 // failed attempt, a lane's runner stops while other attempts at its target
-// are in flight, and the last of them goes on: their outcomes decide
-// whether the target rests before the lane tries more. (Otherwise the
+// are in flight, no new runner starts, and the last of them goes on: their
+// outcomes decide whether the target rests before the lane tries more. (Otherwise the
 // first of a hanging target's attempts to time out would start the next
 // ones before the last of them rested it, and a batch would wait for a
 // second bound.)
@@ -114,8 +114,9 @@ type lanes struct {
 
 type lane struct {
 	queue    []job
-	running  int // runners
-	inFlight int // attempts under way
+	running  int  // runners
+	inFlight int  // attempts under way
+	narrowed bool // a runner stopped after a failure: no new runner until the attempts out have ended
 }
 
 type job struct {
@@ -146,7 +147,7 @@ func (l *lanes) add(ctx context.Context, dl elicitation.Delivery, done func(Outc
 		l.byTarget[dl.Target] = ln
 	}
 	ln.queue = append(ln.queue, job{dl: dl, done: done})
-	if ln.running < PerTarget {
+	if ln.running < PerTarget && !ln.narrowed {
 		ln.running++
 		l.wg.Add(1)
 		go l.run(ctx, ln)
@@ -174,6 +175,9 @@ func (l *lanes) run(ctx context.Context, ln *lane) {
 		stop := o.failed() && ln.inFlight > 0
 		if stop {
 			ln.running--
+			ln.narrowed = true
+		} else if ln.inFlight == 0 {
+			ln.narrowed = false
 		}
 		l.mu.Unlock()
 		if j.done != nil {
