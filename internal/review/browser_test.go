@@ -126,9 +126,7 @@ func addHooks(e *env) *beacons {
 // each outcome.
 func TestBrowserFlows(t *testing.T) {
 	testenv.Slow(t, "Chromium")
-	// Not parallel: creating its pages renders templates under a
-	// wall-clock bound (100 ms a render), which several Chromium runs at
-	// once on two cores under -race can exceed.
+	t.Parallel()
 	e := newEnv(t)
 	addHooks(e)
 	ctx := context.Background()
@@ -213,9 +211,7 @@ func TestBrowserFlows(t *testing.T) {
 // measures a 500-option page on a phone.
 func TestBrowserAccessibilityAndScreenshots(t *testing.T) {
 	testenv.Slow(t, "Chromium")
-	// Not parallel: creating its pages renders templates under a
-	// wall-clock bound (100 ms a render), which several Chromium runs at
-	// once on two cores under -race can exceed.
+	t.Parallel()
 	e := newEnv(t)
 	pages := map[string]created{
 		"selection default":   e.selection(elicitation.SelectionInput{Message: "Build a presentation for Guggenheim: which one?", Options: guggenheim, HoverTemplate: hoverTpl}),
@@ -271,9 +267,7 @@ func TestBrowserAccessibilityAndScreenshots(t *testing.T) {
 // page: option data, templates, context, labels, css and the message.
 func TestBrowserXSS(t *testing.T) {
 	testenv.Slow(t, "Chromium")
-	// Not parallel: creating its pages renders templates under a
-	// wall-clock bound (100 ms a render), which several Chromium runs at
-	// once on two cores under -race can exceed.
+	t.Parallel()
 	e := newEnv(t)
 	b := addHooks(e)
 	corpus := xssCorpus(e.srv.URL + "/beacon/")

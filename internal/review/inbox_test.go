@@ -427,6 +427,7 @@ func newServer(t testing.TB, h http.Handler) *httptest.Server {
 // the approval sent there, after which the inbox has one row fewer.
 func TestInboxChromium(t *testing.T) {
 	testenv.Slow(t, "Chromium")
+	t.Parallel()
 	e := newSignedInEnv(t)
 	for _, r := range []struct {
 		owner, msg string

@@ -88,9 +88,7 @@ func optionArgs(n int) []any {
 // axe-core checks every page these reach.
 func TestBrowserReviewer(t *testing.T) {
 	testenv.Slow(t, "Chromium")
-	// Not parallel: creating its pages renders templates under a
-	// wall-clock bound (100 ms a render), which several Chromium runs at
-	// once on two cores under -race can exceed.
+	t.Parallel()
 	e := newEnv(t)
 	a := newAgent(t, e)
 	type check func(t *testing.T)
