@@ -744,35 +744,46 @@ func testWait(t *testing.T, open Factory) {
 		}
 	})
 	t.Run("many waiters on one request", func(t *testing.T) {
-		r := NewSelection(t, 2, time.Hour)
-		mustCreate(t, a, r)
-		var wg sync.WaitGroup
-		errs := make(chan error, 10)
-		for i := range 10 {
-			h := a
-			if i%2 == 0 {
-				h = b
-			}
-			wg.Go(func() {
-				st, err := h.Wait(ctx, r.State.ID)
-				if err == nil && st.Status != elicitation.StatusDeclined {
-					err = fmt.Errorf("status %q", st.Status)
-				}
-				errs <- err
-			})
-		}
-		time.Sleep(50 * time.Millisecond)
-		if _, err := a.Resolve(ctx, r.State.ID, elicitation.Resolution{Status: elicitation.StatusDeclined, SubmissionID: "s", At: T0, By: "reviewer"}); err != nil {
-			t.Fatal(err)
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			if err != nil {
-				t.Errorf("waiter: %v", err)
-			}
-		}
+		declineAmongWaiters(t, a, b, 10, func(h elicitation.Store, id string) (elicitation.State, error) {
+			return h.Wait(ctx, id)
+		}, func() { time.Sleep(50 * time.Millisecond) })
 	})
+}
+
+// declineAmongWaiters creates a selection, starts n waits on it (wait,
+// through a and b in turn), calls started, declines it through a, and
+// checks that every wait returned the decline.
+func declineAmongWaiters(t *testing.T, a, b elicitation.Store, n int, wait func(h elicitation.Store, id string) (elicitation.State, error), started func()) {
+	t.Helper()
+	ctx := ctxT(t)
+	r := NewSelection(t, 2, time.Hour)
+	mustCreate(t, a, r)
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		h := a
+		if i%2 == 0 {
+			h = b
+		}
+		wg.Go(func() {
+			st, err := wait(h, r.State.ID)
+			if err == nil && st.Status != elicitation.StatusDeclined {
+				err = fmt.Errorf("status %q", st.Status)
+			}
+			errs <- err
+		})
+	}
+	started()
+	if _, err := a.Resolve(ctx, r.State.ID, elicitation.Resolution{Status: elicitation.StatusDeclined, SubmissionID: "s", At: T0, By: "reviewer"}); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Errorf("waiter: %v", err)
+		}
+	}
 }
 
 func testLargeSelection(t *testing.T, open Factory) {

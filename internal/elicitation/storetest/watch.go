@@ -77,39 +77,13 @@ func testWatchWoken(t *testing.T, a, b elicitation.Store) {
 // Service.AwaitFunc does) against the decision: each must see it.
 func testWatchNoLostWake(t *testing.T, a, b elicitation.Store) {
 	ctx := ctxT(t)
-	r := NewSelection(t, 2, time.Hour)
-	mustCreate(t, a, r)
-	const watchers = 20
-	var wg sync.WaitGroup
 	start := make(chan struct{})
-	errs := make(chan error, watchers)
-	for i := range watchers {
-		h := a
-		if i%2 == 0 {
-			h = b
-		}
-		wg.Go(func() {
-			<-start
-			wake, woken := elicitation.WakeChannel()
-			defer h.Watch(r.State.ID, wake)()
-			st, err := awaitDecided(ctx, h, r.State.ID, woken)
-			if err == nil && st.Status != elicitation.StatusDeclined {
-				err = fmt.Errorf("status %q", st.Status)
-			}
-			errs <- err
-		})
-	}
-	close(start)
-	if _, err := a.Resolve(ctx, r.State.ID, elicitation.Resolution{Status: elicitation.StatusDeclined, SubmissionID: "s", At: T0, By: "reviewer"}); err != nil {
-		t.Fatal(err)
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Errorf("watcher: %v", err)
-		}
-	}
+	declineAmongWaiters(t, a, b, 20, func(h elicitation.Store, id string) (elicitation.State, error) {
+		<-start
+		wake, woken := elicitation.WakeChannel()
+		defer h.Watch(id, wake)()
+		return awaitDecided(ctx, h, id, woken)
+	}, func() { close(start) })
 }
 
 // testWatchStop: a stopped watch is not woken by a later resolution (the
