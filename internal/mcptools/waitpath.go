@@ -208,8 +208,8 @@ func (s *Server) deferWait(req *mcp.CallToolRequest, wait func(context.Context, 
 
 // finishDeferred completes the request whose wait was handed over: it
 // starts the wait (no goroutine of its own: its result comes on the
-// goroutine that ended it), waits for its answer, then writes the SDK's response with the result in place of the
-// placeholder. When the SDK's response did not carry the placeholder (the
+// goroutine that ended it), waits for its answer, then writes the SDK's
+// response with the result in place of the placeholder. When the SDK's response did not carry the placeholder (the
 // client went away first, the SDK answered otherwise), it writes what the
 // SDK wrote and does not wait.
 //

@@ -209,9 +209,9 @@ func (d *Deliverer) settle(ctx context.Context, c elicitation.Delivery, retry ti
 
 // AttemptAll makes one attempt at each of ds, in lanes (PerTarget at a
 // time for each target, every target apart; stream as for Attempt), and
-// returns each one's outcome and error, in order. A delivery to a resting target, or one
-// there is no time left for before ctx's deadline, is Deferred: it stays
-// due in the outbox.
+// returns each one's outcome and error, in order. A delivery to a resting
+// target, or one there is no time left for before ctx's deadline, is
+// Deferred: it stays due in the outbox.
 func (d *Deliverer) AttemptAll(ctx context.Context, ds []elicitation.Delivery, stream bool) ([]Outcome, []error) {
 	outs, errs := make([]Outcome, len(ds)), make([]error, len(ds))
 	l := newLanes(d, stream, nil)

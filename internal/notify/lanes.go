@@ -95,10 +95,10 @@ func (d *Deliverer) attempt(ctx context.Context, dl elicitation.Delivery, stream
 // apart. A delivery is held (queued or in flight) at most once. After a
 // failed attempt, a lane's runner stops while other attempts at its target
 // are in flight, no new runner starts, and the last of them goes on: their
-// outcomes decide whether the target rests before the lane tries more. (Otherwise the
-// first of a hanging target's attempts to time out would start the next
-// ones before the last of them rested it, and a batch would wait for a
-// second bound.)
+// outcomes decide whether the target rests before the lane tries more.
+// (Otherwise the first of a hanging target's attempts to time out would
+// start the next ones before the last of them rested it, and a batch would
+// wait for a second bound.)
 type lanes struct {
 	d      *Deliverer
 	stream bool // a stream batch's attempts (Attempt)

@@ -67,8 +67,7 @@ func (h *Handler) Handle(ctx context.Context, raw json.RawMessage) (any, error) 
 // batch for one stream attempt's bound at most (its lane starts no more
 // attempts while its first ones are out, and they rest it), and a target
 // resting after failures in a row not at all (its records are left to the
-// sweep).
-// Records that are not new outbox items are ignored.
+// sweep). Records that are not new outbox items are ignored.
 func (h *Handler) Stream(ctx context.Context, ev events.DynamoDBEvent) events.DynamoDBEventResponse {
 	resp := events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{}}
 	now := h.D.Now
