@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -362,12 +361,7 @@ func TestInspector(t *testing.T) {
 	cfg := filepath.Join(root, "examples", "manual-everything.config.yaml")
 
 	// HTTP mode: the proxy listens; the inspector connects by URL.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	srv := exec.Command(binary, "--config", cfg, "--http", addr)
 	srv.Dir = root
 	var srvErr testenv.SyncBuffer

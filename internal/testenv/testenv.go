@@ -13,6 +13,7 @@ package testenv
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -88,15 +89,73 @@ func NodeModule(t testing.TB, rel string) string {
 }
 
 // FreePort returns a TCP port on the loopback interface that was free a
-// moment ago, for a peer that takes its port on the command line.
+// moment ago, for a peer that takes its port on the command line. It is
+// drawn from below the kernel's ephemeral range, so the outgoing connections
+// and ":0" listeners of every test process running beside this one (which
+// the kernel serves from that range) cannot take it between this check and
+// the peer's bind, and it is never handed out twice in one process.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := Port()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return port
+}
+
+// Port is FreePort for a caller without a test at hand (a peer started once
+// for a whole package).
+func Port() (int, error) { return ports.take() }
+
+// ports hands out the ports FreePort returns.
+var ports = &portPool{low: 10000, ephemeral: ephemeralRange}
+
+type portPool struct {
+	mu        sync.Mutex
+	low       int                 // the lowest port drawn
+	ephemeral func() (lo, hi int) // the kernel's ephemeral range
+	given     map[int]bool
+}
+
+func (p *portPool) take() (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.given == nil {
+		p.given = map[int]bool{}
+	}
+	lo, hi := p.low, 65535
+	if elo, ehi := p.ephemeral(); elo-p.low >= 1000 {
+		hi = elo - 1
+	} else if 65535-ehi >= 1000 {
+		lo = ehi + 1
+	}
+	for range 200 {
+		port := lo + rand.IntN(hi-lo+1)
+		if p.given[port] {
+			continue
+		}
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue // in use: draw again
+		}
+		ln.Close()
+		p.given[port] = true
+		return port, nil
+	}
+	return 0, fmt.Errorf("testenv: no free port in %d-%d after 200 draws", lo, hi)
+}
+
+// ephemeralRange reads the range the kernel draws ":0" ports and outgoing
+// connections' ports from (Linux); elsewhere it answers the IANA range,
+// which macOS and Windows use.
+func ephemeralRange() (lo, hi int) {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err == nil {
+		if _, err := fmt.Sscan(string(b), &lo, &hi); err == nil && lo > 0 && hi >= lo {
+			return lo, hi
+		}
+	}
+	return 49152, 65535
 }
 
 // SyncBuffer collects a child process's output while a test reads it.

@@ -1,6 +1,8 @@
 package testenv_test
 
 import (
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -20,4 +22,24 @@ func TestNodeModulesArePresent(t *testing.T) {
 		testenv.NodeModule(t, rel)
 	}
 	testenv.Node(t)
+}
+
+func TestFreePortAvoidsTheEphemeralRange(t *testing.T) {
+	lo, hi := testenv.EphemeralRange()
+	seen := map[int]bool{}
+	for range 50 {
+		port := testenv.FreePort(t)
+		if port >= lo && port <= hi {
+			t.Fatalf("port %d is inside the ephemeral range %d-%d, where another process's connection can take it", port, lo, hi)
+		}
+		if seen[port] {
+			t.Fatalf("port %d handed out twice", port)
+		}
+		seen[port] = true
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			t.Fatalf("port %d is not free: %v", port, err)
+		}
+		ln.Close()
+	}
 }

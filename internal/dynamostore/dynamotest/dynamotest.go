@@ -23,7 +23,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -81,7 +80,7 @@ func Start(ctx context.Context, opts Options) (*Local, error) {
 	if err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := testenv.Port()
 	if err != nil {
 		return nil, fmt.Errorf("dynamotest: find a free port: %w", err)
 	}
@@ -348,13 +347,4 @@ func jarDir() (string, error) {
 			strings.TrimPrefix(filepath.Join(dir, "DynamoDBLocal.jar"), root+"/"), root, EnvEndpoint)
 	}
 	return dir, nil
-}
-
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
