@@ -62,7 +62,7 @@ lint:
 	$(GO) vet $(PKGS)
 	$(GO) run $(STATICCHECK) $(PKGS)
 	@out=$$($(GO) run $(GOCYCLO) -over 20 -ignore '_test.go' . 2>&1) || { echo "cyclomatic complexity above 20 (split these along their cases):"; echo "$$out"; exit 1; }
-	@out=$$($(GO) run $(DEADCODE) $(PKGS) 2>&1) || { echo "$$out"; exit 1; }; \
+	@out=$$($(GO) run $(DEADCODE) $(PKGS)) || { echo "$$out"; exit 1; }; \
 	out=$$(echo "$$out" | grep -vE '$(TESTSUPPORT)' || true); \
 	if [ -n "$$out" ]; then echo "shipped code no binary reaches (move it to a test file or a test-support package, or remove it):"; echo "$$out"; exit 1; fi
 

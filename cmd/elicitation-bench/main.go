@@ -24,6 +24,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -179,26 +180,49 @@ func run(args []string) error {
 	warmup := fs.Int("warmup", 1000, "warm-up calls per target per round")
 	nodePort := fs.Int("node-port", 0, "port for the Node reference server (0: pick one)")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of our stateless server here")
+	profileDir := fs.String("profile-dir", "", "write a CPU profile of every Go server, every round, here (MODE-rROUND.pprof; compare two with go tool pprof -diff_base)")
+	only := fs.String("only", "", "comma-separated substrings: run only the servers whose names contain one (\"stateful\" runs ours and the bare one with sessions)")
 	_ = fs.Parse(args)
+	round := 0
+	prof := func(mode string) string {
+		if *profileDir == "" {
+			return ""
+		}
+		return filepath.Join(*profileDir, fmt.Sprintf("%s-r%d.pprof", mode, round))
+	}
 
 	kinds := []struct {
 		name  string
 		start func() (*target, error)
 	}{
-		{"go mcptools stateless", func() (*target, error) { return startOurs("stateless", *profile, 0) }},
-		{"go mcptools stateless GOGC=400", func() (*target, error) { return startOurs("stateless", "", 400) }},
-		{"go mcptools stateful", func() (*target, error) { return startOurs("stateful", "", 0) }},
-		{"go-sdk bare stateless", func() (*target, error) { return startOurs("bare-stateless", "", 0) }},
-		{"go-sdk bare stateful", func() (*target, error) { return startOurs("bare-stateful", "", 0) }},
+		{"go mcptools stateless", func() (*target, error) { return startOurs("stateless", cmp.Or(*profile, prof("stateless")), 0) }},
+		{"go mcptools stateless GOGC=400", func() (*target, error) { return startOurs("stateless", prof("stateless-gogc400"), 400) }},
+		{"go mcptools stateful", func() (*target, error) { return startOurs("stateful", prof("stateful"), 0) }},
+		{"go-sdk bare stateless", func() (*target, error) { return startOurs("bare-stateless", prof("bare-stateless"), 0) }},
+		{"go-sdk bare stateful", func() (*target, error) { return startOurs("bare-stateful", prof("bare-stateful"), 0) }},
 		{"node server-everything", func() (*target, error) { return startNode(*nodePort) }},
 	}
 	nodeName := kinds[len(kinds)-1].name
+	if *only != "" {
+		kinds = slices.DeleteFunc(kinds, func(k struct {
+			name  string
+			start func() (*target, error)
+		}) bool {
+			for sub := range strings.SplitSeq(*only, ",") {
+				if strings.Contains(k.name, sub) {
+					return false
+				}
+			}
+			return true
+		})
+	}
 	fmt.Printf("# %d rounds; latency: %d sequential calls, 1 client; CPU: %d calls over %d clients; warm-up %d\n",
 		*rounds, *latencyCalls, *cpuCalls, *clients, *warmup)
 	fmt.Printf("%-8s %-44s %9s %9s %14s %10s\n", "round", "server/tool", "p50 ms", "p99 ms", "CPU ms/call", "calls/s")
 	type agg struct{ p50, cpu []float64 }
 	all := map[string]*agg{}
 	for r := 1; r <= *rounds; r++ {
+		round = r
 		// Every round starts every server afresh (the Node reference keeps
 		// every event it ever sent in memory and slows down over a long
 		// run), with its own sessions: one for the latency run, -clients
@@ -223,15 +247,19 @@ func run(args []string) error {
 			a.p50, a.cpu = append(a.p50, p50), append(a.cpu, cpu)
 		}
 	}
-	node := all[nodeName]
-	fmt.Printf("\n# medians over rounds, and ratio to %s/echo (target: <= 0.50)\n", nodeName)
-	for _, k := range kinds {
-		a := all[k.name]
-		p50, cpu := median(a.p50), median(a.cpu)
-		fmt.Printf("%-44s p50 %.3f ms (x%.2f)   CPU %.3f ms/call (x%.2f)\n", k.name, p50, p50/median(node.p50), cpu, cpu/median(node.cpu))
+	if node := all[nodeName]; node != nil {
+		fmt.Printf("\n# medians over rounds, and ratio to %s/echo (target: <= 0.50)\n", nodeName)
+		for _, k := range kinds {
+			a := all[k.name]
+			p50, cpu := median(a.p50), median(a.cpu)
+			fmt.Printf("%-44s p50 %.3f ms (x%.2f)   CPU %.3f ms/call (x%.2f)\n", k.name, p50, p50/median(node.p50), cpu, cpu/median(node.cpu))
+		}
 	}
 	fmt.Printf("\n# CPU per call against the bare go-sdk server of the same mode (#24.4 target: <= 1.1)\n")
 	for _, pair := range [][2]string{{"go mcptools stateless", "go-sdk bare stateless"}, {"go mcptools stateful", "go-sdk bare stateful"}} {
+		if all[pair[0]] == nil || all[pair[1]] == nil {
+			continue
+		}
 		ours, bare := median(all[pair[0]].cpu), median(all[pair[1]].cpu)
 		fmt.Printf("%-44s CPU %.3f ms/call, bare %.3f (x%.2f)\n", pair[0], ours, bare, ours/bare)
 	}
