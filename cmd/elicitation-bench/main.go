@@ -96,6 +96,46 @@ func main() {
 	}
 }
 
+// mode is what a bench server serves: ours (stateless or with sessions),
+// the bare go-sdk anchor, or the plain net/http one; block adds the
+// waiting anchors' release endpoint.
+type mode struct{ stateless, bare, block, plain bool }
+
+// benchHandler builds the handler a bench server serves for m, ours on a
+// fresh embedded store in a temporary directory, and what closes the
+// store and removes the directory.
+func benchHandler(m mode) (http.Handler, func(), error) {
+	dir, err := os.MkdirTemp("", "elicitation-bench-")
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := boltstore.Open(filepath.Join(dir, "store.db"))
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	closeStore := func() { st.Close(); os.RemoveAll(dir) }
+	srv := mcptools.New(mcptools.Options{Service: elicitation.NewService(elicitation.Config{Store: st}), Stateless: m.stateless, ReviewURL: func(r *http.Request, id, key string) string { return compose.ReviewURL("", r, id, key) }, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	handler := srv.Handler()
+	var gate *releaseGate
+	if m.block || m.plain {
+		gate = &releaseGate{}
+	}
+	switch {
+	case m.plain:
+		handler = plainHandler(gate)
+	case m.bare:
+		handler = bareHandler(m.stateless, gate)
+	}
+	if gate != nil {
+		mux := http.NewServeMux()
+		mux.Handle("/mcp", handler)
+		mux.Handle("/release", gate)
+		handler = mux
+	}
+	return handler, closeStore, nil
+}
+
 // serve runs our MCP handler on a free loopback port and prints its URL.
 func serve(args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ExitOnError)
@@ -109,17 +149,11 @@ func serve(args []string) error {
 	if *gogc != 0 {
 		debug.SetGCPercent(*gogc)
 	}
-	dir, err := os.MkdirTemp("", "elicitation-bench-")
+	handler, closeStore, err := benchHandler(mode{stateless: *stateless, bare: *bare, block: *block, plain: *plain})
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	st, err := boltstore.Open(filepath.Join(dir, "store.db"))
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	srv := mcptools.New(mcptools.Options{Service: elicitation.NewService(elicitation.Config{Store: st}), Stateless: *stateless, ReviewURL: func(r *http.Request, id, key string) string { return compose.ReviewURL("", r, id, key) }, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	defer closeStore()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -135,23 +169,6 @@ func serve(args []string) error {
 		defer pprof.StopCPUProfile()
 	}
 	fmt.Printf("http://%s/mcp\n", ln.Addr())
-	handler := srv.Handler()
-	var gate *releaseGate
-	if *block || *plain {
-		gate = &releaseGate{}
-	}
-	switch {
-	case *plain:
-		handler = plainHandler(gate)
-	case *bare:
-		handler = bareHandler(*stateless, gate)
-	}
-	if gate != nil {
-		mux := http.NewServeMux()
-		mux.Handle("/mcp", handler)
-		mux.Handle("/release", gate)
-		handler = mux
-	}
 	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
 	sig := make(chan os.Signal, 1)
