@@ -3,9 +3,10 @@ package mcptasks
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"maps"
 	"net/http"
+
+	"github.com/mcp-elicitation/elicitation/internal/reqbody"
 )
 
 // taskMeta is the _meta key Lift moves a 2025-11-25 tools/call's
@@ -38,9 +39,8 @@ func Lift(next http.Handler, maxBody int64) http.Handler {
 		if ext {
 			look = []byte(`"taskIds"`)
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-		if err != nil || int64(len(body)) > maxBody || !bytes.Contains(body, look) {
-			r.Body = rebody{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+		body, ok := reqbody.Peek(r, maxBody)
+		if !ok || !bytes.Contains(body, look) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -49,30 +49,17 @@ func Lift(next http.Handler, maxBody int64) http.Handler {
 				return
 			}
 			if lifted, ok := liftListen(body); ok {
-				body = lifted
-				r.ContentLength = int64(len(body))
+				reqbody.Replace(r, lifted)
 			}
-			r.Body = rebody{bytes.NewReader(body), r.Body}
 			next.ServeHTTP(w, r)
 			return
 		}
 		if lifted, ok := lift(body); ok {
-			body = lifted
-			r.ContentLength = int64(len(body))
+			reqbody.Replace(r, lifted)
 		}
-		r.Body = rebody{bytes.NewReader(body), r.Body}
 		next.ServeHTTP(w, r)
 	})
 }
-
-// rebody reads what was already read, then the rest, and closes the
-// original body.
-type rebody struct {
-	io.Reader
-	orig io.Closer
-}
-
-func (b rebody) Close() error { return b.orig.Close() }
 
 // lift moves a tools/call message's params.task into params._meta; ok is
 // false when body is anything else (left for the SDK to judge).

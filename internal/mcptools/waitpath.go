@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-elicitation/elicitation/internal/reqbody"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -107,7 +108,7 @@ func deferrable(r *http.Request, maxBody int64) (bool, sessionMsg) {
 			break
 		}
 	}
-	r.Body = rebody{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
+	reqbody.Prepend(r, head)
 	return one, sessionMsg{}
 }
 
@@ -125,12 +126,10 @@ type sessionMsg struct {
 }
 
 func sessionMessage(r *http.Request, maxBody int64) sessionMsg {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil || int64(len(body)) > maxBody {
-		r.Body = rebody{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+	body, ok := reqbody.Peek(r, maxBody)
+	if !ok {
 		return sessionMsg{}
 	}
-	r.Body = rebody{bytes.NewReader(body), r.Body}
 	if !bytes.Contains(body, []byte(`"`+ToolAwait+`"`)) && !bytes.Contains(body, []byte(`"notifications/cancelled"`)) {
 		return sessionMsg{}
 	}
@@ -175,15 +174,6 @@ func (s *Server) cancelHandedOver(key string) {
 		v.(*cancelRef).cancel()
 	}
 }
-
-// rebody reads what was already read, then the rest, and closes the
-// original body.
-type rebody struct {
-	io.Reader
-	orig io.Closer
-}
-
-func (b rebody) Close() error { return b.orig.Close() }
 
 // deferWait hands wait over to the ServeHTTP of the HTTP request that
 // carried req, if that request may (deferrable), nothing took it yet and
