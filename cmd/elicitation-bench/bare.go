@@ -14,11 +14,14 @@ import (
 // HTTP handler with the options mcptools uses for the same mode
 // (stateless: no session, JSON responses), on the same http.Server as
 // ours. What ours costs beyond it is our handler, the store and our wiring.
+// With resumable, its sessions keep an event store, as ours do, so that
+// both pay for resumable streams (a priming event on every POST's stream,
+// every event kept); without, it is the SDK's default.
 //
 // With gate non-nil it also has the anchor of a waiting call (the waiters
 // run, waitersbench.go): a tool "wait" that blocks until gate releases its
 // key (or the client goes away), then returns "released".
-func bareHandler(stateless bool, gate *releaseGate) http.Handler {
+func bareHandler(stateless, resumable bool, gate *releaseGate) http.Handler {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "bare-go-sdk", Version: "1"}, nil)
 	srv.AddTool(&mcp.Tool{
 		Name:        "echo",
@@ -51,7 +54,11 @@ func bareHandler(stateless bool, gate *releaseGate) http.Handler {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "released"}}}, nil
 		})
 	}
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: stateless, JSONResponse: stateless})
+	opts := &mcp.StreamableHTTPOptions{Stateless: stateless, JSONResponse: stateless}
+	if resumable {
+		opts.EventStore = mcp.NewMemoryEventStore(nil)
+	}
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts)
 }
 
 // plainHandler is the anchor below the SDK: plain net/http, each POST

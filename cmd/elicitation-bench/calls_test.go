@@ -23,6 +23,7 @@ func BenchmarkCall(b *testing.B) {
 	}{
 		{"sessions/ours", mode{}},
 		{"sessions/bare", mode{bare: true}},
+		{"sessions/bare-resumable", mode{bare: true, resumable: true}},
 		{"stateless/ours", mode{stateless: true}},
 		{"stateless/bare", mode{stateless: true, bare: true}},
 	} {

@@ -98,8 +98,9 @@ func main() {
 
 // mode is what a bench server serves: ours (stateless or with sessions),
 // the bare go-sdk anchor, or the plain net/http one; block adds the
-// waiting anchors' release endpoint.
-type mode struct{ stateless, bare, block, plain bool }
+// waiting anchors' release endpoint; resumable gives the bare anchor's
+// sessions an event store, as ours have.
+type mode struct{ stateless, bare, resumable, block, plain bool }
 
 // benchHandler builds the handler a bench server serves for m, ours on a
 // fresh embedded store in a temporary directory, and what closes the
@@ -125,7 +126,7 @@ func benchHandler(m mode) (http.Handler, func(), error) {
 	case m.plain:
 		handler = plainHandler(gate)
 	case m.bare:
-		handler = bareHandler(m.stateless, gate)
+		handler = bareHandler(m.stateless, m.resumable, gate)
 	}
 	if gate != nil {
 		mux := http.NewServeMux()
@@ -143,13 +144,14 @@ func serve(args []string) error {
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile here until interrupted")
 	gogc := fs.Int("gogc", 0, "set the GC percentage (0: leave GOGC as the environment says)")
 	bare := fs.Bool("bare", false, "serve the bare go-sdk anchor (one echo tool) instead of ours")
+	resumable := fs.Bool("resumable", false, "with -bare: give the sessions an event store (resumable streams, a priming event on each POST's stream), as ours have")
 	block := fs.Bool("block", false, "with -bare: add the waiting anchor's tool \"wait\" and POST /release?key= (waitersbench.go)")
 	plain := fs.Bool("plain", false, "serve the plain net/http waiting anchor instead of ours (/mcp?key= waits for POST /release?key=)")
 	_ = fs.Parse(args)
 	if *gogc != 0 {
 		debug.SetGCPercent(*gogc)
 	}
-	handler, closeStore, err := benchHandler(mode{stateless: *stateless, bare: *bare, block: *block, plain: *plain})
+	handler, closeStore, err := benchHandler(mode{stateless: *stateless, bare: *bare, resumable: *resumable, block: *block, plain: *plain})
 	if err != nil {
 		return err
 	}
@@ -217,6 +219,9 @@ func run(args []string) error {
 		{"go mcptools stateful", func() (*target, error) { return startOurs("stateful", prof("stateful"), 0) }},
 		{"go-sdk bare stateless", func() (*target, error) { return startOurs("bare-stateless", prof("bare-stateless"), 0) }},
 		{"go-sdk bare stateful", func() (*target, error) { return startOurs("bare-stateful", prof("bare-stateful"), 0) }},
+		{"go-sdk bare stateful resumable", func() (*target, error) {
+			return startOurs("bare-stateful-resumable", prof("bare-stateful-resumable"), 0)
+		}},
 		{"node server-everything", func() (*target, error) { return startNode(*nodePort) }},
 	}
 	nodeName := kinds[len(kinds)-1].name
@@ -273,12 +278,12 @@ func run(args []string) error {
 		}
 	}
 	fmt.Printf("\n# CPU per call against the bare go-sdk server of the same mode (#24.4 target: <= 1.1)\n")
-	for _, pair := range [][2]string{{"go mcptools stateless", "go-sdk bare stateless"}, {"go mcptools stateful", "go-sdk bare stateful"}} {
+	for _, pair := range [][2]string{{"go mcptools stateless", "go-sdk bare stateless"}, {"go mcptools stateful", "go-sdk bare stateful"}, {"go mcptools stateful", "go-sdk bare stateful resumable"}} {
 		if all[pair[0]] == nil || all[pair[1]] == nil {
 			continue
 		}
 		ours, bare := median(all[pair[0]].cpu), median(all[pair[1]].cpu)
-		fmt.Printf("%-44s CPU %.3f ms/call, bare %.3f (x%.2f)\n", pair[0], ours, bare, ours/bare)
+		fmt.Printf("%-44s CPU %.3f ms/call, %s %.3f (x%.2f)\n", pair[0], ours, strings.TrimPrefix(pair[1], "go-sdk "), bare, ours/bare)
 	}
 	return nil
 }
@@ -347,6 +352,8 @@ func startOurs(mode, profile string, gogc int) (*target, error) {
 		args = append(args, "-bare", "-stateless")
 	case "bare-stateful":
 		args = append(args, "-bare")
+	case "bare-stateful-resumable":
+		args = append(args, "-bare", "-resumable")
 	}
 	if strings.HasPrefix(mode, "bare-") {
 		tool, toolArgs = "echo", map[string]any{"message": "hi"}
