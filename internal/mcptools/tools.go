@@ -101,19 +101,34 @@ func (s *Server) tools() []tool {
 	}
 }
 
+// canWait reports whether the tool name can wait: elicit_await for the
+// answer, the creating tools for a host asked in the call. The others
+// (elicit_status, elicit_result, elicit_cancel) are one read or write of
+// the store, answered at once, and run on the SDK's context: binding it to
+// the HTTP request would cost more than the call (a cancel context and a
+// callback a call, the most allocations of anything the call does here).
+func canWait(name string) bool {
+	return name != ToolStatus && name != ToolResult && name != ToolCancel
+}
+
 // AuditNoteMeta is the _meta key of a tool call's audit note: a short text
 // recorded with the audit entries the call writes (creation, result
 // fetches), such as the proxy's "gate=confirm tool=… digest=sha256:…"
 // (elicitation.WithAuditNote).
 const AuditNoteMeta = "elicitation/audit-note"
 
-// wrap turns a call into a ToolHandler: it binds the context to the HTTP
-// request, returns the output as structured content and the same JSON as
-// text, and turns errors into tool errors "code: sentence".
+// wrap turns a call into a ToolHandler: it binds the context of a tool
+// that can wait to the HTTP request (bind), returns the output as
+// structured content and the same JSON as text, and turns errors into tool
+// errors "code: sentence".
 func (s *Server) wrap(name string, f call) mcp.ToolHandler {
+	bound := canWait(name)
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		ctx, done := bind(ctx, s.httpRequest(req))
-		defer done()
+		if bound {
+			var done context.CancelFunc
+			ctx, done = bind(ctx, s.httpRequest(req))
+			defer done()
+		}
 		ctx = withAuditNote(ctx, req)
 		out, err := f(ctx, req)
 		return s.toolResult(ctx, name, principal(req), out, err), nil
