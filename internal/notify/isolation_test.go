@@ -52,6 +52,22 @@ func isolationConfig(stuck, healthy string) notify.Config {
 	}}
 }
 
+// isolatedService is a service on a fresh embedded store (closed when t
+// ends) notifying isolationConfig's targets, and those targets.
+func isolatedService(t *testing.T, stuck, healthy string) (*boltstore.Store, *notify.Targets, *elicitation.Service) {
+	t.Helper()
+	st, err := boltstore.Open(dbPath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	targets, err := notify.New(isolationConfig(stuck, healthy), notify.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, targets, elicitation.NewService(elicitation.Config{Store: st, Notifications: targets})
+}
+
 func createTo(t *testing.T, svc *elicitation.Service, target, msg string) elicitation.Created {
 	t.Helper()
 	c, err := svc.CreateApproval(context.Background(), "alice", elicitation.ApprovalInput{
@@ -105,16 +121,7 @@ func TestBatchNotHeldByHangingTarget(t *testing.T) {
 	t.Parallel()
 	stuck := newHangingHook(t)
 	rc := newReceiver(t)
-	st, err := boltstore.Open(dbPath(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	targets, err := notify.New(isolationConfig(stuck.srv.URL, rc.srv.URL), notify.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := elicitation.NewService(elicitation.Config{Store: st, Notifications: targets})
+	st, targets, svc := isolatedService(t, stuck.srv.URL, rc.srv.URL)
 	var ds []elicitation.Delivery
 	for i := range 30 {
 		c := createTo(t, svc, "stuck", fmt.Sprintf("queued %d", i))
@@ -182,16 +189,7 @@ func TestAttemptBound(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			stuck := newHangingHook(t)
-			st, err := boltstore.Open(dbPath(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			targets, err := notify.New(isolationConfig(stuck.srv.URL, stuck.srv.URL), notify.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			svc := elicitation.NewService(elicitation.Config{Store: st, Notifications: targets})
+			st, targets, svc := isolatedService(t, stuck.srv.URL, stuck.srv.URL)
 			c := createTo(t, svc, "stuck", "hangs")
 			dl := elicitation.Delivery{ID: elicitation.DeliveryID(c.State.ID, elicitation.EventCreated, "stuck"), DueAt: c.State.CreatedAt}
 			d := &notify.Deliverer{Store: st, Targets: targets, Timeout: tc.timeout, Log: slog.New(slog.DiscardHandler)}
