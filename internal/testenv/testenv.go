@@ -105,33 +105,39 @@ func FreePort(t testing.TB) int {
 
 // Port is FreePort for a caller without a test at hand (a peer started once
 // for a whole package).
-func Port() (int, error) { return ports.take() }
+func Port() (int, error) { return takePort() }
 
 // ports hands out the ports FreePort returns.
-var ports = &portPool{low: 10000, ephemeral: ephemeralRange}
-
-type portPool struct {
-	mu        sync.Mutex
-	low       int                 // the lowest port drawn
-	ephemeral func() (lo, hi int) // the kernel's ephemeral range
-	given     map[int]bool
+var ports struct {
+	sync.Mutex
+	given map[int]bool
 }
 
-func (p *portPool) take() (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.given == nil {
-		p.given = map[int]bool{}
+// portRange is where FreePort draws from: below the kernel's ephemeral
+// range (from 10000 up, clear of well-known services' ports), or above it
+// where there is too little room below.
+var portRange = sync.OnceValues(func() (lo, hi int) {
+	const low, top = 10000, 65535
+	elo, ehi := ephemeralRange()
+	switch {
+	case elo-low >= 1000:
+		return low, elo - 1
+	case top-ehi >= 1000:
+		return ehi + 1, top
 	}
-	lo, hi := p.low, 65535
-	if elo, ehi := p.ephemeral(); elo-p.low >= 1000 {
-		hi = elo - 1
-	} else if 65535-ehi >= 1000 {
-		lo = ehi + 1
+	return low, top
+})
+
+func takePort() (int, error) {
+	ports.Lock()
+	defer ports.Unlock()
+	if ports.given == nil {
+		ports.given = map[int]bool{}
 	}
+	lo, hi := portRange()
 	for range 200 {
 		port := lo + rand.IntN(hi-lo+1)
-		if p.given[port] {
+		if ports.given[port] {
 			continue
 		}
 		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
@@ -139,7 +145,7 @@ func (p *portPool) take() (int, error) {
 			continue // in use: draw again
 		}
 		ln.Close()
-		p.given[port] = true
+		ports.given[port] = true
 		return port, nil
 	}
 	return 0, fmt.Errorf("testenv: no free port in %d-%d after 200 draws", lo, hi)
