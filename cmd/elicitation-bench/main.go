@@ -24,7 +24,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -198,38 +197,43 @@ func run(args []string) error {
 	clients := fs.Int("clients", 4, "concurrent clients for the CPU measurement")
 	warmup := fs.Int("warmup", 1000, "warm-up calls per target per round")
 	nodePort := fs.Int("node-port", 0, "port for the Node reference server (0: pick one)")
-	profile := fs.String("cpuprofile", "", "write a CPU profile of our stateless server here")
+	profile1 := fs.String("cpuprofile", "", "write a CPU profile of our stateless server here")
 	profileDir := fs.String("profile-dir", "", "write a CPU profile of every Go server, every round, here (MODE-rROUND.pprof; compare two with go tool pprof -diff_base)")
 	only := fs.String("only", "", "comma-separated substrings: run only the servers whose names contain one (\"stateful\" runs ours and the bare one with sessions)")
 	_ = fs.Parse(args)
-	round := 0
-	prof := func(mode string) string {
-		if *profileDir == "" {
-			return ""
-		}
-		return filepath.Join(*profileDir, fmt.Sprintf("%s-r%d.pprof", mode, round))
+	// A kind is one server of the run: ours or an anchor in one mode
+	// (startOurs) with its GC setting, or the Node reference.
+	type kind struct {
+		name, mode string
+		gogc       int
 	}
-
-	kinds := []struct {
-		name  string
-		start func() (*target, error)
-	}{
-		{"go mcptools stateless", func() (*target, error) { return startOurs("stateless", cmp.Or(*profile, prof("stateless")), 0) }},
-		{"go mcptools stateless GOGC=400", func() (*target, error) { return startOurs("stateless", prof("stateless-gogc400"), 400) }},
-		{"go mcptools stateful", func() (*target, error) { return startOurs("stateful", prof("stateful"), 0) }},
-		{"go-sdk bare stateless", func() (*target, error) { return startOurs("bare-stateless", prof("bare-stateless"), 0) }},
-		{"go-sdk bare stateful", func() (*target, error) { return startOurs("bare-stateful", prof("bare-stateful"), 0) }},
-		{"go-sdk bare stateful resumable", func() (*target, error) {
-			return startOurs("bare-stateful-resumable", prof("bare-stateful-resumable"), 0)
-		}},
-		{"node server-everything", func() (*target, error) { return startNode(*nodePort) }},
+	kinds := []kind{
+		{"go mcptools stateless", "stateless", 0},
+		{"go mcptools stateless GOGC=400", "stateless", 400},
+		{"go mcptools stateful", "stateful", 0},
+		{"go-sdk bare stateless", "bare-stateless", 0},
+		{"go-sdk bare stateful", "bare-stateful", 0},
+		{"go-sdk bare stateful resumable", "bare-stateful-resumable", 0},
+		{"node server-everything", "node", 0},
 	}
 	nodeName := kinds[len(kinds)-1].name
+	start := func(k kind, round int) (*target, error) {
+		if k.mode == "node" {
+			return startNode(*nodePort)
+		}
+		profile := ""
+		switch {
+		case *profileDir != "" && k.gogc != 0:
+			profile = filepath.Join(*profileDir, fmt.Sprintf("%s-gogc%d-r%d.pprof", k.mode, k.gogc, round))
+		case *profileDir != "":
+			profile = filepath.Join(*profileDir, fmt.Sprintf("%s-r%d.pprof", k.mode, round))
+		case k.name == "go mcptools stateless":
+			profile = *profile1
+		}
+		return startOurs(k.mode, profile, k.gogc)
+	}
 	if *only != "" {
-		kinds = slices.DeleteFunc(kinds, func(k struct {
-			name  string
-			start func() (*target, error)
-		}) bool {
+		kinds = slices.DeleteFunc(kinds, func(k kind) bool {
 			for sub := range strings.SplitSeq(*only, ",") {
 				if strings.Contains(k.name, sub) {
 					return false
@@ -244,13 +248,12 @@ func run(args []string) error {
 	type agg struct{ p50, cpu []float64 }
 	all := map[string]*agg{}
 	for r := 1; r <= *rounds; r++ {
-		round = r
 		// Every round starts every server afresh (the Node reference keeps
 		// every event it ever sent in memory and slows down over a long
 		// run), with its own sessions: one for the latency run, -clients
 		// for the CPU run.
 		for _, k := range kinds {
-			t, err := k.start()
+			t, err := start(k, r)
 			if err != nil {
 				return err
 			}
