@@ -31,6 +31,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/eventstore"
 	"github.com/mcp-elicitation/elicitation/internal/mcptasks"
 	"github.com/mcp-elicitation/elicitation/internal/sessionwatch"
 )
@@ -218,10 +219,12 @@ func New(opts Options) *Server {
 		Logger: s.log,
 		// Streams are resumable: a client that lost its connection gets
 		// what it missed (Last-Event-ID), and every stream opens with a
-		// priming event.
+		// priming event (sent with the answer when the call does not
+		// wait: primingWriter). The store is bounded, per session and in
+		// all (internal/eventstore).
 		// (A handed-over wait's answer is not among what it keeps:
 		// waitpath.go.)
-		EventStore:                   placeholderEvents{mcp.NewMemoryEventStore(nil), s},
+		EventStore:                   placeholderEvents{eventstore.New(eventstore.Limits{}), s},
 		PropagateRequestCancellation: true,
 		SessionTimeout:               caps.idle,
 		MaxRequestBodyBytes:          caps.maxBody,
@@ -298,6 +301,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			r2 = r2.WithContext(context.WithValue(r2.Context(), handOverKey{}, in.cw))
 		}
 		s.cancelHandedOver(m.cancelsCall)
+		if m.atOnce {
+			w = &primingWriter{ResponseWriter: w}
+		}
 	}
 	s.inflight.Store(ref, in)
 	defer s.inflight.Delete(ref)

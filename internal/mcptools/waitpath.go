@@ -119,10 +119,34 @@ func deferrable(r *http.Request, maxBody int64) (bool, sessionMsg) {
 // the principal (Principal) and the JSON-RPC id. Whether the message is
 // one the SDK accepts, the SDK decides as for every message; this only
 // lets a wait be handed over, and canceled once it was.
+//
+// It also tells whether the message is one tools/call of a tool that
+// cannot wait (canWait): its stream's priming event then goes out with
+// its answer, in one write to the connection (primingWriter).
 type sessionMsg struct {
 	await       bool
+	atOnce      bool   // a call of a tool answered at once
 	call        string // elicit_await's key
 	cancelsCall string // the key of the call a notifications/cancelled names
+}
+
+// atOnceNames are the quoted names of the tools that cannot wait: a body
+// without one of them is no call of one (sessionMessage's first filter).
+var atOnceNames = [][]byte{[]byte(`"` + ToolStatus + `"`), []byte(`"` + ToolResult + `"`), []byte(`"` + ToolCancel + `"`)}
+
+// mayName reports whether body may be a message that sessionMessage
+// tells something of: it names elicit_await, a tool answered at once, or
+// notifications/cancelled.
+func mayName(body []byte) bool {
+	if bytes.Contains(body, []byte(`"`+ToolAwait+`"`)) || bytes.Contains(body, []byte(`"notifications/cancelled"`)) {
+		return true
+	}
+	for _, n := range atOnceNames {
+		if bytes.Contains(body, n) {
+			return true
+		}
+	}
+	return false
 }
 
 func sessionMessage(r *http.Request, maxBody int64) sessionMsg {
@@ -130,7 +154,7 @@ func sessionMessage(r *http.Request, maxBody int64) sessionMsg {
 	if !ok {
 		return sessionMsg{}
 	}
-	if !bytes.Contains(body, []byte(`"`+ToolAwait+`"`)) && !bytes.Contains(body, []byte(`"notifications/cancelled"`)) {
+	if !mayName(body) {
 		return sessionMsg{}
 	}
 	var msg struct {
@@ -156,6 +180,7 @@ func sessionMessage(r *http.Request, maxBody int64) sessionMsg {
 		if msg.Params.Name == ToolAwait {
 			return sessionMsg{await: true, call: key(msg.ID)}
 		}
+		return sessionMsg{atOnce: len(msg.ID) > 0 && !canWait(msg.Params.Name)}
 	case "notifications/cancelled":
 		return sessionMsg{cancelsCall: key(msg.Params.RequestID)}
 	}
@@ -468,6 +493,36 @@ func (c *captureWriter) Flush() {
 }
 
 func (c *captureWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// primingWriter serves a call answered at once (sessionMsg.atOnce): the
+// SDK flushes a stream's priming event as soon as it writes it, so that a
+// client that loses a waiting call's connection can resume; a call that
+// does not wait gets nothing from that flush but a second write to the
+// connection, so its priming event goes out with its answer. Whatever
+// else is written and flushed passes through.
+type primingWriter struct {
+	http.ResponseWriter
+	wrote, held bool
+}
+
+func (p *primingWriter) Write(b []byte) (int, error) {
+	p.held = !p.wrote && bytes.HasPrefix(b, primeEvent)
+	p.wrote = true
+	return p.ResponseWriter.Write(b)
+}
+
+// Flush flushes but for the one flush right after the priming event.
+func (p *primingWriter) Flush() {
+	if p.held {
+		p.held = false
+		return
+	}
+	if f, ok := p.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (p *primingWriter) Unwrap() http.ResponseWriter { return p.ResponseWriter }
 
 // passHeld writes a priming event still held back, where nothing else
 // was written after it (the SDK ended the stream there).
