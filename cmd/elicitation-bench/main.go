@@ -211,8 +211,10 @@ func run(args []string) error {
 		{"go mcptools stateless", "stateless", 0},
 		{"go mcptools stateless GOGC=400", "stateless", 400},
 		{"go mcptools stateful", "stateful", 0},
+		{"go mcptools stateful GOGC=400", "stateful", 400},
 		{"go-sdk bare stateless", "bare-stateless", 0},
 		{"go-sdk bare stateful", "bare-stateful", 0},
+		{"go-sdk bare stateful GOGC=400", "bare-stateful", 400},
 		{"go-sdk bare stateful resumable", "bare-stateful-resumable", 0},
 		{"node server-everything", "node", 0},
 	}
@@ -281,7 +283,7 @@ func run(args []string) error {
 		}
 	}
 	fmt.Printf("\n# CPU per call against the bare go-sdk server of the same mode (#24.4 target: <= 1.1)\n")
-	for _, pair := range [][2]string{{"go mcptools stateless", "go-sdk bare stateless"}, {"go mcptools stateful", "go-sdk bare stateful"}, {"go mcptools stateful", "go-sdk bare stateful resumable"}} {
+	for _, pair := range [][2]string{{"go mcptools stateless", "go-sdk bare stateless"}, {"go mcptools stateful", "go-sdk bare stateful"}, {"go mcptools stateful", "go-sdk bare stateful resumable"}, {"go mcptools stateful GOGC=400", "go-sdk bare stateful GOGC=400"}} {
 		if all[pair[0]] == nil || all[pair[1]] == nil {
 			continue
 		}
