@@ -390,3 +390,28 @@ func receive(t testing.TB, ch <-chan callResult, d time.Duration) callResult {
 // reviewURL is the deployments' review URL builder without a public base:
 // from the request's Host.
 func reviewURL(r *http.Request, id, key string) string { return compose.ReviewURL("", r, id, key) }
+
+// resumeStream asks a 2025-11-25 session's endpoint to resume a stream
+// after lastEventID (GET with Last-Event-ID) and returns the status and
+// the body.
+func resumeStream(ctx context.Context, t testing.TB, url, sid, lastEventID string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", proto20251125)
+	req.Header.Set("Last-Event-ID", lastEventID)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.StatusCode, string(b)
+}

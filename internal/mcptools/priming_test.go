@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -114,18 +113,7 @@ func TestResume(t *testing.T) {
 	}
 	resume := func(lastEventID string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		req.Header.Set("Accept", "text/event-stream")
-		req.Header.Set("Mcp-Session-Id", sid)
-		req.Header.Set("Mcp-Protocol-Version", proto20251125)
-		req.Header.Set("Last-Event-ID", lastEventID)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		return res.StatusCode, string(b)
+		return resumeStream(ctx, t, url, sid, lastEventID)
 	}
 	firstPrime, firstAnswer := call(1)
 	code, replayed := resume(firstPrime)

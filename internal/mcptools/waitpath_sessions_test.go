@@ -144,17 +144,8 @@ func TestHandOverSessionSameBytes(t *testing.T) {
 			}
 			prime, _, _ := strings.Cut(strings.TrimPrefix(string(on), "event: prime\nid: "), "\n")
 			get := func(url, sid string) int {
-				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-				req.Header.Set("Accept", "text/event-stream")
-				req.Header.Set("Mcp-Session-Id", sid)
-				req.Header.Set("Mcp-Protocol-Version", proto20251125)
-				req.Header.Set("Last-Event-ID", prime)
-				res, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				_ = res.Body.Close()
-				return res.StatusCode
+				code, _ := resumeStream(ctx, t, url, sid, prime)
+				return code
 			}
 			if got := get(onURL, onSID); got != http.StatusBadRequest {
 				t.Errorf("replay of a handed-over stream: HTTP %d, want 400", got)
