@@ -9,7 +9,7 @@
 // into the frame, a binding out of it), where a browser host's
 // PostMessageTransport would do the same in the page itself.
 // argv: a JSON plan {mcp, signedIn, chromium}. Prints one JSON line.
-import { chromium } from "playwright-core";
+import { launchChromium } from "../../../internal/testenv/chromium.mjs";
 import { AxeBuilder } from "@axe-core/playwright";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { AppBridge } from "@modelcontextprotocol/ext-apps/app-bridge";
@@ -52,11 +52,7 @@ async function appPage(client) {
 // (the ext-apps specification's restrictive default).
 const CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; media-src data:; font-src data:; connect-src 'none'; frame-src 'none'; base-uri 'none'; form-action 'none'";
 
-const browser = await chromium.launch({
-  executablePath: plan.chromium,
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-});
+const browser = await launchChromium(plan.chromium);
 
 // host shows the page for one tool call: it returns the frame, the bridge
 // and what the host saw (dialogs, the methods the app sent, requests the

@@ -1,7 +1,7 @@
 // Drives headless Chromium through the review page, following a JSON plan
 // written by browser_test.go (go test runs this; run it alone with
 // `node run.mjs plan.json`). Prints one JSON line of results on stdout.
-import { chromium } from 'playwright-core';
+import { launchChromium } from '../../testenv/chromium.mjs';
 import { AxeBuilder } from '@axe-core/playwright';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,11 +15,7 @@ const viewports = {
   d1280: { viewport: { width: 1280, height: 800 }, isMobile: false, hasTouch: false, deviceScaleFactor: 1 },
 };
 
-const browser = await chromium.launch({
-  executablePath: plan.chromium,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
+const browser = await launchChromium(plan.chromium);
 
 const results = [];
 

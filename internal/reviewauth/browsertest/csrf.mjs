@@ -5,15 +5,11 @@
 // answers on the review page itself. Prints one JSON line of results: the
 // forged POST's status and heading, and the headers the browser sent with
 // each POST.
-import { chromium } from 'playwright-core';
+import { launchChromium } from '../../testenv/chromium.mjs';
 import { readFileSync } from 'node:fs';
 
 const plan = JSON.parse(readFileSync(process.argv[2], 'utf8'));
-const browser = await chromium.launch({
-  executablePath: plan.chromium,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
+const browser = await launchChromium(plan.chromium);
 const out = { posts: [] };
 try {
   const ctx = await browser.newContext();

@@ -1,15 +1,11 @@
 // Signs a reviewer in through the OpenID provider's login form in headless
 // Chromium and decides the request, as browser_test.go plans it
 // (`node signin.mjs plan.json`). Prints one JSON line of results.
-import { chromium } from 'playwright-core';
+import { launchChromium } from '../../testenv/chromium.mjs';
 import { readFileSync } from 'node:fs';
 
 const plan = JSON.parse(readFileSync(process.argv[2], 'utf8'));
-const browser = await chromium.launch({
-  executablePath: plan.chromium,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
+const browser = await launchChromium(plan.chromium);
 const out = { steps: [] };
 try {
   const ctx = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 3 });

@@ -1,15 +1,11 @@
 // Two sign-ins in parallel in one headless Chromium (two tabs of one
 // browser), then a stray callback, as browser_test.go plans it
 // (`node twotabs.mjs plan.json`). Prints one JSON line of results.
-import { chromium } from 'playwright-core';
+import { launchChromium } from '../../testenv/chromium.mjs';
 import { readFileSync } from 'node:fs';
 
 const plan = JSON.parse(readFileSync(process.argv[2], 'utf8'));
-const browser = await chromium.launch({
-  executablePath: plan.chromium,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
+const browser = await launchChromium(plan.chromium);
 const out = {};
 try {
   const ctx = await browser.newContext();

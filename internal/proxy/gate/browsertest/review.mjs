@@ -4,15 +4,11 @@
 // "declined", fill: {field: value}, pick: option index, comment}. Prints one
 // JSON line: {ok, heading, shown, error}; shown is the page's main text
 // before the answer, so the test can check what the reviewer saw.
-import { chromium } from 'playwright-core';
+import { launchChromium } from '../../../testenv/chromium.mjs';
 import { readFileSync } from 'node:fs';
 
 const plan = JSON.parse(readFileSync(process.argv[2], 'utf8'));
-const browser = await chromium.launch({
-  executablePath: plan.chromium,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
+const browser = await launchChromium(plan.chromium);
 const out = { ok: false };
 try {
   const ctx = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
