@@ -130,9 +130,18 @@ type sessionMsg struct {
 	cancelsCall string // the key of the call a notifications/cancelled names
 }
 
-// atOnceNames are the quoted names of the tools that cannot wait: a body
-// without one of them is no call of one (sessionMessage's first filter).
-var atOnceNames = [][]byte{[]byte(`"` + ToolStatus + `"`), []byte(`"` + ToolResult + `"`), []byte(`"` + ToolCancel + `"`)}
+// atOnceNames are the quoted names of the tools that cannot wait
+// (canWait decides which): a body without one of them is no call of one
+// (sessionMessage's first filter).
+var atOnceNames = func() [][]byte {
+	var names [][]byte
+	for _, n := range ToolNames {
+		if !canWait(n) {
+			names = append(names, []byte(`"`+n+`"`))
+		}
+	}
+	return names
+}()
 
 // mayName reports whether body may be a message that sessionMessage
 // tells something of: it names elicit_await, a tool answered at once, or
