@@ -415,3 +415,14 @@ func resumeStream(ctx context.Context, t testing.TB, url, sid, lastEventID strin
 	}
 	return res.StatusCode, string(b)
 }
+
+// pendingApproval creates a pending approval request of the anonymous
+// principal through svc.
+func pendingApproval(t testing.TB, svc *elicitation.Service) elicitation.Created {
+	t.Helper()
+	c, err := svc.CreateApproval(context.Background(), elicitation.Anonymous, elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/eventstore"
 )
 
@@ -37,10 +36,7 @@ func sessionCallBody(id int, name, args string) string {
 func TestPrimingFlush(t *testing.T) {
 	e := newHandOverEnv(t, 0, time.Hour)
 	ctx := context.Background()
-	c, err := e.svc.CreateApproval(ctx, elicitation.Anonymous, elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := pendingApproval(t, e.svc)
 	id := `{"elicitationId":"` + c.State.ID + `"}`
 	sid := openRawSession(t, e.onURL+"/mcp")
 	for _, tc := range []struct {
@@ -56,13 +52,8 @@ func TestPrimingFlush(t *testing.T) {
 		{"elicit_cancel", sessionCallBody(7, "elicit_cancel", id), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/mcp", strings.NewReader(tc.body))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			req.Header.Set("Mcp-Session-Id", sid)
-			req.Header.Set("Mcp-Protocol-Version", proto20251125)
 			rec := &flushRecorder{ResponseRecorder: httptest.NewRecorder()}
-			e.on.Handler().ServeHTTP(rec, req)
+			e.on.Handler().ServeHTTP(rec, sessionRequest(ctx, e.onURL+"/mcp", sid, tc.body))
 			body := rec.Body.String()
 			if !strings.HasPrefix(body, "event: prime\n") || !strings.Contains(body, `"result"`) {
 				t.Fatalf("HTTP %d %q: want a priming event, then a result", rec.Code, body)
@@ -89,10 +80,7 @@ func TestPrimingFlush(t *testing.T) {
 func TestResume(t *testing.T) {
 	e := newHandOverEnv(t, 0, time.Hour)
 	ctx := context.Background()
-	c, err := e.svc.CreateApproval(ctx, elicitation.Anonymous, elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := pendingApproval(t, e.svc)
 	url := e.onURL + "/mcp"
 	sid := openRawSession(t, url)
 	call := func(n int) (prime, answer string) {

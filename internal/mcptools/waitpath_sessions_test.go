@@ -22,9 +22,9 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
 )
 
-// sessionPost sends a raw POST of a 2025-11-25 session (none: an
-// initialize) and returns the response with its body.
-func sessionPost(ctx context.Context, url, session, body string) (*http.Response, []byte, error) {
+// sessionRequest is a client's POST of body to url, in session (none:
+// an initialize).
+func sessionRequest(ctx context.Context, url, session, body string) *http.Request {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -32,7 +32,13 @@ func sessionPost(ctx context.Context, url, session, body string) (*http.Response
 		req.Header.Set("Mcp-Session-Id", session)
 		req.Header.Set("Mcp-Protocol-Version", proto20251125)
 	}
-	res, err := http.DefaultClient.Do(req)
+	return req
+}
+
+// sessionPost sends a raw POST of a 2025-11-25 session (none: an
+// initialize) and returns the response with its body.
+func sessionPost(ctx context.Context, url, session, body string) (*http.Response, []byte, error) {
+	res, err := http.DefaultClient.Do(sessionRequest(ctx, url, session, body))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -79,14 +85,7 @@ var eventIDs = regexp.MustCompile(`(?m)^id: [^_\n]+_`)
 func TestHandOverSessionSameBytes(t *testing.T) {
 	e := newHandOverEnv(t, 0, time.Hour)
 	ctx := context.Background()
-	create := func() elicitation.Created {
-		c, err := e.svc.CreateApproval(ctx, elicitation.Anonymous, elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	decided, canceled, pending := create(), create(), create()
+	decided, canceled, pending := pendingApproval(t, e.svc), pendingApproval(t, e.svc), pendingApproval(t, e.svc)
 	if _, err := e.svc.Submit(ctx, decided.State.ID, decided.ReviewKey, elicitation.Submission{ID: "s", Decision: elicitation.DecisionSubmitted, Comment: "<ok> & \u2028"}); err != nil {
 		t.Fatal(err)
 	}
@@ -174,10 +173,7 @@ func TestHandOverSessionWakes(t *testing.T) {
 			}
 			defer cs.Close()
 			for i := range 2 {
-				c, err := e.svc.CreateApproval(ctx, elicitation.Anonymous, elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`)})
-				if err != nil {
-					t.Fatal(err)
-				}
+				c := pendingApproval(t, e.svc)
 				before, parkedBefore := mcptools.HandedOver(e.on), mcptools.Parked(e.on)
 				done := make(chan callResult, 1)
 				go func() {
@@ -228,10 +224,7 @@ func TestHandOverSessionInFlight(t *testing.T) {
 	t.Cleanup(hs.Close)
 	url := hs.URL + "/mcp"
 	ctx := context.Background()
-	c, err := svc.CreateApproval(ctx, elicitation.Anonymous, elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := pendingApproval(t, svc)
 	sid := openRawSession(t, url)
 	done := make(chan []byte, 1)
 	go func() {
@@ -286,10 +279,7 @@ func TestHandOverSessionClientCancels(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer cs.Close()
-			c, err := e.svc.CreateApproval(ctx, elicitation.Anonymous, elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := pendingApproval(t, e.svc)
 			cctx, cancel := context.WithCancel(ctx)
 			done := make(chan error, 1)
 			go func() {
@@ -330,10 +320,7 @@ func TestHandOverSessionCancelled(t *testing.T) {
 			ctx := context.Background()
 			url := e.onURL + "/mcp"
 			sid, other := openRawSession(t, url), openRawSession(t, url)
-			c, err := e.svc.CreateApproval(ctx, elicitation.Anonymous, elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := pendingApproval(t, e.svc)
 			done := make(chan []byte, 1)
 			go func() {
 				_, b, _ := sessionPost(ctx, url, sid, sessionAwaitBody(7, `{"elicitationId":"`+c.State.ID+`","waitSeconds":30}`))

@@ -113,14 +113,7 @@ func awaitBody(id any, args string) string {
 func TestHandOverSameBytes(t *testing.T) {
 	e := newHandOverEnv(t, 0, time.Hour)
 	ctx := context.Background()
-	create := func() elicitation.Created {
-		c, err := e.svc.CreateApproval(ctx, elicitation.Anonymous, elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	decided, canceled, pending := create(), create(), create()
+	decided, canceled, pending := pendingApproval(t, e.svc), pendingApproval(t, e.svc), pendingApproval(t, e.svc)
 	if _, err := e.svc.Submit(ctx, decided.State.ID, decided.ReviewKey, elicitation.Submission{ID: "s", Decision: elicitation.DecisionSubmitted, Comment: "<ok> & \u2028"}); err != nil {
 		t.Fatal(err)
 	}
@@ -212,10 +205,7 @@ func testHandOverWakes(t *testing.T, e *handOverEnv, parks bool) {
 		}},
 	} {
 		t.Run(decide.name, func(t *testing.T) {
-			c, err := e.svc.CreateApproval(ctx, elicitation.Anonymous, elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := pendingApproval(t, e.svc)
 			before, parkedBefore := mcptools.HandedOver(e.on), mcptools.Parked(e.on)
 			type response struct {
 				res  *http.Response
@@ -232,10 +222,7 @@ func testHandOverWakes(t *testing.T, e *handOverEnv, parks bool) {
 				t.Errorf("handed over %d", got)
 			}
 			// The cap of one wait is held by the handed-over one.
-			other, err := e.svc.CreateApproval(ctx, elicitation.Anonymous, elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			other := pendingApproval(t, e.svc)
 			if _, b, _ := post(ctx, e.onURL+"/mcp", "elicit_await", awaitBody(2, `{"elicitationId":"`+other.State.ID+`"}`)); !bytes.Contains(b, []byte(`already has 1 elicit_await calls waiting`)) {
 				t.Errorf("a second wait past the cap: %s", b)
 			}
@@ -274,10 +261,7 @@ func testHandOverWakes(t *testing.T, e *handOverEnv, parks bool) {
 func TestParkedSameBody(t *testing.T) {
 	e := newHandOverEnv(t, 0, time.Millisecond)
 	ctx := context.Background()
-	c, err := e.svc.CreateApproval(ctx, elicitation.Anonymous, elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := pendingApproval(t, e.svc)
 	body := awaitBody("x", `{"elicitationId":"`+c.State.ID+`","waitSeconds":0.3}`)
 	resOn, on, err := post(ctx, e.onURL+"/mcp", "elicit_await", body)
 	if err != nil {
@@ -321,10 +305,7 @@ func TestHandOverClientGoesAway(t *testing.T) {
 
 func testClientGoesAway(t *testing.T, e *handOverEnv, parks bool) {
 	ctx := context.Background()
-	c, err := e.svc.CreateApproval(ctx, elicitation.Anonymous, elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := pendingApproval(t, e.svc)
 	cctx, cancel := context.WithCancel(ctx)
 	gone := make(chan error, 1)
 	go func() {
