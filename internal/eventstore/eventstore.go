@@ -193,22 +193,6 @@ func (s *Store) SessionClosed(_ context.Context, sessionID string) error {
 	return nil
 }
 
-// Usage is what a store holds.
-type Usage struct {
-	Bytes, Sessions, Streams int
-}
-
-// Usage reports what the store holds now.
-func (s *Store) Usage() Usage {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	u := Usage{Bytes: s.bytes, Sessions: len(s.sessions)}
-	for _, ss := range s.sessions {
-		u.Streams += len(ss.streams)
-	}
-	return u
-}
-
 // stream returns a session's stream, recording it if the store does not
 // have it (lost, when appending), and marks it used. Requires s.mu.
 func (s *Store) stream(sessionID, streamID string, appending bool) *stream {

@@ -310,3 +310,19 @@ func TestConcurrent(t *testing.T) {
 	wg.Wait()
 	check(t, s)
 }
+
+// Usage is what a store holds.
+type Usage struct {
+	Bytes, Sessions, Streams int
+}
+
+// Usage reports what the store holds now.
+func (s *Store) Usage() Usage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u := Usage{Bytes: s.bytes, Sessions: len(s.sessions)}
+	for _, ss := range s.sessions {
+		u.Streams += len(ss.streams)
+	}
+	return u
+}
