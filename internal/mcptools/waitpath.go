@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-elicitation/elicitation/internal/jsonobj"
 	"github.com/mcp-elicitation/elicitation/internal/reqbody"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -166,15 +167,8 @@ func sessionMessage(r *http.Request, maxBody int64) sessionMsg {
 	if !mayName(body) {
 		return sessionMsg{}
 	}
-	var msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params struct {
-			Name      string          `json:"name"`
-			RequestID json.RawMessage `json:"requestId"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(body, &msg) != nil {
+	msg, ok := readHead(body)
+	if !ok {
 		return sessionMsg{}
 	}
 	key := func(id json.RawMessage) string {
@@ -184,16 +178,118 @@ func sessionMessage(r *http.Request, maxBody int64) sessionMsg {
 		}
 		return r.Header.Get("Mcp-Session-Id") + "\x00" + Principal(r) + "\x00" + b.String()
 	}
-	switch msg.Method {
+	switch msg.method {
 	case "tools/call":
-		if msg.Params.Name == ToolAwait {
-			return sessionMsg{await: true, call: key(msg.ID)}
+		if msg.name == ToolAwait {
+			return sessionMsg{await: true, call: key(msg.id)}
 		}
-		return sessionMsg{atOnce: len(msg.ID) > 0 && !canWait(msg.Params.Name)}
+		return sessionMsg{atOnce: len(msg.id) > 0 && !canWait(msg.name)}
 	case "notifications/cancelled":
-		return sessionMsg{cancelsCall: key(msg.Params.RequestID)}
+		return sessionMsg{cancelsCall: key(msg.requestID)}
 	}
 	return sessionMsg{}
+}
+
+// rpcHead is what sessionMessage reads of a JSON-RPC message: its id, its
+// method, and of its params the tool's name and the id a cancellation
+// names.
+type rpcHead struct {
+	id, requestID json.RawMessage
+	method, name  string
+}
+
+// readHead reads body's head as encoding/json decodes it into a struct of
+// those fields (jsonHead), and reports whether body is such a message.
+// Most messages are read by scanHead, which gives the same answer
+// (FuzzScanHeadIsEncodingJSON) without encoding/json's decode of the whole
+// message, for a message the SDK decodes again (that decode was 5% of a
+// session server's CPU on status calls, docs/benchmarks.md).
+func readHead(body []byte) (rpcHead, bool) {
+	var h rpcHead
+	if scanHead(body, &h) {
+		return h, true
+	}
+	return jsonHead(body)
+}
+
+func jsonHead(body []byte) (rpcHead, bool) {
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Name      string          `json:"name"`
+			RequestID json.RawMessage `json:"requestId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil {
+		return rpcHead{}, false
+	}
+	return rpcHead{id: msg.ID, requestID: msg.Params.RequestID, method: msg.Method, name: msg.Params.Name}, true
+}
+
+// scanHead reads body's head into h where jsonobj reads it and the
+// answer is sure to be encoding/json's: every value of a field is a
+// string without escapes, an object or null where encoding/json wants
+// one, and no other key matches a field's name but for case (which
+// encoding/json would take for the field). It reports false otherwise.
+func scanHead(body []byte, h *rpcHead) bool {
+	ok := true
+	read := jsonobj.Members(body, func(k, v []byte) {
+		switch {
+		case !ok:
+		case string(k) == "id":
+			h.id = v
+		case string(k) == "method":
+			ok = scanString(&h.method, v)
+		case string(k) == "params":
+			ok = scanParams(h, v)
+		default:
+			ok = !foldsTo(k, "id", "method", "params")
+		}
+	})
+	return read && ok
+}
+
+func scanParams(h *rpcHead, v []byte) bool {
+	if string(v) == "null" {
+		return true
+	}
+	ok := true
+	read := jsonobj.Members(v, func(k, v []byte) {
+		switch {
+		case !ok:
+		case string(k) == "name":
+			ok = scanString(&h.name, v)
+		case string(k) == "requestId":
+			h.requestID = v
+		default:
+			ok = !foldsTo(k, "name", "requestId")
+		}
+	})
+	return read && ok
+}
+
+// scanString sets *s to the string v, leaves it for null (as
+// encoding/json does), and reports false for anything else.
+func scanString(s *string, v []byte) bool {
+	if string(v) == "null" {
+		return true
+	}
+	c, ok := jsonobj.String(v)
+	if ok {
+		*s = string(c)
+	}
+	return ok
+}
+
+// foldsTo reports whether k is one of names but for case.
+func foldsTo(k []byte, names ...string) bool {
+	for _, n := range names {
+		if bytes.EqualFold(k, []byte(n)) {
+			return true
+		}
+	}
+	return false
 }
 
 // cancelRef is the cancel of a handed-over session call's wait
