@@ -13,7 +13,10 @@ import (
 // what Await returns: when a wake of the store's Watch finds the request
 // no longer pending (its state), when the bound elapses (the state as last
 // read, pending or expired), when ctx ends first (an error wrapping ctx's),
-// or when a read fails (that error). done is called on the caller's
+// or when a read fails twice running (that error: a read that fails once,
+// a store's passing fault as a wake finds a decision, is tried again after
+// RereadAfter, so that one failed read does not cost the agent an answer
+// that is there). done is called on the caller's
 // goroutine before AwaitFunc returns when there is nothing to wait for,
 // else later on a goroutine of the store's wake or of a timer, so it
 // should not block for long. While it waits, an await holds no goroutine:
@@ -52,7 +55,13 @@ type awaiting struct {
 	stopWatch func()
 	timer     *time.Timer
 	stopCtx   func() bool
+	failed    bool        // the last read failed
+	reread    *time.Timer // the read again after a failed one
 }
+
+// RereadAfter is how long an await waits to read the state again after a
+// read failed (a second failure ends it).
+const RereadAfter = 100 * time.Millisecond
 
 // start registers the three ends, then reads the state once more: a
 // decision that landed before the watch began wakes nothing.
@@ -85,6 +94,31 @@ func (a *awaiting) check() {
 	case a.ctx.Err() != nil:
 		a.canceled()
 	default:
+		a.readFailed(err)
+	}
+	if err == nil {
+		a.mu.Lock()
+		a.failed = false
+		a.mu.Unlock()
+	}
+}
+
+// readFailed ends the wait with err if the read before also failed, and
+// otherwise reads again after RereadAfter (the bound, ctx's end and a
+// wake still end or check it first).
+func (a *awaiting) readFailed(err error) {
+	a.mu.Lock()
+	again := !a.failed && !a.ended
+	a.failed = true
+	if again {
+		if a.reread == nil {
+			a.reread = time.AfterFunc(RereadAfter, a.check)
+		} else {
+			a.reread.Reset(RereadAfter)
+		}
+	}
+	a.mu.Unlock()
+	if !again {
 		a.end(State{}, fmt.Errorf("await %s: %w", a.id, err))
 	}
 }
@@ -114,6 +148,9 @@ func (a *awaiting) end(st State, err error) {
 		return
 	}
 	a.ended = true
+	if a.reread != nil {
+		a.reread.Stop()
+	}
 	a.mu.Unlock()
 	a.stopWatch()
 	a.timer.Stop()

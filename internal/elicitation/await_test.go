@@ -21,6 +21,20 @@ import (
 type liveWatches struct {
 	*storetest.WaitSignal
 	live atomic.Int32
+	// failStates fails that many State reads from now (a store's fault
+	// that passes), each counted on failedStates.
+	failStates, failedStates atomic.Int32
+}
+
+var errStoreFault = errors.New("store fault")
+
+func (w *liveWatches) State(ctx context.Context, id string) (elicitation.State, error) {
+	if w.failStates.Add(-1) >= 0 {
+		w.failedStates.Add(1)
+		return elicitation.State{}, errStoreFault
+	}
+	w.failStates.Store(0)
+	return w.WaitSignal.State(ctx, id)
 }
 
 func (w *liveWatches) Watch(id string, wake func()) func() {
@@ -163,5 +177,51 @@ func TestAwaitFunc(t *testing.T) {
 			case <-time.After(100 * time.Millisecond):
 			}
 		})
+	}
+}
+
+// TestAwaitFuncRereadsAFailedRead: a read that fails as a wake finds a
+// decision is tried again (after RereadAfter), so the await answers the
+// decision; a second failure running ends it with the store's error. Both
+// leave no watch behind.
+func TestAwaitFuncRereadsAFailedRead(t *testing.T) {
+	for _, c := range []struct {
+		fails   int32
+		want    elicitation.Status
+		wantErr error
+	}{
+		{fails: 1, want: elicitation.StatusSubmitted},
+		{fails: 2, wantErr: errStoreFault},
+	} {
+		e := newAwaitEnv(t)
+		e.store.Forget()
+		type outcome struct {
+			st  elicitation.State
+			err error
+		}
+		dones := make(chan outcome, 2)
+		e.svc.AwaitFunc(context.Background(), "alice", e.cr.State.ID, 0, func(st elicitation.State, err error) { dones <- outcome{st, err} })
+		e.store.InWait(t, e.cr.State.ID)
+		e.store.failStates.Store(c.fails)
+		e.decide(t, elicitation.DecisionSubmitted)
+		var got outcome
+		select {
+		case got = <-dones:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%d failed reads: done was not called", c.fails)
+		}
+		if n := e.store.failedStates.Load(); n != c.fails {
+			t.Errorf("%d failed reads planned, %d failed", c.fails, n)
+		}
+		if c.wantErr != nil {
+			if !errors.Is(got.err, c.wantErr) {
+				t.Errorf("%d failed reads: err = %v, want %v", c.fails, got.err, c.wantErr)
+			}
+		} else if got.err != nil || got.st.Status != c.want {
+			t.Errorf("%d failed reads: done(%q, %v), want %q", c.fails, got.st.Status, got.err, c.want)
+		}
+		if n := e.store.live.Load(); n != 0 {
+			t.Errorf("%d failed reads: %d watches left after done", c.fails, n)
+		}
 	}
 }
