@@ -75,7 +75,8 @@ func (a *awaiting) start(bound time.Duration) {
 }
 
 // check reads the state: the wait ends if it is no longer pending (as
-// stored: Await derives expiry from the bound) or the read failed.
+// stored: Await derives expiry from the bound) or the read failed twice
+// running (readFailed).
 func (a *awaiting) check() {
 	a.mu.Lock()
 	ended := a.ended
@@ -89,17 +90,12 @@ func (a *awaiting) check() {
 		a.end(a.s.derive(st), nil)
 	case err == nil:
 		a.mu.Lock()
-		a.last = st
+		a.last, a.failed = st, false
 		a.mu.Unlock()
 	case a.ctx.Err() != nil:
 		a.canceled()
 	default:
 		a.readFailed(err)
-	}
-	if err == nil {
-		a.mu.Lock()
-		a.failed = false
-		a.mu.Unlock()
 	}
 }
 

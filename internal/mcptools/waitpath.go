@@ -233,38 +233,41 @@ func jsonHead(body []byte) (rpcHead, bool) {
 // one, and no other key matches a field's name but for case (which
 // encoding/json would take for the field). It reports false otherwise.
 func scanHead(body []byte, h *rpcHead) bool {
-	ok := true
-	read := jsonobj.Members(body, func(k, v []byte) {
-		switch {
-		case !ok:
-		case string(k) == "id":
+	return scanFields(body, []string{"id", "method", "params"}, func(name string, v []byte) bool {
+		switch name {
+		case "id":
 			h.id = v
-		case string(k) == "method":
-			ok = scanString(&h.method, v)
-		case string(k) == "params":
-			ok = scanParams(h, v)
-		default:
-			ok = !foldsTo(k, "id", "method", "params")
+			return true
+		case "method":
+			return scanString(&h.method, v)
 		}
+		return string(v) == "null" || scanFields(v, []string{"name", "requestId"}, func(name string, v []byte) bool {
+			if name == "requestId" {
+				h.requestID = v
+				return true
+			}
+			return scanString(&h.name, v)
+		})
 	})
-	return read && ok
 }
 
-func scanParams(h *rpcHead, v []byte) bool {
-	if string(v) == "null" {
-		return true
-	}
+// scanFields reads the object b's members named by fields, each with
+// field (which reports whether it read the value), and reports whether
+// b is an object jsonobj reads, every field's value was read, and no
+// other key is a field's name but for case.
+func scanFields(b []byte, fields []string, field func(name string, v []byte) bool) bool {
 	ok := true
-	read := jsonobj.Members(v, func(k, v []byte) {
-		switch {
-		case !ok:
-		case string(k) == "name":
-			ok = scanString(&h.name, v)
-		case string(k) == "requestId":
-			h.requestID = v
-		default:
-			ok = !foldsTo(k, "name", "requestId")
+	read := jsonobj.Members(b, func(k, v []byte) {
+		if !ok {
+			return
 		}
+		for _, f := range fields {
+			if string(k) == f {
+				ok = field(f, v)
+				return
+			}
+		}
+		ok = !foldsTo(k, fields...)
 	})
 	return read && ok
 }
