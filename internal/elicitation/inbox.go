@@ -61,12 +61,39 @@ func Headline(msg string) string {
 }
 
 // InboxFilter narrows an inbox: by the principal that asked and by kind
-// (empty: all), and bounds how many rows it returns.
+// (empty: all), and bounds how many rows it returns and from where.
 type InboxFilter struct {
 	Owner string
 	Kind  Kind
 	// Limit bounds Items (0: DefaultInboxRows); Total still counts all.
 	Limit int
+	// After starts Items at the first row past it (zero: the most urgent),
+	// the Next of the page before.
+	After InboxCursor
+}
+
+// InboxCursor is a place in an inbox's order, the key of a row: earliest
+// expiry first, the id between rows that expire at the same instant. A
+// cursor keeps its place when its row leaves the inbox (decided, expired):
+// the next page starts at the first row still after it.
+type InboxCursor struct {
+	ExpiresAt time.Time
+	ID        string
+}
+
+// IsZero reports whether c is the zero cursor, the start of the inbox.
+func (c InboxCursor) IsZero() bool { return c.ID == "" && c.ExpiresAt.IsZero() }
+
+// Cursor is e's place in an inbox's order.
+func (e InboxEntry) Cursor() InboxCursor { return InboxCursor{ExpiresAt: e.ExpiresAt, ID: e.ID} }
+
+// Compare orders cursors as an inbox lists its rows (-1 when c comes
+// first).
+func (c InboxCursor) Compare(d InboxCursor) int {
+	if n := c.ExpiresAt.Compare(d.ExpiresAt); n != 0 {
+		return n
+	}
+	return strings.Compare(c.ID, d.ID)
 }
 
 // InboxItem is one row of a reviewer's inbox.
@@ -80,14 +107,19 @@ type InboxItem struct {
 	Voted bool
 }
 
-// InboxListing is a reviewer's inbox: the first rows, most urgent first,
-// and what the page says about the rest.
+// InboxListing is a reviewer's inbox: one page of rows, most urgent
+// first, and what the page says about the rest.
 type InboxListing struct {
-	// Items are the requests that match the filter, at most its Limit.
+	// Items are the requests that match the filter, after its After, at
+	// most its Limit.
 	Items []InboxItem
 	// Total is how many match the filter; All how many the reviewer may
-	// decide, before the filter.
-	Total, All int
+	// decide, before the filter; Skipped how many of Total come before
+	// Items (at or before the filter's After).
+	Total, All, Skipped int
+	// Next is the filter's After for the page past this one; zero when
+	// Items reach the end.
+	Next InboxCursor
 	// Owners are the principals that asked, among All, sorted: the
 	// choices of the filter by agent.
 	Owners []string
@@ -106,7 +138,8 @@ const (
 
 // ReviewerInbox lists the requests pending now that id may decide (the
 // one rule, ReviewerPolicy.MayDecide: never one id created where the
-// creator is barred), most urgent (earliest expiry) first, narrowed by f.
+// creator is barred), most urgent first (InboxCursor's order), narrowed
+// and paged by f.
 // It needs reviewer sign-in: without it anyone with a link decides, and
 // there is no one to list for.
 func (s *Service) ReviewerInbox(ctx context.Context, id Identity, f InboxFilter) (InboxListing, error) {
@@ -122,6 +155,9 @@ func (s *Service) ReviewerInbox(ctx context.Context, id Identity, f InboxFilter)
 	if len(entries) > MaxInbox {
 		entries, l.Partial = entries[:MaxInbox], true
 	}
+	// The stores list by expiry; between rows that expire at the same
+	// instant DynamoDB's order is its own, so the one order is set here.
+	slices.SortFunc(entries, func(a, b InboxEntry) int { return a.Cursor().Compare(b.Cursor()) })
 	limit := f.Limit
 	if limit <= 0 {
 		limit = DefaultInboxRows
@@ -137,7 +173,14 @@ func (s *Service) ReviewerInbox(ctx context.Context, id Identity, f InboxFilter)
 		if (f.Owner != "" && e.Owner != f.Owner) || (f.Kind != "" && e.Kind != f.Kind) {
 			continue
 		}
-		if l.Total++; len(l.Items) == limit {
+		switch l.Total++; {
+		case !f.After.IsZero() && e.Cursor().Compare(f.After) <= 0:
+			l.Skipped++
+			continue
+		case len(l.Items) == limit:
+			if l.Next.IsZero() {
+				l.Next = l.Items[limit-1].Cursor()
+			}
 			continue
 		}
 		it := InboxItem{InboxEntry: e, Left: e.ExpiresAt.Sub(now), Votes: len(e.Approvers)}

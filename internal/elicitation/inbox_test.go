@@ -108,6 +108,93 @@ func TestReviewerInbox(t *testing.T) {
 	}
 }
 
+// TestReviewerInboxPages: an inbox pages by cursor in one order (earliest
+// expiry first, the id between rows that expire at the same instant): the
+// pages together are the whole listing, each row once; a page after
+// decisions starts at the first row still past the cursor, even when the
+// cursor's own row was decided; a filter pages within itself; past the
+// end there is nothing and no next page.
+func TestReviewerInboxPages(t *testing.T) {
+	ctx := context.Background()
+	c := testclock.New(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
+	svc, _ := inboxService(t, c)
+	bob := elicitation.Identity{Subject: "b1", Email: "bob@example.com", EmailVerified: true}
+	keys := map[string]string{}
+	for i, timeout := range []int{600, 600, 600, 900, 900, 1200, 1500, 1500, 1800} {
+		cr, err := svc.CreateApproval(ctx, []string{"a-bot", "b-bot"}[i%2], elicitation.ApprovalInput{Message: fmt.Sprint("Request ", i), Context: json.RawMessage(`1`), TimeoutSeconds: timeout})
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys[cr.State.ID] = cr.ReviewKey
+	}
+	list := func(f elicitation.InboxFilter) elicitation.InboxListing {
+		t.Helper()
+		l, err := svc.ReviewerInbox(ctx, bob, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	ids := func(items []elicitation.InboxItem) []string {
+		out := []string{}
+		for _, it := range items {
+			out = append(out, it.ID)
+		}
+		return out
+	}
+	walk := func(f elicitation.InboxFilter) (got []string, skipped []int) {
+		t.Helper()
+		for range 20 {
+			l := list(f)
+			got, skipped = append(got, ids(l.Items)...), append(skipped, l.Skipped)
+			if l.Next.IsZero() {
+				return got, skipped
+			}
+			f.After = l.Next
+		}
+		t.Fatalf("no end after 20 pages: %v", got)
+		return nil, nil
+	}
+	whole := list(elicitation.InboxFilter{Limit: 100})
+	if len(whole.Items) != 9 || !whole.Next.IsZero() || whole.Skipped != 0 {
+		t.Fatalf("whole listing: %d items, next %v, skipped %d", len(whole.Items), whole.Next, whole.Skipped)
+	}
+	if !slices.IsSortedFunc(whole.Items, func(a, b elicitation.InboxItem) int { return a.Cursor().Compare(b.Cursor()) }) {
+		t.Errorf("whole listing not in cursor order: %v", ids(whole.Items))
+	}
+	if got, skipped := walk(elicitation.InboxFilter{Limit: 2}); !slices.Equal(got, ids(whole.Items)) || !slices.Equal(skipped, []int{0, 2, 4, 6, 8}) {
+		t.Errorf("pages of 2: %v skipping %v, want %v", got, skipped, ids(whole.Items))
+	}
+	var aBots []string
+	for _, it := range whole.Items {
+		if it.Owner == "a-bot" {
+			aBots = append(aBots, it.ID)
+		}
+	}
+	if got, _ := walk(elicitation.InboxFilter{Owner: "a-bot", Limit: 2}); !slices.Equal(got, aBots) {
+		t.Errorf("a-bot's pages %v, want %v", got, aBots)
+	}
+	// The first page's last row and the row after it are decided before
+	// the second page is read.
+	first := list(elicitation.InboxFilter{Limit: 3})
+	if first.Next != whole.Items[2].Cursor() {
+		t.Fatalf("first page's next %v, want its last row's cursor", first.Next)
+	}
+	for i, it := range whole.Items[2:4] {
+		if _, err := svc.Submit(elicitation.WithIdentity(ctx, bob), it.ID, keys[it.ID], elicitation.Submission{ID: fmt.Sprint("s", i), Decision: elicitation.DecisionSubmitted}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	second := list(elicitation.InboxFilter{Limit: 3, After: first.Next})
+	if got, want := ids(second.Items), ids(whole.Items[4:7]); !slices.Equal(got, want) || second.Skipped != 2 || second.Total != 7 || second.Next != whole.Items[6].Cursor() {
+		t.Errorf("second page after two decisions: %v skipping %d of %d, want %v skipping 2 of 7", got, second.Skipped, second.Total, want)
+	}
+	end := list(elicitation.InboxFilter{After: whole.Items[8].Cursor()})
+	if len(end.Items) != 0 || !end.Next.IsZero() || end.Skipped != end.Total || end.Total != 7 {
+		t.Errorf("past the end: %d items, next %v, skipped %d of %d", len(end.Items), end.Next, end.Skipped, end.Total)
+	}
+}
+
 // BenchmarkReviewerInbox lists a reviewer's inbox among 10,000 pending
 // requests (a tenth of them for another reviewer), the listing the
 // inbox page renders from.

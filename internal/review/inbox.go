@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -20,7 +21,8 @@ import (
 // the signed-in reviewer, the pending requests they may decide
 // (Service.ReviewerInbox, which applies the one may-decide rule), most
 // urgent first, narrowed by the query parameters agent (the principal that
-// asked) and kind. Each row links to /review/{id}, the page a signed-in
+// asked) and kind, a page of at most DefaultInboxRows rows at a time (after:
+// the place the page before ended, inboxCursor). Each row links to /review/{id}, the page a signed-in
 // reviewer opens without the review key (elicitation.NoKey). No script:
 // the filter is a GET form.
 
@@ -38,9 +40,12 @@ type inboxView struct {
 	Count    string // "12", or "3 of 12" when filtered
 	Shown    string // how many rows, of how many
 	Filtered bool
-	Agents   []choice
-	Kinds    []choice
-	Rows     []inboxRow
+	// Next links to the page past this one; First to the most urgent,
+	// on every page but the first.
+	Next, First string
+	Agents      []choice
+	Kinds       []choice
+	Rows        []inboxRow
 }
 
 type inboxProblem struct {
@@ -100,7 +105,7 @@ func (h *Handler) serveInbox(w http.ResponseWriter, r *http.Request) {
 	f, bad := inboxFilter(r.URL.Query())
 	if bad != "" {
 		h.writeInbox(w, http.StatusBadRequest, &inboxView{Title: "This filter cannot be read", Reviewer: id.Principal(), Problem: &inboxProblem{
-			Heading: "This filter cannot be read", Text: []string{bad}, Link: &link{Href: "./", Text: "Show every request waiting for you"},
+			Heading: "This filter cannot be read", Text: []string{bad}, Link: &link{Href: "./", Text: "Show every request waiting for you, most urgent first"},
 		}})
 		return
 	}
@@ -135,8 +140,58 @@ func inboxFilter(q url.Values) (elicitation.InboxFilter, string) {
 		return f, fmt.Sprintf("The agent must be a principal of at most %d characters.", MaxAgentFilter)
 	case f.Kind != "" && f.Kind != elicitation.KindApproval && f.Kind != elicitation.KindSelection:
 		return f, "The kind must be “approval” or “selection”."
+	case len(q["after"]) > 1:
+		return f, "Give at most one page to start after."
+	}
+	if a := q.Get("after"); a != "" {
+		c, ok := parseInboxCursor(a)
+		if !ok {
+			return f, "The link to this page of the inbox is damaged: start again from the most urgent."
+		}
+		f.After = c
 	}
 	return f, ""
+}
+
+// The after parameter: a cursor as the expiry's Unix nanoseconds and the
+// id, "1796400000000000000.ID". It names a place in the order, not a
+// request: it opens nothing, and every row past it is still one the
+// reviewer may decide (ReviewerInbox's rule), so it needs no signature.
+func inboxCursor(c elicitation.InboxCursor) string {
+	return strconv.FormatInt(c.ExpiresAt.UnixNano(), 10) + "." + c.ID
+}
+
+// maxCursorID bounds the id of a cursor, in bytes (ids are 22).
+const maxCursorID = 64
+
+func parseInboxCursor(s string) (elicitation.InboxCursor, bool) {
+	at, id, ok := strings.Cut(s, ".")
+	n, err := strconv.ParseInt(at, 10, 64)
+	if !ok || err != nil || n <= 0 || id == "" || len(id) > maxCursorID || strings.ContainsFunc(id, func(r rune) bool {
+		return !(r == '-' || r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
+	}) {
+		return elicitation.InboxCursor{}, false
+	}
+	return elicitation.InboxCursor{ExpiresAt: time.Unix(0, n).UTC(), ID: id}, true
+}
+
+// pageHref is the inbox's address with f's filter, starting after after
+// (zero: the most urgent).
+func pageHref(f elicitation.InboxFilter, after elicitation.InboxCursor) string {
+	q := url.Values{}
+	if f.Owner != "" {
+		q.Set("agent", f.Owner)
+	}
+	if f.Kind != "" {
+		q.Set("kind", string(f.Kind))
+	}
+	if !after.IsZero() {
+		q.Set("after", inboxCursor(after))
+	}
+	if len(q) == 0 {
+		return "./"
+	}
+	return "./?" + q.Encode()
 }
 
 // inboxPage builds the inbox of l, filtered by f, for reviewer.
@@ -159,17 +214,12 @@ func inboxPage(l elicitation.InboxListing, f elicitation.InboxFilter, reviewer s
 		k.Selected = k.Value == string(f.Kind)
 		v.Kinds = append(v.Kinds, k)
 	}
-	switch n := len(l.Items); {
-	case l.All == 0:
-		v.Shown = "Nothing is waiting for you."
-	case l.Total == 0:
-		v.Shown = "Nothing waiting for you matches this filter."
-	case n < l.Total:
-		v.Shown = fmt.Sprintf("The %d most urgent of %d, most urgent first. Narrow by agent or kind to see the others.", n, l.Total)
-	case n == 1:
-		v.Shown = "One request."
-	default:
-		v.Shown = fmt.Sprintf("%d requests, most urgent first.", n)
+	v.Shown = shownText(l)
+	if !l.Next.IsZero() {
+		v.Next = pageHref(f, l.Next)
+	}
+	if l.Skipped > 0 {
+		v.First = pageHref(f, elicitation.InboxCursor{})
 	}
 	if l.Partial {
 		v.Shown += fmt.Sprintf(" (Only the %d most urgent pending requests of the server were read.)", elicitation.MaxInbox)
@@ -178,6 +228,24 @@ func inboxPage(l elicitation.InboxListing, f elicitation.InboxFilter, reviewer s
 		v.Rows = append(v.Rows, inboxRowOf(it))
 	}
 	return v
+}
+
+// shownText says which rows of how many a page shows.
+func shownText(l elicitation.InboxListing) string {
+	switch n := len(l.Items); {
+	case l.All == 0:
+		return "Nothing is waiting for you."
+	case l.Total == 0:
+		return "Nothing waiting for you matches this filter."
+	case n == 0:
+		return "Nothing waiting for you comes after the page you were on: the requests that did were decided or expired."
+	case n == l.Total && n == 1:
+		return "One request."
+	case n == l.Total:
+		return fmt.Sprintf("%d requests, most urgent first.", n)
+	default:
+		return fmt.Sprintf("Requests %d–%d of %d, most urgent first.", l.Skipped+1, l.Skipped+n, l.Total)
+	}
 }
 
 func inboxRowOf(it elicitation.InboxItem) inboxRow {

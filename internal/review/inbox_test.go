@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -123,6 +124,7 @@ func (e *env) create(owner string, in elicitation.ApprovalInput) created {
 var (
 	rowRE   = regexp.MustCompile(`<a class="open" href="\./([^"]+)">([^<]*)</a>`)
 	titleRE = regexp.MustCompile(`<title>([^<]*)</title>`)
+	nextRE  = regexp.MustCompile(`<a href="([^"]+)" rel="next">`)
 )
 
 // rows are the ids an inbox page lists, in order.
@@ -278,7 +280,10 @@ func TestInboxWithoutSignIn(t *testing.T) {
 func TestInboxBadFilter(t *testing.T) {
 	e := newSignedInEnv(t)
 	e.create("agent", elicitation.ApprovalInput{Message: "m"})
-	for _, q := range []string{"?kind=form", "?agent=" + strings.Repeat("a", review.MaxAgentFilter+1), "?kind=approval&kind=selection", "?agent=%ff"} {
+	for _, q := range []string{
+		"?kind=form", "?agent=" + strings.Repeat("a", review.MaxAgentFilter+1), "?kind=approval&kind=selection", "?agent=%ff",
+		"?after=x", "?after=1.a&after=2.b", "?after=-5.abc", "?after=12.a%2Fb", "?after=12.", "?after=12." + strings.Repeat("a", 65),
+	} {
 		r := e.getAs("bob", "/review/"+q)
 		if r.Status != http.StatusBadRequest || !strings.Contains(r.Body, "This filter cannot be read") || !strings.Contains(r.Body, `href="./"`) || len(rows(r.Body)) != 0 {
 			t.Errorf("%.40s: %d", q, r.Status)
@@ -286,28 +291,53 @@ func TestInboxBadFilter(t *testing.T) {
 	}
 }
 
-// TestInboxLimit: beyond DefaultInboxRows the page lists the most urgent
-// and says how many there are.
-func TestInboxLimit(t *testing.T) {
+// TestInboxPages: beyond DefaultInboxRows the page lists the most urgent,
+// says which rows of how many it shows and links to the next page, which
+// keeps the filter and links back to the first; together the pages list
+// every request once, in order.
+func TestInboxPages(t *testing.T) {
 	e := newSignedInEnv(t)
 	n := elicitation.DefaultInboxRows + 5
-	var first string
+	var want []string
 	for i := range n {
 		c := e.create("agent", elicitation.ApprovalInput{Message: fmt.Sprintf("Request %d", i), TimeoutSeconds: 600 + i})
-		if i == 0 {
-			first = c.ID
-		}
+		want = append(want, c.ID)
 	}
-	r := e.getAs("bob", "/review/")
-	got := rows(r.Body)
-	if len(got) != elicitation.DefaultInboxRows || got[0] != first {
-		t.Fatalf("%d rows, first %v", len(got), got[:1])
+	for _, tc := range []struct{ name, query string }{{"all", ""}, {"filtered", "?kind=approval"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.getAs("bob", "/review/"+tc.query)
+			got := rows(r.Body)
+			if len(got) != elicitation.DefaultInboxRows {
+				t.Fatalf("first page: %d rows", len(got))
+			}
+			if shown := fmt.Sprintf("Requests 1–%d of %d, most urgent first.", elicitation.DefaultInboxRows, n); !strings.Contains(r.Body, shown) || strings.Contains(r.Body, "Back to the most urgent") {
+				t.Errorf("first page does not say %q, or links back to itself", shown)
+			}
+			if m := titleRE.FindStringSubmatch(r.Body); m == nil || (tc.query == "" && m[1] != fmt.Sprintf("Inbox (%d): requests waiting for you", n)) {
+				t.Errorf("title %v", m)
+			}
+			next := nextRE.FindStringSubmatch(r.Body)
+			if next == nil {
+				t.Fatal("first page has no link to the next")
+			}
+			href := html.UnescapeString(next[1])
+			if tc.query != "" && !strings.Contains(href, "kind=approval") {
+				t.Errorf("next page %q drops the filter", href)
+			}
+			r = e.getAs("bob", "/review/"+strings.TrimPrefix(href, "./"))
+			got = append(got, rows(r.Body)...)
+			if !slices.Equal(got, want) {
+				t.Errorf("the two pages list %d rows, not every request once in order", len(got))
+			}
+			if shown := fmt.Sprintf("Requests %d–%d of %d", elicitation.DefaultInboxRows+1, n, n); !strings.Contains(r.Body, shown) || nextRE.MatchString(r.Body) || !strings.Contains(r.Body, ">Back to the most urgent</a>") {
+				t.Errorf("last page does not say %q, or has a next page, or no way back", shown)
+			}
+		})
 	}
-	if want := fmt.Sprintf("The %d most urgent of %d", elicitation.DefaultInboxRows, n); !strings.Contains(r.Body, want) {
-		t.Errorf("the page does not say %q", want)
-	}
-	if m := titleRE.FindStringSubmatch(r.Body); m == nil || m[1] != fmt.Sprintf("Inbox (%d): requests waiting for you", n) {
-		t.Errorf("title %v", m)
+	// A link past every row (the rows after it were decided since).
+	r := e.getAs("bob", "/review/?after=9000000000000000000.zz")
+	if r.Status != http.StatusOK || len(rows(r.Body)) != 0 || !strings.Contains(r.Body, "Nothing waiting for you comes after the page you were on") || !strings.Contains(r.Body, `<a href="./">Back to the most urgent</a>`) {
+		t.Errorf("past the end: %d, %d rows", r.Status, len(rows(r.Body)))
 	}
 }
 
