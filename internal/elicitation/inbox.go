@@ -136,6 +136,23 @@ const (
 	DefaultInboxRows = 200
 )
 
+// sortTies puts entries listed by expiry (the Inbox's order) in
+// InboxCursor's: between entries that expire at the same instant
+// DynamoDB's order is its own, so the id's is set here. Only the runs of
+// ties are sorted; a listing is otherwise already in order.
+func sortTies(es []InboxEntry) {
+	for i := 0; i < len(es); {
+		j := i + 1
+		for j < len(es) && es[j].ExpiresAt.Equal(es[i].ExpiresAt) {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(es[i:j], func(a, b InboxEntry) int { return strings.Compare(a.ID, b.ID) })
+		}
+		i = j
+	}
+}
+
 // ReviewerInbox lists the requests pending now that id may decide (the
 // one rule, ReviewerPolicy.MayDecide: never one id created where the
 // creator is barred), most urgent first (InboxCursor's order), narrowed
@@ -155,9 +172,7 @@ func (s *Service) ReviewerInbox(ctx context.Context, id Identity, f InboxFilter)
 	if len(entries) > MaxInbox {
 		entries, l.Partial = entries[:MaxInbox], true
 	}
-	// The stores list by expiry; between rows that expire at the same
-	// instant DynamoDB's order is its own, so the one order is set here.
-	slices.SortFunc(entries, func(a, b InboxEntry) int { return a.Cursor().Compare(b.Cursor()) })
+	sortTies(entries)
 	limit := f.Limit
 	if limit <= 0 {
 		limit = DefaultInboxRows

@@ -73,7 +73,7 @@ func BenchmarkInbox(b *testing.B) {
 		req.AddCookie(&http.Cookie{Name: reviewerCookie, Value: "bob"})
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)
-		if w.Code != 200 || !strings.Contains(w.Body.String(), "The 200 most urgent of 9000") {
+		if w.Code != 200 || !strings.Contains(w.Body.String(), "Requests 1–200 of 9000, most urgent first.") {
 			b.Fatalf("status %d\n%.600s", w.Code, w.Body.String())
 		}
 		size = w.Body.Len()
