@@ -85,12 +85,15 @@ func createTo(t *testing.T, svc *elicitation.Service, target, msg string) elicit
 // delivers a notice to a healthy webhook (the receiver's arrival is the
 // signal; its 20 s wait is only a failure bound, twice one attempt's),
 // and the hanging target is rested after RestAfter failures in a row
-// instead of being tried 200 times.
+// instead of being tried 200 times: the worker's lane narrows after the
+// first time-out (no attempt starts while the others are out), so the
+// target gets one lane's worth of attempts, not a second round before its
+// rest.
 func TestHangingTargetDelaysNobody(t *testing.T) {
 	t.Parallel()
 	stuck := newHangingHook(t)
 	rc := newReceiver(t)
-	s := startServer(t, dbPath(t), isolationConfig(stuck.srv.URL, rc.srv.URL), nil)
+	s := startServer(t, dbPath(t), isolationConfig(stuck.srv.URL, rc.srv.URL), func(d *notify.Deliverer) { d.Timeout = 3 * time.Second })
 	for i := range 200 {
 		createTo(t, s.svc, "stuck", fmt.Sprintf("queued %d", i))
 	}
@@ -106,6 +109,15 @@ func TestHangingTargetDelaysNobody(t *testing.T) {
 	c2 := createTo(t, s.svc, "hook", "healthy again")
 	if id := rc.next(t, "the second healthy notice"); id != elicitation.DeliveryID(c2.State.ID, elicitation.EventCreated, "hook") {
 		t.Fatalf("healthy receiver got %s", id)
+	}
+	// The lane's attempts time out; by the last one's end the target
+	// rests, and any attempt started after the first time-out would have
+	// reached the webhook by then.
+	for range notify.PerTarget {
+		<-stuck.held
+	}
+	if n := stuck.hits.Load(); n != notify.PerTarget {
+		t.Errorf("the hanging target got %d requests before it rested, want one lane's worth (%d)", n, notify.PerTarget)
 	}
 }
 
