@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/mcptasks"
+	"github.com/mcp-elicitation/elicitation/internal/mcptasks/tasktest"
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
@@ -35,7 +36,7 @@ var approvalArgs = map[string]any{"message": "Ship build 7?", "context": map[str
 
 func startTask(t *testing.T, c *client, tool string, args any) (id string, task map[string]any) {
 	t.Helper()
-	res, e := c.startTask(tool, args, `{"ttl": 1800000}`)
+	res, e := c.Start(tool, args, `{"ttl": 1800000}`)
 	if e != nil {
 		t.Fatalf("%s as a task: error %d %q", tool, e.Code, e.Message)
 	}
@@ -67,16 +68,16 @@ func TestCoreDecide(t *testing.T) {
 			w := newWorld(t, ep.o)
 			c := w.connect("tok-alice", core, -1, nil)
 			id, _ := startTask(t, c, "elicit_approval", approvalArgs)
-			if got := c.must("tasks/get", id); got["status"] != "working" || got["taskId"] != id || got["ttl"] == nil {
+			if got := c.Must("tasks/get", id); got["status"] != "working" || got["taskId"] != id || got["ttl"] == nil {
 				t.Fatalf("tasks/get before the decision: %v", got)
 			}
 			w.decide(id, elicitation.Submission{Decision: elicitation.DecisionSubmitted, Comment: "go"})
-			got := c.must("tasks/get", id)
+			got := c.Must("tasks/get", id)
 			if got["status"] != "completed" || !strings.Contains(got["statusMessage"].(string), "answered") {
 				t.Fatalf("tasks/get after the decision: %v", got)
 			}
-			res := c.must("tasks/result", id)
-			sc := structured(t, res)
+			res := c.Must("tasks/result", id)
+			sc := tasktest.Structured(t, res)
 			w.mu.Lock()
 			link := w.created[id]
 			w.mu.Unlock()
@@ -88,7 +89,7 @@ func TestCoreDecide(t *testing.T) {
 			}
 			// Fetching again answers the same; each fetch is audited, as
 			// elicit_result's are.
-			if again := structured(t, c.must("tasks/result", id)); again["decision"] != "submitted" {
+			if again := tasktest.Structured(t, c.Must("tasks/result", id)); again["decision"] != "submitted" {
 				t.Fatalf("second tasks/result: %v", again)
 			}
 			tr, err := w.svc.Audit(context.Background(), "alice", id)
@@ -115,11 +116,11 @@ func TestCoreDeclineWithComment(t *testing.T) {
 			c := w.connect("tok-alice", core, -1, nil)
 			id, _ := startTask(t, c, "elicit_approval", approvalArgs)
 			w.decide(id, elicitation.Submission{Decision: elicitation.DecisionDeclined, Comment: "not on a Friday"})
-			got := c.must("tasks/get", id)
+			got := c.Must("tasks/get", id)
 			if got["status"] != "completed" || !strings.Contains(got["statusMessage"].(string), "declined") {
 				t.Fatalf("tasks/get: %v", got)
 			}
-			if sc := structured(t, c.must("tasks/result", id)); sc["decision"] != "declined" || sc["comment"] != "not on a Friday" {
+			if sc := tasktest.Structured(t, c.Must("tasks/result", id)); sc["decision"] != "declined" || sc["comment"] != "not on a Friday" {
 				t.Fatalf("tasks/result: %v", sc)
 			}
 		})
@@ -137,7 +138,7 @@ func TestCoreSelection(t *testing.T) {
 			// and returns it once made.
 			done := make(chan map[string]any, 1)
 			go func() {
-				res, e := c.do("tasks/result", id, nil)
+				res, e := c.Do("tasks/result", id, nil)
 				if e != nil {
 					t.Errorf("tasks/result: %d %q", e.Code, e.Message)
 				}
@@ -148,7 +149,7 @@ func TestCoreSelection(t *testing.T) {
 			if res == nil {
 				return
 			}
-			if sc := structured(t, res); sc["decision"] != "submitted" || len(sc["selectedIds"].([]any)) != 1 || sc["selectedIds"].([]any)[0] != "us" {
+			if sc := tasktest.Structured(t, res); sc["decision"] != "submitted" || len(sc["selectedIds"].([]any)) != 1 || sc["selectedIds"].([]any)[0] != "us" {
 				t.Fatalf("tasks/result: %v", sc)
 			}
 		})
@@ -161,15 +162,15 @@ func TestCoreCancel(t *testing.T) {
 			w := newWorld(t, ep.o)
 			c := w.connect("tok-alice", core, -1, nil)
 			id, _ := startTask(t, c, "elicit_approval", approvalArgs)
-			got := c.must("tasks/cancel", id)
+			got := c.Must("tasks/cancel", id)
 			if got["status"] != "cancelled" || got["taskId"] != id {
 				t.Fatalf("tasks/cancel: %v", got)
 			}
-			if got := c.must("tasks/get", id); got["status"] != "cancelled" || !strings.Contains(got["statusMessage"].(string), "withdrawn") {
+			if got := c.Must("tasks/get", id); got["status"] != "cancelled" || !strings.Contains(got["statusMessage"].(string), "withdrawn") {
 				t.Fatalf("tasks/get after cancel: %v", got)
 			}
-			_, e := c.do("tasks/cancel", id, nil)
-			wantCode(t, "cancel again", e, jsonrpc.CodeInvalidParams, "already cancelled")
+			_, e := c.Do("tasks/cancel", id, nil)
+			tasktest.WantCode(t, "cancel again", e, jsonrpc.CodeInvalidParams, "already cancelled")
 			// The review page refuses it now.
 			w.mu.Lock()
 			u := w.created[id]
@@ -179,7 +180,7 @@ func TestCoreCancel(t *testing.T) {
 				t.Fatal("the review page accepted an answer to a cancelled task")
 			}
 			// tasks/result returns what elicit_result does: canceled.
-			res := c.must("tasks/result", id)
+			res := c.Must("tasks/result", id)
 			if res["isError"] != true || !strings.HasPrefix(textOf(res), "canceled: ") {
 				t.Fatalf("tasks/result of a cancelled task: %v", res)
 			}
@@ -194,16 +195,16 @@ func TestCoreExpiry(t *testing.T) {
 			c := w.connect("tok-alice", core, -1, nil)
 			id, _ := startTask(t, c, "elicit_approval", map[string]any{"message": "Ship?", "context": 1, "timeoutSeconds": 60})
 			w.clock.Add(61 * time.Second)
-			got := c.must("tasks/get", id)
+			got := c.Must("tasks/get", id)
 			if got["status"] != "failed" || !strings.Contains(got["statusMessage"].(string), "expired") || !strings.Contains(got["statusMessage"].(string), "ask again") {
 				t.Fatalf("tasks/get after expiry: %v", got)
 			}
-			res := c.must("tasks/result", id)
+			res := c.Must("tasks/result", id)
 			if res["isError"] != true || !strings.HasPrefix(textOf(res), "expired: ") {
 				t.Fatalf("tasks/result after expiry: %v", res)
 			}
-			_, e := c.do("tasks/cancel", id, nil)
-			wantCode(t, "cancel an expired task", e, jsonrpc.CodeInvalidParams, "already failed")
+			_, e := c.Do("tasks/cancel", id, nil)
+			tasktest.WantCode(t, "cancel an expired task", e, jsonrpc.CodeInvalidParams, "already failed")
 		})
 	}
 }
@@ -218,14 +219,14 @@ func TestCoreAnotherPrincipal(t *testing.T) {
 			bob := w.connect("tok-bob", core, -1, nil)
 			id, _ := startTask(t, alice, "elicit_approval", approvalArgs)
 			for _, m := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
-				_, foreign := bob.do(m, id, nil)
-				_, unknown := bob.do(m, "no-such-task-id-0000000000", nil)
-				wantCode(t, m+" foreign", foreign, jsonrpc.CodeInvalidParams, "Task not found")
+				_, foreign := bob.Do(m, id, nil)
+				_, unknown := bob.Do(m, "no-such-task-id-0000000000", nil)
+				tasktest.WantCode(t, m+" foreign", foreign, jsonrpc.CodeInvalidParams, "Task not found")
 				if unknown == nil || foreign.Message != unknown.Message || foreign.Code != unknown.Code {
 					t.Fatalf("%s: foreign %v, unknown %v: want the same error", m, foreign, unknown)
 				}
 			}
-			if got := alice.must("tasks/get", id); got["status"] != "working" {
+			if got := alice.Must("tasks/get", id); got["status"] != "working" {
 				t.Fatalf("bob's attempts changed alice's task: %v", got)
 			}
 		})
@@ -240,11 +241,11 @@ func TestCoreRestart(t *testing.T) {
 	id, _ := startTask(t, c, "elicit_approval", approvalArgs)
 	w.restart(1)
 	c = w.connect("tok-alice", core, -1, nil)
-	if got := c.must("tasks/get", id); got["status"] != "working" {
+	if got := c.Must("tasks/get", id); got["status"] != "working" {
 		t.Fatalf("tasks/get after the restart: %v", got)
 	}
 	w.decide(id, elicitation.Submission{Decision: elicitation.DecisionSubmitted})
-	if sc := structured(t, c.must("tasks/result", id)); sc["decision"] != "submitted" || sc["reviewUrl"] == nil {
+	if sc := tasktest.Structured(t, c.Must("tasks/result", id)); sc["decision"] != "submitted" || sc["reviewUrl"] == nil {
 		t.Fatalf("tasks/result after the restart: %v", sc)
 	}
 }
@@ -256,11 +257,11 @@ func TestCoreOtherProcess(t *testing.T) {
 	creator := w.connect("tok-alice", core, 0, nil)
 	other := w.connect("tok-alice", core, 1, nil)
 	id, _ := startTask(t, creator, "elicit_approval", approvalArgs)
-	if got := other.must("tasks/get", id); got["status"] != "working" {
+	if got := other.Must("tasks/get", id); got["status"] != "working" {
 		t.Fatalf("tasks/get through the other process: %v", got)
 	}
 	w.decide(id, elicitation.Submission{Decision: elicitation.DecisionSubmitted})
-	if sc := structured(t, other.must("tasks/result", id)); sc["decision"] != "submitted" || sc["elicitationId"] != id {
+	if sc := tasktest.Structured(t, other.Must("tasks/result", id)); sc["decision"] != "submitted" || sc["elicitationId"] != id {
 		t.Fatalf("tasks/result through the other process: %v", sc)
 	}
 }
@@ -283,15 +284,15 @@ func TestCoreBadInput(t *testing.T) {
 				{"negative ttl", "elicit_approval", `{"ttl": -5}`, approvalArgs, jsonrpc.CodeInvalidParams, "params.task.ttl must be a number"},
 				{"bad arguments", "elicit_approval", `{}`, map[string]any{"timeoutSeconds": 60}, jsonrpc.CodeInvalidParams, "no task was created"},
 			} {
-				_, e := c.startTask(tc.tool, tc.args, tc.task)
-				wantCode(t, tc.name, e, tc.code, tc.contains)
+				_, e := c.Start(tc.tool, tc.args, tc.task)
+				tasktest.WantCode(t, tc.name, e, tc.code, tc.contains)
 			}
-			_, e := c.do("tasks/get", "", nil)
-			wantCode(t, "empty taskId", e, jsonrpc.CodeInvalidParams, "needs params.taskId")
-			_, e = c.do("tasks/update", "x", map[string]any{"review": map[string]any{}})
-			wantCode(t, "tasks/update on 2025-11-25", e, jsonrpc.CodeMethodNotFound, "tasks/update")
+			_, e := c.Do("tasks/get", "", nil)
+			tasktest.WantCode(t, "empty taskId", e, jsonrpc.CodeInvalidParams, "needs params.taskId")
+			_, e = c.Do("tasks/update", "x", map[string]any{"review": map[string]any{}})
+			tasktest.WantCode(t, "tasks/update on 2025-11-25", e, jsonrpc.CodeMethodNotFound, "tasks/update")
 			// A call without params.task is answered as always.
-			res, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "elicit_approval", Arguments: approvalArgs})
+			res, err := c.CS.CallTool(context.Background(), &mcp.CallToolParams{Name: "elicit_approval", Arguments: approvalArgs})
 			if err != nil || res.IsError {
 				t.Fatalf("plain call: %v %v", res, err)
 			}
@@ -299,7 +300,7 @@ func TestCoreBadInput(t *testing.T) {
 			// written.
 			id, _ := startTask(t, c, "elicit_approval", approvalArgs)
 			for range 200 {
-				if got := c.must("tasks/get", id); got["status"] != "working" {
+				if got := c.Must("tasks/get", id); got["status"] != "working" {
 					t.Fatalf("storm: %v", got)
 				}
 			}
@@ -332,7 +333,7 @@ func TestCoreDeclarations(t *testing.T) {
 		defer res.Body.Close()
 		b, _ := io.ReadAll(res.Body)
 		var msg map[string]any
-		_ = json.Unmarshal(answerOf(b), &msg)
+		_ = json.Unmarshal(tasktest.AnswerOf(b), &msg)
 		return res.Header, msg
 	}
 	h, init := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
@@ -398,7 +399,7 @@ func TestCoreResultBusy(t *testing.T) {
 		id string
 	}{{c1, a}, {c2, b}} {
 		go func() {
-			_, e := x.c.do("tasks/result", x.id, nil)
+			_, e := x.c.Do("tasks/result", x.id, nil)
 			errs <- e
 		}()
 	}
@@ -440,7 +441,7 @@ func TestCoreTTL(t *testing.T) {
 		{"no ttl", `{}`, approvalArgs, time.Hour},
 		{"ttl 0", `{"ttl": 0}`, approvalArgs, time.Hour},
 	} {
-		res, e := c.startTask("elicit_approval", tc.args, tc.task)
+		res, e := c.Start("elicit_approval", tc.args, tc.task)
 		if e != nil {
 			t.Fatalf("%s: error %d %q", tc.name, e.Code, e.Message)
 		}
@@ -504,7 +505,7 @@ func rawTaskSession(t *testing.T, w *world, args string) (string, <-chan string)
 		defer res.Body.Close()
 		b, _ := io.ReadAll(res.Body)
 		var msg map[string]any
-		_ = json.Unmarshal(answerOf(b), &msg)
+		_ = json.Unmarshal(tasktest.AnswerOf(b), &msg)
 		return res.Header, msg
 	}
 	h, _ := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/mcptasks"
+	"github.com/mcp-elicitation/elicitation/internal/mcptasks/tasktest"
 )
 
 const ext = "2026-07-28"
@@ -27,7 +28,7 @@ var (
 // the server answers with a task.
 func startExt(t *testing.T, c *client, tool string, args any) string {
 	t.Helper()
-	res, e := c.startTask(tool, args, "")
+	res, e := c.Start(tool, args, "")
 	if e != nil {
 		t.Fatalf("%s: error %d %q", tool, e.Code, e.Message)
 	}
@@ -44,22 +45,22 @@ func TestExtDecide(t *testing.T) {
 			w := newWorld(t, ep.o)
 			c := w.connect("tok-alice", ext, -1, extCaps)
 			id := startExt(t, c, "elicit_approval", approvalArgs)
-			got := c.must("tasks/get", id)
+			got := c.Must("tasks/get", id)
 			if got["status"] != "working" || got["resultType"] != "complete" || got["result"] != nil || got["inputRequests"] != nil {
 				t.Fatalf("tasks/get while pending (no URL elicitation declared): %v", got)
 			}
 			w.decide(id, elicitation.Submission{Decision: elicitation.DecisionDeclined, Comment: "not yet"})
-			got = c.must("tasks/get", id)
+			got = c.Must("tasks/get", id)
 			if got["status"] != "completed" || got["pollIntervalMs"] != nil {
 				t.Fatalf("tasks/get after the decision: %v", got)
 			}
-			sc := structured(t, got["result"].(map[string]any))
+			sc := tasktest.Structured(t, got["result"].(map[string]any))
 			if sc["decision"] != "declined" || sc["comment"] != "not yet" || sc["elicitationId"] != id || !strings.Contains(sc["reviewUrl"].(string), id) {
 				t.Fatalf("inline result: %v", sc)
 			}
 			// Every poll carries the result; the fetch is audited once.
 			for range 3 {
-				if again := structured(t, c.must("tasks/get", id)["result"].(map[string]any)); again["decision"] != "declined" {
+				if again := tasktest.Structured(t, c.Must("tasks/get", id)["result"].(map[string]any)); again["decision"] != "declined" {
 					t.Fatalf("a later poll: %v", again)
 				}
 			}
@@ -85,13 +86,13 @@ func TestExtDecide(t *testing.T) {
 func TestExtNotDeclared(t *testing.T) {
 	w := newWorld(t, worldOptions{})
 	c := w.connect("tok-alice", ext, -1, nil)
-	res, e := c.startTask("elicit_approval", approvalArgs, "")
+	res, e := c.Start("elicit_approval", approvalArgs, "")
 	if e != nil || res["resultType"] == "task" || res["structuredContent"] == nil {
 		t.Fatalf("plain call: %v %v", res, e)
 	}
 	id := res["structuredContent"].(map[string]any)["elicitationId"].(string)
-	_, e = c.do("tasks/get", id, nil)
-	wantCode(t, "tasks/get without the extension", e, mcp.CodeMissingRequiredClientCapabilities, "io.modelcontextprotocol/tasks")
+	_, e = c.Do("tasks/get", id, nil)
+	tasktest.WantCode(t, "tasks/get without the extension", e, mcp.CodeMissingRequiredClientCapabilities, "io.modelcontextprotocol/tasks")
 }
 
 // A host that declared URL elicitation sees the review link as the task's
@@ -103,7 +104,7 @@ func TestExtInputRequired(t *testing.T) {
 			w := newWorld(t, ep.o)
 			c := w.connect("tok-alice", ext, -1, extURLCaps)
 			id := startExt(t, c, "elicit_selection", map[string]any{"message": "Which region?", "options": []any{map[string]any{"id": "eu"}, map[string]any{"id": "us"}}})
-			got := c.must("tasks/get", id)
+			got := c.Must("tasks/get", id)
 			ir, _ := got["inputRequests"].(map[string]any)["review"].(map[string]any)
 			p, _ := ir["params"].(map[string]any)
 			w.mu.Lock()
@@ -112,19 +113,19 @@ func TestExtInputRequired(t *testing.T) {
 			if got["status"] != "input_required" || ir["method"] != "elicitation/create" || p["mode"] != "url" || p["url"] != link || p["elicitationId"] != id || p["message"] != "Which region?" {
 				t.Fatalf("tasks/get with URL elicitation: %v", got)
 			}
-			_, e := c.do("tasks/update", id, map[string]any{"nope": map[string]any{"action": "accept"}})
-			wantCode(t, "an unknown input request", e, jsonrpc.CodeInvalidParams, `has no input request "nope"`)
-			_, e = c.do("tasks/update", id, map[string]any{})
-			wantCode(t, "no inputResponses", e, jsonrpc.CodeInvalidParams, "needs inputResponses")
-			if _, e := c.do("tasks/update", id, map[string]any{"review": map[string]any{"action": "accept"}}); e != nil {
+			_, e := c.Do("tasks/update", id, map[string]any{"nope": map[string]any{"action": "accept"}})
+			tasktest.WantCode(t, "an unknown input request", e, jsonrpc.CodeInvalidParams, `has no input request "nope"`)
+			_, e = c.Do("tasks/update", id, map[string]any{})
+			tasktest.WantCode(t, "no inputResponses", e, jsonrpc.CodeInvalidParams, "needs inputResponses")
+			if _, e := c.Do("tasks/update", id, map[string]any{"review": map[string]any{"action": "accept"}}); e != nil {
 				t.Fatalf("tasks/update: %v", e)
 			}
-			if got := c.must("tasks/get", id); got["status"] != "working" || got["inputRequests"] != nil {
+			if got := c.Must("tasks/get", id); got["status"] != "working" || got["inputRequests"] != nil {
 				t.Fatalf("tasks/get after the host answered: %v", got)
 			}
 			// Answering again is ignored (the key is no longer outstanding):
 			// recorded once.
-			if _, e := c.do("tasks/update", id, map[string]any{"review": map[string]any{"action": "accept"}}); e != nil {
+			if _, e := c.Do("tasks/update", id, map[string]any{"review": map[string]any{"action": "accept"}}); e != nil {
 				t.Fatalf("tasks/update again: %v", e)
 			}
 			tr, _ := w.svc.Audit(t.Context(), "alice", id)
@@ -138,8 +139,8 @@ func TestExtInputRequired(t *testing.T) {
 				t.Fatalf("push_answered %d times, want 1", answered)
 			}
 			w.decide(id, elicitation.Submission{Decision: elicitation.DecisionSubmitted, SelectedIDs: []string{"eu"}})
-			got = c.must("tasks/get", id)
-			if sc := structured(t, got["result"].(map[string]any)); got["status"] != "completed" || sc["selectedIds"].([]any)[0] != "eu" {
+			got = c.Must("tasks/get", id)
+			if sc := tasktest.Structured(t, got["result"].(map[string]any)); got["status"] != "completed" || sc["selectedIds"].([]any)[0] != "eu" {
 				t.Fatalf("tasks/get after the decision: %v", got)
 			}
 		})
@@ -154,32 +155,32 @@ func TestExtCancelExpireAndErrors(t *testing.T) {
 			bob := w.connect("tok-bob", ext, -1, extCaps)
 			id := startExt(t, c, "elicit_approval", approvalArgs)
 			for _, m := range []string{"tasks/get", "tasks/cancel"} {
-				_, e := bob.do(m, id, nil)
-				wantCode(t, m+" by another principal", e, jsonrpc.CodeInvalidParams, "Task not found")
+				_, e := bob.Do(m, id, nil)
+				tasktest.WantCode(t, m+" by another principal", e, jsonrpc.CodeInvalidParams, "Task not found")
 			}
-			if res := c.must("tasks/cancel", id); res["resultType"] != "complete" {
+			if res := c.Must("tasks/cancel", id); res["resultType"] != "complete" {
 				t.Fatalf("tasks/cancel: %v", res)
 			}
-			if got := c.must("tasks/get", id); got["status"] != "cancelled" {
+			if got := c.Must("tasks/get", id); got["status"] != "cancelled" {
 				t.Fatalf("tasks/get after cancel: %v", got)
 			}
 			// Expiry completes the task with elicit_result's expired error.
 			id2 := startExt(t, c, "elicit_approval", map[string]any{"message": "m", "context": 1, "timeoutSeconds": 60})
 			w.clock.Add(61e9)
-			got := c.must("tasks/get", id2)
+			got := c.Must("tasks/get", id2)
 			res, _ := got["result"].(map[string]any)
 			if got["status"] != "completed" || res["isError"] != true || !strings.HasPrefix(textOf(res), "expired: ") || !strings.Contains(got["statusMessage"].(string), "ask again") {
 				t.Fatalf("tasks/get after expiry: %v", got)
 			}
-			_, e := c.do("tasks/result", id2, nil)
-			wantCode(t, "tasks/result on 2026-07-28", e, jsonrpc.CodeMethodNotFound, "tasks/result")
+			_, e := c.Do("tasks/result", id2, nil)
+			tasktest.WantCode(t, "tasks/result on 2026-07-28", e, jsonrpc.CodeMethodNotFound, "tasks/result")
 			// Mcp-Name must name the task.
-			c.rt.name = false
-			_, e = c.do("tasks/get", id2, nil)
-			wantCode(t, "no Mcp-Name", e, mcp.CodeHeaderMismatch, "Mcp-Name")
-			c.rt.name = true
+			c.SetName(false)
+			_, e = c.Do("tasks/get", id2, nil)
+			tasktest.WantCode(t, "no Mcp-Name", e, mcp.CodeHeaderMismatch, "Mcp-Name")
+			c.SetName(true)
 			// A tool that does not run as a task answers as always.
-			r, e := c.startTask("elicit_status", map[string]any{"elicitationId": id2}, "")
+			r, e := c.Start("elicit_status", map[string]any{"elicitationId": id2}, "")
 			if e != nil || r["resultType"] == "task" {
 				t.Fatalf("elicit_status: %v %v", r, e)
 			}
@@ -214,7 +215,7 @@ func TestExtListenForTasks(t *testing.T) {
 				defer res.Body.Close()
 				b, _ := io.ReadAll(res.Body)
 				var msg map[string]any
-				if err := json.Unmarshal(answerOf(b), &msg); err != nil {
+				if err := json.Unmarshal(tasktest.AnswerOf(b), &msg); err != nil {
 					t.Fatalf("listen answered %d %q", res.StatusCode, b)
 				}
 				return msg
@@ -256,10 +257,10 @@ func TestExtTaskNotifications(t *testing.T) {
 			if n["method"] != "notifications/tasks" || p["taskId"] != decided || p["status"] != "completed" || p["resultType"] != nil {
 				t.Fatalf("notification %v", n)
 			}
-			if sc := structured(t, p["result"].(map[string]any)); sc["decision"] != "submitted" || sc["comment"] != "ok" {
+			if sc := tasktest.Structured(t, p["result"].(map[string]any)); sc["decision"] != "submitted" || sc["comment"] != "ok" {
 				t.Fatalf("inline result %v", sc)
 			}
-			c.must("tasks/cancel", cancelled)
+			c.Must("tasks/cancel", cancelled)
 			if n := next("the cancelled task's notification"); n["method"] != "notifications/tasks" || n["params"].(map[string]any)["status"] != "cancelled" {
 				t.Fatalf("notification %v", n)
 			}
@@ -268,7 +269,7 @@ func TestExtTaskNotifications(t *testing.T) {
 			}
 			// The notification's result was the first fetch; a poll after it
 			// carries the result without another audit entry.
-			c.must("tasks/get", decided)
+			c.Must("tasks/get", decided)
 			tr, err := w.svc.Audit(t.Context(), "alice", decided)
 			if err != nil {
 				t.Fatal(err)

@@ -1,30 +1,24 @@
 package mcptasks_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"path"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/boltstore"
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/mcptasks/tasktest"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
 	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
 	sealerpkg "github.com/mcp-elicitation/elicitation/internal/sealer"
@@ -151,27 +145,22 @@ func (w *world) decide(id string, sub elicitation.Submission) {
 	}
 }
 
-// client is a go-sdk client that sends the tasks methods as custom
-// methods and, through its transport, adds params.task to the tool calls
-// it is told to (the go-sdk's CallToolParams has no task field), keeping
-// the raw answer.
+// client is a tasktest.Client (the go-sdk client that sends the tasks
+// methods and params.task) whose requests go to the world's servers in
+// turn, or all to one (route).
 type client struct {
-	t  testing.TB
-	cs *mcp.ClientSession
-	rt *rawTrip
+	*tasktest.Client
+	t testing.TB
 }
 
-type rawTrip struct {
-	w     *world
-	token string
-	mu    sync.Mutex
-	task  json.RawMessage // added to the next tools/call as params.task
-	last  json.RawMessage // the JSON-RPC answer to that call
-	pin   int             // >= 0: send every request to this server
-	name  bool            // set Mcp-Name to params.taskId on tasks/* (2026-07-28)
+// route sends each request to the next of the world's servers, or with
+// pin >= 0 always to that one.
+type route struct {
+	w   *world
+	pin int
 }
 
-func (rt *rawTrip) RoundTrip(r *http.Request) (*http.Response, error) {
+func (rt route) RoundTrip(r *http.Request) (*http.Response, error) {
 	i := int(rt.w.next.Add(1) % uint64(len(rt.w.servers)))
 	if rt.pin >= 0 {
 		i = rt.pin
@@ -179,212 +168,16 @@ func (rt *rawTrip) RoundTrip(r *http.Request) (*http.Response, error) {
 	u, _ := url.Parse(rt.w.servers[i].URL)
 	r = r.Clone(r.Context())
 	r.URL.Host, r.Host = u.Host, u.Host
-	r.Header.Set("Authorization", "Bearer "+rt.token)
-	rt.mu.Lock()
-	task := rt.task
-	rt.mu.Unlock()
-	isCall := false
-	if r.Body != nil && r.Method == http.MethodPost {
-		b, _ := io.ReadAll(r.Body)
-		var msg map[string]json.RawMessage
-		if json.Unmarshal(b, &msg) == nil {
-			switch m := string(msg["method"]); {
-			case m == `"tools/call"`:
-				isCall = true
-				if task != nil {
-					var p map[string]json.RawMessage
-					_ = json.Unmarshal(msg["params"], &p)
-					p["task"] = task
-					msg["params"], _ = json.Marshal(p)
-					b, _ = json.Marshal(msg)
-				}
-			case strings.HasPrefix(m, `"tasks/`) && rt.name:
-				var p struct {
-					TaskID string `json:"taskId"`
-				}
-				_ = json.Unmarshal(msg["params"], &p)
-				r.Header.Set("Mcp-Name", p.TaskID)
-			}
-		}
-		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
-	}
-	res, err := http.DefaultTransport.RoundTrip(r)
-	if err != nil || !isCall {
-		return res, err
-	}
-	b, err := io.ReadAll(res.Body)
-	_ = res.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	rt.mu.Lock()
-	rt.task, rt.last = nil, answerOf(b)
-	rt.mu.Unlock()
-	res.Body = io.NopCloser(bytes.NewReader(b))
-	return res, nil
+	return http.DefaultTransport.RoundTrip(r)
 }
-
-// answerOf finds the JSON-RPC response in a JSON or event-stream body.
-func answerOf(b []byte) json.RawMessage {
-	if json.Valid(b) {
-		return b
-	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line, ok := strings.CutPrefix(sc.Text(), "data:")
-		if !ok {
-			continue
-		}
-		line = strings.TrimSpace(line)
-		if strings.Contains(line, `"id"`) && (strings.Contains(line, `"result"`) || strings.Contains(line, `"error"`)) {
-			return json.RawMessage(line)
-		}
-	}
-	return nil
-}
-
-type taskIDParams struct {
-	mcp.ParamsBase
-	TaskID string `json:"taskId"`
-}
-
-type updateParams struct {
-	mcp.ParamsBase
-	TaskID         string         `json:"taskId"`
-	InputResponses map[string]any `json:"inputResponses,omitempty"`
-}
-
-type rawResult struct {
-	mcp.ResultBase
-	raw map[string]any
-}
-
-func (r *rawResult) UnmarshalJSON(b []byte) error { return json.Unmarshal(b, &r.raw) }
-
-var taskMethods = []string{"tasks/get", "tasks/result", "tasks/cancel", "tasks/list", "tasks/update"}
 
 // connect opens a session (or, on 2026-07-28, a sessionless client) for
 // token; pin >= 0 sends every request to that server.
 func (w *world) connect(token, version string, pin int, caps *mcp.ClientCapabilities) *client {
 	w.t.Helper()
-	c := mcp.NewClient(&mcp.Implementation{Name: "tasks-test", Version: "1"}, &mcp.ClientOptions{Capabilities: caps, ElicitationHandler: w.onElicit})
-	for _, m := range taskMethods {
-		var err error
-		if m == "tasks/update" {
-			err = mcp.AddSendingCustomMethod[*updateParams, *rawResult](c, m)
-		} else {
-			err = mcp.AddSendingCustomMethod[*taskIDParams, *rawResult](c, m)
-		}
-		if err != nil {
-			w.t.Fatal(err)
-		}
-	}
-	rt := &rawTrip{w: w, token: token, pin: pin, name: version >= "2026-07-28"}
-	tr := &mcp.StreamableClientTransport{
-		Endpoint:             w.servers[0].URL + "/mcp",
-		HTTPClient:           &http.Client{Transport: rt},
-		DisableStandaloneSSE: true,
-		MaxRetries:           -1,
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cs, err := c.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		w.t.Fatalf("connect: %v", err)
-	}
-	if got := cs.InitializeResult().ProtocolVersion; got != version {
-		w.t.Fatalf("negotiated %s, want %s", got, version)
-	}
-	w.t.Cleanup(func() { _ = cs.Close() })
-	return &client{t: w.t, cs: cs, rt: rt}
-}
-
-// startTask calls tool with params.task and returns the raw JSON-RPC
-// answer's result, or its error.
-func (c *client) startTask(tool string, args any, task string) (map[string]any, *jsonrpc.Error) {
-	c.t.Helper()
-	c.rt.mu.Lock()
-	c.rt.task = nil
-	if task != "" {
-		c.rt.task = json.RawMessage(task)
-	}
-	c.rt.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_, _ = c.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-	c.rt.mu.Lock()
-	last := c.rt.last
-	c.rt.last = nil
-	c.rt.mu.Unlock()
-	var msg struct {
-		Result map[string]any  `json:"result"`
-		Error  *jsonrpc.Error  `json:"error"`
-		ID     json.RawMessage `json:"id"`
-	}
-	if err := json.Unmarshal(last, &msg); err != nil {
-		c.t.Fatalf("%s as a task: no JSON-RPC answer (%q)", tool, last)
-	}
-	return msg.Result, msg.Error
-}
-
-// do sends a tasks method and returns its result or JSON-RPC error.
-func (c *client) do(method, taskID string, inputs map[string]any) (map[string]any, *jsonrpc.Error) {
-	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var res *rawResult
-	var err error
-	if method == "tasks/update" {
-		res, err = mcp.CallCustomMethod[*updateParams, *rawResult](ctx, c.cs, method, &updateParams{TaskID: taskID, InputResponses: inputs})
-	} else {
-		res, err = mcp.CallCustomMethod[*taskIDParams, *rawResult](ctx, c.cs, method, &taskIDParams{TaskID: taskID})
-	}
-	if err != nil {
-		var je *jsonrpc.Error
-		if errors.As(err, &je) {
-			return nil, je
-		}
-		c.t.Fatalf("%s: %v", method, err)
-	}
-	return res.raw, nil
-}
-
-func (c *client) must(method, taskID string) map[string]any {
-	c.t.Helper()
-	res, e := c.do(method, taskID, nil)
-	if e != nil {
-		c.t.Fatalf("%s %s: error %d %q", method, taskID, e.Code, e.Message)
-	}
-	return res
-}
-
-// structured is a tool result's structuredContent, checked against its text.
-func structured(t testing.TB, res map[string]any) map[string]any {
-	t.Helper()
-	sc, _ := res["structuredContent"].(map[string]any)
-	content, _ := res["content"].([]any)
-	if sc == nil || len(content) != 1 {
-		t.Fatalf("result %v: want structuredContent and one text block", res)
-	}
-	var fromText map[string]any
-	if err := json.Unmarshal([]byte(content[0].(map[string]any)["text"].(string)), &fromText); err != nil {
-		t.Fatalf("text of %v is not JSON", res)
-	}
-	a, _ := json.Marshal(sc)
-	b, _ := json.Marshal(fromText)
-	if string(a) != string(b) {
-		t.Fatalf("text %s differs from structuredContent %s", b, a)
-	}
-	return sc
-}
-
-func wantCode(t testing.TB, what string, e *jsonrpc.Error, code int64, contains string) {
-	t.Helper()
-	if e == nil {
-		t.Fatalf("%s: succeeded, want error %d", what, code)
-	}
-	if e.Code != code || !strings.Contains(e.Message, contains) {
-		t.Fatalf("%s: error %d %q, want %d containing %q", what, e.Code, e.Message, code, contains)
-	}
+	c := tasktest.Connect(w.t, tasktest.Options{
+		URL: w.servers[0].URL + "/mcp", Header: http.Header{"Authorization": {"Bearer " + token}},
+		Version: version, Caps: caps, Elicit: w.onElicit, Transport: route{w: w, pin: pin},
+	})
+	return &client{Client: c, t: w.t}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/mcptasks"
+	"github.com/mcp-elicitation/elicitation/internal/mcptasks/tasktest"
 )
 
 // TestCoreHostForm: a 2025-11-25 task created with askInHost on a session
@@ -39,7 +40,7 @@ func TestCoreHostForm(t *testing.T) {
 
 	id, _ := startTask(t, c, "elicit_approval", args)
 	answers <- &mcp.ElicitResult{Action: "accept", Content: map[string]any{"comment": "from the host"}}
-	sc := structured(t, c.must("tasks/result", id))
+	sc := tasktest.Structured(t, c.Must("tasks/result", id))
 	if sc["decision"] != "submitted" || sc["comment"] != "from the host" || sc["decidedVia"] != "host-form" {
 		t.Fatalf("tasks/result after the host answered: %v", sc)
 	}
@@ -50,7 +51,7 @@ func TestCoreHostForm(t *testing.T) {
 	}
 
 	id, _ = startTask(t, c, "elicit_approval", args)
-	if _, e := c.do("tasks/result", id, nil); e == nil || e.Code != mcptasks.CodeStillWorking {
+	if _, e := c.Do("tasks/result", id, nil); e == nil || e.Code != mcptasks.CodeStillWorking {
 		t.Fatalf("tasks/result with the form open at the bound: %v, want still working", e)
 	}
 	<-shown
@@ -59,14 +60,14 @@ func TestCoreHostForm(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the host's elicitation/create was never cancelled")
 	}
-	if _, e := c.do("tasks/result", id, nil); e == nil || e.Code != mcptasks.CodeStillWorking || len(shown) != 0 {
+	if _, e := c.Do("tasks/result", id, nil); e == nil || e.Code != mcptasks.CodeStillWorking || len(shown) != 0 {
 		t.Fatalf("second tasks/result: %v, %d forms shown", e, len(shown))
 	}
-	if got := c.must("tasks/get", id); got["status"] != "working" {
+	if got := c.Must("tasks/get", id); got["status"] != "working" {
 		t.Fatalf("tasks/get after the form was cancelled: %v", got)
 	}
 	w.decide(id, elicitation.Submission{Decision: elicitation.DecisionDeclined})
-	if sc := structured(t, c.must("tasks/result", id)); sc["decision"] != "declined" || sc["decidedVia"] != "page" {
+	if sc := tasktest.Structured(t, c.Must("tasks/result", id)); sc["decision"] != "declined" || sc["decidedVia"] != "page" {
 		t.Fatalf("tasks/result after the page decided: %v", sc)
 	}
 }

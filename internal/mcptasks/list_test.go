@@ -4,39 +4,17 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/mcptasks"
+	"github.com/mcp-elicitation/elicitation/internal/mcptasks/tasktest"
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
-
-type listParams struct {
-	mcp.ParamsBase
-	Cursor string `json:"cursor,omitempty"`
-}
-
-// list sends one raw tasks/list (go-sdk custom method).
-func (c *client) list(cursor string) (map[string]any, *jsonrpc.Error) {
-	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	res, err := mcp.CallCustomMethod[*listParams, *rawResult](ctx, c.cs, "tasks/list", &listParams{Cursor: cursor})
-	if err != nil {
-		var je *jsonrpc.Error
-		if errors.As(err, &je) {
-			return nil, je
-		}
-		c.t.Fatalf("tasks/list: %v", err)
-	}
-	return res.raw, nil
-}
 
 // listAll follows nextCursor to the end and returns the tasks and how many
 // pages they came in.
@@ -44,7 +22,7 @@ func (c *client) listAll() (tasks []map[string]any, pages int) {
 	c.t.Helper()
 	cursor := ""
 	for {
-		res, e := c.list(cursor)
+		res, e := c.List(cursor)
 		if e != nil {
 			c.t.Fatalf("tasks/list (page %d): error %d %q", pages, e.Code, e.Message)
 		}
@@ -107,7 +85,7 @@ func TestCoreList(t *testing.T) {
 			cancelled, _ := startTask(t, alice, "elicit_approval", approvalArgs)
 			createMany(t, w, "bob", 2)
 			w.decide(decided, elicitation.Submission{Decision: elicitation.DecisionDeclined, Comment: "no"})
-			alice.must("tasks/cancel", cancelled)
+			alice.Must("tasks/cancel", cancelled)
 
 			tasks, pages := alice.listAll()
 			slices.Reverse(older)
@@ -123,7 +101,7 @@ func TestCoreList(t *testing.T) {
 					t.Fatalf("a listed task lacks createdAt, lastUpdatedAt or ttl: %v", x)
 				}
 			}
-			if got := alice.must("tasks/get", decided); got["status"] != tasks[1]["status"] || got["lastUpdatedAt"] != tasks[1]["lastUpdatedAt"] {
+			if got := alice.Must("tasks/get", decided); got["status"] != tasks[1]["status"] || got["lastUpdatedAt"] != tasks[1]["lastUpdatedAt"] {
 				t.Fatalf("tasks/get %v differs from the listing's %v", got, tasks[1])
 			}
 			bobs, _ := bob.listAll()
@@ -131,16 +109,16 @@ func TestCoreList(t *testing.T) {
 				t.Fatalf("bob listed %v: want only his two", taskIDs(bobs))
 			}
 			for _, bad := range []string{"nonsense", "v1.!!!", "v1.e30", "v1." + base64URL(`{"c":-5,"i":"x"}`)} {
-				_, e := alice.list(bad)
-				wantCode(t, "cursor "+bad, e, jsonrpc.CodeInvalidParams, "cursor is not one this server gave")
+				_, e := alice.List(bad)
+				tasktest.WantCode(t, "cursor "+bad, e, jsonrpc.CodeInvalidParams, "cursor is not one this server gave")
 			}
 		})
 	}
 	t.Run("extension", func(t *testing.T) {
 		w := newWorld(t, worldOptions{})
 		c := w.connect("tok-alice", ext, -1, extCaps)
-		_, e := c.list("")
-		wantCode(t, "tasks/list on 2026-07-28", e, jsonrpc.CodeMethodNotFound, "tasks/list")
+		_, e := c.List("")
+		tasktest.WantCode(t, "tasks/list on 2026-07-28", e, jsonrpc.CodeMethodNotFound, "tasks/list")
 	})
 }
 

@@ -53,6 +53,8 @@ type Options struct {
 	Transport http.RoundTripper
 	// NoName leaves Mcp-Name off the tasks methods (to see it refused).
 	NoName bool
+	// Elicit, if set, is the client's elicitation handler.
+	Elicit func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
 }
 
 // Client is a go-sdk client that speaks Tasks through its transport.
@@ -166,7 +168,7 @@ var taskMethods = []string{"tasks/get", "tasks/result", "tasks/cancel", "tasks/l
 // Connect opens a client as o says and checks the negotiated version.
 func Connect(t testing.TB, o Options) *Client {
 	t.Helper()
-	c := mcp.NewClient(&mcp.Implementation{Name: "tasks-test", Version: "1"}, &mcp.ClientOptions{Capabilities: o.Caps})
+	c := mcp.NewClient(&mcp.Implementation{Name: "tasks-test", Version: "1"}, &mcp.ClientOptions{Capabilities: o.Caps, ElicitationHandler: o.Elicit})
 	for _, m := range taskMethods {
 		var err error
 		if m == "tasks/update" {
@@ -240,6 +242,28 @@ func (c *Client) Do(method, taskID string, inputs map[string]any) (map[string]an
 			return nil, je
 		}
 		c.t.Fatalf("%s: %v", method, err)
+	}
+	return res.raw, nil
+}
+
+type listParams struct {
+	mcp.ParamsBase
+	Cursor string `json:"cursor,omitempty"`
+}
+
+// List sends one tasks/list from cursor and returns its result or
+// JSON-RPC error.
+func (c *Client) List(cursor string) (map[string]any, *jsonrpc.Error) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := mcp.CallCustomMethod[*listParams, *rawResult](ctx, c.CS, "tasks/list", &listParams{Cursor: cursor})
+	if err != nil {
+		var je *jsonrpc.Error
+		if errors.As(err, &je) {
+			return nil, je
+		}
+		c.t.Fatalf("tasks/list: %v", err)
 	}
 	return res.raw, nil
 }
