@@ -317,25 +317,7 @@ func TestCoreBadInput(t *testing.T) {
 // both).
 func TestCoreDeclarations(t *testing.T) {
 	w := newWorld(t, worldOptions{})
-	post := func(session, body string) (http.Header, map[string]any) {
-		req, _ := http.NewRequest(http.MethodPost, w.servers[0].URL+"/mcp", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer tok-alice")
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if session != "" {
-			req.Header.Set("Mcp-Session-Id", session)
-			req.Header.Set("Mcp-Protocol-Version", core)
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		var msg map[string]any
-		_ = json.Unmarshal(tasktest.AnswerOf(b), &msg)
-		return res.Header, msg
-	}
+	post := func(session, body string) (http.Header, map[string]any) { return rawPost(t, w, session, body) }
 	h, init := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	caps := init["result"].(map[string]any)["capabilities"].(map[string]any)
 	tasks, _ := caps["tasks"].(map[string]any)
@@ -484,30 +466,36 @@ func TestCoreStatusNotificationExpiry(t *testing.T) {
 	}
 }
 
+// rawPost sends body as alice to the world's first server over raw HTTP,
+// on session (with its protocol version, 2025-11-25) unless it is "", and
+// returns the response's headers and its JSON-RPC answer (nil if none).
+func rawPost(t *testing.T, w *world, session, body string) (http.Header, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, w.servers[0].URL+"/mcp", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer tok-alice")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Mcp-Protocol-Version", core)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	var msg map[string]any
+	_ = json.Unmarshal(tasktest.AnswerOf(b), &msg)
+	return res.Header, msg
+}
+
 // rawTaskSession opens a 2025-11-25 session over raw HTTP with its GET
 // stream, starts elicit_approval with args as a task on it, and returns the
 // task id and the stream's data lines.
 func rawTaskSession(t *testing.T, w *world, args string) (string, <-chan string) {
 	t.Helper()
-	post := func(session, body string) (http.Header, map[string]any) {
-		req, _ := http.NewRequest(http.MethodPost, w.servers[0].URL+"/mcp", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer tok-alice")
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if session != "" {
-			req.Header.Set("Mcp-Session-Id", session)
-			req.Header.Set("Mcp-Protocol-Version", core)
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		var msg map[string]any
-		_ = json.Unmarshal(tasktest.AnswerOf(b), &msg)
-		return res.Header, msg
-	}
+	post := func(session, body string) (http.Header, map[string]any) { return rawPost(t, w, session, body) }
 	h, _ := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	sid := h.Get("Mcp-Session-Id")
 	post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
