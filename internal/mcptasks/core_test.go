@@ -92,18 +92,8 @@ func TestCoreDecide(t *testing.T) {
 			if again := tasktest.Structured(t, c.Must("tasks/result", id)); again["decision"] != "submitted" {
 				t.Fatalf("second tasks/result: %v", again)
 			}
-			tr, err := w.svc.Audit(context.Background(), "alice", id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fetched := 0
-			for _, e := range tr.Entries {
-				if e.Action == elicitation.ActionResultFetched {
-					fetched++
-				}
-			}
-			if fetched != 2 {
-				t.Fatalf("audit has %d result_fetched entries, want 2: %v", fetched, tr.Entries)
+			if n := w.audited(id, elicitation.ActionResultFetched); n != 2 {
+				t.Fatalf("audit has %d result_fetched entries, want 2", n)
 			}
 		})
 	}

@@ -64,18 +64,8 @@ func TestExtDecide(t *testing.T) {
 					t.Fatalf("a later poll: %v", again)
 				}
 			}
-			tr, err := w.svc.Audit(t.Context(), "alice", id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fetched := 0
-			for _, e := range tr.Entries {
-				if e.Action == elicitation.ActionResultFetched {
-					fetched++
-				}
-			}
-			if fetched != 1 {
-				t.Fatalf("%d result_fetched entries after four polls, want 1: %v", fetched, tr.Entries)
+			if n := w.audited(id, elicitation.ActionResultFetched); n != 1 {
+				t.Fatalf("%d result_fetched entries after four polls, want 1", n)
 			}
 		})
 	}
@@ -270,18 +260,8 @@ func TestExtTaskNotifications(t *testing.T) {
 			// The notification's result was the first fetch; a poll after it
 			// carries the result without another audit entry.
 			c.Must("tasks/get", decided)
-			tr, err := w.svc.Audit(t.Context(), "alice", decided)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fetched := 0
-			for _, e := range tr.Entries {
-				if e.Action == elicitation.ActionResultFetched {
-					fetched++
-				}
-			}
-			if fetched != 1 {
-				t.Fatalf("%d result_fetched entries, want 1", fetched)
+			if n := w.audited(decided, elicitation.ActionResultFetched); n != 1 {
+				t.Fatalf("%d result_fetched entries, want 1", n)
 			}
 		})
 	}

@@ -145,6 +145,23 @@ func (w *world) decide(id string, sub elicitation.Submission) {
 	}
 }
 
+// audited counts the entries of action in id's audit trail (alice's
+// request).
+func (w *world) audited(id string, action elicitation.Action) int {
+	w.t.Helper()
+	tr, err := w.svc.Audit(context.Background(), "alice", id)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	n := 0
+	for _, e := range tr.Entries {
+		if e.Action == action {
+			n++
+		}
+	}
+	return n
+}
+
 // client is a tasktest.Client (the go-sdk client that sends the tasks
 // methods and params.task) whose requests go to the world's servers in
 // turn, or all to one (route).

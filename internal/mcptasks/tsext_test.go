@@ -77,15 +77,8 @@ func TestExtTasksClient(t *testing.T) {
 					t.Fatalf("outcome: %v", o)
 				}
 				// The host's answer to the link was recorded once.
-				tr, _ := w.svc.Audit(t.Context(), "alice", id)
-				answered := 0
-				for _, e := range tr.Entries {
-					if e.Action == elicitation.ActionPushAnswered {
-						answered++
-					}
-				}
-				if answered != 1 {
-					t.Fatalf("push_answered entries: %d, want 1", answered)
+				if n := w.audited(id, elicitation.ActionPushAnswered); n != 1 {
+					t.Fatalf("push_answered entries: %d, want 1", n)
 				}
 			})
 			t.Run("cancel", func(t *testing.T) {
