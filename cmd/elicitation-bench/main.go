@@ -50,7 +50,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
-	"github.com/mcp-elicitation/elicitation/internal/notify/notifybench"
+	"github.com/mcp-elicitation/elicitation/internal/percentile"
 )
 
 func main() {
@@ -334,7 +334,7 @@ func measure(t *target, clients, warmup, latencyCalls, cpuCalls int) (p50, p99, 
 		return 0, 0, 0, 0, err
 	}
 	cpu = float64(c1-c0) * 10 / float64(cpuCalls) // 100 ticks per second
-	return percentile(lat, 50), percentile(lat, 99), cpu, float64(cpuCalls) / elapsed.Seconds(), nil
+	return percentile.Of(lat, 50), percentile.Of(lat, 99), cpu, float64(cpuCalls) / elapsed.Seconds(), nil
 }
 
 func median(xs []float64) float64 {
@@ -620,10 +620,6 @@ func (s *session) close() error {
 	s.hc.CloseIdleConnections()
 	return nil
 }
-
-// percentile is the p-th percentile (nearest rank) of ms, as the AWS run
-// of the notify benchmark computes it too.
-func percentile(ms []float64, p int) float64 { return notifybench.Percentile(ms, p) }
 
 // cpuTicks reads a process's user+system CPU time in clock ticks (1/100 s).
 func cpuTicks(pid int) (int64, error) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
 	"github.com/mcp-elicitation/elicitation/internal/notify/notifybench"
+	"github.com/mcp-elicitation/elicitation/internal/percentile"
 )
 
 // notifyBench measures the isolation of notification targets (issue 22.1)
@@ -78,9 +79,9 @@ func notifyBench(args []string) error {
 		return fmt.Errorf("with the queue: %w", err)
 	}
 	fmt.Printf("healthy notice, creation to arrival (%d each): quiet p50 %.1f ms p99 %.1f ms; with %d queued to a hanging webhook p50 %.1f ms p99 %.1f ms max %.1f ms\n",
-		len(stuckNotice), percentile(quietNotice, 50), percentile(quietNotice, 99), *queued, percentile(stuckNotice, 50), percentile(stuckNotice, 99), percentile(stuckNotice, 100))
+		len(stuckNotice), percentile.Of(quietNotice, 50), percentile.Of(quietNotice, 99), *queued, percentile.Of(stuckNotice, 50), percentile.Of(stuckNotice, 99), percentile.Of(stuckNotice, 100))
 	fmt.Printf("elicit_status (%d / %d calls): quiet p50 %.2f ms p99 %.2f ms; with the queue p50 %.2f ms p99 %.2f ms (p99 x%.2f)\n",
-		len(quietStatus), len(stuckStatus), percentile(quietStatus, 50), percentile(quietStatus, 99), percentile(stuckStatus, 50), percentile(stuckStatus, 99), percentile(stuckStatus, 99)/percentile(quietStatus, 99))
+		len(quietStatus), len(stuckStatus), percentile.Of(quietStatus, 50), percentile.Of(quietStatus, 99), percentile.Of(stuckStatus, 50), percentile.Of(stuckStatus, 99), percentile.Of(stuckStatus, 99)/percentile.Of(quietStatus, 99))
 	return nil
 }
 

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
+	"github.com/mcp-elicitation/elicitation/internal/percentile"
 )
 
 // soakOptions are the soak's flags.
@@ -133,8 +134,8 @@ func soak(args []string) error {
 	fmt.Printf("initialize: %d accepted, %d refused (503), %d other\n", f.accepted, f.refused, f.other)
 	fmt.Printf("slow connections: %d dialed, %d cut off by the server\n", dialed.Load(), cut.Load())
 	fmt.Printf("server RSS: before %.0f MB, peak %.0f MB, after %.0f MB\n", mb(rssBefore), mb(peak), mb(rssAfter))
-	qp50, qp99 := percentile(quietLat, 50), percentile(quietLat, 99)
-	bp50, bp99 := percentile(busyLat, 50), percentile(busyLat, 99)
+	qp50, qp99 := percentile.Of(quietLat, 50), percentile.Of(quietLat, 99)
+	bp50, bp99 := percentile.Of(busyLat, 50), percentile.Of(busyLat, 99)
 	fmt.Printf("elicit_status quiet:      p50 %.3f ms  p99 %.3f ms  (%d calls)\n", qp50, qp99, len(quietLat))
 	fmt.Printf("elicit_status under load: p50 %.3f ms  p99 %.3f ms  (%d calls)  p99 x%.1f of quiet (target <= 10)\n", bp50, bp99, len(busyLat), bp99/qp99)
 	return nil

@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/mcp-elicitation/elicitation/internal/percentile"
 	"html"
 	"io"
 	"net"
@@ -116,7 +117,7 @@ func taskLatencies(h *taskHost, calls int) error {
 			}
 			lat = append(lat, float64(time.Since(t0).Microseconds())/1000)
 		}
-		fmt.Printf("%-50s p50 %6.3f ms   p99 %6.3f ms\n", m.name, percentile(lat, 50), percentile(lat, 99))
+		fmt.Printf("%-50s p50 %6.3f ms   p99 %6.3f ms\n", m.name, percentile.Of(lat, 50), percentile.Of(lat, 99))
 	}
 	return nil
 }
@@ -197,7 +198,7 @@ func waitingTasks(h *taskHost, pid, n, workers, sweepers int) error {
 	}
 	slices.Sort(lag)
 	fmt.Printf("decided %d on the review page in %v; every task read completed by the first tasks/get after its decision\n", n, decided.Round(time.Millisecond))
-	fmt.Printf("decision -> completed seen: p50 %.3f ms, p99 %.3f ms, max %.3f ms\n", percentile(lag, 50), percentile(lag, 99), lag[len(lag)-1])
+	fmt.Printf("decision -> completed seen: p50 %.3f ms, p99 %.3f ms, max %.3f ms\n", percentile.Of(lag, 50), percentile.Of(lag, 99), lag[len(lag)-1])
 	fmt.Printf("RSS peak %.1f MB; %d tasks/get polls by %d sweepers meanwhile\n", mb(peak), polls.Load(), sweepers)
 	return nil
 }

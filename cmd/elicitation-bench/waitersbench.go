@@ -30,6 +30,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/mcp-elicitation/elicitation/internal/percentile"
 	"io"
 	"net"
 	"net/http"
@@ -392,7 +393,7 @@ func holdAndRelease(t *waiterTarget, n, workers int) (waitersResult, error) {
 		lat[i] = max(float64(returnedAt[i].Load()-releasedAt[i].Load())/1e6, 0)
 	}
 	slices.Sort(lat)
-	r.p50, r.p99, r.max = percentile(lat, 50), percentile(lat, 99), lat[n-1]
+	r.p50, r.p99, r.max = percentile.Of(lat, 50), percentile.Of(lat, 99), lat[n-1]
 	return r, nil
 }
 

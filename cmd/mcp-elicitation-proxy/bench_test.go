@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/mcp-elicitation/elicitation/internal/percentile"
 	"io"
 	"os"
 	"os/exec"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -109,9 +109,7 @@ func relay(args []string) int {
 }
 
 func percentiles(ds []time.Duration) (p50, p99 time.Duration) {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2], s[len(s)*99/100]
+	return percentile.Of(ds, 50), percentile.Of(ds, 99)
 }
 
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }

@@ -13,6 +13,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/dynamostore"
 	"github.com/mcp-elicitation/elicitation/internal/dynamostore/dynamotest"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/percentile"
 )
 
 // BenchmarkWakeLatency measures how long after a decision lands through
@@ -60,10 +61,10 @@ func BenchmarkWakeLatency(b *testing.B) {
 		fromSend = append(fromSend, w.Sub(sent))
 	}
 	b.StopTimer()
-	b.ReportMetric(ms(pct(fromReturn, 50)), "p50-ms")
-	b.ReportMetric(ms(pct(fromReturn, 99)), "p99-ms")
-	b.ReportMetric(ms(pct(fromSend, 50)), "p50-from-send-ms")
-	b.ReportMetric(ms(pct(fromSend, 99)), "p99-from-send-ms")
+	b.ReportMetric(ms(percentile.Of(fromReturn, 50)), "p50-ms")
+	b.ReportMetric(ms(percentile.Of(fromReturn, 99)), "p99-ms")
+	b.ReportMetric(ms(percentile.Of(fromSend, 50)), "p50-from-send-ms")
+	b.ReportMetric(ms(percentile.Of(fromSend, 99)), "p99-from-send-ms")
 	b.ReportMetric(ms(slices.Max(fromReturn)), "max-ms")
 }
 
@@ -158,13 +159,6 @@ func randomDescriptions(opts []elicitation.Option, n int) {
 		m["description"] = base64.StdEncoding.EncodeToString(buf)
 		opts[i].Raw, _ = json.Marshal(m)
 	}
-}
-
-func pct(ds []time.Duration, p int) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	i := (len(s)*p + 99) / 100
-	return s[max(0, min(len(s)-1, i-1))]
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

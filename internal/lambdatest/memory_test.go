@@ -3,13 +3,13 @@
 package lambdatest_test
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/lambdatest"
+	"github.com/mcp-elicitation/elicitation/internal/percentile"
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
@@ -173,14 +173,7 @@ func stateReads(s *stack) int {
 
 // pct is the p-th percentile of ds (nearest rank; 100 the maximum).
 func pct(ds []time.Duration, p int) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	ds = slices.Clone(ds)
-	slices.Sort(ds)
-	i := (len(ds)*p + 99) / 100
-	i = min(max(i-1, 0), len(ds)-1)
-	return ds[i].Round(100 * time.Microsecond)
+	return percentile.Of(ds, p).Round(100 * time.Microsecond)
 }
 
 func mean(ds []time.Duration) time.Duration {

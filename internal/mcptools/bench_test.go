@@ -3,7 +3,6 @@ package mcptools_test
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"testing"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
+	"github.com/mcp-elicitation/elicitation/internal/percentile"
 )
 
 // BenchmarkWakeLatency measures SPEC §7's wake latency on the embedded
@@ -55,22 +55,15 @@ func BenchmarkWakeLatency(b *testing.B) {
 				afterCommit = append(afterCommit, ms(end.Sub(committed)))
 			}
 			b.StopTimer()
-			b.ReportMetric(pct(wake, 50), "wake-p50-ms")
-			b.ReportMetric(pct(wake, 99), "wake-p99-ms")
-			b.ReportMetric(pct(afterCommit, 50), "after-commit-p50-ms")
-			b.ReportMetric(pct(afterCommit, 99), "after-commit-p99-ms")
+			b.ReportMetric(percentile.Of(wake, 50), "wake-p50-ms")
+			b.ReportMetric(percentile.Of(wake, 99), "wake-p99-ms")
+			b.ReportMetric(percentile.Of(afterCommit, 50), "after-commit-p50-ms")
+			b.ReportMetric(percentile.Of(afterCommit, 99), "after-commit-p99-ms")
 		})
 	}
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-func pct(xs []float64, p int) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	i := (len(s)*p + 99) / 100
-	return s[max(min(i, len(s))-1, 0)]
-}
 
 // BenchmarkStatus measures one elicit_status call end to end in this
 // process (client, HTTP, SDK, tool, store), for profiling:

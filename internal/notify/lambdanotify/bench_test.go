@@ -17,6 +17,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/notify"
 	"github.com/mcp-elicitation/elicitation/internal/notify/lambdanotify"
 	"github.com/mcp-elicitation/elicitation/internal/notify/notifybench"
+	"github.com/mcp-elicitation/elicitation/internal/percentile"
 )
 
 var (
@@ -114,12 +115,12 @@ func runHangingTargetOnAWS(b *testing.B) {
 	}
 	esm.mu.Lock()
 	defer esm.mu.Unlock()
-	b.ReportMetric(notifybench.Percentile(ms, 50), "healthy-p50-ms")
-	b.ReportMetric(notifybench.Percentile(ms, 99), "healthy-p99-ms")
-	b.ReportMetric(notifybench.Percentile(ms, 100), "healthy-max-ms")
+	b.ReportMetric(percentile.Of(ms, 50), "healthy-p50-ms")
+	b.ReportMetric(percentile.Of(ms, 99), "healthy-p99-ms")
+	b.ReportMetric(percentile.Of(ms, 100), "healthy-max-ms")
 	b.ReportMetric(esm.longest.Seconds(), "longest-stream-invocation-s")
 	b.Logf("healthy notice, creation to arrival (%d, behind %d queued to a hanging webhook, %d more to it after each): p50 %.1f ms p99 %.1f ms max %.1f ms; %d stream batches, the longest %.1f s; %d records past their retries",
-		len(ms), *benchQueued, *benchMixed, notifybench.Percentile(ms, 50), notifybench.Percentile(ms, 99), notifybench.Percentile(ms, 100), esm.batches, esm.longest.Seconds(), esm.dropped)
+		len(ms), *benchQueued, *benchMixed, percentile.Of(ms, 50), percentile.Of(ms, 99), percentile.Of(ms, 100), esm.batches, esm.longest.Seconds(), esm.dropped)
 }
 
 // function is the notify function: its execution environments, each

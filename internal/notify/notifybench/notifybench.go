@@ -12,7 +12,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"slices"
 	"sync"
 	"time"
 
@@ -127,13 +126,4 @@ func (h *Hooks) Collect(n int, within time.Duration) ([]float64, error) {
 		h.mu.Unlock()
 	}
 	return ms, nil
-}
-
-// Percentile is the p-th percentile (nearest rank) of ms; 100 is the
-// maximum.
-func Percentile(ms []float64, p int) float64 {
-	s := slices.Clone(ms)
-	slices.Sort(s)
-	i := (len(s)*p + 99) / 100
-	return s[max(min(i, len(s))-1, 0)]
 }
