@@ -1,21 +1,22 @@
 package boltstore
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	bolt "go.etcd.io/bbolt"
 	"strconv"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/jsonobj"
 )
 
 // decodeState decodes a stored request state. A status read is the
 // commonest call and decoding its state was nearly all of the store's part
-// of it, so the JSON that json.Marshal writes for a State (compact, every
-// string without escapes, keys the decoder knows) is read by a small
-// scanner; anything else (an escape, whitespace, approvers, a key added to
+// of it, so the JSON that json.Marshal writes for a State (every string
+// without escapes, keys the decoder knows) is read member by member
+// (scanState); anything else (an escape, whitespace, approvers, a key added to
 // State that the scanner does not know yet) is decoded by encoding/json,
 // so the result is always encoding/json's.
 func decodeState(b []byte, st *elicitation.State) error {
@@ -42,67 +43,26 @@ func getState(tx *bolt.Tx, id string, st *elicitation.State) (bool, error) {
 	return true, nil
 }
 
-type stateScanner struct {
-	b []byte
-	i int
-}
-
-// scanState decodes b into st if b is a State as json.Marshal writes it
-// with keys it knows; it reports false, leaving st as it was, otherwise.
+// scanState decodes b into st if b is a State as json.Marshal writes it,
+// read member by member (internal/jsonobj) with keys it knows; it reports
+// false, leaving st as it was, otherwise.
 func scanState(b []byte, st *elicitation.State) bool {
 	var s elicitation.State
-	p := stateScanner{b: b}
-	if !p.next('{') {
+	ok := true
+	if !jsonobj.Members(b, func(key, value []byte) {
+		ok = ok && stateField(&s, string(key), value)
+	}) || !ok {
 		return false
 	}
-	if p.next('}') {
-		*st = s
-		return p.i == len(b)
-	}
-	for {
-		key, ok := p.str()
-		if !ok || !p.next(':') || !p.field(&s, string(key)) {
-			return false
-		}
-		if p.next(',') {
-			continue
-		}
-		if !p.next('}') || p.i != len(b) {
-			return false
-		}
-		*st = s
-		return true
-	}
+	*st = s
+	return true
 }
 
-func (p *stateScanner) next(c byte) bool {
-	if p.i < len(p.b) && p.b[p.i] == c {
-		p.i++
-		return true
-	}
-	return false
-}
-
-// str reads a string without escapes and returns its contents.
-func (p *stateScanner) str() ([]byte, bool) {
-	if !p.next('"') {
-		return nil, false
-	}
-	end := bytes.IndexByte(p.b[p.i:], '"')
-	if end < 0 {
-		return nil, false
-	}
-	s := p.b[p.i : p.i+end]
-	if bytes.IndexByte(s, '\\') >= 0 {
-		return nil, false
-	}
-	p.i += end + 1
-	return s, true
-}
-
-// field reads the value of key into s; false for a key or value it does
-// not read (encoding/json then decodes the whole state).
-func (p *stateScanner) field(s *elicitation.State, key string) bool {
+// stateField reads the value of key into s; false for a key or value it
+// does not read (encoding/json then decodes the whole state): approvers,
+// a key it does not know (one that matches a field but for case
+// included), a string with an escape, null.
+func stateField(s *elicitation.State, key string, value []byte) bool {
 	var str *string
 	var t *time.Time
 	switch key {
@@ -117,7 +77,7 @@ func (p *stateScanner) field(s *elicitation.State, key string) bool {
 	case "answerDigest":
 		str = &s.AnswerDigest
 	case "kind", "status", "decision", "decidedVia":
-		return p.named(s, key)
+		return named(s, key, value)
 	case "createdAt":
 		t = &s.CreatedAt
 	case "expiresAt":
@@ -129,25 +89,24 @@ func (p *stateScanner) field(s *elicitation.State, key string) bool {
 	case "consumedAt":
 		t = &s.ConsumedAt
 	case "approvals":
-		return p.int(&s.Approvals)
+		n, err := strconv.Atoi(string(value))
+		s.Approvals = n
+		return err == nil
 	default: // approvers, or a key this scanner does not know
 		return false
 	}
 	if t != nil {
-		start := p.i
-		if _, ok := p.str(); !ok {
-			return false
-		}
-		return t.UnmarshalJSON(p.b[start:p.i]) == nil
+		_, ok := jsonobj.String(value)
+		return ok && t.UnmarshalJSON(value) == nil
 	}
-	v, ok := p.str()
+	v, ok := jsonobj.String(value)
 	*str = string(v)
 	return ok
 }
 
 // named reads the string-typed names of a State.
-func (p *stateScanner) named(s *elicitation.State, key string) bool {
-	v, ok := p.str()
+func named(s *elicitation.State, key string, value []byte) bool {
+	v, ok := jsonobj.String(value)
 	switch key {
 	case "kind":
 		s.Kind = elicitation.Kind(v)
@@ -159,15 +118,4 @@ func (p *stateScanner) named(s *elicitation.State, key string) bool {
 		s.DecidedVia = elicitation.Via(v)
 	}
 	return ok
-}
-
-// int reads a non-negative integer.
-func (p *stateScanner) int(n *int) bool {
-	start := p.i
-	for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
-		p.i++
-	}
-	v, err := strconv.Atoi(string(p.b[start:p.i]))
-	*n = v
-	return err == nil
 }

@@ -72,17 +72,35 @@ func TestDecodeStateIsEncodingJSON(t *testing.T) {
 	inputs = append(inputs,
 		`{}`, `{"id":"x","future":{"a":[1,2]}}`, `{ "id" : "x" }`, `{"id":"x"`, `{"id":1}`, `{"approvals":-1}`,
 		`{"approvals":12345678901234567890123}`, `{"createdAt":"nope"}`, `{"createdAt":null}`, `{"id":"x"}x`, `{"id":"x",}`, ``, `null`,
-		strings.Replace(inputs[1], `"status":"pending"`, `"status":"pend\u0069ng"`, 1))
+		strings.Replace(inputs[1], `"status":"pending"`, `"status":"pend\u0069ng"`, 1),
+		`{"ID":"x"}`, `{"Owner":"a","owner":"b"}`, `{"id":"x","id":"y"}`, "{\"id\":\"\xff\"}", `{"approvals":1.0}`, `{"approvals":null}`,
+		`{"kind":null,"status":"pending"}`, "{\"id\":\"x\"}\n", `{"createdAt":"2026-01-02T03:04:05Z"}`)
 	for _, in := range inputs {
-		var want, got elicitation.State
-		werr := json.Unmarshal([]byte(in), &want)
-		gerr := decodeState([]byte(in), &got)
-		if (werr == nil) != (gerr == nil) {
-			t.Errorf("%s: decodeState error %v, encoding/json's %v", in, gerr, werr)
-			continue
-		}
-		if werr == nil && !reflect.DeepEqual(got, want) {
-			t.Errorf("%s:\n got %+v\nwant %+v", in, got, want)
-		}
+		sameAsEncodingJSON(t, []byte(in))
+	}
+}
+
+// FuzzDecodeStateIsEncodingJSON: decodeState gives what encoding/json
+// gives for any bytes (go test -fuzz FuzzDecodeStateIsEncodingJSON
+// ./internal/boltstore).
+func FuzzDecodeStateIsEncodingJSON(f *testing.F) {
+	b, _ := json.Marshal(storetest.NewApproval(f, time.Hour).State)
+	for _, seed := range []string{string(b), `{"id":"x","approvals":2}`, `{"createdAt":"2026-01-02T03:04:05Z","ID":"y"}`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(sameAsEncodingJSON)
+}
+
+func sameAsEncodingJSON(t *testing.T, in []byte) {
+	t.Helper()
+	var want, got elicitation.State
+	werr := json.Unmarshal(in, &want)
+	gerr := decodeState(in, &got)
+	if (werr == nil) != (gerr == nil) {
+		t.Errorf("%q: decodeState error %v, encoding/json's %v", in, gerr, werr)
+		return
+	}
+	if werr == nil && !reflect.DeepEqual(got, want) {
+		t.Errorf("%q:\n got %+v\nwant %+v", in, got, want)
 	}
 }
