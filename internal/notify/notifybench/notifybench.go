@@ -27,6 +27,7 @@ type Hooks struct {
 	stuck, healthy *http.Server
 	hang           chan struct{}
 	arrived        chan arrival
+	expected       chan struct{} // a token when Expect names another notice
 
 	mu      sync.Mutex
 	created map[string]time.Time // elicitation id -> when its creation began
@@ -40,7 +41,7 @@ type arrival struct {
 
 // Start starts both targets; secret is the webhooks' signing secret.
 func Start(secret string) (*Hooks, error) {
-	h := &Hooks{hang: make(chan struct{}), arrived: make(chan arrival, 1<<16), created: map[string]time.Time{}}
+	h := &Hooks{hang: make(chan struct{}), arrived: make(chan arrival, 1<<16), expected: make(chan struct{}, 1), created: map[string]time.Time{}}
 	h.stuck = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-h.hang:
@@ -90,8 +91,12 @@ func (h *Hooks) Close() {
 // the healthy target.
 func (h *Hooks) Expect(id string, start time.Time) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	h.created[id] = start
+	h.mu.Unlock()
+	select {
+	case h.expected <- struct{}{}:
+	default: // a token is there already: Collect looks at all of them
+	}
 }
 
 // Collect waits until n expected notices have arrived at the healthy
@@ -108,7 +113,7 @@ func (h *Hooks) Collect(n int, within time.Duration) ([]float64, error) {
 			h.mu.Lock()
 			h.early = append(h.early, a)
 			h.mu.Unlock()
-		case <-time.After(100 * time.Millisecond): // look again at what arrived before its Expect
+		case <-h.expected: // look again at what arrived before its Expect
 		case <-deadline:
 			return ms, fmt.Errorf("%d of %d healthy notices arrived within %s", len(ms), n, within)
 		}
