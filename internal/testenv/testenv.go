@@ -93,7 +93,8 @@ func NodeModule(t testing.TB, rel string) string {
 // drawn from below the kernel's ephemeral range, so the outgoing connections
 // and ":0" listeners of every test process running beside this one (which
 // the kernel serves from that range) cannot take it between this check and
-// the peer's bind, and it is never handed out twice in one process.
+// the peer's bind; it is never handed out twice in one process, nor to two
+// test processes at once (lockPort).
 func FreePort(t testing.TB) int {
 	t.Helper()
 	port, err := Port()
@@ -146,6 +147,9 @@ func takePort() (int, error) {
 		}
 		ln.Close()
 		ports.given[port] = true
+		if !lockPort(port) {
+			continue // another test process drew it and may be starting its peer on it
+		}
 		return port, nil
 	}
 	return 0, fmt.Errorf("testenv: no free port in %d-%d after 200 draws", lo, hi)
