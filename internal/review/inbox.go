@@ -21,10 +21,10 @@ import (
 // the signed-in reviewer, the pending requests they may decide
 // (Service.ReviewerInbox, which applies the one may-decide rule), most
 // urgent first, narrowed by the query parameters agent (the principal that
-// asked) and kind, a page of at most DefaultInboxRows rows at a time (after:
-// the place the page before ended, inboxCursor). Each row links to /review/{id}, the page a signed-in
-// reviewer opens without the review key (elicitation.NoKey). No script:
-// the filter is a GET form.
+// asked) and kind, a page of at most DefaultInboxRows rows at a time
+// (after: the place the page before ended, inboxCursor). Each row links to
+// /review/{id}, the page a signed-in reviewer opens without the review key
+// (elicitation.NoKey). No script: the filter is a GET form.
 
 // MaxAgentFilter bounds the agent query parameter, in characters.
 const MaxAgentFilter = 256
