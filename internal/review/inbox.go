@@ -243,6 +243,8 @@ func shownText(l elicitation.InboxListing) string {
 		return "One request."
 	case n == l.Total:
 		return fmt.Sprintf("%d requests, most urgent first.", n)
+	case n == 1:
+		return fmt.Sprintf("Request %d of %d.", l.Skipped+1, l.Total)
 	default:
 		return fmt.Sprintf("Requests %d–%d of %d, most urgent first.", l.Skipped+1, l.Skipped+n, l.Total)
 	}

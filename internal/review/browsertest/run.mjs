@@ -597,7 +597,37 @@ async function inbox(f, page) {
   return { title, rows: [n0, n1, n2] };
 }
 
-const flows = { wide, pickOne, multi, decline, approve, decided, expired, xss, axe, screenshot, measure, longList, comment, markdown, context, rowsFit, words, inbox };
+// inboxPages: an inbox of more than one page (f.total rows for f.as):
+// the first page's 200 rows and its count, the "Next requests" link (a
+// tap target like the rest, axe-clean), the last page's rows, no next
+// link there, and the way back to the most urgent.
+async function inboxPages(f, page) {
+  await page.goto(base + '/__test/signin?as=' + f.as);
+  const shown = async () => (await page.locator('#shown').textContent()).trim();
+  const rows = async () => page.locator('ol.inbox > li').count();
+  const pagerSmall = async () => page.evaluate(() => [...document.querySelectorAll('nav.pager a')].filter((a) => a.getBoundingClientRect().height < 44).length);
+  let text = await shown();
+  must(text.startsWith(`Requests 1–200 of ${f.total},`), `first page says ${JSON.stringify(text)}`);
+  must((await rows()) === 200, `first page: ${await rows()} rows`);
+  must((await page.locator('nav.pager a').count()) === 1, 'the first page links anywhere but to the next one');
+  must((await pagerSmall()) === 0, 'a pager link under 44 px');
+  await checkTap(page);
+  await axeCheck(page, 'the first page of the inbox');
+  await Promise.all([page.waitForURL((u) => u.searchParams.has('after')), press(page.locator('a[rel=next]'))]);
+  text = await shown();
+  const last = f.total - 200;
+  must(text.startsWith(last === 1 ? `Request 201 of ${f.total}.` : `Requests 201–${f.total} of ${f.total},`), `last page says ${JSON.stringify(text)}`);
+  must((await rows()) === last, `last page: ${await rows()} rows, want ${last}`);
+  must((await page.locator('a[rel=next]').count()) === 0, 'the last page links to a next one');
+  must((await pagerSmall()) === 0, 'a pager link under 44 px');
+  await checkTap(page);
+  await axeCheck(page, 'a later page of the inbox');
+  await Promise.all([page.waitForURL((u) => !u.searchParams.has('after')), press(page.getByRole('link', { name: 'Back to the most urgent' }))]);
+  must((await rows()) === 200, `back at the first page: ${await rows()} rows`);
+  return { first: 200, last };
+}
+
+const flows = { wide, pickOne, multi, decline, approve, decided, expired, xss, axe, screenshot, measure, longList, comment, markdown, context, rowsFit, words, inbox, inboxPages };
 
 for (const f of plan.flows) {
   const t = Date.now();
