@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -68,8 +69,10 @@ type InboxFilter struct {
 	// Limit bounds Items (0: DefaultInboxRows); Total still counts all.
 	Limit int
 	// After starts Items at the first row past it (zero: the most urgent),
-	// the Next of the page before.
-	After InboxCursor
+	// the Next of the page before; Before ends them at the last row before
+	// it, the Prev of the page after (fewer than Limit when fewer rows come
+	// before it). Give at most one.
+	After, Before InboxCursor
 }
 
 // InboxCursor is a place in an inbox's order, the key of a row: earliest
@@ -117,9 +120,11 @@ type InboxListing struct {
 	// decide, before the filter; Skipped how many of Total come before
 	// Items (at or before the filter's After).
 	Total, All, Skipped int
-	// Next is the filter's After for the page past this one; zero when
-	// Items reach the end.
-	Next InboxCursor
+	// Next is the filter's After for the page past this one, zero when
+	// Items reach the end; Prev the filter's Before for the page ahead of
+	// this one, zero when Items start at the first row (or are none: a
+	// page past the end leads back to the first).
+	Next, Prev InboxCursor
 	// Owners are the principals that asked, among All, sorted: the
 	// choices of the filter by agent.
 	Owners []string
@@ -153,6 +158,22 @@ func sortTies(es []InboxEntry) {
 	}
 }
 
+// inboxPage is where the page f asks for lies among n rows in order
+// (cursor gives a row's): rows [start, end), at most limit of them, after
+// f.After (from the first row past it) or, with f.Before, the limit rows
+// just before it (fewer when fewer come before it).
+func inboxPage(n, limit int, f InboxFilter, cursor func(int) InboxCursor) (start, end int) {
+	past := func(c InboxCursor) func(int) bool { return func(i int) bool { return cursor(i).Compare(c) > 0 } }
+	switch {
+	case !f.Before.IsZero():
+		end = sort.Search(n, func(i int) bool { return cursor(i).Compare(f.Before) >= 0 })
+		return max(end-limit, 0), end
+	case !f.After.IsZero():
+		start = sort.Search(n, past(f.After))
+	}
+	return start, min(start+limit, n)
+}
+
 // ReviewerInbox lists the requests pending now that id may decide (the
 // one rule, ReviewerPolicy.MayDecide: never one id created where the
 // creator is barred), most urgent first (InboxCursor's order), narrowed
@@ -179,25 +200,27 @@ func (s *Service) ReviewerInbox(ctx context.Context, id Identity, f InboxFilter)
 	}
 	who := id.Principal()
 	owners := map[string]bool{}
-	for _, e := range entries {
+	rows := make([]int, 0, len(entries)) // the entries that match f, in order
+	for i, e := range entries {
 		if !e.ExpiresAt.After(now) || s.policy.MayDecide(id, e.Owner, e.Reviewers) != nil {
 			continue
 		}
 		l.All++
 		owners[e.Owner] = true
-		if (f.Owner != "" && e.Owner != f.Owner) || (f.Kind != "" && e.Kind != f.Kind) {
-			continue
+		if (f.Owner == "" || e.Owner == f.Owner) && (f.Kind == "" || e.Kind == f.Kind) {
+			rows = append(rows, i)
 		}
-		switch l.Total++; {
-		case !f.After.IsZero() && e.Cursor().Compare(f.After) <= 0:
-			l.Skipped++
-			continue
-		case len(l.Items) == limit:
-			if l.Next.IsZero() {
-				l.Next = l.Items[limit-1].Cursor()
-			}
-			continue
-		}
+	}
+	start, end := inboxPage(len(rows), limit, f, func(i int) InboxCursor { return entries[rows[i]].Cursor() })
+	l.Total, l.Skipped = len(rows), start
+	if end < len(rows) {
+		l.Next = entries[rows[end-1]].Cursor()
+	}
+	if start > 0 && start < end {
+		l.Prev = entries[rows[start]].Cursor()
+	}
+	for _, i := range rows[start:end] {
+		e := entries[i]
 		it := InboxItem{InboxEntry: e, Left: e.ExpiresAt.Sub(now), Votes: len(e.Approvers)}
 		it.Voted = slices.ContainsFunc(e.Approvers, func(a Approval) bool { return strings.EqualFold(a.By, who) })
 		l.Items = append(l.Items, it)

@@ -174,6 +174,20 @@ func TestReviewerInboxPages(t *testing.T) {
 	if got, _ := walk(elicitation.InboxFilter{Owner: "a-bot", Limit: 2}); !slices.Equal(got, aBots) {
 		t.Errorf("a-bot's pages %v, want %v", got, aBots)
 	}
+	// Backwards from the last page of 2: the pages Prev leads to are the
+	// whole listing again, each row once, the first of them short.
+	var back [][]string
+	for f := (elicitation.InboxFilter{Limit: 2, After: whole.Items[6].Cursor()}); ; {
+		l := list(f)
+		back = slices.Insert(back, 0, ids(l.Items))
+		if l.Prev.IsZero() || len(back) > 10 {
+			break
+		}
+		f = elicitation.InboxFilter{Limit: 2, Before: l.Prev}
+	}
+	if got := slices.Concat(back...); !slices.Equal(got, ids(whole.Items)) || len(back[0]) != 1 {
+		t.Errorf("pages back from the last: %v, want %v, the first of one row", back, ids(whole.Items))
+	}
 	// The first page's last row and the row after it are decided before
 	// the second page is read.
 	first := list(elicitation.InboxFilter{Limit: 3})
@@ -188,6 +202,9 @@ func TestReviewerInboxPages(t *testing.T) {
 	second := list(elicitation.InboxFilter{Limit: 3, After: first.Next})
 	if got, want := ids(second.Items), ids(whole.Items[4:7]); !slices.Equal(got, want) || second.Skipped != 2 || second.Total != 7 || second.Next != whole.Items[6].Cursor() {
 		t.Errorf("second page after two decisions: %v skipping %d of %d, want %v skipping 2 of 7", got, second.Skipped, second.Total, want)
+	}
+	if back := list(elicitation.InboxFilter{Limit: 3, Before: whole.Items[4].Cursor()}); !slices.Equal(ids(back.Items), ids(whole.Items[:2])) || !back.Prev.IsZero() || back.Next != whole.Items[1].Cursor() {
+		t.Errorf("the page before the second after two decisions: %v, prev %v, next %v; want the first two rows", ids(back.Items), back.Prev, back.Next)
 	}
 	end := list(elicitation.InboxFilter{After: whole.Items[8].Cursor()})
 	if len(end.Items) != 0 || !end.Next.IsZero() || end.Skipped != end.Total || end.Total != 7 {

@@ -22,7 +22,8 @@ import (
 // (Service.ReviewerInbox, which applies the one may-decide rule), most
 // urgent first, narrowed by the query parameters agent (the principal that
 // asked) and kind, a page of at most DefaultInboxRows rows at a time
-// (after: the place the page before ended, inboxCursor). Each row links to
+// (after: the place the page ahead ended; before: where the page after
+// began; inboxCursor). Each row links to
 // /review/{id}, the page a signed-in reviewer opens without the review key
 // (elicitation.NoKey). No script: the filter is a GET form.
 
@@ -40,12 +41,13 @@ type inboxView struct {
 	Count    string // "12", or "3 of 12" when filtered
 	Shown    string // how many rows, of how many
 	Filtered bool
-	// Next links to the page past this one; First to the most urgent,
-	// on every page but the first.
-	Next, First string
-	Agents      []choice
-	Kinds       []choice
-	Rows        []inboxRow
+	// Next links to the page past this one, Prev to the page ahead of it
+	// (the first page when that one is), First to the most urgent when
+	// Prev does not lead there.
+	Next, Prev, First string
+	Agents            []choice
+	Kinds             []choice
+	Rows              []inboxRow
 }
 
 type inboxProblem struct {
@@ -140,21 +142,22 @@ func inboxFilter(q url.Values) (elicitation.InboxFilter, string) {
 		return f, fmt.Sprintf("The agent must be a principal of at most %d characters.", MaxAgentFilter)
 	case f.Kind != "" && f.Kind != elicitation.KindApproval && f.Kind != elicitation.KindSelection:
 		return f, "The kind must be “approval” or “selection”."
-	case len(q["after"]) > 1:
-		return f, "Give at most one page to start after."
+	case len(q["after"])+len(q["before"]) > 1:
+		return f, "Give at most one place for the page to start after or end before."
 	}
-	if a := q.Get("after"); a != "" {
-		c, ok := parseInboxCursor(a)
-		if !ok {
-			return f, "The link to this page of the inbox is damaged: start again from the most urgent."
+	for param, c := range map[string]*elicitation.InboxCursor{"after": &f.After, "before": &f.Before} {
+		if a := q.Get(param); a != "" {
+			var ok bool
+			if *c, ok = parseInboxCursor(a); !ok {
+				return f, "The link to this page of the inbox is damaged: start again from the most urgent."
+			}
 		}
-		f.After = c
 	}
 	return f, ""
 }
 
-// The after parameter: a cursor as the expiry's Unix nanoseconds and the
-// id, "1796400000000000000.ID". It names a place in the order, not a
+// The after and before parameters: a cursor as the expiry's Unix
+// nanoseconds and the id, "1796400000000000000.ID". It names a place in the order, not a
 // request: it opens nothing, and every row past it is still one the
 // reviewer may decide (ReviewerInbox's rule), so it needs no signature.
 func inboxCursor(c elicitation.InboxCursor) string {
@@ -175,9 +178,9 @@ func parseInboxCursor(s string) (elicitation.InboxCursor, bool) {
 	return elicitation.InboxCursor{ExpiresAt: time.Unix(0, n).UTC(), ID: id}, true
 }
 
-// pageHref is the inbox's address with f's filter, starting after after
-// (zero: the most urgent).
-func pageHref(f elicitation.InboxFilter, after elicitation.InboxCursor) string {
+// pageHref is the inbox's address with f's filter and, unless c is zero,
+// the page's place: param ("after" or "before") c.
+func pageHref(f elicitation.InboxFilter, param string, c elicitation.InboxCursor) string {
 	q := url.Values{}
 	if f.Owner != "" {
 		q.Set("agent", f.Owner)
@@ -185,13 +188,30 @@ func pageHref(f elicitation.InboxFilter, after elicitation.InboxCursor) string {
 	if f.Kind != "" {
 		q.Set("kind", string(f.Kind))
 	}
-	if !after.IsZero() {
-		q.Set("after", inboxCursor(after))
+	if !c.IsZero() {
+		q.Set(param, inboxCursor(c))
 	}
 	if len(q) == 0 {
 		return "./"
 	}
 	return "./?" + q.Encode()
+}
+
+// pager sets v's links to the pages around l's.
+func pager(v *inboxView, l elicitation.InboxListing, f elicitation.InboxFilter) {
+	first := pageHref(f, "", elicitation.InboxCursor{})
+	if !l.Next.IsZero() {
+		v.Next = pageHref(f, "after", l.Next)
+	}
+	switch {
+	case l.Prev.IsZero() && l.Skipped > 0: // a page past the end
+		v.First = first
+	case l.Prev.IsZero():
+	case l.Skipped <= elicitation.DefaultInboxRows:
+		v.Prev = first // the page ahead is the first, whole
+	default:
+		v.Prev, v.First = pageHref(f, "before", l.Prev), first
+	}
 }
 
 // inboxPage builds the inbox of l, filtered by f, for reviewer.
@@ -215,12 +235,7 @@ func inboxPage(l elicitation.InboxListing, f elicitation.InboxFilter, reviewer s
 		v.Kinds = append(v.Kinds, k)
 	}
 	v.Shown = shownText(l)
-	if !l.Next.IsZero() {
-		v.Next = pageHref(f, l.Next)
-	}
-	if l.Skipped > 0 {
-		v.First = pageHref(f, elicitation.InboxCursor{})
-	}
+	pager(v, l, f)
 	if l.Partial {
 		v.Shown += fmt.Sprintf(" (Only the %d most urgent pending requests of the server were read.)", elicitation.MaxInbox)
 	}

@@ -125,6 +125,9 @@ var (
 	rowRE   = regexp.MustCompile(`<a class="open" href="\./([^"]+)">([^<]*)</a>`)
 	titleRE = regexp.MustCompile(`<title>([^<]*)</title>`)
 	nextRE  = regexp.MustCompile(`<a href="([^"]+)" rel="next">`)
+	prevRE  = regexp.MustCompile(`<a href="([^"]+)" rel="prev">`)
+	firstRE = regexp.MustCompile(`<a href="([^"]+)">Back to the most urgent</a>`)
+	shownRE = regexp.MustCompile(`<p class="note" id="shown">([^<]*)</p>`)
 )
 
 // rows are the ids an inbox page lists, in order.
@@ -283,6 +286,7 @@ func TestInboxBadFilter(t *testing.T) {
 	for _, q := range []string{
 		"?kind=form", "?agent=" + strings.Repeat("a", review.MaxAgentFilter+1), "?kind=approval&kind=selection", "?agent=%ff",
 		"?after=x", "?after=1.a&after=2.b", "?after=-5.abc", "?after=12.a%2Fb", "?after=12.", "?after=12." + strings.Repeat("a", 65),
+		"?before=x", "?after=12.a&before=13.b",
 	} {
 		r := e.getAs("bob", "/review/"+q)
 		if r.Status != http.StatusBadRequest || !strings.Contains(r.Body, "This filter cannot be read") || !strings.Contains(r.Body, `href="./"`) || len(rows(r.Body)) != 0 {
@@ -292,51 +296,77 @@ func TestInboxBadFilter(t *testing.T) {
 }
 
 // TestInboxPages: beyond DefaultInboxRows the page lists the most urgent,
-// says which rows of how many it shows and links to the next page, which
-// keeps the filter and links back to the first; together the pages list
-// every request once, in order.
+// says which rows of how many it shows and links to the next page; each
+// page keeps the filter, links to the one ahead of it (the first page
+// itself from the second) and, from the third, back to the most urgent;
+// together the pages list every request once, in order, and the way back
+// lists the same pages.
 func TestInboxPages(t *testing.T) {
 	e := newSignedInEnv(t)
-	n := elicitation.DefaultInboxRows + 1 // the last page is one row (TestInboxChromium pages to several)
+	const rowsPerPage = elicitation.DefaultInboxRows
+	n := 2*rowsPerPage + 1 // the last page is one row (TestInboxChromium's last is several)
 	var want []string
 	for i := range n {
 		c := e.create("agent", elicitation.ApprovalInput{Message: fmt.Sprintf("Request %d", i), TimeoutSeconds: 600 + i})
 		want = append(want, c.ID)
 	}
+	type page struct {
+		rows              []string
+		shown             string
+		next, prev, first string
+	}
+	open := func(t *testing.T, href string) page {
+		t.Helper()
+		r := e.getAs("bob", "/review/"+strings.TrimPrefix(html.UnescapeString(href), "./"))
+		if r.Status != http.StatusOK {
+			t.Fatalf("%s: %d", href, r.Status)
+		}
+		p := page{rows: rows(r.Body)}
+		if m := shownRE.FindStringSubmatch(r.Body); m != nil {
+			p.shown = m[1]
+		}
+		for _, l := range []struct {
+			re  *regexp.Regexp
+			dst *string
+		}{{nextRE, &p.next}, {prevRE, &p.prev}, {firstRE, &p.first}} {
+			if m := l.re.FindStringSubmatch(r.Body); m != nil {
+				*l.dst = html.UnescapeString(m[1])
+			}
+		}
+		return p
+	}
 	for _, tc := range []struct{ name, query string }{{"all", ""}, {"filtered", "?kind=approval"}} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := e.getAs("bob", "/review/"+tc.query)
-			got := rows(r.Body)
-			if len(got) != elicitation.DefaultInboxRows {
-				t.Fatalf("first page: %d rows", len(got))
+			home := "./" + tc.query
+			p1 := open(t, home)
+			if p1.shown != fmt.Sprintf("Requests 1–%d of %d, most urgent first.", rowsPerPage, n) || len(p1.rows) != rowsPerPage || p1.next == "" || p1.prev != "" || p1.first != "" {
+				t.Fatalf("first page: %q, %d rows, next %q, prev %q, first %q", p1.shown, len(p1.rows), p1.next, p1.prev, p1.first)
 			}
-			if shown := fmt.Sprintf("Requests 1–%d of %d, most urgent first.", elicitation.DefaultInboxRows, n); !strings.Contains(r.Body, shown) || strings.Contains(r.Body, "Back to the most urgent") {
-				t.Errorf("first page does not say %q, or links back to itself", shown)
+			p2 := open(t, p1.next)
+			if p2.shown != fmt.Sprintf("Requests %d–%d of %d, most urgent first.", rowsPerPage+1, 2*rowsPerPage, n) || p2.next == "" || p2.prev != home || p2.first != "" {
+				t.Fatalf("second page: %q, next %q, prev %q (want %q), first %q", p2.shown, p2.next, p2.prev, home, p2.first)
 			}
-			if m := titleRE.FindStringSubmatch(r.Body); m == nil || (tc.query == "" && m[1] != fmt.Sprintf("Inbox (%d): requests waiting for you", n)) {
-				t.Errorf("title %v", m)
+			p3 := open(t, p2.next)
+			if p3.shown != fmt.Sprintf("Request %d of %d.", n, n) || p3.next != "" || !strings.Contains(p3.prev, "before=") || p3.first != home {
+				t.Fatalf("last page: %q, next %q, prev %q, first %q (want %q)", p3.shown, p3.next, p3.prev, p3.first, home)
 			}
-			next := nextRE.FindStringSubmatch(r.Body)
-			if next == nil {
-				t.Fatal("first page has no link to the next")
+			for _, href := range []string{p1.next, p2.next, p3.prev} {
+				if tc.query != "" && !strings.Contains(href, "kind=approval") {
+					t.Errorf("%q drops the filter", href)
+				}
 			}
-			href := html.UnescapeString(next[1])
-			if tc.query != "" && !strings.Contains(href, "kind=approval") {
-				t.Errorf("next page %q drops the filter", href)
+			if got := slices.Concat(p1.rows, p2.rows, p3.rows); !slices.Equal(got, want) {
+				t.Errorf("the three pages list %d rows, not every request once in order", len(got))
 			}
-			r = e.getAs("bob", "/review/"+strings.TrimPrefix(href, "./"))
-			got = append(got, rows(r.Body)...)
-			if !slices.Equal(got, want) {
-				t.Errorf("the two pages list %d rows, not every request once in order", len(got))
-			}
-			if shown := fmt.Sprintf("Request %d of %d.", n, n); !strings.Contains(r.Body, shown) || nextRE.MatchString(r.Body) || !strings.Contains(r.Body, ">Back to the most urgent</a>") {
-				t.Errorf("last page does not say %q, or has a next page, or no way back", shown)
+			back := open(t, p3.prev)
+			if !slices.Equal(back.rows, p2.rows) || back.prev != home || back.next != p2.next {
+				t.Errorf("the page ahead of the last: %d rows, prev %q, next %q; want the second page's", len(back.rows), back.prev, back.next)
 			}
 		})
 	}
 	// A link past every row (the rows after it were decided since).
 	r := e.getAs("bob", "/review/?after=9000000000000000000.zz")
-	if r.Status != http.StatusOK || len(rows(r.Body)) != 0 || !strings.Contains(r.Body, "Nothing waiting for you comes after the page you were on") || !strings.Contains(r.Body, `<a href="./">Back to the most urgent</a>`) {
+	if r.Status != http.StatusOK || len(rows(r.Body)) != 0 || !strings.Contains(r.Body, "Nothing waiting for you comes after the page you were on") || !strings.Contains(r.Body, `<a href="./">Back to the most urgent</a>`) || prevRE.MatchString(r.Body) {
 		t.Errorf("past the end: %d, %d rows", r.Status, len(rows(r.Body)))
 	}
 }

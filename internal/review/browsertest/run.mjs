@@ -597,10 +597,10 @@ async function inbox(f, page) {
   return { title, rows: [n0, n1, n2] };
 }
 
-// inboxPages: an inbox of more than one page (f.total rows for f.as):
-// the first page's 200 rows and its count, the "Next requests" link (a
-// tap target like the rest, axe-clean), the last page's rows, no next
-// link there, and the way back to the most urgent.
+// inboxPages: an inbox of two pages (f.total rows for f.as): the first
+// page's 200 rows and its count, the "Next requests" link (a tap target
+// like the rest, axe-clean), the last page's rows, no next link there, and
+// "Previous requests" back to the first.
 async function inboxPages(f, page) {
   await page.goto(base + '/__test/signin?as=' + f.as);
   const shown = async () => (await page.locator('#shown').textContent()).trim();
@@ -622,8 +622,8 @@ async function inboxPages(f, page) {
   must((await pagerSmall()) === 0, 'a pager link under 44 px');
   await checkTap(page);
   await axeCheck(page, 'a later page of the inbox');
-  await Promise.all([page.waitForURL((u) => !u.searchParams.has('after')), press(page.getByRole('link', { name: 'Back to the most urgent' }))]);
-  must((await rows()) === 200, `back at the first page: ${await rows()} rows`);
+  await Promise.all([page.waitForURL((u) => !u.searchParams.has('after')), press(page.locator('a[rel=prev]'))]);
+  must((await rows()) === 200 && (await shown()).startsWith('Requests 1–200 '), `back at the first page: ${await rows()} rows, ${JSON.stringify(await shown())}`);
   return { first: 200, last };
 }
 
