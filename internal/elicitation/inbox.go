@@ -161,15 +161,16 @@ func sortTies(es []InboxEntry) {
 // inboxPage is where the page f asks for lies among n rows in order
 // (cursor gives a row's): rows [start, end), at most limit of them, after
 // f.After (from the first row past it) or, with f.Before, the limit rows
-// just before it (fewer when fewer come before it).
+// just before it (fewer when fewer come before it; the first page when
+// none does any more).
 func inboxPage(n, limit int, f InboxFilter, cursor func(int) InboxCursor) (start, end int) {
-	past := func(c InboxCursor) func(int) bool { return func(i int) bool { return cursor(i).Compare(c) > 0 } }
 	switch {
 	case !f.Before.IsZero():
-		end = sort.Search(n, func(i int) bool { return cursor(i).Compare(f.Before) >= 0 })
-		return max(end-limit, 0), end
+		if end = sort.Search(n, func(i int) bool { return cursor(i).Compare(f.Before) >= 0 }); end > 0 {
+			return max(end-limit, 0), end
+		}
 	case !f.After.IsZero():
-		start = sort.Search(n, past(f.After))
+		start = sort.Search(n, func(i int) bool { return cursor(i).Compare(f.After) > 0 })
 	}
 	return start, min(start+limit, n)
 }
@@ -213,7 +214,7 @@ func (s *Service) ReviewerInbox(ctx context.Context, id Identity, f InboxFilter)
 	}
 	start, end := inboxPage(len(rows), limit, f, func(i int) InboxCursor { return entries[rows[i]].Cursor() })
 	l.Total, l.Skipped = len(rows), start
-	if end < len(rows) {
+	if 0 < end && end < len(rows) {
 		l.Next = entries[rows[end-1]].Cursor()
 	}
 	if start > 0 && start < end {

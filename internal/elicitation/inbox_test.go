@@ -206,6 +206,11 @@ func TestReviewerInboxPages(t *testing.T) {
 	if back := list(elicitation.InboxFilter{Limit: 3, Before: whole.Items[4].Cursor()}); !slices.Equal(ids(back.Items), ids(whole.Items[:2])) || !back.Prev.IsZero() || back.Next != whole.Items[1].Cursor() {
 		t.Errorf("the page before the second after two decisions: %v, prev %v, next %v; want the first two rows", ids(back.Items), back.Prev, back.Next)
 	}
+	// A page before a place no pending row comes before any more is the
+	// first page.
+	if first := list(elicitation.InboxFilter{Limit: 2, Before: whole.Items[0].Cursor()}); !slices.Equal(ids(first.Items), ids(whole.Items[:2])) || !first.Prev.IsZero() || first.Next != whole.Items[1].Cursor() {
+		t.Errorf("the page before the first row: %v, prev %v, next %v; want the first page", ids(first.Items), first.Prev, first.Next)
+	}
 	end := list(elicitation.InboxFilter{After: whole.Items[8].Cursor()})
 	if len(end.Items) != 0 || !end.Next.IsZero() || end.Skipped != end.Total || end.Total != 7 {
 		t.Errorf("past the end: %d items, next %v, skipped %d of %d", len(end.Items), end.Next, end.Skipped, end.Total)

@@ -42,3 +42,61 @@ func ids(es []InboxEntry) []string {
 	}
 	return out
 }
+
+// TestInboxPage: the page inboxPage finds is, for every small listing,
+// limit and place (on a row or between two), the one a plain scan finds:
+// after a place, the first limit rows past it; before one, the last limit
+// rows ahead of it, or the first page when none is ahead any more.
+func TestInboxPage(t *testing.T) {
+	at := func(s int) time.Time { return time.Date(2026, 5, 1, 12, 0, s, 0, time.UTC) }
+	for n := range 7 {
+		cursors := make([]InboxCursor, n)
+		for i := range cursors {
+			cursors[i] = InboxCursor{ExpiresAt: at(2 * i), ID: "r"}
+		}
+		cursor := func(i int) InboxCursor { return cursors[i] }
+		var places []InboxCursor // on each row and between and around them
+		for s := -1; s <= 2*n; s++ {
+			places = append(places, InboxCursor{ExpiresAt: at(s), ID: "r"})
+		}
+		for limit := 1; limit <= 3; limit++ {
+			for _, p := range places {
+				var past []int
+				for i, c := range cursors {
+					if c.Compare(p) > 0 {
+						past = append(past, i)
+					}
+				}
+				wantAfter := past[:min(limit, len(past))]
+				// Before p: the rows strictly ahead of it.
+				var before []int
+				for i, c := range cursors {
+					if c.Compare(p) < 0 {
+						before = append(before, i)
+					}
+				}
+				wantBefore := before[max(len(before)-limit, 0):]
+				if len(before) == 0 {
+					wantBefore = seq(min(limit, n))
+				}
+				for _, tc := range []struct {
+					f    InboxFilter
+					want []int
+				}{{InboxFilter{After: p}, wantAfter}, {InboxFilter{Before: p}, wantBefore}} {
+					start, end := inboxPage(n, limit, tc.f, cursor)
+					if got := seq(end)[start:]; !slices.Equal(got, tc.want) && !(len(got) == 0 && len(tc.want) == 0) {
+						t.Errorf("n %d, limit %d, %+v: rows %v, want %v", n, limit, tc.f, got, tc.want)
+					}
+				}
+			}
+		}
+	}
+}
+
+func seq(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
