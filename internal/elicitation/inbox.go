@@ -75,6 +75,15 @@ type InboxFilter struct {
 	After, Before InboxCursor
 }
 
+// Rows is how many rows a page of f holds: its Limit, DefaultInboxRows
+// without one.
+func (f InboxFilter) Rows() int {
+	if f.Limit <= 0 {
+		return DefaultInboxRows
+	}
+	return f.Limit
+}
+
 // InboxCursor is a place in an inbox's order, the key of a row: earliest
 // expiry first, the id between rows that expire at the same instant. A
 // cursor keeps its place when its row leaves the inbox (decided, expired):
@@ -195,10 +204,7 @@ func (s *Service) ReviewerInbox(ctx context.Context, id Identity, f InboxFilter)
 		entries, l.Partial = entries[:MaxInbox], true
 	}
 	sortTies(entries)
-	limit := f.Limit
-	if limit <= 0 {
-		limit = DefaultInboxRows
-	}
+	limit := f.Rows()
 	who := id.Principal()
 	owners := map[string]bool{}
 	rows := make([]int, 0, len(entries)) // the entries that match f, in order
@@ -214,7 +220,7 @@ func (s *Service) ReviewerInbox(ctx context.Context, id Identity, f InboxFilter)
 	}
 	start, end := inboxPage(len(rows), limit, f, func(i int) InboxCursor { return entries[rows[i]].Cursor() })
 	l.Total, l.Skipped = len(rows), start
-	if 0 < end && end < len(rows) {
+	if end < len(rows) {
 		l.Next = entries[rows[end-1]].Cursor()
 	}
 	if start > 0 && start < end {

@@ -157,9 +157,10 @@ func inboxFilter(q url.Values) (elicitation.InboxFilter, string) {
 }
 
 // The after and before parameters: a cursor as the expiry's Unix
-// nanoseconds and the id, "1796400000000000000.ID". It names a place in the order, not a
-// request: it opens nothing, and every row past it is still one the
-// reviewer may decide (ReviewerInbox's rule), so it needs no signature.
+// nanoseconds and the id, "1796400000000000000.ID". It names a place in
+// the order, not a request: it opens nothing, and every row past it is
+// still one the reviewer may decide (ReviewerInbox's rule), so it needs no
+// signature.
 func inboxCursor(c elicitation.InboxCursor) string {
 	return strconv.FormatInt(c.ExpiresAt.UnixNano(), 10) + "." + c.ID
 }
@@ -207,7 +208,7 @@ func pager(v *inboxView, l elicitation.InboxListing, f elicitation.InboxFilter) 
 	case l.Prev.IsZero() && l.Skipped > 0: // a page past the end
 		v.First = first
 	case l.Prev.IsZero():
-	case l.Skipped <= elicitation.DefaultInboxRows:
+	case l.Skipped <= f.Rows():
 		v.Prev = first // the page ahead is the first, whole
 	default:
 		v.Prev, v.First = pageHref(f, "before", l.Prev), first
