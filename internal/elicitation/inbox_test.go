@@ -25,6 +25,15 @@ func inboxService(t testing.TB, c *testclock.Clock) (*elicitation.Service, *bolt
 	return elicitation.NewService(elicitation.Config{Store: st, Now: c.Now, SignIn: true, Policy: elicitation.ReviewerPolicy{BarOwner: true}}), st
 }
 
+// itemIDs are the ids of an inbox's rows, in order.
+func itemIDs(items []elicitation.InboxItem) []string {
+	var out []string
+	for _, it := range items {
+		out = append(out, it.ID)
+	}
+	return out
+}
+
 // TestReviewerInbox: a reviewer's inbox lists what they may decide (the
 // one rule: named reviewers, groups, never their own request where the
 // creator is barred), most urgent first, with a quorum's progress and
@@ -52,13 +61,6 @@ func TestReviewerInbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids := func(items []elicitation.InboxItem) []string {
-		var out []string
-		for _, it := range items {
-			out = append(out, it.ID)
-		}
-		return out
-	}
 	l, err := svc.ReviewerInbox(ctx, bob, elicitation.InboxFilter{})
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +72,7 @@ func TestReviewerInbox(t *testing.T) {
 	if l, _ := svc.ReviewerInbox(ctx, bob, elicitation.InboxFilter{Limit: 2}); len(l.Items) != 2 || l.Total != 4 || l.Items[1].ID != quorum.State.ID {
 		t.Errorf("limited to 2: %d items of %d", len(l.Items), l.Total)
 	}
-	if got, want := ids(items), []string{urgent.State.ID, quorum.State.ID, sel.State.ID, later.State.ID}; !slices.Equal(got, want) {
+	if got, want := itemIDs(items), []string{urgent.State.ID, quorum.State.ID, sel.State.ID, later.State.ID}; !slices.Equal(got, want) {
 		t.Fatalf("bob's inbox %v, want %v", got, want)
 	}
 	if it := items[3]; it.Headline != "Deploy api v1.3?" || it.Owner != "deploy-bot" || it.Left != time.Hour || it.Kind != elicitation.KindApproval {
@@ -98,7 +100,7 @@ func TestReviewerInbox(t *testing.T) {
 	}
 	c.Add(35 * time.Minute)
 	l, _ = svc.ReviewerInbox(ctx, bob, elicitation.InboxFilter{})
-	if got, want := ids(l.Items), []string{sel.State.ID, later.State.ID}; !slices.Equal(got, want) {
+	if got, want := itemIDs(l.Items), []string{sel.State.ID, later.State.ID}; !slices.Equal(got, want) {
 		t.Errorf("after a decision and 35 minutes: %v, want %v", got, want)
 	}
 	// Without sign-in there is nobody to list for.
@@ -135,18 +137,11 @@ func TestReviewerInboxPages(t *testing.T) {
 		}
 		return l
 	}
-	ids := func(items []elicitation.InboxItem) []string {
-		out := []string{}
-		for _, it := range items {
-			out = append(out, it.ID)
-		}
-		return out
-	}
 	walk := func(f elicitation.InboxFilter) (got []string, skipped []int) {
 		t.Helper()
 		for range 20 {
 			l := list(f)
-			got, skipped = append(got, ids(l.Items)...), append(skipped, l.Skipped)
+			got, skipped = append(got, itemIDs(l.Items)...), append(skipped, l.Skipped)
 			if l.Next.IsZero() {
 				return got, skipped
 			}
@@ -160,10 +155,10 @@ func TestReviewerInboxPages(t *testing.T) {
 		t.Fatalf("whole listing: %d items, next %v, skipped %d", len(whole.Items), whole.Next, whole.Skipped)
 	}
 	if !slices.IsSortedFunc(whole.Items, func(a, b elicitation.InboxItem) int { return a.Cursor().Compare(b.Cursor()) }) {
-		t.Errorf("whole listing not in cursor order: %v", ids(whole.Items))
+		t.Errorf("whole listing not in cursor order: %v", itemIDs(whole.Items))
 	}
-	if got, skipped := walk(elicitation.InboxFilter{Limit: 2}); !slices.Equal(got, ids(whole.Items)) || !slices.Equal(skipped, []int{0, 2, 4, 6, 8}) {
-		t.Errorf("pages of 2: %v skipping %v, want %v", got, skipped, ids(whole.Items))
+	if got, skipped := walk(elicitation.InboxFilter{Limit: 2}); !slices.Equal(got, itemIDs(whole.Items)) || !slices.Equal(skipped, []int{0, 2, 4, 6, 8}) {
+		t.Errorf("pages of 2: %v skipping %v, want %v", got, skipped, itemIDs(whole.Items))
 	}
 	var aBots []string
 	for _, it := range whole.Items {
@@ -179,14 +174,14 @@ func TestReviewerInboxPages(t *testing.T) {
 	var back [][]string
 	for f := (elicitation.InboxFilter{Limit: 2, After: whole.Items[6].Cursor()}); ; {
 		l := list(f)
-		back = slices.Insert(back, 0, ids(l.Items))
+		back = slices.Insert(back, 0, itemIDs(l.Items))
 		if l.Prev.IsZero() || len(back) > 10 {
 			break
 		}
 		f = elicitation.InboxFilter{Limit: 2, Before: l.Prev}
 	}
-	if got := slices.Concat(back...); !slices.Equal(got, ids(whole.Items)) || len(back[0]) != 1 {
-		t.Errorf("pages back from the last: %v, want %v, the first of one row", back, ids(whole.Items))
+	if got := slices.Concat(back...); !slices.Equal(got, itemIDs(whole.Items)) || len(back[0]) != 1 {
+		t.Errorf("pages back from the last: %v, want %v, the first of one row", back, itemIDs(whole.Items))
 	}
 	// The first page's last row and the row after it are decided before
 	// the second page is read.
@@ -200,16 +195,16 @@ func TestReviewerInboxPages(t *testing.T) {
 		}
 	}
 	second := list(elicitation.InboxFilter{Limit: 3, After: first.Next})
-	if got, want := ids(second.Items), ids(whole.Items[4:7]); !slices.Equal(got, want) || second.Skipped != 2 || second.Total != 7 || second.Next != whole.Items[6].Cursor() {
+	if got, want := itemIDs(second.Items), itemIDs(whole.Items[4:7]); !slices.Equal(got, want) || second.Skipped != 2 || second.Total != 7 || second.Next != whole.Items[6].Cursor() {
 		t.Errorf("second page after two decisions: %v skipping %d of %d, want %v skipping 2 of 7", got, second.Skipped, second.Total, want)
 	}
-	if back := list(elicitation.InboxFilter{Limit: 3, Before: whole.Items[4].Cursor()}); !slices.Equal(ids(back.Items), ids(whole.Items[:2])) || !back.Prev.IsZero() || back.Next != whole.Items[1].Cursor() {
-		t.Errorf("the page before the second after two decisions: %v, prev %v, next %v; want the first two rows", ids(back.Items), back.Prev, back.Next)
+	if back := list(elicitation.InboxFilter{Limit: 3, Before: whole.Items[4].Cursor()}); !slices.Equal(itemIDs(back.Items), itemIDs(whole.Items[:2])) || !back.Prev.IsZero() || back.Next != whole.Items[1].Cursor() {
+		t.Errorf("the page before the second after two decisions: %v, prev %v, next %v; want the first two rows", itemIDs(back.Items), back.Prev, back.Next)
 	}
 	// A page before a place no pending row comes before any more is the
 	// first page.
-	if first := list(elicitation.InboxFilter{Limit: 2, Before: whole.Items[0].Cursor()}); !slices.Equal(ids(first.Items), ids(whole.Items[:2])) || !first.Prev.IsZero() || first.Next != whole.Items[1].Cursor() {
-		t.Errorf("the page before the first row: %v, prev %v, next %v; want the first page", ids(first.Items), first.Prev, first.Next)
+	if first := list(elicitation.InboxFilter{Limit: 2, Before: whole.Items[0].Cursor()}); !slices.Equal(itemIDs(first.Items), itemIDs(whole.Items[:2])) || !first.Prev.IsZero() || first.Next != whole.Items[1].Cursor() {
+		t.Errorf("the page before the first row: %v, prev %v, next %v; want the first page", itemIDs(first.Items), first.Prev, first.Next)
 	}
 	end := list(elicitation.InboxFilter{After: whole.Items[8].Cursor()})
 	if len(end.Items) != 0 || !end.Next.IsZero() || end.Skipped != end.Total || end.Total != 7 {

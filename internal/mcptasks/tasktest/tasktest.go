@@ -236,6 +236,13 @@ func (c *Client) Do(method, taskID string, inputs map[string]any) (map[string]an
 	} else {
 		res, err = mcp.CallCustomMethod[*taskIDParams, *rawResult](ctx, c.CS, method, &taskIDParams{TaskID: taskID})
 	}
+	return c.answer(method, res, err)
+}
+
+// answer is a custom method's raw result, or its JSON-RPC error; any
+// other error fails the test.
+func (c *Client) answer(method string, res *rawResult, err error) (map[string]any, *jsonrpc.Error) {
+	c.t.Helper()
 	if err != nil {
 		var je *jsonrpc.Error
 		if errors.As(err, &je) {
@@ -258,14 +265,7 @@ func (c *Client) List(cursor string) (map[string]any, *jsonrpc.Error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res, err := mcp.CallCustomMethod[*listParams, *rawResult](ctx, c.CS, "tasks/list", &listParams{Cursor: cursor})
-	if err != nil {
-		var je *jsonrpc.Error
-		if errors.As(err, &je) {
-			return nil, je
-		}
-		c.t.Fatalf("tasks/list: %v", err)
-	}
-	return res.raw, nil
+	return c.answer("tasks/list", res, err)
 }
 
 // Must is Do that fails the test on a JSON-RPC error.
