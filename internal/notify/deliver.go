@@ -11,11 +11,13 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
 
-// Store is what a Deliverer uses of the store: the outbox, and the request
-// a delivery tells of.
+// Store is what a Deliverer uses of the store: the outbox, the request a
+// delivery tells of, and its audit trail (for a send whose delivery was
+// settled elsewhere meanwhile).
 type Store interface {
 	elicitation.Outbox
 	Load(ctx context.Context, id string) (elicitation.Record, error)
+	Append(ctx context.Context, id string, entry elicitation.AuditEntry) error
 }
 
 // Deliverer takes deliveries out of the outbox one attempt at a time:
@@ -191,10 +193,7 @@ func (d *Deliverer) settle(ctx context.Context, c elicitation.Delivery, retry ti
 	e := elicitation.AuditEntry{At: d.now(), Action: elicitation.ActionNotified, Principal: elicitation.Notifier, Detail: detail}
 	err := d.Store.SettleDelivery(ctx, c, retry, e)
 	if errors.Is(err, elicitation.ErrConflict) {
-		// The lease ran out during the send and another attempt took the
-		// delivery: it settles it.
-		d.log().WarnContext(ctx, "notification attempt outlived its lease", "deliveryId", c.ID, "elicitationId", c.RequestID)
-		return Skipped, nil
+		return d.settledElsewhere(ctx, c, o, e)
 	}
 	if err != nil {
 		return "", fmt.Errorf("settle %s: %w", c.ID, err)
@@ -205,6 +204,23 @@ func (d *Deliverer) settle(ctx context.Context, c elicitation.Delivery, retry ti
 	}
 	d.log().Log(ctx, lvl, "notification", "deliveryId", c.ID, "elicitationId", c.RequestID, "event", c.Event, "target", c.Target, "outcome", string(o), "detail", detail)
 	return o, nil
+}
+
+// settledElsewhere ends an attempt whose delivery was no longer held when
+// it was settled: a decision withdrew it during the send (a reminder, an
+// escalation notice), or its lease ran out and another attempt took it. A
+// send that reached the target is audited all the same (the target shows
+// it; a second attempt's own entry, if any, follows at least once);
+// anything else is left to whoever holds the delivery now, if anyone.
+func (d *Deliverer) settledElsewhere(ctx context.Context, c elicitation.Delivery, o Outcome, e elicitation.AuditEntry) (Outcome, error) {
+	d.log().InfoContext(ctx, "notification was withdrawn or taken by another attempt while it was sent", "deliveryId", c.ID, "elicitationId", c.RequestID, "outcome", string(o))
+	if o != Delivered {
+		return Skipped, nil
+	}
+	if err := d.Store.Append(ctx, c.RequestID, e); err != nil && !errors.Is(err, elicitation.ErrNotFound) {
+		return "", fmt.Errorf("audit %s: %w", c.ID, err)
+	}
+	return Delivered, nil
 }
 
 // AttemptAll makes one attempt at each of ds, in lanes (PerTarget at a

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -237,3 +238,59 @@ func TestScheduleBadInput(t *testing.T) {
 }
 
 func asError(err error, e **elicitation.Error) bool { return errors.As(err, e) }
+
+// TestReminderDecidedWhileSent: a reminder the target accepted is in the
+// audit trail even when the decision that withdrew it landed while it was
+// being sent (its settle finds the delivery gone).
+func TestReminderDecidedWhileSent(t *testing.T) {
+	t.Parallel()
+	rc := newReceiver(t)
+	st, err := boltstore.Open(dbPath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	targets, err := notify.New(scheduleConfig(rc.srv.URL), notify.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := testclock.New(time.Now().UTC())
+	svc := elicitation.NewService(elicitation.Config{Store: st, Now: clk.Now, Notifications: targets})
+	d := &notify.Deliverer{Store: st, Targets: targets, Now: clk.Now, Log: slog.New(slog.DiscardHandler)}
+	ctx := context.Background()
+	cr, err := svc.CreateApproval(ctx, "alice", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 3600})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := d.DeliverDue(ctx); err != nil || n != 1 {
+		t.Fatalf("DeliverDue = %d, %v; want the created notice", n, err)
+	}
+	decided := make(chan error, 1)
+	rc.respond = func(w http.ResponseWriter, n elicitation.Notice, attempt int) bool {
+		if n.Event == elicitation.EventReminder {
+			_, err := svc.Submit(ctx, cr.State.ID, cr.ReviewKey, elicitation.Submission{ID: "s", Decision: elicitation.DecisionDeclined})
+			decided <- err
+		}
+		return true
+	}
+	clk.Add(15 * time.Minute)
+	if _, err := d.DeliverDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-decided; err != nil {
+		t.Fatalf("the decision during the reminder's send: %v", err)
+	}
+	tr, err := svc.Audit(ctx, "alice", cr.State.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notes []string
+	for _, e := range tr.Entries {
+		if e.Action == elicitation.ActionNotified {
+			notes = append(notes, e.Detail)
+		}
+	}
+	if !slices.Contains(notes, "reminder 1 to hook: delivered (attempt 1)") {
+		t.Errorf("audit %q has no delivered reminder", notes)
+	}
+}
