@@ -1,6 +1,7 @@
 package slackact_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -273,6 +274,7 @@ func jsonText(v any) string { b, _ := json.Marshal(v); return string(b) }
 // real listener, and the stand-in for Slack.
 type env struct {
 	t     *testing.T
+	owner string // the principal whose agent creates the requests
 	clock *testclock.Clock
 	svc   *elicitation.Service
 	store *boltstore.Store
@@ -285,11 +287,12 @@ type envOptions struct {
 	users    map[string]notify.SlackUser
 	teams    []string
 	botToken string // default botToken
+	owner    string // default deploy-bot
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
 	t.Helper()
-	e := &env{t: t, clock: testclock.New(t0)}
+	e := &env{t: t, clock: testclock.New(t0), owner: cmp.Or(o.owner, "deploy-bot")}
 	e.slack = newSlackSide(t, e.clock)
 	st, err := boltstore.Open(filepath.Join(t.TempDir(), "store.db"))
 	if err != nil {
@@ -347,7 +350,7 @@ func (e *env) approval(in elicitation.ApprovalInput) (elicitation.Created, map[s
 	if in.Context == nil && in.RequestedSchema == nil {
 		in.Context = json.RawMessage(`{"service":"api","version":"1.3"}`)
 	}
-	c, err := e.svc.CreateApproval(context.Background(), "deploy-bot", in)
+	c, err := e.svc.CreateApproval(context.Background(), e.owner, in)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -360,7 +363,7 @@ func (e *env) selection(in elicitation.SelectionInput) (elicitation.Created, map
 	if in.Message == "" {
 		in.Message = "Which region takes the canary?"
 	}
-	c, err := e.svc.CreateSelection(context.Background(), "deploy-bot", in)
+	c, err := e.svc.CreateSelection(context.Background(), e.owner, in)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -377,7 +380,7 @@ func (e *env) deliver() map[string]any {
 
 func (e *env) state(id string) elicitation.State {
 	e.t.Helper()
-	st, err := e.svc.Status(context.Background(), "deploy-bot", id)
+	st, err := e.svc.Status(context.Background(), e.owner, id)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -407,4 +410,20 @@ func (e *env) ok(in interaction) string {
 		e.t.Fatalf("interaction answered %d %s", code, body)
 	}
 	return body
+}
+
+// refusedBy is the principals of id's refused submissions, in order.
+func (e *env) refusedBy(id string) []string {
+	e.t.Helper()
+	tr, err := e.svc.OperatorAudit(context.Background(), id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var by []string
+	for _, en := range tr.Entries {
+		if en.Action == elicitation.ActionSubmissionRefused {
+			by = append(by, en.Principal)
+		}
+	}
+	return by
 }

@@ -285,7 +285,10 @@ func (h *Handler) blockActions(ctx context.Context, in *interaction) {
 	case strings.HasPrefix(a.ActionID, notify.SlackActionSelect):
 		h.selectOption(ctx, in.ResponseURL, t, sub, strings.TrimPrefix(a.ActionID, notify.SlackActionSelect))
 	case a.ActionID == notify.SlackActionDecline || a.ActionID == notify.SlackActionApproveComment || a.ActionID == notify.SlackActionChoose:
-		h.openDialog(ctx, in, t, a.ActionID)
+		if a.ActionID == notify.SlackActionDecline {
+			sub.Decision = elicitation.DecisionDeclined
+		}
+		h.openDialog(ctx, in, t, a.ActionID, sub)
 	}
 }
 
@@ -312,7 +315,10 @@ func (h *Handler) selectOption(ctx context.Context, responseURL string, t target
 // to show.
 func (h *Handler) decide(ctx context.Context, responseURL string, t target, sub elicitation.Submission, inDialog bool) error {
 	_, err := h.svc.MayDecide(ctx, t.id, t.key)
-	if err == nil {
+	if err == nil || refusesPresser(err) {
+		// Submit refuses a presser who may not decide for the same
+		// reason, and audits it under the mapped identity, as it does the
+		// page's refused submission.
 		_, err = h.svc.Submit(ctx, t.id, t.key, sub)
 	}
 	switch {
@@ -322,6 +328,13 @@ func (h *Handler) decide(ctx context.Context, responseURL string, t target, sub 
 		h.refused(ctx, responseURL, t, err)
 	}
 	return err
+}
+
+// refusesPresser says whether MayDecide's err refuses the user who
+// pressed (not a reviewer the request names, its agent's owner), rather
+// than the request (decided, canceled, expired, gone).
+func refusesPresser(err error) bool {
+	return elicitation.CodeOf(err) == elicitation.CodeForbidden
 }
 
 // refused tells the user why nothing was recorded; for a request that can

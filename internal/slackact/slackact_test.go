@@ -194,22 +194,28 @@ func TestRefusedInteractions(t *testing.T) {
 		secret string
 		skew   time.Duration // of the signature's timestamp
 		wait   time.Duration // between signing and sending (the clock moves)
+		owner  string        // the requests' principal; default deploy-bot
 		code   int
 		note   string // the ephemeral note, if any
+		// audited is the principal of the refusal's audit entry: a mapped
+		// user who may not decide is audited as the page audits them.
+		audited string
 	}{
 		{name: "forged signature", user: "U0ALICE001", secret: "not-the-signing-secret-0123456789", code: http.StatusUnauthorized},
 		{name: "stale timestamp", user: "U0ALICE001", wait: 5*time.Minute + time.Second, code: http.StatusUnauthorized},
 		{name: "timestamp from the future", user: "U0ALICE001", skew: 5*time.Minute + time.Second, code: http.StatusUnauthorized},
 		{name: "unknown user", user: "U0MALLORY1", code: http.StatusOK, note: "not mapped to a reviewer"},
-		{name: "not a named reviewer", signIn: true, in: elicitation.ApprovalInput{Reviewers: []string{"alice@example.com"}}, user: "U0BOB00001", code: http.StatusOK, note: "not one of the reviewers"},
-		{name: "not in the named group", signIn: true, in: elicitation.ApprovalInput{Reviewers: []string{"group:security"}}, user: "U0BOB00001", code: http.StatusOK, note: "not one of the reviewers"},
+		{name: "not a named reviewer", signIn: true, in: elicitation.ApprovalInput{Reviewers: []string{"alice@example.com"}}, user: "U0BOB00001", code: http.StatusOK, note: "not one of the reviewers", audited: "bob@example.com"},
+		{name: "not in the named group", signIn: true, in: elicitation.ApprovalInput{Reviewers: []string{"group:security"}}, user: "U0BOB00001", code: http.StatusOK, note: "not one of the reviewers", audited: "bob@example.com"},
+		{name: "the agent's owner", signIn: true, owner: "alice@example.com", user: "U0ALICE001", code: http.StatusOK, note: "You created this request", audited: "alice@example.com"},
+		{name: "the agent's owner, dialog", signIn: true, owner: "alice@example.com", action: notify.SlackActionApproveComment, user: "U0ALICE001", code: http.StatusOK, note: "You created this request", audited: "alice@example.com"},
 		{name: "another workspace", teams: []string{"T0OTHER001"}, user: "U0ALICE001", code: http.StatusOK, note: "not one this deployment takes decisions from"},
 		{name: "the dialog cannot open", action: notify.SlackActionDecline, token: "xoxb-revoked", user: "U0ALICE001", code: http.StatusOK, note: "could not be opened"},
-		{name: "not a named reviewer, dialog", signIn: true, action: notify.SlackActionDecline, in: elicitation.ApprovalInput{Reviewers: []string{"alice@example.com"}}, user: "U0BOB00001", code: http.StatusOK, note: "not one of the reviewers"},
+		{name: "not a named reviewer, dialog", signIn: true, action: notify.SlackActionDecline, in: elicitation.ApprovalInput{Reviewers: []string{"alice@example.com"}}, user: "U0BOB00001", code: http.StatusOK, note: "not one of the reviewers", audited: "bob@example.com"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, envOptions{signIn: tc.signIn, teams: tc.teams, botToken: tc.token})
+			e := newEnv(t, envOptions{signIn: tc.signIn, teams: tc.teams, botToken: tc.token, owner: tc.owner})
 			c, msg := e.approval(tc.in)
 			action := tc.action
 			if action == "" {
@@ -245,6 +251,9 @@ func TestRefusedInteractions(t *testing.T) {
 			wantEphemeral(t, replies[0], tc.note)
 			if len(e.slack.openedViews()) != 0 {
 				t.Error("a dialog was opened")
+			}
+			if got := e.refusedBy(c.State.ID); tc.audited != "" && !slices.Equal(got, []string{tc.audited}) || tc.audited == "" && len(got) != 0 {
+				t.Errorf("refusals audited under %q, want %q", got, tc.audited)
 			}
 		})
 	}

@@ -31,9 +31,14 @@ type dialogMeta struct {
 
 // openDialog opens the dialog of Decline, Approve with comment or Choose,
 // once MayDecide says the user may decide the request (else they are told
-// why, and a request decided meanwhile has its message updated).
-func (h *Handler) openDialog(ctx context.Context, in *interaction, t target, action string) {
+// why, and a request decided meanwhile has its message updated). press is
+// the button's submission: a user who may not decide has it refused, and
+// audited, by Submit, as decide does.
+func (h *Handler) openDialog(ctx context.Context, in *interaction, t target, action string, press elicitation.Submission) {
 	if _, err := h.svc.MayDecide(ctx, t.id, t.key); err != nil {
+		if refusesPresser(err) {
+			_, err = h.svc.Submit(ctx, t.id, t.key, press)
+		}
 		h.refused(ctx, in.ResponseURL, t, err)
 		return
 	}
