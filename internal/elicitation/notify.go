@@ -213,7 +213,17 @@ func NoticeOf(d Delivery, rec Record) Notice {
 			n.EscalatedTo = rec.Payload.Escalate[d.Step-1].Notify
 		}
 	case EventDecided:
-		n.Decision, n.DecidedBy = rec.State.Decision, rec.State.DecidedBy
+		n.Decision, n.DecidedBy = rec.State.Decision, rec.State.Decider()
 	}
 	return n
+}
+
+// Decider is who decided, as elicit_result and every notice name them:
+// the signed-in reviewer, or "" for the anonymous holder of the review
+// link (no sign-in; stored as Reviewer).
+func (s State) Decider() string {
+	if s.DecidedBy == Reviewer {
+		return ""
+	}
+	return s.DecidedBy
 }

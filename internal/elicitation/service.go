@@ -283,10 +283,7 @@ func (s *Service) Result(ctx context.Context, principal, id string) (Result, err
 	if err != nil {
 		return Result{}, fmt.Errorf("result %s: %w", id, err)
 	}
-	r := Result{State: s.derive(st), Decision: st.Decision, Context: rec.Payload.Context, Comment: CommentOf(rec.Answer)}
-	if st.DecidedBy != Reviewer {
-		r.DecidedBy = st.DecidedBy
-	}
+	r := Result{State: s.derive(st), Decision: st.Decision, Context: rec.Payload.Context, Comment: CommentOf(rec.Answer), DecidedBy: st.Decider()}
 	if st.Quorum() > 1 {
 		r.ApprovedBy = make([]string, 0, len(st.Approvers))
 		for _, a := range st.Approvers {

@@ -2,6 +2,7 @@ package notify
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"html/template"
 	"strconv"
@@ -84,10 +85,7 @@ func Details(n elicitation.Notice) []string {
 	case elicitation.EventEscalated:
 		d = append(d, "Undecided since "+stamp(n.CreatedAt)+"; escalated to "+strings.Join(n.EscalatedTo, ", "), "Answer by "+stamp(n.ExpiresAt))
 	case elicitation.EventDecided:
-		by := n.DecidedBy
-		if by == "" || by == elicitation.Reviewer {
-			by = "the reviewer"
-		}
+		by := cmp.Or(n.DecidedBy, "the reviewer")
 		d = append(d, "Decided by "+by+" at "+stamp(n.At))
 	case elicitation.EventCanceled:
 		d = append(d, "Canceled at "+stamp(n.At))

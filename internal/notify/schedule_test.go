@@ -294,3 +294,44 @@ func TestReminderDecidedWhileSent(t *testing.T) {
 		t.Errorf("audit %q has no delivered reminder", notes)
 	}
 }
+
+// TestRemindShortTimeout: a timeoutSeconds under a minute is raised to
+// one (docs/notifications.md's example): a 30 s reminder is sent once, at
+// 30 s, and the expiry notice at 60 s.
+func TestRemindShortTimeout(t *testing.T) {
+	t.Parallel()
+	rc := newReceiver(t)
+	st, err := boltstore.Open(dbPath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	all := []elicitation.Event{elicitation.EventCreated, elicitation.EventExpired}
+	targets, err := notify.New(notify.Config{Defaults: []string{"hook"}, Targets: map[string]notify.TargetConfig{
+		"hook": {Type: notify.TypeWebhook, URL: rc.srv.URL, Secret: hookSecret, Events: all, Remind: "30s"},
+	}}, notify.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := testclock.New(time.Now().UTC())
+	svc := elicitation.NewService(elicitation.Config{Store: st, Now: clk.Now, Notifications: targets})
+	d := &notify.Deliverer{Store: st, Targets: targets, Now: clk.Now, Log: slog.New(slog.DiscardHandler)}
+	ctx := context.Background()
+	if _, err := svc.CreateApproval(ctx, "alice", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 45}); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct {
+		after time.Duration
+		want  int
+	}{{0, 1}, {29 * time.Second, 0}, {time.Second, 1}, {29 * time.Second, 0}, {time.Second, 1}, {time.Hour, 0}} {
+		clk.Add(step.after)
+		if n, err := d.DeliverDue(ctx); err != nil || n != step.want {
+			t.Fatalf("after %s more: DeliverDue = %d, %v; want %d", step.after, n, err, step.want)
+		}
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if len(rc.accepted[elicitation.EventReminder]) != 1 || len(rc.accepted[elicitation.EventExpired]) != 1 {
+		t.Errorf("accepted %v; want one reminder and one expiry notice", rc.accepted)
+	}
+}

@@ -46,7 +46,7 @@ func sampleNotice(ev elicitation.Event) elicitation.Notice {
 	case elicitation.EventCreated:
 		n.ReviewURL = "https://elicitation.example.com/review/req-1/k3y"
 	case elicitation.EventDecided:
-		n.Decision, n.DecidedBy, n.At = elicitation.DecisionDeclined, "reviewer", t0.Add(5*time.Minute)
+		n.Decision, n.At = elicitation.DecisionDeclined, t0.Add(5*time.Minute)
 	}
 	return n
 }

@@ -115,7 +115,7 @@ func TestWebhookExactlyOnceAcrossRestart(t *testing.T) {
 	if c.ReviewURL != "https://review.example/review/"+cr.State.ID+"/"+cr.ReviewKey || c.Message != "Deploy api v1.3 to production?" || c.Owner != "alice" || c.Kind != elicitation.KindApproval {
 		t.Errorf("created notice = %+v", c)
 	}
-	if d := rc.notices[decided]; d.ReviewURL != "" || d.Decision != elicitation.DecisionSubmitted || d.DecidedBy != elicitation.Reviewer {
+	if d := rc.notices[decided]; d.ReviewURL != "" || d.Decision != elicitation.DecisionSubmitted || d.DecidedBy != "" {
 		t.Errorf("decided notice = %+v (carries no link, says the decision)", d)
 	}
 

@@ -402,7 +402,7 @@ func noticeOf(rv elicitation.Review, link string) elicitation.Notice {
 	case elicitation.StatusExpired:
 		n.Event = elicitation.EventExpired
 	default:
-		n.Event, n.Decision, n.DecidedBy, n.At = elicitation.EventDecided, st.Decision, st.DecidedBy, st.DecidedAt
+		n.Event, n.Decision, n.DecidedBy, n.At = elicitation.EventDecided, st.Decision, st.Decider(), st.DecidedAt
 	}
 	return n
 }
