@@ -10,9 +10,10 @@ import (
 )
 
 // TestNotifyFunction checks the notification wiring: the table's stream
-// (keys only), the function it triggers with partial batch responses,
-// retries, bisection and a dead-letter queue, the schedule of the expiry
-// sweep, the function's least-privilege policy, and who sees the
+// (keys only), the function it triggers, which the stream never retries
+// (the outbox and the sweep are the one retry: no partial batch
+// responses, no retries, no bisection, no dead-letter queue), the schedule
+// of the sweep, the function's least-privilege policy, and who sees the
 // targets' secrets.
 func TestNotifyFunction(t *testing.T) {
 	p := load(t)
@@ -39,20 +40,13 @@ func TestNotifyFunction(t *testing.T) {
 	if got := str(get(stream, "Stream")); got != "{GetAtt:Table.StreamArn}" {
 		t.Errorf("stream %q, want !GetAtt Table.StreamArn", got)
 	}
-	if !slices.Equal(strs(get(stream, "FunctionResponseTypes")), []string{"ReportBatchItemFailures"}) {
-		t.Errorf("FunctionResponseTypes %v, want [ReportBatchItemFailures] (partial batch responses)", get(stream, "FunctionResponseTypes"))
+	if n := num(t, "MaximumRetryAttempts", get(stream, "MaximumRetryAttempts")); n != 0 {
+		t.Errorf("MaximumRetryAttempts %v, want 0: the outbox and the sweep retry a notice, never the stream (the default, -1, would also hold the shard)", n)
 	}
-	if get(stream, "BisectBatchOnFunctionError") != true {
-		t.Error("BisectBatchOnFunctionError is not set")
-	}
-	if n := num(t, "MaximumRetryAttempts", get(stream, "MaximumRetryAttempts")); n < 1 || n > 10 {
-		t.Errorf("MaximumRetryAttempts %v, want 1..10: retried, then recorded in the dead-letter queue", n)
-	}
-	if got := str(get(stream, "DestinationConfig", "OnFailure", "Destination")); got != "{GetAtt:NotifyDeadLetterQueue.Arn}" {
-		t.Errorf("on-failure destination %q, want the dead-letter queue", got)
-	}
-	if got := str(get(stream, "DestinationConfig", "OnFailure", "Type")); got != "SQS" {
-		t.Errorf("on-failure destination type %q, want SQS", got)
+	for _, k := range []string{"FunctionResponseTypes", "BisectBatchOnFunctionError", "DestinationConfig"} {
+		if v := get(stream, k); v != nil {
+			t.Errorf("the stream's %s is %v: a second retry policy beside the outbox's", k, v)
+		}
 	}
 	filters, _ := get(stream, "FilterCriteria", "Filters").([]any)
 	if len(filters) != 1 {
@@ -83,10 +77,6 @@ func TestNotifyFunction(t *testing.T) {
 	if n := num(t, fn+" ReservedConcurrentExecutions", get(props, "ReservedConcurrentExecutions")); n < 1 {
 		t.Errorf("%s ReservedConcurrentExecutions %v", fn, n)
 	}
-	dlq := get(p.tree, "Resources", "NotifyDeadLetterQueue", "Properties")
-	if n := num(t, "MessageRetentionPeriod", get(dlq, "MessageRetentionPeriod")); n < 7*24*3600 {
-		t.Errorf("the dead-letter queue keeps messages %v s, want at least a week", n)
-	}
 
 	// Least privilege: read requests, append audit entries, work the
 	// outbox; never write a request.
@@ -105,7 +95,7 @@ func TestNotifyFunction(t *testing.T) {
 			t.Errorf("%s may %s on %s* items: %v, want %v", fn, c.action, c.prefix, got, c.want)
 		}
 	}
-	var secret, sqs, ses, streamRead bool
+	var secret, ses, streamRead bool
 	for _, st := range statements(t, p, fn) {
 		for _, a := range strs(get(st, "Action")) {
 			res := strs(get(st, "Resource"))
@@ -115,8 +105,8 @@ func TestNotifyFunction(t *testing.T) {
 				if !secret {
 					t.Errorf("%s: %s on %v, want GetSecretValue on the notify secret only", fn, a, res)
 				}
-			case a == "sqs:SendMessage":
-				sqs = slices.Equal(res, []string{"{GetAtt:NotifyDeadLetterQueue.Arn}"})
+			case strings.HasPrefix(a, "sqs:"):
+				t.Errorf("%s may %s: it has no queue", fn, a)
 			case a == "ses:SendEmail":
 				ses = len(res) > 0 && strings.Contains(res[0], ":identity/")
 			case a == "dynamodb:GetRecords":
@@ -124,8 +114,8 @@ func TestNotifyFunction(t *testing.T) {
 			}
 		}
 	}
-	if !secret || !sqs || !ses || !streamRead {
-		t.Errorf("%s: notify secret %v, dead-letter queue %v, SES %v, stream %v: want all", fn, secret, sqs, ses, streamRead)
+	if !secret || !ses || !streamRead {
+		t.Errorf("%s: notify secret %v, SES %v, stream %v: want all", fn, secret, ses, streamRead)
 	}
 
 	// The document reaches the functions that write deliveries; only the
@@ -150,8 +140,8 @@ func TestNotifyFunction(t *testing.T) {
 	}
 	functionSettings(t, p, fn) // parses as the function reads it
 
-	// Alarms on its errors and on dead letters.
-	var errorsAlarm, dlqAlarm bool
+	// An alarm on its errors.
+	var errorsAlarm bool
 	for _, r := range p.tree["Resources"].(map[string]any) {
 		props := get(r, "Properties")
 		if str(get(r, "Type")) != "AWS::CloudWatch::Alarm" {
@@ -159,10 +149,9 @@ func TestNotifyFunction(t *testing.T) {
 		}
 		dim := str(get(props, "Dimensions", "0", "Value"))
 		errorsAlarm = errorsAlarm || dim == "{Ref:NotifyFunction}" && str(get(props, "MetricName")) == "Errors"
-		dlqAlarm = dlqAlarm || dim == "{GetAtt:NotifyDeadLetterQueue.QueueName}" && str(get(props, "MetricName")) == "ApproximateNumberOfMessagesVisible"
 	}
-	if !errorsAlarm || !dlqAlarm {
-		t.Errorf("alarms: notify errors %v, dead letters %v; want both", errorsAlarm, dlqAlarm)
+	if !errorsAlarm {
+		t.Error("no alarm on the notify function's errors")
 	}
 
 	// sam build builds it like the others.

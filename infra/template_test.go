@@ -435,10 +435,8 @@ func TestResourceTypes(t *testing.T) {
 		"Api4xxAlarm":            "AWS::CloudWatch::Alarm",
 		"NotifyFunction":         "AWS::Serverless::Function",
 		"NotifyFunctionLogs":     "AWS::Logs::LogGroup",
-		"NotifyDeadLetterQueue":  "AWS::SQS::Queue",
 		"NotifySecret":           "AWS::SecretsManager::Secret",
 		"NotifyErrorsAlarm":      "AWS::CloudWatch::Alarm",
-		"NotifyDeadLettersAlarm": "AWS::CloudWatch::Alarm",
 	}
 	got := map[string]string{}
 	for name, r := range p.tmpl.Resources {

@@ -1,8 +1,8 @@
 // Command notify is the notification Lambda function. The table's stream
 // (KEYS_ONLY, filtered to new outbox items) invokes it with each batch of
-// new deliveries, which it sends at once and reports with partial batch
-// failures; a schedule invokes it every minute to sweep for expiry notices
-// and retries that have come due. It reads the targets from
+// new deliveries, which it sends at once; a schedule invokes it every
+// minute to sweep for expiry notices and retries that have come due (a
+// failed attempt backs off in the outbox: the stream retries nothing). It reads the targets from
 // ELICITATION_NOTIFY_CONFIG and their secrets from the Secrets Manager
 // secret ELICITATION_NOTIFY_SECRET_ARN (docs/notifications.md).
 package main

@@ -1,6 +1,7 @@
 package notify
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -23,7 +24,13 @@ type Store interface {
 // Deliverer takes deliveries out of the outbox one attempt at a time:
 // claim, send, settle (with its audit entry). The local server runs it in a
 // Worker; on AWS the notify function runs it for stream records and on the
-// expiry schedule.
+// sweep's schedule. Both act on the one retry policy, which Attempt and
+// the lanes apply (docs/notifications.md, "Delivery that loses nothing"):
+// a failed attempt that may pass backs off in the outbox (Backoff) and is
+// retried by the next look at what is due (the local worker's, the
+// sweep's) after it, until MaxAttempts; a permanent refusal is given up at
+// once; RestAfter failures in a row rest the target for Backoff too.
+// Nothing else retries a notice: not the stream, not Lambda.
 type Deliverer struct {
 	Store   Store
 	Targets *Targets
@@ -32,18 +39,23 @@ type Deliverer struct {
 	// Lease is how long a claimed attempt holds its delivery; an attempt
 	// that crashes gives it back when the lease ends. Default 1 minute.
 	Lease time.Duration
-	// Backoff is the wait after failed attempt n (1, 2, …); default
-	// DefaultBackoff.
+	// Backoff is the wait after failed attempt n (1, 2, …), and the rest
+	// after a target's n-th run of failures; default DefaultBackoff.
 	Backoff func(attempt int) time.Duration
 	// Timeout bounds one send; default AttemptTimeout. A stream batch's
 	// sends are bounded by StreamAttemptTimeout too (bound).
 	Timeout time.Duration
-	// MaxAttempts is how many attempts a delivery gets; default 10.
+	// MaxAttempts is how many attempts a delivery gets; default
+	// DefaultMaxAttempts.
 	MaxAttempts int
 	Log         *slog.Logger
 
 	health health
 }
+
+// DefaultMaxAttempts is how many attempts a delivery gets before it is
+// given up.
+const DefaultMaxAttempts = 10
 
 // DefaultBackoff doubles from 15 s up to 30 minutes: ten attempts span
 // about an hour and a half.
@@ -59,17 +71,13 @@ const (
 	Delivered Outcome = "delivered"
 	// Skipped: nothing to do (already settled, held by another attempt, or not due).
 	Skipped Outcome = "skipped"
-	// Retrying: the attempt failed; the delivery stays for another.
+	// Retrying: the attempt failed; the delivery backs off in the outbox
+	// for another.
 	Retrying Outcome = "retrying"
 	// GaveUp: the attempt failed for good; the delivery left the outbox.
 	GaveUp Outcome = "gave up"
 	// Dropped: the delivery no longer applies (its request or target is gone).
 	Dropped Outcome = "dropped"
-	// RetryLater: a stream batch's attempt timed out; although the stream
-	// retries at once, the delivery backs off in the outbox (a hanging
-	// target must not hold a batch again), and the sweep retries it with
-	// the full bound.
-	RetryLater Outcome = "retry later"
 	// Deferred: not attempted (its target rests after failures in a row,
 	// or the time left was less than an attempt's bound); the delivery
 	// stays due in the outbox.
@@ -92,12 +100,10 @@ func (d *Deliverer) log() *slog.Logger {
 
 // Attempt makes one attempt at dl (named by ID and DueAt). stream says it
 // is a stream batch's (the notify function's on AWS, whose shard waits for
-// the batch): its send is bounded by StreamAttemptTimeout (bound), and a
-// failed attempt gives the delivery back at once, for Lambda to retry the
-// record, save a time-out, which backs off (RetryLater). Otherwise (the
-// local worker, the sweep) the send has the full Timeout and a failed
-// attempt backs off. The error is the store's: the send's own failure is
-// the outcome.
+// the batch): its send is bounded by StreamAttemptTimeout (bound), where
+// the local worker's and the sweep's have the full Timeout. Whoever makes
+// it, a failed attempt is settled by the one policy (Deliverer). The error
+// is the store's: the send's own failure is the outcome.
 func (d *Deliverer) Attempt(ctx context.Context, dl elicitation.Delivery, stream bool) (Outcome, error) {
 	lease := d.Lease
 	if lease <= 0 {
@@ -142,22 +148,11 @@ func (d *Deliverer) Attempt(ctx context.Context, dl elicitation.Delivery, stream
 		return "", ctx.Err()
 	}
 	why := reasonOf(serr)
-	max := d.MaxAttempts
-	if max <= 0 {
-		max = 10
-	}
-	if why.Permanent || c.Attempts >= max {
+	if why.Permanent || c.Attempts >= cmp.Or(d.MaxAttempts, DefaultMaxAttempts) {
 		return d.settle(ctx, c, time.Time{}, GaveUp, fmt.Sprintf("%s: gave up at attempt %d (%s)", what, c.Attempts, why.Reason))
 	}
-	retry, o := d.now(), Retrying
-	switch {
-	case stream && why.Timeout:
-		o = RetryLater
-		fallthrough
-	case !stream:
-		retry = retry.Add(d.backoff()(c.Attempts))
-	}
-	return d.settle(ctx, c, retry, o, fmt.Sprintf("%s: attempt %d failed (%s); next attempt at %s", what, c.Attempts, why.Reason, retry.Format(time.RFC3339)))
+	retry := d.now().Add(d.backoff()(c.Attempts))
+	return d.settle(ctx, c, retry, Retrying, fmt.Sprintf("%s: attempt %d failed (%s); next attempt at %s", what, c.Attempts, why.Reason, retry.Format(time.RFC3339)))
 }
 
 // describe names a delivery in its audit entries: "created to oncall",
@@ -199,7 +194,7 @@ func (d *Deliverer) settle(ctx context.Context, c elicitation.Delivery, retry ti
 		return "", fmt.Errorf("settle %s: %w", c.ID, err)
 	}
 	lvl := slog.LevelInfo
-	if o == Retrying || o == RetryLater || o == GaveUp {
+	if o == Retrying || o == GaveUp {
 		lvl = slog.LevelWarn
 	}
 	d.log().Log(ctx, lvl, "notification", "deliveryId", c.ID, "elicitationId", c.RequestID, "event", c.Event, "target", c.Target, "outcome", string(o), "detail", detail)

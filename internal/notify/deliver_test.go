@@ -3,6 +3,7 @@ package notify_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -95,5 +96,77 @@ func TestExpirySweep(t *testing.T) {
 	}
 	if st, _ := svc.Status(ctx, "alice", left.State.ID); st.Status != elicitation.StatusExpired {
 		t.Errorf("left alone: %s", st.Status)
+	}
+}
+
+// TestOneRetryPolicy: a stream batch's attempt and the sweep's are
+// settled alike: a refusal that may pass backs off in the outbox (due
+// again after DefaultBackoff, not at once), with the same audit entry; a
+// permanent refusal is given up at once.
+func TestOneRetryPolicy(t *testing.T) {
+	t.Parallel()
+	for _, stream := range []bool{true, false} {
+		for _, c := range []struct {
+			status int
+			want   notify.Outcome
+			left   int // deliveries in the outbox after the backoff
+		}{{http.StatusServiceUnavailable, notify.Retrying, 1}, {http.StatusGone, notify.GaveUp, 0}} {
+			t.Run(fmt.Sprintf("stream %v, HTTP %d", stream, c.status), func(t *testing.T) {
+				t.Parallel()
+				rc := newReceiver(t)
+				rc.respond = func(w http.ResponseWriter, _ elicitation.Notice, _ int) bool {
+					w.WriteHeader(c.status)
+					return false
+				}
+				st, err := boltstore.Open(dbPath(t))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer st.Close()
+				targets, err := notify.New(webhookConfig(rc.srv.URL), notify.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				clk := testclock.New(time.Now().UTC())
+				svc := elicitation.NewService(elicitation.Config{Store: st, Now: clk.Now, Notifications: targets})
+				d := &notify.Deliverer{Store: st, Targets: targets, Now: clk.Now, Log: slog.New(slog.DiscardHandler)}
+				ctx := context.Background()
+				cr, err := svc.CreateApproval(ctx, "alice", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 3600})
+				if err != nil {
+					t.Fatal(err)
+				}
+				due, err := st.DueDeliveries(ctx, clk.Now(), 10)
+				if err != nil || len(due) != 1 {
+					t.Fatalf("due = %v, %v", due, err)
+				}
+				outs, errs := d.AttemptAll(ctx, due, stream)
+				if errs[0] != nil || outs[0] != c.want {
+					t.Fatalf("outcome %s, %v; want %s", outs[0], errs[0], c.want)
+				}
+				for _, at := range []struct {
+					after time.Duration
+					want  int
+				}{{notify.DefaultBackoff(1) - time.Second, 0}, {time.Second, c.left}} {
+					clk.Add(at.after)
+					if due, err := st.DueDeliveries(ctx, clk.Now(), 10); err != nil || len(due) != at.want {
+						t.Errorf("%d due %s after the attempt (%v); want %d", len(due), clk.Now().Sub(cr.State.CreatedAt), err, at.want)
+					}
+				}
+				tr, _ := svc.Audit(ctx, "alice", cr.State.ID)
+				var notes []string
+				for _, e := range tr.Entries {
+					if e.Action == elicitation.ActionNotified {
+						notes = append(notes, e.Detail)
+					}
+				}
+				want := fmt.Sprintf("created to hook: attempt 1 failed (HTTP %d); next attempt at ", c.status)
+				if c.want == notify.GaveUp {
+					want = fmt.Sprintf("created to hook: gave up at attempt 1 (HTTP %d)", c.status)
+				}
+				if len(notes) != 1 || !strings.HasPrefix(notes[0], want) {
+					t.Errorf("audit %q; want %q…", notes, want)
+				}
+			})
+		}
 	}
 }

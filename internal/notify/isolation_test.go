@@ -161,9 +161,9 @@ func TestBatchNotHeldByHangingTarget(t *testing.T) {
 		}
 		count[outs[i]]++
 	}
-	tried := count[notify.RetryLater]
-	if count[notify.Retrying] != 0 || tried != notify.PerTarget || tried+count[notify.Deferred] != 30 {
-		t.Errorf("the hanging target's outcomes = %v; want %d retry later (time-outs that back off: one lane's worth, no second round before it rests), the rest deferred, none retrying at once", count, notify.PerTarget)
+	tried := count[notify.Retrying]
+	if tried != notify.PerTarget || tried+count[notify.Deferred] != 30 {
+		t.Errorf("the hanging target's outcomes = %v; want %d retrying (time-outs that back off: one lane's worth, no second round before it rests), the rest deferred", count, notify.PerTarget)
 	}
 	if rc.next(t, "the healthy notice") != healthy {
 		t.Error("the healthy receiver got another delivery")
@@ -206,12 +206,8 @@ func TestAttemptBound(t *testing.T) {
 			dl := elicitation.Delivery{ID: elicitation.DeliveryID(c.State.ID, elicitation.EventCreated, "stuck"), DueAt: c.State.CreatedAt}
 			d := &notify.Deliverer{Store: st, Targets: targets, Timeout: tc.timeout, Log: slog.New(slog.DiscardHandler)}
 			outs, errs := d.AttemptAll(context.Background(), []elicitation.Delivery{dl}, tc.stream)
-			wantOut := notify.Retrying
-			if tc.stream {
-				wantOut = notify.RetryLater // a time-out backs off even on the stream
-			}
-			if errs[0] != nil || outs[0] != wantOut {
-				t.Errorf("outcome %s, %v; want %s", outs[0], errs[0], wantOut)
+			if errs[0] != nil || outs[0] != notify.Retrying {
+				t.Errorf("outcome %s, %v; want %s", outs[0], errs[0], notify.Retrying)
 			}
 			select {
 			case held := <-stuck.held:

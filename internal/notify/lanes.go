@@ -74,7 +74,7 @@ func (d *Deliverer) record(target string, o Outcome, now time.Time) {
 
 // failed says whether an outcome counts as a failure toward a rest: a
 // refusal that may pass, a time-out.
-func (o Outcome) failed() bool { return o == Retrying || o == RetryLater }
+func (o Outcome) failed() bool { return o == Retrying }
 
 // attempt is Attempt for a lane: nothing while the target rests or when
 // ctx's deadline leaves no room for a whole attempt (the delivery stays due

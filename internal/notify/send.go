@@ -28,8 +28,6 @@ type SendError struct {
 	// Permanent: retrying will not help (the target refused the request
 	// as such: 400, 401, 403, 404, 410, …).
 	Permanent bool
-	// Timeout: the target did not answer within the attempt's bound.
-	Timeout bool
 	// status is the HTTP status of a refusal, if there was one.
 	status int
 }
@@ -49,7 +47,7 @@ func reasonOf(err error) *SendError {
 	var ne net.Error
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
-		return &SendError{Reason: "timed out", Timeout: true}
+		return &SendError{Reason: "timed out"}
 	case errors.Is(err, context.Canceled):
 		return &SendError{Reason: "interrupted"}
 	}
@@ -86,10 +84,9 @@ const AttemptTimeout = 10 * time.Second
 // notice arrives within about a window, a bound and the stream's own
 // latency of its creation (issue 22.1 asks for 2 s at p99). Webhooks,
 // Slack and SES answer well within it; a send that takes longer is not
-// lost: its time-out backs off in the outbox (RetryLater) and the sweep
-// sends it with AttemptTimeout, within about a minute, and a receiver that
-// took the first one anyway sees the same delivery id again (delivery is
-// at least once).
+// lost: its time-out backs off in the outbox like any failed attempt, the
+// sweep sends it with AttemptTimeout, and a receiver that took the first
+// one anyway sees the same delivery id again (delivery is at least once).
 const StreamAttemptTimeout = time.Second
 
 // HTTPClient is the client the HTTP targets use: bounded, and never

@@ -29,14 +29,15 @@ type Handler struct {
 	Log *slog.Logger
 }
 
-// SweepResult is the answer to a scheduled invocation.
-type SweepResult struct {
+// Result is the answer to an invocation: how many deliveries it attempted
+// (for the log; Lambda retries nothing by it).
+type Result struct {
 	Attempted int `json:"attempted"`
 }
 
 // Handle is the Lambda handler: a DynamoDB stream batch (an object with
-// Records) gets a partial batch response; anything else (the schedule's
-// event) runs the sweep.
+// Records) is attempted (Stream); anything else (the schedule's event)
+// runs the sweep.
 func (h *Handler) Handle(ctx context.Context, raw json.RawMessage) (any, error) {
 	var probe struct {
 		Records []json.RawMessage `json:"Records"`
@@ -52,29 +53,23 @@ func (h *Handler) Handle(ctx context.Context, raw json.RawMessage) (any, error) 
 	if err != nil {
 		return nil, fmt.Errorf("sweep: %w", err)
 	}
-	return SweepResult{Attempted: n}, nil
+	return Result{Attempted: n}, nil
 }
 
 // Stream attempts the delivery of each new outbox item in the batch once,
-// each target in its own lane (notify.AttemptAll). A record whose attempt
-// was refused in a way that may pass, or whose store call failed, is
-// reported in BatchItemFailures, so that Lambda retries it at once (and,
-// past the event source's retry limit, sends it to the dead-letter queue);
-// its delivery stays due for that retry. Each send is bounded by
-// notify.StreamAttemptTimeout, not the sweep's notify.AttemptTimeout, and a
-// time-out is not reported: its delivery backs off in the outbox and the
-// sweep retries it with the full bound, so that a hanging target holds a
-// batch for one stream attempt's bound at most (its lane starts no more
-// attempts while its first ones are out, and they rest it), and a target
-// resting after failures in a row not at all (its records are left to the
-// sweep). Records that are not new outbox items are ignored.
-func (h *Handler) Stream(ctx context.Context, ev events.DynamoDBEvent) events.DynamoDBEventResponse {
-	resp := events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{}}
+// each target in its own lane (notify.AttemptAll), each send bounded by
+// notify.StreamAttemptTimeout, not the sweep's notify.AttemptTimeout: a
+// hanging target holds a batch for one stream attempt's bound at most (its
+// lane starts no more attempts while its first ones are out, and they rest
+// it), and a target resting after failures in a row not at all. It reports
+// no record failed, ever: a failed attempt backs off in the outbox like
+// any other (notify.Deliverer's one policy), a store call that failed
+// leaves its delivery there, and the sweep retries both; Lambda retrying
+// the record would be a second policy. Records that are not new outbox
+// items, or not due yet, are left to the sweep.
+func (h *Handler) Stream(ctx context.Context, ev events.DynamoDBEvent) Result {
 	now := h.D.Now
-	var (
-		ds   []elicitation.Delivery
-		seqs []string
-	)
+	var ds []elicitation.Delivery
 	for _, r := range ev.Records {
 		if r.EventName != string(events.DynamoDBOperationTypeInsert) {
 			continue
@@ -91,7 +86,7 @@ func (h *Handler) Stream(ctx context.Context, ev events.DynamoDBEvent) events.Dy
 		if now != nil && d.DueAt.After(now()) {
 			continue // an expiry notice, scheduled: the sweep sends it when due
 		}
-		ds, seqs = append(ds, d), append(seqs, r.Change.SequenceNumber)
+		ds = append(ds, d)
 	}
 	// Every target in its own lane (a record names its delivery by keys
 	// only: the store says whose it is), reported record by record.
@@ -101,13 +96,14 @@ func (h *Handler) Stream(ctx context.Context, ev events.DynamoDBEvent) events.Dy
 		}
 	}
 	outs, errs := h.D.AttemptAll(ctx, ds, true) // a stream batch's attempts
+	n := 0
 	for i := range ds {
-		if errs[i] != nil {
-			h.Log.ErrorContext(ctx, "notification attempt", "deliveryId", ds[i].ID, "err", errs[i])
-		}
-		if errs[i] != nil || outs[i] == notify.Retrying {
-			resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: seqs[i]})
+		switch {
+		case errs[i] != nil:
+			h.Log.ErrorContext(ctx, "notification attempt; the sweep retries it", "deliveryId", ds[i].ID, "err", errs[i])
+		case outs[i] != notify.Skipped && outs[i] != notify.Deferred:
+			n++
 		}
 	}
-	return resp
+	return Result{Attempted: n}
 }
