@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode/utf16"
 
+	"github.com/slack-go/slack"
+
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
 
@@ -272,3 +274,14 @@ func plainCut(s string, max int) string {
 // SlackText is s (the agent's text) escaped for mrkdwn and cut to max
 // characters, as every message here writes it.
 func SlackText(s string, max int) string { return slackText(s, max) }
+
+// SlackAgentText is the verbatim mrkdwn text object of s (the agent's
+// text), escaped and cut to max characters (agentText).
+func SlackAgentText(s string, max int) *slack.TextBlockObject {
+	return &slack.TextBlockObject{Type: slack.MarkdownType, Text: slackText(s, max), Verbatim: true}
+}
+
+// SlackPlain is a plain_text object of text, emoji on.
+func SlackPlain(text string) *slack.TextBlockObject {
+	return slack.NewTextBlockObject(slack.PlainTextType, text, true, false)
+}

@@ -20,7 +20,17 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func golden(t *testing.T, name string, v any) {
 	t.Helper()
-	got, err := json.MarshalIndent(v, "", "  ")
+	// As JSON with sorted keys, so that the file says what Slack reads,
+	// whatever Go type (a map, slack-go's structs) wrote it.
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	got, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,7 +77,9 @@ func (s *slackSide) serve(w http.ResponseWriter, r *http.Request) {
 		s.posted = append(s.posted, m)
 		_, _ = io.WriteString(w, "ok")
 	case strings.HasPrefix(r.URL.Path, "/api/"):
-		if r.Header.Get("Authorization") != "Bearer "+botToken {
+		// Slack takes the token as a bearer header or a form field.
+		form, _ := url.ParseQuery(string(body))
+		if r.Header.Get("Authorization") != "Bearer "+botToken && form.Get("token") != botToken {
 			_, _ = io.WriteString(w, `{"ok":false,"error":"invalid_auth"}`)
 			return
 		}

@@ -76,6 +76,7 @@ type Handler struct {
 	svc    Service
 	secret []byte
 	api    webAPI
+	client *http.Client // response_url posts
 	apiURL *url.URL
 	users  notify.SlackAppConfig
 	now    func() time.Time
@@ -110,7 +111,7 @@ func New(o Options) (*Handler, error) {
 	}
 	return &Handler{
 		svc: o.Service, secret: []byte(o.SigningSecret), apiURL: u, users: o.Users, now: o.Now, log: o.Logger,
-		api: webAPI{base: u.String(), token: o.BotToken, client: o.Client},
+		api: newWebAPI(u.String(), o.BotToken, o.Client), client: o.Client,
 	}, nil
 }
 

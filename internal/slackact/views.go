@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/slack-go/slack"
+
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/notify"
 )
@@ -61,7 +63,7 @@ func (h *Handler) openDialog(ctx context.Context, in *interaction, t target, act
 // DialogView is the modal of the button action for rec: a comment box
 // (required for Approve with comment, optional for Decline), and for
 // Choose the options as checkboxes. meta is its private_metadata.
-func DialogView(rec elicitation.Record, action, meta string) map[string]any {
+func DialogView(rec elicitation.Record, action, meta string) slack.ModalViewRequest {
 	title, submit, label, optional := "Decline", "Decline", "Why? (optional; the agent reads it)", true
 	switch {
 	case action == notify.SlackActionApproveComment:
@@ -71,31 +73,27 @@ func DialogView(rec elicitation.Record, action, meta string) map[string]any {
 	case rec.State.Kind == elicitation.KindSelection:
 		title, label = "None of these", "What would fit better? (optional; the agent reads it)"
 	}
-	blocks := []any{map[string]any{"type": "section", "text": map[string]any{"type": "mrkdwn", "text": notify.SlackText(rec.Payload.Message, 3000), "verbatim": true}}}
+	blocks := []slack.Block{slack.NewSectionBlock(notify.SlackAgentText(rec.Payload.Message, 3000), nil, nil)}
 	if action == notify.SlackActionChoose {
-		var opts []any
+		var opts []*slack.OptionBlockObject
 		for i, o := range rec.Payload.Options {
-			opts = append(opts, map[string]any{"text": plain(cut(o.DisplayLabel(), 75)), "value": strconv.Itoa(i)})
+			opts = append(opts, slack.NewOptionBlockObject(strconv.Itoa(i), notify.SlackPlain(cut(o.DisplayLabel(), 75)), nil))
 		}
-		blocks = append(blocks, map[string]any{
-			"type": "input", "block_id": blockOptions, "label": plain(cut(strings.TrimSuffix(sentence(rec.Payload.SelectionRule()), "."), 2000)),
-			"optional": rec.Payload.MinSelections == 0,
-			"element":  map[string]any{"type": "checkboxes", "action_id": blockOptions, "options": opts},
-		})
+		in := slack.NewInputBlock(blockOptions, notify.SlackPlain(cut(strings.TrimSuffix(sentence(rec.Payload.SelectionRule()), "."), 2000)), nil,
+			slack.NewCheckboxGroupsBlockElement(blockOptions, opts...))
+		in.Optional = rec.Payload.MinSelections == 0
+		blocks = append(blocks, in)
 	}
-	blocks = append(blocks, map[string]any{
-		"type": "input", "block_id": blockComment, "optional": optional, "label": plain(label),
-		"element": map[string]any{"type": "plain_text_input", "action_id": blockComment, "multiline": true, "max_length": elicitation.MaxCommentChars},
-	})
-	return map[string]any{
-		"type": "modal", "callback_id": CallbackID, "private_metadata": meta,
-		"title": plain(title), "submit": plain(submit), "close": plain("Cancel"),
-		"blocks": blocks,
+	comment := slack.NewPlainTextInputBlockElement(nil, blockComment)
+	comment.Multiline, comment.MaxLength = true, elicitation.MaxCommentChars
+	in := slack.NewInputBlock(blockComment, notify.SlackPlain(label), nil, comment)
+	in.Optional = optional
+	blocks = append(blocks, in)
+	return slack.ModalViewRequest{
+		Type: slack.VTModal, CallbackID: CallbackID, PrivateMetadata: meta,
+		Title: notify.SlackPlain(title), Submit: notify.SlackPlain(submit), Close: notify.SlackPlain("Cancel"),
+		Blocks: slack.Blocks{BlockSet: blocks},
 	}
-}
-
-func plain(s string) map[string]any {
-	return map[string]any{"type": "plain_text", "text": s, "emoji": true}
 }
 
 func cut(s string, n int) string {

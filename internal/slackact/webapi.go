@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/slack-go/slack"
 )
 
 // DefaultAPIURL is Slack's Web API.
@@ -20,12 +23,14 @@ const DefaultAPIURL = "https://slack.com/api"
 const callTimeout = 1200 * time.Millisecond
 
 // webAPI calls the Slack Web API methods the handler needs with the bot
-// token: views.open (the comment dialog) and users.info (the e-mail of a
-// user the mapping names by address).
+// token, through slack-go's client: views.open (the comment dialog) and
+// users.info (the e-mail of a user the mapping names by address).
 type webAPI struct {
-	base   string
-	token  string
-	client *http.Client
+	slack *slack.Client
+}
+
+func newWebAPI(base, token string, client *http.Client) webAPI {
+	return webAPI{slack: slack.New(token, slack.OptionAPIURL(base+"/"), slack.OptionHTTPClient(client))}
 }
 
 // apiError is a Web API call that failed: Slack's error word (never the
@@ -34,38 +39,26 @@ type apiError struct{ method, word string }
 
 func (e *apiError) Error() string { return "slack " + e.method + ": " + e.word }
 
-func (a webAPI) call(ctx context.Context, method, contentType string, body []byte, out any) error {
-	ctx, cancel := context.WithTimeout(ctx, callTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.base+"/"+method, bytes.NewReader(body))
-	if err != nil {
-		return &apiError{method, "bad request"}
+// failed turns the error of a Web API call into an apiError (nil for nil).
+func failed(method string, err error) error {
+	var (
+		refused slack.SlackErrorResponse
+		status  slack.StatusCodeError
+		limited *slack.RateLimitedError
+	)
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &refused):
+		return &apiError{method, word(refused.Err)}
+	case errors.As(err, &status):
+		return &apiError{method, fmt.Sprintf("HTTP %d", status.Code)}
+	case errors.As(err, &limited):
+		return &apiError{method, "ratelimited"}
+	case errors.Is(err, context.DeadlineExceeded):
+		return &apiError{method, "timed out"}
 	}
-	req.Header.Set("Content-Type", contentType)
-	req.Header.Set("Authorization", "Bearer "+a.token)
-	resp, err := a.client.Do(req)
-	if err != nil {
-		return &apiError{method, "unreachable"}
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil || resp.StatusCode != http.StatusOK {
-		return &apiError{method, fmt.Sprintf("HTTP %d", resp.StatusCode)}
-	}
-	var res struct {
-		OK    bool   `json:"ok"`
-		Error string `json:"error"`
-	}
-	if json.Unmarshal(b, &res) != nil {
-		return &apiError{method, "unreadable answer"}
-	}
-	if !res.OK {
-		return &apiError{method, word(res.Error)}
-	}
-	if out != nil && json.Unmarshal(b, out) != nil {
-		return &apiError{method, "unreadable answer"}
-	}
-	return nil
+	return &apiError{method, "unreachable or unreadable"}
 }
 
 // word keeps an error word of Slack's to what an error word may be.
@@ -77,32 +70,26 @@ func word(s string) string {
 }
 
 // openView opens a modal for the interaction trigger.
-func (a webAPI) openView(ctx context.Context, trigger string, view map[string]any) error {
-	b, err := json.Marshal(map[string]any{"trigger_id": trigger, "view": view})
-	if err != nil {
-		return &apiError{"views.open", "unencodable view"}
-	}
-	return a.call(ctx, "views.open", "application/json; charset=utf-8", b, nil)
+func (a webAPI) openView(ctx context.Context, trigger string, view slack.ModalViewRequest) error {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	_, err := a.slack.OpenViewContext(ctx, trigger, view)
+	return failed("views.open", err)
 }
 
 // userEmail is the e-mail address of a Slack user's profile (users.info;
 // the users:read.email scope).
 func (a webAPI) userEmail(ctx context.Context, user string) (string, error) {
-	var out struct {
-		User struct {
-			Profile struct {
-				Email string `json:"email"`
-			} `json:"profile"`
-		} `json:"user"`
-	}
-	err := a.call(ctx, "users.info", "application/x-www-form-urlencoded", []byte(url.Values{"user": {user}}.Encode()), &out)
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	u, err := a.slack.GetUserInfoContext(ctx, user)
 	if err != nil {
-		return "", err
+		return "", failed("users.info", err)
 	}
-	if out.User.Profile.Email == "" {
+	if u.Profile.Email == "" {
 		return "", &apiError{"users.info", "no e-mail (is the users:read.email scope granted?)"}
 	}
-	return out.User.Profile.Email, nil
+	return u.Profile.Email, nil
 }
 
 // respond posts a message to an interaction's response_url: the update
@@ -124,7 +111,7 @@ func (h *Handler) respond(ctx context.Context, responseURL string, msg map[strin
 		return
 	}
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
-	resp, err := h.api.client.Do(req)
+	resp, err := h.client.Do(req)
 	if err != nil {
 		h.log.WarnContext(ctx, "slack response_url unreachable")
 		return
