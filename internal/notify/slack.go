@@ -47,7 +47,7 @@ func (s *Slack) Send(ctx context.Context, n elicitation.Notice) error {
 	return nil
 }
 
-func (s *Slack) post(ctx context.Context, msg map[string]any) error {
+func (s *Slack) post(ctx context.Context, msg *slack.WebhookMessage) error {
 	body, err := json.Marshal(msg)
 	if err != nil {
 		return &SendError{Reason: "could not encode the message", Permanent: true}
@@ -91,15 +91,9 @@ func units(s string) int {
 	return n
 }
 
-// agentText is a mrkdwn text object for text that comes from the agent or
-// the request: verbatim, so that Slack does not turn bare URLs, channel
-// names or mentions in it into links (escaping stops the explicit forms).
-func agentText(s string, max int) map[string]any {
-	return map[string]any{"type": "mrkdwn", "text": slackText(s, max), "verbatim": true}
-}
-
-// SlackMessage is the incoming-webhook payload for n.
-func SlackMessage(n elicitation.Notice) map[string]any { return slackMessage(n, false) }
+// SlackMessage is the incoming-webhook payload for n: slack-go's message
+// and Block Kit blocks.
+func SlackMessage(n elicitation.Notice) *slack.WebhookMessage { return slackMessage(n, false) }
 
 // SlackInteractiveMessage is the payload for n with the buttons that
 // decide in Slack (SlackDecidable): Approve, Approve with comment and
@@ -108,49 +102,50 @@ func SlackMessage(n elicitation.Notice) map[string]any { return slackMessage(n, 
 // a multiple-choice one; and always the Review and decide link. Each
 // decision button's value is the review URL, which the interaction
 // handler reads the request and its key from.
-func SlackInteractiveMessage(n elicitation.Notice) map[string]any { return slackMessage(n, true) }
+func SlackInteractiveMessage(n elicitation.Notice) *slack.WebhookMessage {
+	return slackMessage(n, true)
+}
 
-func slackMessage(n elicitation.Notice, interactive bool) map[string]any {
+func slackMessage(n elicitation.Notice, interactive bool) *slack.WebhookMessage {
 	title := Summary(Title(n), 150)
-	blocks := []any{
-		map[string]any{"type": "header", "text": map[string]any{"type": "plain_text", "text": title, "emoji": true}},
-		map[string]any{"type": "section", "text": agentText(n.Message, 3000)},
+	blocks := []slack.Block{
+		slack.NewHeaderBlock(SlackPlain(title)),
+		slack.NewSectionBlock(SlackAgentText(n.Message, 3000), nil, nil),
 	}
-	var ctxt []any
+	var ctxt []slack.MixedElement
 	for _, d := range Details(n) {
-		ctxt = append(ctxt, agentText(d, 2000))
+		ctxt = append(ctxt, SlackAgentText(d, 2000))
 	}
 	if n.Event == elicitation.EventCreated {
 		// Slack shows the expiry in the reader's own time zone.
-		ctxt[1] = map[string]any{"type": "mrkdwn", "text": "Answer by <!date^" + strconv.FormatInt(n.ExpiresAt.Unix(), 10) + "^{date_short_pretty} {time}|" + stamp(n.ExpiresAt) + ">"}
+		ctxt[1] = &slack.TextBlockObject{Type: slack.MarkdownType, Text: "Answer by <!date^" + strconv.FormatInt(n.ExpiresAt.Unix(), 10) + "^{date_short_pretty} {time}|" + stamp(n.ExpiresAt) + ">"}
 	}
 	if c := n.Choices; c != nil && c.Approvals > 1 {
-		ctxt = append(ctxt, agentText(quorumLine(c), 2000))
+		ctxt = append(ctxt, SlackAgentText(quorumLine(c), 2000))
 	}
-	blocks = append(blocks, map[string]any{"type": "context", "elements": ctxt})
+	blocks = append(blocks, slack.NewContextBlock("", ctxt...))
 	if u := string(safeURL(n.ReviewURL)); u != "" && len(u) <= 2000 {
-		link := map[string]any{
-			"type": "button", "action_id": SlackActionReview, "style": "primary", "url": u,
-			"text": map[string]any{"type": "plain_text", "text": "Review and decide", "emoji": true},
-		}
+		link := slackButton(SlackActionReview, "Review and decide", "", slack.StylePrimary, nil)
+		link.URL = u
 		if interactive && SlackDecidable(n.Kind, n.Choices) {
 			blocks = append(blocks, decisionBlocks(n, u, link)...)
 		} else {
-			blocks = append(blocks, map[string]any{"type": "actions", "elements": []any{link}})
+			blocks = append(blocks, slack.NewActionBlock("", link))
 		}
 	}
-	return map[string]any{"text": title + ": " + slackText(firstLine(n.Message), 200), "blocks": blocks}
+	return &slack.WebhookMessage{Text: title + ": " + slackText(firstLine(n.Message), 200), Blocks: &slack.Blocks{BlockSet: blocks}}
 }
 
 // SlackFallback is the plain message sent when Slack refuses SlackMessage:
 // the headline, the message's first line, and the review link, in one
 // verbatim mrkdwn section well within every limit.
-func SlackFallback(n elicitation.Notice) map[string]any {
+func SlackFallback(n elicitation.Notice) *slack.WebhookMessage {
 	text := Summary(Title(n), 150) + ": " + slackText(firstLine(n.Message), 200)
 	if u := string(safeURL(n.ReviewURL)); u != "" && len(u) <= 2000 {
 		text += "\nReview and decide: <" + u + ">"
 	}
-	return map[string]any{"text": text, "blocks": []any{map[string]any{"type": "section", "text": map[string]any{"type": "mrkdwn", "text": text, "verbatim": true}}}}
+	section := slack.NewSectionBlock(&slack.TextBlockObject{Type: slack.MarkdownType, Text: text, Verbatim: true}, nil, nil)
+	return &slack.WebhookMessage{Text: text, Blocks: &slack.Blocks{BlockSet: []slack.Block{section}}}
 }
 
 // The action ids of an interactive message's buttons; each decision
@@ -200,53 +195,39 @@ func quorumLine(c *elicitation.Choices) string {
 }
 
 // decisionBlocks are the buttons of an interactive message, and the link.
-func decisionBlocks(n elicitation.Notice, u string, link map[string]any) []any {
+func decisionBlocks(n elicitation.Notice, u string, link *slack.ButtonBlockElement) []slack.Block {
 	c := n.Choices
-	decline := slackButton(SlackActionDecline, "Decline", u, "danger", nil)
+	decline := slackButton(SlackActionDecline, "Decline", u, slack.StyleDanger, nil)
+	link.Style = ""
 	if n.Kind == elicitation.KindApproval {
-		approve := slackButton(SlackActionApprove, "Approve", u, "primary",
+		approve := slackButton(SlackActionApprove, "Approve", u, slack.StylePrimary,
 			slackConfirm("Approve this request?", "The agent goes ahead as asked. This is recorded under your name.", "Approve"))
-		delete(link, "style")
-		return []any{map[string]any{"type": "actions", "block_id": "elicitation.decide", "elements": []any{
-			approve, slackButton(SlackActionApproveComment, "Approve with comment", u, "", nil), decline, link,
-		}}}
+		return []slack.Block{slack.NewActionBlock("elicitation.decide",
+			approve, slackButton(SlackActionApproveComment, "Approve with comment", u, "", nil), decline, link)}
 	}
-	delete(link, "style")
-	decline["text"] = slackPlain("None of these")
+	decline.Text = SlackPlain("None of these")
 	if !SlackSingleChoice(c) {
-		return []any{map[string]any{"type": "actions", "block_id": "elicitation.decide", "elements": []any{
-			slackButton(SlackActionChoose, "Choose…", u, "primary", nil), decline, link,
-		}}}
+		return []slack.Block{slack.NewActionBlock("elicitation.decide", slackButton(SlackActionChoose, "Choose…", u, slack.StylePrimary, nil), decline, link)}
 	}
-	var opts []any
+	var opts []slack.BlockElement
 	for i, o := range c.Options {
 		opts = append(opts, slackButton(SlackActionSelect+strconv.Itoa(i), plainCut(o.DisplayLabel(), 75), u, "",
 			slackConfirm("Pick this option?", plainCut(o.DisplayLabel(), 300), "Pick it")))
 	}
-	return []any{
-		map[string]any{"type": "actions", "block_id": "elicitation.options", "elements": opts},
-		map[string]any{"type": "actions", "block_id": "elicitation.decide", "elements": []any{decline, link}},
+	return []slack.Block{
+		slack.NewActionBlock("elicitation.options", opts...),
+		slack.NewActionBlock("elicitation.decide", decline, link),
 	}
 }
 
-func slackButton(action, text, value, style string, confirm map[string]any) map[string]any {
-	b := map[string]any{"type": "button", "action_id": action, "text": slackPlain(text), "value": value}
-	if style != "" {
-		b["style"] = style
-	}
-	if confirm != nil {
-		b["confirm"] = confirm
-	}
+func slackButton(action, text, value string, style slack.Style, confirm *slack.ConfirmationBlockObject) *slack.ButtonBlockElement {
+	b := slack.NewButtonBlockElement(action, value, SlackPlain(text))
+	b.Style, b.Confirm = style, confirm
 	return b
 }
 
-func slackPlain(text string) map[string]any {
-	return map[string]any{"type": "plain_text", "text": text, "emoji": true}
-}
-
-func slackConfirm(title, text, yes string) map[string]any {
-	return map[string]any{"title": slackPlain(title), "text": map[string]any{"type": "plain_text", "text": text},
-		"confirm": slackPlain(yes), "deny": slackPlain("Cancel")}
+func slackConfirm(title, text, yes string) *slack.ConfirmationBlockObject {
+	return slack.NewConfirmationBlockObject(SlackPlain(title), &slack.TextBlockObject{Type: slack.PlainTextType, Text: text}, SlackPlain(yes), SlackPlain("Cancel"))
 }
 
 // plainCut is s (the agent's text) for a plain_text object of at most max

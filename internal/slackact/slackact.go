@@ -29,6 +29,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slack-go/slack"
+
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/notify"
 )
@@ -378,13 +380,13 @@ func (h *Handler) update(ctx context.Context, responseURL string, t target) {
 		return
 	}
 	msg := notify.SlackInteractiveMessage(noticeOf(rv, t.link))
-	msg["replace_original"] = true
+	msg.ReplaceOriginal = true
 	h.respond(ctx, responseURL, msg)
 }
 
 // ephemeral shows text to the user who pressed the button only.
 func (h *Handler) ephemeral(ctx context.Context, responseURL, text string) {
-	h.respond(ctx, responseURL, map[string]any{"response_type": "ephemeral", "replace_original": false, "text": text})
+	h.respond(ctx, responseURL, &slack.WebhookMessage{ResponseType: slack.ResponseTypeEphemeral, Text: text})
 }
 
 // noticeOf is the notice that describes rv as it stands: pending (with

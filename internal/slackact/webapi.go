@@ -1,12 +1,9 @@
 package slackact
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -92,34 +89,23 @@ func (a webAPI) userEmail(ctx context.Context, user string) (string, error) {
 	return u.Profile.Email, nil
 }
 
-// respond posts a message to an interaction's response_url: the update
-// of the original message (replace_original) or a note only the user
-// sees (ephemeral).
-func (h *Handler) respond(ctx context.Context, responseURL string, msg map[string]any) {
+// respond posts a message to an interaction's response_url (slack-go's
+// webhook post): the update of the original message (ReplaceOriginal) or
+// a note only the user sees (ephemeral).
+func (h *Handler) respond(ctx context.Context, responseURL string, msg *slack.WebhookMessage) {
 	if !h.responseURLOK(responseURL) {
 		h.log.WarnContext(ctx, "slack interaction: response_url is not Slack's; nothing sent")
 		return
 	}
-	b, err := json.Marshal(msg)
-	if err != nil {
-		return
-	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, responseURL, bytes.NewReader(b))
-	if err != nil {
-		return
-	}
-	req.Header.Set("Content-Type", "application/json; charset=utf-8")
-	resp, err := h.client.Do(req)
-	if err != nil {
+	err := slack.PostWebhookCustomHTTPContext(ctx, responseURL, h.client, msg)
+	var status slack.StatusCodeError
+	switch {
+	case errors.As(err, &status):
+		h.log.WarnContext(ctx, "slack response_url refused the message", "status", status.Code)
+	case err != nil:
 		h.log.WarnContext(ctx, "slack response_url unreachable")
-		return
-	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		h.log.WarnContext(ctx, "slack response_url refused the message", "status", resp.StatusCode)
 	}
 }
 
