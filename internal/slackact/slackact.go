@@ -117,40 +117,8 @@ func New(o Options) (*Handler, error) {
 	}, nil
 }
 
-// interaction is the part of Slack's interaction payload the handler reads.
-type interaction struct {
-	Type string `json:"type"`
-	Team struct {
-		ID string `json:"id"`
-	} `json:"team"`
-	User struct {
-		ID     string `json:"id"`
-		TeamID string `json:"team_id"`
-	} `json:"user"`
-	TriggerID   string `json:"trigger_id"`
-	ResponseURL string `json:"response_url"`
-	Container   struct {
-		MessageTS string `json:"message_ts"`
-	} `json:"container"`
-	Actions []struct {
-		ActionID string `json:"action_id"`
-		Value    string `json:"value"`
-		ActionTS string `json:"action_ts"`
-	} `json:"actions"`
-	View struct {
-		ID              string `json:"id"`
-		CallbackID      string `json:"callback_id"`
-		PrivateMetadata string `json:"private_metadata"`
-		State           struct {
-			Values map[string]map[string]struct {
-				Value           string `json:"value"`
-				SelectedOptions []struct {
-					Value string `json:"value"`
-				} `json:"selected_options"`
-			} `json:"values"`
-		} `json:"state"`
-	} `json:"view"`
-}
+// interaction is Slack's interaction payload, as slack-go reads it.
+type interaction = slack.InteractionCallback
 
 // ServeHTTP verifies and answers one interaction request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -176,10 +144,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch in.Type {
-	case "block_actions":
+	case slack.InteractionTypeBlockActions:
 		h.blockActions(r.Context(), &in)
 		w.WriteHeader(http.StatusOK)
-	case "view_submission":
+	case slack.InteractionTypeViewSubmission:
 		h.writeJSON(w, h.viewSubmission(r.Context(), &in))
 	default:
 		// view_closed, shortcuts, anything else: nothing to do.
@@ -260,10 +228,10 @@ func submissionID(parts ...string) string {
 
 // blockActions answers a button press.
 func (h *Handler) blockActions(ctx context.Context, in *interaction) {
-	if len(in.Actions) != 1 {
+	if len(in.ActionCallback.BlockActions) != 1 {
 		return
 	}
-	a := in.Actions[0]
+	a := in.ActionCallback.BlockActions[0]
 	if a.ActionID == notify.SlackActionReview {
 		return // the link button: Slack tells the app it was pressed
 	}
@@ -279,7 +247,7 @@ func (h *Handler) blockActions(ctx context.Context, in *interaction) {
 	}
 	ctx = elicitation.WithIdentity(ctx, who.identity)
 	sub := elicitation.Submission{
-		ID: submissionID(in.Team.ID, in.User.ID, a.ActionID, a.ActionTS, in.Container.MessageTS),
+		ID: submissionID(in.Team.ID, in.User.ID, a.ActionID, a.ActionTs, in.Container.MessageTs),
 		By: who.identity.Principal(), Via: elicitation.ViaSlack, Decision: elicitation.DecisionSubmitted,
 	}
 	switch {

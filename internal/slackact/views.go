@@ -123,7 +123,10 @@ func (h *Handler) viewSubmission(ctx context.Context, in *interaction) map[strin
 		return fieldErrors(blockComment, refusal)
 	}
 	ctx = elicitation.WithIdentity(ctx, who.identity)
-	values := in.View.State.Values
+	var values map[string]map[string]slack.BlockAction
+	if in.View.State != nil {
+		values = in.View.State.Values
+	}
 	sub := elicitation.Submission{
 		ID: submissionID(in.Team.ID, in.User.ID, in.View.ID), By: who.identity.Principal(), Via: elicitation.ViaSlack,
 		Decision: elicitation.DecisionSubmitted, Comment: values[blockComment][blockComment].Value,
@@ -154,9 +157,7 @@ func (h *Handler) viewSubmission(ctx context.Context, in *interaction) map[strin
 
 // picked is the option ids of the checked boxes (their values are the
 // options' indexes).
-func (h *Handler) picked(ctx context.Context, t target, sel []struct {
-	Value string `json:"value"`
-}) ([]string, bool) {
+func (h *Handler) picked(ctx context.Context, t target, sel []slack.OptionBlockObject) ([]string, bool) {
 	rv, err := h.svc.Receipt(ctx, t.id, t.key)
 	if err != nil {
 		return nil, false

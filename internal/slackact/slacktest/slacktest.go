@@ -6,6 +6,7 @@
 package slacktest
 
 import (
+	"cmp"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -25,8 +26,10 @@ func Sign(secret string, ts int64, body string) string {
 
 // Press is a block_actions interaction: user of team pressed the button
 // actionID carrying value on a message whose response_url is responseURL.
+// BlockID is the button's actions block; default elicitation.decide (Slack
+// always names it, making one up for a block that has none).
 type Press struct {
-	Team, User, ResponseURL, ActionID, Value string
+	Team, User, ResponseURL, ActionID, Value, BlockID string
 }
 
 // Body returns the request body Slack posts for p: a form with the
@@ -35,7 +38,7 @@ func (p Press) Body() string {
 	payload, _ := json.Marshal(map[string]any{
 		"type": "block_actions", "team": map[string]any{"id": p.Team}, "user": map[string]any{"id": p.User, "team_id": p.Team},
 		"trigger_id": "1.2.3", "response_url": p.ResponseURL, "container": map[string]any{"message_ts": "1.1"},
-		"actions": []any{map[string]any{"action_id": p.ActionID, "value": p.Value, "action_ts": "1764666000.1", "type": "button"}},
+		"actions": []any{map[string]any{"action_id": p.ActionID, "block_id": cmp.Or(p.BlockID, "elicitation.decide"), "value": p.Value, "action_ts": "1764666000.1", "type": "button"}},
 	})
 	return url.Values{"payload": {string(payload)}}.Encode()
 }
