@@ -40,6 +40,7 @@ func env(m map[string]string) func(string) (string, bool) {
 }
 
 func TestParse(t *testing.T) {
+	t.Parallel()
 	c, err := notify.Parse([]byte(sampleConfig), env(map[string]string{"SLACK_WEBHOOK_URL": "https://hooks.slack.com/services/T/B/x", "HOOK_SECRET": "0123456789abcdef-secret"}))
 	if err != nil {
 		t.Fatal(err)
@@ -77,6 +78,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestParseErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, doc, want string }{
 		{"empty", ``, "the document is empty"},
 		{"unknown key", `targets: {a: {type: slack, url: "https://x.example", colour: red}}`, "field colour not found"},
@@ -95,6 +97,7 @@ func TestParseErrors(t *testing.T) {
 		{"secret not echoed", `targets: {a: {type: webhook, url: "not a url", secret: "s3cr3t-s3cr3t-s3cr3t"}}`, `url must be an absolute`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			_, err := notify.Parse([]byte(tc.doc), env(nil))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want %q", err, tc.want)
@@ -110,6 +113,7 @@ func TestParseErrors(t *testing.T) {
 // told of what without any reference's value, and still refuse a bad
 // document.
 func TestParseRouting(t *testing.T) {
+	t.Parallel()
 	tg, err := notify.ParseRouting([]byte(sampleConfig))
 	if err != nil {
 		t.Fatal(err)
@@ -134,6 +138,7 @@ func TestParseRouting(t *testing.T) {
 // with all of them named at once: each unset reference, each unknown key,
 // each invalid target, each name that is no target.
 func TestParseNamesEveryMistake(t *testing.T) {
+	t.Parallel()
 	doc := `
 defaults: [oncall, pager]
 targets:
@@ -176,6 +181,7 @@ extra: 1
 // the mapping with groups, through ParseRouting too (the submit function
 // reads it without the secrets), and each mistake is named.
 func TestSlackMapping(t *testing.T) {
+	t.Parallel()
 	const doc = `
 targets:
   team: {type: slack, url: "${SLACK_WEBHOOK_URL}", interactive: true}

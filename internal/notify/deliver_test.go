@@ -20,6 +20,7 @@ import (
 // expiresAt and not before; a permanent refusal is given up at once; a
 // canceled request's notices are the cancel only.
 func TestExpirySweep(t *testing.T) {
+	t.Parallel()
 	rc := newReceiver(t)
 	rc.respond = func(w http.ResponseWriter, n elicitation.Notice, attempt int) bool {
 		if strings.HasPrefix(n.Message, "gone") {

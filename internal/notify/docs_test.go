@@ -15,6 +15,7 @@ import (
 // (a YAML block with targets) is one the service takes, so that the guide
 // cannot drift from the parser.
 func TestDocsConfigs(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join(testenv.Root(t), "docs", "notifications.md"))
 	if err != nil {
 		t.Fatal(err)

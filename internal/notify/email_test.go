@@ -123,6 +123,7 @@ var href = regexp.MustCompile(`href="([^"]+)"`)
 // TestEmailThroughMailpit: the created notice reaches a real SMTP server as
 // a plain-text and HTML e-mail whose link opens the real review page.
 func TestEmailThroughMailpit(t *testing.T) {
+	t.Parallel()
 	mp := startMailpit(t)
 	st, err := boltstore.Open(dbPath(t))
 	if err != nil {

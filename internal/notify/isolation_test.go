@@ -188,6 +188,7 @@ func TestBatchNotHeldByHangingTarget(t *testing.T) {
 // checks are bounds on a hang that would otherwise last the full bound,
 // not a measure of speed.
 func TestAttemptBound(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		timeout time.Duration

@@ -38,6 +38,7 @@ func scheduleConfig(url string) notify.Config {
 // is in the audit trail. A decision withdraws what is still scheduled; an
 // expired request's remaining notices are dropped, never sent.
 func TestRemindersAndEscalation(t *testing.T) {
+	t.Parallel()
 	rc := newReceiver(t)
 	st, err := boltstore.Open(dbPath(t))
 	if err != nil {
@@ -146,6 +147,7 @@ func TestRemindersAndEscalation(t *testing.T) {
 // TestScheduleDroppedAfterExpiry: a reminder still in the outbox when its
 // request expired (a deliverer that was down) is dropped, not sent.
 func TestScheduleDroppedAfterExpiry(t *testing.T) {
+	t.Parallel()
 	rc := newReceiver(t)
 	st, err := boltstore.Open(dbPath(t))
 	if err != nil {
@@ -186,6 +188,7 @@ func TestScheduleDroppedAfterExpiry(t *testing.T) {
 
 // TestScheduleBadInput: every mistake is named with its field.
 func TestScheduleBadInput(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ name, doc, want string }{
 		{"zero remind", `{targets: {a: {type: ntfy, url: "https://ntfy.sh", topic: t, remind: 0s}}}`, `target "a": remind: "0s" must be a positive duration such as "15m"`},
 		{"negative remind", `{targets: {a: {type: ntfy, url: "https://ntfy.sh", topic: t, remind: -5m}}}`, `target "a": remind: "-5m" must be a positive duration`},
@@ -195,6 +198,7 @@ func TestScheduleBadInput(t *testing.T) {
 		{"no target", `{targets: {a: {type: ntfy, url: "https://ntfy.sh", topic: t}}, escalate: [{after: 30m}]}`, `escalate[0].notify must name at least one notification target`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			_, err := notify.Parse([]byte(c.doc), nil)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("Parse: %v; want it to say %q", err, c.want)

@@ -252,10 +252,6 @@ func plainCut(s string, max int) string {
 	return strings.TrimSpace(b.String()) + "…"
 }
 
-// SlackText is s (the agent's text) escaped for mrkdwn and cut to max
-// characters, as every message here writes it.
-func SlackText(s string, max int) string { return slackText(s, max) }
-
 // SlackAgentText is the verbatim mrkdwn text object of s (the agent's
 // text), escaped and cut to max characters (agentText).
 func SlackAgentText(s string, max int) *slack.TextBlockObject {

@@ -55,6 +55,7 @@ func sampleNotice(ev elicitation.Event) elicitation.Notice {
 // most hostile agent text, fits Block Kit's shape and limits; the created
 // message has the button to the review page; mrkdwn cannot be abused.
 func TestSlackBlockKit(t *testing.T) {
+	t.Parallel()
 	rs := blockKit(t)
 	hostile := sampleNotice(elicitation.EventCreated)
 	hostile.Message = "<!channel> please <https://evil.example|click> & approve " + strings.Repeat("x", 5000)
@@ -92,6 +93,7 @@ func TestSlackBlockKit(t *testing.T) {
 // TestSlackSend posts to an incoming-webhook endpoint, which answers as
 // Slack does: 200 "ok", or 4xx with an error word (permanent: no retry).
 func TestSlackSend(t *testing.T) {
+	t.Parallel()
 	rs := blockKit(t)
 	var got []byte
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -126,6 +128,7 @@ func TestSlackSend(t *testing.T) {
 // TestNtfy publishes with ntfy's JSON API: topic, title, message, a tap
 // that opens the review page, the access token.
 func TestNtfy(t *testing.T) {
+	t.Parallel()
 	var body map[string]any
 	var auth string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -216,6 +219,7 @@ func brokenEntity(s string) bool {
 // and never inside an entity; it is verbatim, so that a bare URL does not
 // become a link. A Slack stand-in that checks Block Kit takes each one.
 func TestSlackLimitsAfterEscaping(t *testing.T) {
+	t.Parallel()
 	standIn := newSlackStandIn(t, nil)
 	s := &notify.Slack{URL: standIn.srv.URL + "/services/T0/B0/x", Client: notify.HTTPClient()}
 	for name, msg := range map[string]string{
@@ -257,6 +261,7 @@ func TestSlackLimitsAfterEscaping(t *testing.T) {
 // Slack refuses that too, the failure is permanent and names Slack's
 // error words (for the audit trail).
 func TestSlackRefusalDoesNotLoseTheNotice(t *testing.T) {
+	t.Parallel()
 	oneBlock := newSlackStandIn(t, func(doc map[string]any) string {
 		if len(doc["blocks"].([]any)) > 1 {
 			return "invalid_blocks"
@@ -284,6 +289,7 @@ func TestSlackRefusalDoesNotLoseTheNotice(t *testing.T) {
 // limits with the longest and most hostile options, and carries decision
 // buttons only where the request can be decided in Slack.
 func TestSlackInteractiveBlockKit(t *testing.T) {
+	t.Parallel()
 	rs := blockKit(t)
 	long := strings.Repeat("<!here> ☃ ", 400)
 	var opts []elicitation.Option

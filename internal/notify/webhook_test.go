@@ -33,6 +33,7 @@ func webhookConfig(url string) notify.Config {
 // receiver has it; the server never learns): the restarted server resumes
 // from the outbox and sends the same delivery id again.
 func TestWebhookExactlyOnceAcrossRestart(t *testing.T) {
+	t.Parallel()
 	rc := newReceiver(t)
 	inFlight := make(chan struct{})
 	release := make(chan struct{})
@@ -152,6 +153,7 @@ func TestWebhookExactlyOnceAcrossRestart(t *testing.T) {
 // TestWebhookSignature: Verify accepts what Sign made, and refuses a
 // tampered body, another secret and a stale timestamp.
 func TestWebhookSignature(t *testing.T) {
+	t.Parallel()
 	now := time.Unix(1_800_000_000, 0)
 	body := []byte(`{"event":"created"}`)
 	h := http.Header{}

@@ -79,6 +79,7 @@ func options(ids ...string) []elicitation.Option {
 // TestBlockKitGolden: the interactive messages and their dialogs, as
 // Slack receives them, are the golden files (and messages fit Block Kit).
 func TestBlockKitGolden(t *testing.T) {
+	t.Parallel()
 	rs := blockKit(t)
 	at := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
 	base := elicitation.Notice{
@@ -114,6 +115,7 @@ func TestBlockKitGolden(t *testing.T) {
 	}
 	for name, n := range messages {
 		t.Run("message-"+name, func(t *testing.T) {
+			t.Parallel()
 			msg := notify.SlackInteractiveMessage(n)
 			b, _ := json.Marshal(msg)
 			var doc any
@@ -136,6 +138,9 @@ func TestBlockKitGolden(t *testing.T) {
 		"dialog-choose":          {selection, notify.SlackActionChoose},
 		"dialog-none-of-these":   {selection, notify.SlackActionDecline},
 	} {
-		t.Run(name, func(t *testing.T) { golden(t, name, slackact.DialogView(c.rec, c.action, meta)) })
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			golden(t, name, slackact.DialogView(c.rec, c.action, meta))
+		})
 	}
 }

@@ -47,6 +47,7 @@ func wantEphemeral(t *testing.T, msg map[string]any, says string) {
 // exactly-once path (decidedVia slack), and the message is replaced by one
 // that says who decided, without buttons.
 func TestApproveButton(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{})
 	c, msg := e.approval(elicitation.ApprovalInput{})
 	if got := buttons(msg); !slices.Equal(got, []string{notify.SlackActionApprove, notify.SlackActionApproveComment, notify.SlackActionDecline, notify.SlackActionReview}) {
@@ -69,6 +70,7 @@ func TestApproveButton(t *testing.T) {
 // press's trigger_id and the bot token); its submission declines with the
 // comment and updates the original message.
 func TestDeclineWithComment(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{})
 	c, msg := e.approval(elicitation.ApprovalInput{})
 	press := e.slack.press(msg, notify.SlackActionDecline, "U0BOB00001")
@@ -96,6 +98,7 @@ func TestDeclineWithComment(t *testing.T) {
 // TestApproveWithCommentNeedsComment: the dialog of Approve with comment
 // refuses an empty comment in the dialog itself, and records nothing.
 func TestApproveWithCommentTooLong(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{})
 	c, msg := e.approval(elicitation.ApprovalInput{})
 	e.ok(e.slack.press(msg, notify.SlackActionApproveComment, "U0ALICE001"))
@@ -121,6 +124,7 @@ func TestApproveWithCommentTooLong(t *testing.T) {
 // has a button per option, and pressing one picks it; a multiple-choice
 // one opens a dialog of checkboxes whose count rule is checked there.
 func TestSelectionButtons(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{})
 	opts := []json.RawMessage{json.RawMessage(`{"id":"eu-west-1","label":"Ireland"}`), json.RawMessage(`{"id":"us-east-1","label":"Virginia"}`), json.RawMessage(`{"id":"ap-south-1"}`)}
 	c, msg := e.selection(elicitation.SelectionInput{Options: opts})
@@ -156,6 +160,7 @@ func TestSelectionButtons(t *testing.T) {
 // TestLinkOnly: a request that needs its form filled, or has more options
 // than buttons, shows only Review and decide.
 func TestLinkOnly(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{})
 	_, form := e.approval(elicitation.ApprovalInput{RequestedSchema: json.RawMessage(`{"type":"object","properties":{"ticket":{"type":"string"}},"required":["ticket"]}`)})
 	var six []json.RawMessage
@@ -183,6 +188,7 @@ func TestLinkOnly(t *testing.T) {
 // as Slack needs (401 to a bad signature, an ephemeral note or an updated
 // message otherwise).
 func TestRefusedInteractions(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		signIn bool
@@ -215,6 +221,7 @@ func TestRefusedInteractions(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, envOptions{signIn: tc.signIn, teams: tc.teams, botToken: tc.token, owner: tc.owner})
 			c, msg := e.approval(tc.in)
 			action := tc.action
@@ -262,6 +269,7 @@ func TestRefusedInteractions(t *testing.T) {
 // TestStaleAfterWindow: the same request, sent within the window, is
 // taken; the check uses the shared clock, not the machine's.
 func TestWindowEdge(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{})
 	c, msg := e.approval(elicitation.ApprovalInput{})
 	in := e.slack.press(msg, notify.SlackActionApprove, "U0ALICE001")
@@ -276,8 +284,10 @@ func TestWindowEdge(t *testing.T) {
 // TestReplay: the same signed interaction sent again (within the window)
 // records nothing a second time.
 func TestReplay(t *testing.T) {
+	t.Parallel()
 	for _, action := range []string{notify.SlackActionApprove, notify.SlackActionDecline} {
 		t.Run(action, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, envOptions{})
 			c, msg := e.approval(elicitation.ApprovalInput{})
 			in := e.slack.press(msg, action, "U0ALICE001")
@@ -307,6 +317,7 @@ func TestReplay(t *testing.T) {
 // TestDecidedMeanwhile: a button of a request decided elsewhere updates
 // the message to say who decided, and records nothing.
 func TestDecidedMeanwhile(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{})
 	c, msg := e.approval(elicitation.ApprovalInput{})
 	if _, err := e.svc.Submit(context.Background(), c.State.ID, c.ReviewKey, elicitation.Submission{ID: "page-1", Decision: elicitation.DecisionDeclined, By: "dave@example.com"}); err != nil {
@@ -330,6 +341,7 @@ func TestDecidedMeanwhile(t *testing.T) {
 // keeps the buttons and shows the progress; the same reviewer pressing
 // again is told their approval already counts; a second reviewer decides.
 func TestQuorumInSlack(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{signIn: true})
 	c, msg := e.approval(elicitation.ApprovalInput{Approvals: 2, Reviewers: []string{"alice@example.com", "group:release"}})
 	first := e.slack.press(msg, notify.SlackActionApprove, "U0ALICE001")
@@ -354,6 +366,7 @@ func TestQuorumInSlack(t *testing.T) {
 // TestEmailMapping: a user the mapping names by their Slack e-mail is
 // found with users.info.
 func TestEmailMapping(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{})
 	e.slack.emails["U0CAROL001"] = "Carol@corp.example"
 	c, msg := e.approval(elicitation.ApprovalInput{})

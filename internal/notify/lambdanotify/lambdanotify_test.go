@@ -48,6 +48,7 @@ func record(d elicitation.Delivery, seq int) events.DynamoDBEventRecord {
 // next batch does not try the resting target at all, and an invocation
 // without time for a whole attempt starts none.
 func TestStreamBatchNotHeldByHangingTarget(t *testing.T) {
+	t.Parallel()
 	st, _, _ := dynamotest.Store(t, dynamostore.Options{})
 	var stuckHits, goodHits atomic.Int64
 	stop := make(chan struct{})

@@ -25,6 +25,7 @@ import (
 // escalation to the sweep; each sweep sends what came due, once; the
 // decision withdraws the rest, and later sweeps send nothing.
 func TestRemindersOnAWS(t *testing.T) {
+	t.Parallel()
 	st, _, _ := dynamotest.Store(t, dynamostore.Options{})
 	var mu sync.Mutex
 	got := map[string]int{} // event + step + target -> accepted

@@ -33,6 +33,7 @@ func notice() elicitation.Notice {
 // checks the request the SDK made: sender, recipients, both bodies, the
 // delivery header; a rejected message is a permanent failure.
 func TestSES(t *testing.T) {
+	t.Parallel()
 	var got map[string]any
 	reject := false
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
