@@ -103,3 +103,63 @@ func TestRemindersOnAWS(t *testing.T) {
 		}
 	}
 }
+
+// TestReminderDecidedWhileSentOnAWS: on DynamoDB Local, through the
+// sweep, a reminder the target took while the decision withdrew it is in
+// the audit trail as delivered.
+func TestReminderDecidedWhileSentOnAWS(t *testing.T) {
+	t.Parallel()
+	st, _, _ := dynamotest.Store(t, dynamostore.Options{})
+	var (
+		svc *elicitation.Service
+		cr  elicitation.Created
+	)
+	decided := make(chan error, 1)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var n elicitation.Notice
+		if err := json.NewDecoder(r.Body).Decode(&n); err != nil {
+			t.Errorf("webhook body: %v", err)
+		}
+		if n.Event == elicitation.EventReminder {
+			_, err := svc.Submit(context.Background(), cr.State.ID, cr.ReviewKey, elicitation.Submission{ID: "s", Decision: elicitation.DecisionDeclined})
+			decided <- err
+		}
+	}))
+	defer hook.Close()
+	targets, err := notify.New(notify.Config{
+		Defaults: []string{"oncall"},
+		Targets:  map[string]notify.TargetConfig{"oncall": {Type: notify.TypeWebhook, URL: hook.URL, Secret: secret, Remind: "15m"}},
+	}, notify.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := testclock.New(time.Now().UTC())
+	svc = elicitation.NewService(elicitation.Config{Store: st, Now: clk.Now, Notifications: targets})
+	ctx := context.Background()
+	if cr, err = svc.CreateApproval(ctx, "alice", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 3600}); err != nil {
+		t.Fatal(err)
+	}
+	h := &lambdanotify.Handler{D: &notify.Deliverer{Store: st, Targets: targets, Now: clk.Now, Log: slog.New(slog.DiscardHandler)}, Log: slog.New(slog.DiscardHandler)}
+	sweep := json.RawMessage(`{"source":"aws.scheduler"}`)
+	if _, err := h.Handle(ctx, sweep); err != nil {
+		t.Fatal(err)
+	}
+	clk.Add(15 * time.Minute)
+	if _, err := h.Handle(ctx, sweep); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-decided; err != nil {
+		t.Fatalf("the decision during the reminder's send: %v", err)
+	}
+	tr, err := svc.Audit(ctx, "alice", cr.State.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range tr.Entries {
+		found = found || e.Action == elicitation.ActionNotified && e.Detail == "reminder 1 to oncall: delivered (attempt 1)"
+	}
+	if !found {
+		t.Errorf("no delivered reminder in the audit trail: %+v", tr.Entries)
+	}
+}
