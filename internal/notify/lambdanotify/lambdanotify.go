@@ -89,7 +89,7 @@ func (h *Handler) Stream(ctx context.Context, ev events.DynamoDBEvent) Result {
 		ds = append(ds, d)
 	}
 	// Every target in its own lane (a record names its delivery by keys
-	// only: the store says whose it is), reported record by record.
+	// only: the store says whose it is).
 	if r, ok := h.D.Store.(targetReader); ok {
 		if err := r.DeliveryTargets(ctx, ds); err != nil {
 			h.Log.WarnContext(ctx, "read the batch's delivery targets; the batch shares one lane", "err", err)
