@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -97,6 +96,7 @@ type server struct {
 	targets *notify.Targets
 	cancel  context.CancelFunc
 	done    chan error
+	settled chan string // the id of each delivery that left the outbox, as its settle commits
 }
 
 func startServer(t *testing.T, dbPath string, cfg notify.Config, d func(*notify.Deliverer)) *server {
@@ -109,14 +109,15 @@ func startServer(t *testing.T, dbPath string, cfg notify.Config, d func(*notify.
 	if err != nil {
 		t.Fatal(err)
 	}
-	dl := &notify.Deliverer{Store: st, Targets: targets, Log: slog.New(slog.DiscardHandler)}
+	settled := make(chan string, 256)
+	dl := &notify.Deliverer{Store: st, Targets: targets, Log: slog.New(settledLog{settled})}
 	if d != nil {
 		d(dl)
 	}
 	w := notify.NewWorker(dl, 50*time.Millisecond)
 	targets.OnQueued(w.Wake)
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &server{store: st, targets: targets, cancel: cancel, done: make(chan error, 1),
+	s := &server{store: st, targets: targets, cancel: cancel, done: make(chan error, 1), settled: settled,
 		svc: elicitation.NewService(elicitation.Config{Store: st, Notifications: targets})}
 	go func() { s.done <- w.Run(ctx) }()
 	t.Cleanup(func() { s.stop(t) })
@@ -142,21 +143,52 @@ func (s *server) stop(t *testing.T) {
 func dbPath(t *testing.T) string { return filepath.Join(t.TempDir(), "elicitation.db") }
 
 // waitSettled waits until the delivery id has left the outbox (it is
-// settled a moment after the receiver answered).
-func waitSettled(t *testing.T, st elicitation.Store, id string) {
+// settled a moment after the receiver answered): the deliverer's log line
+// of its settle wakes it.
+func waitSettled(t *testing.T, s *server, id string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.After(20 * time.Second)
 	for {
-		ds, err := st.DueDeliveries(context.Background(), time.Now().Add(10*time.Minute), 100)
-		if err != nil {
-			t.Fatal(err)
+		select {
+		case got := <-s.settled:
+			if got == id {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("delivery %s was not settled", id)
 		}
-		if !slices.ContainsFunc(ds, func(d elicitation.Delivery) bool { return d.ID == id }) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("outbox still holds %+v", ds)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// settledLog is a Deliverer's log as a test reads it: the id of every
+// delivery whose attempt took it out of the outbox (delivered, given up,
+// dropped), logged once its settle committed.
+type settledLog struct{ ids chan<- string }
+
+func (h settledLog) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h settledLog) Handle(_ context.Context, r slog.Record) error {
+	var id, outcome string
+	r.Attrs(func(a slog.Attr) bool {
+		switch a.Key {
+		case "deliveryId":
+			id = a.Value.String()
+		case "outcome":
+			outcome = a.Value.String()
+		}
+		return true
+	})
+	switch notify.Outcome(outcome) {
+	case notify.Delivered, notify.GaveUp, notify.Dropped:
+		if r.Message == "notification" {
+			select {
+			case h.ids <- id:
+			default: // nobody waits for so many
+			}
+		}
+	}
+	return nil
+}
+
+func (h settledLog) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h settledLog) WithGroup(string) slog.Handler      { return h }

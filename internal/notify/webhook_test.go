@@ -79,7 +79,7 @@ func TestWebhookExactlyOnceAcrossRestart(t *testing.T) {
 	if got := rc.next(t, "attempt after the restart"); got != created {
 		t.Fatalf("after the restart: delivery %s, want %s again", got, created)
 	}
-	waitSettled(t, s2.store, created)
+	waitSettled(t, s2, created)
 
 	// The decision: refused once, then accepted.
 	if _, err := s2.svc.Submit(ctx, cr.State.ID, cr.ReviewKey, elicitation.Submission{ID: "page-1", Decision: elicitation.DecisionSubmitted}); err != nil {
@@ -91,7 +91,7 @@ func TestWebhookExactlyOnceAcrossRestart(t *testing.T) {
 			t.Fatalf("decided attempt %d: delivery %s, want %s", i+1, got, decided)
 		}
 	}
-	waitSettled(t, s2.store, decided)
+	waitSettled(t, s2, decided)
 	if ds, _ := s2.store.DueDeliveries(ctx, cr.State.ExpiresAt.Add(time.Hour), 10); len(ds) != 0 {
 		t.Errorf("the outbox still holds %+v (the decision withdraws the expiry notice)", ds)
 	}
