@@ -96,32 +96,33 @@ var hostileTemplates = map[string]string{
 	"recursion via capture loop": `{% for i in (1..99999) %}{% capture c %}{% for j in (1..99999) %}{% endfor %}{% endcapture %}{% endfor %}`,
 }
 
+// TestHostileTemplates: each hostile template, as the row template of a
+// 500-option selection, is refused at creation by a bound that counts work
+// (never by the clock, which only guards and would make the answer depend
+// on the machine's speed and load), or accepted with a page that renders.
 func TestHostileTemplates(t *testing.T) {
 	e := newEnvWith(t, review.NewTemplateChecker()) // the default bounds, held here
 	for name, src := range hostileTemplates {
 		t.Run(name, func(t *testing.T) {
 			e.t = t
 			start := time.Now()
-			// Each template as a row template (500 options: the bound is per page) and as a heading.
 			c, err := e.svc.CreateSelection(context.Background(), "agent", elicitation.SelectionInput{Message: "m", Options: options(500), RowTemplate: src})
 			took := time.Since(start)
-			if took > 3*time.Second {
-				t.Errorf("creation took %s", took)
-			}
 			if err != nil {
 				if elicitation.CodeOf(err) != elicitation.CodeInvalidArgument || !(errors.Is(err, elicitation.ErrTemplateInvalid) || errors.Is(err, elicitation.ErrTemplateTooLarge)) {
 					t.Fatalf("refused with %v", err)
 				}
+				if msg := elicitation.PublicMessage(err); strings.Contains(msg, "time per render") || strings.Contains(msg, "took longer") {
+					t.Errorf("refused by the clock, which depends on the machine: %s", msg)
+				}
 				t.Logf("refused at creation in %s: %s", took.Round(time.Millisecond), elicitation.PublicMessage(err))
 				return
 			}
-			// Accepted: the page renders within the bound.
-			start = time.Now()
-			r := e.get(review.Path(c.State.ID, c.ReviewKey))
-			if took := time.Since(start); took > 3*time.Second || r.Status != 200 {
-				t.Errorf("page: %d in %s", r.Status, took)
+			// Accepted: the page renders.
+			if r := e.get(review.Path(c.State.ID, c.ReviewKey)); r.Status != 200 {
+				t.Errorf("page: %d", r.Status)
 			}
-			t.Logf("accepted (bounded output); page %d bytes", len(r.Body))
+			t.Logf("accepted (bounded output) in %s", took.Round(time.Millisecond))
 		})
 	}
 	var m runtime.MemStats
