@@ -279,6 +279,13 @@ func TestConnect(t *testing.T) {
 	if err := run(context.Background(), []string{"connect", "--url", "127.0.0.1:8080", "cursor"}, io.Discard, &stderr, noEnv); err == nil {
 		t.Errorf("connect with a URL without scheme: no error")
 	}
+	// Without a HOST: the usage, which says what goes where.
+	stderr.Reset()
+	if err := run(context.Background(), []string{"connect"}, io.Discard, &stderr, noEnv); err == nil ||
+		!strings.Contains(stderr.String(), "usage: elicitation connect [flags] HOST\n") ||
+		!strings.Contains(stderr.String(), "The configuration goes to stdout, and where to put it to stderr.") {
+		t.Errorf("connect without a HOST: %v\n%s", err, stderr.String())
+	}
 	var all bytes.Buffer
 	if err := run(context.Background(), []string{"connect", "all"}, &all, io.Discard, noEnv); err != nil {
 		t.Fatal(err)
