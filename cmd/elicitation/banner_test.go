@@ -104,7 +104,7 @@ func TestBannerWithAPIKeys(t *testing.T) {
 	for _, want := range []string{
 		`claude mcp add --transport http elicitation ` + m.MCPURL + ` --header "Authorization: Bearer $ELICITATION_API_KEY"`,
 		"API keys are required",
-		"  Claude Code, Cursor: read $ELICITATION_API_KEY (set it where the host starts)\n",
+		"  Claude Code, Cursor, MCP Inspector: read $ELICITATION_API_KEY (set it where the host starts)\n",
 	} {
 		if !strings.Contains(b, want) {
 			t.Errorf("banner lacks %q:\n%s", want, b)
