@@ -24,7 +24,7 @@ const (
 	DefaultMaxStringBytes = 256 << 10
 	DefaultMaxTotalBytes  = 32 << 20
 	DefaultMaxDepth       = 20
-	DefaultMaxSteps       = 1_000_000
+	DefaultMaxSteps       = 200_000
 	DefaultMaxDuration    = 5 * time.Second
 )
 
@@ -35,7 +35,7 @@ const (
 type Limits struct {
 	MaxOutputBytes int           // default 1 MiB per render
 	MaxIterations  int           // total loop iterations per render, default 100_000; also the largest array a filter may build or take from a range
-	MaxSteps       int           // steps per render (each tag, loop iteration, filter call and write of output is one), default 1_000_000
+	MaxSteps       int           // steps per render (each tag, loop iteration, filter call and write of output is one), default 200_000
 	MaxStringBytes int           // largest string any filter/assign/capture may build, default 256 KiB
 	MaxTotalBytes  int           // total bytes all filters and captures may build in one render, default 32 MiB
 	MaxDepth       int           // nesting depth of blocks, default 20 (checked at Compile)
