@@ -236,8 +236,6 @@ func KeyHint(host string) string {
 		return "env.ELICITATION_AUTH of its entry (replace elk_…)"
 	case Goose:
 		return "the Authorization header in config.yaml (replace elk_…)"
-	case Inspector:
-		return "its web UI, under Custom Headers"
 	}
 	return "see docs/hosts.md"
 }
