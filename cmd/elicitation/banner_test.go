@@ -104,7 +104,7 @@ func TestBannerWithAPIKeys(t *testing.T) {
 	for _, want := range []string{
 		`claude mcp add --transport http elicitation ` + m.MCPURL + ` --header "Authorization: Bearer $ELICITATION_API_KEY"`,
 		"API keys are required",
-		"  Claude Code, Cursor: read $ELICITATION_API_KEY (set it where the host starts)\n",
+		"  Claude Code, Cursor, MCP Inspector: read $ELICITATION_API_KEY (set it where the host starts)\n",
 	} {
 		if !strings.Contains(b, want) {
 			t.Errorf("banner lacks %q:\n%s", want, b)
@@ -278,6 +278,13 @@ func TestConnect(t *testing.T) {
 	}
 	if err := run(context.Background(), []string{"connect", "--url", "127.0.0.1:8080", "cursor"}, io.Discard, &stderr, noEnv); err == nil {
 		t.Errorf("connect with a URL without scheme: no error")
+	}
+	// Without a HOST: the usage, which says what goes where.
+	stderr.Reset()
+	if err := run(context.Background(), []string{"connect"}, io.Discard, &stderr, noEnv); err == nil ||
+		!strings.Contains(stderr.String(), "usage: elicitation connect [flags] HOST\n") ||
+		!strings.Contains(stderr.String(), "The configuration goes to stdout, and where to put it to stderr.") {
+		t.Errorf("connect without a HOST: %v\n%s", err, stderr.String())
 	}
 	var all bytes.Buffer
 	if err := run(context.Background(), []string{"connect", "all"}, &all, io.Discard, noEnv); err != nil {

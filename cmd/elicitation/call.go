@@ -69,6 +69,9 @@ flags:
 	defer session.Close()
 	res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: arguments})
 	if err != nil {
+		if uerr := unknownTool(ctx, session, tool); uerr != nil {
+			return uerr
+		}
 		return fmt.Errorf("%s: %w", tool, err)
 	}
 	if res.IsError {
@@ -82,6 +85,24 @@ flags:
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(out)
+}
+
+// unknownTool says which tools the server has when it has none named tool
+// (a misspelled name fails at the transport, where the error says only
+// "Bad Request"); nil when it has one, or when the list cannot be read.
+func unknownTool(ctx context.Context, session *mcp.ClientSession, tool string) error {
+	list, err := session.ListTools(ctx, nil)
+	if err != nil {
+		return nil
+	}
+	names := make([]string, 0, len(list.Tools))
+	for _, t := range list.Tools {
+		if t.Name == tool {
+			return nil
+		}
+		names = append(names, t.Name)
+	}
+	return fmt.Errorf("unknown tool %q; the server's tools are: %s", tool, strings.Join(names, ", "))
 }
 
 // toolArguments reads name=value words: JSON where the value parses as

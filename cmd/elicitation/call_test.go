@@ -59,6 +59,11 @@ func TestCallFirstRequest(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "not_found") {
 		t.Errorf("call elicit_result of an unknown id: %v", err)
 	}
+	// A misspelled tool is named as unknown, with the tools there are.
+	err = run(context.Background(), []string{"call", "elicit_aproval", "message=m"}, io.Discard, io.Discard, env)
+	if err == nil || !strings.Contains(err.Error(), `unknown tool "elicit_aproval"`) || !strings.Contains(err.Error(), "elicit_approval, ") || strings.Contains(err.Error(), "Bad Request") {
+		t.Errorf("call elicit_aproval: %v, want unknown tool and the list", err)
+	}
 	for _, args := range [][]string{{"call"}, {"call", "elicit_status", "noequals"}} {
 		if err := run(context.Background(), args, io.Discard, io.Discard, env); err == nil {
 			t.Errorf("%q: no error", args)

@@ -26,7 +26,7 @@ func runConnect(args []string, stdout, stderr io.Writer, getenv func(string) str
 	endpoint := fs.String("url", "", "the MCP endpoint to connect to, such as a deployment's https://…/mcp (default: http://<--addr>/mcp, the local server)")
 	name := fs.String("name", "elicitation", "the server's name in the host's configuration")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: elicitation connect [flags] HOST\n\nHOST is one of %s, or all.\nThe configuration goes to stdout, where it belongs to stderr.\n\nflags:\n", strings.Join(hostconfig.Names(), ", "))
+		fmt.Fprintf(stderr, "usage: elicitation connect [flags] HOST\n\nHOST is one of %s, or all.\nThe configuration goes to stdout, and where to put it to stderr.\n\nflags:\n", strings.Join(hostconfig.Names(), ", "))
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

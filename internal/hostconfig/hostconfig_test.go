@@ -47,9 +47,13 @@ func TestClaudeDesktopAllowHTTP(t *testing.T) {
 }
 
 // Every host's first snippet is its configuration file's (what
-// "elicitation connect HOST > FILE" writes); commands come after it.
+// "elicitation connect HOST > FILE" writes); commands come after it. The
+// Inspector has no file: its first snippet is the CLI's command.
 func TestFileFirst(t *testing.T) {
 	for _, h := range hostconfig.Hosts() {
+		if h.Name == hostconfig.Inspector {
+			continue
+		}
 		snippets, _ := hostconfig.Render(h.Name, endpoints["keys"])
 		if first := snippets[0]; first.Lang == "sh" {
 			t.Errorf("%s: the first snippet is a command (%s)", h.Name, first.Text)
@@ -153,15 +157,25 @@ func TestValidateRefuses(t *testing.T) {
 	}
 }
 
-// docs/hosts.md shows exactly what Render prints, for the local server and
-// for a deployment.
+// docs/hosts.md shows exactly what Render prints ("elicitation connect
+// HOST"), for the local server and for a deployment; the Inspector, which
+// is for trying the tools by hand, for the local server without and with
+// API keys.
 func TestDocsShowTheRenderedConfigs(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join(testenv.Root(t), "docs", "hosts.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, epName := range []string{"local", "deployed"} {
+	shown := map[string]func(host string) bool{
+		"local":    func(string) bool { return true },
+		"deployed": func(host string) bool { return host != hostconfig.Inspector },
+		"keys":     func(host string) bool { return host == hostconfig.Inspector },
+	}
+	for _, epName := range []string{"local", "deployed", "keys"} {
 		for _, h := range hostconfig.Hosts() {
+			if !shown[epName](h.Name) {
+				continue
+			}
 			snippets, _ := hostconfig.Render(h.Name, endpoints[epName])
 			for _, s := range snippets {
 				if s.Lang == "text" {

@@ -139,12 +139,15 @@ func renderGoose(ep Endpoint, add addFunc) {
 }
 
 func renderInspector(ep Endpoint, add addFunc) {
+	cli := "npx @modelcontextprotocol/inspector --cli " + ep.URL + " --transport http --method tools/list"
 	if !ep.NeedsKey {
-		add("run in a shell", "sh", "npx @modelcontextprotocol/inspector --cli "+ep.URL+" --transport http --method tools/list")
+		add("run in a shell", "sh", cli)
 		return
 	}
-	// Inspector 2.x's web UI takes the key among the server's Custom
-	// Headers (its CLI also has --header; docs/hosts.md shows both).
+	// The CLI's --header reads every word up to the next option as a
+	// header, so it goes last; Inspector 2.x's web UI takes the key among
+	// the server's Custom Headers. docs/hosts.md shows both, as here.
+	add("run in a shell", "sh", cli+` --header "Authorization: Bearer $`+KeyVariable+`"`)
 	add("web UI", "text", "npx @modelcontextprotocol/inspector\n"+
 		"  a server of type Streamable HTTP, URL: "+ep.URL+"\n"+
 		"  Custom Headers: Authorization = Bearer elk_…   then Connect")
@@ -233,8 +236,6 @@ func KeyHint(host string) string {
 		return "env.ELICITATION_AUTH of its entry (replace elk_…)"
 	case Goose:
 		return "the Authorization header in config.yaml (replace elk_…)"
-	case Inspector:
-		return "its web UI, under Authentication"
 	}
 	return "see docs/hosts.md"
 }

@@ -12,16 +12,23 @@ import (
 )
 
 // TemplateLimits bound the rendering of one request's templates. Zero
-// fields take the defaults named.
+// fields take the defaults named. The bounds count work (steps, loop
+// iterations, bytes), so a request is accepted or refused the same way on
+// every machine however busy; the two in time are only the last guard.
 type TemplateLimits struct {
 	// Engine bounds each single render (one row, the heading, …). Zero
-	// fields take this package's defaults: 64 KiB of output and 100 ms per
-	// render; the rest take safeliquid's defaults.
+	// fields take this package's defaults: 64 KiB of output, 100,000 steps
+	// and 2 s (the last guard) per render; the rest take safeliquid's
+	// defaults.
 	Engine safeliquid.Limits
-	// PageBudget bounds the time of all the renders of one page together
-	// (every row, every hover detail, heading and footer); default 1.5 s.
+	// PageSteps bounds the steps of all the renders of one page together
+	// (every row, every hover detail, heading and footer); default 500,000.
 	// The check at creation uses the same budget, so a request that is
 	// accepted renders within it.
+	PageSteps int
+	// PageBudget bounds the time of all the renders of one page together,
+	// the last guard for a page whose steps are slow on their data;
+	// default 5 s.
 	PageBudget time.Duration
 	// MaxPageBytes bounds the output of all the renders of one page
 	// together; default 4 MiB.
@@ -31,8 +38,10 @@ type TemplateLimits struct {
 // Defaults of TemplateLimits.
 const (
 	DefaultRenderOutputBytes = 64 << 10
-	DefaultRenderDuration    = 100 * time.Millisecond
-	DefaultPageBudget        = 1500 * time.Millisecond
+	DefaultRenderSteps       = 100_000
+	DefaultRenderDuration    = 2 * time.Second
+	DefaultPageSteps         = 500_000
+	DefaultPageBudget        = 5 * time.Second
 	DefaultMaxPageBytes      = 4 << 20
 )
 
@@ -55,8 +64,14 @@ func NewTemplateCheckerWith(l TemplateLimits) *TemplateChecker {
 	if l.Engine.MaxOutputBytes <= 0 {
 		l.Engine.MaxOutputBytes = DefaultRenderOutputBytes
 	}
+	if l.Engine.MaxSteps <= 0 {
+		l.Engine.MaxSteps = DefaultRenderSteps
+	}
 	if l.Engine.MaxDuration <= 0 {
 		l.Engine.MaxDuration = DefaultRenderDuration
+	}
+	if l.PageSteps <= 0 {
+		l.PageSteps = DefaultPageSteps
 	}
 	if l.PageBudget <= 0 {
 		l.PageBudget = DefaultPageBudget
@@ -99,7 +114,7 @@ func (c *TemplateChecker) render(p elicitation.Payload) (rendered, error) {
 		}
 		compiled[t.Name] = tpl
 	}
-	b := budget{deadline: time.Now().Add(c.limits.PageBudget), left: c.limits.MaxPageBytes, limits: c.limits}
+	b := budget{deadline: time.Now().Add(c.limits.PageBudget), steps: safeliquid.Budget{Steps: c.limits.PageSteps}, left: c.limits.MaxPageBytes, limits: c.limits}
 	var err error
 	if out.Display, err = b.display(compiled["displayTemplate"], p.Context); err != nil {
 		return rendered{}, err
@@ -181,6 +196,7 @@ func (b *budget) each(tpl *safeliquid.Template, options []any) ([]string, error)
 // budget is what is left of a page's bounds.
 type budget struct {
 	deadline time.Time
+	steps    safeliquid.Budget
 	left     int
 	limits   TemplateLimits
 }
@@ -190,7 +206,11 @@ func (b *budget) run(tpl *safeliquid.Template, where string, bindings map[string
 		return "", &elicitation.Error{Code: elicitation.CodeInvalidArgument, Kind: elicitation.ErrTemplateInvalid, Field: tpl.Name(),
 			Message: fmt.Sprintf("%s%s: rendering the whole page took longer than %s; make the templates simpler", tpl.Name(), where, b.limits.PageBudget)}
 	}
-	s, err := tpl.Render(bindings)
+	s, err := tpl.RenderBudget(&b.steps, bindings)
+	if le := (*safeliquid.LimitError)(nil); errors.As(err, &le) && le.Bound == "Budget" {
+		return "", &elicitation.Error{Code: elicitation.CodeInvalidArgument, Kind: elicitation.ErrTemplateInvalid, Field: tpl.Name(),
+			Message: fmt.Sprintf("%s%s: rendering the whole page took more than %d steps (tags, loop iterations, filter calls, writes); make the templates simpler", tpl.Name(), where, b.limits.PageSteps)}
+	}
 	if err != nil {
 		return "", templateError(tpl.Name(), where, err)
 	}
@@ -233,6 +253,8 @@ func boundName(b string) string {
 	switch b {
 	case "MaxDuration":
 		return "time per render"
+	case "MaxSteps":
+		return "steps per render"
 	case "MaxOutputBytes":
 		return "output size"
 	case "MaxIterations":

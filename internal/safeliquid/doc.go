@@ -30,17 +30,21 @@
 // # Bounds
 //
 // The library's render.Render takes no context and cannot be cancelled, so
-// the bounds live inside the engine:
+// the bounds live inside the engine. They count work, not time, so that a
+// template stops at the same point on every machine, however slow or busy:
 //
 //   - Compile refuses sources over MaxSourceBytes, the include, render and
 //     layout tags (nothing can read a file or another template), unknown
 //     filters, blocks nested deeper than MaxDepth, and literal ranges such as
 //     (1..20000000) longer than MaxIterations.
+//   - Every tag, every loop iteration, every filter call and every write of
+//     output is a step, counted against MaxSteps; a filter call and a write
+//     count one more step per 256 bytes of string they are given (an array
+//     element weighs 64 bytes), so a step's cost is bounded however large
+//     the data. A Budget shares steps between renders (RenderBudget): the
+//     review page gives one to all the renders of a page.
 //   - for and tablerow count every iteration against MaxIterations (total
-//     per render, across nested loops) and check the deadline on each one.
-//   - Every tag and every filter call checks the deadline (MaxDuration of
-//     wall-clock time from the start of Render) and the first bound already
-//     exceeded.
+//     per render, across nested loops).
 //   - Every filter refuses a result over MaxStringBytes (an array over
 //     MaxIterations elements) and charges what it built to MaxTotalBytes;
 //     filters whose result can dwarf their input (replace, join, concat,
@@ -48,19 +52,18 @@
 //     to a filter is refused before the library expands it into an array.
 //   - assign refuses strings over MaxStringBytes; capture writes into a
 //     buffer capped at MaxStringBytes.
-//   - Output goes through a writer that fails past MaxOutputBytes and after
-//     the deadline, which stops the render at the next node.
+//   - Output goes through a writer that fails past MaxOutputBytes, which
+//     stops the render at the next node.
+//   - Last, a guard in time: every step checks MaxDuration of wall-clock time
+//     from the start of Render (default 5 s, far above what the other bounds
+//     allow on an idle machine). It is there for a step whose data make it
+//     slow (an expression comparing large strings is one step), not to
+//     decide what a template may do.
 //
 // The first bound exceeded is returned as a *LimitError naming it. The
 // per-render state (counters, deadline) lives in a configuration taken from
 // a pool for the length of one render, never shared by two renders at once.
 // A panic inside the library is recovered into an error.
-//
-// Each unit of work between two checks is bounded by the size of the data
-// (one filter call, one comparison in an expression, one {{ }} of a bound
-// value), so a render overruns MaxDuration by at most one such step.
-// MaxDuration is wall-clock time, so on a machine short of CPU a large but
-// legitimate render can hit it.
 //
 // # Differences from LiquidJS
 //

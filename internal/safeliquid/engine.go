@@ -24,17 +24,30 @@ const (
 	DefaultMaxStringBytes = 256 << 10
 	DefaultMaxTotalBytes  = 32 << 20
 	DefaultMaxDepth       = 20
-	DefaultMaxDuration    = 250 * time.Millisecond
+	DefaultMaxSteps       = 200_000
+	DefaultMaxDuration    = 5 * time.Second
 )
 
-// Limits bound one render. Zero fields take defaults.
+// Limits bound one render. Zero fields take defaults. Every bound but
+// MaxDuration counts work, so a template stops at the same point on every
+// machine however busy; MaxDuration is only the last guard, for a step
+// whose data make it slow.
 type Limits struct {
 	MaxOutputBytes int           // default 1 MiB per render
 	MaxIterations  int           // total loop iterations per render, default 100_000; also the largest array a filter may build or take from a range
+	MaxSteps       int           // steps per render (each tag, loop iteration, filter call and write of output is one), default 200_000
 	MaxStringBytes int           // largest string any filter/assign/capture may build, default 256 KiB
 	MaxTotalBytes  int           // total bytes all filters and captures may build in one render, default 32 MiB
 	MaxDepth       int           // nesting depth of blocks, default 20 (checked at Compile)
-	MaxDuration    time.Duration // wall-clock budget checked inside the engine, default 250ms
+	MaxDuration    time.Duration // wall-clock time checked at every step, default 5s: the last guard only
+}
+
+// A Budget is steps shared by several renders, such as the renders of one
+// page: each RenderBudget takes the steps it used from Steps and stops
+// (with the bound "Budget") when they run out, whatever is left of its own
+// MaxSteps.
+type Budget struct {
+	Steps int
 }
 
 func (l Limits) withDefaults() Limits {
@@ -43,6 +56,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxIterations <= 0 {
 		l.MaxIterations = DefaultMaxIterations
+	}
+	if l.MaxSteps <= 0 {
+		l.MaxSteps = DefaultMaxSteps
 	}
 	if l.MaxStringBytes <= 0 {
 		l.MaxStringBytes = DefaultMaxStringBytes
@@ -220,11 +236,23 @@ func (e *Engine) MustCompile(name, src string) *Template {
 // are not. Exceeding a bound returns a *LimitError naming it; other template
 // errors return a *RenderError; a panic inside the library is recovered into
 // an error. Render is safe for concurrent use.
-func (t *Template) Render(bindings map[string]any) (out string, err error) {
+func (t *Template) Render(bindings map[string]any) (string, error) {
+	return t.render(bindings, nil)
+}
+
+// RenderBudget is Render charged to b: the render stops when b.Steps run
+// out (a *LimitError with Bound "Budget"), and the steps it took, whether
+// it succeeds or fails, are taken from b.Steps. A Budget is not safe for
+// concurrent use.
+func (t *Template) RenderBudget(b *Budget, bindings map[string]any) (string, error) {
+	return t.render(bindings, b)
+}
+
+func (t *Template) render(bindings map[string]any, b *Budget) (out string, err error) {
 	e := t.engine
 	env := e.envs.Get().(*renderEnv)
 	st := env.st
-	st.reset(e.limits, time.Now())
+	st.reset(e.limits, time.Now(), b)
 	defer func() {
 		if r := recover(); r != nil {
 			out = ""
@@ -236,6 +264,9 @@ func (t *Template) Render(bindings map[string]any) (out string, err error) {
 				msg, _, _ := strings.Cut(fmt.Sprint(r), "\n")
 				err = &RenderError{Name: t.name, Msg: "internal error while rendering: " + msg}
 			}
+		}
+		if b != nil {
+			b.Steps -= min(st.steps, st.maxSteps)
 		}
 		st.release()
 		e.envs.Put(env)
@@ -278,7 +309,7 @@ type limitWriter struct {
 }
 
 func (w *limitWriter) Write(p []byte) (int, error) {
-	if err := w.st.check(); err != nil {
+	if err := w.st.stepData(len(p)); err != nil {
 		return 0, err
 	}
 	if w.buf.Len()+len(p) > w.max {

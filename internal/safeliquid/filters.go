@@ -49,7 +49,11 @@ func filterSet(st *renderState) map[string]any {
 func wrapFilter(st *renderState, name string, fn any) func(any, ...any) (any, error) {
 	fv := reflect.ValueOf(fn)
 	return func(in any, args ...any) (any, error) {
-		if err := st.check(); err != nil {
+		n := dataSize(in)
+		for _, a := range args {
+			n += dataSize(a)
+		}
+		if err := st.stepData(n); err != nil {
 			return nil, err
 		}
 		call := make([]any, 0, 1+len(args))
@@ -77,6 +81,23 @@ func wrapFilter(st *renderState, name string, fn any) func(any, ...any) (any, er
 		}
 		return out, nil
 	}
+}
+
+// dataSize is what a filter argument weighs in steps (see stepData): a
+// string its bytes, an array 64 per element; anything else nothing.
+func dataSize(v any) int {
+	switch v := v.(type) {
+	case string:
+		return len(v)
+	case []any:
+		return 64 * len(v)
+	case nil, bool, int, float64:
+		return 0
+	}
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array {
+		return 64 * rv.Len()
+	}
+	return 0
 }
 
 // checkArg refuses ranges that would expand past MaxIterations (the library

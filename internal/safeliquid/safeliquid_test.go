@@ -314,11 +314,13 @@ func TestRenderErrorsAreReported(t *testing.T) {
 	}
 }
 
+// TestHostileTemplates: each template is refused at Compile or stopped by
+// the bound named. Those bounds count work, so the same bound stops it on
+// every machine, however slow or busy: the clock, the last guard, is raised
+// here so that it cannot win even under -race on a loaded machine; the
+// default engine is checked below, where any bound may stop it.
 func TestHostileTemplates(t *testing.T) {
-	// The clock bound is raised so that the bound each case asserts is the one
-	// that stops it even under -race on a slow machine; the default engine is
-	// checked below.
-	e := New(Limits{MaxDuration: time.Minute})
+	e := New(Limits{MaxDuration: time.Hour})
 	def := New(Limits{})
 	big := strings.Repeat("x", 200_000)
 	nested := strings.Repeat("{% if true %}", 500) + "x" + strings.Repeat("{% endif %}", 500)
@@ -330,7 +332,7 @@ func TestHostileTemplates(t *testing.T) {
 		{"huge literal range", `{% for i in (1..20000000) %}{% endfor %}`, ""},
 		{"huge range from data", `{% for i in (1..n) %}{% endfor %}`, "MaxIterations"},
 		{"three nested 1..1000", `{% for a in (1..1000) %}{% for b in (1..1000) %}{% for c in (1..1000) %}{% endfor %}{% endfor %}{% endfor %}`, "MaxIterations"},
-		{"nested loops over data", `{% for a in list %}{% for b in list %}{% for c in list %}{{ c }}{% endfor %}{% endfor %}{% endfor %}`, "MaxIterations"},
+		{"nested loops over data", `{% for a in list %}{% for b in list %}{% for c in list %}{{ c }}{% endfor %}{% endfor %}{% endfor %}`, "MaxSteps"},
 		{"assign append doubling", `{% assign s = "ab" %}{% for i in (1..64) %}{% assign s = s | append: s %}{% endfor %}{{ s | size }}`, "MaxStringBytes"},
 		{"prepend doubling", `{% assign s = "ab" %}{% for i in (1..64) %}{% assign s = s | prepend: s %}{% endfor %}`, "MaxStringBytes"},
 		{"capture doubling", `{% assign s = "ab" %}{% for i in (1..64) %}{% capture s %}{{ s }}{{ s }}{% endcapture %}{% endfor %}`, "MaxStringBytes"},
@@ -354,6 +356,8 @@ func TestHostileTemplates(t *testing.T) {
 		{"unknown filter", `{{ x | base64_decode }}`, ""},
 		{"json of big", `{% assign a = big | split: "#" %}{% for i in (1..4) %}{% assign a = a | concat: a %}{% endfor %}{{ a | json }}`, "MaxStringBytes"},
 		{"empty loop time", `{% for i in (1..100000) %}{% for j in (1..n) %}{% endfor %}{% endfor %}`, "MaxIterations"},
+		{"many tags per iteration", `{% for i in (1..50000) %}` + strings.Repeat(`{% if i %}{% endif %}`, 100) + `{% endfor %}`, "MaxSteps"},
+		{"filters on big strings", `{% for i in (1..50000) %}{% assign n = big | size %}{% endfor %}`, "MaxSteps"},
 	}
 	bindings := map[string]any{
 		"n":    100000000,
@@ -390,14 +394,7 @@ func TestHostileTemplates(t *testing.T) {
 				if out != "" {
 					t.Errorf("output returned with a limit error: %d bytes", len(out))
 				}
-				// With default limits the same template is stopped too, by
-				// whichever bound comes first (the clock, under -race).
-				tpl, err = def.Compile(tc.name, tc.src)
-				if err != nil {
-					t.Errorf("default engine Compile: %v", err)
-					return
-				}
-				if _, err := tpl.Render(bindings); !errors.As(err, &le) {
+				if _, err := def.MustCompile(tc.name, tc.src).Render(bindings); !errors.As(err, &le) {
 					t.Errorf("default engine: err = %v, want *LimitError", err)
 				}
 			}()
@@ -426,6 +423,59 @@ func TestDurationBound(t *testing.T) {
 	var le *LimitError
 	if !errors.As(err, &le) || le.Bound != "MaxDuration" {
 		t.Fatalf("err = %v, want MaxDuration", err)
+	}
+}
+
+// TestStepsAreCounted: a render's steps are counted exactly (one per tag,
+// loop iteration, filter call and write, one more per 256 bytes a filter is
+// given), so MaxSteps stops a template at the same point on every machine.
+func TestStepsAreCounted(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("x", 1000) // 3 more steps per filter call
+	cases := []struct {
+		src   string
+		steps int
+	}{
+		{`{% for i in list %}{{ i }}{% endfor %}`, 1 + 10*2},                        // for; each iteration and its write
+		{`{% for i in list %}{% endfor %}tail`, 1 + 10 + 1},                         // for; iterations; the text
+		{`{% assign x = 1 | plus: 2 %}{% if x > 2 %}y{% endif %}`, 4},               // assign, plus, if, write
+		{`{{ big | size }}{{ "a" | append: "b" | upcase }}`, 1 + 3 + 1 + 1 + 1 + 1}, // size (1+3), write, append, upcase, write
+	}
+	for _, c := range cases {
+		for _, limit := range []int{c.steps, c.steps - 1} {
+			tpl := New(Limits{MaxSteps: limit}).MustCompile("t", c.src)
+			_, err := tpl.Render(map[string]any{"list": anyList(10), "big": big})
+			var le *LimitError
+			switch stopped := errors.As(err, &le) && le.Bound == "MaxSteps"; {
+			case limit == c.steps && err != nil:
+				t.Errorf("%s with MaxSteps %d: %v, want it rendered", c.src, limit, err)
+			case limit < c.steps && !stopped:
+				t.Errorf("%s with MaxSteps %d: err = %v, want MaxSteps", c.src, limit, err)
+			}
+		}
+	}
+}
+
+// TestBudget: renders charged to one Budget share its steps; each takes
+// what it used, and the one that runs out stops with the bound "Budget".
+func TestBudget(t *testing.T) {
+	t.Parallel()
+	tpl := New(Limits{}).MustCompile("row", `{% for i in list %}{{ i }}{% endfor %}`) // 21 steps over 10 items
+	b := Budget{Steps: 50}
+	bindings := map[string]any{"list": anyList(10)}
+	for i, want := range []int{29, 8} {
+		if _, err := tpl.RenderBudget(&b, bindings); err != nil || b.Steps != want {
+			t.Fatalf("render %d: %v, %d steps left, want %d", i, err, b.Steps, want)
+		}
+	}
+	_, err := tpl.RenderBudget(&b, bindings)
+	var le *LimitError
+	if !errors.As(err, &le) || le.Bound != "Budget" || le.Limit != 8 || b.Steps != 0 {
+		t.Fatalf("third render: %v, %d left; want Budget with limit 8, 0 left", err, b.Steps)
+	}
+	// A render outside the budget still has its own MaxSteps.
+	if _, err := tpl.Render(bindings); err != nil {
+		t.Fatalf("Render: %v", err)
 	}
 }
 
@@ -489,10 +539,7 @@ func TestStateDoesNotLeakBetweenRenders(t *testing.T) {
 }
 
 func TestConcurrentRenders(t *testing.T) {
-	// MaxDuration is wall-clock time: with 8 goroutines on a small machine
-	// (and -race) a render can wait longer than 250ms for a CPU, so this test,
-	// which is about isolation, raises it.
-	e := New(Limits{MaxIterations: 1000, MaxDuration: time.Minute})
+	e := New(Limits{MaxIterations: 1000})
 	row := e.MustCompile("row", typicalRow)
 	hostile := e.MustCompile("hostile", `{% for i in list %}{% for j in list %}{% endfor %}{% endfor %}`)
 	var wg sync.WaitGroup

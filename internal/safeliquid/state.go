@@ -13,20 +13,28 @@ import (
 // can read or overwrite it.
 const stateKey = "\x00safeliquid state"
 
-// renderState is the per-render budget: loop iterations, bytes built, the
-// deadline, and the first bound exceeded (sticky, so that every check point
-// after it fails fast with the same *LimitError).
+// renderState is the per-render budget: steps, loop iterations, bytes
+// built, the deadline, and the first bound exceeded (sticky, so that every
+// check point after it fails fast with the same *LimitError).
 type renderState struct {
 	lim        Limits
 	deadline   time.Time
+	steps      int
+	maxSteps   int  // MaxSteps, or less when a Budget has less left
+	budgeted   bool // maxSteps is a Budget's, not MaxSteps
 	iterations int
 	built      int64
 	err        *LimitError
 }
 
-func (s *renderState) reset(l Limits, now time.Time) {
+func (s *renderState) reset(l Limits, now time.Time, b *Budget) {
 	s.lim = l
 	s.deadline = now.Add(l.MaxDuration)
+	s.steps = 0
+	s.maxSteps, s.budgeted = l.MaxSteps, false
+	if b != nil && b.Steps < l.MaxSteps {
+		s.maxSteps, s.budgeted = max(b.Steps, 0), true
+	}
 	s.iterations = 0
 	s.built = 0
 	s.err = nil
@@ -44,10 +52,26 @@ func (s *renderState) fail(bound string, limit int64, msg string) *LimitError {
 	return s.err
 }
 
-// check fails if a bound has already been exceeded or the deadline has passed.
-func (s *renderState) check() error {
+// step counts one step of work (a tag, a loop iteration, a filter call, a
+// write of output) and fails if a bound has already been exceeded, the
+// steps run out, or (the last guard) the deadline has passed.
+func (s *renderState) step() error { return s.stepData(0) }
+
+// stepData is step for a step that handles data of size n (bytes of a
+// string, elements of an array times 64): it counts one more step per 256
+// bytes, so that a filter given a large string costs what scanning it costs.
+func (s *renderState) stepData(n int) error {
 	if s.err != nil {
 		return s.err
+	}
+	s.steps += 1 + n>>8
+	if s.steps > s.maxSteps {
+		if s.budgeted {
+			return s.fail("Budget", int64(s.maxSteps),
+				fmt.Sprintf("more than the %d steps left of the budget this render shares with others", s.maxSteps))
+		}
+		return s.fail("MaxSteps", int64(s.maxSteps),
+			fmt.Sprintf("more than %d steps (tags, loop iterations, filter calls, writes) in one render", s.maxSteps))
 	}
 	if time.Now().After(s.deadline) {
 		return s.fail("MaxDuration", int64(s.lim.MaxDuration), "render took longer than "+s.lim.MaxDuration.String())
@@ -62,7 +86,7 @@ func (s *renderState) iterate() error {
 		return s.fail("MaxIterations", int64(s.lim.MaxIterations),
 			fmt.Sprintf("more than %d loop iterations in one render", s.lim.MaxIterations))
 	}
-	return s.check()
+	return s.step()
 }
 
 // charge counts n bytes built against MaxTotalBytes.

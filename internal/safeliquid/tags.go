@@ -71,7 +71,7 @@ func assignTag(args string) (renderFunc, error) {
 		if err != nil {
 			return err
 		}
-		if err := st.check(); err != nil {
+		if err := st.step(); err != nil {
 			return err
 		}
 		v, err := ctx.Evaluate(expr)
@@ -106,7 +106,7 @@ func captureCompiler(node render.BlockNode) (renderFunc, error) {
 		if err != nil {
 			return err
 		}
-		if err := st.check(); err != nil {
+		if err := st.step(); err != nil {
 			return err
 		}
 		cw := &limitWriter{st: st, max: st.lim.MaxStringBytes, bound: "MaxStringBytes"}
@@ -160,7 +160,7 @@ func ifCompiler(polarity bool) render.BlockCompiler {
 			if err != nil {
 				return err
 			}
-			if err := st.check(); err != nil {
+			if err := st.step(); err != nil {
 				return err
 			}
 			for _, b := range branches {
@@ -207,7 +207,7 @@ func caseCompiler(node render.BlockNode) (renderFunc, error) {
 		if err != nil {
 			return err
 		}
-		if err := st.check(); err != nil {
+		if err := st.step(); err != nil {
 			return err
 		}
 		sel, err := ctx.Evaluate(expr)
@@ -364,7 +364,7 @@ func (l *forLoop) render(w io.Writer, ctx render.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := st.check(); err != nil {
+	if err := st.step(); err != nil {
 		return err
 	}
 	r, err := l.bounds(ctx, st)
