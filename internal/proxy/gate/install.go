@@ -207,7 +207,7 @@ func (h *checkHold) Run(ctx context.Context, x plan.Executor) (*mcp.CallToolResu
 	hst, retry := h.g.host(h.c, x)
 	d, err := h.g.check(ctx, Call{Tool: toolOf(h.c), Args: args, Host: hst}, approved)
 	if retry != nil {
-		if res, ok, err := retry.inputRequired(h.g.sealer, h.g.uses, err); ok {
+		if res, ok, err := retry.inputRequired(h.g.sealer, h.g.uses, h.g.now(), err); ok {
 			return res, err
 		}
 	}

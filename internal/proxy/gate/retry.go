@@ -28,10 +28,10 @@ type retryState struct {
 	Answers []retryAnswer `json:"answers,omitempty"`
 	// Asked is the digest of the form the pending input request shows.
 	Asked string `json:"asked,omitempty"`
-	// Proc names the process that sealed the state and Nonce this state:
-	// a state is used once, there (stateUses).
-	Proc  string `json:"proc,omitempty"`
-	Nonce string `json:"nonce,omitempty"`
+	// Proc names the process that sealed the state and Serial this state
+	// among those it sealed: a state is used once, there (stateUses).
+	Proc   string `json:"proc,omitempty"`
+	Serial uint64 `json:"serial,omitempty"`
 }
 
 type retryAnswer struct {
@@ -82,7 +82,7 @@ func newRetryHost(sealer *requeststate.Sealer, uses *stateUses, now time.Time, r
 		return h, true
 	}
 	st.Answers = append(st.Answers, retryAnswer{Form: st.Asked, Result: res})
-	st.Asked, st.Proc, st.Nonce = "", "", ""
+	st.Asked, st.Proc, st.Serial = "", "", 0
 	h.st = st
 	return h, false
 }
@@ -104,12 +104,12 @@ func (h *retryHost) Elicit(_ context.Context, p *mcp.ElicitParams) (*mcp.ElicitR
 }
 
 // inputRequired renders the pending form as a multi round-trip result.
-func (h *retryHost) inputRequired(sealer *requeststate.Sealer, uses *stateUses, err error) (*mcp.CallToolResult, bool, error) {
+func (h *retryHost) inputRequired(sealer *requeststate.Sealer, uses *stateUses, now time.Time, err error) (*mcp.CallToolResult, bool, error) {
 	var ir *errInputRequired
 	if !errors.As(err, &ir) {
 		return nil, false, nil
 	}
-	uses.stamp(&h.st)
+	uses.stamp(&h.st, now)
 	state, serr := sealer.Seal(h.st, retryTTL)
 	if serr != nil {
 		return nil, true, fmt.Errorf("sealing the gate's request state: %w", serr)
