@@ -291,11 +291,11 @@ func (p *Proxy) HTTPHandler() http.Handler {
 // Close disconnects from the upstream; a stdio upstream's process group is
 // terminated.
 func (p *Proxy) Close() error {
-	err := p.up.Close()
 	p.bgMu.Lock()
 	p.closed = true
 	p.bgCancel()
 	p.bgMu.Unlock()
+	err := p.up.Close()
 	p.bg.Wait()
 	return err
 }

@@ -66,7 +66,8 @@ func (p *Proxy) upstreamToolsChanged() {
 		}
 		ctx, cancel := context.WithTimeout(ctx, defaultUpstreamTimeout)
 		defer cancel()
-		if err := p.refreshTools(ctx); err != nil {
+		if err := p.refreshTools(ctx); err != nil && p.bgCtx.Err() == nil {
+			// (a refresh that the proxy's closing ends is not a failure)
 			p.logger.Error("refreshing the upstream tool list failed", "err", err)
 		}
 		p.resubscribe(ctx)

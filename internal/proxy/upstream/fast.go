@@ -223,7 +223,7 @@ func (t *stdioTransport) shutdown(stdin io.Closer) error {
 	}
 	if err := t.cmd.Process.Signal(syscall.SIGTERM); err == nil {
 		if err, ok := wait(); ok {
-			return err
+			return terminated(err)
 		}
 	}
 	if err := t.cmd.Process.Kill(); err != nil {
@@ -233,4 +233,16 @@ func (t *stdioTransport) shutdown(stdin io.Closer) error {
 		return err
 	}
 	return errors.New("unresponsive subprocess")
+}
+
+// terminated is nil for a child that exited on the SIGTERM the proxy sent
+// it, which is a clean end; any other exit is returned as it is.
+func terminated(err error) error {
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGTERM {
+			return nil
+		}
+	}
+	return err
 }
