@@ -79,7 +79,7 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 	reviewLn, err := localserver.Listen(e.Listen)
 	if err != nil {
 		emb.Close()
-		return nil, fmt.Errorf("embedded elicitation service: %w", err)
+		return nil, fmt.Errorf("embedded elicitation service: the review pages' address (elicitation_service.embedded.listen, or the proxy's --review-addr): %w", err)
 	}
 	mcpLn, err := localserver.Listen("127.0.0.1:0")
 	if err != nil {
