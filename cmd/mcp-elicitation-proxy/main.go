@@ -30,7 +30,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/requeststate"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/upstream"
 )
 
@@ -111,7 +111,7 @@ type flags struct {
 	// reviewAddr overrides elicitation_service.embedded.listen.
 	reviewAddr                string
 	showVersion, strictConfig bool
-	limits                         compose.Settings
+	limits                    compose.Settings
 }
 
 // proxyWriteTimeout is the proxy's default --http-write-timeout: a
@@ -282,12 +282,12 @@ func logger(level string, getenv func(string) string, stderr io.Writer) (*slog.L
 // stateSealer is the request-state sealer of $MCP_ELICITATION_PROXY_STATE_KEY
 // (a bare base64 key, or k1:NEW,k0:OLD to rotate: the one keyring parser);
 // nil (a random key) when it is not set.
-func stateSealer(getenv func(string) string) (*requeststate.Sealer, error) {
+func stateSealer(getenv func(string) string) (*plan.Sealer, error) {
 	k := getenv(envStateKey)
 	if k == "" {
 		return nil, nil
 	}
-	s, err := requeststate.Parse(k)
+	s, err := plan.ParseStateKey(k)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", envStateKey, err)
 	}

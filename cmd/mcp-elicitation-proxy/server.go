@@ -14,7 +14,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/proxy"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/gate"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/requeststate"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
 )
 
 // Options are what Start needs: a loaded configuration and what the
@@ -32,7 +32,7 @@ type Options struct {
 	Log    *slog.Logger
 	// Sealer signs multi round-trip request state; nil: a key random to
 	// the process.
-	Sealer *requeststate.Sealer
+	Sealer *plan.Sealer
 	// APIKey is the bearer key of elicitation_service.url; SignInSecret
 	// the embedded service's OpenID client secret.
 	APIKey, SignInSecret string

@@ -16,7 +16,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/gate"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/gate/gatetest"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/sensitive"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
@@ -41,7 +41,7 @@ func newEnv(t *testing.T, rest string, upstream gate.Caller) *env {
 	log := &testenv.SyncBuffer{}
 	g := gate.New(gate.Options{
 		Config: cfg, Service: svc, Upstream: upstream,
-		Matcher: sensitive.NewMatcher(sensitive.DefaultNameMarkers, sensitive.DefaultSchemaMarkers),
+		Matcher: plan.NewMatcher(config.SensitiveRequired{Enabled: true, DefaultMarkers: true}),
 		Logger:  slog.New(slog.NewTextHandler(log, nil)),
 	})
 	return &env{local: local, gate: g, log: log}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/requeststate"
 )
 
 // OpenOptions are what Open needs beyond the configuration.
@@ -28,7 +27,7 @@ type OpenOptions struct {
 	// Sealer signs the gate's multi round-trip state (the proxy's, from
 	// MCP_ELICITATION_PROXY_STATE_KEY); nil means a key random to this
 	// process.
-	Sealer *requeststate.Sealer
+	Sealer *plan.Sealer
 	// SignInSecret is the embedded service's OpenID client secret (the
 	// proxy's main reads it from the variable sign_in.client_secret_env
 	// names).

@@ -12,7 +12,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/requeststate"
 )
 
 // retryTTL is how long a 2026-07-28 client has to answer the gate's form.
@@ -68,7 +67,7 @@ func formDigest(p *mcp.ElicitParams) string {
 // else starts afresh (the gate asks again). reused reports a valid state
 // that was refused because it had been used already (or was sealed by
 // another process).
-func newRetryHost(sealer *requeststate.Sealer, uses *stateUses, now time.Time, req *mcp.CallToolRequest, tool, argsDigest string) (h *retryHost, reused bool) {
+func newRetryHost(sealer *plan.Sealer, uses *stateUses, now time.Time, req *mcp.CallToolRequest, tool, argsDigest string) (h *retryHost, reused bool) {
 	h = &retryHost{st: retryState{Tool: tool, Args: argsDigest}}
 	res, ok := req.Params.InputResponses[plan.HoldInputKey].(*mcp.ElicitResult)
 	if !ok || req.Params.RequestState == "" {
@@ -104,7 +103,7 @@ func (h *retryHost) Elicit(_ context.Context, p *mcp.ElicitParams) (*mcp.ElicitR
 }
 
 // inputRequired renders the pending form as a multi round-trip result.
-func (h *retryHost) inputRequired(sealer *requeststate.Sealer, uses *stateUses, now time.Time, err error) (*mcp.CallToolResult, bool, error) {
+func (h *retryHost) inputRequired(sealer *plan.Sealer, uses *stateUses, now time.Time, err error) (*mcp.CallToolResult, bool, error) {
 	var ir *errInputRequired
 	if !errors.As(err, &ir) {
 		return nil, false, nil

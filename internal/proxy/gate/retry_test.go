@@ -9,7 +9,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/requeststate"
 )
 
 func retryReq(state string, res *mcp.ElicitResult) *mcp.CallToolRequest {
@@ -21,7 +20,7 @@ func retryReq(state string, res *mcp.ElicitResult) *mcp.CallToolRequest {
 }
 
 func TestRetryHost(t *testing.T) {
-	sealer := requeststate.NewRandomSealer()
+	sealer := plan.NewRandomSealer()
 	uses := newStateUses()
 	now := time.Now()
 	open := func(req *mcp.CallToolRequest, digest string) *retryHost {
@@ -64,7 +63,7 @@ func TestRetryHost(t *testing.T) {
 		"forged state":    retryReq(fresh()+"x", accept),
 		"no answer":       retryReq(fresh(), nil),
 		"other arguments": retryReq(fresh(), accept),
-		"another process": retryReq(mustSeal(t, requeststate.NewRandomSealer(), retryState{Tool: "rm", Args: "sha256:a", Asked: formDigest(form)}), accept),
+		"another process": retryReq(mustSeal(t, plan.NewRandomSealer(), retryState{Tool: "rm", Args: "sha256:a", Asked: formDigest(form)}), accept),
 	} {
 		digest := "sha256:a"
 		if name == "other arguments" {
@@ -82,7 +81,7 @@ func TestRetryHost(t *testing.T) {
 	}
 }
 
-func mustSeal(t *testing.T, s *requeststate.Sealer, v any) string {
+func mustSeal(t *testing.T, s *plan.Sealer, v any) string {
 	t.Helper()
 	tok, err := s.Seal(v, retryTTL)
 	if err != nil {

@@ -1,4 +1,4 @@
-package sensitive
+package plan
 
 import (
 	"slices"
@@ -30,7 +30,7 @@ func TestTokens(t *testing.T) {
 }
 
 func TestDefaultMatcher(t *testing.T) {
-	m := NewMatcher(DefaultNameMarkers, DefaultSchemaMarkers)
+	m := newSensitiveMatcher(DefaultNameMarkers, DefaultSchemaMarkers)
 	tests := []struct {
 		name string
 		prop Property
@@ -118,7 +118,7 @@ func TestDefaultMatcher(t *testing.T) {
 }
 
 func TestConfiguredMarkers(t *testing.T) {
-	m := NewMatcher([]string{"message", "  ", "accountNumber"}, []string{"do not share"})
+	m := newSensitiveMatcher([]string{"message", "  ", "accountNumber"}, []string{"do not share"})
 	tests := []struct {
 		name string
 		prop Property
