@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
 )
@@ -59,21 +60,21 @@ func Open(ctx context.Context, cfg *config.Config, o OpenOptions) (*Gate, io.Clo
 	var svc Service
 	impl := &mcp.Implementation{Name: cfg.Proxy.Name, Version: o.Version}
 	if s := cfg.ElicitationService; s != nil {
-		url, key := s.URL, o.APIKey
 		if s.Embedded != nil {
 			emb, err := StartEmbedded(ctx, EmbeddedOptions{Config: s.Embedded, Logger: o.Logger, Version: o.Version, SignInSecret: o.SignInSecret})
 			if err != nil {
 				return nil, nil, err
 			}
 			cs = append(cs, emb)
-			url, key = emb.MCPURL, ""
+			svc = emb.Service(elicitation.Client{Name: impl.Name, Version: impl.Version})
 			if o.Logger != nil {
 				o.Logger.Info("embedded elicitation service: review pages", "url", emb.ReviewBase)
 			}
+		} else {
+			m := NewMCPService(s.URL, o.APIKey, impl)
+			cs = append(cs, m)
+			svc = m
 		}
-		m := NewMCPService(url, key, impl)
-		cs = append(closers{m}, cs...)
-		svc = m
 		warnWithoutSignIn(o.Logger, s)
 	}
 	g := New(Options{Config: cfg, Service: svc, Matcher: plan.NewMatcher(cfg.Policies.SensitiveRequired), Upstream: o.Upstream, Logger: o.Logger, Sealer: o.Sealer})
