@@ -81,6 +81,7 @@ func (r *recorder) resend(t *testing.T, endpoint string) string {
 // (MCP_ELICITATION_PROXY_STATE_KEY), is asked again and never reaches the
 // upstream a second time.
 func TestHostApprovalStateUsedOnce(t *testing.T) {
+	t.Parallel()
 	upstream := recordingUpstream()
 	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return upstream }, nil))
 	t.Cleanup(up.Close)

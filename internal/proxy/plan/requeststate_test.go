@@ -15,6 +15,7 @@ type state struct {
 }
 
 func TestSealOpen(t *testing.T) {
+	t.Parallel()
 	s := NewRandomSealer()
 	tok, err := s.Seal(state{"echo", []string{"message"}}, time.Minute)
 	if err != nil {
@@ -30,6 +31,7 @@ func TestSealOpen(t *testing.T) {
 }
 
 func TestOpenRefuses(t *testing.T) {
+	t.Parallel()
 	key := []byte(strings.Repeat("k", MinStateKeyLen))
 	s, err := NewSealer(key)
 	if err != nil {
@@ -67,6 +69,7 @@ func TestOpenRefuses(t *testing.T) {
 }
 
 func TestNewSealerKeyLength(t *testing.T) {
+	t.Parallel()
 	if _, err := NewSealer(make([]byte, MinStateKeyLen-1)); err == nil {
 		t.Error("short key accepted")
 	}
@@ -76,6 +79,7 @@ func TestNewSealerKeyLength(t *testing.T) {
 // keyring text, so that "k1:NEW,k0:OLD" rotates it; anything else is
 // refused with a sentence.
 func TestParse(t *testing.T) {
+	t.Parallel()
 	old, cur := sealer.GenerateSecret(), sealer.GenerateSecret()
 	bare, err := ParseStateKey(old)
 	if err != nil {

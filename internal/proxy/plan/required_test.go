@@ -10,6 +10,7 @@ import (
 )
 
 func TestFields(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		schema, configured, want []string
 	}{
@@ -26,6 +27,7 @@ func TestFields(t *testing.T) {
 }
 
 func TestMissing(t *testing.T) {
+	t.Parallel()
 	fields := []string{"a", "b", "c"}
 	tests := []struct {
 		args string

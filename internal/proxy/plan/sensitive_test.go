@@ -6,6 +6,7 @@ import (
 )
 
 func TestTokens(t *testing.T) {
+	t.Parallel()
 	tests := map[string][]string{
 		"api_key":          {"api", "key"},
 		"apiKey":           {"api", "key"},
@@ -30,6 +31,7 @@ func TestTokens(t *testing.T) {
 }
 
 func TestDefaultMatcher(t *testing.T) {
+	t.Parallel()
 	m := newSensitiveMatcher(DefaultNameMarkers, DefaultSchemaMarkers)
 	tests := []struct {
 		name string
@@ -118,6 +120,7 @@ func TestDefaultMatcher(t *testing.T) {
 }
 
 func TestConfiguredMarkers(t *testing.T) {
+	t.Parallel()
 	m := newSensitiveMatcher([]string{"message", "  ", "accountNumber"}, []string{"do not share"})
 	tests := []struct {
 		name string

@@ -120,6 +120,7 @@ func (p *peer) initialize() {
 // TestTakes checks which tools/call lines the fast path takes, what it
 // sends upstream for them and what the client gets back.
 func TestTakes(t *testing.T) {
+	t.Parallel()
 	f := &forwarder{}
 	p, calls := start(t, f)
 
@@ -162,6 +163,7 @@ func TestTakes(t *testing.T) {
 // answered as the SDK answers) and a call the upstream cannot take (left to
 // the SDK).
 func TestCancelAndFallback(t *testing.T) {
+	t.Parallel()
 	f := &forwarder{release: make(chan struct{})}
 	p, calls := start(t, f)
 	p.initialize()
