@@ -283,7 +283,7 @@ type keys map[string]func(v *yaml.Node, path string) error
 var rootSections = map[string]func(d *decoder, v *yaml.Node, path string) error{
 	"proxy": func(d *decoder, v *yaml.Node, p string) error {
 		return d.mapping(v, p, keys{
-			"name": func(v *yaml.Node, p string) error { return str(v, p, &d.cfg.Proxy.Name) },
+			"name": strKey(&d.cfg.Proxy.Name),
 		})
 	},
 	"upstream":    func(d *decoder, v *yaml.Node, p string) error { return d.upstream(v, p, &d.cfg.Upstream) },
@@ -380,7 +380,7 @@ func (d *decoder) upstream(n *yaml.Node, path string, u *Upstream) error {
 			}
 			return nil
 		},
-		"command": func(v *yaml.Node, p string) error { return str(v, p, &u.Command) },
+		"command": strKey(&u.Command),
 		"args": func(v *yaml.Node, p string) error {
 			argsNode = v
 			return strList(v, p, &u.Args, true)
@@ -389,8 +389,8 @@ func (d *decoder) upstream(n *yaml.Node, path string, u *Upstream) error {
 			envNode = v
 			u.Env = map[string]string{}
 			return d.eachKey(v, p, func(name string, v *yaml.Node, p string) error {
-				if !envNameRE.MatchString(name) {
-					return errAt(v, p, fmt.Sprintf("%q is not a valid environment variable name", name))
+				if err := envName(v, p, name); err != nil {
+					return err
 				}
 				if v.Kind != yaml.ScalarNode || v.Tag != "!!str" {
 					return errAt(v, p, "must be a string (quote numbers and booleans)")
@@ -683,38 +683,16 @@ func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!
 // mapping decodes a mapping node; keys it does not know are warnings (or
 // errors in strict mode).
 func (d *decoder) mapping(n *yaml.Node, path string, fields keys) error {
-	if n.Kind != yaml.MappingNode {
-		what := "the configuration"
-		if path != "" {
-			what = "it"
-		}
-		return errAt(n, path, fmt.Sprintf("%s must be a mapping, not %s", what, kindName(n)))
+	what := "the configuration must"
+	if path != "" {
+		what = "it must"
 	}
-	last := lastKeys(n)
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		if k.Kind != yaml.ScalarNode {
-			return errAt(k, path, "keys must be plain strings")
+	return d.walk(n, path, what, func(k, v *yaml.Node, p string) error {
+		if decode, ok := fields[k.Value]; ok {
+			return decode(v, p)
 		}
-		p := join(path, k.Value)
-		if j := last[k.Value]; j != i {
-			if err := d.duplicate(k, p, n.Content[j]); err != nil {
-				return err
-			}
-			continue
-		}
-		decode, ok := fields[k.Value]
-		if !ok {
-			if err := d.unknown(k, p, slices.Sorted(maps.Keys(fields))); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := decode(v, p); err != nil {
-			return err
-		}
-	}
-	return nil
+		return d.unknown(k, p, slices.Sorted(maps.Keys(fields)))
+	})
 }
 
 // mapping decodes a mapping whose keys must all be known: an unknown key is
@@ -756,23 +734,34 @@ func (d *decoder) duplicate(k *yaml.Node, path string, later *yaml.Node) error {
 // eachKey decodes a mapping with arbitrary, non-blank keys; of a key given
 // twice the last one is used (duplicate).
 func (d *decoder) eachKey(n *yaml.Node, path string, each func(string, *yaml.Node, string) error) error {
+	return d.walk(n, path, "must", func(k, v *yaml.Node, p string) error { return each(k.Value, v, p) })
+}
+
+// walk calls each with every key of the mapping n but the duplicates: of a
+// key given twice the last one is used (duplicate). what starts the
+// message when n is not a mapping: "must" for a mapping with arbitrary
+// keys (eachKey), whose keys must not be blank.
+func (d *decoder) walk(n *yaml.Node, path, what string, each func(k, v *yaml.Node, path string) error) error {
 	if n.Kind != yaml.MappingNode {
-		return errAt(n, path, fmt.Sprintf("must be a mapping, not %s", kindName(n)))
+		return errAt(n, path, fmt.Sprintf("%s be a mapping, not %s", what, kindName(n)))
 	}
 	last := lastKeys(n)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		if k.Kind != yaml.ScalarNode || strings.TrimSpace(k.Value) == "" {
+		switch {
+		case what == "must" && (k.Kind != yaml.ScalarNode || strings.TrimSpace(k.Value) == ""):
 			return errAt(k, path, "keys must be non-blank strings")
+		case k.Kind != yaml.ScalarNode:
+			return errAt(k, path, "keys must be plain strings")
 		}
 		p := join(path, k.Value)
+		var err error
 		if j := last[k.Value]; j != i {
-			if err := d.duplicate(k, p, n.Content[j]); err != nil {
-				return err
-			}
-			continue
+			err = d.duplicate(k, p, n.Content[j])
+		} else {
+			err = each(k, v, p)
 		}
-		if err := each(k.Value, v, p); err != nil {
+		if err != nil {
 			return err
 		}
 	}
