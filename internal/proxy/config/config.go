@@ -9,9 +9,7 @@
 // warning with the same place and the nearest known key, so that a typo
 // stays visible; with Options.Strict it is refused.
 //
-// Other files of this package may add sections: a top-level key to
-// rootSections, a key of tools.<tool> to toolKeys, each from an init
-// function, with a field of their own in Config (gate.go does).
+// gate.go holds the human gate's keys.
 package config
 
 import (
@@ -278,71 +276,34 @@ type decoder struct {
 // node and its YAML path.
 type keys map[string]func(v *yaml.Node, path string) error
 
-// rootSections are the top-level keys. Files of this package may add
-// theirs from an init function.
-var rootSections = map[string]func(d *decoder, v *yaml.Node, path string) error{
-	"proxy": func(d *decoder, v *yaml.Node, p string) error {
-		return d.mapping(v, p, keys{
-			"name": strKey(&d.cfg.Proxy.Name),
-		})
-	},
-	"upstream":    func(d *decoder, v *yaml.Node, p string) error { return d.upstream(v, p, &d.cfg.Upstream) },
-	"elicitation": func(d *decoder, v *yaml.Node, p string) error { return d.elicitation(v, p, &d.cfg.Elicitation) },
-	"policies":    func(d *decoder, v *yaml.Node, p string) error { return d.policies(v, p, &d.cfg.Policies) },
-	"elicitation_service": func(d *decoder, v *yaml.Node, p string) (err error) {
-		d.cfg.ElicitationService, err = decodeElicitationService(v, p)
-		return err
-	},
-	"tools": func(d *decoder, v *yaml.Node, p string) error {
-		return d.eachKey(v, p, func(name string, v *yaml.Node, p string) error {
-			t, err := d.tool(v, p)
-			if err != nil {
-				return err
-			}
-			d.cfg.Tools[name] = t
-			return nil
-		})
-	},
-}
-
-// toolKeys are the keys of tools.<tool>. Files of this package may add
-// theirs from an init function.
-var toolKeys = map[string]func(d *decoder, t *Tool, v *yaml.Node, path string) error{
-	"required": func(d *decoder, t *Tool, v *yaml.Node, p string) error { return d.required(v, p, &t.Required) },
-	"elicit":   func(d *decoder, t *Tool, v *yaml.Node, p string) error { return d.elicit(v, p, &t.Elicit) },
-	// Null is the original's "not set".
-	"ambiguous_if": func(d *decoder, t *Tool, v *yaml.Node, p string) (err error) {
-		if isNull(v) {
-			return nil
-		}
-		t.AmbiguousIf, err = decodeAmbiguity(d, v, p)
-		return err
-	},
-	"confirm_if": func(d *decoder, t *Tool, v *yaml.Node, p string) (err error) {
-		if isNull(v) {
-			return nil
-		}
-		t.ConfirmIf, err = decodeConfirm(d, v, p)
-		return err
-	},
-}
-
 func (d *decoder) root(n *yaml.Node) error {
-	ks := keys{}
 	var upstreamNode *yaml.Node
-	d.fallbackNode = nil
-	for k, dec := range rootSections {
-		ks[k] = func(v *yaml.Node, p string) error {
-			if k == "upstream" {
-				upstreamNode = v
-			}
-			return dec(d, v, p)
-		}
-	}
-	if err := d.mapping(n, "", ks); err != nil {
+	cfg := d.cfg
+	err := d.mapping(n, "", keys{
+		"proxy": func(v *yaml.Node, p string) error {
+			return d.mapping(v, p, keys{"name": strKey(&cfg.Proxy.Name)})
+		},
+		"upstream": func(v *yaml.Node, p string) error {
+			upstreamNode = v
+			return d.upstream(v, p, &cfg.Upstream)
+		},
+		"elicitation": func(v *yaml.Node, p string) error { return d.elicitation(v, p, &cfg.Elicitation) },
+		"policies":    func(v *yaml.Node, p string) error { return d.policies(v, p, &cfg.Policies) },
+		"elicitation_service": func(v *yaml.Node, p string) (err error) {
+			cfg.ElicitationService, err = decodeElicitationService(v, p)
+			return err
+		},
+		"tools": func(v *yaml.Node, p string) error {
+			return d.eachKey(v, p, func(name string, v *yaml.Node, p string) (err error) {
+				cfg.Tools[name], err = d.tool(v, p)
+				return err
+			})
+		},
+	})
+	if err != nil {
 		return err
 	}
-	u := d.cfg.Upstream
+	u := cfg.Upstream
 	switch {
 	case upstreamNode == nil:
 		return &Error{Line: n.Line, Msg: "upstream is required: set upstream.url (streamable HTTP) or upstream.command (stdio)"}
@@ -351,7 +312,7 @@ func (d *decoder) root(n *yaml.Node) error {
 	case u.URL == "" && u.Command == "":
 		return errAt(upstreamNode, "upstream", "set exactly one of url (streamable HTTP) and command (stdio)")
 	}
-	return checkGate(d.fallbackNode, d.cfg)
+	return checkGate(d.fallbackNode, cfg)
 }
 
 func (d *decoder) elicitation(n *yaml.Node, path string, e *Elicitation) error {
@@ -464,16 +425,8 @@ var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func (d *decoder) policies(n *yaml.Node, path string, p *Policies) error {
 	return d.mapping(n, path, keys{
-		"schema_required": func(v *yaml.Node, path string) error {
-			return d.mapping(v, path, keys{
-				"enabled": func(v *yaml.Node, path string) error { return boolean(v, path, &p.SchemaRequired.Enabled) },
-			})
-		},
-		"confirm_destructive": func(v *yaml.Node, path string) error {
-			return d.mapping(v, path, keys{
-				"enabled": func(v *yaml.Node, path string) error { return boolean(v, path, &p.ConfirmDestructive.Enabled) },
-			})
-		},
+		"schema_required":     d.enabledOnly(&p.SchemaRequired.Enabled),
+		"confirm_destructive": d.enabledOnly(&p.ConfirmDestructive.Enabled),
 		"sensitive_required": func(v *yaml.Node, path string) error {
 			s := &p.SensitiveRequired
 			markers := func(dst *[]string) func(*yaml.Node, string) error {
@@ -496,13 +449,34 @@ func (d *decoder) policies(n *yaml.Node, path string, p *Policies) error {
 	})
 }
 
+// enabledOnly decodes a policy whose only key is enabled.
+func (d *decoder) enabledOnly(dst *bool) func(*yaml.Node, string) error {
+	return func(v *yaml.Node, path string) error {
+		return d.mapping(v, path, keys{
+			"enabled": func(v *yaml.Node, path string) error { return boolean(v, path, dst) },
+		})
+	}
+}
+
 func (d *decoder) tool(n *yaml.Node, path string) (Tool, error) {
 	var t Tool
-	ks := keys{}
-	for k, dec := range toolKeys {
-		ks[k] = func(v *yaml.Node, p string) error { return dec(d, &t, v, p) }
-	}
-	err := d.mapping(n, path, ks)
+	err := d.mapping(n, path, keys{
+		"required": func(v *yaml.Node, p string) error { return d.required(v, p, &t.Required) },
+		"elicit":   func(v *yaml.Node, p string) error { return d.elicit(v, p, &t.Elicit) },
+		// Null is the original's "not set".
+		"ambiguous_if": func(v *yaml.Node, p string) (err error) {
+			if !isNull(v) {
+				t.AmbiguousIf, err = decodeAmbiguity(d, v, p)
+			}
+			return err
+		},
+		"confirm_if": func(v *yaml.Node, p string) (err error) {
+			if !isNull(v) {
+				t.ConfirmIf, err = decodeConfirm(d, v, p)
+			}
+			return err
+		},
+	})
 	return t, err
 }
 
