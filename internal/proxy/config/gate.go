@@ -440,9 +440,6 @@ func decodeCandidates(n *yaml.Node, path string) (*Candidates, error) {
 	err := mapping(n, path, map[string]func(*yaml.Node, string) error{
 		"tool": strKey(&c.Tool),
 		"arguments": func(v *yaml.Node, p string) error {
-			if v.Kind != yaml.MappingNode {
-				return errAt(v, p, fmt.Sprintf("must be a mapping, not %s", kindName(v)))
-			}
 			c.Arguments = map[string]any{}
 			return eachKey(v, p, func(name string, v *yaml.Node, p string) error {
 				var x any
