@@ -34,6 +34,15 @@ func TestGateConfigurationErrors(t *testing.T) {
 	if want := "elicitation_service.embedded.sign_in.client_secret_env names GATE_TEST_OIDC, which is not set"; code != 2 || !strings.Contains(stderr.String(), want) {
 		t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr.String(), want)
 	}
+	// --review-addr moves an embedded service's review pages; without one
+	// it is a mistake.
+	cfg = writeConfig(t, "upstream:\n  url: http://127.0.0.1:1/mcp\n")
+	stdout.Reset()
+	stderr.Reset()
+	code = run([]string{"--config", cfg, "--review-addr", "127.0.0.1:0"}, func(string) string { return "" }, &stdout, &stderr)
+	if want := "--review-addr: " + cfg + " embeds no elicitation service (elicitation_service.embedded)"; code != 2 || !strings.Contains(stderr.String(), want) {
+		t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr.String(), want)
+	}
 }
 
 // The built proxy on stdio with the worked configuration of docs/gate.md:
@@ -48,14 +57,14 @@ func TestGateStdioEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := strings.Replace(string(raw), `listen: "127.0.0.1:8081"`, `listen: "127.0.0.1:0"`, 1)
-	text = strings.Replace(text, "wait_seconds: 20", "wait_seconds: 1", 1)
-	cfg := writeConfig(t, text)
+	// The example's review address is fixed (127.0.0.1:8081, as the docs
+	// show it); --review-addr moves it to a free port.
+	cfg := writeConfig(t, strings.Replace(string(raw), "wait_seconds: 20", "wait_seconds: 1", 1))
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 
 	connect := func(elicit mcp.ClientOptions) (*mcp.ClientSession, *testenv.SyncBuffer) {
-		cmd := exec.Command(binary, "--config", cfg)
+		cmd := exec.Command(binary, "--config", cfg, "--review-addr", "127.0.0.1:0")
 		cmd.Dir = root
 		stderr := &testenv.SyncBuffer{}
 		cmd.Stderr = stderr

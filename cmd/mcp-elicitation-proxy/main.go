@@ -30,7 +30,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/requeststate"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/upstream"
 )
 
@@ -108,8 +108,10 @@ func exitCode(err error) int {
 // flags are the command line.
 type flags struct {
 	configPath, httpAddr, logLevel string
-	showVersion, strictConfig      bool
-	limits                         compose.Settings
+	// reviewAddr overrides elicitation_service.embedded.listen.
+	reviewAddr                string
+	showVersion, strictConfig bool
+	limits                    compose.Settings
 }
 
 // proxyWriteTimeout is the proxy's default --http-write-timeout: a
@@ -140,6 +142,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (f flags, done bool, er
 	}
 	fs.StringVar(&f.configPath, "config", "", "path to the YAML configuration (default $"+envConfig+")")
 	fs.StringVar(&f.httpAddr, "http", "", "serve MCP over streamable HTTP on this address (host:port) instead of stdio")
+	fs.StringVar(&f.reviewAddr, "review-addr", "", "serve the embedded elicitation service's review pages on this address (host:port; port 0: any free port) instead of elicitation_service.embedded.listen")
 	fs.BoolVar(&f.showVersion, "version", false, "print the version and exit")
 	fs.BoolVar(&f.strictConfig, "strict-config", false, "refuse unknown configuration keys and ignored values instead of warning about them")
 	fs.StringVar(&f.logLevel, "log-level", "", "log level: debug, info, warn or error (default $"+envLogLevel+" or info)")
@@ -179,7 +182,7 @@ func printUsage(fs *flag.FlagSet) {
 tool arguments and never elicits secrets.
 
 Usage:
-  mcp-elicitation-proxy --config config.yaml [--http host:port] [--strict-config]
+  mcp-elicitation-proxy --config config.yaml [--http host:port] [--review-addr host:port] [--strict-config]
 
 MCP is served on stdio unless --http is given. Logs go to standard error.
 
@@ -217,6 +220,13 @@ func options(f flags, getenv func(string) string, stderr io.Writer) (Options, er
 	}
 	for _, w := range o.Config.Warnings {
 		log.Warn("configuration: " + w.Error())
+	}
+	if f.reviewAddr != "" {
+		s := o.Config.ElicitationService
+		if s == nil || s.Embedded == nil {
+			return o, fmt.Errorf("--review-addr: %s embeds no elicitation service (elicitation_service.embedded)", path)
+		}
+		s.Embedded.Listen = f.reviewAddr
 	}
 	if o.Sealer, err = stateSealer(getenv); err != nil {
 		return o, err
@@ -272,12 +282,12 @@ func logger(level string, getenv func(string) string, stderr io.Writer) (*slog.L
 // stateSealer is the request-state sealer of $MCP_ELICITATION_PROXY_STATE_KEY
 // (a bare base64 key, or k1:NEW,k0:OLD to rotate: the one keyring parser);
 // nil (a random key) when it is not set.
-func stateSealer(getenv func(string) string) (*requeststate.Sealer, error) {
+func stateSealer(getenv func(string) string) (*plan.Sealer, error) {
 	k := getenv(envStateKey)
 	if k == "" {
 		return nil, nil
 	}
-	s, err := requeststate.Parse(k)
+	s, err := plan.ParseStateKey(k)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", envStateKey, err)
 	}

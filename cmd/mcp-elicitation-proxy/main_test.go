@@ -283,6 +283,10 @@ func TestNoOrphans(t *testing.T) {
 					if err != nil {
 						t.Errorf("proxy exit: %v\n%s", err, stderr.String())
 					}
+					// A clean shutdown is not an error (#38).
+					if strings.Contains(stderr.String(), "level=ERROR") {
+						t.Errorf("the clean shutdown logged an error:\n%s", stderr.String())
+					}
 				case <-time.After(30 * time.Second):
 					t.Fatalf("the proxy did not exit after %s\n%s", stop, stderr.String())
 				}

@@ -14,7 +14,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/proxy"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/gate"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/requeststate"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
 )
 
 // Options are what Start needs: a loaded configuration and what the
@@ -32,7 +32,7 @@ type Options struct {
 	Log    *slog.Logger
 	// Sealer signs multi round-trip request state; nil: a key random to
 	// the process.
-	Sealer *requeststate.Sealer
+	Sealer *plan.Sealer
 	// APIKey is the bearer key of elicitation_service.url; SignInSecret
 	// the embedded service's OpenID client secret.
 	APIKey, SignInSecret string
@@ -133,8 +133,14 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 	}
 	m.Log.Info("serving MCP on stdio", "upstream", describe(m.Config))
-	err := m.Proxy.Server().Run(ctx, m.Proxy.WrapTransport(stdioTransport()))
-	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
+	// Not Server.Run, which logs a signal's cancellation as an error.
+	ss, err := m.Proxy.Server().Connect(ctx, m.Proxy.WrapTransport(stdioTransport()), nil)
+	if err != nil {
+		return fmt.Errorf("starting the stdio session failed: %w", err)
+	}
+	stop := context.AfterFunc(ctx, func() { _ = ss.Close() })
+	defer stop()
+	if err := ss.Wait(); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("stdio session ended with an error: %w", err)
 	}
 	return nil

@@ -44,6 +44,7 @@ tools:
 // against an upstream that counts its calls, for each kind of downstream
 // client.
 func TestCallOutcomes(t *testing.T) {
+	t.Parallel()
 	type tc struct {
 		name        string
 		disabled    bool // elicitation.enabled: false
@@ -157,6 +158,7 @@ func TestCallOutcomes(t *testing.T) {
 // TestFormContent checks what the user is asked: only the missing fields,
 // with the configured message, types and descriptions.
 func TestFormContent(t *testing.T) {
+	t.Parallel()
 	u := newCountingUpstream(t)
 	p := startProxy(t, fmt.Sprintf(countingConfig, u.URL, true))
 	for _, d := range downstreams {
@@ -252,6 +254,7 @@ func orderedProps(v any) ordered {
 // TestElicitationCapabilityForms checks that "elicitation": {} (the
 // 2025-06-18 form) counts as form support.
 func TestElicitationCapabilityForms(t *testing.T) {
+	t.Parallel()
 	u := newCountingUpstream(t)
 	p := startProxy(t, fmt.Sprintf(countingConfig, u.URL, true))
 	for _, d := range []downstream{{"pipe/2025-06-18", false, "2025-06-18"}, {"http/2025-06-18", true, "2025-06-18"}} {
@@ -280,6 +283,7 @@ func TestElicitationCapabilityForms(t *testing.T) {
 // TestElicitationFailure checks that a client whose form fails gets the
 // structured failure, and the upstream is not called.
 func TestElicitationFailure(t *testing.T) {
+	t.Parallel()
 	u := newCountingUpstream(t)
 	p := startProxy(t, fmt.Sprintf(countingConfig, u.URL, true))
 	for _, d := range []downstream{downstreams[0], downstreams[2]} { // session-ful clients
@@ -300,6 +304,7 @@ func TestElicitationFailure(t *testing.T) {
 // drives the rounds itself: a valid retry is forwarded once, a forged or
 // mismatched one is refused without calling the upstream.
 func TestMultiRoundTripState(t *testing.T) {
+	t.Parallel()
 	u := newCountingUpstream(t)
 	p := startProxy(t, fmt.Sprintf(countingConfig, u.URL, true))
 	for _, d := range []downstream{downstreams[1], downstreams[3]} {
@@ -352,6 +357,7 @@ func TestMultiRoundTripState(t *testing.T) {
 // TestForwarding checks progress, cancellation, upstream errors and _meta
 // cleaning on forwarded calls.
 func TestForwarding(t *testing.T) {
+	t.Parallel()
 	u := newCountingUpstream(t)
 	gotMeta := make(chan map[string]any, 10)
 	u.addTool("meta", `{"type":"object"}`, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -473,6 +479,7 @@ func TestForwarding(t *testing.T) {
 // TestToolListChanged checks that a change of the upstream's tools is
 // followed and passed on.
 func TestToolListChanged(t *testing.T) {
+	t.Parallel()
 	u := newCountingUpstream(t)
 	p := startProxy(t, fmt.Sprintf(countingConfig, u.URL, true))
 	for _, d := range []downstream{downstreams[0], downstreams[2]} {
@@ -515,6 +522,7 @@ func TestToolListChanged(t *testing.T) {
 // TestPagedToolList checks that a paginated upstream listing is passed on
 // page by page with the upstream's cursors.
 func TestPagedToolList(t *testing.T) {
+	t.Parallel()
 	up := mcp.NewServer(&mcp.Implementation{Name: "paged"}, &mcp.ServerOptions{PageSize: 2})
 	var want []string
 	for i := range 5 {

@@ -177,7 +177,7 @@ func (p *Proxy) forward(ctx context.Context, req *mcp.CallToolRequest, args json
 	if err != nil {
 		return nil, upstreamError(err)
 	}
-	rawHolderFrom(ctx).set(sink.Result())
+	rawHolderFrom(ctx).Set(sink.Result())
 	return res, nil
 }
 

@@ -61,6 +61,7 @@ func (t *lineTap) responses() map[string]string {
 // client receives, for a stateful and a 2026-07-28 client. The fast path
 // must be used for the complete calls and be indistinguishable on the wire.
 func TestFastPathMatchesSDKPath(t *testing.T) {
+	t.Parallel()
 	p := startStdioProxy(t)
 	calls := []struct {
 		name string

@@ -248,14 +248,11 @@ func TestFastPath(t *testing.T) {
 	})
 
 	t.Run("progress before the result", func(t *testing.T) {
-		var mu sync.Mutex
-		var seen []float64
+		seen := make(chan float64, 10)
 		cs := connect(t, p, d, nil, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
-			mu.Lock()
 			if r.Params.ProgressToken == "tok" {
-				seen = append(seen, r.Params.Progress)
+				seen <- r.Params.Progress
 			}
-			mu.Unlock()
 		}})
 		params := &mcp.CallToolParams{Name: "progress", Arguments: map[string]any{}}
 		params.SetProgressToken("tok")
@@ -263,18 +260,17 @@ func TestFastPath(t *testing.T) {
 		if err != nil || text(res) != "done" {
 			t.Fatalf("call: %v %v", res, err)
 		}
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			mu.Lock()
-			got := fmt.Sprint(seen)
-			mu.Unlock()
-			if got == "[1 2 3]" {
-				break
+		var got []float64
+		for len(got) < 3 {
+			select {
+			case v := <-seen:
+				got = append(got, v)
+			case <-time.After(10 * time.Second):
+				t.Fatalf("progress passed on: %v, want [1 2 3]", got)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("progress passed on: %s, want [1 2 3]", got)
-			}
-			time.Sleep(10 * time.Millisecond)
+		}
+		if fmt.Sprint(got) != "[1 2 3]" {
+			t.Errorf("progress passed on: %v, want [1 2 3]", got)
 		}
 	})
 

@@ -18,6 +18,7 @@ import (
 // reference server comes up the proxy connects, tells its clients that the
 // list changed, and forwards calls.
 func TestUpstreamNotReachableYet(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	p := startProxy(t, fmt.Sprintf("upstream:\n  url: \"http://127.0.0.1:%d/mcp\"\n", port))
 	for _, d := range []downstream{downstreams[0], downstreams[2], downstreams[3]} {

@@ -23,7 +23,6 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/requeststate"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/upstream"
 )
 
@@ -37,7 +36,7 @@ type Options struct {
 	Logger *slog.Logger
 	// Sealer signs multi round-trip request state; nil means a key random
 	// to this process.
-	Sealer *requeststate.Sealer
+	Sealer *plan.Sealer
 	// UpstreamStderr receives a stdio upstream's standard error; nil
 	// discards it.
 	UpstreamStderr io.Writer
@@ -71,7 +70,7 @@ type Proxy struct {
 	cfg     *config.Config
 	opts    Options
 	logger  *slog.Logger
-	sealer  *requeststate.Sealer
+	sealer  *plan.Sealer
 	planner *plan.Planner
 	server  *mcp.Server
 	impl    *mcp.Implementation // the server's, as results name it
@@ -123,7 +122,7 @@ func New(ctx context.Context, opts Options) (*Proxy, error) {
 		p.logger = slog.New(slog.DiscardHandler)
 	}
 	if p.sealer == nil {
-		p.sealer = requeststate.NewRandomSealer()
+		p.sealer = plan.NewRandomSealer()
 	}
 	p.planner = plan.New(cfg)
 	version := opts.Version
@@ -291,11 +290,11 @@ func (p *Proxy) HTTPHandler() http.Handler {
 // Close disconnects from the upstream; a stdio upstream's process group is
 // terminated.
 func (p *Proxy) Close() error {
-	err := p.up.Close()
 	p.bgMu.Lock()
 	p.closed = true
 	p.bgCancel()
 	p.bgMu.Unlock()
+	err := p.up.Close()
 	p.bg.Wait()
 	return err
 }

@@ -66,7 +66,8 @@ func (p *Proxy) upstreamToolsChanged() {
 		}
 		ctx, cancel := context.WithTimeout(ctx, defaultUpstreamTimeout)
 		defer cancel()
-		if err := p.refreshTools(ctx); err != nil {
+		if err := p.refreshTools(ctx); err != nil && p.bgCtx.Err() == nil {
+			// (a refresh that the proxy's closing ends is not a failure)
 			p.logger.Error("refreshing the upstream tool list failed", "err", err)
 		}
 		p.resubscribe(ctx)
@@ -210,7 +211,7 @@ func (p *Proxy) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if err != nil {
 				return res, err
 			}
-			if raw := holder.get(); raw != nil {
+			if raw := holder.Result(); raw != nil {
 				return newRawResult(raw, req), nil
 			}
 			return res, nil
@@ -353,38 +354,19 @@ func cleanMeta(meta map[string]any) map[string]any {
 	return out
 }
 
-// rawHolder carries a tools/call's raw upstream result from the tool
-// handler back to the middleware.
-type rawHolder struct {
-	mu  sync.Mutex
-	raw json.RawMessage
-}
-
+// rawHolderKey holds the sink that carries a tools/call's raw upstream
+// result from the tool handler back to the middleware (its own key: the
+// handler's other upstream requests must not fill it).
 type rawHolderKey struct{}
 
-func withRawHolder(ctx context.Context) (context.Context, *rawHolder) {
-	h := &rawHolder{}
+func withRawHolder(ctx context.Context) (context.Context, *upstream.Sink) {
+	h := &upstream.Sink{}
 	return context.WithValue(ctx, rawHolderKey{}, h), h
 }
 
-func rawHolderFrom(ctx context.Context) *rawHolder {
-	h, _ := ctx.Value(rawHolderKey{}).(*rawHolder)
+func rawHolderFrom(ctx context.Context) *upstream.Sink {
+	h, _ := ctx.Value(rawHolderKey{}).(*upstream.Sink)
 	return h
-}
-
-func (h *rawHolder) set(raw json.RawMessage) {
-	if h == nil {
-		return
-	}
-	h.mu.Lock()
-	h.raw = raw
-	h.mu.Unlock()
-}
-
-func (h *rawHolder) get() json.RawMessage {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.raw
 }
 
 // rawResult is an upstream result passed on as the bytes the upstream sent,

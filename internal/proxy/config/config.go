@@ -9,9 +9,7 @@
 // warning with the same place and the nearest known key, so that a typo
 // stays visible; with Options.Strict it is refused.
 //
-// Other files of this package may add sections: a top-level key to
-// rootSections, a key of tools.<tool> to toolKeys, each from an init
-// function, with a field of their own in Config (gate.go does).
+// gate.go holds the human gate's keys.
 package config
 
 import (
@@ -278,71 +276,34 @@ type decoder struct {
 // node and its YAML path.
 type keys map[string]func(v *yaml.Node, path string) error
 
-// rootSections are the top-level keys. Files of this package may add
-// theirs from an init function.
-var rootSections = map[string]func(d *decoder, v *yaml.Node, path string) error{
-	"proxy": func(d *decoder, v *yaml.Node, p string) error {
-		return d.mapping(v, p, keys{
-			"name": func(v *yaml.Node, p string) error { return str(v, p, &d.cfg.Proxy.Name) },
-		})
-	},
-	"upstream":    func(d *decoder, v *yaml.Node, p string) error { return d.upstream(v, p, &d.cfg.Upstream) },
-	"elicitation": func(d *decoder, v *yaml.Node, p string) error { return d.elicitation(v, p, &d.cfg.Elicitation) },
-	"policies":    func(d *decoder, v *yaml.Node, p string) error { return d.policies(v, p, &d.cfg.Policies) },
-	"elicitation_service": func(d *decoder, v *yaml.Node, p string) (err error) {
-		d.cfg.ElicitationService, err = decodeElicitationService(v, p)
-		return err
-	},
-	"tools": func(d *decoder, v *yaml.Node, p string) error {
-		return d.eachKey(v, p, func(name string, v *yaml.Node, p string) error {
-			t, err := d.tool(v, p)
-			if err != nil {
-				return err
-			}
-			d.cfg.Tools[name] = t
-			return nil
-		})
-	},
-}
-
-// toolKeys are the keys of tools.<tool>. Files of this package may add
-// theirs from an init function.
-var toolKeys = map[string]func(d *decoder, t *Tool, v *yaml.Node, path string) error{
-	"required": func(d *decoder, t *Tool, v *yaml.Node, p string) error { return d.required(v, p, &t.Required) },
-	"elicit":   func(d *decoder, t *Tool, v *yaml.Node, p string) error { return d.elicit(v, p, &t.Elicit) },
-	// Null is the original's "not set".
-	"ambiguous_if": func(d *decoder, t *Tool, v *yaml.Node, p string) (err error) {
-		if isNull(v) {
-			return nil
-		}
-		t.AmbiguousIf, err = decodeAmbiguity(d, v, p)
-		return err
-	},
-	"confirm_if": func(d *decoder, t *Tool, v *yaml.Node, p string) (err error) {
-		if isNull(v) {
-			return nil
-		}
-		t.ConfirmIf, err = decodeConfirm(d, v, p)
-		return err
-	},
-}
-
 func (d *decoder) root(n *yaml.Node) error {
-	ks := keys{}
 	var upstreamNode *yaml.Node
-	d.fallbackNode = nil
-	for k, dec := range rootSections {
-		ks[k] = func(v *yaml.Node, p string) error {
-			if k == "upstream" {
-				upstreamNode = v
-			}
-			return dec(d, v, p)
-		}
-	}
-	if err := d.mapping(n, "", ks); err != nil {
+	cfg := d.cfg
+	err := d.mapping(n, "", keys{
+		"proxy": func(v *yaml.Node, p string) error {
+			return d.mapping(v, p, keys{"name": strKey(&cfg.Proxy.Name)})
+		},
+		"upstream": func(v *yaml.Node, p string) error {
+			upstreamNode = v
+			return d.upstream(v, p, &cfg.Upstream)
+		},
+		"elicitation": func(v *yaml.Node, p string) error { return d.elicitation(v, p, &cfg.Elicitation) },
+		"policies":    func(v *yaml.Node, p string) error { return d.policies(v, p, &cfg.Policies) },
+		"elicitation_service": func(v *yaml.Node, p string) (err error) {
+			cfg.ElicitationService, err = decodeElicitationService(v, p)
+			return err
+		},
+		"tools": func(v *yaml.Node, p string) error {
+			return d.eachKey(v, p, func(name string, v *yaml.Node, p string) (err error) {
+				cfg.Tools[name], err = d.tool(v, p)
+				return err
+			})
+		},
+	})
+	if err != nil {
 		return err
 	}
-	u := d.cfg.Upstream
+	u := cfg.Upstream
 	switch {
 	case upstreamNode == nil:
 		return &Error{Line: n.Line, Msg: "upstream is required: set upstream.url (streamable HTTP) or upstream.command (stdio)"}
@@ -351,7 +312,7 @@ func (d *decoder) root(n *yaml.Node) error {
 	case u.URL == "" && u.Command == "":
 		return errAt(upstreamNode, "upstream", "set exactly one of url (streamable HTTP) and command (stdio)")
 	}
-	return checkGate(d.fallbackNode, d.cfg)
+	return checkGate(d.fallbackNode, cfg)
 }
 
 func (d *decoder) elicitation(n *yaml.Node, path string, e *Elicitation) error {
@@ -380,7 +341,7 @@ func (d *decoder) upstream(n *yaml.Node, path string, u *Upstream) error {
 			}
 			return nil
 		},
-		"command": func(v *yaml.Node, p string) error { return str(v, p, &u.Command) },
+		"command": strKey(&u.Command),
 		"args": func(v *yaml.Node, p string) error {
 			argsNode = v
 			return strList(v, p, &u.Args, true)
@@ -389,8 +350,8 @@ func (d *decoder) upstream(n *yaml.Node, path string, u *Upstream) error {
 			envNode = v
 			u.Env = map[string]string{}
 			return d.eachKey(v, p, func(name string, v *yaml.Node, p string) error {
-				if !envNameRE.MatchString(name) {
-					return errAt(v, p, fmt.Sprintf("%q is not a valid environment variable name", name))
+				if err := envName(v, p, name); err != nil {
+					return err
 				}
 				if v.Kind != yaml.ScalarNode || v.Tag != "!!str" {
 					return errAt(v, p, "must be a string (quote numbers and booleans)")
@@ -464,16 +425,8 @@ var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func (d *decoder) policies(n *yaml.Node, path string, p *Policies) error {
 	return d.mapping(n, path, keys{
-		"schema_required": func(v *yaml.Node, path string) error {
-			return d.mapping(v, path, keys{
-				"enabled": func(v *yaml.Node, path string) error { return boolean(v, path, &p.SchemaRequired.Enabled) },
-			})
-		},
-		"confirm_destructive": func(v *yaml.Node, path string) error {
-			return d.mapping(v, path, keys{
-				"enabled": func(v *yaml.Node, path string) error { return boolean(v, path, &p.ConfirmDestructive.Enabled) },
-			})
-		},
+		"schema_required":     d.enabledOnly(&p.SchemaRequired.Enabled),
+		"confirm_destructive": d.enabledOnly(&p.ConfirmDestructive.Enabled),
 		"sensitive_required": func(v *yaml.Node, path string) error {
 			s := &p.SensitiveRequired
 			markers := func(dst *[]string) func(*yaml.Node, string) error {
@@ -496,13 +449,34 @@ func (d *decoder) policies(n *yaml.Node, path string, p *Policies) error {
 	})
 }
 
+// enabledOnly decodes a policy whose only key is enabled.
+func (d *decoder) enabledOnly(dst *bool) func(*yaml.Node, string) error {
+	return func(v *yaml.Node, path string) error {
+		return d.mapping(v, path, keys{
+			"enabled": func(v *yaml.Node, path string) error { return boolean(v, path, dst) },
+		})
+	}
+}
+
 func (d *decoder) tool(n *yaml.Node, path string) (Tool, error) {
 	var t Tool
-	ks := keys{}
-	for k, dec := range toolKeys {
-		ks[k] = func(v *yaml.Node, p string) error { return dec(d, &t, v, p) }
-	}
-	err := d.mapping(n, path, ks)
+	err := d.mapping(n, path, keys{
+		"required": func(v *yaml.Node, p string) error { return d.required(v, p, &t.Required) },
+		"elicit":   func(v *yaml.Node, p string) error { return d.elicit(v, p, &t.Elicit) },
+		// Null is the original's "not set".
+		"ambiguous_if": func(v *yaml.Node, p string) (err error) {
+			if !isNull(v) {
+				t.AmbiguousIf, err = decodeAmbiguity(d, v, p)
+			}
+			return err
+		},
+		"confirm_if": func(v *yaml.Node, p string) (err error) {
+			if !isNull(v) {
+				t.ConfirmIf, err = decodeConfirm(d, v, p)
+			}
+			return err
+		},
+	})
 	return t, err
 }
 
@@ -683,38 +657,16 @@ func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!
 // mapping decodes a mapping node; keys it does not know are warnings (or
 // errors in strict mode).
 func (d *decoder) mapping(n *yaml.Node, path string, fields keys) error {
-	if n.Kind != yaml.MappingNode {
-		what := "the configuration"
-		if path != "" {
-			what = "it"
-		}
-		return errAt(n, path, fmt.Sprintf("%s must be a mapping, not %s", what, kindName(n)))
+	what := "the configuration must"
+	if path != "" {
+		what = "it must"
 	}
-	last := lastKeys(n)
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		if k.Kind != yaml.ScalarNode {
-			return errAt(k, path, "keys must be plain strings")
+	return d.walk(n, path, what, func(k, v *yaml.Node, p string) error {
+		if decode, ok := fields[k.Value]; ok {
+			return decode(v, p)
 		}
-		p := join(path, k.Value)
-		if j := last[k.Value]; j != i {
-			if err := d.duplicate(k, p, n.Content[j]); err != nil {
-				return err
-			}
-			continue
-		}
-		decode, ok := fields[k.Value]
-		if !ok {
-			if err := d.unknown(k, p, slices.Sorted(maps.Keys(fields))); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := decode(v, p); err != nil {
-			return err
-		}
-	}
-	return nil
+		return d.unknown(k, p, slices.Sorted(maps.Keys(fields)))
+	})
 }
 
 // mapping decodes a mapping whose keys must all be known: an unknown key is
@@ -756,23 +708,34 @@ func (d *decoder) duplicate(k *yaml.Node, path string, later *yaml.Node) error {
 // eachKey decodes a mapping with arbitrary, non-blank keys; of a key given
 // twice the last one is used (duplicate).
 func (d *decoder) eachKey(n *yaml.Node, path string, each func(string, *yaml.Node, string) error) error {
+	return d.walk(n, path, "must", func(k, v *yaml.Node, p string) error { return each(k.Value, v, p) })
+}
+
+// walk calls each with every key of the mapping n but the duplicates: of a
+// key given twice the last one is used (duplicate). what starts the
+// message when n is not a mapping: "must" for a mapping with arbitrary
+// keys (eachKey), whose keys must not be blank.
+func (d *decoder) walk(n *yaml.Node, path, what string, each func(k, v *yaml.Node, path string) error) error {
 	if n.Kind != yaml.MappingNode {
-		return errAt(n, path, fmt.Sprintf("must be a mapping, not %s", kindName(n)))
+		return errAt(n, path, fmt.Sprintf("%s be a mapping, not %s", what, kindName(n)))
 	}
 	last := lastKeys(n)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		if k.Kind != yaml.ScalarNode || strings.TrimSpace(k.Value) == "" {
+		switch {
+		case what == "must" && (k.Kind != yaml.ScalarNode || strings.TrimSpace(k.Value) == ""):
 			return errAt(k, path, "keys must be non-blank strings")
+		case k.Kind != yaml.ScalarNode:
+			return errAt(k, path, "keys must be plain strings")
 		}
 		p := join(path, k.Value)
+		var err error
 		if j := last[k.Value]; j != i {
-			if err := d.duplicate(k, p, n.Content[j]); err != nil {
-				return err
-			}
-			continue
+			err = d.duplicate(k, p, n.Content[j])
+		} else {
+			err = each(k, v, p)
 		}
-		if err := each(k.Value, v, p); err != nil {
+		if err != nil {
 			return err
 		}
 	}

@@ -48,6 +48,7 @@ tools:
 `
 
 func TestParseFull(t *testing.T) {
+	t.Parallel()
 	cfg, err := Parse([]byte(full))
 	if err != nil {
 		t.Fatal(err)
@@ -85,6 +86,7 @@ func TestParseFull(t *testing.T) {
 }
 
 func TestParseDefaults(t *testing.T) {
+	t.Parallel()
 	cfg, err := Parse([]byte("upstream:\n  url: http://localhost:8001/mcp\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -98,6 +100,7 @@ func TestParseDefaults(t *testing.T) {
 }
 
 func TestParseErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		yaml string
@@ -143,6 +146,7 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestLoadNamesFile(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(path, []byte("upstream:\n  url: ftp://x\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -190,6 +194,7 @@ func FuzzParse(f *testing.F) {
 
 // TestExamples checks that every example configuration in examples/ loads.
 func TestExamples(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob(filepath.Join(testenv.Root(t), "examples", "*.config.yaml"))
 	if len(files) < 3 {
 		t.Fatalf("want the HTTP, command and manual example configurations in examples/, found %q", files)

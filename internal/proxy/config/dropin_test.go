@@ -12,6 +12,7 @@ import (
 // is read as PyYAML reads it, the last one winning, with a warning naming
 // both lines; --strict-config refuses it.
 func TestDuplicateKeysLastWins(t *testing.T) {
+	t.Parallel()
 	doc := `upstream:
   command: node
   command: npx
@@ -64,6 +65,7 @@ proxy:
 // (the original ignores them) load with a warning naming their line; a
 // non-empty one is still refused (TestParseErrors).
 func TestEmptyCommandKeysWithURL(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(path, []byte("upstream:\n  url: http://127.0.0.1:1/mcp\n  args: []\n  env: {}\n"), 0o600); err != nil {

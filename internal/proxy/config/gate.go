@@ -176,21 +176,8 @@ func decodeFallback(v *yaml.Node, p string, dst *string) error {
 func decodeElicitationService(n *yaml.Node, path string) (*ElicitationService, error) {
 	s := &ElicitationService{WaitSeconds: DefaultWaitSeconds, TimeoutSeconds: DefaultTimeoutSeconds, Line: n.Line}
 	err := mapping(n, path, map[string]func(*yaml.Node, string) error{
-		"url": func(v *yaml.Node, p string) error {
-			if err := str(v, p, &s.URL); err != nil {
-				return err
-			}
-			return httpURL(v, p, s.URL)
-		},
-		"api_key_env": func(v *yaml.Node, p string) error {
-			if err := str(v, p, &s.APIKeyEnv); err != nil {
-				return err
-			}
-			if !envNameRE.MatchString(s.APIKeyEnv) {
-				return errAt(v, p, fmt.Sprintf("%q is not a valid environment variable name", s.APIKeyEnv))
-			}
-			return nil
-		},
+		"url":             urlKey(&s.URL),
+		"api_key_env":     envKey(&s.APIKeyEnv),
 		"reviewers":       func(v *yaml.Node, p string) error { return strList(v, p, &s.Reviewers, false) },
 		"wait_seconds":    func(v *yaml.Node, p string) error { return intIn(v, p, &s.WaitSeconds, 1, 300) },
 		"timeout_seconds": func(v *yaml.Node, p string) error { return intIn(v, p, &s.TimeoutSeconds, 60, 86400) },
@@ -198,14 +185,9 @@ func decodeElicitationService(n *yaml.Node, path string) (*ElicitationService, e
 			e := &EmbeddedService{}
 			s.Embedded = e
 			err := mapping(v, p, map[string]func(*yaml.Node, string) error{
-				"listen": func(v *yaml.Node, p string) error { return str(v, p, &e.Listen) },
-				"public_url": func(v *yaml.Node, p string) error {
-					if err := str(v, p, &e.PublicURL); err != nil {
-						return err
-					}
-					return httpURL(v, p, e.PublicURL)
-				},
-				"data_dir": func(v *yaml.Node, p string) error { return str(v, p, &e.DataDir) },
+				"listen":     strKey(&e.Listen),
+				"public_url": urlKey(&e.PublicURL),
+				"data_dir":   strKey(&e.DataDir),
 				"sign_in": func(v *yaml.Node, p string) error {
 					e.SignIn = &SignIn{GroupsClaim: "groups"}
 					return decodeSignIn(v, p, e.SignIn)
@@ -235,23 +217,10 @@ func decodeElicitationService(n *yaml.Node, path string) (*ElicitationService, e
 
 func decodeSignIn(n *yaml.Node, path string, si *SignIn) error {
 	err := mapping(n, path, map[string]func(*yaml.Node, string) error{
-		"issuer": func(v *yaml.Node, p string) error {
-			if err := str(v, p, &si.Issuer); err != nil {
-				return err
-			}
-			return httpURL(v, p, si.Issuer)
-		},
-		"client_id": func(v *yaml.Node, p string) error { return str(v, p, &si.ClientID) },
-		"client_secret_env": func(v *yaml.Node, p string) error {
-			if err := str(v, p, &si.ClientSecretEnv); err != nil {
-				return err
-			}
-			if !envNameRE.MatchString(si.ClientSecretEnv) {
-				return errAt(v, p, fmt.Sprintf("%q is not a valid environment variable name", si.ClientSecretEnv))
-			}
-			return nil
-		},
-		"groups_claim": func(v *yaml.Node, p string) error { return str(v, p, &si.GroupsClaim) },
+		"issuer":            urlKey(&si.Issuer),
+		"client_id":         strKey(&si.ClientID),
+		"client_secret_env": envKey(&si.ClientSecretEnv),
+		"groups_claim":      strKey(&si.GroupsClaim),
 	})
 	switch {
 	case err != nil:
@@ -264,10 +233,37 @@ func decodeSignIn(n *yaml.Node, path string, si *SignIn) error {
 	return nil
 }
 
-func httpURL(v *yaml.Node, p, raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return errAt(v, p, fmt.Sprintf("%q is not an http:// or https:// URL", raw))
+// strKey decodes a non-blank string into dst.
+func strKey(dst *string) func(*yaml.Node, string) error {
+	return func(v *yaml.Node, p string) error { return str(v, p, dst) }
+}
+
+// urlKey decodes an http:// or https:// URL into dst.
+func urlKey(dst *string) func(*yaml.Node, string) error {
+	return func(v *yaml.Node, p string) error {
+		if err := str(v, p, dst); err != nil {
+			return err
+		}
+		if u, err := url.Parse(*dst); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return errAt(v, p, fmt.Sprintf("%q is not an http:// or https:// URL", *dst))
+		}
+		return nil
+	}
+}
+
+// envKey decodes the name of an environment variable into dst.
+func envKey(dst *string) func(*yaml.Node, string) error {
+	return func(v *yaml.Node, p string) error {
+		if err := str(v, p, dst); err != nil {
+			return err
+		}
+		return envName(v, p, *dst)
+	}
+}
+
+func envName(v *yaml.Node, p, name string) error {
+	if !envNameRE.MatchString(name) {
+		return errAt(v, p, fmt.Sprintf("%q is not a valid environment variable name", name))
 	}
 	return nil
 }
@@ -291,7 +287,7 @@ func decodeConfirm(d *decoder, n *yaml.Node, path string) (*Confirm, error) {
 	c := &Confirm{}
 	err := d.mapping(n, path, keys{
 		"always":  func(v *yaml.Node, p string) error { return boolean(v, p, &c.Always) },
-		"message": func(v *yaml.Node, p string) error { return str(v, p, &c.Message) },
+		"message": strKey(&c.Message),
 		"arguments": func(v *yaml.Node, p string) error {
 			if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
 				return errAt(v, p, "must be a non-empty list of conditions such as {field: path, matches: \"^/etc/\"}")
@@ -320,7 +316,7 @@ func decodeCondition(n *yaml.Node, path string) (Condition, error) {
 		return func(v *yaml.Node, p string) error { tests++; return read(v, p) }
 	}
 	err := mapping(n, path, map[string]func(*yaml.Node, string) error{
-		"field":   func(v *yaml.Node, p string) error { return str(v, p, &c.Field) },
+		"field":   strKey(&c.Field),
 		"present": counted(func(v *yaml.Node, p string) error { return conditionPresent(v, p, &c.Present) }),
 		"equals":  counted(func(v *yaml.Node, p string) error { return conditionEquals(v, p, &c.Equals) }),
 		"matches": counted(func(v *yaml.Node, p string) error { return conditionMatches(v, p, &c.Matches) }),
@@ -419,8 +415,8 @@ func decodeAmbiguity(d *decoder, n *yaml.Node, path string) (*Ambiguity, error) 
 			return intIn(v, p, &a.QueryMinLength, 1, 10000)
 		},
 		"generic_terms": func(v *yaml.Node, p string) error { return strList(v, p, &a.GenericTerms, false) },
-		"field":         func(v *yaml.Node, p string) error { return str(v, p, &a.Field) },
-		"message":       func(v *yaml.Node, p string) error { return str(v, p, &a.Message) },
+		"field":         strKey(&a.Field),
+		"message":       strKey(&a.Message),
 		"candidates": func(v *yaml.Node, p string) error {
 			c, err := decodeCandidates(v, p)
 			a.Candidates = c
@@ -442,11 +438,8 @@ func decodeAmbiguity(d *decoder, n *yaml.Node, path string) (*Ambiguity, error) 
 func decodeCandidates(n *yaml.Node, path string) (*Candidates, error) {
 	c := &Candidates{Max: DefaultMaxCandidates}
 	err := mapping(n, path, map[string]func(*yaml.Node, string) error{
-		"tool": func(v *yaml.Node, p string) error { return str(v, p, &c.Tool) },
+		"tool": strKey(&c.Tool),
 		"arguments": func(v *yaml.Node, p string) error {
-			if v.Kind != yaml.MappingNode {
-				return errAt(v, p, fmt.Sprintf("must be a mapping, not %s", kindName(v)))
-			}
 			c.Arguments = map[string]any{}
 			return eachKey(v, p, func(name string, v *yaml.Node, p string) error {
 				var x any
@@ -468,11 +461,11 @@ func decodeCandidates(n *yaml.Node, path string) (*Candidates, error) {
 				return nil
 			})
 		},
-		"items":    func(v *yaml.Node, p string) error { return str(v, p, &c.Items) },
-		"id":       func(v *yaml.Node, p string) error { return str(v, p, &c.ID) },
-		"label":    func(v *yaml.Node, p string) error { return str(v, p, &c.Label) },
-		"value":    func(v *yaml.Node, p string) error { return str(v, p, &c.Value) },
-		"argument": func(v *yaml.Node, p string) error { return str(v, p, &c.Argument) },
+		"items":    strKey(&c.Items),
+		"id":       strKey(&c.ID),
+		"label":    strKey(&c.Label),
+		"value":    strKey(&c.Value),
+		"argument": strKey(&c.Argument),
 		"max":      func(v *yaml.Node, p string) error { return intIn(v, p, &c.Max, 1, 500) },
 	})
 	if err != nil {

@@ -46,6 +46,7 @@ tools:
 `
 
 func TestParseGate(t *testing.T) {
+	t.Parallel()
 	cfg, err := Parse([]byte(gateConfig))
 	if err != nil {
 		t.Fatal(err)
@@ -84,6 +85,7 @@ func TestParseGate(t *testing.T) {
 }
 
 func TestParseGateEmbedded(t *testing.T) {
+	t.Parallel()
 	cfg, err := Parse([]byte("upstream:\n  command: node\nelicitation_service:\n  embedded:\n    listen: 127.0.0.1:8081\n    data_dir: /tmp/x\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -97,6 +99,7 @@ func TestParseGateEmbedded(t *testing.T) {
 }
 
 func TestParseGateErrors(t *testing.T) {
+	t.Parallel()
 	const up = "upstream:\n  command: node\n"
 	tests := []struct{ name, yaml, want string }{
 		{"review page without service", up + "elicitation:\n  fallback_on_unsupported: review_page\n",
@@ -166,6 +169,7 @@ func TestParseGateErrors(t *testing.T) {
 // confirm_if and ambiguous_if are the original's sections: an unknown key
 // there warns (the original ignored it), and --strict-config refuses it.
 func TestGateOriginalSectionsWarn(t *testing.T) {
+	t.Parallel()
 	doc := "upstream:\n  command: node\ntools:\n  rm:\n    confirm_if:\n      alway: true\n    ambiguous_if:\n      query_min_length: null\n      generic_terms: [x]\n"
 	cfg, err := Parse([]byte(doc))
 	if err != nil {

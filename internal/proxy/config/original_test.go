@@ -23,6 +23,7 @@ func mustParse(t *testing.T, yaml string) *Config {
 }
 
 func TestOriginalMinimalConfig(t *testing.T) {
+	t.Parallel()
 	cfg := mustParse(t, "upstream:\n  url: \"http://localhost:8001/mcp\"\n")
 	if cfg.Upstream.URL != "http://localhost:8001/mcp" || cfg.Upstream.Command != "" ||
 		len(cfg.Upstream.Args) != 0 || len(cfg.Upstream.Env) != 0 ||
@@ -37,6 +38,7 @@ func TestOriginalMinimalConfig(t *testing.T) {
 }
 
 func TestOriginalCommandConfig(t *testing.T) {
+	t.Parallel()
 	cfg := mustParse(t, "upstream:\n  command: \"npx\"\n  args:\n    - -y\n    - \"@modelcontextprotocol/server-everything\"\n")
 	if cfg.Upstream.URL != "" || cfg.Upstream.Command != "npx" ||
 		!reflect.DeepEqual(cfg.Upstream.Args, []string{"-y", "@modelcontextprotocol/server-everything"}) || len(cfg.Upstream.Env) != 0 {
@@ -50,6 +52,7 @@ func TestOriginalCommandConfig(t *testing.T) {
 }
 
 func TestOriginalRefusals(t *testing.T) {
+	t.Parallel()
 	// The original's refusals, each with the port's located message.
 	tests := []struct{ yaml, want string }{
 		{"upstream:\n  url: \"http://localhost:8001/mcp\"\n  command: \"npx\"\n", "upstream: set exactly one of url and command"},
@@ -70,6 +73,7 @@ func TestOriginalRefusals(t *testing.T) {
 }
 
 func TestOriginalToolRequiredAndPolicyFlags(t *testing.T) {
+	t.Parallel()
 	cfg := mustParse(t, "upstream:\n  url: \"http://localhost:8001/mcp\"\ntools:\n  search_docs:\n    required:\n      - query\n      - project\n")
 	if got := cfg.Tools["search_docs"].Required; !reflect.DeepEqual(got, []string{"query", "project"}) {
 		t.Errorf("required: %q", got)
@@ -96,6 +100,7 @@ func boolText(b bool) string {
 // TestBooleanSpellings checks the spellings the original accepts: YAML
 // 1.1's (PyYAML reads yes/no/on/off as booleans) and pydantic's.
 func TestBooleanSpellings(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		v    string
 		want bool
@@ -123,6 +128,7 @@ func TestBooleanSpellings(t *testing.T) {
 }
 
 func TestOriginalMarkerKeys(t *testing.T) {
+	t.Parallel()
 	cfg := mustParse(t, `upstream:
   url: http://h/mcp
 policies:
@@ -146,6 +152,7 @@ policies:
 // stricter reading would refuse: null optional sections, blank messages,
 // field types a form cannot ask for, duplicate required fields.
 func TestOriginalLenientValues(t *testing.T) {
+	t.Parallel()
 	cfg := mustParse(t, `upstream:
   url: http://h/mcp
 tools:
@@ -189,6 +196,7 @@ tools:
 // names its place and the nearest known key, and that strict mode refuses
 // it with the same text.
 func TestUnknownKeys(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, yaml, want string }{
 		{"top", "upstream:\n  command: node\nextra: 1\n", "3: extra: unknown key%s; known keys here: elicitation, elicitation_service, policies, proxy, tools, upstream"},
 		{"typo top", "upstream:\n  command: node\npolicy:\n  x: 1\n", `3: policy: unknown key%s; did you mean "policies"?`},
@@ -233,6 +241,7 @@ func TestUnknownKeys(t *testing.T) {
 // TestOriginalFiles loads the original's README configurations and its
 // manual-test configuration unchanged, with the values its tests expect.
 func TestOriginalFiles(t *testing.T) {
+	t.Parallel()
 	load := func(name string) *Config {
 		t.Helper()
 		cfg, err := LoadWith(filepath.Join("testdata", "original", name), Options{Strict: true})
@@ -266,6 +275,7 @@ func TestOriginalFiles(t *testing.T) {
 }
 
 func TestSSEURL(t *testing.T) {
+	t.Parallel()
 	for u, want := range map[string]bool{
 		"http://h/sse": true, "http://h/sse/": true, "https://h/a/sse?k=v": true,
 		"http://h/mcp": false, "http://h/sse/mcp": false, "http://h/ssex": false,
@@ -280,6 +290,7 @@ func TestSSEURL(t *testing.T) {
 // server script, which FastMCP runs on stdio; the port runs it with
 // python3 or node.
 func TestOriginalScriptURL(t *testing.T) {
+	t.Parallel()
 	for url, want := range map[string]Upstream{
 		"/tmp/upstream_server.py": {Command: "python3", Args: []string{"/tmp/upstream_server.py"}},
 		"server.js":               {Command: "node", Args: []string{"server.js"}},

@@ -22,6 +22,7 @@ const ambiguousRefine = `tools:
 `
 
 func TestAmbiguityTests(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, ambiguousRefine, nil)
 	for _, tt := range []struct {
 		args string
@@ -43,6 +44,7 @@ func TestAmbiguityTests(t *testing.T) {
 }
 
 func TestAmbiguityRefinedOnTheReviewPage(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, ambiguousRefine, nil)
 	args := `{"query":"docs","limit":5}`
 	p := payload(t, check(t, e.gate, searchTool, args, nil))
@@ -60,6 +62,7 @@ func TestAmbiguityRefinedOnTheReviewPage(t *testing.T) {
 }
 
 func TestAmbiguityStillAmbiguousAfterRefine(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, ambiguousRefine, nil)
 	h := &host{answer: func(*mcp.ElicitParams) (*mcp.ElicitResult, error) {
 		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"query": "help"}}, nil
@@ -98,6 +101,7 @@ func (l *listProjects) call(_ context.Context, name string, args json.RawMessage
 }
 
 func TestAmbiguityPickOnTheReviewPage(t *testing.T) {
+	t.Parallel()
 	src := &listProjects{}
 	e := newEnv(t, ambiguousCandidates, src.call)
 	args := `{"query":"docs"}`
@@ -120,6 +124,7 @@ func TestAmbiguityPickOnTheReviewPage(t *testing.T) {
 }
 
 func TestAmbiguityPickOnTheHost(t *testing.T) {
+	t.Parallel()
 	src := &listProjects{}
 	e := newEnv(t, ambiguousCandidates, src.call)
 	h := &host{answer: func(p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
@@ -139,6 +144,7 @@ func TestAmbiguityPickOnTheHost(t *testing.T) {
 }
 
 func TestFillOnTheReviewPage(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "elicitation:\n  fallback_on_unsupported: review_page\n", nil)
 	if !e.gate.ReviewPageFallback() {
 		t.Fatal("review page fallback off")

@@ -20,6 +20,7 @@ import (
 // it reaches the upstream; a 2025-03-26 session, whose protocol has
 // batches, still gets them answered.
 func TestBatchesAgreeOnStdioAndHTTP(t *testing.T) {
+	t.Parallel()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

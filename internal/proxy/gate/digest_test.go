@@ -7,6 +7,7 @@ import (
 )
 
 func TestCanonical(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{``, `{}`},
 		{`null`, `{}`},
@@ -27,6 +28,7 @@ func TestCanonical(t *testing.T) {
 }
 
 func TestDigestBindsValuesNotSpelling(t *testing.T) {
+	t.Parallel()
 	a, _ := Digest(json.RawMessage(`{"path":"/tmp/x","force":true,"n":1}`))
 	b, _ := Digest(json.RawMessage(`{ "n": 1.0, "force": true, "path": "/tmp/x" }`))
 	c, _ := Digest(json.RawMessage(`{"path":"/tmp/y","force":true,"n":1}`))
@@ -43,6 +45,7 @@ func TestDigestBindsValuesNotSpelling(t *testing.T) {
 }
 
 func TestValidText(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		raw string
 		ok  bool

@@ -12,25 +12,23 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/compose/embeddedstore"
-	"github.com/mcp-elicitation/elicitation/internal/compose/mcpendpoint"
 	"github.com/mcp-elicitation/elicitation/internal/compose/signin"
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/localserver"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 )
 
 // Embedded is an elicitation service inside the proxy process
 // (elicitation_service.embedded), composed as the local server composes
-// it (internal/compose): the embedded store, the review page and the MCP
-// tools, run on the local server's lifecycle (internal/localserver: the
-// same body, read, write and idle limits, the same cleanup loop and
-// closing). Its review pages are served on the configured address; its MCP
-// endpoint on a loopback port of its own, for the gate alone, so that the
-// review address never exposes the tools.
+// it (internal/compose): the embedded store and the review page, run on
+// the local server's lifecycle (internal/localserver: the same body, read,
+// write and idle limits, the same cleanup loop and closing). Its review
+// pages are served on the configured address; the gate calls the service
+// in process (Service), so no MCP endpoint is served at all.
 type Embedded struct {
 	App *compose.App
-	// MCPURL is the loopback MCP endpoint the gate talks to; ReviewBase
-	// the base of review URLs.
-	MCPURL, ReviewBase string
+	// ReviewBase is the base of review URLs.
+	ReviewBase string
 
 	srv *localserver.Server
 	tmp string
@@ -79,13 +77,7 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 	reviewLn, err := localserver.Listen(e.Listen)
 	if err != nil {
 		emb.Close()
-		return nil, fmt.Errorf("embedded elicitation service: %w", err)
-	}
-	mcpLn, err := localserver.Listen("127.0.0.1:0")
-	if err != nil {
-		_ = reviewLn.Close()
-		emb.Close()
-		return nil, fmt.Errorf("embedded elicitation service: %w", err)
+		return nil, fmt.Errorf("embedded elicitation service: the review pages' address (elicitation_service.embedded.listen, or the proxy's --review-addr): %w", err)
 	}
 	emb.ReviewBase = strings.TrimRight(e.PublicURL, "/")
 	if emb.ReviewBase == "" {
@@ -98,9 +90,8 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 	app, err := compose.Build(ctx, s, compose.Parts{
 		Store: embeddedstore.Open,
 		Pages: compose.Pages,
-		MCP:   mcpendpoint.Part(embeddedstore.APIKeys),
-		// The service's own sessions with the gate are not the proxy
-		// user's business: its warnings and errors only.
+		// The service's own work for the gate is not the proxy user's
+		// business: its warnings and errors only.
 		Log: slog.New(minLevel{log.Handler(), slog.LevelWarn}),
 		OnCreated: func(ctx context.Context, id, url string) {
 			log.Info("review requested: open the review page", "elicitationId", id, "url", url)
@@ -111,7 +102,6 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 	})
 	if err != nil {
 		_ = reviewLn.Close()
-		_ = mcpLn.Close()
 		emb.Close()
 		return nil, fmt.Errorf("embedded elicitation service: %w", err)
 	}
@@ -119,23 +109,23 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 	signIn, err := signin.Middleware(app, nil)
 	if err != nil {
 		_ = reviewLn.Close()
-		_ = mcpLn.Close()
 		emb.Close() // closes the app too
 		return nil, fmt.Errorf("embedded elicitation service: %w", err)
 	}
 	routes := http.NewServeMux()
 	app.Pages.Routes(routes)
-	pages := signIn(routes)
-	tools := http.NewServeMux()
-	tools.Handle("/mcp", app.MCP)
-	emb.MCPURL = "http://" + mcpLn.Addr().String() + "/mcp"
 	emb.srv = localserver.New(localserver.Options{Settings: s, Log: log.With("part", "embedded elicitation service"), Grace: embeddedGrace})
-	emb.srv.Serve(reviewLn, pages)
-	emb.srv.Serve(mcpLn, tools)
+	emb.srv.Serve(reviewLn, signIn(routes))
 	if every := s.CleanupInterval; every > 0 {
 		emb.srv.Cleanup(app.Store, every, app.Now)
 	}
 	return emb, nil
+}
+
+// Service is the embedded service as the gate calls it, in process; client
+// names the proxy in each request.
+func (e *Embedded) Service(client elicitation.Client) Service {
+	return &localService{app: e.App, client: client}
 }
 
 // embeddedGrace is how long Close lets the embedded service's requests in

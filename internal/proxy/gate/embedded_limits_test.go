@@ -17,9 +17,10 @@ import (
 )
 
 // TestEmbeddedServiceHasTheServersLimits: the embedded service runs on the
-// local server's lifecycle, so both of its listeners refuse a body past
-// --max-body and cut off a body that stops arriving at the read timeout
-// (before, it had neither the body limit nor the read and write timeouts).
+// local server's lifecycle, so its review listener (its only one: the gate
+// calls the service in process) refuses a body past --max-body and cuts
+// off a body that stops arriving at the read timeout (before, it had
+// neither the body limit nor the read and write timeouts).
 func TestEmbeddedServiceHasTheServersLimits(t *testing.T) {
 	t.Parallel()
 	s := compose.Defaults()
@@ -34,7 +35,7 @@ func TestEmbeddedServiceHasTheServersLimits(t *testing.T) {
 	}
 	defer emb.Close()
 	review := emb.ReviewBase + "/review/id/key"
-	for _, u := range []string{emb.MCPURL, review} {
+	for _, u := range []string{review} {
 		res, err := http.Post(u, "application/json", strings.NewReader(strings.Repeat("x", 500<<10)))
 		if err != nil {
 			t.Fatal(err)
@@ -44,7 +45,7 @@ func TestEmbeddedServiceHasTheServersLimits(t *testing.T) {
 			t.Errorf("POST %s with 500 KiB past a 400 KiB limit: %d, want 413", u, res.StatusCode)
 		}
 	}
-	for _, u := range []string{emb.MCPURL, review} {
+	for _, u := range []string{review} {
 		host := strings.TrimPrefix(u, "http://")
 		host, path, _ := strings.Cut(host, "/")
 		conn, err := net.Dial("tcp", host)

@@ -27,8 +27,6 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/rawjson"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/requeststate"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/sensitive"
 )
 
 // Caller calls an upstream tool (for candidate sources).
@@ -48,21 +46,21 @@ type Options struct {
 	Service Service
 	// Matcher flags the sensitive values masked in what the reviewer
 	// sees; nil masks nothing.
-	Matcher *sensitive.Matcher
+	Matcher *plan.Matcher
 	// Upstream calls candidate sources.
 	Upstream Caller
 	Logger   *slog.Logger
 	Now      func() time.Time
 	// Sealer signs the gate's multi round-trip state; nil means a key
 	// random to this process.
-	Sealer *requeststate.Sealer
+	Sealer *plan.Sealer
 }
 
 // Gate decides, per call, whether a human must step in, and asks them.
 type Gate struct {
 	cfg      *config.Config
 	svc      Service
-	matcher  *sensitive.Matcher
+	matcher  *plan.Matcher
 	upstream Caller
 	log      *slog.Logger
 	now      func() time.Time
@@ -71,7 +69,7 @@ type Gate struct {
 	// reviewers are named on every review request (elicitation_service.reviewers).
 	reviewers []string
 	pending   pendingTable
-	sealer    *requeststate.Sealer
+	sealer    *plan.Sealer
 	uses      *stateUses
 }
 
@@ -79,7 +77,7 @@ type Gate struct {
 func New(opts Options) *Gate {
 	g := &Gate{cfg: opts.Config, svc: opts.Service, matcher: opts.Matcher, upstream: opts.Upstream, log: opts.Logger, now: opts.Now, sealer: opts.Sealer, uses: newStateUses()}
 	if g.sealer == nil {
-		g.sealer = requeststate.NewRandomSealer()
+		g.sealer = plan.NewRandomSealer()
 	}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)

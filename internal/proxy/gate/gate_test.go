@@ -16,7 +16,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/gate"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/gate/gatetest"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/sensitive"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
@@ -41,7 +41,7 @@ func newEnv(t *testing.T, rest string, upstream gate.Caller) *env {
 	log := &testenv.SyncBuffer{}
 	g := gate.New(gate.Options{
 		Config: cfg, Service: svc, Upstream: upstream,
-		Matcher: sensitive.NewMatcher(sensitive.DefaultNameMarkers, sensitive.DefaultSchemaMarkers),
+		Matcher: plan.NewMatcher(config.SensitiveRequired{Enabled: true, DefaultMarkers: true}),
 		Logger:  slog.New(slog.NewTextHandler(log, nil)),
 	})
 	return &env{local: local, gate: g, log: log}
@@ -80,6 +80,7 @@ func check(t *testing.T, g *gate.Gate, tool gate.Tool, args string, host gate.Ho
 }
 
 func TestConfirmOnTheReviewPage(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "tools:\n  delete_file:\n    confirm_if:\n      always: true\n", nil)
 	args := `{"path":"/tmp/a","api_key":"sk-live-123"}`
 	p := payload(t, check(t, e.gate, rmTool, args, nil))
@@ -122,6 +123,7 @@ func TestConfirmOnTheReviewPage(t *testing.T) {
 }
 
 func TestConfirmChangedArgumentsAskAgain(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "tools:\n  delete_file:\n    confirm_if:\n      always: true\n", nil)
 	p := payload(t, check(t, e.gate, rmTool, `{"path":"/tmp/a"}`, nil))
 	e.local.Decide(t, p.ReviewURL, elicitation.DecisionSubmitted, nil)
@@ -136,6 +138,7 @@ func TestConfirmChangedArgumentsAskAgain(t *testing.T) {
 }
 
 func TestConfirmDeclined(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "tools:\n  delete_file:\n    confirm_if:\n      always: true\n", nil)
 	p := payload(t, check(t, e.gate, rmTool, `{"path":"/tmp/a"}`, nil))
 	e.local.DecideWithComment(t, p.ReviewURL, elicitation.DecisionDeclined, "use the trash instead", nil)
@@ -158,6 +161,7 @@ func TestConfirmDeclined(t *testing.T) {
 
 // An answer that lands while the call waits is acted on in the same call.
 func TestConfirmAnswerWhileWaiting(t *testing.T) {
+	t.Parallel()
 	local := gatetest.Start(t)
 	cfg, err := config.ParseWith([]byte("upstream:\n  command: node\nelicitation_service:\n  url: "+local.MCPURL+"\n  wait_seconds: 60\ntools:\n  delete_file:\n    confirm_if:\n      always: true\n"), config.Options{})
 	if err != nil {
@@ -189,6 +193,7 @@ func TestConfirmAnswerWhileWaiting(t *testing.T) {
 }
 
 func TestConfirmDestructivePolicy(t *testing.T) {
+	t.Parallel()
 	tr, fa := true, false
 	e := newEnv(t, "policies:\n  confirm_destructive:\n    enabled: true\n", nil)
 	for _, tt := range []struct {
@@ -211,6 +216,7 @@ func TestConfirmDestructivePolicy(t *testing.T) {
 }
 
 func TestConfirmArgumentConditions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, `tools:
   delete_file:
     confirm_if:
@@ -259,6 +265,7 @@ func (h *host) Elicit(_ context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult
 }
 
 func TestConfirmThroughTheHost(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "tools:\n  delete_file:\n    confirm_if:\n      always: true\n", nil)
 	h := &host{answer: func(*mcp.ElicitParams) (*mcp.ElicitResult, error) { return &mcp.ElicitResult{Action: "accept"}, nil }}
 	d := check(t, e.gate, rmTool, `{"path":"/tmp/a","api_key":"sk-1"}`, h)
@@ -281,6 +288,7 @@ func TestConfirmThroughTheHost(t *testing.T) {
 }
 
 func TestNoGateKeysForwardUntouched(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "", nil)
 	args := `{"path": "/etc/x",  "force": true}`
 	if e.gate.Active("delete_file") {
@@ -293,6 +301,7 @@ func TestNoGateKeysForwardUntouched(t *testing.T) {
 
 // Retries racing for one approval: exactly one of them forwards.
 func TestConfirmRacingRetriesForwardOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "tools:\n  delete_file:\n    confirm_if:\n      always: true\n", nil)
 	args := `{"path":"/tmp/a"}`
 	p := payload(t, check(t, e.gate, rmTool, args, nil))
@@ -328,6 +337,7 @@ func TestConfirmRacingRetriesForwardOnce(t *testing.T) {
 // Without an elicitation service and without a host that can show a
 // form, a gated call is refused with a structured result, never forwarded.
 func TestConfirmWithoutAnyChannel(t *testing.T) {
+	t.Parallel()
 	cfg, err := config.ParseWith([]byte("upstream:\n  command: node\ntools:\n  delete_file:\n    confirm_if:\n      always: true\n"), config.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -342,6 +352,7 @@ func TestConfirmWithoutAnyChannel(t *testing.T) {
 // An elicitation service that cannot be reached fails the call at once
 // with a structured result.
 func TestServiceDown(t *testing.T) {
+	t.Parallel()
 	port := testenv.FreePort(t)
 	url := "http://127.0.0.1:" + strconv.Itoa(port) + "/mcp"
 	cfg, err := config.ParseWith([]byte("upstream:\n  command: node\nelicitation_service:\n  url: "+url+"\ntools:\n  delete_file:\n    confirm_if:\n      always: true\n"), config.Options{})
@@ -363,6 +374,7 @@ func TestServiceDown(t *testing.T) {
 // With none of the gate's keys set there is no gate: the proxy is the
 // original.
 func TestOpenWithoutGateKeys(t *testing.T) {
+	t.Parallel()
 	cfg, err := config.ParseWith([]byte("upstream:\n  command: node\nelicitation:\n  fallback_on_unsupported: structured_error\ntools:\n  echo:\n    required: [message]\n    confirm_if:\n    ambiguous_if:\n"), config.Options{})
 	if err != nil {
 		t.Fatal(err)

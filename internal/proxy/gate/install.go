@@ -10,9 +10,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/requeststate"
 )
 
 // OpenOptions are what Open needs beyond the configuration.
@@ -28,7 +28,7 @@ type OpenOptions struct {
 	// Sealer signs the gate's multi round-trip state (the proxy's, from
 	// MCP_ELICITATION_PROXY_STATE_KEY); nil means a key random to this
 	// process.
-	Sealer *requeststate.Sealer
+	Sealer *plan.Sealer
 	// SignInSecret is the embedded service's OpenID client secret (the
 	// proxy's main reads it from the variable sign_in.client_secret_env
 	// names).
@@ -60,21 +60,21 @@ func Open(ctx context.Context, cfg *config.Config, o OpenOptions) (*Gate, io.Clo
 	var svc Service
 	impl := &mcp.Implementation{Name: cfg.Proxy.Name, Version: o.Version}
 	if s := cfg.ElicitationService; s != nil {
-		url, key := s.URL, o.APIKey
 		if s.Embedded != nil {
 			emb, err := StartEmbedded(ctx, EmbeddedOptions{Config: s.Embedded, Logger: o.Logger, Version: o.Version, SignInSecret: o.SignInSecret})
 			if err != nil {
 				return nil, nil, err
 			}
 			cs = append(cs, emb)
-			url, key = emb.MCPURL, ""
+			svc = emb.Service(elicitation.Client{Name: impl.Name, Version: impl.Version})
 			if o.Logger != nil {
 				o.Logger.Info("embedded elicitation service: review pages", "url", emb.ReviewBase)
 			}
+		} else {
+			m := NewMCPService(s.URL, o.APIKey, impl)
+			cs = append(cs, m)
+			svc = m
 		}
-		m := NewMCPService(url, key, impl)
-		cs = append(closers{m}, cs...)
-		svc = m
 		warnWithoutSignIn(o.Logger, s)
 	}
 	g := New(Options{Config: cfg, Service: svc, Matcher: plan.NewMatcher(cfg.Policies.SensitiveRequired), Upstream: o.Upstream, Logger: o.Logger, Sealer: o.Sealer})
@@ -207,7 +207,7 @@ func (h *checkHold) Run(ctx context.Context, x plan.Executor) (*mcp.CallToolResu
 	hst, retry := h.g.host(h.c, x)
 	d, err := h.g.check(ctx, Call{Tool: toolOf(h.c), Args: args, Host: hst}, approved)
 	if retry != nil {
-		if res, ok, err := retry.inputRequired(h.g.sealer, h.g.uses, err); ok {
+		if res, ok, err := retry.inputRequired(h.g.sealer, h.g.uses, h.g.now(), err); ok {
 			return res, err
 		}
 	}

@@ -3,7 +3,7 @@ package gate
 import (
 	"encoding/json"
 
-	"github.com/mcp-elicitation/elicitation/internal/proxy/sensitive"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
 )
 
 // Masked replaces a sensitive value in what the reviewer sees.
@@ -14,7 +14,7 @@ const Masked = "•••••• (masked)"
 // sensitive matcher flags is replaced by Masked, at any depth (nested
 // objects use their own properties where the schema gives them). A nil
 // matcher masks nothing.
-func Mask(args map[string]any, props map[string]json.RawMessage, m *sensitive.Matcher) map[string]any {
+func Mask(args map[string]any, props map[string]json.RawMessage, m *plan.Matcher) map[string]any {
 	out := make(map[string]any, len(args))
 	for k, v := range args {
 		schema := decodeSchema(props[k])
@@ -27,7 +27,7 @@ func Mask(args map[string]any, props map[string]json.RawMessage, m *sensitive.Ma
 	return out
 }
 
-func maskValue(v any, schema map[string]any, m *sensitive.Matcher) any {
+func maskValue(v any, schema map[string]any, m *plan.Matcher) any {
 	switch x := v.(type) {
 	case map[string]any:
 		return Mask(x, rawProps(schema["properties"]), m)
@@ -65,8 +65,8 @@ func rawProps(v any) map[string]json.RawMessage {
 	return out
 }
 
-func propertyOf(s map[string]any) sensitive.Property {
+func propertyOf(s map[string]any) plan.Property {
 	str := func(k string) string { v, _ := s[k].(string); return v }
 	wo, _ := s["writeOnly"].(bool)
-	return sensitive.Property{Title: str("title"), Description: str("description"), Format: str("format"), WriteOnly: wo}
+	return plan.Property{Title: str("title"), Description: str("description"), Format: str("format"), WriteOnly: wo}
 }

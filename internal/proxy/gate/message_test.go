@@ -3,6 +3,7 @@ package gate
 import "testing"
 
 func TestDeclinedMessage(t *testing.T) {
+	t.Parallel()
 	const head, tail = "The tool rm was not called: the reviewer declined it.", " Do not retry it unchanged; ask the user how to proceed."
 	str := func(s string) *string { return &s }
 	for _, tc := range []struct {

@@ -19,7 +19,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/proxy"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/gate"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/requeststate"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
 )
 
 // recorder keeps the tools/call POSTs a client sends that carry a
@@ -81,16 +81,17 @@ func (r *recorder) resend(t *testing.T, endpoint string) string {
 // (MCP_ELICITATION_PROXY_STATE_KEY), is asked again and never reaches the
 // upstream a second time.
 func TestHostApprovalStateUsedOnce(t *testing.T) {
+	t.Parallel()
 	upstream := recordingUpstream()
 	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return upstream }, nil))
 	t.Cleanup(up.Close)
-	key := bytes.Repeat([]byte("k"), requeststate.MinKeyLen)
+	key := bytes.Repeat([]byte("k"), plan.MinStateKeyLen)
 	start := func() string {
 		cfg, err := config.ParseWith([]byte(fmt.Sprintf("upstream:\n  url: %q\n%s", up.URL, shapeRules)), config.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		sealer, err := requeststate.Parse(base64.StdEncoding.EncodeToString(key))
+		sealer, err := plan.ParseStateKey(base64.StdEncoding.EncodeToString(key))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,7 +12,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/requeststate"
 )
 
 // retryTTL is how long a 2026-07-28 client has to answer the gate's form.
@@ -28,10 +27,10 @@ type retryState struct {
 	Answers []retryAnswer `json:"answers,omitempty"`
 	// Asked is the digest of the form the pending input request shows.
 	Asked string `json:"asked,omitempty"`
-	// Proc names the process that sealed the state and Nonce this state:
-	// a state is used once, there (stateUses).
-	Proc  string `json:"proc,omitempty"`
-	Nonce string `json:"nonce,omitempty"`
+	// Proc names the process that sealed the state and Serial this state
+	// among those it sealed: a state is used once, there (stateUses).
+	Proc   string `json:"proc,omitempty"`
+	Serial uint64 `json:"serial,omitempty"`
 }
 
 type retryAnswer struct {
@@ -68,7 +67,7 @@ func formDigest(p *mcp.ElicitParams) string {
 // else starts afresh (the gate asks again). reused reports a valid state
 // that was refused because it had been used already (or was sealed by
 // another process).
-func newRetryHost(sealer *requeststate.Sealer, uses *stateUses, now time.Time, req *mcp.CallToolRequest, tool, argsDigest string) (h *retryHost, reused bool) {
+func newRetryHost(sealer *plan.Sealer, uses *stateUses, now time.Time, req *mcp.CallToolRequest, tool, argsDigest string) (h *retryHost, reused bool) {
 	h = &retryHost{st: retryState{Tool: tool, Args: argsDigest}}
 	res, ok := req.Params.InputResponses[plan.HoldInputKey].(*mcp.ElicitResult)
 	if !ok || req.Params.RequestState == "" {
@@ -82,7 +81,7 @@ func newRetryHost(sealer *requeststate.Sealer, uses *stateUses, now time.Time, r
 		return h, true
 	}
 	st.Answers = append(st.Answers, retryAnswer{Form: st.Asked, Result: res})
-	st.Asked, st.Proc, st.Nonce = "", "", ""
+	st.Asked, st.Proc, st.Serial = "", "", 0
 	h.st = st
 	return h, false
 }
@@ -104,12 +103,12 @@ func (h *retryHost) Elicit(_ context.Context, p *mcp.ElicitParams) (*mcp.ElicitR
 }
 
 // inputRequired renders the pending form as a multi round-trip result.
-func (h *retryHost) inputRequired(sealer *requeststate.Sealer, uses *stateUses, err error) (*mcp.CallToolResult, bool, error) {
+func (h *retryHost) inputRequired(sealer *plan.Sealer, uses *stateUses, now time.Time, err error) (*mcp.CallToolResult, bool, error) {
 	var ir *errInputRequired
 	if !errors.As(err, &ir) {
 		return nil, false, nil
 	}
-	uses.stamp(&h.st)
+	uses.stamp(&h.st, now)
 	state, serr := sealer.Seal(h.st, retryTTL)
 	if serr != nil {
 		return nil, true, fmt.Errorf("sealing the gate's request state: %w", serr)

@@ -9,7 +9,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/requeststate"
 )
 
 func retryReq(state string, res *mcp.ElicitResult) *mcp.CallToolRequest {
@@ -21,7 +20,7 @@ func retryReq(state string, res *mcp.ElicitResult) *mcp.CallToolRequest {
 }
 
 func TestRetryHost(t *testing.T) {
-	sealer := requeststate.NewRandomSealer()
+	sealer := plan.NewRandomSealer()
 	uses := newStateUses()
 	now := time.Now()
 	open := func(req *mcp.CallToolRequest, digest string) *retryHost {
@@ -32,7 +31,7 @@ func TestRetryHost(t *testing.T) {
 	// First pass: nothing answered, the form is asked.
 	h := open(retryReq("", nil), "sha256:a")
 	_, err := h.Elicit(context.Background(), form)
-	res, ok, err := h.inputRequired(sealer, uses, err)
+	res, ok, err := h.inputRequired(sealer, uses, now, err)
 	if !ok || err != nil || res.RequestState == "" || res.InputRequests[plan.HoldInputKey] == nil {
 		t.Fatalf("first pass: %+v %v %v", res, ok, err)
 	}
@@ -57,14 +56,14 @@ func TestRetryHost(t *testing.T) {
 	// Every case below opens a fresh state.
 	fresh := func() string {
 		_, err := open(retryReq("", nil), "sha256:a").Elicit(context.Background(), form)
-		res, _, _ := (&retryHost{st: retryState{Tool: "rm", Args: "sha256:a", Asked: formDigest(form)}}).inputRequired(sealer, uses, err)
+		res, _, _ := (&retryHost{st: retryState{Tool: "rm", Args: "sha256:a", Asked: formDigest(form)}}).inputRequired(sealer, uses, now, err)
 		return res.RequestState
 	}
 	for name, req := range map[string]*mcp.CallToolRequest{
 		"forged state":    retryReq(fresh()+"x", accept),
 		"no answer":       retryReq(fresh(), nil),
 		"other arguments": retryReq(fresh(), accept),
-		"another process": retryReq(mustSeal(t, requeststate.NewRandomSealer(), retryState{Tool: "rm", Args: "sha256:a", Asked: formDigest(form)}), accept),
+		"another process": retryReq(mustSeal(t, plan.NewRandomSealer(), retryState{Tool: "rm", Args: "sha256:a", Asked: formDigest(form)}), accept),
 	} {
 		digest := "sha256:a"
 		if name == "other arguments" {
@@ -82,11 +81,61 @@ func TestRetryHost(t *testing.T) {
 	}
 }
 
-func mustSeal(t *testing.T, s *requeststate.Sealer, v any) string {
+func mustSeal(t *testing.T, s *plan.Sealer, v any) string {
 	t.Helper()
 	tok, err := s.Seal(v, retryTTL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return tok
+}
+
+// One client cannot fill the record of used states that other clients'
+// approvals depend on (#38): after more states sealed and declined than the
+// record used to hold (100,000, then refusing further uses for up to 31
+// minutes), a legitimate host's first answer is still taken, once; the
+// record forgets expired states, so its memory follows the states that can
+// still be answered.
+func TestStateUsesNeverRefuseAFirstUse(t *testing.T) {
+	t.Parallel()
+	uses := newStateUses()
+	now := time.Now()
+	seal := func() retryState {
+		st := retryState{Tool: "rm"}
+		uses.stamp(&st, now)
+		return st
+	}
+	early := seal() // a host's form, answered after the flood
+	for i := range 150000 {
+		st := seal()
+		if !uses.take(st, now) {
+			t.Fatalf("the flood's state %d was refused on its first use", i)
+		}
+		now = now.Add(time.Millisecond) // 150 s of calls
+	}
+	late := seal()
+	for name, st := range map[string]retryState{"sealed before the flood": early, "sealed after it": late} {
+		if !uses.take(st, now) {
+			t.Errorf("a state %s was refused on its first use", name)
+		}
+		if uses.take(st, now) {
+			t.Errorf("a state %s was taken twice", name)
+		}
+	}
+	// Once every state has expired, their bits are forgotten: no state
+	// sealed then is taken, and a new one is.
+	now = now.Add(usesLife)
+	if uses.take(late, now) || uses.take(early, now) {
+		t.Error("an expired state was taken")
+	}
+	st := seal()
+	if !uses.take(st, now) {
+		t.Error("a state sealed after the flood expired was refused")
+	}
+	if n := len(uses.used); n > 1 {
+		t.Errorf("the record holds %d words after every flooded state expired; want at most 1", n)
+	}
+	if uses.take(retryState{Proc: uses.proc, Serial: st.Serial + 1}, now) {
+		t.Error("a serial never sealed was taken")
+	}
 }

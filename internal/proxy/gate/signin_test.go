@@ -55,7 +55,7 @@ func TestGateWithSignInAgentCannotApprove(t *testing.T) {
 	t.Cleanup(func() { _ = svc.Close() })
 	for name, service := range map[string]string{
 		"embedded": fmt.Sprintf("  embedded:\n    listen: %q\n%s", embeddedAddr, indent(signIn, "    ")),
-		"url":      fmt.Sprintf("  url: %q\n", svc.MCPURL),
+		"url":      fmt.Sprintf("  url: %q\n", gatetest.ServeMCP(t, svc)),
 	} {
 		t.Run(name, func(t *testing.T) { agentCannotApprove(t, service) })
 	}

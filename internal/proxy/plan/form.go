@@ -11,7 +11,6 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/rawjson"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/sensitive"
 )
 
 // Field is one required argument as the upstream schema and the
@@ -68,10 +67,10 @@ func allStrings(xs []any) bool {
 }
 
 // sensitiveProperty is what the sensitive matcher reads from the schema.
-func (f *Field) sensitiveProperty() sensitive.Property {
+func (f *Field) sensitiveProperty() Property {
 	str := func(k string) string { s, _ := f.prop[k].(string); return s }
 	wo, _ := f.prop["writeOnly"].(bool)
-	return sensitive.Property{Title: str("title"), Description: str("description"), Format: str("format"), WriteOnly: wo}
+	return Property{Title: str("title"), Description: str("description"), Format: str("format"), WriteOnly: wo}
 }
 
 // elicitable reports whether a form can collect the value: primitives and

@@ -11,6 +11,11 @@
 // schema_required off nothing else is enforced; otherwise missing fields
 // are asked for in a form when the configuration and the client allow it.
 // Gates (the human gate of internal/proxy/gate) may then replace the plan.
+//
+// Beside the planner: which required arguments are missing (required.go),
+// which look like secrets (sensitive.go), and the sealed state a
+// 2026-07-28 client carries from one round trip to the next
+// (requeststate.go).
 package plan
 
 import (
@@ -25,8 +30,6 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/rawjson"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/required"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/sensitive"
 )
 
 // Tool is what the planner reads of one upstream tool's listing.
@@ -170,7 +173,7 @@ type Gate func(c *Call, p Plan) Plan
 // Planner decides calls. It is safe for concurrent use once built.
 type Planner struct {
 	cfg     *config.Config
-	matcher *sensitive.Matcher
+	matcher *Matcher
 	gates   []Gate
 }
 
@@ -187,13 +190,13 @@ func (pl *Planner) Use(g Gate) { pl.gates = append(pl.gates, g) }
 // when the policy is off. The original's sensitive_name_markers and
 // sensitive_schema_markers, when non-empty, replace the built-in lists;
 // the port's name_markers and schema_markers add to them.
-func NewMatcher(s config.SensitiveRequired) *sensitive.Matcher {
+func NewMatcher(s config.SensitiveRequired) *Matcher {
 	if !s.Enabled {
 		return nil
 	}
 	var names, schema []string
 	if s.DefaultMarkers {
-		names, schema = sensitive.DefaultNameMarkers, sensitive.DefaultSchemaMarkers
+		names, schema = DefaultNameMarkers, DefaultSchemaMarkers
 	}
 	if len(s.SensitiveNameMarkers) > 0 {
 		names = s.SensitiveNameMarkers
@@ -203,7 +206,7 @@ func NewMatcher(s config.SensitiveRequired) *sensitive.Matcher {
 	}
 	names = append(append([]string(nil), names...), s.NameMarkers...)
 	schema = append(append([]string(nil), schema...), s.SchemaMarkers...)
-	return sensitive.NewMatcher(names, schema)
+	return newSensitiveMatcher(names, schema)
 }
 
 // Required returns the call's required fields: the schema's, then the
@@ -213,7 +216,7 @@ func (pl *Planner) Required(c *Call) []string {
 	if c.Tool != nil {
 		schema = c.Tool.SchemaRequired
 	}
-	return required.Fields(schema, pl.cfg.Tools[c.Name].Required)
+	return RequiredFields(schema, pl.cfg.Tools[c.Name].Required)
 }
 
 // Plan decides what the call needs. It reads the arguments and never
@@ -235,7 +238,7 @@ func (pl *Planner) rules(c *Call) Plan {
 	if c.Args == nil {
 		return Plan{Action: Forward}
 	}
-	missing := required.Missing(c.Args, pl.Required(c))
+	missing := MissingFields(c.Args, pl.Required(c))
 	if len(missing) == 0 {
 		return Plan{Action: Forward}
 	}
@@ -319,7 +322,7 @@ func (pl *Planner) Failed(c *Call, detail string) Plan {
 }
 
 func (pl *Planner) missing(c *Call) []string {
-	return required.Missing(c.Args, pl.Required(c))
+	return MissingFields(c.Args, pl.Required(c))
 }
 
 // Answered decides a call whose form the user answered: declined,
@@ -351,7 +354,7 @@ func (pl *Planner) Answered(c *Call, form *Form, res *mcp.ElicitResult) Plan {
 		}
 		obj.Set(f.name, b)
 	}
-	if still := required.Missing(obj, pl.Required(c)); len(still) > 0 {
+	if still := MissingFields(obj, pl.Required(c)); len(still) > 0 {
 		return Plan{Action: Block, Missing: still, Outcome: StillMissing(c.Name, still)}
 	}
 	merged, err := obj.MarshalJSON()

@@ -50,6 +50,7 @@ func schemaWith(required string) string { return strings.Replace(policySchema, "
 
 // TestSchemaRequired ports test_schema_required_policy.py.
 func TestSchemaRequired(t *testing.T) {
+	t.Parallel()
 	pl := planner(t, "")
 	tests := []struct {
 		name, schema, args string
@@ -92,6 +93,7 @@ func TestSchemaRequired(t *testing.T) {
 
 // TestSensitiveRequired ports test_sensitive_required_policy.py's calls.
 func TestSensitiveRequired(t *testing.T) {
+	t.Parallel()
 	pl := planner(t, "")
 	tests := []struct {
 		name, schema, args string
@@ -127,6 +129,7 @@ func TestSensitiveRequired(t *testing.T) {
 // fields, their order after the schema's, schema_required off, and the
 // sensitive policy running first (and off).
 func TestPipelineConfig(t *testing.T) {
+	t.Parallel()
 	apiKeySchema := `{"type":"object","properties":{"query":{"type":"string"},"api_key":{"type":"string"}}}`
 	tests := []struct {
 		name, yaml, tool, schema, args string
@@ -175,6 +178,7 @@ func TestPipelineConfig(t *testing.T) {
 // TestPayloads ports test_error_payloads.py and the payloads the
 // original's middleware tests expect: every value but the message.
 func TestPayloads(t *testing.T) {
+	t.Parallel()
 	pl := planner(t, "")
 	pd := planner(t, "elicitation:\n  enabled: false\n")
 	ticket := `{"type":"object","properties":{"ticket_id":{"type":"string"},"project":{"type":"string"}},"required":["ticket_id","project"]}`
@@ -249,6 +253,7 @@ func ordered(s string, keys ...string) bool {
 // TestForm ports test_elicitation_builder.py and the merge of
 // test_middleware_elicitation_config.py.
 func TestForm(t *testing.T) {
+	t.Parallel()
 	schema := `{"type":"object","properties":{"query":{"type":"string"},"project":{"type":"string"},"ticket_id":{"type":"string"}},"required":["ticket_id","project"]}`
 	t.Run("configured message", func(t *testing.T) {
 		p := planner(t, "tools:\n  search_docs:\n    elicit:\n      message: In quale progetto devo cercare?\n").Plan(call(t, "search_docs", schema, `{"ticket_id":"OPS-123"}`, true))
@@ -296,6 +301,7 @@ func TestForm(t *testing.T) {
 
 // TestGate checks that a gate sees the planner's plan and may replace it.
 func TestGate(t *testing.T) {
+	t.Parallel()
 	pl := planner(t, "")
 	var seen []Action
 	pl.Use(func(c *Call, p Plan) Plan {

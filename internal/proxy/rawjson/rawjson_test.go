@@ -8,6 +8,7 @@ import (
 )
 
 func TestRoundTripKeepsBytes(t *testing.T) {
+	t.Parallel()
 	in := `{"z": 1.50, "a":{"y":2,"b":[3, 4]} ,"n":12345678901234567890,"execution":{"taskSupport":"forbidden"}}`
 	obj, err := ParseObject([]byte(in))
 	if err != nil {
@@ -33,6 +34,7 @@ func TestRoundTripKeepsBytes(t *testing.T) {
 }
 
 func TestParseObjectRefuses(t *testing.T) {
+	t.Parallel()
 	for _, in := range []string{`[]`, `null`, `"x"`, `{"a":1} {}`, `{"a":}`, ``} {
 		if _, err := ParseObject([]byte(in)); err == nil {
 			t.Errorf("ParseObject(%q) succeeded", in)
@@ -44,6 +46,7 @@ func TestParseObjectRefuses(t *testing.T) {
 }
 
 func TestKeysNotHTMLEscaped(t *testing.T) {
+	t.Parallel()
 	obj := &Object{}
 	obj.Set("<a&b>", json.RawMessage(`"<x>"`))
 	out, _ := obj.MarshalJSON()
@@ -53,6 +56,7 @@ func TestKeysNotHTMLEscaped(t *testing.T) {
 }
 
 func TestParseObjectScanner(t *testing.T) {
+	t.Parallel()
 	in := " {\"a\\u0062\" : \"}{\\\"]\" , \"n\":-1.5e3,\"o\":{\"x\":[{\"}\":\"{\"}],\"y\":null},\"t\":true,\"a\\u0062\":[ ] } \n"
 	obj, err := ParseObject([]byte(in))
 	if err != nil {

@@ -23,7 +23,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcp-elicitation/elicitation/internal/proxy/ndjson"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/rawjson"
 )
@@ -91,9 +90,9 @@ type fastTransport struct {
 }
 
 func (t *fastTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	s := &fastSession{f: t.f, calls: t.calls, w: ndjson.NewWriter(t.io.Writer, nil)}
+	s := &fastSession{f: t.f, calls: t.calls, w: rawjson.NewWriter(t.io.Writer, nil)}
 	c, err := (&mcp.IOTransport{
-		Reader:        ndjson.NewReader(t.io.Reader, t.io.MaxLineLength, s.take, nil),
+		Reader:        rawjson.NewReader(t.io.Reader, t.io.MaxLineLength, s.take, nil),
 		Writer:        s.w,
 		MaxLineLength: t.io.MaxLineLength,
 	}).Connect(ctx)
@@ -107,7 +106,7 @@ func (t *fastTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 type fastSession struct {
 	f     Forwarder
 	calls *atomic.Int64
-	w     *ndjson.Writer // the downstream's output, shared with the SDK
+	w     *rawjson.Writer // the downstream's output, shared with the SDK
 
 	mu          sync.Mutex
 	initID      *jsonrpc.ID // the initialize request's ID, until answered

@@ -25,6 +25,8 @@ type forwarder struct {
 	cancelled []string
 	release   chan struct{} // nil answers at once
 	fail      bool
+	// called, if set, receives each call sent upstream.
+	called chan struct{}
 }
 
 func (f *forwarder) Untouched(name string, _ json.RawMessage) bool {
@@ -39,6 +41,9 @@ func (f *forwarder) RawCall(_ string, params []byte, done func(*jsonrpc.Response
 	f.params = append(f.params, string(params))
 	n := len(f.params)
 	f.mu.Unlock()
+	if f.called != nil {
+		f.called <- struct{}{}
+	}
 	go func() {
 		if f.release != nil {
 			<-f.release
@@ -120,6 +125,7 @@ func (p *peer) initialize() {
 // TestTakes checks which tools/call lines the fast path takes, what it
 // sends upstream for them and what the client gets back.
 func TestTakes(t *testing.T) {
+	t.Parallel()
 	f := &forwarder{}
 	p, calls := start(t, f)
 
@@ -162,16 +168,15 @@ func TestTakes(t *testing.T) {
 // answered as the SDK answers) and a call the upstream cannot take (left to
 // the SDK).
 func TestCancelAndFallback(t *testing.T) {
-	f := &forwarder{release: make(chan struct{})}
+	t.Parallel()
+	f := &forwarder{release: make(chan struct{}), called: make(chan struct{}, 1)}
 	p, calls := start(t, f)
 	p.initialize()
 	p.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"fast","arguments":{}}}`)
-	deadline := time.Now().Add(10 * time.Second)
-	for len(f.sent()) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the call was not sent upstream")
-		}
-		time.Sleep(time.Millisecond)
+	select {
+	case <-f.called:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call was not sent upstream")
 	}
 	p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`)
 	if got := p.response("7"); !strings.Contains(got, `"error"`) {

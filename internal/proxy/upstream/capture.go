@@ -30,7 +30,11 @@ func (s *Sink) Result() json.RawMessage {
 	return s.raw
 }
 
-func (s *Sink) set(raw json.RawMessage) {
+// Set keeps a copy of raw as the result; a nil sink keeps nothing.
+func (s *Sink) Set(raw json.RawMessage) {
+	if s == nil {
+		return
+	}
 	s.mu.Lock()
 	s.raw = append(json.RawMessage(nil), raw...)
 	s.mu.Unlock()
@@ -72,7 +76,7 @@ func (r *registry) deliver(id string, result json.RawMessage) {
 	delete(r.sinks, id)
 	r.mu.Unlock()
 	if s != nil && result != nil {
-		s.set(result)
+		s.Set(result)
 	}
 }
 

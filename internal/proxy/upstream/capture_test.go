@@ -29,6 +29,7 @@ func (c *chunked) Read(p []byte) (int, error) {
 func (c *chunked) Close() error { return nil }
 
 func TestBodyTeesDeliverRawResults(t *testing.T) {
+	t.Parallel()
 	const result = `{"tools":[{"name":"x","inputSchema":{"z":1,"a":1.50}}]}`
 	sse := "event: message\nid: 1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"tok\",\"progress\":1}}\n\n" +
 		"data: {\"jsonrpc\":\"2.0\",\"id\":7,\n" + // one message over two data lines
@@ -73,6 +74,7 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func TestRoundTripperCapturesOnlyWithSink(t *testing.T) {
+	t.Parallel()
 	var sentBody string
 	rt := &captureRoundTripper{base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		b, _ := io.ReadAll(r.Body)

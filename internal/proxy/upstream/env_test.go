@@ -6,6 +6,7 @@ import (
 )
 
 func TestChildEnv(t *testing.T) {
+	t.Parallel()
 	proxyEnv := func() []string {
 		return []string{"HOME=/home/u", "PATH=/bin", "AWS_SECRET_ACCESS_KEY=s3cr3t", "USER=u", "TERM=() { :; }", "LANG=C", "broken"}
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcp-elicitation/elicitation/internal/proxy/ndjson"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/rawjson"
 )
 
@@ -190,14 +189,14 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err := t.cmd.Start(); err != nil {
 		return nil, err
 	}
-	w := ndjson.NewWriter(stdin, func() error {
+	w := rawjson.NewWriter(stdin, func() error {
 		t.link.fail(errors.New("upstream connection closed"))
 		return t.shutdown(stdin)
 	})
 	t.link.mu.Lock()
 	t.link.w = w
 	t.link.mu.Unlock()
-	r := ndjson.NewReader(stdout, 0, t.link.take, t.link.fail)
+	r := rawjson.NewReader(stdout, 0, t.link.take, t.link.fail)
 	// Closing the connection closes stdin; stdout is left to the child.
 	return (&mcp.IOTransport{Reader: io.NopCloser(r), Writer: w}).Connect(ctx)
 }
@@ -223,7 +222,7 @@ func (t *stdioTransport) shutdown(stdin io.Closer) error {
 	}
 	if err := t.cmd.Process.Signal(syscall.SIGTERM); err == nil {
 		if err, ok := wait(); ok {
-			return err
+			return terminated(err)
 		}
 	}
 	if err := t.cmd.Process.Kill(); err != nil {
@@ -233,4 +232,16 @@ func (t *stdioTransport) shutdown(stdin io.Closer) error {
 		return err
 	}
 	return errors.New("unresponsive subprocess")
+}
+
+// terminated is nil for a child that exited on the SIGTERM the proxy sent
+// it, which is a clean end; any other exit is returned as it is.
+func terminated(err error) error {
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGTERM {
+			return nil
+		}
+	}
+	return err
 }

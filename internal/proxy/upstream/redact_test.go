@@ -10,6 +10,7 @@ import (
 // TestDescribeRedacts: the upstream as logged (start, reconnects) carries no
 // credentials from its URL.
 func TestDescribeRedacts(t *testing.T) {
+	t.Parallel()
 	for _, raw := range []string{
 		"https://user:hunter2hunter2@mcp.example.com/mcp",
 		"https://hunter2hunter2@mcp.example.com/mcp",
@@ -30,6 +31,7 @@ func TestDescribeRedacts(t *testing.T) {
 // TestErrorsRedacted: an HTTP client's error quoting the upstream URL is
 // logged without the URL's credentials.
 func TestErrorsRedacted(t *testing.T) {
+	t.Parallel()
 	var logs strings.Builder
 	c := &Conn{opts: Options{URL: "http://hunter2user:hunter2hunter2@127.0.0.1:1/mcp?api_key=hunter2hunter2"}}
 	// The error net/http returns for a failed request: it hides the URL's

@@ -129,6 +129,7 @@ func lastLine(s string) string {
 // TestRetryLogLevels: which failed attempts are warnings, step by step on
 // the test clock.
 func TestRetryLogLevels(t *testing.T) {
+	t.Parallel()
 	clock := testclock.New(time.Date(2026, 12, 2, 4, 0, 0, 0, time.UTC))
 	type step struct {
 		after time.Duration

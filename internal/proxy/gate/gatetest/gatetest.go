@@ -1,18 +1,22 @@
 // Package gatetest runs a real elicitation service for the gate's tests
-// (the gate's embedded service: the MCP tools, the review page and the
-// embedded store, composed by internal/compose), with a reviewer that
-// answers through the service or, in Chromium, on the review page.
+// (the gate's embedded service: the review page and the embedded store,
+// composed by internal/compose, with the MCP tools served beside it for
+// the gate's elicitation_service.url), with a reviewer that answers
+// through the service or, in Chromium, on the review page.
 package gatetest
 
 import (
 	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcp-elicitation/elicitation/internal/compose/embeddedstore"
+	"github.com/mcp-elicitation/elicitation/internal/compose/mcpendpoint"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
@@ -54,8 +58,23 @@ func Start(t testing.TB) *Local {
 	t.Cleanup(func() { _ = emb.Close() })
 	l.Embedded = emb
 	l.Service = emb.App.Service
-	l.MCPURL, l.Base = emb.MCPURL, emb.ReviewBase
+	l.MCPURL, l.Base = ServeMCP(t, emb), emb.ReviewBase
 	return l
+}
+
+// ServeMCP serves the MCP tools of an embedded service (which the gate
+// calls in process) on a loopback port until the test ends, so that it
+// stands for a service reached by elicitation_service.url, and returns
+// the endpoint.
+func ServeMCP(t testing.TB, emb *gate.Embedded) string {
+	t.Helper()
+	h, err := mcpendpoint.Part(embeddedstore.APIKeys)(context.Background(), emb.App)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL + "/mcp"
 }
 
 // Created returns the ids of the requests created since the last call.

@@ -1,4 +1,4 @@
-package requeststate
+package plan
 
 import (
 	"errors"
@@ -15,6 +15,7 @@ type state struct {
 }
 
 func TestSealOpen(t *testing.T) {
+	t.Parallel()
 	s := NewRandomSealer()
 	tok, err := s.Seal(state{"echo", []string{"message"}}, time.Minute)
 	if err != nil {
@@ -30,7 +31,8 @@ func TestSealOpen(t *testing.T) {
 }
 
 func TestOpenRefuses(t *testing.T) {
-	key := []byte(strings.Repeat("k", MinKeyLen))
+	t.Parallel()
+	key := []byte(strings.Repeat("k", MinStateKeyLen))
 	s, err := NewSealer(key)
 	if err != nil {
 		t.Fatal(err)
@@ -60,29 +62,31 @@ func TestOpenRefuses(t *testing.T) {
 	}
 	for name, tok := range tests {
 		var got state
-		if err := s.Open(tok, &got); !errors.Is(err, ErrInvalid) {
-			t.Errorf("%s: Open = %v, want ErrInvalid", name, err)
+		if err := s.Open(tok, &got); !errors.Is(err, ErrInvalidState) {
+			t.Errorf("%s: Open = %v, want ErrInvalidState", name, err)
 		}
 	}
 }
 
 func TestNewSealerKeyLength(t *testing.T) {
-	if _, err := NewSealer(make([]byte, MinKeyLen-1)); err == nil {
+	t.Parallel()
+	if _, err := NewSealer(make([]byte, MinStateKeyLen-1)); err == nil {
 		t.Error("short key accepted")
 	}
 }
 
-// Parse reads the proxy's state key: a bare base64 secret (the key k0) or
+// ParseStateKey reads the proxy's state key: a bare base64 secret (the key k0) or
 // keyring text, so that "k1:NEW,k0:OLD" rotates it; anything else is
 // refused with a sentence.
 func TestParse(t *testing.T) {
+	t.Parallel()
 	old, cur := sealer.GenerateSecret(), sealer.GenerateSecret()
-	bare, err := Parse(old)
+	bare, err := ParseStateKey(old)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tok, _ := bare.Seal(state{Tool: "rm"}, time.Minute)
-	rotated, err := Parse("k1:" + cur + ",k0:" + old)
+	rotated, err := ParseStateKey("k1:" + cur + ",k0:" + old)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,8 +95,8 @@ func TestParse(t *testing.T) {
 		t.Fatalf("a state of the bare key after rotation: %+v, %v", got, err)
 	}
 	for _, bad := range []string{"", "c2hvcnQ=", "k1:!!!", "k1:" + cur + ",k1:" + old} {
-		if _, err := Parse(bad); err == nil || !strings.HasPrefix(err.Error(), "request state key: ") {
-			t.Errorf("Parse(%q) = %v, want a request state key error", bad, err)
+		if _, err := ParseStateKey(bad); err == nil || !strings.HasPrefix(err.Error(), "request state key: ") {
+			t.Errorf("ParseStateKey(%q) = %v, want a request state key error", bad, err)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package sensitive
+package plan
 
 import (
 	"slices"
@@ -6,6 +6,7 @@ import (
 )
 
 func TestTokens(t *testing.T) {
+	t.Parallel()
 	tests := map[string][]string{
 		"api_key":          {"api", "key"},
 		"apiKey":           {"api", "key"},
@@ -30,7 +31,8 @@ func TestTokens(t *testing.T) {
 }
 
 func TestDefaultMatcher(t *testing.T) {
-	m := NewMatcher(DefaultNameMarkers, DefaultSchemaMarkers)
+	t.Parallel()
+	m := newSensitiveMatcher(DefaultNameMarkers, DefaultSchemaMarkers)
 	tests := []struct {
 		name string
 		prop Property
@@ -118,7 +120,8 @@ func TestDefaultMatcher(t *testing.T) {
 }
 
 func TestConfiguredMarkers(t *testing.T) {
-	m := NewMatcher([]string{"message", "  ", "accountNumber"}, []string{"do not share"})
+	t.Parallel()
+	m := newSensitiveMatcher([]string{"message", "  ", "accountNumber"}, []string{"do not share"})
 	tests := []struct {
 		name string
 		prop Property

@@ -1,10 +1,11 @@
-// Package required computes which required tool arguments are missing.
+// Which required tool arguments are missing.
 //
 // The required fields of a tool are its input schema's "required" list in
 // order, then the configured extra fields appended without duplicates. A field
 // is missing when it is absent, null, a string of only white space, an empty
 // list or an empty object; 0 and false are present.
-package required
+
+package plan
 
 import (
 	"bytes"
@@ -14,9 +15,9 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/proxy/rawjson"
 )
 
-// Fields returns schemaRequired in order followed by the configured fields
+// RequiredFields returns schemaRequired in order followed by the configured fields
 // that are not already in it.
-func Fields(schemaRequired, configured []string) []string {
+func RequiredFields(schemaRequired, configured []string) []string {
 	out := make([]string, 0, len(schemaRequired)+len(configured))
 	seen := make(map[string]bool, cap(out))
 	for _, list := range [][]string{schemaRequired, configured} {
@@ -30,9 +31,9 @@ func Fields(schemaRequired, configured []string) []string {
 	return out
 }
 
-// Missing returns the fields of required that args lacks, in order. A nil
+// MissingFields returns the fields of required that args lacks, in order. A nil
 // args is an empty argument object.
-func Missing(args *rawjson.Object, fields []string) []string {
+func MissingFields(args *rawjson.Object, fields []string) []string {
 	var missing []string
 	for _, f := range fields {
 		var v json.RawMessage

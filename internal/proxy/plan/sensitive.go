@@ -1,4 +1,4 @@
-// Package sensitive decides whether a tool argument looks like a credential or
+// Sensitive fields: whether a tool argument looks like a credential or
 // a secret, so that the proxy never asks a user to type one into a form.
 //
 // Matching works on tokens, not substrings: a name or text is split at
@@ -8,7 +8,8 @@
 // markers "api key" and "secret", while "max_tokens", "tokenizer", "discard",
 // "cardinality" and "scorecard" match nothing. The built-in markers are the
 // Python original's (payment and card included) and more.
-package sensitive
+
+package plan
 
 import (
 	"strings"
@@ -44,8 +45,8 @@ type Matcher struct {
 	schema [][]string
 }
 
-// NewMatcher builds a matcher from marker phrases. Blank markers are ignored.
-func NewMatcher(nameMarkers, schemaMarkers []string) *Matcher {
+// newSensitiveMatcher builds a matcher from marker phrases. Blank markers are ignored.
+func newSensitiveMatcher(nameMarkers, schemaMarkers []string) *Matcher {
 	return &Matcher{names: tokenizeAll(nameMarkers), schema: tokenizeAll(schemaMarkers)}
 }
 

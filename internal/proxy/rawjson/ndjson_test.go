@@ -1,4 +1,4 @@
-package ndjson
+package rawjson
 
 import (
 	"io"
@@ -7,6 +7,7 @@ import (
 )
 
 func TestReader(t *testing.T) {
+	t.Parallel()
 	long := "{" + strings.Repeat("x", 200<<10) + "}\n"
 	in := "take me\n" + "keep\n" + long + "take me too\n" + "last"
 	var taken []string

@@ -1,4 +1,4 @@
-package required
+package plan
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 )
 
 func TestFields(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		schema, configured, want []string
 	}{
@@ -19,13 +20,14 @@ func TestFields(t *testing.T) {
 		{nil, []string{"x", "x"}, []string{"x"}},
 	}
 	for _, tt := range tests {
-		if got := Fields(tt.schema, tt.configured); !slices.Equal(got, tt.want) {
-			t.Errorf("Fields(%q, %q) = %q, want %q", tt.schema, tt.configured, got, tt.want)
+		if got := RequiredFields(tt.schema, tt.configured); !slices.Equal(got, tt.want) {
+			t.Errorf("RequiredFields(%q, %q) = %q, want %q", tt.schema, tt.configured, got, tt.want)
 		}
 	}
 }
 
 func TestMissing(t *testing.T) {
+	t.Parallel()
 	fields := []string{"a", "b", "c"}
 	tests := []struct {
 		args string
@@ -44,12 +46,12 @@ func TestMissing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := Missing(obj, fields); !slices.Equal(got, tt.want) {
-			t.Errorf("Missing(%s) = %q, want %q", tt.args, got, tt.want)
+		if got := MissingFields(obj, fields); !slices.Equal(got, tt.want) {
+			t.Errorf("MissingFields(%s) = %q, want %q", tt.args, got, tt.want)
 		}
 	}
-	if got := Missing(nil, fields); !slices.Equal(got, fields) {
-		t.Errorf("Missing(nil) = %q", got)
+	if got := MissingFields(nil, fields); !slices.Equal(got, fields) {
+		t.Errorf("MissingFields(nil) = %q", got)
 	}
 }
 
@@ -64,7 +66,7 @@ func FuzzMissing(f *testing.F) {
 		f.Add([]byte(s), "a,b,c")
 	}
 	f.Fuzz(func(t *testing.T, data []byte, list string) {
-		fields := Fields(strings.Split(list, ","), nil)
+		fields := RequiredFields(strings.Split(list, ","), nil)
 		obj, err := rawjson.ParseObject(data)
 		if err != nil {
 			return
@@ -73,7 +75,7 @@ func FuzzMissing(f *testing.F) {
 		if err := json.Unmarshal(data, &decoded); err != nil {
 			return
 		}
-		missing := Missing(obj, fields)
+		missing := MissingFields(obj, fields)
 		for _, fld := range fields {
 			v, present := decoded[fld]
 			want := !present || v == nil
@@ -96,7 +98,7 @@ func FuzzMissing(f *testing.F) {
 		for _, fld := range missing {
 			obj.Set(fld, json.RawMessage(`"filled"`))
 		}
-		if again := Missing(obj, fields); len(again) != 0 {
+		if again := MissingFields(obj, fields); len(again) != 0 {
 			t.Fatalf("still missing after merge: %q", again)
 		}
 		merged, err := obj.MarshalJSON()

@@ -1,8 +1,9 @@
-// Package ndjson filters newline-delimited JSON-RPC streams below the SDK's
+// Newline-delimited JSON-RPC streams below the SDK's
 // transport: a Reader hands each line to a function that may consume it
 // (then the SDK never decodes it), and a Writer serializes whole messages
 // written by the SDK and by the proxy itself.
-package ndjson
+
+package rawjson
 
 import (
 	"bufio"
