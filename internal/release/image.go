@@ -39,7 +39,7 @@ func ImageRef(version string) string {
 // imageConfig is the image's runtime configuration: "docker run IMAGE"
 // serves on 0.0.0.0:8080 with its data in the volume; "docker run IMAGE
 // keys create --principal alice" runs an operator command on the same
-// data directory.
+// data directory; the health check is "elicitation health".
 func imageConfig(version string) v1.Config {
 	return v1.Config{
 		Entrypoint: []string{ImageBinary},
@@ -55,6 +55,14 @@ func imageConfig(version string) v1.Config {
 			// (docker run -p 8080:8080); set it to the address reviewers
 			// reach anywhere else.
 			"ELICITATION_PUBLIC_URL=http://localhost:" + ImagePort,
+		},
+		// The image holds no curl: the binary asks its own /healthz.
+		Healthcheck: &v1.HealthConfig{
+			Test:        []string{"CMD", ImageBinary, "health"},
+			Interval:    30 * time.Second,
+			Timeout:     10 * time.Second,
+			StartPeriod: 10 * time.Second,
+			Retries:     3,
 		},
 		ExposedPorts: map[string]struct{}{ImagePort + "/tcp": {}},
 		Volumes:      map[string]struct{}{ImageDataDir: {}},

@@ -342,11 +342,14 @@ func checkImage(t *testing.T, path string, tg Target) {
 	if env["ELICITATION_ADDR"] != "0.0.0.0:"+ImagePort || env["ELICITATION_DATA_DIR"] != ImageDataDir {
 		t.Errorf("image environment %q: want the server on 0.0.0.0:%s with its data in %s", c.Env, ImagePort, ImageDataDir)
 	}
+	if h := c.Healthcheck; h == nil || !slices.Equal(h.Test, []string{"CMD", ImageBinary, "health"}) || h.Interval <= 0 || h.Timeout <= 0 || h.Retries <= 0 {
+		t.Errorf("image health check %+v, want CMD %s health with an interval, a timeout and retries", h, ImageBinary)
+	}
 	binary := checkImageFiles(t, img, c.User)
 	if runtime.GOOS != "linux" || runtime.GOARCH != tg.Arch {
 		t.Fatalf("the image's %s binary cannot run on %s/%s", tg, runtime.GOOS, runtime.GOARCH)
 	}
-	serveImage(t, binary, c.Entrypoint, c.Cmd, env)
+	serveImage(t, binary, c.Entrypoint, c.Cmd, c.Healthcheck.Test, env)
 }
 
 // checkImageFiles checks the image's files (the binary, the data
@@ -411,9 +414,10 @@ func checkImageFiles(t *testing.T, img v1.Image, user string) string {
 
 // serveImage starts binary as the image's configuration does, with the
 // data directory (the volume) a temporary directory and the port a free
-// one, waits for its banner, asks /healthz and MCP tools/list, then stops
-// it with an interrupt.
-func serveImage(t *testing.T, binary string, entrypoint, args []string, env map[string]string) {
+// one, waits for its banner, asks /healthz and MCP tools/list and runs the
+// health check, then stops it with an interrupt; the health check then
+// fails with exit 1 (unhealthy).
+func serveImage(t *testing.T, binary string, entrypoint, args, health []string, env map[string]string) {
 	host, _, _ := strings.Cut(env["ELICITATION_ADDR"], ":")
 	port := strconv.Itoa(testenv.FreePort(t))
 	env["ELICITATION_ADDR"] = net.JoinHostPort(host, port)
@@ -469,6 +473,11 @@ func serveImage(t *testing.T, binary string, entrypoint, args []string, env map[
 		t.Errorf("GET /healthz: %s %q, want 200 \"ok\"", resp.Status, body)
 	}
 	listTools(t, base+"/mcp")
+	check := exec.Command(binary, health[2:]...)
+	check.Env = cmd.Env
+	if out, err := check.CombinedOutput(); err != nil || string(out) != "ok\n" {
+		t.Errorf("the health check %q: %v %q, want ok", health, err, out)
+	}
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
@@ -476,6 +485,12 @@ func serveImage(t *testing.T, binary string, entrypoint, args []string, env map[
 		t.Errorf("the server ended with %v after an interrupt, want exit 0", err)
 	}
 	exited <- nil
+	check = exec.Command(binary, health[2:]...)
+	check.Env = cmd.Env
+	var exit *exec.ExitError
+	if out, err := check.CombinedOutput(); !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Errorf("the health check of a stopped server: %v %q, want exit 1 (unhealthy)", err, out)
+	}
 	if _, err := os.Stat(filepath.Join(env["ELICITATION_DATA_DIR"], "elicitation.db")); err != nil {
 		t.Errorf("the server kept no store in its data directory: %v", err)
 	}
