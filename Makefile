@@ -79,8 +79,9 @@ bench:
 # The release (internal/release): for linux, darwin and windows on amd64 and
 # arm64 an archive of elicitation and mcp-elicitation-proxy (CGO_ENABLED=0,
 # -trimpath, the version stamped) and its CycloneDX SBOM; for linux the
-# server's container image as a docker-save tarball, built without a daemon;
-# checksums.txt over them all. DIST is emptied first.
+# server's container image as a docker-save tarball, built without a daemon,
+# and both architectures in one OCI image layout; checksums.txt over them
+# all. DIST is emptied first.
 release-snapshot:
 	rm -rf $(DIST)
 	$(GO) run ./internal/release -snapshot -out $(DIST)

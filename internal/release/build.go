@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
 // Checksums is the file holding the SHA-256 of every other artifact, in
@@ -30,12 +32,22 @@ func Build(ctx context.Context, o Options) ([]string, error) {
 	}
 	defer os.RemoveAll(work)
 	var files []string
+	var imgs []v1.Image
 	for _, t := range o.Targets {
-		made, err := buildTarget(ctx, o, t, filepath.Join(work, t.OS+"_"+t.Arch))
+		made, img, err := buildTarget(ctx, o, t, filepath.Join(work, t.OS+"_"+t.Arch))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", t, err)
 		}
 		files = append(files, made...)
+		if img != nil {
+			imgs = append(imgs, img)
+		}
+	}
+	if len(imgs) > 0 {
+		files = append(files, OCIArchive(o.Version))
+		if err := writeOCIArchive(filepath.Join(o.Out, OCIArchive(o.Version)), imgs, o.Version, o.Epoch); err != nil {
+			return nil, fmt.Errorf("OCI archive: %w", err)
+		}
 	}
 	if err := os.RemoveAll(work); err != nil {
 		return nil, err
@@ -76,28 +88,39 @@ func Archive(version string, t Target) string {
 func SBOM(version string, t Target) string  { return Base(version, t) + ".sbom.cdx.json" }
 func Image(version string, t Target) string { return Base(version, t) + ".image.tar" }
 
+// OCIArchive names the OCI image layout holding every linux image:
+// mcp-elicitation_1.2.3_linux.oci.tar.
+func OCIArchive(version string) string {
+	return fmt.Sprintf("%s_%s_linux.oci.tar", Project, strings.TrimPrefix(version, "v"))
+}
+
 // buildTarget builds t's binaries into work and writes its archive, its
-// SBOM and, for linux, its image.
-func buildTarget(ctx context.Context, o Options, t Target, work string) ([]string, error) {
+// SBOM and, for linux, its image, which it returns.
+func buildTarget(ctx context.Context, o Options, t Target, work string) ([]string, v1.Image, error) {
 	fmt.Fprintf(o.Log, "release: building %s %s\n", o.Version, t)
 	bins, err := goBuild(ctx, o.Root, o.Version, t, work)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	files := []string{Archive(o.Version, t), SBOM(o.Version, t)}
 	if err := writeArchive(filepath.Join(o.Out, files[0]), archiveEntries(o.Root, Base(o.Version, t), bins), o.Epoch); err != nil {
-		return nil, fmt.Errorf("archive: %w", err)
+		return nil, nil, fmt.Errorf("archive: %w", err)
 	}
 	if err := writeSBOM(filepath.Join(o.Out, files[1]), o.Version, t, bins, o.Epoch); err != nil {
-		return nil, fmt.Errorf("SBOM: %w", err)
+		return nil, nil, fmt.Errorf("SBOM: %w", err)
 	}
-	if t.OS == "linux" {
+	if t.OS != "linux" {
+		return files, nil, nil
+	}
+	img, err := newImage(bins[0], o.Version, t.Arch, o.Epoch)
+	if err == nil {
 		files = append(files, Image(o.Version, t))
-		if err := writeImage(filepath.Join(o.Out, files[2]), bins[0], o.Version, t.Arch, o.Epoch); err != nil {
-			return nil, fmt.Errorf("image: %w", err)
-		}
+		err = writeImage(filepath.Join(o.Out, files[2]), img, o.Version)
 	}
-	return files, nil
+	if err != nil {
+		return nil, nil, fmt.Errorf("image: %w", err)
+	}
+	return files, img, nil
 }
 
 // goBuild builds Commands for t into dir and returns the binaries' paths

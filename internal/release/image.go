@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"io"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -11,8 +13,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 // The container image of the local server: one layer on nothing (no base
@@ -91,44 +95,110 @@ func imageEntries(binary string) []entry {
 	}
 }
 
-// writeImage writes the image of the linux binary for arch to path, as
-// the tarball docker save writes (docker load, podman load and crane push
-// read it).
-func writeImage(path, binary, version, arch string, at time.Time) error {
+// newImage is the image of the linux binary for arch, in OCI media types.
+func newImage(binary, version, arch string, at time.Time) (v1.Image, error) {
 	var layerTar bytes.Buffer
 	if err := writeTar(&layerTar, imageEntries(binary), at); err != nil {
-		return err
+		return nil, err
 	}
 	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(layerTar.Bytes())), nil
-	})
+	}, tarball.WithMediaType(types.OCILayer))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	img, err := mutate.ConfigFile(empty.Image, &v1.ConfigFile{
+	base := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
+	img, err := mutate.ConfigFile(base, &v1.ConfigFile{
 		Architecture: arch,
 		OS:           "linux",
 		Config:       imageConfig(version),
 		RootFS:       v1.RootFS{Type: "layers"},
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	img, err = mutate.Append(img, mutate.Addendum{Layer: layer, History: v1.History{
 		Created:   v1.Time{Time: at},
 		CreatedBy: "go run ./internal/release (" + ImageBinary + ", account files, " + ImageDataDir + ")",
 	}})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if img, err = mutate.CreatedAt(img, v1.Time{Time: at}); err != nil {
-		return err
-	}
+	return mutate.CreatedAt(img, v1.Time{Time: at})
+}
+
+// writeImage writes img to path as the tarball docker save writes (docker
+// load, podman load and crane push read it), tagged ImageRef(version).
+func writeImage(path string, img v1.Image, version string) error {
 	ref, err := name.NewTag(ImageRef(version))
 	if err != nil {
 		return err
 	}
 	return tarball.WriteToFile(path, ref, img)
+}
+
+// writeOCIArchive writes imgs (one per architecture) to path as a tar of
+// an OCI image layout whose index.json names one multi-platform index,
+// annotated with the image's tag: skopeo copy --all oci-archive:PATH
+// docker://… pushes every architecture under one tag.
+func writeOCIArchive(path string, imgs []v1.Image, version string, at time.Time) error {
+	var adds []mutate.IndexAddendum
+	for _, img := range imgs {
+		cf, err := img.ConfigFile()
+		if err != nil {
+			return err
+		}
+		adds = append(adds, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{
+			Platform: &v1.Platform{OS: cf.OS, Architecture: cf.Architecture},
+		}})
+	}
+	idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex), adds...)
+	dir, err := os.MkdirTemp(filepath.Dir(path), ".oci-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	lp, err := layout.Write(dir, empty.Index)
+	if err != nil {
+		return err
+	}
+	if err := lp.AppendIndex(idx, layout.WithAnnotations(map[string]string{
+		"org.opencontainers.image.ref.name": strings.TrimPrefix(version, "v"),
+	})); err != nil {
+		return err
+	}
+	es, err := dirEntries(dir)
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := writeTar(f, es, at); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// dirEntries are the files under dir, in lexical order, as archive
+// entries named relative to dir.
+func dirEntries(dir string) ([]entry, error) {
+	var es []entry
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || path == dir {
+			return err
+		}
+		rel := filepath.ToSlash(path[len(dir)+1:])
+		if d.IsDir() {
+			es = append(es, entry{name: rel + "/", mode: 0o755})
+			return nil
+		}
+		es = append(es, entry{name: rel, mode: 0o644, src: path})
+		return nil
+	})
+	return es, err
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -3,7 +3,9 @@
 // mcp-elicitation-proxy and a CycloneDX SBOM of the modules linked into
 // them; for each linux target a container image of the local server, built
 // without a Docker daemon (a docker-save tarball that docker load, podman
-// load and crane push read); and checksums.txt, the SHA-256 of every file.
+// load and crane push read), and all of them in one OCI image layout under
+// a multi-platform index (skopeo copy --all pushes it); and checksums.txt,
+// the SHA-256 of every file.
 //
 //	go run ./internal/release -snapshot -out dist               every target, version v0.0.0-SNAPSHOT-<commit>
 //	go run ./internal/release -version v1.2.3 -out dist         a release

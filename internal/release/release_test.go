@@ -24,8 +24,10 @@ import (
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
@@ -66,7 +68,7 @@ func TestReleaseSnapshot(t *testing.T) {
 			want = append(want, Image(testVersion, tg))
 		}
 	}
-	if want = append(want, Checksums); !slices.Equal(files, want) {
+	if want = append(want, OCIArchive(testVersion), Checksums); !slices.Equal(files, want) {
 		t.Fatalf("Build wrote %q, want %q", files, want)
 	}
 	sums := checkChecksums(t, o.Out)
@@ -74,6 +76,9 @@ func TestReleaseSnapshot(t *testing.T) {
 	t.Run("sbom", func(t *testing.T) { checkSBOM(t, o.Root, filepath.Join(o.Out, SBOM(testVersion, host)), host) })
 	t.Run("archive", func(t *testing.T) { checkArchive(t, filepath.Join(o.Out, Archive(testVersion, host)), host) })
 	t.Run("image", func(t *testing.T) { checkImage(t, filepath.Join(o.Out, Image(testVersion, linux)), linux) })
+	t.Run("oci", func(t *testing.T) {
+		checkOCIArchive(t, filepath.Join(o.Out, OCIArchive(testVersion)), filepath.Join(o.Out, Image(testVersion, linux)), linux)
+	})
 	t.Run("reproducible", func(t *testing.T) {
 		again := o
 		again.Out = filepath.Join(t.TempDir(), "dist")
@@ -518,6 +523,98 @@ func listTools(t *testing.T, url string) {
 		if !slices.Contains(names, want) {
 			t.Errorf("tools/list has %q, want %s among them", names, want)
 		}
+	}
+}
+
+// checkOCIArchive unpacks the OCI archive and checks that its layout
+// names one multi-platform index, tagged with the version, whose image for
+// tg is the image of tg's docker-save tarball.
+func checkOCIArchive(t *testing.T, path, tarballPath string, tg Target) {
+	dir := t.TempDir()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(dir, filepath.FromSlash(h.Name))
+		if h.Typeflag == tar.TypeDir {
+			err = os.MkdirAll(dst, 0o755)
+		} else {
+			var data []byte
+			if data, err = io.ReadAll(tr); err == nil {
+				err = os.WriteFile(dst, data, 0o644)
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	top, err := layout.ImageIndexFromPath(dir)
+	if err != nil {
+		t.Fatalf("reading the OCI layout: %v", err)
+	}
+	m, err := top.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Manifests) != 1 || m.Manifests[0].MediaType != types.OCIImageIndex || m.Manifests[0].Annotations["org.opencontainers.image.ref.name"] != strings.TrimPrefix(testVersion, "v") {
+		t.Fatalf("index.json lists %+v, want one image index named %s", m.Manifests, strings.TrimPrefix(testVersion, "v"))
+	}
+	idx, err := top.ImageIndex(m.Manifests[0].Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var platforms []string
+	for _, d := range im.Manifests {
+		platforms = append(platforms, d.Platform.OS+"/"+d.Platform.Architecture)
+	}
+	if !slices.Equal(platforms, []string{tg.String()}) {
+		t.Fatalf("the index holds %q, want %s", platforms, tg)
+	}
+	img, err := idx.Image(im.Manifests[0].Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved, err := tarball.ImageFromPath(tarballPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := img.ConfigName()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := saved.ConfigName()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Errorf("the OCI layout's %s image has config %s, the image tarball's %s", tg, got, want)
+	}
+	layers, err := img.Layers()
+	if err != nil || len(layers) != 1 {
+		t.Fatalf("the OCI layout's image has %d layers (%v), want 1", len(layers), err)
+	}
+	rc, err := layers[0].Compressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	sum, _, err := v1.SHA256(rc)
+	if d, derr := layers[0].Digest(); err != nil || derr != nil || sum != d {
+		t.Errorf("the OCI layout's layer blob hashes to %s, its digest is %s (%v %v)", sum, d, err, derr)
 	}
 }
 
