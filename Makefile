@@ -6,6 +6,9 @@
 #                deadcode (no shipped code only tests reach)
 #   make build   build the local server and the proxy into bin/
 #   make bench   run the Go benchmarks (see docs/benchmarks.md)
+#   make release-snapshot   every platform's archive, SBOM and container image, and
+#                checksums.txt, into dist/ (version v0.0.0-SNAPSHOT-<commit>)
+#   make release VERSION=v1.2.3   the same for a release
 
 GO          ?= go
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
@@ -15,9 +18,10 @@ DEADCODE    ?= golang.org/x/tools/cmd/deadcode@v0.52.0
 TESTSUPPORT := ^internal/(.*/)?[a-z]+test/|^internal/test(env|clock)/
 BIN         := bin
 PKGS        := ./...
+DIST        ?= dist
 TESTFLAGS   ?=
 
-.PHONY: all run test test-deps node22 lint build bench clean
+.PHONY: all run test test-deps node22 lint build bench release release-snapshot clean
 
 all: lint test build
 
@@ -72,7 +76,22 @@ build:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
+# The release (internal/release): for linux, darwin and windows on amd64 and
+# arm64 an archive of elicitation and mcp-elicitation-proxy (CGO_ENABLED=0,
+# -trimpath, the version stamped) and its CycloneDX SBOM; for linux the
+# server's container image as a docker-save tarball, built without a daemon,
+# and both architectures in one OCI image layout; checksums.txt over them
+# all. DIST is emptied first.
+release-snapshot:
+	rm -rf $(DIST)
+	$(GO) run ./internal/release -snapshot -out $(DIST)
+
+release:
+	@test -n "$(VERSION)" || { echo "usage: make release VERSION=v1.2.3"; exit 2; }
+	rm -rf $(DIST)
+	$(GO) run ./internal/release -version $(VERSION) -out $(DIST)
+
 clean:
-	rm -rf $(BIN) .aws-sam
+	rm -rf $(BIN) $(DIST) .aws-sam
 
 -include infra/lambda.mk

@@ -10,6 +10,7 @@
 //	elicitation compact [flags]      shrink the embedded store's file
 //	elicitation check [flags]        check every page of the embedded store's file
 //	elicitation keys create|revoke|list [flags]   administer API keys
+//	elicitation health [--addr ADDR]  ask a running server's /healthz
 //	elicitation version
 //
 // Without a command it prints the usage and exits 2. Run "elicitation
@@ -42,6 +43,9 @@ func main() {
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "elicitation:", err)
+		}
+		if errors.Is(err, errUnhealthy) {
+			os.Exit(1)
 		}
 		os.Exit(2)
 	}
@@ -90,7 +94,8 @@ var commands = map[string]command{
 	"connect": func(_ context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 		return runConnect(args, stdout, stderr, getenv)
 	},
-	"call": runCall,
+	"call":   runCall,
+	"health": runHealth,
 	"version": func(_ context.Context, _ []string, stdout, _ io.Writer, _ func(string) string) error {
 		_, err := fmt.Fprintln(stdout, "elicitation", version)
 		return err
@@ -167,6 +172,7 @@ Commands:
   compact   shrink the embedded store's file to what it holds (run it while the server is stopped)
   check     check every page of the embedded store's file (run it while the server is stopped)
   keys      administer API keys: elicitation keys create --principal NAME | list | revoke ID
+  health    ask a running server's /healthz (exit 0 when it answers ok, else 1): elicitation health [--addr ADDR]
   version   print the version
 
 Run "elicitation <command> -h" for a command's flags.
