@@ -151,6 +151,9 @@ func openChecked(abs string) (*bolt.DB, error) {
 			if err := ensureOwned(tx); err != nil {
 				return err
 			}
+			if err := ensureOwnerPending(tx); err != nil {
+				return err
+			}
 			return ensureDueIndex(tx)
 		})
 	})
@@ -231,6 +234,9 @@ func (s *Store) Create(ctx context.Context, r elicitation.Request, created elici
 	return s.update(ctx, "create "+id, func(tx *bolt.Tx) error {
 		if tx.Bucket(bucketState).Get([]byte(id)) != nil {
 			return fmt.Errorf("create %s: %w", id, elicitation.ErrConflict)
+		}
+		if err := admitPending(tx, r); err != nil {
+			return err
 		}
 		if err := putJSON(tx, bucketState, id, r.State); err != nil {
 			return err

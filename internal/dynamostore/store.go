@@ -147,6 +147,12 @@ func (s *Store) Create(ctx context.Context, r elicitation.Request, created elici
 	}
 	tx = append(tx, types.TransactWriteItem{Put: &types.Put{TableName: s.table, Item: auditItem(id, created, ttl)}})
 	tx = append(tx, putDeliveries(s.table, r.Outbox)...)
+	counter := 0 // the pending count's item in tx, if any
+	if r.MaxPending > 0 {
+		stItem[attrCounted] = num(1)
+		counter = len(tx)
+		tx = append(tx, s.countPending(r))
+	}
 	for attempt := 1; ; attempt++ {
 		err := s.transact(ctx, tx)
 		if err == nil {
@@ -154,6 +160,16 @@ func (s *Store) Create(ctx context.Context, r elicitation.Request, created elici
 		}
 		if !isCanceled(err) {
 			return fmt.Errorf("create %s: %w", id, err)
+		}
+		if countFull(err, counter) {
+			room, rerr := s.recount(ctx, r)
+			switch {
+			case rerr != nil:
+				return fmt.Errorf("create %s: %w", id, rerr)
+			case !room || attempt >= conflictAttempts:
+				return fmt.Errorf("create %s: %d pending: %w", id, r.MaxPending, elicitation.ErrTooManyPending)
+			}
+			continue
 		}
 		cur, rerr := s.read(ctx, id)
 		switch {
@@ -357,6 +373,9 @@ func (s *Store) resolveItems(id string, cur stored, t elicitation.Resolution, to
 		ExpressionAttributeNames:  ns,
 		ExpressionAttributeValues: vals,
 	}}}
+	if cur.counted && next.Status != elicitation.StatusPending {
+		tx = append(tx, s.uncountPending(cur.Owner))
+	}
 	if step.Answer != nil {
 		a, err := answerItem(id, step.Answer, ttl)
 		if err != nil {

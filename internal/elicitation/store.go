@@ -48,6 +48,15 @@ type Requests interface {
 	// Create stores a new pending request together with its creation audit
 	// entry and the deliveries of r.Outbox (all or nothing). It returns
 	// ErrConflict if a request with that id exists.
+	//
+	// With r.MaxPending set, it returns ErrTooManyPending, writing
+	// nothing, if r.State.Owner already has that many requests pending at
+	// r.State.CreatedAt, across every handle and process on the same data.
+	// A request stops counting when it is resolved (not by a vote short of
+	// its quorum), and when it expires, without any write (its ExpiresAt
+	// at or before the CreatedAt of the create that counts); a store may
+	// count an expired request a little longer (dynamostore: up to
+	// PendingRecount).
 	Create(ctx context.Context, r Request, created AuditEntry) error
 
 	// State reads the small part of a request, with a strongly consistent

@@ -51,6 +51,7 @@ func Run(t *testing.T, open Factory) {
 	t.Run("Inbox", func(t *testing.T) { testInbox(t, open) })
 	t.Run("Owned", func(t *testing.T) { testOwned(t, open) })
 	t.Run("Quorum", func(t *testing.T) { testQuorum(t, open) })
+	t.Run("PendingCap", func(t *testing.T) { testPendingCap(t, open) })
 }
 
 // NewSelection returns a valid pending selection request created at T0 with
