@@ -37,9 +37,9 @@ func (w *liveWatches) State(ctx context.Context, id string) (elicitation.State, 
 	return w.WaitSignal.State(ctx, id)
 }
 
-func (w *liveWatches) Watch(id string, wake func()) func() {
+func (w *liveWatches) Watch(id string, every func() time.Duration, wake func()) func() {
 	w.live.Add(1)
-	stop := w.WaitSignal.Watch(id, wake)
+	stop := w.WaitSignal.Watch(id, every, wake)
 	var once sync.Once
 	return func() { once.Do(func() { stop(); w.live.Add(-1) }) }
 }

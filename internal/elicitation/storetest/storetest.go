@@ -40,7 +40,6 @@ func Run(t *testing.T, open Factory) {
 	t.Run("AppendOnce", func(t *testing.T) { testAppendOnce(t, open) })
 	t.Run("Retention", func(t *testing.T) { testRetention(t, open) })
 	t.Run("ConcurrentDeciders", func(t *testing.T) { testConcurrentDeciders(t, open) })
-	t.Run("Wait", func(t *testing.T) { testWait(t, open) })
 	t.Run("Watch", func(t *testing.T) { testWatch(t, open) })
 	t.Run("LargeSelection", func(t *testing.T) { testLargeSelection(t, open) })
 	t.Run("Outbox", func(t *testing.T) { testOutbox(t, open) })
@@ -177,8 +176,6 @@ func testCreateAndRead(t *testing.T, open Factory) {
 	wantErr(t, "Append to unknown id", err, elicitation.ErrNotFound)
 	_, err = a.Audit(ctx, "no-such-id")
 	wantErr(t, "Audit of unknown id", err, elicitation.ErrNotFound)
-	_, err = a.Wait(ctx, "no-such-id")
-	wantErr(t, "Wait on unknown id", err, elicitation.ErrNotFound)
 }
 
 func testTransitions(t *testing.T, open Factory) {
@@ -688,67 +685,6 @@ func testConcurrentDeciders(t *testing.T, open Factory) {
 		tr, _ := a.Audit(ctx, r.State.ID)
 		wantActions(t, tr, elicitation.ActionCreated, w.res.AuditEntry().Action)
 	}
-}
-
-func testWait(t *testing.T, open Factory) {
-	ctx := ctxT(t)
-	a, b := open(t)
-	t.Run("woken by a resolution through the other handle", func(t *testing.T) {
-		for _, res := range []elicitation.Resolution{
-			{Status: elicitation.StatusSubmitted, SubmissionID: "s", By: "reviewer", Answer: &elicitation.Answer{SelectedIDs: []string{"opt-0"}}},
-			{Status: elicitation.StatusCanceled, By: "alice"},
-		} {
-			r := NewSelection(t, 2, time.Hour)
-			mustCreate(t, a, r)
-			done := make(chan elicitation.State, 1)
-			errc := make(chan error, 1)
-			go func() {
-				st, err := a.Wait(ctx, r.State.ID)
-				errc <- err
-				done <- st
-			}()
-			// Let the waiter start; a wait that began after the resolution
-			// must return at once anyway.
-			time.Sleep(50 * time.Millisecond)
-			res.At = T0.Add(time.Minute)
-			if _, err := b.Resolve(ctx, r.State.ID, res); err != nil {
-				t.Fatal(err)
-			}
-			if err := <-errc; err != nil {
-				t.Fatalf("Wait: %v", err)
-			}
-			if st := <-done; st.Status != res.Status {
-				t.Errorf("Wait returned status %q, want %q", st.Status, res.Status)
-			}
-		}
-	})
-	t.Run("returns at once when not pending", func(t *testing.T) {
-		r := NewApproval(t, time.Hour)
-		mustCreate(t, a, r)
-		if _, err := a.Resolve(ctx, r.State.ID, elicitation.Resolution{Status: elicitation.StatusDeclined, SubmissionID: "s", At: T0, By: "reviewer"}); err != nil {
-			t.Fatal(err)
-		}
-		st, err := b.Wait(ctx, r.State.ID)
-		if err != nil || st.Status != elicitation.StatusDeclined {
-			t.Fatalf("Wait on decided = %q, %v", st.Status, err)
-		}
-	})
-	t.Run("ends with its context while pending", func(t *testing.T) {
-		r := NewApproval(t, time.Hour)
-		mustCreate(t, a, r)
-		wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-		defer cancel()
-		st, err := b.Wait(wctx, r.State.ID)
-		wantErr(t, "Wait past its context", err, context.DeadlineExceeded)
-		if st.ID != r.State.ID || st.Status != elicitation.StatusPending {
-			t.Errorf("Wait returned %+v, want the pending state", st)
-		}
-	})
-	t.Run("many waiters on one request", func(t *testing.T) {
-		declineAmongWaiters(t, a, b, 10, func(h elicitation.Store, id string) (elicitation.State, error) {
-			return h.Wait(ctx, id)
-		}, func() { time.Sleep(50 * time.Millisecond) })
-	})
 }
 
 // declineAmongWaiters creates a selection, starts n waits on it (wait,
