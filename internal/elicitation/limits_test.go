@@ -166,6 +166,37 @@ func TestApprovalLimits(t *testing.T) {
 	}
 }
 
+// TestInputOfOneKind: approvals and selections share one Input; a field
+// of the other kind is refused by name (it would otherwise be dropped
+// unseen), on both kinds, and Payload is what each kind's own function
+// builds.
+func TestInputOfOneKind(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		kind  elicitation.Kind
+		in    elicitation.Input
+		field string
+	}{
+		{elicitation.KindApproval, elicitation.Input{Message: "m", Context: json.RawMessage(`1`), Options: options(2)}, "options"},
+		{elicitation.KindApproval, elicitation.Input{Message: "m", Context: json.RawMessage(`1`), RowTemplate: "{{ option.id }}"}, "rowTemplate"},
+		{elicitation.KindApproval, elicitation.Input{Message: "m", Context: json.RawMessage(`1`), MaxSelections: 2}, "maxSelections"},
+		{elicitation.KindSelection, elicitation.Input{Message: "m", Options: options(2), Context: json.RawMessage(`1`)}, "context"},
+		{elicitation.KindSelection, elicitation.Input{Message: "m", Options: options(2), DisplayTemplate: "x"}, "displayTemplate"},
+	} {
+		_, err := tc.in.Payload(tc.kind)
+		checkErr(t, err, elicitation.ErrFieldOfOtherKind, tc.field)
+	}
+	sel := elicitation.Input{Message: "m", Options: options(3), MaxSelections: 2, RowTemplate: "{{ option.label }}", Approvals: 0}
+	a, err := sel.Payload(elicitation.KindSelection)
+	b, err2 := elicitation.SelectionPayload(sel)
+	if err != nil || err2 != nil || len(a.Options) != 3 || a.MaxSelections != 2 || a.Templates != b.Templates {
+		t.Errorf("a selection's Payload: %+v, %v; SelectionPayload: %+v, %v", a, err, b, err2)
+	}
+	if _, err := (elicitation.Input{Message: "m"}).Payload("poll"); err == nil {
+		t.Error("a payload of an unknown kind was built")
+	}
+}
+
 func manyFields(n int) json.RawMessage {
 	var b strings.Builder
 	b.WriteString(`{"type":"object","properties":{`)

@@ -115,20 +115,22 @@ type Created struct {
 
 // CreateApproval validates in and stores a pending approval owned by principal.
 func (s *Service) CreateApproval(ctx context.Context, principal string, in ApprovalInput) (Created, error) {
-	p, err := ApprovalPayload(in)
-	if err != nil {
-		return Created{}, err
-	}
-	return s.create(ctx, principal, KindApproval, p, in.TimeoutSeconds, in.Approvals, in.Notify, links{in.PushLink, in.HostLink, in.AskInHost})
+	return s.Create(ctx, principal, KindApproval, in)
 }
 
 // CreateSelection validates in and stores a pending selection owned by principal.
 func (s *Service) CreateSelection(ctx context.Context, principal string, in SelectionInput) (Created, error) {
-	p, err := SelectionPayload(in)
+	return s.Create(ctx, principal, KindSelection, in)
+}
+
+// Create validates in as a request of kind and stores it, pending, owned
+// by principal: the one create path of both kinds.
+func (s *Service) Create(ctx context.Context, principal string, kind Kind, in Input) (Created, error) {
+	p, err := in.Payload(kind)
 	if err != nil {
 		return Created{}, err
 	}
-	return s.create(ctx, principal, KindSelection, p, in.TimeoutSeconds, in.Approvals, in.Notify, links{in.PushLink, in.HostLink, in.AskInHost})
+	return s.create(ctx, principal, kind, p, in.TimeoutSeconds, in.Approvals, in.Notify, links{in.PushLink, in.HostLink, in.AskInHost})
 }
 
 // links seal a new request's review link for the MCP adapter's later use:
