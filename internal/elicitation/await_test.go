@@ -82,6 +82,7 @@ func (e *awaitEnv) decide(t *testing.T, d elicitation.Decision) {
 // cancel, at the bound (the state then: pending, or expired at
 // expiresAt), at ctx's end (its error); and leaves no watch behind.
 func TestAwaitFunc(t *testing.T) {
+	t.Parallel()
 	type call struct {
 		principal string
 		wait      time.Duration
@@ -185,6 +186,7 @@ func TestAwaitFunc(t *testing.T) {
 // decision; a second failure running ends it with the store's error. Both
 // leave no watch behind.
 func TestAwaitFuncRereadsAFailedRead(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		fails   int32
 		want    elicitation.Status

@@ -28,6 +28,7 @@ func raws(s ...string) []json.RawMessage {
 }
 
 func TestSelectionLimits(t *testing.T) {
+	t.Parallel()
 	valid := func() elicitation.SelectionInput {
 		return elicitation.SelectionInput{Message: "Pick", Options: options(3)}
 	}
@@ -117,6 +118,7 @@ func checkErr(t *testing.T, err, want error, field string) {
 }
 
 func TestSelectionDefaults(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ min, max, wantMin, wantMax int }{
 		{0, 0, 1, 1}, {0, 3, 1, 3}, {2, 0, 2, 2}, {2, 3, 2, 3},
 	} {
@@ -138,6 +140,7 @@ func TestSelectionDefaults(t *testing.T) {
 }
 
 func TestApprovalLimits(t *testing.T) {
+	t.Parallel()
 	schema := `{"type":"object","properties":{"n":{"type":"integer"}}}`
 	for _, tc := range []struct {
 		name  string
@@ -211,6 +214,7 @@ func manyFields(n int) json.RawMessage {
 }
 
 func TestClampTimeout(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   int
 		want time.Duration
@@ -225,6 +229,7 @@ func TestClampTimeout(t *testing.T) {
 }
 
 func TestCheckSelection(t *testing.T) {
+	t.Parallel()
 	p, err := elicitation.SelectionPayload(elicitation.SelectionInput{Message: "m", Options: options(5), MinSelections: 2, MaxSelections: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -252,6 +257,7 @@ func TestCheckSelection(t *testing.T) {
 }
 
 func TestStatusAtDerivesExpiry(t *testing.T) {
+	t.Parallel()
 	exp := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		stored elicitation.Status
@@ -274,6 +280,7 @@ func TestStatusAtDerivesExpiry(t *testing.T) {
 }
 
 func TestCodeOfAndPublicMessage(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		err  error
 		code elicitation.Code
@@ -297,6 +304,7 @@ func TestCodeOfAndPublicMessage(t *testing.T) {
 }
 
 func TestIDsAndReviewKeys(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for range 1000 {
 		id := elicitation.NewID()
