@@ -88,7 +88,7 @@ func ExampleStore() {
 	defer closeStore()
 	store = bolt
 
-	p, err := elicitation.ApprovalPayload(elicitation.ApprovalInput{Message: "Rotate the key?", Context: json.RawMessage(`{}`)})
+	p, err := elicitation.ApprovalInput{Message: "Rotate the key?", Context: json.RawMessage(`{}`)}.Payload(elicitation.KindApproval)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -186,12 +186,6 @@ func (in Input) Payload(kind Kind) (Payload, error) {
 	return p, checkSize(p)
 }
 
-// ApprovalPayload validates in and builds the payload it describes.
-func ApprovalPayload(in ApprovalInput) (Payload, error) { return in.Payload(KindApproval) }
-
-// SelectionPayload validates in and builds the payload it describes.
-func SelectionPayload(in SelectionInput) (Payload, error) { return in.Payload(KindSelection) }
-
 // approval validates an approval's own fields into p.
 func (in Input) approval(p *Payload) error {
 	if ctx := trimJSON(in.Context); ctx != nil {

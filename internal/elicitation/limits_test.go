@@ -88,7 +88,7 @@ func TestSelectionLimits(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			in := valid()
 			tc.mutate(&in)
-			p, err := elicitation.SelectionPayload(in)
+			p, err := in.Payload(elicitation.KindSelection)
 			checkErr(t, err, tc.want, tc.field)
 			if err == nil && (p.MinSelections < 1 || p.MaxSelections < p.MinSelections) {
 				t.Errorf("bounds %d..%d", p.MinSelections, p.MaxSelections)
@@ -122,7 +122,7 @@ func TestSelectionDefaults(t *testing.T) {
 	for _, tc := range []struct{ min, max, wantMin, wantMax int }{
 		{0, 0, 1, 1}, {0, 3, 1, 3}, {2, 0, 2, 2}, {2, 3, 2, 3},
 	} {
-		p, err := elicitation.SelectionPayload(elicitation.SelectionInput{Message: "m", Options: options(3), MinSelections: tc.min, MaxSelections: tc.max})
+		p, err := elicitation.SelectionInput{Message: "m", Options: options(3), MinSelections: tc.min, MaxSelections: tc.max}.Payload(elicitation.KindSelection)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +130,7 @@ func TestSelectionDefaults(t *testing.T) {
 			t.Errorf("min %d max %d -> %d..%d, want %d..%d", tc.min, tc.max, p.MinSelections, p.MaxSelections, tc.wantMin, tc.wantMax)
 		}
 	}
-	p, _ := elicitation.SelectionPayload(elicitation.SelectionInput{Message: "m", Options: raws(`{"id":"a","label":"Alpha"}`, `{"id":"b","label":5}`)})
+	p, _ := elicitation.SelectionInput{Message: "m", Options: raws(`{"id":"a","label":"Alpha"}`, `{"id":"b","label":5}`)}.Payload(elicitation.KindSelection)
 	if p.Options[0].DisplayLabel() != "Alpha" || p.Options[1].DisplayLabel() != "b" {
 		t.Errorf("display labels %q %q", p.Options[0].DisplayLabel(), p.Options[1].DisplayLabel())
 	}
@@ -163,7 +163,7 @@ func TestApprovalLimits(t *testing.T) {
 		{"bad schema", elicitation.ApprovalInput{Message: "m", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"o":{"type":"object"}}}`)}, elicitation.ErrSchemaInvalid, "requestedSchema.properties.o.type"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := elicitation.ApprovalPayload(tc.in)
+			_, err := tc.in.Payload(elicitation.KindApproval)
 			checkErr(t, err, tc.want, tc.field)
 		})
 	}
@@ -171,8 +171,7 @@ func TestApprovalLimits(t *testing.T) {
 
 // TestInputOfOneKind: approvals and selections share one Input; a field
 // of the other kind is refused by name (it would otherwise be dropped
-// unseen), on both kinds, and Payload is what each kind's own function
-// builds.
+// unseen), on both kinds; a kind's own fields make its payload.
 func TestInputOfOneKind(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -190,10 +189,9 @@ func TestInputOfOneKind(t *testing.T) {
 		checkErr(t, err, elicitation.ErrFieldOfOtherKind, tc.field)
 	}
 	sel := elicitation.Input{Message: "m", Options: options(3), MaxSelections: 2, RowTemplate: "{{ option.label }}", Approvals: 0}
-	a, err := sel.Payload(elicitation.KindSelection)
-	b, err2 := elicitation.SelectionPayload(sel)
-	if err != nil || err2 != nil || len(a.Options) != 3 || a.MaxSelections != 2 || a.Templates != b.Templates {
-		t.Errorf("a selection's Payload: %+v, %v; SelectionPayload: %+v, %v", a, err, b, err2)
+	p, err := sel.Payload(elicitation.KindSelection)
+	if err != nil || len(p.Options) != 3 || p.MaxSelections != 2 || p.Templates != (elicitation.Templates{Row: "{{ option.label }}"}) {
+		t.Errorf("a selection's Payload: %+v, %v", p, err)
 	}
 	if _, err := (elicitation.Input{Message: "m"}).Payload("poll"); err == nil {
 		t.Error("a payload of an unknown kind was built")
@@ -230,7 +228,7 @@ func TestClampTimeout(t *testing.T) {
 
 func TestCheckSelection(t *testing.T) {
 	t.Parallel()
-	p, err := elicitation.SelectionPayload(elicitation.SelectionInput{Message: "m", Options: options(5), MinSelections: 2, MaxSelections: 3})
+	p, err := elicitation.SelectionInput{Message: "m", Options: options(5), MinSelections: 2, MaxSelections: 3}.Payload(elicitation.KindSelection)
 	if err != nil {
 		t.Fatal(err)
 	}

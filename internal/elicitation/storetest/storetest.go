@@ -61,7 +61,7 @@ func NewSelection(t testing.TB, n int, ttl time.Duration) elicitation.Request {
 	for i := range opts {
 		opts[i] = json.RawMessage(fmt.Sprintf(`{"id":"opt-%d","label":"Option %d","domain":"example-%d.com","score":%d.5}`, i, i, i, i))
 	}
-	p, err := elicitation.SelectionPayload(elicitation.SelectionInput{Message: "Which one?", Options: opts, MaxSelections: min(n, 3), RowTemplate: "{{ option.label }}"})
+	p, err := elicitation.SelectionInput{Message: "Which one?", Options: opts, MaxSelections: min(n, 3), RowTemplate: "{{ option.label }}"}.Payload(elicitation.KindSelection)
 	if err != nil {
 		t.Fatalf("build selection: %v", err)
 	}
@@ -71,12 +71,12 @@ func NewSelection(t testing.TB, n int, ttl time.Duration) elicitation.Request {
 // NewApproval returns a valid pending approval with a form, created at T0.
 func NewApproval(t testing.TB, ttl time.Duration) elicitation.Request {
 	t.Helper()
-	p, err := elicitation.ApprovalPayload(elicitation.ApprovalInput{
+	p, err := elicitation.ApprovalInput{
 		Message: "Deploy?", Context: json.RawMessage(`{"service":"api","replicas":3,"tags":["a","b"]}`),
 		RequestedSchema: json.RawMessage(`{"type":"object","properties":{"reason":{"type":"string","maxLength":200},"ok":{"type":"boolean"}},"required":["reason"]}`),
 		Labels:          elicitation.Labels{Submit: "Ship it"},
 		Client:          elicitation.Client{Name: "claude-code", Version: "2.1.0"},
-	})
+	}.Payload(elicitation.KindApproval)
 	if err != nil {
 		t.Fatalf("build approval: %v", err)
 	}
@@ -732,7 +732,7 @@ func testLargeSelection(t *testing.T, open Factory) {
 	for i := range opts {
 		opts[i] = json.RawMessage(fmt.Sprintf(`{"id":"option-%03d","label":"Option %d","notes":%q}`, i, i, strings.Repeat("x", 400)))
 	}
-	p, err := elicitation.SelectionPayload(elicitation.SelectionInput{Message: "Pick", Options: opts, MaxSelections: 500})
+	p, err := elicitation.SelectionInput{Message: "Pick", Options: opts, MaxSelections: 500}.Payload(elicitation.KindSelection)
 	if err != nil {
 		t.Fatal(err)
 	}
