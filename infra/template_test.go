@@ -849,6 +849,14 @@ func TestPolicies(t *testing.T) {
 		add(fn, []string{"dynamodb:UpdateItem", "dynamodb:Query"}, "outbox#", false)
 	}
 	add("ReviewFunction", append(reads, writes...), "outbox#", false)
+	// Each principal's pending count: the MCP function counts creates (and
+	// cancels) and recounts, the submit function counts decisions; the
+	// review function never touches it.
+	add("McpFunction", []string{"dynamodb:GetItem", "dynamodb:UpdateItem"}, "owner#", true)
+	add("McpFunction", []string{"dynamodb:PutItem", "dynamodb:DeleteItem"}, "owner#", false)
+	add("SubmitFunction", []string{"dynamodb:UpdateItem"}, "owner#", true)
+	add("SubmitFunction", []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem"}, "owner#", false)
+	add("ReviewFunction", append(reads, writes...), "owner#", false)
 	for _, fn := range fnNames() {
 		gs := tableGrants(t, p, fn)
 		for _, c := range cases[fn] {

@@ -115,7 +115,7 @@ func benchHandler(m mode) (http.Handler, func(), error) {
 		return nil, nil, err
 	}
 	closeStore := func() { st.Close(); os.RemoveAll(dir) }
-	srv := mcptools.New(mcptools.Options{Service: elicitation.NewService(elicitation.Config{Store: st}), Stateless: m.stateless, ReviewURL: func(r *http.Request, id, key string) string { return compose.ReviewURL("", r, id, key) }, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	srv := mcptools.New(mcptools.Options{Service: elicitation.NewService(elicitation.Config{Store: st, MaxPending: -1}), Stateless: m.stateless, ReviewURL: func(r *http.Request, id, key string) string { return compose.ReviewURL("", r, id, key) }, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	handler := srv.Handler()
 	var gate *releaseGate
 	if m.block || m.plain {

@@ -193,7 +193,7 @@ func serveWithTargets(stuckURL, goodURL, secret string) (url string, stop func()
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	cmd := exec.Command(bin, "serve", "--addr", addr, "--data-dir", dir, "--log-level", "error", "--cleanup-interval", "0", "--notify-config", cfgPath)
+	cmd := exec.Command(bin, "serve", "--addr", addr, "--data-dir", dir, "--log-level", "error", "--cleanup-interval", "0", "--max-pending-per-principal", "0", "--notify-config", cfgPath)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

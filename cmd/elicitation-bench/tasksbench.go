@@ -77,7 +77,7 @@ func startLocalServer(dir string) (base string, pid int, stop func(), err error)
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	cmd := exec.Command(bin, "serve", "--addr", addr, "--data-dir", dir, "--log-level", "error", "--cleanup-interval", "0")
+	cmd := exec.Command(bin, "serve", "--addr", addr, "--data-dir", dir, "--log-level", "error", "--cleanup-interval", "0", "--max-pending-per-principal", "0")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

@@ -136,7 +136,7 @@ var (
 	waitersSettle    time.Duration
 )
 
-var waitersFlags = "--max-waits 0 --max-waits-per-principal 0 --mcp-max-sessions 0 --mcp-sessions-per-principal 1000000 --max-wait 10m"
+var waitersFlags = "--max-pending-per-principal 0 --max-waits 0 --max-waits-per-principal 0 --mcp-max-sessions 0 --mcp-sessions-per-principal 1000000 --max-wait 10m"
 
 func startOursWaiting(era, dir string) (*waiterTarget, error) {
 	sub, err := os.MkdirTemp(dir, "ours-")

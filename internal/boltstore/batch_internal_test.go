@@ -35,6 +35,7 @@ func queued(g *groupCommit, n int) {
 // kept, its caller gets its error, and every other caller's write is on
 // disk when its call returns.
 func TestGroupCommitIsolatesFailure(t *testing.T) {
+	t.Parallel()
 	s, err := Open(filepath.Join(t.TempDir(), "elicitation.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -115,6 +116,7 @@ func TestGroupCommitIsolatesFailure(t *testing.T) {
 // (unknown ids, a second decision of one request), each get the outcome
 // they would get alone, and each decision is in the store.
 func TestResolveInBatches(t *testing.T) {
+	t.Parallel()
 	s, err := Open(filepath.Join(t.TempDir(), "elicitation.db"))
 	if err != nil {
 		t.Fatal(err)

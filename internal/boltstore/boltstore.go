@@ -51,7 +51,7 @@ type shared struct {
 	bolt *bolt.DB
 	refs int // guarded by registryMu
 
-	// wakes are the watches of this process (Watch, Wait), woken the
+	// wakes are the watches of this process (Watch), woken the
 	// moment a resolution commits.
 	wakes elicitation.Wakes
 
@@ -151,6 +151,9 @@ func openChecked(abs string) (*bolt.DB, error) {
 			if err := ensureOwned(tx); err != nil {
 				return err
 			}
+			if err := ensureOwnerPending(tx); err != nil {
+				return err
+			}
 			return ensureDueIndex(tx)
 		})
 	})
@@ -231,6 +234,9 @@ func (s *Store) Create(ctx context.Context, r elicitation.Request, created elici
 	return s.update(ctx, "create "+id, func(tx *bolt.Tx) error {
 		if tx.Bucket(bucketState).Get([]byte(id)) != nil {
 			return fmt.Errorf("create %s: %w", id, elicitation.ErrConflict)
+		}
+		if err := admitPending(tx, r); err != nil {
+			return err
 		}
 		if err := putJSON(tx, bucketState, id, r.State); err != nil {
 			return err
@@ -514,26 +520,11 @@ func (s *Store) Audit(ctx context.Context, id string) (elicitation.AuditTrail, e
 	return tr, err
 }
 
-// Wait implements elicitation.Store.
-func (s *Store) Wait(ctx context.Context, id string) (elicitation.State, error) {
-	wake, woken := elicitation.WakeChannel()
-	defer s.Watch(id, wake)()
-	for {
-		st, err := s.State(ctx, id)
-		if err != nil || st.Status != elicitation.StatusPending {
-			return st, err
-		}
-		select {
-		case <-woken:
-		case <-ctx.Done():
-			return st, ctx.Err()
-		}
-	}
-}
-
 // Watch implements elicitation.Store: every handle on the file in this
-// process shares one registry, which a resolution wakes once it commits.
-func (s *Store) Watch(id string, wake func()) (stop func()) {
+// process shares one registry, which a resolution wakes once it commits
+// (every write is through a handle in this process: bbolt locks the file,
+// so there is nothing to poll and every is not asked).
+func (s *Store) Watch(id string, _ func() time.Duration, wake func()) (stop func()) {
 	return s.db.wakes.Watch(id, wake)
 }
 

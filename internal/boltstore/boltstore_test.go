@@ -23,6 +23,7 @@ func open(t *testing.T, path string) *boltstore.Store {
 }
 
 func TestContract(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) (a, b elicitation.Store) {
 		path := filepath.Join(t.TempDir(), "store.db")
 		return open(t, path), open(t, path)
@@ -30,6 +31,7 @@ func TestContract(t *testing.T) {
 }
 
 func TestDurableAcrossReopen(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "store.db")
 	s, err := boltstore.Open(path)
 	if err != nil {
@@ -54,6 +56,7 @@ func TestDurableAcrossReopen(t *testing.T) {
 }
 
 func TestHandlesShareOneFile(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "store.db")
 	a := open(t, path)
 	b := open(t, path)

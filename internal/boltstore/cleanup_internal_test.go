@@ -104,6 +104,7 @@ func TestCleanupInBatches(t *testing.T) {
 // to what is live, keeps every live request readable, and refuses a store
 // that is open.
 func TestCompact(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "elicitation.db")
 	s, err := Open(path)
 	if err != nil {

@@ -93,6 +93,7 @@ func leafPage(t *testing.T, path string) int64 {
 // never maps a truncated file (which faulted with SIGBUS) and never serves a
 // file whose pages are inconsistent (which panicked later).
 func TestOpenRefusesDamagedFile(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		damage func(t *testing.T, path string)
@@ -149,6 +150,7 @@ func TestOpenRefusesDamagedFile(t *testing.T) {
 // touch it with an error, never a panic or a fault that ends the process;
 // the other handles' calls keep working once the damage is gone.
 func TestDamageWhileOpen(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		damage func(t *testing.T, path string)

@@ -25,12 +25,16 @@ func putPending(tx *bolt.Tx, e elicitation.InboxEntry) error {
 	return tx.Bucket(bucketPending).Put(pendingKey(e.ExpiresAt, e.ID), encodeEntry(e))
 }
 
-// stepPending keeps the index true after a resolution's step: a vote
-// rewrites the entry's approvers, anything else removes it.
+// stepPending keeps the index (and the owners' pending index) true after
+// a resolution's step: a vote rewrites the entry's approvers, anything
+// else removes it.
 func stepPending(tx *bolt.Tx, next elicitation.State) error {
 	b := tx.Bucket(bucketPending)
 	k := pendingKey(next.ExpiresAt, next.ID)
 	if next.Status != elicitation.StatusPending {
+		if err := tx.Bucket(bucketOwnerPending).Delete(ownerPendingKey(next)); err != nil {
+			return err
+		}
 		return b.Delete(k)
 	}
 	raw := b.Get(k)

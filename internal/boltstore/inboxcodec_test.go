@@ -18,6 +18,7 @@ import (
 // non-zero times, empty lists), a value written as JSON still decodes, and
 // a damaged value is an error, never a panic or a huge allocation.
 func TestEntryCodec(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 3, 14, 9, 26, 53, 123456789, time.UTC)
 	for _, e := range []elicitation.InboxEntry{
 		{ID: "a", Kind: elicitation.KindApproval, Owner: "alice", Headline: "Deploy?", CreatedAt: at, ExpiresAt: at.Add(time.Hour)},

@@ -15,6 +15,7 @@ import (
 // per-target index existed gets it at Open, filled from the outbox, so
 // that its deliveries are still listed.
 func TestDueIndexBuiltForAnOlderFile(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "elicitation.db")
 	s, err := Open(path)
 	if err != nil {

@@ -34,12 +34,16 @@ func putOwned(tx *bolt.Tx, st elicitation.State) error {
 	return tx.Bucket(bucketOwned).Put(ownedKey(st.Owner, elicitation.PositionOf(st)), nil)
 }
 
-// removeOwned removes the index key of the request id, read from its
-// state (nothing if it has none).
+// removeOwned removes the index keys of the request id, read from its
+// state (nothing if it has none): the owners' index's and the owners'
+// pending index's.
 func removeOwned(tx *bolt.Tx, id []byte) error {
 	var st elicitation.State
 	ok, err := getState(tx, string(id), &st)
 	if err != nil || !ok {
+		return err
+	}
+	if err := tx.Bucket(bucketOwnerPending).Delete(ownerPendingKey(st)); err != nil {
 		return err
 	}
 	return tx.Bucket(bucketOwned).Delete(ownedKey(st.Owner, elicitation.PositionOf(st)))

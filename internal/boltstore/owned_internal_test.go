@@ -15,6 +15,7 @@ import (
 // index existed gets it at Open, filled from the stored requests (decided
 // ones too), so that each owner's requests are listed.
 func TestOwnedIndexBuiltForAnOlderFile(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "elicitation.db")
 	s, err := Open(path)

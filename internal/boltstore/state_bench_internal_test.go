@@ -7,8 +7,7 @@ import (
 )
 
 // BenchmarkState is the store's part of an elicit_status call: one read
-// transaction and the decode of the request's state, with encoding/json
-// (before) and with the scanner (now), in one run:
+// transaction and the decode of the request's state (encoding/json):
 //
 //	go test ./internal/boltstore -run '^$' -bench 'State$' -benchmem
 func BenchmarkState(b *testing.B) {
@@ -19,16 +18,11 @@ func BenchmarkState(b *testing.B) {
 	defer s.Close()
 	ids := fill(b, s, 1000)
 	ctx := context.Background()
-	for _, mode := range []string{"encoding-json", "scanner"} {
-		b.Run(mode, func(b *testing.B) {
-			stateByEncodingJSON = mode == "encoding-json"
-			defer func() { stateByEncodingJSON = false }()
-			b.ReportAllocs()
-			for i := range b.N {
-				if _, err := s.State(ctx, ids[i%len(ids)]); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		if _, err := s.State(ctx, ids[i%len(ids)]); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -27,6 +27,7 @@ func env(m map[string]string) func(string) string { return func(k string) string
 // Every row names a distinct field: setting one row's variable changes
 // what it alone reads.
 func TestTableRowsBindDistinctFields(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for _, row := range compose.Table {
 		if seen[row.Name] || row.Name != strings.ToLower(row.Name) || row.Usage == "" {
@@ -55,6 +56,7 @@ func TestTableRowsBindDistinctFields(t *testing.T) {
 }
 
 func TestFromEnv(t *testing.T) {
+	t.Parallel()
 	s, err := compose.FromEnv(env(map[string]string{"HOME": "/home/ann"}), compose.Local)
 	if err != nil {
 		t.Fatal(err)
@@ -101,6 +103,7 @@ func TestFromEnv(t *testing.T) {
 }
 
 func TestReviewURL(t *testing.T) {
+	t.Parallel()
 	r := httptest.NewRequest("POST", "http://agent.example:8080/mcp", nil)
 	proxied := httptest.NewRequest("POST", "http://internal:8080/mcp", nil)
 	proxied.Header.Set("X-Forwarded-Proto", "HTTPS, http")
@@ -126,6 +129,7 @@ func TestReviewURL(t *testing.T) {
 }
 
 func TestKeyring(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	secret := pagetoken.GenerateSecret()
 	s := compose.Defaults()
@@ -172,6 +176,7 @@ func TestKeyring(t *testing.T) {
 // Build composes only the parts asked for, over one service, and closes
 // the store.
 func TestBuild(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := compose.Defaults()
 	s.DataDir = t.TempDir()
@@ -216,6 +221,7 @@ func TestBuild(t *testing.T) {
 // docs/configuration.md lists every setting, generated from Table (run
 // go test ./internal/compose -update after adding one).
 func TestConfigurationDoc(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(testenv.Root(t), "docs", "configuration.md")
 	doc, err := os.ReadFile(path)
 	if err != nil {
@@ -269,6 +275,7 @@ func TestConfigurationDoc(t *testing.T) {
 // (no sessionless push) for a shared DynamoDB table without keys; a bad
 // value or an unreadable secret is an error naming it.
 func TestStateKeys(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	secret := pagetoken.GenerateSecret()
 	app := func(mut func(*compose.Settings), read func(context.Context, string) (string, error)) *compose.App {
@@ -310,6 +317,7 @@ func TestStateKeys(t *testing.T) {
 // f, t, FALSE, True, yes and the empty flag value are refused with the
 // setting's name, on the laptop and on Lambda, never read as false.
 func TestBooleansAreTrueOrFalse(t *testing.T) {
+	t.Parallel()
 	n := 0
 	for _, row := range compose.Table {
 		s := compose.Defaults()

@@ -142,6 +142,15 @@ func (s Settings) WaitLimits() (maxWaits, perPrincipal int) {
 	return noneIfZero(s.MaxWaits), noneIfZero(s.WaitShare)
 }
 
+// PendingBound is the bound on each principal's pending requests in
+// elicitation.Config's terms (negative: none).
+func (s Settings) PendingBound() int {
+	if s.MaxPending == 0 {
+		return -1
+	}
+	return s.MaxPending
+}
+
 func nonNegative(get func(*Settings) int) func(*Settings) error {
 	return func(s *Settings) error {
 		if get(s) < 0 {

@@ -70,6 +70,7 @@ type Settings struct {
 	MaxWait    time.Duration // bound of one elicit_await
 	WaitMargin time.Duration // kept free before a request's deadline
 	Retention  time.Duration // kept after expiresAt
+	MaxPending int           // requests one principal may have pending at once; 0 no cap
 
 	// Page-token keys: the keyring text, else the Secrets Manager secret
 	// holding it, else (locally) a random key generated once in DataDir.
@@ -233,6 +234,10 @@ var Table = []Setting{
 		Usage: "how long a request is kept after it expires (168h, 7d, 0.5d)",
 		bind:  func(s *Settings) Value { return (*durationValue)(&s.Retention) },
 		check: between(func(s *Settings) time.Duration { return s.Retention }, time.Nanosecond, 3650*24*time.Hour)},
+	{Name: "max-pending-per-principal", Scope: Both, Default: strconv.Itoa(elicitation.DefaultMaxPending),
+		Usage: fmt.Sprintf("most requests one principal (its API key, else anonymous) may have pending at once, so that one agent cannot crowd the others out of a reviewer's inbox (which reads the %d most urgent); past it a create gets the tool error busy until one of its requests is decided, canceled or expires; 0 no cap", elicitation.MaxInbox),
+		bind:  func(s *Settings) Value { return (*intValue)(&s.MaxPending) },
+		check: nonNegative(func(s *Settings) int { return s.MaxPending })},
 	{Name: "token-keys", Scope: Both, Renamed: "TOKEN_KEYS",
 		Usage: `page-token signing keys "kid:base64secret[,kid:base64secret…]", the first signs; default: --token-secret-arn, else a random key kept in --data-dir`,
 		bind:  func(s *Settings) Value { return (*stringValue)(&s.TokenKeys) }},

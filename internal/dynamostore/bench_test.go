@@ -45,7 +45,7 @@ func BenchmarkWakeLatency(b *testing.B) {
 		mustCreate(b, d, r)
 		woke := make(chan time.Time, 1)
 		go func() {
-			if _, err := a.Wait(ctx, r.State.ID); err != nil {
+			if _, err := wait(ctx, a, r.State.ID); err != nil {
 				b.Error(err)
 			}
 			woke <- time.Now()
@@ -79,13 +79,13 @@ func BenchmarkWaitReads(b *testing.B) {
 	a := dynamostore.New(dynamotest.Client(dynamotest.Endpoint(b), withFaults(f)), table, dynamostore.Options{})
 	r := approval()
 	mustCreate(b, a, r)
-	const wait = 10 * time.Second
+	const waitFor = 10 * time.Second
 	var perSecond []float64
 	for i := 0; i < b.N; i++ {
 		f.reset()
-		wctx, cancel := context.WithTimeout(ctx, wait)
+		wctx, cancel := context.WithTimeout(ctx, waitFor)
 		start := time.Now()
-		_, _ = a.Wait(wctx, r.State.ID)
+		_, _ = wait(wctx, a, r.State.ID)
 		took := time.Since(start)
 		cancel()
 		perSecond = append(perSecond, float64(f.count("GetItem"))/took.Seconds())

@@ -138,7 +138,7 @@ func (e *flowEnv) run(t *testing.T, n int, victim, op string, plan faultPlan) {
 			return err
 		},
 		"wait": func(ctx context.Context) error {
-			st, err := e.waiter.Wait(ctx, id)
+			st, err := wait(ctx, e.waiter, id)
 			if err == nil {
 				woke = st
 			}

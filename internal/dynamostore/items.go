@@ -163,6 +163,7 @@ type stored struct {
 	elicitation.State
 	version    int64
 	writeToken string
+	counted    bool // its create added to its owner's pending count
 }
 
 func shardOf(id string) string {
@@ -242,6 +243,7 @@ func decodeState(it item) stored {
 		},
 		version:    v,
 		writeToken: getS(it, attrWriteToken),
+		counted:    it[attrCounted] != nil,
 	}
 }
 

@@ -25,7 +25,7 @@ func TestIDTooLongForAKey(t *testing.T) {
 	errAppend := s.Append(ctx, id, e)
 	_, errResolve := s.Resolve(ctx, id, elicitation.Resolution{Status: elicitation.StatusCanceled, At: t0, By: "x"})
 	_, errConsume := s.Consume(ctx, id, elicitation.AuditEntry{At: t0, Action: elicitation.ActionResultFetched, Principal: "x"})
-	_, errWait := s.Wait(ctx, id)
+	_, errWait := wait(ctx, s, id)
 	for name, err := range map[string]error{"State": errState, "Load": errLoad, "Audit": errAudit, "Append": errAppend, "Resolve": errResolve, "Consume": errConsume, "Wait": errWait} {
 		if !errors.Is(err, elicitation.ErrNotFound) {
 			t.Errorf("%s of a %d-byte id: %v, want ErrNotFound", name, len(id), err)

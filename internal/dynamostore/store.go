@@ -21,24 +21,23 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
 
-var (
-	_ elicitation.Store         = (*Store)(nil)
-	_ elicitation.PollingWaiter = (*Store)(nil)
-)
+var _ elicitation.Store = (*Store)(nil)
 
-// DefaultPollInterval is how often Wait reads the state item: at most five
+// DefaultPollInterval is how often a Watch reads the state item (unless
+// its caller asks for another interval): at most five
 // reads a second per waiting call, and a decision seen within 200 ms plus
 // one read's latency (SPEC §7).
 const DefaultPollInterval = 200 * time.Millisecond
 
 // Options configure a Store. The zero value takes the defaults.
 type Options struct {
-	// PollInterval is how often Wait reads the state item; default
-	// DefaultPollInterval.
+	// PollInterval is how often a Watch reads the state item unless its
+	// caller asks for another interval; default DefaultPollInterval.
 	PollInterval time.Duration
-	// PollFailureTolerance is how long a Wait keeps polling through failed
-	// reads (each already retried by the SDK) before it returns the error;
-	// default DefaultPollFailureTolerance. A short outage does not end a
+	// PollFailureTolerance is how long a Watch keeps polling through
+	// failed reads (each already retried by the SDK) before it wakes its
+	// caller, whose own read then meets the failure; default
+	// DefaultPollFailureTolerance. A short outage does not end a
 	// long-poll; a lasting one surfaces as an error.
 	PollFailureTolerance time.Duration
 }
@@ -147,6 +146,12 @@ func (s *Store) Create(ctx context.Context, r elicitation.Request, created elici
 	}
 	tx = append(tx, types.TransactWriteItem{Put: &types.Put{TableName: s.table, Item: auditItem(id, created, ttl)}})
 	tx = append(tx, putDeliveries(s.table, r.Outbox)...)
+	counter := 0 // the pending count's item in tx, if any
+	if r.MaxPending > 0 {
+		stItem[attrCounted] = num(1)
+		counter = len(tx)
+		tx = append(tx, s.countPending(r))
+	}
 	for attempt := 1; ; attempt++ {
 		err := s.transact(ctx, tx)
 		if err == nil {
@@ -154,6 +159,16 @@ func (s *Store) Create(ctx context.Context, r elicitation.Request, created elici
 		}
 		if !isCanceled(err) {
 			return fmt.Errorf("create %s: %w", id, err)
+		}
+		if countFull(err, counter) {
+			room, rerr := s.recount(ctx, r)
+			switch {
+			case rerr != nil:
+				return fmt.Errorf("create %s: %w", id, rerr)
+			case !room || attempt >= conflictAttempts:
+				return fmt.Errorf("create %s: %d pending: %w", id, r.MaxPending, elicitation.ErrTooManyPending)
+			}
+			continue
 		}
 		cur, rerr := s.read(ctx, id)
 		switch {
@@ -357,6 +372,9 @@ func (s *Store) resolveItems(id string, cur stored, t elicitation.Resolution, to
 		ExpressionAttributeNames:  ns,
 		ExpressionAttributeValues: vals,
 	}}}
+	if cur.counted && next.Status != elicitation.StatusPending {
+		tx = append(tx, s.uncountPending(cur.Owner))
+	}
 	if step.Answer != nil {
 		a, err := answerItem(id, step.Answer, ttl)
 		if err != nil {
@@ -579,53 +597,6 @@ func (s *Store) Audit(ctx context.Context, id string) (elicitation.AuditTrail, e
 		return elicitation.AuditTrail{}, fmt.Errorf("audit %s: %w", id, err)
 	}
 	return tr, nil
-}
-
-// Wait implements elicitation.Store by polling the state item with a
-// strongly consistent read every PollInterval; a resolution made through
-// this same Store wakes it at once.
-func (s *Store) Wait(ctx context.Context, id string) (elicitation.State, error) {
-	return s.WaitEvery(ctx, id, func() time.Duration { return s.poll })
-}
-
-// WaitEvery implements elicitation.PollingWaiter: Wait, reading the state
-// item once per every() (asked again before each read) instead of every
-// PollInterval; a resolution made through this same Store still wakes it
-// at once.
-func (s *Store) WaitEvery(ctx context.Context, id string, every func() time.Duration) (elicitation.State, error) {
-	wake, woken := elicitation.WakeChannel()
-	defer s.wakes.Watch(id, wake)()
-	cur, err := s.read(ctx, id)
-	if err != nil {
-		if ctx.Err() != nil {
-			err = ctx.Err()
-		}
-		return elicitation.State{}, fmt.Errorf("wait %s: %w", id, err)
-	}
-	tick := time.NewTimer(every())
-	defer tick.Stop()
-	var failing failures
-	for cur.Status == elicitation.StatusPending {
-		select {
-		case <-ctx.Done():
-			return cur.State, fmt.Errorf("wait %s: %w", id, ctx.Err())
-		case <-tick.C:
-		case <-woken:
-		}
-		tick.Reset(every())
-		next, err := s.read(ctx, id)
-		switch {
-		case err == nil:
-			cur, failing = next, failures{}
-		case ctx.Err() != nil:
-			return cur.State, fmt.Errorf("wait %s: %w", id, ctx.Err())
-		case errors.Is(err, elicitation.ErrNotFound):
-			return elicitation.State{}, fmt.Errorf("wait %s: %w", id, err)
-		case failing.lasting(s.tolerance):
-			return cur.State, fmt.Errorf("wait %s: reads failing for %v: %w", id, failing.length().Round(time.Millisecond), err)
-		}
-	}
-	return cur.State, nil
 }
 
 // transact runs one TransactWriteItems. The SDK gives it a client request

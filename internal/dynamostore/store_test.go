@@ -308,7 +308,7 @@ func TestWaitAcrossHandles(t *testing.T) {
 
 	// A bounded wait on a pending request returns the state and ctx's error.
 	wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-	st, err := a.Wait(wctx, r.State.ID)
+	st, err := wait(wctx, a, r.State.ID)
 	cancel()
 	if !errors.Is(err, context.DeadlineExceeded) || st.Status != elicitation.StatusPending {
 		t.Errorf("bounded wait: %+v, %v", st, err)
@@ -323,7 +323,7 @@ func TestWaitAcrossHandles(t *testing.T) {
 	var got elicitation.State
 	go func() {
 		defer close(done)
-		got, err = w.Wait(ctx, r.State.ID)
+		got, err = wait(ctx, w, r.State.ID)
 	}()
 	polling(t, polled)
 	landed := time.Now()
@@ -341,7 +341,7 @@ func TestWaitAcrossHandles(t *testing.T) {
 	if d := time.Since(landed); d > time.Second {
 		t.Errorf("woke %v after the decision", d)
 	}
-	if _, err := a.Wait(ctx, "missing"); !errors.Is(err, elicitation.ErrNotFound) {
+	if _, err := wait(ctx, a, "missing"); !errors.Is(err, elicitation.ErrNotFound) {
 		t.Errorf("wait on missing: %v", err)
 	}
 }

@@ -9,19 +9,23 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
 
-// Watch implements elicitation.Store. A resolution through this Store
-// wakes it at once; one made elsewhere (another process, another Lambda)
-// is found by reading the state item every PollInterval, as Wait does, on
-// a timer, so that a watch holds no goroutine between its reads. A read
-// wakes it when the request is no longer pending or is gone, or when reads
-// have failed for PollFailureTolerance (the woken caller's own read then
-// meets the failure); a short outage wakes nothing.
-func (s *Store) Watch(id string, wake func()) (stop func()) {
-	w := &pollWatch{s: s, id: id, wake: wake}
+// Watch implements elicitation.Store, and is the store's one polling
+// loop. A resolution through this Store wakes it at once; one made
+// elsewhere (another process, another Lambda) is found by reading the
+// state item every every() (nil: every PollInterval), on a timer, so that
+// a watch holds no goroutine between its reads. A read wakes it when the
+// request is no longer pending or is gone, or when reads have failed for
+// PollFailureTolerance (the woken caller's own read then meets the
+// failure); a short outage wakes nothing.
+func (s *Store) Watch(id string, every func() time.Duration, wake func()) (stop func()) {
+	if every == nil {
+		every = func() time.Duration { return s.poll }
+	}
+	w := &pollWatch{s: s, id: id, wake: wake, every: every}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	unwatch := s.wakes.Watch(id, wake)
 	w.mu.Lock()
-	w.timer = time.AfterFunc(s.poll, w.poll)
+	w.timer = time.AfterFunc(every(), w.poll)
 	w.mu.Unlock()
 	return func() {
 		unwatch()
@@ -31,10 +35,11 @@ func (s *Store) Watch(id string, wake func()) (stop func()) {
 
 // pollWatch is one Watch's polling of the state item.
 type pollWatch struct {
-	s    *Store
-	id   string
-	wake func()
-	ctx  context.Context // ends with the watch: a read under way gives up
+	s     *Store
+	id    string
+	wake  func()
+	every func() time.Duration
+	ctx   context.Context // ends with the watch: a read under way gives up
 	// cancel ends ctx.
 	cancel context.CancelFunc
 
@@ -63,7 +68,7 @@ func (w *pollWatch) poll() {
 	default:
 		changed = w.failing.lasting(w.s.tolerance)
 	}
-	w.timer.Reset(w.s.poll)
+	w.timer.Reset(w.every())
 	w.mu.Unlock()
 	if changed {
 		w.wake()

@@ -7,6 +7,7 @@ import (
 )
 
 func TestAuditNote(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	if AuditNoteFrom(WithAuditNote(ctx, "  \x00\n ")) != "" {
 		t.Error("a blank note is kept")

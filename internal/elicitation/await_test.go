@@ -37,9 +37,9 @@ func (w *liveWatches) State(ctx context.Context, id string) (elicitation.State, 
 	return w.WaitSignal.State(ctx, id)
 }
 
-func (w *liveWatches) Watch(id string, wake func()) func() {
+func (w *liveWatches) Watch(id string, every func() time.Duration, wake func()) func() {
 	w.live.Add(1)
-	stop := w.WaitSignal.Watch(id, wake)
+	stop := w.WaitSignal.Watch(id, every, wake)
 	var once sync.Once
 	return func() { once.Do(func() { stop(); w.live.Add(-1) }) }
 }
@@ -82,6 +82,7 @@ func (e *awaitEnv) decide(t *testing.T, d elicitation.Decision) {
 // cancel, at the bound (the state then: pending, or expired at
 // expiresAt), at ctx's end (its error); and leaves no watch behind.
 func TestAwaitFunc(t *testing.T) {
+	t.Parallel()
 	type call struct {
 		principal string
 		wait      time.Duration
@@ -185,6 +186,7 @@ func TestAwaitFunc(t *testing.T) {
 // decision; a second failure running ends it with the store's error. Both
 // leave no watch behind.
 func TestAwaitFuncRereadsAFailedRead(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		fails   int32
 		want    elicitation.Status

@@ -10,6 +10,7 @@ import (
 )
 
 func TestCleanComment(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in, want string
 		err      error
@@ -38,6 +39,7 @@ func TestCleanComment(t *testing.T) {
 // reaches the result, and the audit says only that there was one. A comment
 // over the limit decides nothing.
 func TestServiceComment(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	svc, _, _ := newService(t)
 	for _, tc := range []struct {
@@ -108,6 +110,7 @@ func TestServiceComment(t *testing.T) {
 // TestServiceClient: the MCP client's name and version are kept with the
 // request, bounded and without control characters; none is recorded as nil.
 func TestServiceClient(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	svc, _, _ := newService(t)
 	for _, tc := range []struct {
@@ -138,6 +141,7 @@ func TestServiceClient(t *testing.T) {
 // their notes: two approvals of the same picks with different comments both
 // count and decide; a different pick still does not count.
 func TestQuorumWithComments(t *testing.T) {
+	t.Parallel()
 	svc := newSignInService(t, elicitation.ReviewerPolicy{})
 	cr, err := svc.CreateSelection(context.Background(), "agent", elicitation.SelectionInput{Message: "Which?", Options: options(3), Approvals: 2})
 	if err != nil {

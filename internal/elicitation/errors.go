@@ -47,6 +47,10 @@ var (
 	// ErrBusy: a limit on what the caller, or everyone, may hold at once
 	// is full; retrying later may succeed.
 	ErrBusy = errors.New("the server is busy; retry in a few seconds")
+	// ErrTooManyPending: the owner of a new request already has its most
+	// requests pending at once (Request.MaxPending). The Service answers
+	// it as a Busy *Error saying so; it is an ErrBusy.
+	ErrTooManyPending = fmt.Errorf("too many pending requests: %w", ErrBusy)
 )
 
 // Error is an error whose message is safe to show to an agent or a reviewer:

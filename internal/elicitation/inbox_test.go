@@ -40,6 +40,7 @@ func itemIDs(items []elicitation.InboxItem) []string {
 // whether their vote is in; it narrows by principal and kind; decided and
 // expired requests leave it.
 func TestReviewerInbox(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := testclock.New(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
 	svc, _ := inboxService(t, c)
@@ -117,6 +118,7 @@ func TestReviewerInbox(t *testing.T) {
 // cursor's own row was decided; a filter pages within itself; past the
 // end there is nothing and no next page.
 func TestReviewerInboxPages(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := testclock.New(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
 	svc, _ := inboxService(t, c)
@@ -243,6 +245,7 @@ func BenchmarkReviewerInbox(b *testing.B) {
 // reviewer who may decide it; to anyone else, and on a server without
 // sign-in, it does not exist, and nothing is added to its audit trail.
 func TestNoKeyOpensForMayDecide(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := testclock.New(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
 	svc, st := inboxService(t, c)

@@ -10,6 +10,7 @@ import (
 // whatever order a store gave the ties in (DynamoDB's between equal sort
 // keys is its own); entries that do not tie keep their places.
 func TestSortTies(t *testing.T) {
+	t.Parallel()
 	at := func(s int) time.Time { return time.Date(2026, 5, 1, 12, 0, s, 0, time.UTC) }
 	e := func(s int, id string) InboxEntry { return InboxEntry{ID: id, ExpiresAt: at(s)} }
 	for _, tc := range []struct {
@@ -48,6 +49,7 @@ func ids(es []InboxEntry) []string {
 // after a place, the first limit rows past it; before one, the last limit
 // rows ahead of it, or the first page when none is ahead any more.
 func TestInboxPage(t *testing.T) {
+	t.Parallel()
 	at := func(s int) time.Time { return time.Date(2026, 5, 1, 12, 0, s, 0, time.UTC) }
 	for n := range 7 {
 		cursors := make([]InboxCursor, n)

@@ -70,15 +70,15 @@ var (
 	ErrCommentInvalid        = errors.New("comment holds control characters")
 )
 
-// ApprovalInput is what an agent sends to ask for an approval.
-type ApprovalInput struct {
-	Message         string
-	Context         json.RawMessage // any JSON, shown read-only; null or empty means none
-	RequestedSchema json.RawMessage // a flat form schema; null or empty means none
-	DisplayTemplate string
-	CSS             string
-	Labels          Labels
-	TimeoutSeconds  int
+// Input is what an agent sends to ask: one input for both kinds of
+// request, whose fields are the ones they share, then an approval's, then
+// a selection's (a field of the other kind is refused). ApprovalInput and
+// SelectionInput name it for each kind; Payload validates it.
+type Input struct {
+	Message        string
+	CSS            string
+	Labels         Labels
+	TimeoutSeconds int
 	Notify
 	// Client is the MCP client that sent the request, where it said.
 	Client Client
@@ -95,11 +95,13 @@ type ApprovalInput struct {
 	// AskInHost asks in the host's own form (Payload.AskInHost); it needs
 	// HostLink.
 	AskInHost bool
-}
 
-// SelectionInput is what an agent sends to ask for a selection.
-type SelectionInput struct {
-	Message         string
+	// An approval's.
+	Context         json.RawMessage // any JSON, shown read-only; null or empty means none
+	RequestedSchema json.RawMessage // a flat form schema; null or empty means none
+	DisplayTemplate string
+
+	// A selection's.
 	Options         []json.RawMessage
 	MinSelections   int // 0 means the default
 	MaxSelections   int // 0 means the default
@@ -107,24 +109,38 @@ type SelectionInput struct {
 	HeadingTemplate string
 	FooterTemplate  string
 	HoverTemplate   string
-	CSS             string
-	Labels          Labels
-	TimeoutSeconds  int
-	Notify
-	// Client is the MCP client that sent the request, where it said.
-	Client Client
-	// Reviewers and Approvals: as in ApprovalInput.
-	Reviewers []string
-	Approvals int
-	// PushLink, if set, seals the review link (id and review key) for a
-	// later push to the agent's host (Payload.PushLink); nil: none.
-	PushLink func(id, key string) string
-	// HostLink, if set, seals the review key for decisions in the host
-	// (Payload.HostLink: its own form, the MCP App); nil: none.
-	HostLink func(id, key string) string
-	// AskInHost asks in the host's own form (Payload.AskInHost); it needs
-	// HostLink.
-	AskInHost bool
+}
+
+// ApprovalInput is what an agent sends to ask for an approval.
+type ApprovalInput = Input
+
+// SelectionInput is what an agent sends to ask for a selection.
+type SelectionInput = Input
+
+// ErrFieldOfOtherKind: an input sets a field of the other kind of request
+// (options on an approval, context on a selection).
+var ErrFieldOfOtherKind = errors.New("field belongs to the other kind of request")
+
+// otherKindField names the first field in sets that belongs to the other
+// kind than kind, or "" when there is none.
+func (in Input) otherKindField(kind Kind) string {
+	type field struct {
+		name string
+		set  bool
+	}
+	approval := []field{{"context", in.Context != nil}, {"requestedSchema", in.RequestedSchema != nil}, {"displayTemplate", in.DisplayTemplate != ""}}
+	selection := []field{{"options", in.Options != nil}, {"minSelections", in.MinSelections != 0}, {"maxSelections", in.MaxSelections != 0},
+		{"rowTemplate", in.RowTemplate != ""}, {"headingTemplate", in.HeadingTemplate != ""}, {"footerTemplate", in.FooterTemplate != ""}, {"hoverTemplate", in.HoverTemplate != ""}}
+	other := selection
+	if kind == KindSelection {
+		other = approval
+	}
+	for _, f := range other {
+		if f.set {
+			return f.name
+		}
+	}
+	return ""
 }
 
 // ClampTimeout turns timeoutSeconds into a TTL: 0 (or less) is the default
@@ -137,9 +153,21 @@ func ClampTimeout(seconds int) time.Duration {
 	return max(d, MinTimeout)
 }
 
-// ApprovalPayload validates in and builds the payload it describes.
-func ApprovalPayload(in ApprovalInput) (Payload, error) {
-	p := Payload{Message: in.Message, CSS: in.CSS, Labels: in.Labels, Templates: Templates{Display: in.DisplayTemplate}, Client: in.Client.clean()}
+// Payload validates in as a request of kind and builds the payload it
+// describes: the one validation of both kinds, the shared fields first.
+func (in Input) Payload(kind Kind) (Payload, error) {
+	p := Payload{Message: in.Message, CSS: in.CSS, Labels: in.Labels, Client: in.Client.clean()}
+	switch kind {
+	case KindApproval:
+		p.Templates = Templates{Display: in.DisplayTemplate}
+	case KindSelection:
+		p.Templates = Templates{Row: in.RowTemplate, Heading: in.HeadingTemplate, Footer: in.FooterTemplate, Hover: in.HoverTemplate}
+	default:
+		return Payload{}, fmt.Errorf("payload: unknown kind %q", kind)
+	}
+	if f := in.otherKindField(kind); f != "" {
+		return Payload{}, invalid(ErrFieldOfOtherKind, f, "%s is not a field of a%s %s request", f, map[Kind]string{KindApproval: "n"}[kind], kind)
+	}
 	if err := checkCommon(p); err != nil {
 		return Payload{}, err
 	}
@@ -147,62 +175,64 @@ func ApprovalPayload(in ApprovalInput) (Payload, error) {
 	if p.Reviewers, err = deciders(in.Reviewers, in.Approvals); err != nil {
 		return Payload{}, err
 	}
+	if kind == KindApproval {
+		err = in.approval(&p)
+	} else {
+		err = in.selection(&p)
+	}
+	if err != nil {
+		return Payload{}, err
+	}
+	return p, checkSize(p)
+}
+
+// approval validates an approval's own fields into p.
+func (in Input) approval(p *Payload) error {
 	if ctx := trimJSON(in.Context); ctx != nil {
 		if len(ctx) > MaxContextBytes {
-			return Payload{}, invalid(ErrContextTooLarge, "context", "context is %d bytes serialized; at most %d are allowed", len(ctx), MaxContextBytes)
+			return invalid(ErrContextTooLarge, "context", "context is %d bytes serialized; at most %d are allowed", len(ctx), MaxContextBytes)
 		}
 		if !json.Valid(ctx) {
-			return Payload{}, invalid(ErrContextInvalid, "context", "context is not valid JSON")
+			return invalid(ErrContextInvalid, "context", "context is not valid JSON")
 		}
 		if err := checkNumbers("context", ctx); err != nil {
-			return Payload{}, err
+			return err
 		}
 		p.Context = ctx
 	}
 	if raw := trimJSON(in.RequestedSchema); raw != nil {
 		if len(raw) > MaxSchemaBytes {
-			return Payload{}, invalid(ErrSchemaTooLarge, "requestedSchema", "requestedSchema is %d bytes serialized; at most %d are allowed", len(raw), MaxSchemaBytes)
+			return invalid(ErrSchemaTooLarge, "requestedSchema", "requestedSchema is %d bytes serialized; at most %d are allowed", len(raw), MaxSchemaBytes)
 		}
 		s, err := ParseFormSchema(raw)
 		if err != nil {
-			return Payload{}, err
+			return err
 		}
 		p.Schema = s
 	}
 	if p.Context == nil && p.Schema == nil {
-		return Payload{}, invalid(ErrContentRequired, "context", "give context (the payload to approve), requestedSchema (a form to fill), or both")
+		return invalid(ErrContentRequired, "context", "give context (the payload to approve), requestedSchema (a form to fill), or both")
 	}
-	return p, checkSize(p)
+	return nil
 }
 
-// SelectionPayload validates in and builds the payload it describes.
-func SelectionPayload(in SelectionInput) (Payload, error) {
-	p := Payload{
-		Message: in.Message, CSS: in.CSS, Labels: in.Labels, Client: in.Client.clean(),
-		Templates: Templates{Row: in.RowTemplate, Heading: in.HeadingTemplate, Footer: in.FooterTemplate, Hover: in.HoverTemplate},
-	}
-	if err := checkCommon(p); err != nil {
-		return Payload{}, err
-	}
-	var err error
-	if p.Reviewers, err = deciders(in.Reviewers, in.Approvals); err != nil {
-		return Payload{}, err
-	}
+// selection validates a selection's own fields into p.
+func (in Input) selection(p *Payload) error {
 	switch n := len(in.Options); {
 	case n == 0:
-		return Payload{}, invalid(ErrTooFewOptions, "options", "options must hold at least one option")
+		return invalid(ErrTooFewOptions, "options", "options must hold at least one option")
 	case n > MaxOptions:
-		return Payload{}, invalid(ErrTooManyOptions, "options", "options holds %d options; at most %d are allowed", n, MaxOptions)
+		return invalid(ErrTooManyOptions, "options", "options holds %d options; at most %d are allowed", n, MaxOptions)
 	}
 	seen := make(map[string]int, len(in.Options))
 	p.Options = make([]Option, 0, len(in.Options))
 	for i, raw := range in.Options {
 		o, err := parseOption(i, raw)
 		if err != nil {
-			return Payload{}, err
+			return err
 		}
 		if j, dup := seen[o.ID]; dup {
-			return Payload{}, invalid(ErrOptionIDDuplicate, fmt.Sprintf("options[%d].id", i), "options[%d] and options[%d] share the id %q; ids must be unique", j, i, o.ID)
+			return invalid(ErrOptionIDDuplicate, fmt.Sprintf("options[%d].id", i), "options[%d] and options[%d] share the id %q; ids must be unique", j, i, o.ID)
 		}
 		seen[o.ID] = i
 		p.Options = append(p.Options, o)
@@ -215,9 +245,9 @@ func SelectionPayload(in SelectionInput) (Payload, error) {
 		p.MaxSelections = max(defaultSelections, p.MinSelections)
 	}
 	if p.MinSelections < 1 || p.MinSelections > p.MaxSelections || p.MaxSelections > len(p.Options) {
-		return Payload{}, invalid(ErrSelectionBounds, "minSelections", "need 1 <= minSelections (%d) <= maxSelections (%d) <= number of options (%d)", p.MinSelections, p.MaxSelections, len(p.Options))
+		return invalid(ErrSelectionBounds, "minSelections", "need 1 <= minSelections (%d) <= maxSelections (%d) <= number of options (%d)", p.MinSelections, p.MaxSelections, len(p.Options))
 	}
-	return p, checkSize(p)
+	return nil
 }
 
 // checkNumbers refuses a JSON value holding a number that no 64-bit float

@@ -28,6 +28,7 @@ func raws(s ...string) []json.RawMessage {
 }
 
 func TestSelectionLimits(t *testing.T) {
+	t.Parallel()
 	valid := func() elicitation.SelectionInput {
 		return elicitation.SelectionInput{Message: "Pick", Options: options(3)}
 	}
@@ -87,7 +88,7 @@ func TestSelectionLimits(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			in := valid()
 			tc.mutate(&in)
-			p, err := elicitation.SelectionPayload(in)
+			p, err := in.Payload(elicitation.KindSelection)
 			checkErr(t, err, tc.want, tc.field)
 			if err == nil && (p.MinSelections < 1 || p.MaxSelections < p.MinSelections) {
 				t.Errorf("bounds %d..%d", p.MinSelections, p.MaxSelections)
@@ -117,10 +118,11 @@ func checkErr(t *testing.T, err, want error, field string) {
 }
 
 func TestSelectionDefaults(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ min, max, wantMin, wantMax int }{
 		{0, 0, 1, 1}, {0, 3, 1, 3}, {2, 0, 2, 2}, {2, 3, 2, 3},
 	} {
-		p, err := elicitation.SelectionPayload(elicitation.SelectionInput{Message: "m", Options: options(3), MinSelections: tc.min, MaxSelections: tc.max})
+		p, err := elicitation.SelectionInput{Message: "m", Options: options(3), MinSelections: tc.min, MaxSelections: tc.max}.Payload(elicitation.KindSelection)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,7 +130,7 @@ func TestSelectionDefaults(t *testing.T) {
 			t.Errorf("min %d max %d -> %d..%d, want %d..%d", tc.min, tc.max, p.MinSelections, p.MaxSelections, tc.wantMin, tc.wantMax)
 		}
 	}
-	p, _ := elicitation.SelectionPayload(elicitation.SelectionInput{Message: "m", Options: raws(`{"id":"a","label":"Alpha"}`, `{"id":"b","label":5}`)})
+	p, _ := elicitation.SelectionInput{Message: "m", Options: raws(`{"id":"a","label":"Alpha"}`, `{"id":"b","label":5}`)}.Payload(elicitation.KindSelection)
 	if p.Options[0].DisplayLabel() != "Alpha" || p.Options[1].DisplayLabel() != "b" {
 		t.Errorf("display labels %q %q", p.Options[0].DisplayLabel(), p.Options[1].DisplayLabel())
 	}
@@ -138,6 +140,7 @@ func TestSelectionDefaults(t *testing.T) {
 }
 
 func TestApprovalLimits(t *testing.T) {
+	t.Parallel()
 	schema := `{"type":"object","properties":{"n":{"type":"integer"}}}`
 	for _, tc := range []struct {
 		name  string
@@ -160,9 +163,38 @@ func TestApprovalLimits(t *testing.T) {
 		{"bad schema", elicitation.ApprovalInput{Message: "m", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"o":{"type":"object"}}}`)}, elicitation.ErrSchemaInvalid, "requestedSchema.properties.o.type"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := elicitation.ApprovalPayload(tc.in)
+			_, err := tc.in.Payload(elicitation.KindApproval)
 			checkErr(t, err, tc.want, tc.field)
 		})
+	}
+}
+
+// TestInputOfOneKind: approvals and selections share one Input; a field
+// of the other kind is refused by name (it would otherwise be dropped
+// unseen), on both kinds; a kind's own fields make its payload.
+func TestInputOfOneKind(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		kind  elicitation.Kind
+		in    elicitation.Input
+		field string
+	}{
+		{elicitation.KindApproval, elicitation.Input{Message: "m", Context: json.RawMessage(`1`), Options: options(2)}, "options"},
+		{elicitation.KindApproval, elicitation.Input{Message: "m", Context: json.RawMessage(`1`), RowTemplate: "{{ option.id }}"}, "rowTemplate"},
+		{elicitation.KindApproval, elicitation.Input{Message: "m", Context: json.RawMessage(`1`), MaxSelections: 2}, "maxSelections"},
+		{elicitation.KindSelection, elicitation.Input{Message: "m", Options: options(2), Context: json.RawMessage(`1`)}, "context"},
+		{elicitation.KindSelection, elicitation.Input{Message: "m", Options: options(2), DisplayTemplate: "x"}, "displayTemplate"},
+	} {
+		_, err := tc.in.Payload(tc.kind)
+		checkErr(t, err, elicitation.ErrFieldOfOtherKind, tc.field)
+	}
+	sel := elicitation.Input{Message: "m", Options: options(3), MaxSelections: 2, RowTemplate: "{{ option.label }}", Approvals: 0}
+	p, err := sel.Payload(elicitation.KindSelection)
+	if err != nil || len(p.Options) != 3 || p.MaxSelections != 2 || p.Templates != (elicitation.Templates{Row: "{{ option.label }}"}) {
+		t.Errorf("a selection's Payload: %+v, %v", p, err)
+	}
+	if _, err := (elicitation.Input{Message: "m"}).Payload("poll"); err == nil {
+		t.Error("a payload of an unknown kind was built")
 	}
 }
 
@@ -180,6 +212,7 @@ func manyFields(n int) json.RawMessage {
 }
 
 func TestClampTimeout(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   int
 		want time.Duration
@@ -194,7 +227,8 @@ func TestClampTimeout(t *testing.T) {
 }
 
 func TestCheckSelection(t *testing.T) {
-	p, err := elicitation.SelectionPayload(elicitation.SelectionInput{Message: "m", Options: options(5), MinSelections: 2, MaxSelections: 3})
+	t.Parallel()
+	p, err := elicitation.SelectionInput{Message: "m", Options: options(5), MinSelections: 2, MaxSelections: 3}.Payload(elicitation.KindSelection)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,6 +255,7 @@ func TestCheckSelection(t *testing.T) {
 }
 
 func TestStatusAtDerivesExpiry(t *testing.T) {
+	t.Parallel()
 	exp := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		stored elicitation.Status
@@ -243,6 +278,7 @@ func TestStatusAtDerivesExpiry(t *testing.T) {
 }
 
 func TestCodeOfAndPublicMessage(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		err  error
 		code elicitation.Code
@@ -266,6 +302,7 @@ func TestCodeOfAndPublicMessage(t *testing.T) {
 }
 
 func TestIDsAndReviewKeys(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for range 1000 {
 		id := elicitation.NewID()

@@ -71,6 +71,7 @@ func outbox(t *testing.T, st elicitation.Store, now time.Time) []outboxEntry {
 }
 
 func TestServiceNotifications(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, err := boltstore.Open(filepath.Join(t.TempDir(), "s.db"))
 	if err != nil {

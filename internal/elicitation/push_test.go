@@ -19,6 +19,7 @@ import (
 // request state) racing through two services, exactly one is recorded and
 // told it is the first; each principal, and each request state, has its own.
 func TestRecordPushOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.db")
 	now := func() time.Time { return time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC) }

@@ -235,6 +235,9 @@ type Request struct {
 	// Outbox holds the deliveries written with the request: the created
 	// notices, and the expiry notices scheduled for ExpiresAt.
 	Outbox []Delivery
+	// MaxPending bounds how many requests its owner may have pending at
+	// once, this one included (0: no bound); see Requests.Create.
+	MaxPending int
 }
 
 // Record is a whole request as stored: Answer is nil until a submission

@@ -31,6 +31,7 @@ func newSignInService(t *testing.T, pol elicitation.ReviewerPolicy) *elicitation
 }
 
 func TestParseReviewers(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   []string
 		want string // normalised, or the error's field
@@ -56,6 +57,7 @@ func TestParseReviewers(t *testing.T) {
 }
 
 func TestMayDecide(t *testing.T) {
+	t.Parallel()
 	alice := elicitation.Identity{Subject: "a1", Email: "Alice@Example.com", EmailVerified: true, Groups: []string{"ops"}}
 	unverified := elicitation.Identity{Subject: "m1", Email: "bob@example.com"}
 	for _, tc := range []struct {
@@ -89,6 +91,7 @@ func TestMayDecide(t *testing.T) {
 }
 
 func TestReviewersNeedSignIn(t *testing.T) {
+	t.Parallel()
 	svc, _, _ := newService(t)
 	ctx := context.Background()
 	_, err := svc.CreateApproval(ctx, "agent", elicitation.ApprovalInput{Message: "Deploy?", Context: []byte(`{}`), Reviewers: []string{"alice@example.com"}})
@@ -119,6 +122,7 @@ func TestReviewersNeedSignIn(t *testing.T) {
 // A quorum the named reviewers cannot reach without the barred creator is
 // refused at creation.
 func TestQuorumReachable(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	barred := newSignInService(t, elicitation.ReviewerPolicy{BarOwner: true})
 	in := elicitation.SelectionInput{Message: "Which?", Options: options(3), Approvals: 2, Reviewers: []string{"carol@example.com", "alice@example.com"}}
@@ -158,6 +162,7 @@ func TestQuorumReachable(t *testing.T) {
 }
 
 func TestSignedInReview(t *testing.T) {
+	t.Parallel()
 	svc := newSignInService(t, elicitation.ReviewerPolicy{BarOwner: true})
 	ctx := context.Background()
 	cr, err := svc.CreateSelection(ctx, "carol@example.com", elicitation.SelectionInput{
@@ -230,6 +235,7 @@ func TestSignedInReview(t *testing.T) {
 }
 
 func TestResultWithoutSignIn(t *testing.T) {
+	t.Parallel()
 	svc, _, _ := newService(t)
 	ctx := context.Background()
 	cr, err := svc.CreateApproval(ctx, "agent", elicitation.ApprovalInput{Message: "Deploy?", Context: []byte(`{}`)})

@@ -39,6 +39,7 @@ func mustSchema(t testing.TB, raw string) *elicitation.FormSchema {
 }
 
 func TestParseFormSchema(t *testing.T) {
+	t.Parallel()
 	s := mustSchema(t, formSchema)
 	var names []string
 	for _, f := range s.Fields {
@@ -66,6 +67,7 @@ func TestParseFormSchema(t *testing.T) {
 }
 
 func TestParseFormSchemaRefuses(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, schema, field string }{
 		{"not an object", `[1]`, "requestedSchema"},
 		{"wrong type", `{"type":"array","properties":{"a":{"type":"string"}}}`, "requestedSchema.type"},
@@ -102,6 +104,7 @@ func TestParseFormSchemaRefuses(t *testing.T) {
 }
 
 func TestParseForm(t *testing.T) {
+	t.Parallel()
 	s := mustSchema(t, formSchema)
 	base := func() map[string][]string {
 		return map[string][]string{"name": {"Ada"}, "count": {"4"}, "tags": {"a"}}

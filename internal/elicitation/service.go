@@ -43,7 +43,17 @@ type Config struct {
 	SignIn bool
 	// Policy is the deployment's rule of who may decide (with SignIn).
 	Policy ReviewerPolicy
+	// MaxPending bounds how many requests one principal may have pending
+	// at once (past it a create is refused with CodeBusy); default
+	// DefaultMaxPending, negative: no bound. It keeps one principal's
+	// requests from crowding everyone else's out of a reviewer's inbox,
+	// which reads the MaxInbox most urgent.
+	MaxPending int
 }
+
+// DefaultMaxPending is the default Config.MaxPending: far below MaxInbox,
+// so that one principal holds at most a twentieth of what an inbox reads.
+const DefaultMaxPending = MaxInbox / 20
 
 // DefaultMaxWait is the default bound of one elicit_await.
 const DefaultMaxWait = 20 * time.Second
@@ -52,16 +62,17 @@ const DefaultMaxWait = 20 * time.Second
 // returns has its Status derived at the Service's clock (so it may be
 // StatusExpired). It is safe for concurrent use.
 type Service struct {
-	store     ServiceStore
-	now       func() time.Time
-	retention time.Duration
-	maxWait   time.Duration
-	margin    time.Duration
-	templates TemplateChecker
-	notify    Notifications
-	signIn    bool
-	policy    ReviewerPolicy
-	watching  atomic.Int64 // polling watches running (watch.go)
+	store      ServiceStore
+	now        func() time.Time
+	retention  time.Duration
+	maxWait    time.Duration
+	margin     time.Duration
+	templates  TemplateChecker
+	notify     Notifications
+	signIn     bool
+	policy     ReviewerPolicy
+	maxPending int          // 0: no bound
+	watching   atomic.Int64 // polling watches running (watch.go)
 }
 
 // NewService returns a Service for cfg.
@@ -78,6 +89,12 @@ func NewService(cfg Config) *Service {
 	}
 	if s.margin <= 0 {
 		s.margin = 2 * time.Second
+	}
+	switch {
+	case cfg.MaxPending == 0:
+		s.maxPending = DefaultMaxPending
+	case cfg.MaxPending > 0:
+		s.maxPending = cfg.MaxPending
 	}
 	return s
 }
@@ -98,20 +115,22 @@ type Created struct {
 
 // CreateApproval validates in and stores a pending approval owned by principal.
 func (s *Service) CreateApproval(ctx context.Context, principal string, in ApprovalInput) (Created, error) {
-	p, err := ApprovalPayload(in)
-	if err != nil {
-		return Created{}, err
-	}
-	return s.create(ctx, principal, KindApproval, p, in.TimeoutSeconds, in.Approvals, in.Notify, links{in.PushLink, in.HostLink, in.AskInHost})
+	return s.Create(ctx, principal, KindApproval, in)
 }
 
 // CreateSelection validates in and stores a pending selection owned by principal.
 func (s *Service) CreateSelection(ctx context.Context, principal string, in SelectionInput) (Created, error) {
-	p, err := SelectionPayload(in)
+	return s.Create(ctx, principal, KindSelection, in)
+}
+
+// Create validates in as a request of kind and stores it, pending, owned
+// by principal: the one create path of both kinds.
+func (s *Service) Create(ctx context.Context, principal string, kind Kind, in Input) (Created, error) {
+	p, err := in.Payload(kind)
 	if err != nil {
 		return Created{}, err
 	}
-	return s.create(ctx, principal, KindSelection, p, in.TimeoutSeconds, in.Approvals, in.Notify, links{in.PushLink, in.HostLink, in.AskInHost})
+	return s.create(ctx, principal, kind, p, in.TimeoutSeconds, in.Approvals, in.Notify, links{in.PushLink, in.HostLink, in.AskInHost})
 }
 
 // links seal a new request's review link for the MCP adapter's later use:
@@ -166,8 +185,12 @@ func (s *Service) create(ctx context.Context, principal string, kind Kind, p Pay
 	if s.notify != nil {
 		outbox = s.createdOutbox(st, targets, p.Scheduled, func() string { return n.link(st.ID, key) })
 	}
-	r := Request{State: st, Payload: p, Outbox: outbox}
+	r := Request{State: st, Payload: p, Outbox: outbox, MaxPending: s.maxPending}
 	if err := s.store.Create(ctx, r, entry); err != nil {
+		if errors.Is(err, ErrTooManyPending) {
+			return Created{}, Busy("%s already has %d requests pending, its most at once; "+
+				"wait for a decision, cancel one or let one expire before creating another", principal, s.maxPending)
+		}
 		return Created{}, fmt.Errorf("create %s: %w", st.ID, err)
 	}
 	s.queued(r.Outbox)

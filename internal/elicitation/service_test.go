@@ -27,6 +27,7 @@ func newService(t *testing.T) (*elicitation.Service, *testclock.Clock, *storetes
 }
 
 func TestServiceSelectionFlow(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	svc, c, store := newService(t)
 	cr, err := svc.CreateSelection(ctx, "alice", elicitation.SelectionInput{Message: "Which?", Options: options(4), MaxSelections: 2, TimeoutSeconds: 120})
@@ -133,6 +134,7 @@ func TestServiceSelectionFlow(t *testing.T) {
 }
 
 func TestServiceApprovalFormAndExpiry(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	svc, c, _ := newService(t)
 	cr, err := svc.CreateApproval(ctx, "", elicitation.ApprovalInput{
@@ -181,6 +183,7 @@ func TestServiceApprovalFormAndExpiry(t *testing.T) {
 }
 
 func TestServiceCancelAndAwaitBound(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	svc, _, store := newService(t)
 	cr, err := svc.CreateApproval(ctx, "bob", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`)})

@@ -48,6 +48,15 @@ type Requests interface {
 	// Create stores a new pending request together with its creation audit
 	// entry and the deliveries of r.Outbox (all or nothing). It returns
 	// ErrConflict if a request with that id exists.
+	//
+	// With r.MaxPending set, it returns ErrTooManyPending, writing
+	// nothing, if r.State.Owner already has that many requests pending at
+	// r.State.CreatedAt, across every handle and process on the same data.
+	// A request stops counting when it is resolved (not by a vote short of
+	// its quorum), and when it expires, without any write (its ExpiresAt
+	// at or before the CreatedAt of the create that counts); a store may
+	// count an expired request a little longer (dynamostore: up to
+	// PendingRecount).
 	Create(ctx context.Context, r Request, created AuditEntry) error
 
 	// State reads the small part of a request, with a strongly consistent
@@ -115,29 +124,24 @@ type AuditLog interface {
 	Audit(ctx context.Context, id string) (AuditTrail, error)
 }
 
-// Waiter waits for a request's decision.
+// Waiter is how a wait learns of a request's decision: the one waiting
+// primitive of every store, on which the Service builds Await, AwaitFunc
+// and Watch (watchFunc).
 type Waiter interface {
-	// Wait blocks until the stored status of the request is no longer
-	// pending, and returns that state. It sees resolutions made through any
-	// handle on the same data, in this process or another. If ctx ends
-	// first it returns the last state it read and ctx's error. It returns
-	// ErrNotFound if there is no such request. Wait does not derive expiry:
-	// callers bound ctx by ExpiresAt.
-	Wait(ctx context.Context, id string) (State, error)
-
 	// Watch calls wake whenever the request's stored state may have
 	// changed, until stop is called: at once for a write through a handle
-	// in this process, and within the store's polling interval for one
-	// elsewhere where the store can only poll (dynamostore). A write that
-	// commits after Watch returned is never missed; a wake may also come
-	// when nothing changed, so the caller reads the state again. wake is
-	// never called under the store's locks or in its transactions, but on
-	// a goroutine of its own, so it may read the store or call stop. Once
-	// stop returns the watch is gone, but a wake already on its way may
-	// still arrive: a wake after stop must do no harm.
-	// Watch holds no goroutine while it waits: it is how a wait is kept
-	// without one (Service.AwaitFunc).
-	Watch(id string, wake func()) (stop func())
+	// in this process, and within every() (asked before each read; nil:
+	// the store's own interval) for one elsewhere where the store can only
+	// poll (dynamostore, which wakes when a read finds the request no
+	// longer pending or gone, or when reads have been failing for its
+	// tolerance). A write that commits after Watch returned is never
+	// missed; a wake may also come when nothing changed, so the caller
+	// reads the state again. wake is never called under the store's locks
+	// or in its transactions, but on a goroutine of its own, so it may
+	// read the store or call stop. Once stop returns the watch is gone,
+	// but a wake already on its way may still arrive: a wake after stop
+	// must do no harm. Watch holds no goroutine while it waits.
+	Watch(id string, every func() time.Duration, wake func()) (stop func())
 }
 
 // Cleaner removes what is past its retention.

@@ -11,6 +11,7 @@ import (
 // the page is what an unnamed caller means. It lands in the state (so in
 // elicit_result) and in the decided audit entry.
 func TestSubmitRecordsVia(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct {
 		via, want elicitation.Via

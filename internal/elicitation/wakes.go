@@ -60,15 +60,3 @@ func (w *Wakes) Wake(id string) {
 		}()
 	}
 }
-
-// WakeChannel is a wake that never blocks and a channel it signals: what
-// a blocking Wait built on Watch selects on.
-func WakeChannel() (wake func(), woken <-chan struct{}) {
-	ch := make(chan struct{}, 1)
-	return func() {
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	}, ch
-}

@@ -15,6 +15,7 @@ import (
 // waits for every goroutine a Wake started, so "never called" is seen,
 // not assumed.
 func TestWakes(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var w elicitation.Wakes
 		var live, other, stopped, once atomic.Int32

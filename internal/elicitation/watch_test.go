@@ -9,8 +9,8 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
 
-// pollingStore is a store whose Wait "polls" (elicitation.PollingWaiter):
-// it reports each watch's interval, then waits as the store does.
+// pollingStore is a store that reports the interval each watch asks a
+// store that polls to read at, once every watch has registered.
 type pollingStore struct {
 	elicitation.Store
 	started  chan struct{}
@@ -18,18 +18,20 @@ type pollingStore struct {
 	interval chan time.Duration
 }
 
-func (p *pollingStore) WaitEvery(ctx context.Context, id string, every func() time.Duration) (elicitation.State, error) {
+func (p *pollingStore) Watch(id string, every func() time.Duration, wake func()) func() {
+	stop := p.Store.Watch(id, every, wake)
 	p.started <- struct{}{}
 	<-p.release
 	p.interval <- every()
-	return p.Store.Wait(ctx, id)
+	return stop
 }
 
-// TestWatch: a watch ends with the decision, whatever made it; on a store
-// that polls it reads at least every WatchPoll, and all watches together
-// at most WatchReadsPerSecond times a second; a request past its expiry
-// is reported expired at once.
+// TestWatch: a watch ends with the decision, whatever made it; it asks a
+// store that polls to read at least every WatchPoll, and all watches
+// together at most WatchReadsPerSecond times a second; a request past its
+// expiry is reported expired at once.
 func TestWatch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, c, bolt := newService(t)
 	const watches = 400 // 400 / 20 reads a second: each reads every 20 s

@@ -38,6 +38,7 @@ func with(kv ...string) map[string]string {
 }
 
 func TestFromEnv(t *testing.T) {
+	t.Parallel()
 	s, e, err := lambdaconfig.FromEnv(getenv(base))
 	if err != nil {
 		t.Fatal(err)
@@ -96,6 +97,7 @@ func event(method, path, stage string) events.APIGatewayV2HTTPRequest {
 }
 
 func TestReviewURLAndRouting(t *testing.T) {
+	t.Parallel()
 	var got []string
 	h := lambdaconfig.Route("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, ok := r.Context().Deadline(); !ok {
@@ -134,6 +136,7 @@ func TestReviewURLAndRouting(t *testing.T) {
 }
 
 func TestParseKeyring(t *testing.T) {
+	t.Parallel()
 	// What Secrets Manager generates for the stack (64 alphanumerics) is
 	// key k0; rotation text names keys explicitly.
 	gen := strings.Repeat("Ab3dE5gH", 8)
@@ -170,6 +173,7 @@ func TestParseKeyring(t *testing.T) {
 // before the invocation, so a store call that hangs until its context ends
 // still leaves the handler time to write its own page.
 func TestResponseMargin(t *testing.T) {
+	t.Parallel()
 	deadline := time.Now().Add(3 * time.Second)
 	h := lambdaconfig.Route("GET /review/{id}/{key}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d, ok := r.Context().Deadline()

@@ -31,23 +31,17 @@ type handOverEnv struct {
 	onURL, offURL string
 }
 
-// waitEvents wraps a store so that a test learns when a wait (a Wait or a
+// waitEvents wraps a store so that a test learns when a wait (a store
 // Watch) starts and when it returns.
 type waitEvents struct {
 	elicitation.Store
 	started, returned chan string
 }
 
-func (w *waitEvents) Wait(ctx context.Context, id string) (elicitation.State, error) {
-	w.started <- id
-	defer func() { w.returned <- id }()
-	return w.Store.Wait(ctx, id)
-}
-
-// Watch is a wait too (Service.AwaitFunc's): it starts once registered and
-// returns when stopped.
-func (w *waitEvents) Watch(id string, wake func()) (stop func()) {
-	unwatch := w.Store.Watch(id, wake)
+// Watch is every wait (Service.Await's, AwaitFunc's, Watch's): it starts
+// once registered and returns when stopped.
+func (w *waitEvents) Watch(id string, every func() time.Duration, wake func()) (stop func()) {
+	unwatch := w.Store.Watch(id, every, wake)
 	w.started <- id
 	var once sync.Once
 	return func() {

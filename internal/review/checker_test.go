@@ -23,7 +23,7 @@ func TestCheckTemplatesErrors(t *testing.T) {
 		if in.Options == nil {
 			in.Options = options(3)
 		}
-		p, err := elicitation.SelectionPayload(in)
+		p, err := in.Payload(elicitation.KindSelection)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +51,7 @@ func TestCheckTemplatesErrors(t *testing.T) {
 		})
 	}
 	// Approval display template sees context.
-	p, err := elicitation.ApprovalPayload(elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`{"a":{"b":"<x>"}}`), DisplayTemplate: "{{ context.a.b | nope }}"})
+	p, err := elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`{"a":{"b":"<x>"}}`), DisplayTemplate: "{{ context.a.b | nope }}"}.Payload(elicitation.KindApproval)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,6 @@ func Run(t *testing.T, open Factory) {
 	t.Run("AppendOnce", func(t *testing.T) { testAppendOnce(t, open) })
 	t.Run("Retention", func(t *testing.T) { testRetention(t, open) })
 	t.Run("ConcurrentDeciders", func(t *testing.T) { testConcurrentDeciders(t, open) })
-	t.Run("Wait", func(t *testing.T) { testWait(t, open) })
 	t.Run("Watch", func(t *testing.T) { testWatch(t, open) })
 	t.Run("LargeSelection", func(t *testing.T) { testLargeSelection(t, open) })
 	t.Run("Outbox", func(t *testing.T) { testOutbox(t, open) })
@@ -51,6 +50,7 @@ func Run(t *testing.T, open Factory) {
 	t.Run("Inbox", func(t *testing.T) { testInbox(t, open) })
 	t.Run("Owned", func(t *testing.T) { testOwned(t, open) })
 	t.Run("Quorum", func(t *testing.T) { testQuorum(t, open) })
+	t.Run("PendingCap", func(t *testing.T) { testPendingCap(t, open) })
 }
 
 // NewSelection returns a valid pending selection request created at T0 with
@@ -61,7 +61,7 @@ func NewSelection(t testing.TB, n int, ttl time.Duration) elicitation.Request {
 	for i := range opts {
 		opts[i] = json.RawMessage(fmt.Sprintf(`{"id":"opt-%d","label":"Option %d","domain":"example-%d.com","score":%d.5}`, i, i, i, i))
 	}
-	p, err := elicitation.SelectionPayload(elicitation.SelectionInput{Message: "Which one?", Options: opts, MaxSelections: min(n, 3), RowTemplate: "{{ option.label }}"})
+	p, err := elicitation.SelectionInput{Message: "Which one?", Options: opts, MaxSelections: min(n, 3), RowTemplate: "{{ option.label }}"}.Payload(elicitation.KindSelection)
 	if err != nil {
 		t.Fatalf("build selection: %v", err)
 	}
@@ -71,12 +71,12 @@ func NewSelection(t testing.TB, n int, ttl time.Duration) elicitation.Request {
 // NewApproval returns a valid pending approval with a form, created at T0.
 func NewApproval(t testing.TB, ttl time.Duration) elicitation.Request {
 	t.Helper()
-	p, err := elicitation.ApprovalPayload(elicitation.ApprovalInput{
+	p, err := elicitation.ApprovalInput{
 		Message: "Deploy?", Context: json.RawMessage(`{"service":"api","replicas":3,"tags":["a","b"]}`),
 		RequestedSchema: json.RawMessage(`{"type":"object","properties":{"reason":{"type":"string","maxLength":200},"ok":{"type":"boolean"}},"required":["reason"]}`),
 		Labels:          elicitation.Labels{Submit: "Ship it"},
 		Client:          elicitation.Client{Name: "claude-code", Version: "2.1.0"},
-	})
+	}.Payload(elicitation.KindApproval)
 	if err != nil {
 		t.Fatalf("build approval: %v", err)
 	}
@@ -176,8 +176,6 @@ func testCreateAndRead(t *testing.T, open Factory) {
 	wantErr(t, "Append to unknown id", err, elicitation.ErrNotFound)
 	_, err = a.Audit(ctx, "no-such-id")
 	wantErr(t, "Audit of unknown id", err, elicitation.ErrNotFound)
-	_, err = a.Wait(ctx, "no-such-id")
-	wantErr(t, "Wait on unknown id", err, elicitation.ErrNotFound)
 }
 
 func testTransitions(t *testing.T, open Factory) {
@@ -689,67 +687,6 @@ func testConcurrentDeciders(t *testing.T, open Factory) {
 	}
 }
 
-func testWait(t *testing.T, open Factory) {
-	ctx := ctxT(t)
-	a, b := open(t)
-	t.Run("woken by a resolution through the other handle", func(t *testing.T) {
-		for _, res := range []elicitation.Resolution{
-			{Status: elicitation.StatusSubmitted, SubmissionID: "s", By: "reviewer", Answer: &elicitation.Answer{SelectedIDs: []string{"opt-0"}}},
-			{Status: elicitation.StatusCanceled, By: "alice"},
-		} {
-			r := NewSelection(t, 2, time.Hour)
-			mustCreate(t, a, r)
-			done := make(chan elicitation.State, 1)
-			errc := make(chan error, 1)
-			go func() {
-				st, err := a.Wait(ctx, r.State.ID)
-				errc <- err
-				done <- st
-			}()
-			// Let the waiter start; a wait that began after the resolution
-			// must return at once anyway.
-			time.Sleep(50 * time.Millisecond)
-			res.At = T0.Add(time.Minute)
-			if _, err := b.Resolve(ctx, r.State.ID, res); err != nil {
-				t.Fatal(err)
-			}
-			if err := <-errc; err != nil {
-				t.Fatalf("Wait: %v", err)
-			}
-			if st := <-done; st.Status != res.Status {
-				t.Errorf("Wait returned status %q, want %q", st.Status, res.Status)
-			}
-		}
-	})
-	t.Run("returns at once when not pending", func(t *testing.T) {
-		r := NewApproval(t, time.Hour)
-		mustCreate(t, a, r)
-		if _, err := a.Resolve(ctx, r.State.ID, elicitation.Resolution{Status: elicitation.StatusDeclined, SubmissionID: "s", At: T0, By: "reviewer"}); err != nil {
-			t.Fatal(err)
-		}
-		st, err := b.Wait(ctx, r.State.ID)
-		if err != nil || st.Status != elicitation.StatusDeclined {
-			t.Fatalf("Wait on decided = %q, %v", st.Status, err)
-		}
-	})
-	t.Run("ends with its context while pending", func(t *testing.T) {
-		r := NewApproval(t, time.Hour)
-		mustCreate(t, a, r)
-		wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-		defer cancel()
-		st, err := b.Wait(wctx, r.State.ID)
-		wantErr(t, "Wait past its context", err, context.DeadlineExceeded)
-		if st.ID != r.State.ID || st.Status != elicitation.StatusPending {
-			t.Errorf("Wait returned %+v, want the pending state", st)
-		}
-	})
-	t.Run("many waiters on one request", func(t *testing.T) {
-		declineAmongWaiters(t, a, b, 10, func(h elicitation.Store, id string) (elicitation.State, error) {
-			return h.Wait(ctx, id)
-		}, func() { time.Sleep(50 * time.Millisecond) })
-	})
-}
-
 // declineAmongWaiters creates a selection, starts n waits on it (wait,
 // through a and b in turn), calls started, declines it through a, and
 // checks that every wait returned the decline.
@@ -795,7 +732,7 @@ func testLargeSelection(t *testing.T, open Factory) {
 	for i := range opts {
 		opts[i] = json.RawMessage(fmt.Sprintf(`{"id":"option-%03d","label":"Option %d","notes":%q}`, i, i, strings.Repeat("x", 400)))
 	}
-	p, err := elicitation.SelectionPayload(elicitation.SelectionInput{Message: "Pick", Options: opts, MaxSelections: 500})
+	p, err := elicitation.SelectionInput{Message: "Pick", Options: opts, MaxSelections: 500}.Payload(elicitation.KindSelection)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,18 +1,17 @@
 package storetest
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
 
-// WaitSignal is a Store that tells a test when a wait starts, a Wait or a
-// Watch (Service.AwaitFunc's): it sends the request's id on Waiting as it
-// starts (a Watch once registered), if there is room (a test drains it),
-// so that a test decides while a wait is in the store rather than after a
-// sleep that guesses it is.
+// WaitSignal is a Store that tells a test when a wait starts (a Watch,
+// the one wait of every store, under Service.Await, AwaitFunc and Watch):
+// it sends the request's id on Waiting once the watch is registered, if
+// there is room (a test drains it), so that a test decides while a wait
+// is in the store rather than after a sleep that guesses it is.
 type WaitSignal struct {
 	elicitation.Store
 	Waiting chan string
@@ -23,16 +22,9 @@ func NewWaitSignal(st elicitation.Store, n int) *WaitSignal {
 	return &WaitSignal{Store: st, Waiting: make(chan string, n)}
 }
 
-func (w *WaitSignal) Wait(ctx context.Context, id string) (elicitation.State, error) {
-	select {
-	case w.Waiting <- id:
-	default:
-	}
-	return w.Store.Wait(ctx, id)
-}
-
-func (w *WaitSignal) Watch(id string, wake func()) (stop func()) {
-	stop = w.Store.Watch(id, wake)
+// Watch implements elicitation.Store, signalling once registered.
+func (w *WaitSignal) Watch(id string, every func() time.Duration, wake func()) (stop func()) {
+	stop = w.Store.Watch(id, every, wake)
 	select {
 	case w.Waiting <- id:
 	default:
@@ -51,7 +43,7 @@ func (w *WaitSignal) Forget() {
 	}
 }
 
-// InWait returns once a Wait or a Watch on id has started, or fails t after 10 s;
+// InWait returns once a Watch on id has started, or fails t after 10 s;
 // call Forget before starting the call that waits.
 func (w *WaitSignal) InWait(t testing.TB, id string) {
 	t.Helper()
@@ -62,7 +54,7 @@ func (w *WaitSignal) InWait(t testing.TB, id string) {
 				return
 			}
 		case <-time.After(10 * time.Second):
-			t.Fatalf("no Wait or Watch on %s started", id)
+			t.Fatalf("no Watch on %s started", id)
 		}
 	}
 }

@@ -21,6 +21,17 @@ func testWatch(t *testing.T, open Factory) {
 	t.Run("stop stops", func(t *testing.T) { testWatchStop(t, a, b) })
 }
 
+// wakeChannel is a wake that never blocks and a channel it signals.
+func wakeChannel() (wake func(), woken <-chan struct{}) {
+	ch := make(chan struct{}, 1)
+	return func() {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}, ch
+}
+
 // awaitDecided waits on woken until a read of id finds it no longer
 // pending (a wake may come for nothing), and returns that state.
 func awaitDecided(ctx context.Context, s elicitation.Store, id string, woken <-chan struct{}) (elicitation.State, error) {
@@ -40,21 +51,24 @@ func awaitDecided(ctx context.Context, s elicitation.Store, id string, woken <-c
 
 func testWatchWoken(t *testing.T, a, b elicitation.Store) {
 	ctx := ctxT(t)
+	often := func() time.Duration { return 20 * time.Millisecond }
 	cases := []struct {
 		name           string
 		res            elicitation.Resolution
 		watch, resolve elicitation.Store
+		every          func() time.Duration
 	}{
-		{"submitted through the other handle", elicitation.Resolution{Status: elicitation.StatusSubmitted, SubmissionID: "s", By: "reviewer", Answer: &elicitation.Answer{SelectedIDs: []string{"opt-0"}}}, a, b},
-		{"canceled through the other handle", elicitation.Resolution{Status: elicitation.StatusCanceled, By: "alice"}, b, a},
-		{"declined through the same handle", elicitation.Resolution{Status: elicitation.StatusDeclined, SubmissionID: "s", By: "reviewer"}, a, a},
+		{"submitted through the other handle", elicitation.Resolution{Status: elicitation.StatusSubmitted, SubmissionID: "s", By: "reviewer", Answer: &elicitation.Answer{SelectedIDs: []string{"opt-0"}}}, a, b, nil},
+		{"canceled through the other handle", elicitation.Resolution{Status: elicitation.StatusCanceled, By: "alice"}, b, a, nil},
+		{"declined through the same handle", elicitation.Resolution{Status: elicitation.StatusDeclined, SubmissionID: "s", By: "reviewer"}, a, a, nil},
+		{"declined through the other handle, read at the caller's interval", elicitation.Resolution{Status: elicitation.StatusDeclined, SubmissionID: "s", By: "reviewer"}, a, b, often},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := NewSelection(t, 2, time.Hour)
 			mustCreate(t, a, r)
-			wake, woken := elicitation.WakeChannel()
-			stop := c.watch.Watch(r.State.ID, wake)
+			wake, woken := wakeChannel()
+			stop := c.watch.Watch(r.State.ID, c.every, wake)
 			defer stop()
 			c.res.At = T0.Add(time.Minute)
 			if _, err := c.resolve.Resolve(ctx, r.State.ID, c.res); err != nil {
@@ -80,8 +94,8 @@ func testWatchNoLostWake(t *testing.T, a, b elicitation.Store) {
 	start := make(chan struct{})
 	declineAmongWaiters(t, a, b, 20, func(h elicitation.Store, id string) (elicitation.State, error) {
 		<-start
-		wake, woken := elicitation.WakeChannel()
-		defer h.Watch(id, wake)()
+		wake, woken := wakeChannel()
+		defer h.Watch(id, nil, wake)()
 		return awaitDecided(ctx, h, id, woken)
 	}, func() { close(start) })
 }
@@ -95,7 +109,7 @@ func testWatchStop(t *testing.T, a, b elicitation.Store) {
 	r := NewApproval(t, time.Hour)
 	mustCreate(t, a, r)
 	var stoppedWakes atomic.Int32
-	stop := a.Watch(r.State.ID, func() { stoppedWakes.Add(1) })
+	stop := a.Watch(r.State.ID, nil, func() { stoppedWakes.Add(1) })
 	stop()
 	stop()
 	woken := make(chan struct{})
@@ -103,7 +117,7 @@ func testWatchStop(t *testing.T, a, b elicitation.Store) {
 	var stopSelf func()
 	var mu sync.Mutex
 	mu.Lock()
-	stopSelf = a.Watch(r.State.ID, func() {
+	stopSelf = a.Watch(r.State.ID, nil, func() {
 		mu.Lock()
 		defer mu.Unlock()
 		stopSelf() // from within its own wake
