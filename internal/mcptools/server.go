@@ -137,26 +137,12 @@ type Server struct {
 	// HTTP request through it (in RequestExtra.Header), which works in
 	// stateful mode too, where the handler's context belongs to the
 	// session rather than to the request.
-	inflight sync.Map // string -> *inflightRequest
+	inflight sync.Map // string -> *http.Request
 	refs     atomic.Uint64
-
-	// placeholderKey starts the text of the placeholder result of a
-	// waiting call handed over to ServeHTTP (waitpath.go).
-	placeholderOnce sync.Once
-	placeholderKey  string
-	handedOver      atomic.Int64 // waits handed over so far
-	noHandOver      bool         // tests: never hand a wait over
-	parkAfter       time.Duration
-	parked          atomic.Int64 // waits parked so far
-	sessionCalls    sync.Map     // a handed-over session call's key -> *cancelRef
 
 	waits   *waitSlots // elicit_await calls waiting (waits.go)
 	maxBody int64      // the request body limit (Options.MaxBodyBytes)
 }
-
-// DefaultParkAfter is how long a handed-over wait (waitpath.go) waits on
-// net/http's connection before it is parked below it.
-const DefaultParkAfter = 500 * time.Millisecond
 
 // requestRefHeader carries the in-flight reference from ServeHTTP to the
 // tool handlers. ServeHTTP always overwrites it, so a client cannot set it.
@@ -168,7 +154,7 @@ func New(opts Options) *Server {
 	if opts.Service == nil || opts.ReviewURL == nil {
 		panic("mcptools.New: Options.Service or Options.ReviewURL is nil")
 	}
-	s := &Server{svc: opts.Service, reviewURL: opts.ReviewURL, onCreated: opts.OnCreated, log: opts.Logger, push: opts.Push, hostForm: opts.HostForm, app: opts.App, sealer: opts.Sealer, waits: newWaitSlots(opts), parkAfter: DefaultParkAfter}
+	s := &Server{svc: opts.Service, reviewURL: opts.ReviewURL, onCreated: opts.OnCreated, log: opts.Logger, push: opts.Push, hostForm: opts.HostForm, app: opts.App, sealer: opts.Sealer, waits: newWaitSlots(opts)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -222,9 +208,7 @@ func New(opts Options) *Server {
 		// priming event (sent with the answer when the call does not
 		// wait: primingWriter). The store is bounded, per session and in
 		// all (internal/eventstore).
-		// (A handed-over wait's answer is not among what it keeps:
-		// waitpath.go.)
-		EventStore:                   placeholderEvents{eventstore.New(eventstore.Limits{}), s},
+		EventStore:                   eventstore.New(eventstore.Limits{}),
 		PropagateRequestCancellation: true,
 		SessionTimeout:               caps.idle,
 		MaxRequestBodyBytes:          caps.maxBody,
@@ -291,26 +275,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r2.Header = http.Header{}
 	}
 	r2.Header.Set(requestRefHeader, ref)
-	in := &inflightRequest{r: r}
-	if !s.noHandOver {
-		ok, m := deferrable(r2, s.maxBody)
-		if ok {
-			// An elicit_await: its wait may be handed over (waitpath.go).
-			in.cw = &captureWriter{ResponseWriter: w, call: m.call}
-			w = in.cw
-			r2 = r2.WithContext(context.WithValue(r2.Context(), handOverKey{}, in.cw))
-		}
-		s.cancelHandedOver(m.cancelsCall)
-		if m.atOnce {
-			w = &primingWriter{ResponseWriter: w}
-		}
+	if r.Method == http.MethodPost && r.Body != nil && !Sessionless(r) && r.Header.Get("Mcp-Session-Id") != "" && answeredAtOnce(r2, s.maxBody) {
+		w = &primingWriter{ResponseWriter: w}
 	}
-	s.inflight.Store(ref, in)
+	s.inflight.Store(ref, r)
 	defer s.inflight.Delete(ref)
 	s.handler.ServeHTTP(w, r2)
-	if in.cw != nil {
-		s.finishDeferred(r, ref, in.cw)
-	}
 }
 
 // newRef names one in-flight request. It needs to be unique, not secret:
@@ -319,23 +289,14 @@ func (s *Server) newRef() string { return strconv.FormatUint(s.refs.Add(1), 36) 
 
 // httpRequest returns the HTTP request that carried req, or nil.
 func (s *Server) httpRequest(req *mcp.CallToolRequest) *http.Request {
-	if _, in := s.inflightOf(req); in != nil {
-		return in.r
-	}
-	return nil
-}
-
-// inflightOf returns the in-flight reference of the HTTP request that
-// carried req and what it names, or "" and nil.
-func (s *Server) inflightOf(req *mcp.CallToolRequest) (string, *inflightRequest) {
 	if req.Extra == nil || req.Extra.Header == nil {
-		return "", nil
+		return nil
 	}
 	ref := req.Extra.Header.Get(requestRefHeader)
-	if in, ok := s.inflight.Load(ref); ok && ref != "" {
-		return ref, in.(*inflightRequest)
+	if r, ok := s.inflight.Load(ref); ok && ref != "" {
+		return r.(*http.Request)
 	}
-	return "", nil
+	return nil
 }
 
 // bind ties a tool handler's context to the HTTP request that carried the

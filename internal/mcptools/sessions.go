@@ -127,12 +127,7 @@ func (l *sessionCaps) serveSession(id string, next http.Handler, w http.Response
 	post := r.Method == http.MethodPost
 	l.use(id, post, 1)
 	defer func() {
-		done := func() { l.use(id, post, -1) }
-		// A handed-over elicit_await (waitpath.go) is in flight until its
-		// wait ends, after the SDK is done with it.
-		if !heldUntilAnswered(r, done) {
-			done()
-		}
+		l.use(id, post, -1)
 		if r.Method == http.MethodDelete {
 			l.mu.Lock()
 			delete(l.tracked, id)

@@ -320,22 +320,8 @@ func (s *Server) await(ctx context.Context, req *mcp.CallToolRequest) (any, erro
 		release()
 		return res, err
 	}
-	p, note := principal(req), auditNoteOf(req)
-	// A call whose HTTP request allows it (sessionless, or one tools/call
-	// on a session) hands the wait itself over to ServeHTTP, below the SDK
-	// (waitpath.go), where it waits without a goroutine (AwaitFunc); the
-	// wait and its result are the same.
-	if res := s.deferWait(req, func(hctx context.Context, done func(*mcp.CallToolResult)) {
-		hctx = note(hctx)
-		s.svc.AwaitFunc(hctx, p, id, wait, func(st elicitation.State, err error) {
-			out, err := awaitOutput(st, err)
-			done(s.toolResult(hctx, ToolAwait, p, out, err))
-		})
-	}, release); res != nil {
-		return res, nil
-	}
 	defer release()
-	return awaitOutput(s.svc.Await(ctx, p, id, wait))
+	return awaitOutput(s.svc.Await(ctx, principal(req), id, wait))
 }
 
 // awaitOutput is elicit_await's output for what an await returned.
