@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/mcptasks"
 )
 
 // The six tool names.
@@ -162,9 +163,13 @@ func (s *Server) toolResult(ctx context.Context, name, principal string, out any
 	if err == nil {
 		var b []byte
 		if b, err = json.Marshal(out); err == nil {
+			var structured any = json.RawMessage(b)
+			if c, ok := out.(mcptasks.Created); ok {
+				structured = c // the Tasks read the request it names
+			}
 			return &mcp.CallToolResult{
 				Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
-				StructuredContent: json.RawMessage(b),
+				StructuredContent: structured,
 			}
 		}
 	}
@@ -195,6 +200,11 @@ type createdOutput struct {
 	// HostForm answers askInHost: whether the host will be asked, or why not.
 	HostForm string `json:"hostForm,omitempty"`
 }
+
+// TaskID and TaskReviewURL make a creation result the mcptasks.Created
+// of a task.
+func (c createdOutput) TaskID() string        { return c.ElicitationID }
+func (c createdOutput) TaskReviewURL() string { return c.ReviewURL }
 
 func timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
@@ -309,27 +319,30 @@ func (s *Server) await(ctx context.Context, req *mcp.CallToolRequest) (any, erro
 		// Below a nanosecond is the shortest wait, not "no waitSeconds".
 		wait = max(wait, time.Nanosecond)
 	}
+	res, st, err := s.awaitID(ctx, req, id, wait)
+	if err != nil || res != nil {
+		return res, err
+	}
+	return statusOutput{Status: st.Status}, nil
+}
+
+// awaitID is elicit_await's wait for the request id, at most wait (0: the
+// server's full bound), for req: the offers to its host, then the store's
+// wait; res is an offer's result where the host is to answer first.
+func (s *Server) awaitID(ctx context.Context, req *mcp.CallToolRequest, id string, wait time.Duration) (res *mcp.CallToolResult, st elicitation.State, err error) {
 	// The slot is taken before the offers: a session's host form holds the
 	// call (within the bound) as a wait does, and counts as one.
 	release, err := s.waits.take(s.limitPrincipal(req))
 	if err != nil {
-		return nil, err
-	}
-	res, wait, err := s.awaitOffers(ctx, req, id, wait)
-	if err != nil || res != nil {
-		release()
-		return res, err
+		return nil, st, err
 	}
 	defer release()
-	return awaitOutput(s.svc.Await(ctx, principal(req), id, wait))
-}
-
-// awaitOutput is elicit_await's output for what an await returned.
-func awaitOutput(st elicitation.State, err error) (any, error) {
-	if err != nil {
-		return nil, err
+	res, wait, err = s.awaitOffers(ctx, req, id, wait)
+	if err != nil || res != nil {
+		return res, st, err
 	}
-	return statusOutput{Status: st.Status}, nil
+	st, err = s.svc.Await(ctx, principal(req), id, wait)
+	return nil, st, err
 }
 
 type statusExpiresOutput struct {
@@ -407,9 +420,14 @@ func (s *Server) result(ctx context.Context, req *mcp.CallToolRequest) (any, err
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.svc.Result(ctx, principal(req), id)
+	return s.resultOf(ctx, principal(req), id)
+}
+
+// resultOf is elicit_result's output for principal's request id.
+func (s *Server) resultOf(ctx context.Context, principal, id string) (resultOutput, error) {
+	r, err := s.svc.Result(ctx, principal, id)
 	if err != nil {
-		return nil, err
+		return resultOutput{}, err
 	}
 	out := resultOutput{Status: r.State.Status, Decision: r.Decision, Context: r.Context, FormSubmission: r.Form, SelectedIDs: r.SelectedIDs, DecidedVia: r.State.DecidedVia}
 	if r.Comment != "" {
