@@ -50,7 +50,7 @@ func (s *Server) tools() []tool {
 			InputSchema:  approvalInputSchema,
 			OutputSchema: createdOutputSchema,
 			Annotations:  &mcp.ToolAnnotations{DestructiveHint: f},
-		}, s.wrap(ToolApproval, s.approval)},
+		}, s.wrap(ToolApproval, s.creating(false))},
 		{&mcp.Tool{
 			Name:  ToolSelection,
 			Title: "Ask a human to pick among options",
@@ -61,7 +61,7 @@ func (s *Server) tools() []tool {
 			InputSchema:  selectionInputSchema,
 			OutputSchema: createdOutputSchema,
 			Annotations:  &mcp.ToolAnnotations{DestructiveHint: f},
-		}, s.wrap(ToolSelection, s.selection)},
+		}, s.wrap(ToolSelection, s.creating(true))},
 		{&mcp.Tool{
 			Name:  ToolAwait,
 			Title: "Wait for the human's answer",
@@ -208,69 +208,41 @@ func (c createdOutput) TaskReviewURL() string { return c.ReviewURL }
 
 func timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
-func (s *Server) approval(ctx context.Context, req *mcp.CallToolRequest) (any, error) {
-	in, err := approvalInput(req.Params.Arguments)
-	if err != nil {
-		return nil, err
+// creating is the handler of a creating tool: elicit_selection's if
+// selection, else elicit_approval's.
+func (s *Server) creating(selection bool) call {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (any, error) {
+		in, err := decodeCreate(req.Params.Arguments, selection)
+		if err != nil {
+			return nil, err
+		}
+		return s.create(ctx, req, in)
 	}
-	return s.create(ctx, req, createParts{
-		notify: &in.Notify, client: &in.Client, pushLink: &in.PushLink, hostLink: &in.HostLink, askInHost: &in.AskInHost,
-		reviewers: in.Reviewers, approvals: in.Approvals, message: in.Message,
-	}, func(ctx context.Context, p string) (elicitation.Created, error) {
-		return s.svc.CreateApproval(ctx, p, in)
-	})
 }
 
-func (s *Server) selection(ctx context.Context, req *mcp.CallToolRequest) (any, error) {
-	in, err := selectionInput(req.Params.Arguments)
-	if err != nil {
-		return nil, err
-	}
-	return s.create(ctx, req, createParts{
-		notify: &in.Notify, client: &in.Client, pushLink: &in.PushLink, hostLink: &in.HostLink, askInHost: &in.AskInHost,
-		reviewers: in.Reviewers, approvals: in.Approvals, message: in.Message,
-	}, func(ctx context.Context, p string) (elicitation.Created, error) {
-		return s.svc.CreateSelection(ctx, p, in)
-	})
-}
-
-// createParts points into a decoded approval or selection input at what
-// the creating tools set alike, so that both run one handler (create).
-type createParts struct {
-	notify             *elicitation.Notify
-	client             *elicitation.Client
-	pushLink, hostLink *func(id, key string) string
-	askInHost          *bool
-	reviewers          []string
-	approvals          int
-	message            string
-}
-
-// create is the one shape of the creating tools: read the push and
-// host-form arguments, fill in what the call's transport tells (the review
-// link, the client, the push and host links), create through the Service,
-// answer with the creation result, then offer the push.
-func (s *Server) create(ctx context.Context, req *mcp.CallToolRequest, in createParts, create func(context.Context, string) (elicitation.Created, error)) (any, error) {
-	push, err := pushArg(req.Params.Arguments)
-	if err != nil {
-		return nil, err
-	}
-	inHost, err := hostFormArg(req.Params.Arguments)
-	if err != nil {
-		return nil, err
-	}
+// create is the one shape of the creating tools: fill in what the call's
+// transport tells (the review link, the client, the push and host links),
+// create through the Service, answer with the creation result, then offer
+// the push.
+func (s *Server) create(ctx context.Context, req *mcp.CallToolRequest, in createInput) (any, error) {
 	in.notify.ReviewLink = s.reviewLink(s.httpRequest(req))
-	*in.client = clientOf(req)
-	*in.pushLink = s.pushLink(req, push)
-	hostLink, ask, why := s.hostFormPlan(req, inHost, in.reviewers, in.approvals)
-	*in.hostLink, *in.askInHost = hostLink, ask
-	c, err := create(ctx, principal(req))
+	in.client = clientOf(req)
+	in.pushLink = s.pushLink(req, in.push)
+	hostLink, ask, why := s.hostFormPlan(req, in.askInHost, in.reviewers, in.approvals)
+	in.hostLink, in.askInHost = hostLink, ask
+	var c elicitation.Created
+	var err error
+	if in.selection {
+		c, err = s.svc.CreateSelection(ctx, principal(req), in.selectionInput())
+	} else {
+		c, err = s.svc.CreateApproval(ctx, principal(req), in.approval())
+	}
 	if err != nil {
 		return nil, err
 	}
 	out := s.created(ctx, req, c)
 	out.HostForm = why
-	s.afterCreated(req, push, c.State, in.message, out.ReviewURL)
+	s.afterCreated(req, in.push, c.State, in.message, out.ReviewURL)
 	return out, nil
 }
 
