@@ -22,7 +22,7 @@ const MaxListenTasks = 100
 // one's notifications/tasks when it ends (decided, declined, cancelled,
 // expired: the DetailedTask tasks/get would answer, the result inline), and
 // ends the stream when all have, or when the client goes away. The
-// notifications travel as carriers, which Lift's writer turns back.
+// notifications travel as carriers, which Uncarry turns back.
 func (t *Tasks) listen(ctx context.Context, req mcp.Request) (mcp.Result, bool, error) {
 	meta := req.GetParams().GetMeta()
 	raw, _ := json.Marshal(meta[listenTaskIDsMeta])

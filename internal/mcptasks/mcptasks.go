@@ -41,7 +41,7 @@
 // offers a server no way to send a notification it does not know:
 // notifications/tasks/status (on a 2025-11-25 session) and the 2026-07-28
 // notifications/tasks (on a subscriptions/listen for task ids) travel as a
-// carrier the SDK knows, which Lift's response writer turns back (notify.go,
+// carrier the SDK knows, which Uncarry turns back (notify.go,
 // listen.go). A tasks request without params is given empty ones (the SDK
 // panics reading the _meta of a nil custom params type).
 //

@@ -21,7 +21,6 @@ package mcptools
 import (
 	"context"
 	"log/slog"
-	"maps"
 	"net/http"
 	"strconv"
 	"sync"
@@ -32,7 +31,6 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/eventstore"
-	"github.com/mcp-elicitation/elicitation/internal/mcptasks"
 	"github.com/mcp-elicitation/elicitation/internal/sessionwatch"
 )
 
@@ -129,8 +127,11 @@ type Server struct {
 	// closes (shared with the Tasks methods: one watcher per session).
 	sessions sessionwatch.Watch
 
-	mcp     *mcp.Server
-	handler http.Handler
+	mcp *mcp.Server
+	// The SDK's handlers, behind the front door (frontdoor.go): stateless
+	// serves 2026-07-28 (with Options.Stateless every era), sessions the
+	// session eras, through the session caps.
+	stateless, sessionEras http.Handler
 
 	// inflight maps the reference stamped on each HTTP request to that
 	// request, for the duration of its ServeHTTP. A tool handler finds its
@@ -197,8 +198,8 @@ func New(opts Options) *Server {
 		// client goes away, stop waiting for it.
 		PropagateRequestCancellation: true,
 	})
+	s.stateless, s.sessionEras = stateless, stateless
 	if opts.Stateless {
-		s.handler = mcptasks.Lift(stateless, caps.maxBody)
 		return s
 	}
 	sessions := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
@@ -213,18 +214,7 @@ func New(opts Options) *Server {
 		SessionTimeout:               caps.idle,
 		MaxRequestBodyBytes:          caps.maxBody,
 	})
-	capped := caps.capSessions(s.mcp, sessions)
-	// The eras are routed here, and only here: 2026-07-28 requests to the
-	// stateless handler, the session eras to the sessions; a session-era
-	// tools/call's params.task is lifted where the SDK keeps it first
-	// (mcptasks.Lift; 2026-07-28 tasks need no lifting).
-	s.handler = mcptasks.Lift(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if Sessionless(r) {
-			stateless.ServeHTTP(w, r)
-			return
-		}
-		capped.ServeHTTP(w, r)
-	}), caps.maxBody)
+	s.sessionEras = caps.capSessions(s.mcp, sessions)
 	return s
 }
 
@@ -265,23 +255,6 @@ const instructions = `These tools ask a human to approve something, fill a form,
 // Handler returns the streamable HTTP handler serving the tools (mount it
 // at /mcp).
 func (s *Server) Handler() http.Handler { return s }
-
-// ServeHTTP serves MCP over streamable HTTP.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ref := s.newRef()
-	r2 := r.WithContext(r.Context())
-	r2.Header = maps.Clone(r.Header)
-	if r2.Header == nil {
-		r2.Header = http.Header{}
-	}
-	r2.Header.Set(requestRefHeader, ref)
-	if r.Method == http.MethodPost && r.Body != nil && !Sessionless(r) && r.Header.Get("Mcp-Session-Id") != "" && answeredAtOnce(r2, s.maxBody) {
-		w = &primingWriter{ResponseWriter: w}
-	}
-	s.inflight.Store(ref, r)
-	defer s.inflight.Delete(ref)
-	s.handler.ServeHTTP(w, r2)
-}
 
 // newRef names one in-flight request. It needs to be unique, not secret:
 // ServeHTTP overwrites whatever a client sends in requestRefHeader.

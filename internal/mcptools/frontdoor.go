@@ -3,18 +3,57 @@ package mcptools
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"net/http"
+	"sync"
 
 	"github.com/mcp-elicitation/elicitation/internal/jsonobj"
+	"github.com/mcp-elicitation/elicitation/internal/mcptasks"
 	"github.com/mcp-elicitation/elicitation/internal/reqbody"
 )
 
-// The priming event of a session's call answered at once. The SDK opens
-// every 2025-11-25 POST's event stream with a priming event and flushes it
-// at once, so that a client that loses a waiting call's connection can
-// resume it (Last-Event-ID); a call that cannot wait (canWait) gets
-// nothing from that flush but a second write to the connection, so its
-// priming event goes out with its answer (primingWriter).
+// The front door: the only code between net/http and the SDK. It reads a
+// request's era once (Sessionless), stamps the reference a tool handler
+// finds its HTTP request by (requestRefHeader), reads the body once where
+// anything here looks into it (reqbody.Peek, which the SDK's own read then
+// gets from memory), mends what the SDK drops of the Tasks (mcptasks.Lift),
+// wraps the ResponseWriter once (edgeWriter) and routes the request to the
+// SDK's stateless handler or its sessions.
+
+// ServeHTTP serves MCP over streamable HTTP.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	sessionless := Sessionless(r)
+	ref := s.newRef()
+	r2 := r.WithContext(r.Context())
+	r2.Header = maps.Clone(r.Header)
+	if r2.Header == nil {
+		r2.Header = http.Header{}
+	}
+	r2.Header.Set(requestRefHeader, ref)
+	ew := &edgeWriter{ResponseWriter: w, uncarry: !sessionless || r.Header.Get("Mcp-Method") == "subscriptions/listen"}
+	if r.Method == http.MethodPost && r.Body != nil && mcptasks.LiftsBody(r) {
+		body, ok := reqbody.Peek(r2, s.maxBody)
+		if ok {
+			lifted, refusal := mcptasks.Lift(r2, body)
+			if refusal != nil {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write(refusal)
+				return
+			}
+			if lifted != nil {
+				reqbody.Replace(r2, lifted)
+			}
+			ew.primeWithAnswer = !sessionless && r.Header.Get("Mcp-Session-Id") != "" && answeredAtOnce(body)
+		}
+	}
+	s.inflight.Store(ref, r)
+	defer s.inflight.Delete(ref)
+	if sessionless {
+		s.stateless.ServeHTTP(ew, r2)
+		return
+	}
+	s.sessionEras.ServeHTTP(ew, r2)
+}
 
 // atOnceNames are the quoted names of the tools that cannot wait
 // (canWait decides which): a body without one of them is no call of one
@@ -29,12 +68,15 @@ var atOnceNames = func() [][]byte {
 	return names
 }()
 
-// answeredAtOnce reports whether r, a POST of an open session, is one
-// tools/call of a tool that cannot wait (canWait). It leaves r's body as
-// it was (reqbody.Peek); maxBody is the body limit the SDK enforces.
-func answeredAtOnce(r *http.Request, maxBody int64) bool {
-	body, ok := reqbody.Peek(r, maxBody)
-	if !ok || !mayName(body) {
+// answeredAtOnce reports whether body, a POST of an open session, is one
+// tools/call of a tool that cannot wait (canWait): its stream's priming
+// event then goes out with its answer (edgeWriter). The SDK flushes a
+// 2025-11-25 stream's priming event at once, so that a client that loses
+// a waiting call's connection can resume it (Last-Event-ID); a call that
+// cannot wait gets nothing from that flush but a second write to the
+// connection.
+func answeredAtOnce(body []byte) bool {
+	if !mayName(body) {
 		return false
 	}
 	msg, ok := readHead(body)
@@ -154,32 +196,60 @@ func foldsTo(k []byte, names ...string) bool {
 // primeEvent starts the SDK's priming event of an event stream.
 var primeEvent = []byte("event: prime\n")
 
-// primingWriter serves a call answered at once (answeredAtOnce): the
-// SDK flushes a stream's priming event as soon as it writes it, so that a
-// client that loses a waiting call's connection can resume; a call that
-// does not wait gets nothing from that flush but a second write to the
-// connection, so its priming event goes out with its answer. Whatever
-// else is written and flushed passes through.
-type primingWriter struct {
+// edgeWriter is the one ResponseWriter wrapper of the front door. Where
+// uncarry (a session-era response, a 2026-07-28 listen), it turns the
+// carriers of task notifications back into what they carry
+// (mcptasks.Uncarry; one event is one Write, in the SDK as in the event
+// store's replays). Where primeWithAnswer (answeredAtOnce), it skips the
+// one flush right after the priming event. Where opening is set (the
+// session cap's initialize), it runs it once when the response starts (by
+// then the SDK has set Mcp-Session-Id) or when the handler returns
+// without one (open). Whatever else is written and flushed passes
+// through.
+type edgeWriter struct {
 	http.ResponseWriter
-	wrote, held bool
+	uncarry, primeWithAnswer bool
+	wrote, held              bool
+	opening                  func()
+	once                     sync.Once
 }
 
-func (p *primingWriter) Write(b []byte) (int, error) {
-	p.held = !p.wrote && bytes.HasPrefix(b, primeEvent)
-	p.wrote = true
-	return p.ResponseWriter.Write(b)
+// open runs opening, once.
+func (e *edgeWriter) open() {
+	if e.opening != nil {
+		e.once.Do(e.opening)
+	}
 }
 
-// Flush flushes but for the one flush right after the priming event.
-func (p *primingWriter) Flush() {
-	if p.held {
-		p.held = false
+func (e *edgeWriter) WriteHeader(code int) {
+	e.open()
+	e.ResponseWriter.WriteHeader(code)
+}
+
+func (e *edgeWriter) Write(b []byte) (int, error) {
+	e.open()
+	if e.primeWithAnswer {
+		e.held = !e.wrote && bytes.HasPrefix(b, primeEvent)
+		e.wrote = true
+	}
+	if e.uncarry {
+		if out, ok := mcptasks.Uncarry(b); ok {
+			if _, err := e.ResponseWriter.Write(out); err != nil {
+				return 0, err
+			}
+			return len(b), nil
+		}
+	}
+	return e.ResponseWriter.Write(b)
+}
+
+// Flush flushes but for the one flush right after a held priming event.
+func (e *edgeWriter) Flush() {
+	if e.held {
+		e.held = false
 		return
 	}
-	if f, ok := p.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
+	_ = http.NewResponseController(e.ResponseWriter).Flush()
 }
 
-func (p *primingWriter) Unwrap() http.ResponseWriter { return p.ResponseWriter }
+func (e *edgeWriter) Unwrap() http.ResponseWriter { return e.ResponseWriter }
