@@ -24,6 +24,7 @@ var headSeeds = []string{
 // by scanHead, not handed to encoding/json (else the fast path is gone and
 // only the benchmarks would say so).
 func TestScanHeadReadsWhatClientsSend(t *testing.T) {
+	t.Parallel()
 	for _, in := range headSeeds[:5] {
 		var h rpcHead
 		if !scanHead([]byte(in), &h) {

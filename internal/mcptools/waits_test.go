@@ -24,6 +24,7 @@ import (
 // full and what to do; another principal is not held to the first one's
 // share; a slot is free again once a wait returns.
 func TestAwaitLimits(t *testing.T) {
+	t.Parallel()
 	for _, era := range []struct {
 		name      string
 		stateless bool

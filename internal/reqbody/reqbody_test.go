@@ -43,6 +43,7 @@ func rest(t *testing.T, r *http.Request) string {
 }
 
 func TestPeek(t *testing.T) {
+	t.Parallel()
 	const msg = `{"jsonrpc":"2.0","id":1,"method":"tools/call"}`
 	for _, c := range []struct {
 		name string
@@ -85,6 +86,7 @@ func TestPeek(t *testing.T) {
 
 // A body partly read after a Peek is not taken for whole by the next one.
 func TestPeekAfterAPartialRead(t *testing.T) {
+	t.Parallel()
 	r := request(&body{Reader: strings.NewReader(`{"a":1}`)})
 	if _, ok := reqbody.Peek(r, 100); !ok {
 		t.Fatal("Peek refused a small body")
@@ -99,6 +101,7 @@ func TestPeekAfterAPartialRead(t *testing.T) {
 }
 
 func TestReplaceAndPrepend(t *testing.T) {
+	t.Parallel()
 	b := &body{Reader: strings.NewReader("tail")}
 	r := request(b)
 	reqbody.Prepend(r, []byte("head-"))
