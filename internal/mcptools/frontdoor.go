@@ -3,20 +3,20 @@ package mcptools
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"maps"
 	"net/http"
 	"sync"
 
 	"github.com/mcp-elicitation/elicitation/internal/jsonobj"
 	"github.com/mcp-elicitation/elicitation/internal/mcptasks"
-	"github.com/mcp-elicitation/elicitation/internal/reqbody"
 )
 
 // The front door: the only code between net/http and the SDK. It reads a
 // request's era once (Sessionless), stamps the reference a tool handler
 // finds its HTTP request by (requestRefHeader), reads the body once where
-// anything here looks into it (reqbody.Peek, which the SDK's own read then
-// gets from memory), mends what the SDK drops of the Tasks (mcptasks.Lift),
+// anything here looks into it (readBody: the SDK's own read then gets it
+// from memory), mends what the SDK drops of the Tasks (mcptasks.Lift),
 // wraps the ResponseWriter once (edgeWriter) and routes the request to the
 // SDK's stateless handler or its sessions.
 
@@ -32,7 +32,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r2.Header.Set(requestRefHeader, ref)
 	ew := &edgeWriter{ResponseWriter: w, uncarry: !sessionless || r.Header.Get("Mcp-Method") == "subscriptions/listen"}
 	if r.Method == http.MethodPost && r.Body != nil && mcptasks.LiftsBody(r) {
-		body, ok := reqbody.Peek(r2, s.maxBody)
+		body, ok := readBody(r2, s.maxBody)
 		if ok {
 			lifted, refusal := mcptasks.Lift(r2, body)
 			if refusal != nil {
@@ -41,7 +41,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			if lifted != nil {
-				reqbody.Replace(r2, lifted)
+				setBody(r2, lifted, r.Body)
 			}
 			ew.primeWithAnswer = !sessionless && r.Header.Get("Mcp-Session-Id") != "" && answeredAtOnce(body)
 		}
@@ -53,6 +53,33 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.sessionEras.ServeHTTP(ew, r2)
+}
+
+// readBody reads r's body into memory, up to max bytes, and leaves r.Body
+// to read the same bytes (the SDK's read); ok is false when the body is
+// longer or its read failed, and r.Body then reads what came as it came
+// (what was read, then the rest), for the SDK to refuse with its own limit.
+func readBody(r *http.Request, max int64) (body []byte, ok bool) {
+	orig := r.Body
+	body, err := io.ReadAll(io.LimitReader(orig, max+1))
+	if err != nil || int64(len(body)) > max {
+		r.Body = readCloser{io.MultiReader(bytes.NewReader(body), orig), orig}
+		return nil, false
+	}
+	setBody(r, body, orig)
+	return body, true
+}
+
+// setBody makes r's body read body, closed by closing orig (the request's
+// own), with its ContentLength.
+func setBody(r *http.Request, body []byte, orig io.Closer) {
+	r.Body = readCloser{bytes.NewReader(body), orig}
+	r.ContentLength = int64(len(body))
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
 }
 
 // atOnceNames are the quoted names of the tools that cannot wait

@@ -161,7 +161,7 @@ func TestHostFormOnSession(t *testing.T) {
 // nothing, the next await does not show the form again, and the review
 // page still decides.
 func TestHostFormBoundedOnSession(t *testing.T) {
-	t.Parallel()
+	// Not in parallel: a 400 ms wait bound holds the host form's round trip.
 	e := newEnv(t, envOptions{hostForm: true, maxWait: 400 * time.Millisecond})
 	cs, host := connectFormHost(t, e, proto20251125, true)
 	host.late = &mcp.ElicitResult{Action: "accept", Content: map[string]any{"selection": "b"}}
