@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"maps"
-	"net/http"
 )
 
 // taskMeta is the _meta key Lift moves a 2025-11-25 tools/call's
@@ -12,13 +11,6 @@ import (
 // no task field and drops it). The middleware removes it before the tool
 // runs.
 const taskMeta = "elicitation/task"
-
-// LiftsBody reports whether Lift reads the body of r, a POST: every
-// session-era POST (a tools/call may carry params.task) and a 2026-07-28
-// subscriptions/listen (it may ask for task notifications).
-func LiftsBody(r *http.Request) bool {
-	return r.Header.Get("Mcp-Protocol-Version") < FirstExtensionVersion || r.Header.Get("Mcp-Method") == "subscriptions/listen"
-}
 
 // Lift mends a POST's body for what go-sdk v1.8.0 drops, before the SDK
 // decodes it: a session-era tools/call's params.task moves into
@@ -28,9 +20,10 @@ func LiftsBody(r *http.Request) bool {
 // extension declared, is refused with -32021 as the extension requires:
 // then refusal is the whole response (JSON) and the request goes no
 // further. Only bodies that mention "task" or "taskIds" are decoded;
-// lifted is nil when body stays as it is.
-func Lift(r *http.Request, body []byte) (lifted, refusal []byte) {
-	ext := r.Header.Get("Mcp-Protocol-Version") >= FirstExtensionVersion
+// lifted is nil when body stays as it is. ext tells a 2026-07-28
+// request (the front door reads the era); Lift is called with the body of
+// every session-era POST and of a 2026-07-28 subscriptions/listen.
+func Lift(ext bool, body []byte) (lifted, refusal []byte) {
 	look := []byte(`"task"`)
 	if ext {
 		look = []byte(`"taskIds"`)

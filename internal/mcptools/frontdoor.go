@@ -30,11 +30,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r2.Header = http.Header{}
 	}
 	r2.Header.Set(requestRefHeader, ref)
-	ew := &edgeWriter{ResponseWriter: w, uncarry: !sessionless || r.Header.Get("Mcp-Method") == "subscriptions/listen"}
-	if r.Method == http.MethodPost && r.Body != nil && mcptasks.LiftsBody(r) {
+	// What the Tasks mend (mcptasks.Lift) and carry (mcptasks.Uncarry):
+	// every session-era request, and a 2026-07-28 subscriptions/listen.
+	tasks := !sessionless || r.Header.Get("Mcp-Method") == "subscriptions/listen"
+	ew := &edgeWriter{ResponseWriter: w, uncarry: tasks}
+	if r.Method == http.MethodPost && r.Body != nil && tasks {
 		body, ok := readBody(r2, s.maxBody)
 		if ok {
-			lifted, refusal := mcptasks.Lift(r2, body)
+			lifted, refusal := mcptasks.Lift(sessionless, body)
 			if refusal != nil {
 				w.Header().Set("Content-Type", "application/json")
 				_, _ = w.Write(refusal)

@@ -68,7 +68,7 @@ func (s *Server) canAskInHost(req *mcp.CallToolRequest) bool {
 	if caps.Elicitation.Form == nil && caps.Elicitation.URL != nil {
 		return false
 	}
-	if req.ProtocolVersion() >= FirstSessionlessVersion {
+	if sessionlessVersion(req.ProtocolVersion()) {
 		return true
 	}
 	return req.Session != nil && req.Session.ID() != ""
@@ -132,7 +132,7 @@ func (s *Server) awaitHostForm(ctx context.Context, req *mcp.CallToolRequest, id
 		return nil, wait, false, err
 	}
 	bound := s.svc.WaitBound(ctx, wait)
-	if req.ProtocolVersion() < FirstSessionlessVersion {
+	if !sessionlessVersion(req.ProtocolVersion()) {
 		left, err := s.askOnSession(ctx, req, id, params, bound)
 		return nil, left, true, err
 	}

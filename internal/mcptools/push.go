@@ -82,7 +82,7 @@ func (s *Server) pushModeOf(req *mcp.CallToolRequest) pushMode {
 		return pushNone
 	}
 	v := req.ProtocolVersion()
-	if v >= FirstSessionlessVersion {
+	if sessionlessVersion(v) {
 		if s.sealer == nil {
 			return pushNone
 		}

@@ -31,6 +31,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/eventstore"
+	"github.com/mcp-elicitation/elicitation/internal/mcptasks"
 	"github.com/mcp-elicitation/elicitation/internal/sessionwatch"
 )
 
@@ -235,7 +236,8 @@ func capabilities(app bool) *mcp.ServerCapabilities {
 // FirstSessionlessVersion is the first protocol version without sessions
 // (no initialize; every request carries its version, in _meta and in the
 // Mcp-Protocol-Version header).
-const FirstSessionlessVersion = "2026-07-28"
+// It is the Tasks' extension's era too: one era, one constant.
+const FirstSessionlessVersion = mcptasks.FirstExtensionVersion
 
 // Sessionless reports whether r is a request of a sessionless protocol
 // era, which the stateless handler serves; requests of the session eras
@@ -243,8 +245,13 @@ const FirstSessionlessVersion = "2026-07-28"
 // version header) go to the session handler. Version strings are dates,
 // so they order as strings.
 func Sessionless(r *http.Request) bool {
-	return r.Header.Get("Mcp-Protocol-Version") >= FirstSessionlessVersion
+	return sessionlessVersion(r.Header.Get("Mcp-Protocol-Version"))
 }
+
+// sessionlessVersion reports whether protocol version v is of a
+// sessionless era: the one place the edge compares versions (but the
+// Tasks' flavours, mcptasks.flavourOf).
+func sessionlessVersion(v string) bool { return v >= FirstSessionlessVersion }
 
 const instructions = `These tools ask a human to approve something, fill a form, or pick among options, on a web page this server renders. ` +
 	`Create a request with elicit_approval or elicit_selection and give the returned reviewUrl to the human. ` +
