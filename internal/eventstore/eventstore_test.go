@@ -105,6 +105,7 @@ func check(t *testing.T, s *Store) {
 }
 
 func TestReplay(t *testing.T) {
+	t.Parallel()
 	s := New(Limits{})
 	run(t, s, "open a/", "open a/1", "append a/1 ", "append a/1 x", "append a/1 y", "append a/ n")
 	for _, c := range []struct {
@@ -133,6 +134,7 @@ func TestReplay(t *testing.T) {
 // opened, or dropped while its request answered) is never replayed, not
 // replayed from where it was found again.
 func TestLost(t *testing.T) {
+	t.Parallel()
 	s := New(Limits{SessionStreams: 1})
 	run(t, s, "append a/x late", "append a/x later")
 	if got := replay(t, s, "a", "x", 0); got != "purged" {
@@ -148,6 +150,7 @@ func TestLost(t *testing.T) {
 }
 
 func TestSessionStreams(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name   string
 		script []string
@@ -177,6 +180,7 @@ func TestSessionStreams(t *testing.T) {
 }
 
 func TestByteCaps(t *testing.T) {
+	t.Parallel()
 	ev := strings.Repeat("e", 100-eventOverhead) // an event that counts 100
 	stream := 2*100 + streamOverhead             // a request stream of two such events
 	for _, c := range []struct {
@@ -238,6 +242,7 @@ func TestByteCaps(t *testing.T) {
 }
 
 func TestSessionClosed(t *testing.T) {
+	t.Parallel()
 	s := New(Limits{})
 	run(t, s, "open a/", "append a/ n", "open a/1", "append a/1 x", "open b/1", "append b/1 y", "close a", "close a", "close zz")
 	if got := replay(t, s, "a", "1", -1); got != "purged" {
@@ -256,6 +261,7 @@ func TestSessionClosed(t *testing.T) {
 // bookkeeping stays exact and the store within its caps (a stream alone
 // over a cap excepted: here no event is that large).
 func TestBounded(t *testing.T) {
+	t.Parallel()
 	l := Limits{Bytes: 20 << 10, SessionBytes: 4 << 10, SessionStreams: 8}
 	s := New(l)
 	r := rand.New(rand.NewPCG(1, 2))
@@ -287,6 +293,7 @@ func TestBounded(t *testing.T) {
 
 // TestConcurrent runs the calls from many goroutines (go test -race).
 func TestConcurrent(t *testing.T) {
+	t.Parallel()
 	s := New(Limits{Bytes: 8 << 10, SessionStreams: 4})
 	var wg sync.WaitGroup
 	for g := range 8 {

@@ -18,6 +18,7 @@ func members(b []byte) (map[string]json.RawMessage, bool) {
 }
 
 func TestMembersReadsWhatClientsSend(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		in   string
 		want map[string]string
@@ -49,6 +50,7 @@ func TestMembersReadsWhatClientsSend(t *testing.T) {
 }
 
 func TestMembersLeavesTheRestToEncodingJSON(t *testing.T) {
+	t.Parallel()
 	for _, in := range []string{
 		``, `null`, `[]`, `"x"`, `{`, `{"a"}`, `{"a":}`, `{"a":1,}`, `{"a":1}{}`, `{"a":1} x`,
 		`{"a":01}`, `{"a":1.}`, `{"a":.5}`, `{"a":1e}`, `{"a":-}`, `{"a":+1}`, `{"a":tru}`, `{"a":truex}`,
@@ -65,6 +67,7 @@ func TestMembersLeavesTheRestToEncodingJSON(t *testing.T) {
 }
 
 func TestString(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		in, want string
 		ok       bool

@@ -71,23 +71,20 @@ func (t *Tasks) create(ctx context.Context, next mcp.MethodHandler, cr *mcp.Call
 		// tool's own sentence, as a protocol error.
 		return nil, errInvalid("%s (no task was created)", textOf(ctr))
 	}
-	var out struct {
-		ElicitationID string `json:"elicitationId"`
-		ReviewURL     string `json:"reviewUrl"`
-	}
-	if err := decodeStructured(ctr, &out); err != nil || out.ElicitationID == "" {
-		t.log.ErrorContext(ctx, "task tool returned no elicitationId", "tool", cr.Params.Name, "err", err)
+	out, ok := ctr.StructuredContent.(Created)
+	if !ok || out.TaskID() == "" {
+		t.log.ErrorContext(ctx, "task tool returned no request", "tool", cr.Params.Name)
 		return nil, errInternal
 	}
 	principal := t.opts.Principal(cr.Extra)
-	st, err := t.opts.Service.Status(ctx, principal, out.ElicitationID)
+	st, err := t.opts.Service.Status(ctx, principal, out.TaskID())
 	if err != nil {
-		t.log.ErrorContext(ctx, "reading a created task failed", "taskId", out.ElicitationID, "err", err)
+		t.log.ErrorContext(ctx, "reading a created task failed", "taskId", out.TaskID(), "err", err)
 		return nil, errInternal
 	}
 	v := viewOf(st, f)
-	v.Message = fmt.Sprintf("Waiting for a human to answer at %s (give them this link if the host does not show it); the task ends when they do, or when the request expires at %s.", out.ReviewURL, stamp(st.ExpiresAt))
-	immediate := fmt.Sprintf("Started a human review as task %s (elicitationId %s). If the host does not show it, give the human this link: %s. Carry on with other work: the host brings the answer when the task completes.", st.ID, st.ID, out.ReviewURL)
+	v.Message = fmt.Sprintf("Waiting for a human to answer at %s (give them this link if the host does not show it); the task ends when they do, or when the request expires at %s.", out.TaskReviewURL(), stamp(st.ExpiresAt))
+	immediate := fmt.Sprintf("Started a human review as task %s (elicitationId %s). If the host does not show it, give the human this link: %s. Carry on with other work: the host brings the answer when the task completes.", st.ID, st.ID, out.TaskReviewURL())
 	meta := mcp.Meta{metaImmediateResponse: immediate}
 	if f == flavourExt {
 		e := t.extTask(v, "task")
@@ -157,16 +154,4 @@ func textOf(r *mcp.CallToolResult) string {
 		}
 	}
 	return "the tool call failed"
-}
-
-// decodeStructured decodes a tool result's structured content into v.
-func decodeStructured(r *mcp.CallToolResult, v any) error {
-	b, ok := r.StructuredContent.(json.RawMessage)
-	if !ok {
-		var err error
-		if b, err = json.Marshal(r.StructuredContent); err != nil {
-			return err
-		}
-	}
-	return json.Unmarshal(b, v)
 }

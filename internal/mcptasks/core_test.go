@@ -63,6 +63,7 @@ func startTask(t *testing.T, c *client, tool string, args any) (id string, task 
 }
 
 func TestCoreDecide(t *testing.T) {
+	t.Parallel()
 	for _, ep := range endpoints {
 		t.Run(ep.name, func(t *testing.T) {
 			w := newWorld(t, ep.o)
@@ -100,6 +101,7 @@ func TestCoreDecide(t *testing.T) {
 }
 
 func TestCoreDeclineWithComment(t *testing.T) {
+	t.Parallel()
 	for _, ep := range endpoints {
 		t.Run(ep.name, func(t *testing.T) {
 			w := newWorld(t, ep.o)
@@ -118,6 +120,7 @@ func TestCoreDeclineWithComment(t *testing.T) {
 }
 
 func TestCoreSelection(t *testing.T) {
+	t.Parallel()
 	for _, ep := range endpoints {
 		t.Run(ep.name, func(t *testing.T) {
 			w := newWorld(t, ep.o)
@@ -147,6 +150,7 @@ func TestCoreSelection(t *testing.T) {
 }
 
 func TestCoreCancel(t *testing.T) {
+	t.Parallel()
 	for _, ep := range endpoints {
 		t.Run(ep.name, func(t *testing.T) {
 			w := newWorld(t, ep.o)
@@ -179,6 +183,7 @@ func TestCoreCancel(t *testing.T) {
 }
 
 func TestCoreExpiry(t *testing.T) {
+	t.Parallel()
 	for _, ep := range endpoints {
 		t.Run(ep.name, func(t *testing.T) {
 			w := newWorld(t, ep.o)
@@ -202,6 +207,7 @@ func TestCoreExpiry(t *testing.T) {
 // Another principal's task does not exist for them: the same error as an
 // unknown id, for every method.
 func TestCoreAnotherPrincipal(t *testing.T) {
+	t.Parallel()
 	for _, ep := range endpoints {
 		t.Run(ep.name, func(t *testing.T) {
 			w := newWorld(t, ep.o)
@@ -226,6 +232,7 @@ func TestCoreAnotherPrincipal(t *testing.T) {
 // A task outlives the processes: created, then every process restarted,
 // then decided and read through the new ones.
 func TestCoreRestart(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, worldOptions{stateless: true})
 	c := w.connect("tok-alice", core, -1, nil)
 	id, _ := startTask(t, c, "elicit_approval", approvalArgs)
@@ -243,6 +250,7 @@ func TestCoreRestart(t *testing.T) {
 // A task created through one process is polled and read through another
 // that never saw it (each its own store handle, no shared memory).
 func TestCoreOtherProcess(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, worldOptions{stateless: true, instances: 2})
 	creator := w.connect("tok-alice", core, 0, nil)
 	other := w.connect("tok-alice", core, 1, nil)
@@ -257,6 +265,7 @@ func TestCoreOtherProcess(t *testing.T) {
 }
 
 func TestCoreBadInput(t *testing.T) {
+	t.Parallel()
 	for _, ep := range endpoints {
 		t.Run(ep.name, func(t *testing.T) {
 			w := newWorld(t, ep.o)
@@ -306,6 +315,7 @@ func TestCoreBadInput(t *testing.T) {
 // each tool's execution.taskSupport (read raw: the go-sdk's types drop
 // both).
 func TestCoreDeclarations(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, worldOptions{})
 	post := func(session, body string) (http.Header, map[string]any) { return rawPost(t, w, session, body) }
 	h, init := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
@@ -358,6 +368,7 @@ func textOf(res map[string]any) string {
 // principal answers at once that the task is still working, with the
 // sentence of the limit that is full, never an internal error.
 func TestCoreResultBusy(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, worldOptions{stateless: true, instances: 1, maxWait: 5 * time.Second, waitShare: 1})
 	c1 := w.connect("tok-alice", core, -1, nil)
 	c2 := w.connect("tok-alice", core, -1, nil)
@@ -398,6 +409,7 @@ func TestCoreResultBusy(t *testing.T) {
 // gives no timeoutSeconds (clamped to the tools' bounds), the agent's own
 // timeoutSeconds wins, and the task's ttl is always the lifetime it got.
 func TestCoreTTL(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, worldOptions{})
 	c := w.connect("tok-alice", core, -1, nil)
 	for _, tc := range []struct {
@@ -433,6 +445,7 @@ func TestCoreTTL(t *testing.T) {
 // (here: decided), with the whole task; the carrier it travels in never
 // reaches the wire.
 func TestCoreStatusNotification(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, worldOptions{})
 	id, events := rawTaskSession(t, w, `{"message":"Ship?","context":1}`)
 	w.decide(id, elicitation.Submission{Decision: elicitation.DecisionSubmitted})

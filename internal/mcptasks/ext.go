@@ -24,13 +24,13 @@ const answeredRef = "task input " + reviewInput
 // getExt answers a 2026-07-28 tasks/get: the task, with the result inline
 // once there is one (fetching it consumes and audits as the result tool
 // does), or the review link as an input request while it waits.
-func (t *Tasks) getExt(ctx context.Context, next mcp.MethodHandler, tg target) (mcp.Result, error) {
+func (t *Tasks) getExt(ctx context.Context, tg target) (mcp.Result, error) {
 	e := t.extTask(tg.view, "complete")
 	switch {
 	case tg.view.hasResult:
 		// Every poll carries the result; only the first consumes the
 		// request and audits the fetch.
-		res, err := t.outcome(elicitation.WithRepeatRead(ctx), next, tg)
+		res, err := t.outcome(elicitation.WithRepeatRead(ctx), tg)
 		if err != nil {
 			return nil, err
 		}

@@ -40,6 +40,7 @@ func startExt(t *testing.T, c *client, tool string, args any) string {
 }
 
 func TestExtDecide(t *testing.T) {
+	t.Parallel()
 	for _, ep := range endpoints {
 		t.Run(ep.name, func(t *testing.T) {
 			w := newWorld(t, ep.o)
@@ -74,6 +75,7 @@ func TestExtDecide(t *testing.T) {
 // A client that did not declare the extension gets the plain creation
 // result, and tasks methods refuse it with the missing capability.
 func TestExtNotDeclared(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, worldOptions{})
 	c := w.connect("tok-alice", ext, -1, nil)
 	res, e := c.Start("elicit_approval", approvalArgs, "")
@@ -89,6 +91,7 @@ func TestExtNotDeclared(t *testing.T) {
 // input request while it waits; its answer (tasks/update) puts the task
 // back to working, and the key is never offered again.
 func TestExtInputRequired(t *testing.T) {
+	t.Parallel()
 	for _, ep := range endpoints {
 		t.Run(ep.name, func(t *testing.T) {
 			w := newWorld(t, ep.o)
@@ -138,6 +141,7 @@ func TestExtInputRequired(t *testing.T) {
 }
 
 func TestExtCancelExpireAndErrors(t *testing.T) {
+	t.Parallel()
 	for _, ep := range endpoints {
 		t.Run(ep.name, func(t *testing.T) {
 			w := newWorld(t, ep.o)
@@ -187,6 +191,7 @@ func TestExtCancelExpireAndErrors(t *testing.T) {
 // it is acknowledged and ends at once (TestExtTaskNotifications: with
 // tasks).
 func TestExtListenForTasks(t *testing.T) {
+	t.Parallel()
 	for _, ep := range endpoints {
 		t.Run(ep.name, func(t *testing.T) {
 			w := newWorld(t, ep.o)
@@ -227,6 +232,7 @@ func TestExtListenForTasks(t *testing.T) {
 // once; cancelled), and ends when all have; the carriers never reach the
 // wire.
 func TestExtTaskNotifications(t *testing.T) {
+	t.Parallel()
 	for _, ep := range endpoints {
 		t.Run(ep.name, func(t *testing.T) {
 			w := newWorld(t, ep.o)
@@ -334,6 +340,7 @@ func openListen(t *testing.T, w *world, token string, ids ...string) (next func(
 // saying what to do, as is an elicit_await; once the first listen ended, a
 // listen is acknowledged again.
 func TestExtListenHoldsAWaitSlot(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, worldOptions{waitShare: 1})
 	c := w.connect("tok-alice", ext, -1, extCaps)
 	first := startExt(t, c, "elicit_approval", approvalArgs)

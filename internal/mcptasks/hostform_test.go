@@ -21,6 +21,7 @@ import (
 // says the task is still working, the form is not shown again, and the
 // review page then decides.
 func TestCoreHostForm(t *testing.T) {
+	// Not in parallel: a 400 ms wait bound holds the host form's round trip.
 	shown := make(chan *mcp.ElicitParams, 4)
 	answers := make(chan *mcp.ElicitResult, 4)
 	cancelled := make(chan struct{}, 4)

@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"maps"
-	"net/http"
-
-	"github.com/mcp-elicitation/elicitation/internal/reqbody"
 )
 
 // taskMeta is the _meta key Lift moves a 2025-11-25 tools/call's
@@ -15,50 +12,34 @@ import (
 // runs.
 const taskMeta = "elicitation/task"
 
-// Lift returns next with each session-era tools/call POST's params.task
-// moved into params._meta, where the SDK keeps it, the carriers of each
-// session-era response and 2026-07-28 listen turned into the task
-// notifications they carry (notify.go), and a 2026-07-28
-// subscriptions/listen asking for task notifications (notifications.taskIds,
-// which the SDK drops) refused with -32021 without the extension, as the
-// extension requires, and with it given its task ids and JSON-RPC id in
-// _meta (listen.go answers it). Bodies of at most maxBody bytes are looked
-// at, and only those that mention "task" or "taskIds"; every other request
-// reaches next untouched (next applies its own body limit).
-func Lift(next http.Handler, maxBody int64) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ext := r.Header.Get("Mcp-Protocol-Version") >= FirstExtensionVersion
-		if !ext || r.Header.Get("Mcp-Method") == "subscriptions/listen" {
-			w = &statusWriter{w} // task notifications (notify.go)
-		}
-		if r.Method != http.MethodPost || r.Body == nil || (ext && r.Header.Get("Mcp-Method") != "subscriptions/listen") {
-			next.ServeHTTP(w, r)
-			return
-		}
-		look := []byte(`"task"`)
-		if ext {
-			look = []byte(`"taskIds"`)
-		}
-		body, ok := reqbody.Peek(r, maxBody)
-		if !ok || !bytes.Contains(body, look) {
-			next.ServeHTTP(w, r)
-			return
-		}
-		if ext {
-			if refuseListen(w, body) {
-				return
-			}
-			if lifted, ok := liftListen(body); ok {
-				reqbody.Replace(r, lifted)
-			}
-			next.ServeHTTP(w, r)
-			return
-		}
-		if lifted, ok := lift(body); ok {
-			reqbody.Replace(r, lifted)
-		}
-		next.ServeHTTP(w, r)
-	})
+// Lift mends a POST's body for what go-sdk v1.8.0 drops, before the SDK
+// decodes it: a session-era tools/call's params.task moves into
+// params._meta, where the SDK keeps it; a 2026-07-28 subscriptions/listen
+// asking for task notifications (notifications.taskIds) gets its task ids
+// and JSON-RPC id in _meta (listen.go answers it), or, without the
+// extension declared, is refused with -32021 as the extension requires:
+// then refusal is the whole response (JSON) and the request goes no
+// further. Only bodies that mention "task" or "taskIds" are decoded;
+// lifted is nil when body stays as it is. ext tells a 2026-07-28
+// request (the front door reads the era); Lift is called with the body of
+// every session-era POST and of a 2026-07-28 subscriptions/listen.
+func Lift(ext bool, body []byte) (lifted, refusal []byte) {
+	look := []byte(`"task"`)
+	if ext {
+		look = []byte(`"taskIds"`)
+	}
+	if !bytes.Contains(body, look) {
+		return nil, nil
+	}
+	if !ext {
+		lifted, _ = lift(body)
+		return lifted, nil
+	}
+	if refusal = refuseListen(body); refusal != nil {
+		return nil, refusal
+	}
+	lifted, _ = liftListen(body)
+	return lifted, nil
 }
 
 // lift moves a tools/call message's params.task into params._meta; ok is
@@ -102,9 +83,9 @@ func withMeta(msg, params, add map[string]json.RawMessage) ([]byte, bool) {
 	return out, err == nil
 }
 
-// refuseListen answers a subscriptions/listen that asks for task
-// notifications without declaring the extension; it reports whether it did.
-func refuseListen(w http.ResponseWriter, body []byte) bool {
+// refuseListen is the answer to a subscriptions/listen that asks for task
+// notifications without declaring the extension; nil for any other.
+func refuseListen(body []byte) []byte {
 	var msg struct {
 		ID     json.RawMessage `json:"id"`
 		Params struct {
@@ -119,19 +100,17 @@ func refuseListen(w http.ResponseWriter, body []byte) bool {
 		} `json:"params"`
 	}
 	if json.Unmarshal(body, &msg) != nil || msg.Params.Notifications.TaskIDs == nil || len(msg.ID) == 0 {
-		return false
+		return nil
 	}
 	if _, ok := msg.Params.Meta.Caps.Extensions[Extension]; ok {
-		return false
+		return nil
 	}
 	out, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "error": map[string]any{
 		"code":    -32021,
 		"message": "Missing required client capability: task notifications need the " + Extension + " extension in the request's capabilities",
 		"data":    map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{Extension: map[string]any{}}}},
 	}})
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(out)
-	return true
+	return out
 }
 
 // _meta keys liftListen moves a subscriptions/listen's task ids and its

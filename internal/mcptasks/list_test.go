@@ -73,6 +73,7 @@ func taskIDs(tasks []map[string]any) []string {
 // sees none of them; a cursor that is not the server's is -32602; the
 // 2026-07-28 extension has no tasks/list.
 func TestCoreList(t *testing.T) {
+	t.Parallel()
 	for _, ep := range endpoints {
 		t.Run(ep.name, func(t *testing.T) {
 			w := newWorld(t, ep.o)

@@ -22,8 +22,8 @@ const MaxListenTasks = 100
 // one's notifications/tasks when it ends (decided, declined, cancelled,
 // expired: the DetailedTask tasks/get would answer, the result inline), and
 // ends the stream when all have, or when the client goes away. The
-// notifications travel as carriers, which Lift's writer turns back.
-func (t *Tasks) listen(ctx context.Context, next mcp.MethodHandler, req mcp.Request) (mcp.Result, bool, error) {
+// notifications travel as carriers, which Uncarry turns back.
+func (t *Tasks) listen(ctx context.Context, req mcp.Request) (mcp.Result, bool, error) {
 	meta := req.GetParams().GetMeta()
 	raw, _ := json.Marshal(meta[listenTaskIDsMeta])
 	var ids []string
@@ -58,20 +58,20 @@ func (t *Tasks) listen(ctx context.Context, next mcp.MethodHandler, req mcp.Requ
 	}
 	var wg sync.WaitGroup
 	for _, id := range accepted {
-		wg.Go(func() { t.notifyWhenOver(ctx, next, ss, req, principal, id) })
+		wg.Go(func() { t.notifyWhenOver(ctx, ss, req, principal, id) })
 	}
 	wg.Wait()
 	return &mcp.SubscriptionsListenResult{Meta: mcp.Meta{mcp.MetaKeySubscriptionID: subID}}, true, nil
 }
 
 // notifyWhenOver waits for task id to end, then sends its DetailedTask.
-func (t *Tasks) notifyWhenOver(ctx context.Context, next mcp.MethodHandler, ss *mcp.ServerSession, req mcp.Request, principal, id string) {
+func (t *Tasks) notifyWhenOver(ctx context.Context, ss *mcp.ServerSession, req mcp.Request, principal, id string) {
 	st, err := t.opts.Service.Watch(ctx, principal, id)
 	if err != nil || st.Status == elicitation.StatusPending {
 		return
 	}
 	tg := target{req: req, f: flavourExt, principal: principal, state: st, view: viewOf(st, flavourExt)}
-	res, err := t.getExt(ctx, next, tg)
+	res, err := t.getExt(ctx, tg)
 	if err != nil {
 		t.log.DebugContext(ctx, "task notification not built", "taskId", id, "err", err)
 		return

@@ -27,9 +27,9 @@
 // the request, each time. Nothing about a task is held in memory, so a task
 // created by one process can be polled through another, after a restart,
 // or on a function invoked once per request. The task's result is exactly
-// what the result tool returns, fetched through the server's own tools/call
-// path (so it is consumed and audited the same way), with the request's id
-// and review link added.
+// what the result tool returns, from the same code (Options.Result: so it
+// is consumed and audited the same way), with the request's id and review
+// link added; tasks/result waits as the await tool does (Options.Await).
 //
 // The package uses only the go-sdk's extension points: receiving
 // middleware, custom methods (AddReceivingCustomMethod), result types
@@ -41,7 +41,7 @@
 // offers a server no way to send a notification it does not know:
 // notifications/tasks/status (on a 2025-11-25 session) and the 2026-07-28
 // notifications/tasks (on a subscriptions/listen for task ids) travel as a
-// carrier the SDK knows, which Lift's response writer turns back (notify.go,
+// carrier the SDK knows, which Uncarry turns back (notify.go,
 // listen.go). A tasks request without params is given empty ones (the SDK
 // panics reading the _meta of a nil custom params type).
 //
@@ -82,22 +82,32 @@ const (
 // read (docs/benchmarks.md has the cost).
 const DefaultPollInterval = 5 * time.Second
 
-// Options configure Tasks. Service, TaskTools, AwaitTool, ResultTool and
-// Principal are required.
+// Options configure Tasks. Service, TaskTools, Await, Result, ResultTool
+// and Principal are required.
 type Options struct {
 	// Service holds the requests the tools create.
 	Service *elicitation.Service
 
 	// TaskTools are the tools that may run as tasks; each returns, as its
-	// structured content, an object with the created request's
-	// elicitationId and reviewUrl.
+	// structured content, the Created request.
 	TaskTools []string
 
-	// AwaitTool waits within the server's wait bound for a request
-	// (argument elicitationId) and returns its status; ResultTool returns
-	// a decided request's outcome and consumes it. tasks/result and
-	// tasks/get call them through the server's own tools/call path.
-	AwaitTool, ResultTool string
+	// Await waits, within the server's wait bound, for the request id,
+	// as the await tool does for the tools/call req (the task's own
+	// client's: its session, extra and _meta), and returns its status;
+	// tasks/result calls it.
+	Await func(ctx context.Context, req *mcp.CallToolRequest, id string) (elicitation.Status, error)
+
+	// Result returns a decided request's outcome as the result tool does
+	// (it consumes the request), with the request's id and the review
+	// link kept with it: the task's result. tasks/result and tasks/get
+	// call it. An error is only for a request that cannot be read (not
+	// found); the tool's own errors are isError results.
+	Result func(ctx context.Context, req *mcp.CallToolRequest, id string) (*mcp.CallToolResult, error)
+
+	// ResultTool names the tool whose output schema a task's result
+	// extends (tools/list).
+	ResultTool string
 
 	// Principal is the agent identity of a request, as the tools see it.
 	Principal func(*mcp.RequestExtra) string
@@ -142,8 +152,8 @@ type Tasks struct {
 // Install adds Tasks to s: the tasks methods and the middleware that turns
 // task-augmented tool calls into tasks. Call it before s serves anything.
 func Install(s *mcp.Server, opts Options) (*Tasks, error) {
-	if opts.Service == nil || opts.Principal == nil || opts.AwaitTool == "" || opts.ResultTool == "" || len(opts.TaskTools) == 0 {
-		panic("mcptasks.Install: Service, Principal, AwaitTool, ResultTool and TaskTools are required")
+	if opts.Service == nil || opts.Principal == nil || opts.Await == nil || opts.Result == nil || opts.ResultTool == "" || len(opts.TaskTools) == 0 {
+		panic("mcptasks.Install: Service, Principal, Await, Result, ResultTool and TaskTools are required")
 	}
 	t := &Tasks{opts: opts, log: opts.Logger, poll: opts.PollInterval}
 	if t.log == nil {
@@ -169,6 +179,13 @@ func Install(s *mcp.Server, opts Options) (*Tasks, error) {
 	}
 	s.AddReceivingMiddleware(t.middleware)
 	return t, nil
+}
+
+// Created is the structured content of a task tool's result: the request
+// it created.
+type Created interface {
+	TaskID() string        // the request's id, which is the task's
+	TaskReviewURL() string // its review page
 }
 
 func (t *Tasks) isTaskTool(name string) bool { return slices.Contains(t.opts.TaskTools, name) }

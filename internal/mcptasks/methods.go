@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,7 +23,7 @@ type target struct {
 
 // method answers tasks/get, tasks/result, tasks/cancel, tasks/update and
 // tasks/list.
-func (t *Tasks) method(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
+func (t *Tasks) method(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 	f := flavourOfRequest(req)
 	if err := offered(method, f, req); err != nil {
 		return nil, err
@@ -50,11 +49,11 @@ func (t *Tasks) method(ctx context.Context, next mcp.MethodHandler, method strin
 	switch method {
 	case methodGet:
 		if f == flavourExt {
-			return t.getExt(ctx, next, tg)
+			return t.getExt(ctx, tg)
 		}
 		return &taskResult{coreTask: t.coreTask(tg.view)}, nil
 	case methodResult:
-		return t.result(ctx, next, tg)
+		return t.result(ctx, tg)
 	case methodCancel:
 		return t.cancel(ctx, tg)
 	default:
@@ -117,27 +116,21 @@ func (t *Tasks) readError(ctx context.Context, id string, err error) error {
 	return errInternal
 }
 
-// result answers a 2025-11-25 tasks/result: it waits for the request
-// through the await tool (within the server's wait bound, decided where
-// elicit_await's is), then returns what the result tool returns, which
+// result answers a 2025-11-25 tasks/result: it waits for the request as
+// elicit_await does (Options.Await: within the server's wait bound, with
+// its caps and offers), then returns what the result tool returns, which
 // consumes the request and audits the fetch.
-func (t *Tasks) result(ctx context.Context, next mcp.MethodHandler, tg target) (mcp.Result, error) {
+func (t *Tasks) result(ctx context.Context, tg target) (mcp.Result, error) {
 	if tg.view.pending {
-		res, err := t.callTool(ctx, next, tg, t.opts.AwaitTool)
+		status, err := t.opts.Await(ctx, t.toolRequest(tg), tg.state.ID)
 		if err != nil {
-			return nil, err
+			return nil, t.callError(ctx, tg.state.ID, err)
 		}
-		var out struct {
-			Status elicitation.Status `json:"status"`
-		}
-		if res.IsError || decodeStructured(res, &out) != nil {
-			return nil, t.toolFailure(ctx, tg.state.ID, res)
-		}
-		if out.Status == elicitation.StatusPending {
+		if status == elicitation.StatusPending {
 			return nil, errStillWorking(t.opts.Service.MaxWait().String())
 		}
 	}
-	res, err := t.outcome(ctx, next, tg)
+	res, err := t.outcome(ctx, tg)
 	if err != nil {
 		return nil, err
 	}
@@ -146,59 +139,37 @@ func (t *Tasks) result(ctx context.Context, next mcp.MethodHandler, tg target) (
 }
 
 // outcome is the task's result: the result tool's answer with the
-// request's id and review link.
-func (t *Tasks) outcome(ctx context.Context, next mcp.MethodHandler, tg target) (*mcp.CallToolResult, error) {
-	res, err := t.callTool(ctx, next, tg, t.opts.ResultTool)
+// request's id and review link (Options.Result).
+func (t *Tasks) outcome(ctx context.Context, tg target) (*mcp.CallToolResult, error) {
+	res, err := t.opts.Result(ctx, t.toolRequest(tg), tg.state.ID)
 	if err != nil {
-		return nil, err
+		return nil, t.callError(ctx, tg.state.ID, err)
 	}
-	if res.IsError {
-		if text := textOf(res); strings.HasPrefix(text, string(elicitation.CodeNotFound)+":") {
-			return nil, errNotFound()
-		}
-		return res, nil
-	}
-	link := ""
-	if t.opts.ReviewLink != nil {
-		link, _ = t.opts.ReviewLink(ctx, tg.principal, tg.state.ID)
-	}
-	var fields map[string]json.RawMessage
-	if err := decodeStructured(res, &fields); err != nil || fields == nil {
-		return nil, t.toolFailure(ctx, tg.state.ID, res)
-	}
-	fields["elicitationId"], _ = json.Marshal(tg.state.ID)
-	fields["reviewUrl"], _ = json.Marshal(link)
-	if link == "" {
-		fields["reviewUrl"] = json.RawMessage("null")
-	}
-	b, err := json.Marshal(fields)
-	if err != nil {
-		return nil, errInternal
-	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}, nil
+	return res, nil
 }
 
-// toolFailure maps an unexpected tool answer inside a tasks method.
-func (t *Tasks) toolFailure(ctx context.Context, id string, res *mcp.CallToolResult) error {
-	text := textOf(res)
-	if strings.HasPrefix(text, string(elicitation.CodeNotFound)+":") {
+// callError maps what failed when a tasks method waited or read the
+// result: a request not found is the specification's "Task not found", a
+// full wait limit a task still working (the sentence says which limit and
+// when to ask again), anything else internal.
+func (t *Tasks) callError(ctx context.Context, id string, err error) error {
+	switch elicitation.CodeOf(err) {
+	case elicitation.CodeNotFound:
 		return errNotFound()
+	case elicitation.CodeBusy:
+		return &jsonrpc.Error{Code: CodeStillWorking, Message: "task still working: " + elicitation.PublicMessage(err)}
 	}
-	if busy, ok := strings.CutPrefix(text, string(elicitation.CodeBusy)+": "); ok {
-		// A wait limit of the server is full: the task is still working,
-		// and the sentence says which limit and when to ask again.
-		return &jsonrpc.Error{Code: CodeStillWorking, Message: "task still working: " + busy}
+	if ctx.Err() == nil {
+		t.log.WarnContext(ctx, "task call failed", "taskId", id, "err", err)
 	}
-	t.log.WarnContext(ctx, "task tool call failed", "taskId", id, "answer", text)
 	return errInternal
 }
 
-// callTool calls a tool with the task's elicitationId through the rest of
-// the server's chain, as the request's own client (same session, extra and
-// era), so that the tools apply every rule they always apply.
-func (t *Tasks) callTool(ctx context.Context, next mcp.MethodHandler, tg target, name string) (*mcp.CallToolResult, error) {
-	args, _ := json.Marshal(map[string]string{"elicitationId": tg.state.ID})
-	p := &mcp.CallToolParamsRaw{Name: name, Arguments: args}
+// toolRequest is the tools/call the task's wait and result run as: the
+// request's own client's (same session, extra and era), so that they apply
+// every rule the tools always apply.
+func (t *Tasks) toolRequest(tg target) *mcp.CallToolRequest {
+	p := &mcp.CallToolParamsRaw{}
 	if m := tg.req.GetParams().GetMeta(); m != nil {
 		p.Meta = maps.Clone(mcp.Meta(m))
 	}
@@ -211,19 +182,7 @@ func (t *Tasks) callTool(ctx context.Context, next mcp.MethodHandler, tg target,
 		p.Meta[MetaRelatedTask] = map[string]any{"taskId": tg.state.ID}
 	}
 	ss, _ := tg.req.GetSession().(*mcp.ServerSession)
-	res, err := next(ctx, "tools/call", &mcp.CallToolRequest{Session: ss, Params: p, Extra: tg.req.GetExtra()})
-	if err != nil {
-		if isRPCError(err) {
-			return nil, err
-		}
-		t.log.ErrorContext(ctx, "task tool call failed", "tool", name, "taskId", tg.state.ID, "err", err)
-		return nil, errInternal
-	}
-	ctr, ok := res.(*mcp.CallToolResult)
-	if !ok {
-		return nil, errInternal
-	}
-	return ctr, nil
+	return &mcp.CallToolRequest{Session: ss, Params: p, Extra: tg.req.GetExtra()}
 }
 
 // cancel withdraws the request (Service.Cancel, as elicit_cancel does):

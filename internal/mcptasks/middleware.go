@@ -49,13 +49,13 @@ func (t *Tasks) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return t.call(ctx, next, req)
 		case "subscriptions/listen":
 			if flavourOfRequest(req) == flavourExt {
-				if res, ok, err := t.listen(ctx, next, req); ok {
+				if res, ok, err := t.listen(ctx, req); ok {
 					return res, err
 				}
 			}
 		case methodGet, methodResult, methodCancel, methodList, methodUpdate:
 			fillParams(req)
-			return t.method(ctx, next, method, req)
+			return t.method(ctx, method, req)
 		}
 		return next(ctx, method, req)
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -20,7 +19,8 @@ import (
 // go-sdk v1.8.0 sends a server's notifications only from its own list, so
 // the notification travels as a carrier the SDK knows: a
 // notifications/progress whose params hold the task under carrierKey in
-// _meta. Lift wraps every session-era response, and its writer turns each
+// _meta. The server's front door passes every session-era response through
+// Uncarry, which turns each
 // server-sent event that is such a carrier back into
 // notifications/tasks/status (one event is one Write, in the SDK as in
 // the event store's replays). Nothing else is ever rewritten: a carrier is
@@ -36,7 +36,7 @@ const (
 var carrierMark = []byte(`"` + carrierKey + `"`)
 
 // notify sends ss the notification method with params, in a carrier
-// (Lift's writer sends it as itself).
+// (Uncarry sends it as itself).
 func notify(ctx context.Context, ss *mcp.ServerSession, method string, params any) error {
 	return ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
 		ProgressToken: carrierKey,
@@ -72,23 +72,16 @@ func (t *Tasks) watch(ss *mcp.ServerSession, principal, id string) {
 	}()
 }
 
-// statusWriter turns carriers back into notifications/tasks/status.
-type statusWriter struct{ http.ResponseWriter }
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-func (w *statusWriter) Write(b []byte) (int, error) {
+// Uncarry turns b, what the SDK writes of a response, back into the task
+// notifications it carries, if it is one server-sent event that is a
+// carrier; ok is false for anything else, which goes out as it is. The
+// server's front door runs every session-era response and 2026-07-28
+// listen through it.
+func Uncarry(b []byte) (out []byte, ok bool) {
 	if !bytes.Contains(b, carrierMark) {
-		return w.ResponseWriter.Write(b)
+		return nil, false
 	}
-	out, ok := uncarry(b)
-	if !ok {
-		return w.ResponseWriter.Write(b)
-	}
-	if _, err := w.ResponseWriter.Write(out); err != nil {
-		return 0, err
-	}
-	return len(b), nil
+	return uncarry(b)
 }
 
 // uncarry rewrites the data line of one server-sent event that is a

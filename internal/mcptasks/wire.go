@@ -146,8 +146,3 @@ func (e *methodNotFound) As(target any) bool {
 	}
 	return ok
 }
-
-func isRPCError(err error) bool {
-	var e *jsonrpc.Error
-	return errors.As(err, &e)
-}

@@ -40,6 +40,7 @@ func connectAppAt(t *testing.T, e *env, ui bool, version string) *mcp.ClientSess
 // through the page's rules, recorded via app; the page's first answer
 // wins over a later app decision.
 func TestAppDecide(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{app: true})
 	cs := connectApp(t, e, true)
 	tools, err := cs.ListTools(context.Background(), nil)
@@ -111,6 +112,7 @@ func TestAppDecide(t *testing.T) {
 
 // TestAppRefusedWithSignIn: with reviewer sign-in the app never decides.
 func TestAppRefusedWithSignIn(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{app: true, signIn: true})
 	cs := connectApp(t, e, true)
 	c := ok(t, cs, mcptools.ToolSelection, map[string]any{"message": "Which?", "options": threeOptions})
@@ -141,6 +143,7 @@ func asStrings(v any) []string {
 // as the review page renders it, the form's fields and the templates'
 // names; without the app none of it appears.
 func TestAppResource(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t, envOptions{app: true})
 	cs := connectApp(t, e, true)
@@ -229,6 +232,7 @@ func TestAppResource(t *testing.T) {
 // host's capabilities never reach the process serving a call, so the app's
 // tools answer it; a 2026-07-28 call carries them and is checked.
 func TestAppStateless(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{app: true, stateless: true})
 	cs := connectApp(t, e, false)
 	c := ok(t, cs, mcptools.ToolSelection, map[string]any{"message": "Which?", "options": threeOptions})

@@ -231,89 +231,153 @@ func (a args) elicitationID() (string, error) {
 	return id, err
 }
 
-// approvalInput decodes elicit_approval's arguments.
-func approvalInput(raw json.RawMessage) (elicitation.ApprovalInput, error) {
-	var in elicitation.ApprovalInput
-	a, err := parseArgs(raw, approvalArgNames...)
+// createInput is what the creating tools take, decoded by one decoder
+// (decodeCreate): the arguments both take, then each kind's own; create
+// adds what the call's transport tells and builds the Service's input
+// (approval, selection).
+type createInput struct {
+	selection bool
+
+	message            string
+	notify             elicitation.Notify
+	reviewers          []string
+	approvals          int
+	css                string
+	labels             elicitation.Labels
+	timeout            int
+	push, askInHost    bool
+	client             elicitation.Client
+	pushLink, hostLink func(id, key string) string
+
+	// elicit_approval's own.
+	context, schema json.RawMessage
+	displayTemplate string
+
+	// elicit_selection's own.
+	options                       []json.RawMessage
+	minSelections, maxSelections  int
+	rowTemplate, headingTemplate  string
+	footerTemplate, hoverTemplate string
+}
+
+// decodeCreate decodes elicit_selection's arguments if selection, else
+// elicit_approval's.
+func decodeCreate(raw json.RawMessage, selection bool) (createInput, error) {
+	in := createInput{selection: selection}
+	names, what := approvalArgNames, "tell the reviewer what you are asking them to approve"
+	if selection {
+		names, what = selectionArgNames, "tell the reviewer what to pick and why"
+	}
+	a, err := parseArgs(raw, names...)
 	if err != nil {
 		return in, err
 	}
-	if in.Notify.Targets, err = a.notify(); err != nil {
+	if in.notify.Targets, err = a.notify(); err != nil {
 		return in, err
 	}
-	if in.Notify.Escalate, err = a.escalate(); err != nil {
+	if in.notify.Escalate, err = a.escalate(); err != nil {
 		return in, err
 	}
-	if err = a.deciders(&in.Reviewers, &in.Approvals); err != nil {
+	if err = a.deciders(&in.reviewers, &in.approvals); err != nil {
 		return in, err
 	}
-	if in.Message, err = a.requiredStr("message", "tell the reviewer what you are asking them to approve"); err != nil {
+	if in.message, err = a.requiredStr("message", what); err != nil {
 		return in, err
 	}
-	in.Context = a.raw("context")
-	if s := a.raw("requestedSchema"); s != nil {
-		if s[0] != '{' {
-			return in, badArg("requestedSchema", `requestedSchema must be a JSON object like {"type": "object", "properties": {...}, "required": [...]}`)
-		}
-		in.RequestedSchema = s
+	if selection {
+		err = a.selectionArgs(&in)
+	} else {
+		err = a.approvalArgs(&in)
 	}
-	if in.DisplayTemplate, err = a.str("displayTemplate"); err != nil {
+	if err != nil {
 		return in, err
 	}
-	if in.CSS, err = a.str("css"); err != nil {
+	if in.css, err = a.str("css"); err != nil {
 		return in, err
 	}
-	if in.Labels, err = a.labels(); err != nil {
+	if in.labels, err = a.labels(); err != nil {
 		return in, err
 	}
-	in.TimeoutSeconds, err = a.timeout()
+	if in.timeout, err = a.timeout(); err != nil {
+		return in, err
+	}
+	if in.push, err = a.pushArg(); err != nil {
+		return in, err
+	}
+	in.askInHost, err = a.boolean("askInHost")
 	return in, err
 }
 
-// selectionInput decodes elicit_selection's arguments.
-func selectionInput(raw json.RawMessage) (elicitation.SelectionInput, error) {
-	var in elicitation.SelectionInput
-	a, err := parseArgs(raw, selectionArgNames...)
-	if err != nil {
-		return in, err
+// approvalArgs reads elicit_approval's own arguments into in.
+func (a args) approvalArgs(in *createInput) (err error) {
+	in.context = a.raw("context")
+	if s := a.raw("requestedSchema"); s != nil {
+		if s[0] != '{' {
+			return badArg("requestedSchema", `requestedSchema must be a JSON object like {"type": "object", "properties": {...}, "required": [...]}`)
+		}
+		in.schema = s
 	}
-	if in.Notify.Targets, err = a.notify(); err != nil {
-		return in, err
-	}
-	if in.Notify.Escalate, err = a.escalate(); err != nil {
-		return in, err
-	}
-	if err = a.deciders(&in.Reviewers, &in.Approvals); err != nil {
-		return in, err
-	}
-	if in.Message, err = a.requiredStr("message", "tell the reviewer what to pick and why"); err != nil {
-		return in, err
-	}
+	in.displayTemplate, err = a.str("displayTemplate")
+	return err
+}
+
+// selectionArgs reads elicit_selection's own arguments into in.
+func (a args) selectionArgs(in *createInput) (err error) {
 	opts := a.raw("options")
 	if opts == nil {
-		return in, badArg("options", `options is required: an array of objects, each with a unique string "id" (and optionally a "label" and any other keys)`)
+		return badArg("options", `options is required: an array of objects, each with a unique string "id" (and optionally a "label" and any other keys)`)
 	}
-	if opts[0] != '[' || json.Unmarshal(opts, &in.Options) != nil {
-		return in, badArg("options", `options must be an array of objects, each with a unique string "id"`)
+	if opts[0] != '[' || json.Unmarshal(opts, &in.options) != nil {
+		return badArg("options", `options must be an array of objects, each with a unique string "id"`)
 	}
 	const bound = "a whole number at least 1 (default 1; 1 <= minSelections <= maxSelections <= number of options)"
-	if in.MinSelections, _, err = a.integer("minSelections", 1, bound); err != nil {
-		return in, err
+	if in.minSelections, _, err = a.integer("minSelections", 1, bound); err != nil {
+		return err
 	}
-	if in.MaxSelections, _, err = a.integer("maxSelections", 1, bound); err != nil {
-		return in, err
+	if in.maxSelections, _, err = a.integer("maxSelections", 1, bound); err != nil {
+		return err
 	}
 	for _, t := range []struct {
 		name string
 		dst  *string
-	}{{"rowTemplate", &in.RowTemplate}, {"headingTemplate", &in.HeadingTemplate}, {"footerTemplate", &in.FooterTemplate}, {"hoverTemplate", &in.HoverTemplate}, {"css", &in.CSS}} {
+	}{{"rowTemplate", &in.rowTemplate}, {"headingTemplate", &in.headingTemplate}, {"footerTemplate", &in.footerTemplate}, {"hoverTemplate", &in.hoverTemplate}} {
 		if *t.dst, err = a.str(t.name); err != nil {
-			return in, err
+			return err
 		}
 	}
-	if in.Labels, err = a.labels(); err != nil {
-		return in, err
+	return nil
+}
+
+// pushArg reads a creating tool's optional push (default true).
+func (a args) pushArg() (bool, error) {
+	r, ok := a.m["push"]
+	if !ok {
+		return true, nil
 	}
-	in.TimeoutSeconds, err = a.timeout()
-	return in, err
+	switch string(r) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return true, badArg("push", "push must be true or false, not %s", describe(r))
+}
+
+// approval is the Service's input for an elicit_approval.
+func (in createInput) approval() elicitation.ApprovalInput {
+	var out elicitation.ApprovalInput
+	out.Message, out.Context, out.RequestedSchema, out.DisplayTemplate = in.message, in.context, in.schema, in.displayTemplate
+	out.CSS, out.Labels, out.TimeoutSeconds, out.Notify, out.Client = in.css, in.labels, in.timeout, in.notify, in.client
+	out.Reviewers, out.Approvals, out.PushLink, out.HostLink, out.AskInHost = in.reviewers, in.approvals, in.pushLink, in.hostLink, in.askInHost
+	return out
+}
+
+// selectionInput is the Service's input for an elicit_selection.
+func (in createInput) selectionInput() elicitation.SelectionInput {
+	var out elicitation.SelectionInput
+	out.Message, out.Options, out.MinSelections, out.MaxSelections = in.message, in.options, in.minSelections, in.maxSelections
+	out.RowTemplate, out.HeadingTemplate, out.FooterTemplate, out.HoverTemplate = in.rowTemplate, in.headingTemplate, in.footerTemplate, in.hoverTemplate
+	out.CSS, out.Labels, out.TimeoutSeconds, out.Notify, out.Client = in.css, in.labels, in.timeout, in.notify, in.client
+	out.Reviewers, out.Approvals, out.PushLink, out.HostLink, out.AskInHost = in.reviewers, in.approvals, in.pushLink, in.hostLink, in.askInHost
+	return out
 }

@@ -10,6 +10,7 @@ import (
 // waitSeconds can only shorten the wait: one too small to be a whole
 // nanosecond is the shortest wait, not the server's full bound.
 func TestAwaitTinyWaitSeconds(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{maxWait: 5 * time.Second})
 	cs := e.connect(t, "", "")
 	c := ok(t, cs, mcptools.ToolApproval, map[string]any{"message": "Ship?", "context": 1})

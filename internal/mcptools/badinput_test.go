@@ -42,6 +42,7 @@ func schemaWithFields(n int) string {
 // TestBadInput sends malformed arguments to every tool: each gets its
 // specific code and message, and nothing is created.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{})
 	counter := &createCounter{Store: e.store.Store}
 	e.store.Store = counter
@@ -170,6 +171,7 @@ func TestBadInput(t *testing.T) {
 // the principal that created it; another principal gets not_found for it,
 // whatever the tool, and cannot change it.
 func TestOtherPrincipal(t *testing.T) {
+	t.Parallel()
 	for _, stateless := range []bool{false, true} {
 		t.Run(fmt.Sprintf("stateless=%v", stateless), func(t *testing.T) {
 			instances := 1

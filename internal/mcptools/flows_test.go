@@ -19,6 +19,7 @@ import (
 // version it asked for (the session eras a session, 2026-07-28 the
 // stateless handler), and the latest client 2026-07-28.
 func TestFlowsDefault(t *testing.T) {
+	t.Parallel()
 	for _, version := range []string{"", "2025-03-26", "2025-06-18", proto20251125, proto20260728} {
 		t.Run("client="+orLatest(version), func(t *testing.T) {
 			e := newEnv(t, envOptions{})
@@ -43,6 +44,7 @@ func TestFlowsDefault(t *testing.T) {
 // for clients speaking 2026-07-28 (no initialize; Mcp-* headers) and
 // 2025-11-25.
 func TestFlowsStateless(t *testing.T) {
+	t.Parallel()
 	for _, version := range []string{proto20260728, proto20251125} {
 		t.Run("protocol="+version, func(t *testing.T) {
 			e := newEnv(t, envOptions{stateless: true, instances: 2})
@@ -364,6 +366,7 @@ func checkCreated(t *testing.T, e *env, c map[string]any, ttl time.Duration) str
 // 2026-07-28 request's _meta (stateless). A stateless 2025-11-25 call
 // carries neither, so nothing is recorded.
 func TestClientRecorded(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		stateless bool
@@ -396,6 +399,7 @@ func TestClientRecorded(t *testing.T) {
 
 // A call's _meta audit note is recorded with the entries it writes.
 func TestAuditNote(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{})
 	cs := e.connect(t, "", "")
 	ctx := context.Background()

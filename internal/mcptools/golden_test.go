@@ -23,6 +23,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // here; run `go test ./internal/mcptools -run TestToolSchemasGolden
 // -update` to accept a deliberate change, and review the diff.
 func TestToolSchemasGolden(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{stateless: true})
 	cs := e.connect(t, proto20260728, "")
 	res, err := cs.ListTools(context.Background(), nil)
@@ -73,6 +74,7 @@ func TestToolSchemasGolden(t *testing.T) {
 // a typical call, so a client that validates arguments does not refuse
 // good ones.
 func TestToolSchemasResolve(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{stateless: true})
 	cs := e.connect(t, proto20251125, "")
 	res, err := cs.ListTools(context.Background(), nil)

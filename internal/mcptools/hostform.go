@@ -56,16 +56,6 @@ const (
 	hostCommentAlt = "reviewerComment"
 )
 
-// hostFormArgs reads a creating tool's optional askInHost (default false).
-func hostFormArg(raw json.RawMessage) (bool, error) {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
-		return false, nil // parseArgs reports malformed arguments
-	}
-	// Both creating tools declare it (their common properties).
-	return args{m: m, known: approvalArgNames}.boolean("askInHost")
-}
-
 // canAskInHost reports whether the client that sent req declared form
 // elicitation and can be asked through an input-required result: on a
 // session (the SDK turns it into elicitation/create) or on 2026-07-28.
@@ -78,7 +68,7 @@ func (s *Server) canAskInHost(req *mcp.CallToolRequest) bool {
 	if caps.Elicitation.Form == nil && caps.Elicitation.URL != nil {
 		return false
 	}
-	if req.ProtocolVersion() >= FirstSessionlessVersion {
+	if sessionlessVersion(req.ProtocolVersion()) {
 		return true
 	}
 	return req.Session != nil && req.Session.ID() != ""
@@ -142,7 +132,7 @@ func (s *Server) awaitHostForm(ctx context.Context, req *mcp.CallToolRequest, id
 		return nil, wait, false, err
 	}
 	bound := s.svc.WaitBound(ctx, wait)
-	if req.ProtocolVersion() < FirstSessionlessVersion {
+	if !sessionlessVersion(req.ProtocolVersion()) {
 		left, err := s.askOnSession(ctx, req, id, params, bound)
 		return nil, left, true, err
 	}

@@ -89,6 +89,7 @@ var threeOptions = []map[string]any{{"id": "a", "label": "Alpha"}, {"id": "b", "
 // tool with the answer), and accept, decline and cancel land as the page's
 // would, recorded as decided via host-form.
 func TestHostFormOnSession(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{hostForm: true})
 	cs, host := connectFormHost(t, e, proto20251125, true)
 
@@ -160,6 +161,7 @@ func TestHostFormOnSession(t *testing.T) {
 // nothing, the next await does not show the form again, and the review
 // page still decides.
 func TestHostFormBoundedOnSession(t *testing.T) {
+	// Not in parallel: a 400 ms wait bound holds the host form's round trip.
 	e := newEnv(t, envOptions{hostForm: true, maxWait: 400 * time.Millisecond})
 	cs, host := connectFormHost(t, e, proto20251125, true)
 	host.late = &mcp.ElicitResult{Action: "accept", Content: map[string]any{"selection": "b"}}
@@ -221,6 +223,7 @@ func TestHostFormBoundedOnSession(t *testing.T) {
 // principal's wait slots: with a share of one, a second elicit_await of the
 // same principal is busy until the first returns.
 func TestHostFormHoldsAWaitSlot(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{hostForm: true, maxWait: 2 * time.Second, waitShare: 1})
 	cs, host := connectFormHost(t, e, proto20251125, true)
 	c := ok(t, cs, mcptools.ToolSelection, map[string]any{"message": "One?", "options": threeOptions, "askInHost": true})
@@ -268,6 +271,7 @@ func answerInHost(cs *mcp.ClientSession, id, state string, answer *mcp.ElicitRes
 // with a clear error and decides nothing; an answer after expiry, or after
 // the page decided, decides nothing and the wait reports what happened.
 func TestHostFormSessionless(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{stateless: true, instances: 2, hostForm: true})
 	cs, _ := connectFormHost(t, e, proto20260728, false)
 	ask := func(args map[string]any) (map[string]any, string) {
@@ -372,6 +376,7 @@ func mustJSON(t *testing.T, v any) []byte {
 // why, where the deployment does not allow it, where the host declared no
 // form elicitation, and on a server with reviewer sign-in.
 func TestHostFormRefused(t *testing.T) {
+	t.Parallel()
 	args := map[string]any{"message": "Which?", "options": threeOptions, "askInHost": true}
 	for _, tc := range []struct {
 		name string
@@ -417,6 +422,7 @@ func TestHostFormRefused(t *testing.T) {
 // elicit_await's first round, and its retry lands the answer, across two
 // stateless instances that share only the store and the keys.
 func TestHostFormInputRequiredRound(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{stateless: true, instances: 2, hostForm: true})
 	cs, host := connectFormHost(t, e, proto20260728, true)
 	c := ok(t, cs, mcptools.ToolApproval, map[string]any{"message": "Ship?", "context": map[string]any{"build": 9}, "askInHost": true})

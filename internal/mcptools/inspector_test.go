@@ -51,6 +51,7 @@ func inspector(t *testing.T, url string, wantExit int, args ...string) string {
 // no URL elicitation, so push changes nothing), through the default and
 // the stateless handler with push on.
 func TestInspectorCLI(t *testing.T) {
+	t.Parallel()
 	for _, stateless := range []bool{false, true} {
 		name := "stateful"
 		if stateless {
@@ -124,6 +125,7 @@ func TestInspectorCLI(t *testing.T) {
 // takes every word up to the next option), and without it fails with the
 // CLI's auth_required (exit 3) instead of listing anything.
 func TestInspectorCLIHeader(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{auth: map[string]string{"tok-alice": "alice"}})
 	url := e.servers[0].URL + "/mcp"
 	out := inspector(t, url, 0, "--method", "tools/list", "--header", "Authorization: Bearer tok-alice")

@@ -15,6 +15,7 @@ import (
 // invalid_argument naming where it is, never an internal error, with or
 // without a template that would bind it.
 func TestNumbersOutOfRange(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{})
 	// 2025-11-25: a 2026-07-28 go-sdk client cannot send a number no float
 	// holds (it fails to build the Mcp-Name header from such a body).
@@ -44,6 +45,7 @@ func TestNumbersOutOfRange(t *testing.T) {
 // description says, zero and negative values included; absent is the
 // default.
 func TestTimeoutClamped(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{})
 	// 2025-11-25: a 2026-07-28 go-sdk client cannot send a number no float
 	// holds (it fails to build the Mcp-Name header from such a body).

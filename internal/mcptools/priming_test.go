@@ -5,14 +5,90 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/mcp-elicitation/elicitation/internal/boltstore"
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/eventstore"
+	"github.com/mcp-elicitation/elicitation/internal/mcptools"
 )
+
+// rawEnv is one store and Service served by one server with sessions,
+// for tests that send raw HTTP.
+type rawEnv struct {
+	svc *elicitation.Service
+	srv *mcptools.Server
+	url string
+}
+
+// newRawEnv serves a new store, through wrap if it is not nil, with at
+// most maxWaits waiting calls (0: the default).
+func newRawEnv(t *testing.T, maxWaits int, wrap func(elicitation.Store) elicitation.Store) *rawEnv {
+	t.Helper()
+	bolt, err := boltstore.Open(filepath.Join(t.TempDir(), "store.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = bolt.Close() })
+	var st elicitation.Store = bolt
+	if wrap != nil {
+		st = wrap(st)
+	}
+	e := &rawEnv{svc: elicitation.NewService(elicitation.Config{Store: st})}
+	e.srv = mcptools.New(mcptools.Options{Service: e.svc, ReviewURL: reviewURL, Name: "elicitation-test", Version: "test", MaxWaits: maxWaits})
+	hs := httptest.NewServer(e.srv.Handler())
+	t.Cleanup(hs.Close)
+	e.url = hs.URL + "/mcp"
+	return e
+}
+
+// sessionRequest is a client's POST of body to url, in session (none:
+// an initialize).
+func sessionRequest(ctx context.Context, url, session, body string) *http.Request {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Mcp-Protocol-Version", proto20251125)
+	}
+	return req
+}
+
+// sessionPost sends a raw POST of a 2025-11-25 session (none: an
+// initialize) and returns the response with its body.
+func sessionPost(ctx context.Context, url, session, body string) (*http.Response, []byte, error) {
+	res, err := http.DefaultClient.Do(sessionRequest(ctx, url, session, body))
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := io.ReadAll(res.Body)
+	_ = res.Body.Close()
+	return res, b, err
+}
+
+// openRawSession initializes a 2025-11-25 session at url and returns its id.
+func openRawSession(t *testing.T, url string) string {
+	t.Helper()
+	ctx := context.Background()
+	res, _, err := sessionPost(ctx, url, "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := res.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatalf("initialize: HTTP %d, no session", res.StatusCode)
+	}
+	if res, _, err := sessionPost(ctx, url, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil || res.StatusCode != http.StatusAccepted {
+		t.Fatalf("notifications/initialized: %v %v", res, err)
+	}
+	return sid
+}
 
 // flushRecorder records what a response held at each flush.
 type flushRecorder struct {
@@ -34,11 +110,12 @@ func sessionCallBody(id int, name, args string) string {
 // request has its priming event flushed before anything else, so that a
 // client that loses a waiting call's connection can resume it.
 func TestPrimingFlush(t *testing.T) {
-	e := newHandOverEnv(t, 0, time.Hour)
+	t.Parallel()
+	e := newRawEnv(t, 0, nil)
 	ctx := context.Background()
 	c := pendingApproval(t, e.svc)
 	id := `{"elicitationId":"` + c.State.ID + `"}`
-	sid := openRawSession(t, e.onURL+"/mcp")
+	sid := openRawSession(t, e.url)
 	for _, tc := range []struct {
 		name, body string
 		atOnce     bool
@@ -53,7 +130,7 @@ func TestPrimingFlush(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := &flushRecorder{ResponseRecorder: httptest.NewRecorder()}
-			e.on.Handler().ServeHTTP(rec, sessionRequest(ctx, e.onURL+"/mcp", sid, tc.body))
+			e.srv.Handler().ServeHTTP(rec, sessionRequest(ctx, e.url, sid, tc.body))
 			body := rec.Body.String()
 			if !strings.HasPrefix(body, "event: prime\n") || !strings.Contains(body, `"result"`) {
 				t.Fatalf("HTTP %d %q: want a priming event, then a result", rec.Code, body)
@@ -78,10 +155,11 @@ func TestPrimingFlush(t *testing.T) {
 // recent streams, and an older one is refused (400) rather than replayed
 // in part.
 func TestResume(t *testing.T) {
-	e := newHandOverEnv(t, 0, time.Hour)
+	t.Parallel()
+	e := newRawEnv(t, 0, nil)
 	ctx := context.Background()
 	c := pendingApproval(t, e.svc)
-	url := e.onURL + "/mcp"
+	url := e.url
 	sid := openRawSession(t, url)
 	call := func(n int) (prime, answer string) {
 		t.Helper()

@@ -17,6 +17,7 @@ import (
 // The server offers the skill of examples/skills as an MCP prompt, word for
 // word, statefully and statelessly, on every protocol era.
 func TestSkillPrompt(t *testing.T) {
+	t.Parallel()
 	file, err := os.ReadFile(filepath.Join(testenv.Root(t), "examples", "skills", "ask-a-human", "SKILL.md"))
 	if err != nil {
 		t.Fatal(err)

@@ -82,7 +82,7 @@ func (s *Server) pushModeOf(req *mcp.CallToolRequest) pushMode {
 		return pushNone
 	}
 	v := req.ProtocolVersion()
-	if v >= FirstSessionlessVersion {
+	if sessionlessVersion(v) {
 		if s.sealer == nil {
 			return pushNone
 		}
@@ -93,25 +93,6 @@ func (s *Server) pushModeOf(req *mcp.CallToolRequest) pushMode {
 	}
 	// A session era served statelessly: the server cannot send requests.
 	return pushNone
-}
-
-// pushArg reads a creating tool's optional push (default true).
-func pushArg(raw json.RawMessage) (bool, error) {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
-		return true, nil // parseArgs reports malformed arguments
-	}
-	r, ok := m["push"]
-	if !ok {
-		return true, nil
-	}
-	switch string(r) {
-	case "true":
-		return true, nil
-	case "false":
-		return false, nil
-	}
-	return true, badArg("push", "push must be true or false, not %s", describe(r))
 }
 
 // pushLink seals the review link of a request being created by req for a

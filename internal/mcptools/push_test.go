@@ -41,6 +41,7 @@ func connectURL(t *testing.T, e *env, token string, pushes chan<- *mcp.ElicitPar
 // its principal and a short expiry, across two stateless instances that
 // share only the store and the keys.
 func TestSessionlessPushState(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{stateless: true, instances: 2, push: true, auth: map[string]string{"ta": "alice", "tb": "bob"}})
 	pushes := make(chan *mcp.ElicitParams, 8)
 	alice, bob := connectURL(t, e, "ta", pushes), connectURL(t, e, "tb", pushes)
@@ -125,6 +126,7 @@ const ListenRequest = `{"jsonrpc":"2.0","id":7,"method":"subscriptions/listen","
 // sent anyway is answered and ended at once, on the default and on the
 // stateless (Lambda) handler, instead of being held open.
 func TestNoListenStream(t *testing.T) {
+	t.Parallel()
 	for _, stateless := range []bool{false, true} {
 		e := newEnv(t, envOptions{stateless: stateless})
 		cs := e.connect(t, proto20260728, "")
@@ -158,6 +160,7 @@ func TestNoListenStream(t *testing.T) {
 // state, over two stateless instances, are accepted exactly once; the
 // others, and the host's own late retry, are refused as already used.
 func TestSessionlessPushStateRacingRetries(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{stateless: true, instances: 2, push: true, auth: map[string]string{"ta": "alice"}})
 	pushed, release := make(chan struct{}, 1), make(chan struct{})
 	client := mcp.NewClient(&mcp.Implementation{Name: "slow-url-host", Version: "1"}, &mcp.ClientOptions{
@@ -251,6 +254,7 @@ func TestSessionlessPushStateRacingRetries(t *testing.T) {
 // process on the same data would): the complete notice is woken by the
 // store, not by the process that pushed.
 func TestSessionPushCompletes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{push: true, instances: 2})
 	other := e.svcs[1]
 	tg := pushtest.Target{MCPURL: e.servers[0].URL + "/mcp", Sessions: true,
@@ -274,6 +278,7 @@ func TestSessionPushCompletes(t *testing.T) {
 // push's watch is seen waiting in the store for the request, and the
 // decision ends it with the complete notice.
 func TestSessionPushWatchesTheStore(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{push: true})
 	pushes, completes := make(chan string, 1), make(chan string, 1)
 	client := mcp.NewClient(&mcp.Implementation{Name: "url-host", Version: "1"}, &mcp.ClientOptions{

@@ -11,6 +11,7 @@ import (
 // On a server with reviewer sign-in, reviewers and approvals are taken and
 // elicit_result says who decided and whose approvals were counted.
 func TestReviewersAndQuorum(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{stateless: true, instances: 2, signIn: true})
 	cs := e.connect(t, proto20251125, "")
 	c := ok(t, cs, mcptools.ToolSelection, map[string]any{

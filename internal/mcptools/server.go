@@ -21,7 +21,6 @@ package mcptools
 import (
 	"context"
 	"log/slog"
-	"maps"
 	"net/http"
 	"strconv"
 	"sync"
@@ -129,34 +128,23 @@ type Server struct {
 	// closes (shared with the Tasks methods: one watcher per session).
 	sessions sessionwatch.Watch
 
-	mcp     *mcp.Server
-	handler http.Handler
+	mcp *mcp.Server
+	// The SDK's handlers, behind the front door (frontdoor.go): stateless
+	// serves 2026-07-28 (with Options.Stateless every era), sessions the
+	// session eras, through the session caps.
+	stateless, sessionEras http.Handler
 
 	// inflight maps the reference stamped on each HTTP request to that
 	// request, for the duration of its ServeHTTP. A tool handler finds its
 	// HTTP request through it (in RequestExtra.Header), which works in
 	// stateful mode too, where the handler's context belongs to the
 	// session rather than to the request.
-	inflight sync.Map // string -> *inflightRequest
+	inflight sync.Map // string -> *http.Request
 	refs     atomic.Uint64
-
-	// placeholderKey starts the text of the placeholder result of a
-	// waiting call handed over to ServeHTTP (waitpath.go).
-	placeholderOnce sync.Once
-	placeholderKey  string
-	handedOver      atomic.Int64 // waits handed over so far
-	noHandOver      bool         // tests: never hand a wait over
-	parkAfter       time.Duration
-	parked          atomic.Int64 // waits parked so far
-	sessionCalls    sync.Map     // a handed-over session call's key -> *cancelRef
 
 	waits   *waitSlots // elicit_await calls waiting (waits.go)
 	maxBody int64      // the request body limit (Options.MaxBodyBytes)
 }
-
-// DefaultParkAfter is how long a handed-over wait (waitpath.go) waits on
-// net/http's connection before it is parked below it.
-const DefaultParkAfter = 500 * time.Millisecond
 
 // requestRefHeader carries the in-flight reference from ServeHTTP to the
 // tool handlers. ServeHTTP always overwrites it, so a client cannot set it.
@@ -168,7 +156,7 @@ func New(opts Options) *Server {
 	if opts.Service == nil || opts.ReviewURL == nil {
 		panic("mcptools.New: Options.Service or Options.ReviewURL is nil")
 	}
-	s := &Server{svc: opts.Service, reviewURL: opts.ReviewURL, onCreated: opts.OnCreated, log: opts.Logger, push: opts.Push, hostForm: opts.HostForm, app: opts.App, sealer: opts.Sealer, waits: newWaitSlots(opts), parkAfter: DefaultParkAfter}
+	s := &Server{svc: opts.Service, reviewURL: opts.ReviewURL, onCreated: opts.OnCreated, log: opts.Logger, push: opts.Push, hostForm: opts.HostForm, app: opts.App, sealer: opts.Sealer, waits: newWaitSlots(opts)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -211,8 +199,8 @@ func New(opts Options) *Server {
 		// client goes away, stop waiting for it.
 		PropagateRequestCancellation: true,
 	})
+	s.stateless, s.sessionEras = stateless, stateless
 	if opts.Stateless {
-		s.handler = mcptasks.Lift(stateless, caps.maxBody)
 		return s
 	}
 	sessions := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
@@ -222,25 +210,12 @@ func New(opts Options) *Server {
 		// priming event (sent with the answer when the call does not
 		// wait: primingWriter). The store is bounded, per session and in
 		// all (internal/eventstore).
-		// (A handed-over wait's answer is not among what it keeps:
-		// waitpath.go.)
-		EventStore:                   placeholderEvents{eventstore.New(eventstore.Limits{}), s},
+		EventStore:                   eventstore.New(eventstore.Limits{}),
 		PropagateRequestCancellation: true,
 		SessionTimeout:               caps.idle,
 		MaxRequestBodyBytes:          caps.maxBody,
 	})
-	capped := caps.capSessions(s.mcp, sessions)
-	// The eras are routed here, and only here: 2026-07-28 requests to the
-	// stateless handler, the session eras to the sessions; a session-era
-	// tools/call's params.task is lifted where the SDK keeps it first
-	// (mcptasks.Lift; 2026-07-28 tasks need no lifting).
-	s.handler = mcptasks.Lift(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if Sessionless(r) {
-			stateless.ServeHTTP(w, r)
-			return
-		}
-		capped.ServeHTTP(w, r)
-	}), caps.maxBody)
+	s.sessionEras = caps.capSessions(s.mcp, sessions)
 	return s
 }
 
@@ -261,7 +236,8 @@ func capabilities(app bool) *mcp.ServerCapabilities {
 // FirstSessionlessVersion is the first protocol version without sessions
 // (no initialize; every request carries its version, in _meta and in the
 // Mcp-Protocol-Version header).
-const FirstSessionlessVersion = "2026-07-28"
+// It is the Tasks' extension's era too: one era, one constant.
+const FirstSessionlessVersion = mcptasks.FirstExtensionVersion
 
 // Sessionless reports whether r is a request of a sessionless protocol
 // era, which the stateless handler serves; requests of the session eras
@@ -269,8 +245,13 @@ const FirstSessionlessVersion = "2026-07-28"
 // version header) go to the session handler. Version strings are dates,
 // so they order as strings.
 func Sessionless(r *http.Request) bool {
-	return r.Header.Get("Mcp-Protocol-Version") >= FirstSessionlessVersion
+	return sessionlessVersion(r.Header.Get("Mcp-Protocol-Version"))
 }
+
+// sessionlessVersion reports whether protocol version v is of a
+// sessionless era: the one place the edge compares versions (but the
+// Tasks' flavours, mcptasks.flavourOf).
+func sessionlessVersion(v string) bool { return v >= FirstSessionlessVersion }
 
 const instructions = `These tools ask a human to approve something, fill a form, or pick among options, on a web page this server renders. ` +
 	`Create a request with elicit_approval or elicit_selection and give the returned reviewUrl to the human. ` +
@@ -282,60 +263,20 @@ const instructions = `These tools ask a human to approve something, fill a form,
 // at /mcp).
 func (s *Server) Handler() http.Handler { return s }
 
-// ServeHTTP serves MCP over streamable HTTP.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ref := s.newRef()
-	r2 := r.WithContext(r.Context())
-	r2.Header = maps.Clone(r.Header)
-	if r2.Header == nil {
-		r2.Header = http.Header{}
-	}
-	r2.Header.Set(requestRefHeader, ref)
-	in := &inflightRequest{r: r}
-	if !s.noHandOver {
-		ok, m := deferrable(r2, s.maxBody)
-		if ok {
-			// An elicit_await: its wait may be handed over (waitpath.go).
-			in.cw = &captureWriter{ResponseWriter: w, call: m.call}
-			w = in.cw
-			r2 = r2.WithContext(context.WithValue(r2.Context(), handOverKey{}, in.cw))
-		}
-		s.cancelHandedOver(m.cancelsCall)
-		if m.atOnce {
-			w = &primingWriter{ResponseWriter: w}
-		}
-	}
-	s.inflight.Store(ref, in)
-	defer s.inflight.Delete(ref)
-	s.handler.ServeHTTP(w, r2)
-	if in.cw != nil {
-		s.finishDeferred(r, ref, in.cw)
-	}
-}
-
 // newRef names one in-flight request. It needs to be unique, not secret:
 // ServeHTTP overwrites whatever a client sends in requestRefHeader.
 func (s *Server) newRef() string { return strconv.FormatUint(s.refs.Add(1), 36) }
 
 // httpRequest returns the HTTP request that carried req, or nil.
 func (s *Server) httpRequest(req *mcp.CallToolRequest) *http.Request {
-	if _, in := s.inflightOf(req); in != nil {
-		return in.r
-	}
-	return nil
-}
-
-// inflightOf returns the in-flight reference of the HTTP request that
-// carried req and what it names, or "" and nil.
-func (s *Server) inflightOf(req *mcp.CallToolRequest) (string, *inflightRequest) {
 	if req.Extra == nil || req.Extra.Header == nil {
-		return "", nil
+		return nil
 	}
 	ref := req.Extra.Header.Get(requestRefHeader)
-	if in, ok := s.inflight.Load(ref); ok && ref != "" {
-		return ref, in.(*inflightRequest)
+	if r, ok := s.inflight.Load(ref); ok && ref != "" {
+		return r.(*http.Request)
 	}
-	return "", nil
+	return nil
 }
 
 // bind ties a tool handler's context to the HTTP request that carried the

@@ -49,6 +49,7 @@ func newService(t *testing.T) *elicitation.Service {
 // gets the HTTP request that carried the call (here, a header a gateway
 // would set).
 func TestReviewURLOption(t *testing.T) {
+	t.Parallel()
 	for _, stateless := range []bool{false, true} {
 		var hooked string
 		opts := mcptools.Options{
@@ -81,6 +82,7 @@ func TestReviewURLOption(t *testing.T) {
 // and the service's 2 s margin, an await without waitSeconds returns
 // pending long before the service's 20 s bound.
 func TestAwaitRespectsRequestDeadline(t *testing.T) {
+	t.Parallel()
 	for _, version := range []string{proto20251125, proto20260728} {
 		t.Run(version, func(t *testing.T) {
 			deadline := func(h http.Handler) http.Handler {
@@ -106,6 +108,7 @@ func TestAwaitRespectsRequestDeadline(t *testing.T) {
 // TestClientCannotForgeRequestRef: a client-sent reference header is
 // replaced, so a call never sees another request's HTTP request.
 func TestClientCannotForgeRequestRef(t *testing.T) {
+	t.Parallel()
 	var seen []string
 	opts := mcptools.Options{
 		Service:   newService(t),

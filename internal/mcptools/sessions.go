@@ -127,12 +127,7 @@ func (l *sessionCaps) serveSession(id string, next http.Handler, w http.Response
 	post := r.Method == http.MethodPost
 	l.use(id, post, 1)
 	defer func() {
-		done := func() { l.use(id, post, -1) }
-		// A handed-over elicit_await (waitpath.go) is in flight until its
-		// wait ends, after the SDK is done with it.
-		if !heldUntilAnswered(r, done) {
-			done()
-		}
+		l.use(id, post, -1)
 		if r.Method == http.MethodDelete {
 			l.mu.Lock()
 			delete(l.tracked, id)
@@ -172,10 +167,13 @@ func (l *sessionCaps) serveInitialize(srv *mcp.Server, next http.Handler, w http
 		http.Error(w, refusal.text, refusal.status)
 		return
 	}
-	ow := &openingWriter{ResponseWriter: w}
-	ow.done = func() { l.opened(p, w.Header().Get("Mcp-Session-Id")) }
-	defer ow.opened()
-	next.ServeHTTP(ow, r)
+	ew, ok := w.(*edgeWriter)
+	if !ok {
+		ew = &edgeWriter{ResponseWriter: w}
+	}
+	ew.opening = func() { l.opened(p, w.Header().Get("Mcp-Session-Id")) }
+	defer ew.open()
+	next.ServeHTTP(ew, r)
 }
 
 // opened ends an admitted initialize's count as opening and tracks the
@@ -306,27 +304,3 @@ func (l *sessionCaps) evictIdlest(live map[string]*mcp.ServerSession, principal 
 	}
 	return true
 }
-
-// openingWriter calls done once, when the response starts (by then the
-// SDK has set Mcp-Session-Id) or when the handler returns without one.
-type openingWriter struct {
-	http.ResponseWriter
-	once sync.Once
-	done func()
-}
-
-func (w *openingWriter) opened() { w.once.Do(w.done) }
-
-func (w *openingWriter) WriteHeader(code int) {
-	w.opened()
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *openingWriter) Write(b []byte) (int, error) {
-	w.opened()
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *openingWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
-
-func (w *openingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

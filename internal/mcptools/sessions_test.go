@@ -72,6 +72,7 @@ func statusErr(cs *mcp.ClientSession) error {
 // closes that principal's idlest one instead of being refused; the
 // others keep working; a closed session makes room without closing any.
 func TestSessionCap(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{maxSessions: 3, sessionIdle: -1})
 	open := []*mcp.ClientSession{mustConnect(t, e, ""), mustConnect(t, e, ""), mustConnect(t, e, "")}
 	// open[0] is the idlest: the others make a call after it opened.
@@ -117,6 +118,7 @@ func TestSessionCap(t *testing.T) {
 // flight is refused (429) with a sentence naming its share, not the
 // server's fullness.
 func TestSessionShareBusy(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{maxSessions: 10, share: 2, sessionIdle: -1})
 	var waits []<-chan callResult
 	var created []map[string]any
@@ -148,6 +150,7 @@ func TestSessionShareBusy(t *testing.T) {
 // full of others' sessions, is told the server is full (503), not that it
 // has too many.
 func TestSessionKeysShare(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{maxSessions: 6, share: 3, sessionIdle: -1, auth: map[string]string{"ta": "alice", "tb": "bob", "tc": "carol"}})
 	bob := mustConnect(t, e, "tb")
 	for i := range 40 {
@@ -176,6 +179,7 @@ func TestSessionKeysShare(t *testing.T) {
 // same principal's 2026-07-28 sessionless client still creates, reads and
 // waits: the cap counts sessions, and a sessionless request opens none.
 func TestSessionlessUnaffectedByFullCap(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{maxSessions: 2, share: 2, sessionIdle: -1, auth: map[string]string{"ta": "alice", "tb": "bob"}})
 	for range 2 {
 		mustConnect(t, e, "ta")
@@ -260,6 +264,7 @@ func TestSessionIdle(t *testing.T) {
 // TestBodyLimit: a body beyond MaxBodyBytes is refused with 413 on both
 // the session and the sessionless path.
 func TestBodyLimit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{maxBody: 64 << 10})
 	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"elicit_status","arguments":{"elicitationId":"` + strings.Repeat("x", 70<<10) + `"}}}`
 	for _, version := range []string{"", mcptools.FirstSessionlessVersion} {

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/mcptasks"
 )
 
 // The six tool names.
@@ -49,7 +50,7 @@ func (s *Server) tools() []tool {
 			InputSchema:  approvalInputSchema,
 			OutputSchema: createdOutputSchema,
 			Annotations:  &mcp.ToolAnnotations{DestructiveHint: f},
-		}, s.wrap(ToolApproval, s.approval)},
+		}, s.wrap(ToolApproval, s.creating(false))},
 		{&mcp.Tool{
 			Name:  ToolSelection,
 			Title: "Ask a human to pick among options",
@@ -60,7 +61,7 @@ func (s *Server) tools() []tool {
 			InputSchema:  selectionInputSchema,
 			OutputSchema: createdOutputSchema,
 			Annotations:  &mcp.ToolAnnotations{DestructiveHint: f},
-		}, s.wrap(ToolSelection, s.selection)},
+		}, s.wrap(ToolSelection, s.creating(true))},
 		{&mcp.Tool{
 			Name:  ToolAwait,
 			Title: "Wait for the human's answer",
@@ -162,9 +163,13 @@ func (s *Server) toolResult(ctx context.Context, name, principal string, out any
 	if err == nil {
 		var b []byte
 		if b, err = json.Marshal(out); err == nil {
+			var structured any = json.RawMessage(b)
+			if c, ok := out.(mcptasks.Created); ok {
+				structured = c // the Tasks read the request it names
+			}
 			return &mcp.CallToolResult{
 				Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
-				StructuredContent: json.RawMessage(b),
+				StructuredContent: structured,
 			}
 		}
 	}
@@ -196,71 +201,48 @@ type createdOutput struct {
 	HostForm string `json:"hostForm,omitempty"`
 }
 
+// TaskID and TaskReviewURL make a creation result the mcptasks.Created
+// of a task.
+func (c createdOutput) TaskID() string        { return c.ElicitationID }
+func (c createdOutput) TaskReviewURL() string { return c.ReviewURL }
+
 func timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
-func (s *Server) approval(ctx context.Context, req *mcp.CallToolRequest) (any, error) {
-	in, err := approvalInput(req.Params.Arguments)
-	if err != nil {
-		return nil, err
+// creating is the handler of a creating tool: elicit_selection's if
+// selection, else elicit_approval's.
+func (s *Server) creating(selection bool) call {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (any, error) {
+		in, err := decodeCreate(req.Params.Arguments, selection)
+		if err != nil {
+			return nil, err
+		}
+		return s.create(ctx, req, in)
 	}
-	return s.create(ctx, req, createParts{
-		notify: &in.Notify, client: &in.Client, pushLink: &in.PushLink, hostLink: &in.HostLink, askInHost: &in.AskInHost,
-		reviewers: in.Reviewers, approvals: in.Approvals, message: in.Message,
-	}, func(ctx context.Context, p string) (elicitation.Created, error) {
-		return s.svc.CreateApproval(ctx, p, in)
-	})
 }
 
-func (s *Server) selection(ctx context.Context, req *mcp.CallToolRequest) (any, error) {
-	in, err := selectionInput(req.Params.Arguments)
-	if err != nil {
-		return nil, err
-	}
-	return s.create(ctx, req, createParts{
-		notify: &in.Notify, client: &in.Client, pushLink: &in.PushLink, hostLink: &in.HostLink, askInHost: &in.AskInHost,
-		reviewers: in.Reviewers, approvals: in.Approvals, message: in.Message,
-	}, func(ctx context.Context, p string) (elicitation.Created, error) {
-		return s.svc.CreateSelection(ctx, p, in)
-	})
-}
-
-// createParts points into a decoded approval or selection input at what
-// the creating tools set alike, so that both run one handler (create).
-type createParts struct {
-	notify             *elicitation.Notify
-	client             *elicitation.Client
-	pushLink, hostLink *func(id, key string) string
-	askInHost          *bool
-	reviewers          []string
-	approvals          int
-	message            string
-}
-
-// create is the one shape of the creating tools: read the push and
-// host-form arguments, fill in what the call's transport tells (the review
-// link, the client, the push and host links), create through the Service,
-// answer with the creation result, then offer the push.
-func (s *Server) create(ctx context.Context, req *mcp.CallToolRequest, in createParts, create func(context.Context, string) (elicitation.Created, error)) (any, error) {
-	push, err := pushArg(req.Params.Arguments)
-	if err != nil {
-		return nil, err
-	}
-	inHost, err := hostFormArg(req.Params.Arguments)
-	if err != nil {
-		return nil, err
-	}
+// create is the one shape of the creating tools: fill in what the call's
+// transport tells (the review link, the client, the push and host links),
+// create through the Service, answer with the creation result, then offer
+// the push.
+func (s *Server) create(ctx context.Context, req *mcp.CallToolRequest, in createInput) (any, error) {
 	in.notify.ReviewLink = s.reviewLink(s.httpRequest(req))
-	*in.client = clientOf(req)
-	*in.pushLink = s.pushLink(req, push)
-	hostLink, ask, why := s.hostFormPlan(req, inHost, in.reviewers, in.approvals)
-	*in.hostLink, *in.askInHost = hostLink, ask
-	c, err := create(ctx, principal(req))
+	in.client = clientOf(req)
+	in.pushLink = s.pushLink(req, in.push)
+	hostLink, ask, why := s.hostFormPlan(req, in.askInHost, in.reviewers, in.approvals)
+	in.hostLink, in.askInHost = hostLink, ask
+	var c elicitation.Created
+	var err error
+	if in.selection {
+		c, err = s.svc.CreateSelection(ctx, principal(req), in.selectionInput())
+	} else {
+		c, err = s.svc.CreateApproval(ctx, principal(req), in.approval())
+	}
 	if err != nil {
 		return nil, err
 	}
 	out := s.created(ctx, req, c)
 	out.HostForm = why
-	s.afterCreated(req, push, c.State, in.message, out.ReviewURL)
+	s.afterCreated(req, in.push, c.State, in.message, out.ReviewURL)
 	return out, nil
 }
 
@@ -309,41 +291,30 @@ func (s *Server) await(ctx context.Context, req *mcp.CallToolRequest) (any, erro
 		// Below a nanosecond is the shortest wait, not "no waitSeconds".
 		wait = max(wait, time.Nanosecond)
 	}
+	res, st, err := s.awaitID(ctx, req, id, wait)
+	if err != nil || res != nil {
+		return res, err
+	}
+	return statusOutput{Status: st.Status}, nil
+}
+
+// awaitID is elicit_await's wait for the request id, at most wait (0: the
+// server's full bound), for req: the offers to its host, then the store's
+// wait; res is an offer's result where the host is to answer first.
+func (s *Server) awaitID(ctx context.Context, req *mcp.CallToolRequest, id string, wait time.Duration) (res *mcp.CallToolResult, st elicitation.State, err error) {
 	// The slot is taken before the offers: a session's host form holds the
 	// call (within the bound) as a wait does, and counts as one.
 	release, err := s.waits.take(s.limitPrincipal(req))
 	if err != nil {
-		return nil, err
-	}
-	res, wait, err := s.awaitOffers(ctx, req, id, wait)
-	if err != nil || res != nil {
-		release()
-		return res, err
-	}
-	p, note := principal(req), auditNoteOf(req)
-	// A call whose HTTP request allows it (sessionless, or one tools/call
-	// on a session) hands the wait itself over to ServeHTTP, below the SDK
-	// (waitpath.go), where it waits without a goroutine (AwaitFunc); the
-	// wait and its result are the same.
-	if res := s.deferWait(req, func(hctx context.Context, done func(*mcp.CallToolResult)) {
-		hctx = note(hctx)
-		s.svc.AwaitFunc(hctx, p, id, wait, func(st elicitation.State, err error) {
-			out, err := awaitOutput(st, err)
-			done(s.toolResult(hctx, ToolAwait, p, out, err))
-		})
-	}, release); res != nil {
-		return res, nil
+		return nil, st, err
 	}
 	defer release()
-	return awaitOutput(s.svc.Await(ctx, p, id, wait))
-}
-
-// awaitOutput is elicit_await's output for what an await returned.
-func awaitOutput(st elicitation.State, err error) (any, error) {
-	if err != nil {
-		return nil, err
+	res, wait, err = s.awaitOffers(ctx, req, id, wait)
+	if err != nil || res != nil {
+		return res, st, err
 	}
-	return statusOutput{Status: st.Status}, nil
+	st, err = s.svc.Await(ctx, principal(req), id, wait)
+	return nil, st, err
 }
 
 type statusExpiresOutput struct {
@@ -421,9 +392,14 @@ func (s *Server) result(ctx context.Context, req *mcp.CallToolRequest) (any, err
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.svc.Result(ctx, principal(req), id)
+	return s.resultOf(ctx, principal(req), id)
+}
+
+// resultOf is elicit_result's output for principal's request id.
+func (s *Server) resultOf(ctx context.Context, principal, id string) (resultOutput, error) {
+	r, err := s.svc.Result(ctx, principal, id)
 	if err != nil {
-		return nil, err
+		return resultOutput{}, err
 	}
 	out := resultOutput{Status: r.State.Status, Decision: r.Decision, Context: r.Context, FormSubmission: r.Form, SelectedIDs: r.SelectedIDs, DecidedVia: r.State.DecidedVia}
 	if r.Comment != "" {

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
-	"github.com/mcp-elicitation/elicitation/internal/mcptools"
 )
 
 var waiterHeapProfile = flag.String("waiterheapprofile", "", "BenchmarkWaiterMemory: write a heap profile, taken while the waiters wait, to this file")
@@ -54,13 +53,6 @@ func BenchmarkWaiterMemory(b *testing.B) {
 						b.Fatal(err)
 					}
 					ps[i] = pending{c.State.ID, c.ReviewKey, e.awaitAsync(b, cs, map[string]any{"elicitationId": c.State.ID, "waitSeconds": 60})}
-				}
-				if mode.stateless {
-					// Sessionless waits are parked once their first
-					// moments have passed (waitpath.go).
-					for mcptools.Parked(e.tools[0]) < waiters {
-						time.Sleep(10 * time.Millisecond)
-					}
 				}
 				runtime.GC()
 				var during runtime.MemStats

@@ -8,10 +8,9 @@ import (
 )
 
 // The defaults of Options.MaxWaits and WaitsPerPrincipal. A waiting
-// elicit_await whose wait could not be handed over holds about 100-200 KB
-// (its HTTP request, the SDK's call, the store's wait), so the cap bounds
-// them to about a hundred megabytes; one handed over below the SDK and
-// parked (waitpath.go) holds a few KB (docs/benchmarks.md).
+// elicit_await holds what a call in flight holds in the SDK (its HTTP
+// request and connection, the SDK's call, the store's watch), tens of KB
+// (docs/benchmarks.md), so the default cap bounds them to tens of megabytes.
 const (
 	DefaultMaxWaits          = 500
 	DefaultWaitsPerPrincipal = 64

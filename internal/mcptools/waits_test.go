@@ -1,7 +1,14 @@
 package mcptools_test
 
 import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +24,7 @@ import (
 // full and what to do; another principal is not held to the first one's
 // share; a slot is free again once a wait returns.
 func TestAwaitLimits(t *testing.T) {
+	t.Parallel()
 	for _, era := range []struct {
 		name      string
 		stateless bool
@@ -59,5 +67,77 @@ func TestAwaitLimits(t *testing.T) {
 				t.Errorf("alice after the waits returned: %v", out)
 			}
 		})
+	}
+}
+
+// watchEvents wraps a store so that a test learns when a wait (a Watch,
+// Service.Await's) starts and when it ends.
+type watchEvents struct {
+	elicitation.Store
+	started, returned chan string
+}
+
+func (w *watchEvents) Watch(id string, wake func()) (stop func()) {
+	unwatch := w.Store.Watch(id, wake)
+	w.started <- id
+	var once sync.Once
+	return func() {
+		unwatch()
+		once.Do(func() { w.returned <- id })
+	}
+}
+
+// TestAwaitClientGoesAway: a client that goes away while its elicit_await
+// waits ends the wait and frees its slot at once (the cap of one lets the
+// next call wait).
+func TestAwaitClientGoesAway(t *testing.T) {
+	t.Parallel()
+	ws := &watchEvents{started: make(chan string, 16), returned: make(chan string, 16)}
+	e := newRawEnv(t, 1, func(st elicitation.Store) elicitation.Store { ws.Store = st; return ws })
+	c := pendingApproval(t, e.svc)
+	post := func(ctx context.Context, id int, args string) ([]byte, error) {
+		body := `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"tools/call","params":{"name":"elicit_await","arguments":` + args + `,` +
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", proto20260728)
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", mcptools.ToolAwait)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		defer res.Body.Close()
+		return io.ReadAll(res.Body)
+	}
+	cctx, cancel := context.WithCancel(context.Background())
+	gone := make(chan error, 1)
+	go func() {
+		_, err := post(cctx, 1, `{"elicitationId":"`+c.State.ID+`","waitSeconds":30}`)
+		gone <- err
+	}()
+	<-ws.started
+	cancel()
+	if err := <-gone; !errors.Is(err, context.Canceled) {
+		t.Errorf("the client's call: %v", err)
+	}
+	select {
+	case <-ws.returned:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the wait did not end when its client went away")
+	}
+	// The slot is free: a wait on the same request is not refused (the
+	// slot is given back just after the store's wait ends).
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, err := post(context.Background(), 2, `{"elicitationId":"`+c.State.ID+`","waitSeconds":0.05}`)
+		if err == nil && bytes.Contains(b, []byte(`busy:`)) && time.Now().Before(deadline) {
+			continue
+		}
+		if err != nil || !bytes.Contains(b, []byte(`"structuredContent":{"status":"pending"}`)) {
+			t.Errorf("the next wait: %s %v", b, err)
+		}
+		break
 	}
 }
