@@ -56,17 +56,24 @@ func (t *Tasks) listen(ctx context.Context, req mcp.Request) (mcp.Result, bool, 
 	if err := notify(ctx, ss, methodAcked, ack); err != nil {
 		return nil, true, errInternal
 	}
+	// The listen ends, with its result, at the server's wait bound (within
+	// --max-wait, and before the HTTP write deadline or the invocation's
+	// end): the host listens again for the tasks still working.
+	watch, stop := context.WithTimeout(ctx, t.opts.Service.WaitBound(ctx, 0))
+	defer stop()
 	var wg sync.WaitGroup
 	for _, id := range accepted {
-		wg.Go(func() { t.notifyWhenOver(ctx, ss, req, principal, id) })
+		wg.Go(func() { t.notifyWhenOver(ctx, watch, ss, req, principal, id) })
 	}
 	wg.Wait()
 	return &mcp.SubscriptionsListenResult{Meta: mcp.Meta{mcp.MetaKeySubscriptionID: subID}}, true, nil
 }
 
-// notifyWhenOver waits for task id to end, then sends its DetailedTask.
-func (t *Tasks) notifyWhenOver(ctx context.Context, ss *mcp.ServerSession, req mcp.Request, principal, id string) {
-	st, err := t.opts.Service.Watch(ctx, principal, id)
+// notifyWhenOver waits for task id to end while watch lasts, then sends
+// its DetailedTask (under ctx: a task that ends as watch does is still
+// told).
+func (t *Tasks) notifyWhenOver(ctx, watch context.Context, ss *mcp.ServerSession, req mcp.Request, principal, id string) {
+	st, err := t.opts.Service.Watch(watch, principal, id)
 	if err != nil || st.Status == elicitation.StatusPending {
 		return
 	}

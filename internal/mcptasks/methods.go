@@ -51,7 +51,7 @@ func (t *Tasks) method(ctx context.Context, method string, req mcp.Request) (mcp
 		if f == flavourExt {
 			return t.getExt(ctx, tg)
 		}
-		return &taskResult{coreTask: t.coreTask(tg.view)}, nil
+		return t.getCore(ctx, tg), nil
 	case methodResult:
 		return t.result(ctx, tg)
 	case methodCancel:

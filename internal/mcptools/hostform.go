@@ -123,6 +123,11 @@ func (s *Server) awaitHostForm(ctx context.Context, req *mcp.CallToolRequest, id
 	if err != nil || st.Status != elicitation.StatusPending || !p.AskInHost {
 		return nil, wait, false, err
 	}
+	if s.svc.HostFormRefusal(p.Reviewers, 0) != "" {
+		// Asked before sign-in was turned on: the page decides it now, and
+		// the host's answer would be refused.
+		return nil, wait, false, nil
+	}
 	params, err := hostFormParams(st, p)
 	if err != nil {
 		return nil, wait, false, err
@@ -212,6 +217,10 @@ func (s *Server) submitHostAnswer(ctx context.Context, principal, id string, res
 	_, p, err := s.svc.HostForm(ctx, principal, id)
 	if err != nil {
 		return err
+	}
+	if why := s.svc.HostFormRefusal(p.Reviewers, 0); why != "" {
+		// A form shown before sign-in was turned on: say so, not nothing.
+		return &elicitation.Error{Code: elicitation.CodeForbidden, Message: "the answer given in the host was not recorded and the request is still open: " + why}
 	}
 	key, err := s.sealer.Open(hostKeyPurpose(id), p.HostLink)
 	if err != nil {

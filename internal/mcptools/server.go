@@ -169,7 +169,7 @@ func New(opts Options) *Server {
 	}
 	s.mcp = mcp.NewServer(impl, &mcp.ServerOptions{
 		Instructions: instructions,
-		Logger:       s.log,
+		Logger:       sdkLogger(s.log),
 		// The tool and prompt lists never change: saying so keeps 2026-07-28
 		// clients from opening a subscriptions/listen stream, which a
 		// stateless deployment (a Lambda invocation) could only hold to its
@@ -193,7 +193,7 @@ func New(opts Options) *Server {
 	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 		Stateless:           true,
 		JSONResponse:        true,
-		Logger:              s.log,
+		Logger:              sdkLogger(s.log),
 		MaxRequestBodyBytes: caps.maxBody,
 		// On the 2026-07-28 protocol a POST is the whole request: when the
 		// client goes away, stop waiting for it.
@@ -204,7 +204,7 @@ func New(opts Options) *Server {
 		return s
 	}
 	sessions := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		Logger: s.log,
+		Logger: sdkLogger(s.log),
 		// Streams are resumable: a client that lost its connection gets
 		// what it missed (Last-Event-ID), and every stream opens with a
 		// priming event (sent with the answer when the call does not

@@ -85,7 +85,7 @@ func sessionLimits(o Options) *sessionCaps {
 		l.share = DefaultSessionsPerPrincipal
 	}
 	if l.max > 0 {
-		l.share = min(l.share, l.max)
+		l.share = min(l.share, fairShare(l.max))
 	}
 	if l.maxBody <= 0 {
 		l.maxBody = DefaultMaxBodyBytes
@@ -121,7 +121,7 @@ func (l *sessionCaps) serveSession(id string, next http.Handler, w http.Response
 	gone := l.evicted[id]
 	l.mu.Unlock()
 	if gone {
-		http.Error(w, fmt.Sprintf("session not found: it was closed to make room for a newer session of the same client, which holds at most %d (--mcp-sessions-per-principal); initialize again, and close sessions you no longer use (DELETE)", l.share), http.StatusNotFound)
+		http.Error(w, fmt.Sprintf("session not found: it was closed to make room for a newer session (a client holds at most %d, --mcp-sessions-per-principal, and a full server closes the idlest session of the client holding the most for one holding fewer); initialize again, and close sessions you no longer use (DELETE)", l.share), http.StatusNotFound)
 		return
 	}
 	post := r.Method == http.MethodPost
@@ -226,7 +226,7 @@ func (l *sessionCaps) admit(srv *mcp.Server, principal string) *refusal {
 				principal, mine, l.max)}
 		}
 	case total >= l.max:
-		if !l.evictIdlest(live, principal) {
+		if !l.makeRoom(live, principal, mine) {
 			retry := "later"
 			if l.idle > 0 {
 				retry = fmt.Sprintf("after idle sessions close (%s without a request)", l.idle)

@@ -67,13 +67,14 @@ func statusErr(cs *mcp.ClientSession) error {
 	return err
 }
 
-// TestSessionCap: with the cap full of one principal's sessions (a keyless
-// server: every local client is the address 127.0.0.1), a new session
-// closes that principal's idlest one instead of being refused; the
-// others keep working; a closed session makes room without closing any.
+// TestSessionCap: with one principal's share full (a keyless server: every
+// local client is the address 127.0.0.1; its share is half the cap,
+// whatever the default share), a new session closes that principal's
+// idlest one instead of being refused; the others keep working; a closed
+// session makes room without closing any.
 func TestSessionCap(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{maxSessions: 3, sessionIdle: -1})
+	e := newEnv(t, envOptions{maxSessions: 6, sessionIdle: -1})
 	open := []*mcp.ClientSession{mustConnect(t, e, ""), mustConnect(t, e, ""), mustConnect(t, e, "")}
 	// open[0] is the idlest: the others make a call after it opened.
 	for _, cs := range open[1:] {
@@ -94,7 +95,7 @@ func TestSessionCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if body := read(t, res); res.StatusCode != http.StatusNotFound || !strings.Contains(body, "closed to make room for a newer session of the same client, which holds at most 3") {
+	if body := read(t, res); res.StatusCode != http.StatusNotFound || !strings.Contains(body, "closed to make room for a newer session (a client holds at most 3") {
 		t.Errorf("the evicted session's next request: %d %q", res.StatusCode, body)
 	}
 	for i, cs := range append(open[1:], fourth) {
@@ -147,8 +148,8 @@ func TestSessionShareBusy(t *testing.T) {
 // TestSessionKeysShare: with API keys, one key flooding the endpoint with
 // initializes churns only its own share: another key still connects and
 // its sessions are never closed; a key with no session, facing a server
-// full of others' sessions, is told the server is full (503), not that it
-// has too many.
+// full of others' sessions, is given the place of the idlest session of
+// the key holding the most (TestSessionFairShare has more).
 func TestSessionKeysShare(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{maxSessions: 6, share: 3, sessionIdle: -1, auth: map[string]string{"ta": "alice", "tb": "bob", "tc": "carol"}})
@@ -167,10 +168,15 @@ func TestSessionKeysShare(t *testing.T) {
 			t.Errorf("bob's session %d: %v", i, err)
 		}
 	}
-	// Six open: alice's three and bob's three. Carol has none to give up.
-	code, retry, body := rawInitialize(t, e, "tc")
-	if code != http.StatusServiceUnavailable || retry == "" || !strings.Contains(body, "this MCP server is full: 6 sessions are open, its most (6), held by other clients (this client, carol, has 0 of its share of 3)") {
-		t.Errorf("carol: %d (Retry-After %q) %q", code, retry, body)
+	// Six open: alice's three and bob's three. Carol's takes the place of
+	// alice's idlest (bob's were used since).
+	if code, _, body := rawInitialize(t, e, "tc"); code != http.StatusOK {
+		t.Errorf("carol: %d %q", code, body)
+	}
+	for i, cs := range []*mcp.ClientSession{bob, bob2, bob3} {
+		if err := statusErr(cs); err != nil {
+			t.Errorf("bob's session %d after carol's: %v", i, err)
+		}
 	}
 }
 
@@ -180,10 +186,9 @@ func TestSessionKeysShare(t *testing.T) {
 // waits: the cap counts sessions, and a sessionless request opens none.
 func TestSessionlessUnaffectedByFullCap(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{maxSessions: 2, share: 2, sessionIdle: -1, auth: map[string]string{"ta": "alice", "tb": "bob"}})
-	for range 2 {
-		mustConnect(t, e, "ta")
-	}
+	e := newEnv(t, envOptions{maxSessions: 2, share: 2, sessionIdle: -1, auth: map[string]string{"ta": "alice", "tb": "bob", "tc": "carol"}})
+	mustConnect(t, e, "ta")
+	mustConnect(t, e, "tc")
 	if code, _, body := rawInitialize(t, e, "tb"); code != http.StatusServiceUnavailable || !strings.Contains(body, "this MCP server is full") {
 		t.Fatalf("bob's session-era initialize at a full cap: %d %q", code, body)
 	}
@@ -201,11 +206,11 @@ func TestSessionlessUnaffectedByFullCap(t *testing.T) {
 }
 
 // TestSessionSlowBodies: initializes whose bodies never arrive hold no
-// place: with the cap at 2 and 20 such requests inside the handler, two
-// real sessions still open.
+// place: with the cap at 4 (a principal's share: 2) and 20 such requests
+// inside the handler, two real sessions of the same principal still open.
 func TestSessionSlowBodies(t *testing.T) {
 	arrived := make(chan struct{}, 64)
-	e := newEnv(t, envOptions{maxSessions: 2, sessionIdle: -1, arrived: func(r *http.Request) {
+	e := newEnv(t, envOptions{maxSessions: 4, sessionIdle: -1, arrived: func(r *http.Request) {
 		if r.Header.Get("X-Slow") != "" {
 			arrived <- struct{}{}
 		}

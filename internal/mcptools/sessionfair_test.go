@@ -1,0 +1,55 @@
+package mcptools_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestSessionFairShare: with keys and a cap below the default share (as
+// --require-api-key --mcp-max-sessions 20 is), one key opening sessions in
+// a blink holds at most half the cap, so other keys still connect; a
+// server full of two keys' sessions makes room for a third key (the
+// idlest session of the key holding the most) rather than refusing it;
+// the server is full for a newcomer only when no key holds more than one.
+func TestSessionFairShare(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{maxSessions: 6, sessionIdle: -1, auth: map[string]string{"ta": "alice", "tb": "bob", "tc": "carol"}})
+	for i := range 7 {
+		if code, _, body := rawInitialize(t, e, "ta"); code != http.StatusOK {
+			t.Fatalf("alice's initialize %d: %d %q", i, code, body)
+		}
+	}
+	bob := []*mcp.ClientSession{mustConnect(t, e, "tb"), mustConnect(t, e, "tb"), mustConnect(t, e, "tb")}
+	for i, cs := range bob {
+		if err := statusErr(cs); err != nil {
+			t.Fatalf("bob's session %d: %v", i, err)
+		}
+	}
+	// Full: alice's three and bob's three. Carol gets alice's idlest place.
+	carol := mustConnect(t, e, "tc")
+	for i, cs := range append(bob, carol) {
+		if err := statusErr(cs); err != nil {
+			t.Errorf("session %d after carol's: %v", i, err)
+		}
+	}
+	// A key at its share (half the cap) churns its own sessions.
+	if code, _, body := rawInitialize(t, e, "tb"); code != http.StatusOK || statusErr(bob[0]) == nil {
+		t.Errorf("bob's fourth initialize: %d %q, and his idlest session must have given way", code, body)
+	}
+}
+
+// TestSessionFullForEqualShares: a full server where no principal holds
+// more than a newcomer would refuses it (503) with the sentence.
+func TestSessionFullForEqualShares(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{maxSessions: 2, sessionIdle: -1, auth: map[string]string{"ta": "alice", "tb": "bob", "tc": "carol"}})
+	mustConnect(t, e, "ta")
+	mustConnect(t, e, "tb")
+	code, retry, body := rawInitialize(t, e, "tc")
+	if code != http.StatusServiceUnavailable || retry == "" || !strings.Contains(body, "this MCP server is full: 2 sessions are open, its most (2), held by other clients (this client, carol, has 0 of its share of 1)") {
+		t.Errorf("carol: %d (Retry-After %q) %q", code, retry, body)
+	}
+}
