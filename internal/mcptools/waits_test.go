@@ -77,8 +77,8 @@ type watchEvents struct {
 	started, returned chan string
 }
 
-func (w *watchEvents) Watch(id string, wake func()) (stop func()) {
-	unwatch := w.Store.Watch(id, wake)
+func (w *watchEvents) Watch(id string, every func() time.Duration, wake func()) (stop func()) {
+	unwatch := w.Store.Watch(id, every, wake)
 	w.started <- id
 	var once sync.Once
 	return func() {
