@@ -24,6 +24,10 @@ type Limits struct {
 
 	// elicit_await calls waiting at once, in all and per principal; 0 no cap.
 	MaxWaits, WaitShare int
+	// MaxWatches and WatchShare cap the watches that outlive a call on a
+	// session (task status notifications, URL pushes), in all and per
+	// principal.
+	MaxWatches, WatchShare int
 
 	// The local listeners.
 	ReadTimeout  time.Duration // to read one request's body, from its first byte
@@ -78,6 +82,14 @@ func init() {
 			Usage: "most elicit_await calls and task listens one principal (its API key, else its IP address) has waiting at once; past it that principal's call gets the tool error busy (retry after one returns, or use a task); 0 no cap",
 			bind:  func(s *Settings) Value { return (*intValue)(&s.WaitShare) },
 			check: nonNegative(func(s *Settings) int { return s.WaitShare })},
+		Setting{Name: "max-watches", Scope: Local, Default: "10000",
+			Usage: "most watches that outlive a call on a 2025-11-25 session (a task's notifications/tasks/status, a URL push and its complete notice), each 6-10 KB until its request ends or its session closes; past it a new one is not started (both are best effort: the host polls the task, the review link is in the result); 0 no cap",
+			bind:  func(s *Settings) Value { return (*intValue)(&s.MaxWatches) },
+			check: nonNegative(func(s *Settings) int { return s.MaxWatches })},
+		Setting{Name: "max-watches-per-principal", Scope: Local, Default: "200",
+			Usage: "most of those watches one principal (its API key, else its IP address) holds, so that one principal's requests cannot hold the process's memory; 0 no cap",
+			bind:  func(s *Settings) Value { return (*intValue)(&s.WatchShare) },
+			check: nonNegative(func(s *Settings) int { return s.WatchShare })},
 		Setting{Name: "http-read-timeout", Scope: Local, Default: "30s",
 			Usage: "longest time to receive one request's body (a slower client is cut off); headers have 10s",
 			bind:  func(s *Settings) Value { return (*durationValue)(&s.ReadTimeout) },
@@ -133,13 +145,21 @@ func (s Settings) MCPLimits() (idle time.Duration, maxSessions int, maxBody int6
 // WaitLimits returns the caps on waiting elicit_await calls, in all and
 // per principal, in mcptools.Options' terms (negative: none).
 func (s Settings) WaitLimits() (maxWaits, perPrincipal int) {
-	noneIfZero := func(n int) int {
-		if n == 0 {
-			return -1
-		}
-		return n
-	}
 	return noneIfZero(s.MaxWaits), noneIfZero(s.WaitShare)
+}
+
+// WatchLimits returns the caps on the watches that outlive a call, in all
+// and per principal, in mcptools.Options' terms (negative: none).
+func (s Settings) WatchLimits() (maxWatches, perPrincipal int) {
+	return noneIfZero(s.MaxWatches), noneIfZero(s.WatchShare)
+}
+
+// noneIfZero reads a cap whose 0 means none as mcptools.Options reads it.
+func noneIfZero(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 // PendingBound is the bound on each principal's pending requests in

@@ -498,6 +498,14 @@ func rawPost(t *testing.T, w *world, session, body string) (http.Header, map[str
 // task id and the stream's data lines.
 func rawTaskSession(t *testing.T, w *world, args string) (string, <-chan string) {
 	t.Helper()
+	sid, events := rawSession(t, w)
+	return rawTask(t, w, sid, args), events
+}
+
+// rawSession opens a 2025-11-25 session over raw HTTP with its GET stream
+// and returns the session id and the stream's data lines.
+func rawSession(t *testing.T, w *world) (string, <-chan string) {
+	t.Helper()
 	post := func(session, body string) (http.Header, map[string]any) { return rawPost(t, w, session, body) }
 	h, _ := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	sid := h.Get("Mcp-Session-Id")
@@ -522,12 +530,19 @@ func rawTaskSession(t *testing.T, w *world, args string) (string, <-chan string)
 		}
 		close(events)
 	}()
-	_, created := post(sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"elicit_approval","arguments":`+args+`,"task":{}}}`)
+	return sid, events
+}
+
+// rawTask starts elicit_approval with args as a task on session sid and
+// returns the task id.
+func rawTask(t *testing.T, w *world, sid, args string) string {
+	t.Helper()
+	_, created := rawPost(t, w, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"elicit_approval","arguments":`+args+`,"task":{}}}`)
 	id, _ := created["result"].(map[string]any)["task"].(map[string]any)["taskId"].(string)
 	if id == "" {
 		t.Fatalf("tools/call as a task: %v", created)
 	}
-	return id, events
+	return id
 }
 
 // nextStatus returns the params of the next notifications/tasks/status on
@@ -554,5 +569,31 @@ func nextStatus(t *testing.T, events <-chan string, within time.Duration) map[st
 		case <-deadline:
 			t.Fatalf("no notifications/tasks/status within %s", within)
 		}
+	}
+}
+
+// TestCoreStatusNotificationsBounded: what one principal's tasks hold in
+// memory is bounded (#38): past its share of watches (here one), a task
+// is not watched for its status notification (best effort: the host
+// polls), another principal's tasks still are, and a watch that ends gives
+// its slot back.
+func TestCoreStatusNotificationsBounded(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldOptions{watchShare: 1})
+	sid, events := rawSession(t, w)
+	first := rawTask(t, w, sid, `{"message":"first","context":1}`)
+	second := rawTask(t, w, sid, `{"message":"second","context":1}`)
+	// The second task, past alice's share, is decided first, on the same
+	// session: had it been watched, its notification would come first.
+	w.decide(second, elicitation.Submission{Decision: elicitation.DecisionSubmitted})
+	w.decide(first, elicitation.Submission{Decision: elicitation.DecisionSubmitted})
+	if p := nextStatus(t, events, 10*time.Second); p["taskId"] != first {
+		t.Fatalf("the first notification is for %v, want the watched task %s (the second was past the share)", p["taskId"], first)
+	}
+	// The first watch ended and gave its slot back: a third task is watched.
+	third := rawTask(t, w, sid, `{"message":"third","context":1}`)
+	w.decide(third, elicitation.Submission{Decision: elicitation.DecisionSubmitted})
+	if p := nextStatus(t, events, 10*time.Second); p["taskId"] != third {
+		t.Fatalf("after a slot came back: notification for %v, want %s", p["taskId"], third)
 	}
 }

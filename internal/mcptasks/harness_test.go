@@ -32,15 +32,16 @@ var tokens = map[string]string{"tok-alice": "alice", "tok-bob": "bob"}
 // servers (each its own store handle, Service and mcptools.Server) on one
 // store file, requests alternating between them.
 type world struct {
-	t         testing.TB
-	stateless bool
-	maxWait   time.Duration
-	waitShare int
-	hostForm  bool
-	onElicit  func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
-	dbPath    string
-	sealer    *sealerpkg.Keyring
-	clock     *testclock.Clock // the processes' shared time
+	t          testing.TB
+	stateless  bool
+	maxWait    time.Duration
+	waitShare  int
+	watchShare int
+	hostForm   bool
+	onElicit   func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
+	dbPath     string
+	sealer     *sealerpkg.Keyring
+	clock      *testclock.Clock // the processes' shared time
 
 	mu      sync.Mutex
 	svc     *elicitation.Service // the first instance's, to decide with
@@ -51,11 +52,12 @@ type world struct {
 }
 
 type worldOptions struct {
-	stateless bool
-	instances int
-	maxWait   time.Duration
-	waitShare int  // mcptools.Options.WaitsPerPrincipal; 0: the default
-	hostForm  bool // mcptools.Options.HostForm
+	stateless  bool
+	instances  int
+	maxWait    time.Duration
+	waitShare  int  // mcptools.Options.WaitsPerPrincipal; 0: the default
+	watchShare int  // mcptools.Options.WatchesPerPrincipal; 0: the default
+	hostForm   bool // mcptools.Options.HostForm
 	// onElicit, if set, is every client's elicitation handler.
 	onElicit func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
 }
@@ -66,7 +68,7 @@ func newWorld(t testing.TB, o worldOptions) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &world{t: t, stateless: o.stateless, maxWait: o.maxWait, waitShare: o.waitShare, hostForm: o.hostForm, onElicit: o.onElicit, dbPath: filepath.Join(t.TempDir(), "store.db"), sealer: k, created: map[string]string{}, clock: testclock.New(time.Now().UTC())}
+	w := &world{t: t, stateless: o.stateless, maxWait: o.maxWait, waitShare: o.waitShare, watchShare: o.watchShare, hostForm: o.hostForm, onElicit: o.onElicit, dbPath: filepath.Join(t.TempDir(), "store.db"), sealer: k, created: map[string]string{}, clock: testclock.New(time.Now().UTC())}
 	if w.maxWait == 0 {
 		w.maxWait = 5 * time.Second
 	}
@@ -96,8 +98,9 @@ func (w *world) start(n int) {
 				w.mu.Unlock()
 			},
 			Push: true, HostForm: w.hostForm, Sealer: w.sealer,
-			WaitsPerPrincipal: w.waitShare,
-			Name:              "elicitation-test", Version: "test",
+			WaitsPerPrincipal:   w.waitShare,
+			WatchesPerPrincipal: w.watchShare,
+			Name:                "elicitation-test", Version: "test",
 		})
 		h := auth.RequireBearerToken(func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
 			if p, ok := tokens[tok]; ok {

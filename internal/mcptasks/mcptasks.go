@@ -126,6 +126,12 @@ type Options struct {
 	// (elicitation.ErrBusy) saying which limit is full. nil: no bound.
 	Hold func(principal string) (release func(), err error)
 
+	// Watch takes a slot for a watch of principal's that outlives its call
+	// (a task's status notification) and returns the function that gives
+	// it back; ok false: the principal's or the server's watches are full,
+	// and the notification, best effort, is not offered. nil: no bound.
+	Watch func(principal string) (release func(), ok bool)
+
 	// SessionDone returns a context that ends when a session closes, for
 	// its task notifications; the server's own (sessionwatch.Watch.Done),
 	// so that a session has one watcher whatever watches it. nil: the

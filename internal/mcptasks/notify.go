@@ -56,7 +56,17 @@ var carriable = map[string]bool{methodStatus: true, methodExtStatus: true, metho
 // watch tells ss when task id (of principal) ends, unless ss closes first.
 func (t *Tasks) watch(ss *mcp.ServerSession, principal, id string) {
 	ctx := t.sessionDone(ss)
+	release := func() {}
+	if t.opts.Watch != nil {
+		r, ok := t.opts.Watch(principal)
+		if !ok {
+			t.log.DebugContext(ctx, "task status not watched: this client's watches are at their most", "taskId", id)
+			return
+		}
+		release = r
+	}
 	go func() {
+		defer release()
 		st, err := t.opts.Service.Watch(ctx, principal, id)
 		if err != nil || st.Status == elicitation.StatusPending {
 			if err != nil && ctx.Err() == nil {

@@ -119,7 +119,15 @@ func (s *Server) afterCreated(req *mcp.CallToolRequest, allowed bool, st elicita
 	if r := s.httpRequest(req); r != nil {
 		sent = r.Context().Done()
 	}
-	go s.pushOnSession(req.Session, st, message, url, sent)
+	release, ok := s.watches.hold(st.Owner)
+	if !ok {
+		s.log.Debug("not pushed: this client's watches are at their most", "elicitationId", st.ID)
+		return
+	}
+	go func() {
+		defer release()
+		s.pushOnSession(req.Session, st, message, url, sent)
+	}()
 }
 
 // pushOnSession offers url to the session's client as a URL-mode

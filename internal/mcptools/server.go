@@ -101,6 +101,15 @@ type Options struct {
 	// negative: no cap.
 	MaxWaits, WaitsPerPrincipal int
 
+	// MaxWatches caps the watches that outlive a call on a session (a
+	// task's notifications/tasks/status, a URL push and its complete
+	// notice), and WatchesPerPrincipal those of one principal: past
+	// either, a new one is not started, which costs the host nothing it
+	// relies on (both are best effort: the host polls the task, the review
+	// link is in the result). 0: DefaultMaxWatches,
+	// DefaultWatchesPerPrincipal; negative: no cap.
+	MaxWatches, WatchesPerPrincipal int
+
 	// MaxBodyBytes caps a request body (413 beyond it); 0:
 	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64
@@ -142,8 +151,9 @@ type Server struct {
 	inflight sync.Map // string -> *http.Request
 	refs     atomic.Uint64
 
-	waits   *waitSlots // elicit_await calls waiting (waits.go)
-	maxBody int64      // the request body limit (Options.MaxBodyBytes)
+	waits   *slots // elicit_await calls waiting (waits.go)
+	watches *slots // watches that outlive a call on a session (waits.go)
+	maxBody int64  // the request body limit (Options.MaxBodyBytes)
 }
 
 // requestRefHeader carries the in-flight reference from ServeHTTP to the
@@ -156,7 +166,7 @@ func New(opts Options) *Server {
 	if opts.Service == nil || opts.ReviewURL == nil {
 		panic("mcptools.New: Options.Service or Options.ReviewURL is nil")
 	}
-	s := &Server{svc: opts.Service, reviewURL: opts.ReviewURL, onCreated: opts.OnCreated, log: opts.Logger, push: opts.Push, hostForm: opts.HostForm, app: opts.App, sealer: opts.Sealer, waits: newWaitSlots(opts)}
+	s := &Server{svc: opts.Service, reviewURL: opts.ReviewURL, onCreated: opts.OnCreated, log: opts.Logger, push: opts.Push, hostForm: opts.HostForm, app: opts.App, sealer: opts.Sealer, waits: newWaitSlots(opts), watches: newWatchSlots(opts)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

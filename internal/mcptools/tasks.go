@@ -23,6 +23,7 @@ func (s *Server) installTasks() {
 		Principal:   principalOf,
 		ReviewLink:  s.keptLink,
 		Hold:        s.waits.take,
+		Watch:       s.watches.hold,
 		SessionDone: s.sessions.Done,
 		Logger:      s.log,
 	})

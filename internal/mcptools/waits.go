@@ -16,10 +16,21 @@ const (
 	DefaultWaitsPerPrincipal = 64
 )
 
-// waitSlots bounds the elicit_await calls waiting at once, per principal
-// (Principal) and in all, on both eras. A call past either limit is
-// refused at once with ErrBusy and a sentence saying which is full.
-type waitSlots struct {
+// The defaults of Options.MaxWatches and WatchesPerPrincipal. A watch that
+// outlives its call on a session (a task's status notification, a URL
+// push and its complete notice) holds one or two goroutines and the
+// store's watch, 6 to 10 KB, until its request ends or its session
+// closes; the caps keep one principal's requests from holding the
+// process's memory (#38: 60,000 tasks from one key held 690 MB).
+const (
+	DefaultMaxWatches          = 10000
+	DefaultWatchesPerPrincipal = 200
+)
+
+// slots bounds something held per principal (Principal) and in all: the
+// elicit_await calls waiting at once on both eras (newWaitSlots), and the
+// watches that outlive a call (newWatchSlots).
+type slots struct {
 	max, share int // 0: no cap
 
 	mu    sync.Mutex
@@ -27,28 +38,29 @@ type waitSlots struct {
 	by    map[string]int
 }
 
-func newWaitSlots(o Options) *waitSlots {
-	w := &waitSlots{max: o.MaxWaits, share: o.WaitsPerPrincipal, by: map[string]int{}}
-	w.max = limitOrDefault(w.max, DefaultMaxWaits)
-	w.share = limitOrDefault(w.share, DefaultWaitsPerPrincipal)
+func newSlots(max, share, defMax, defShare int) *slots {
+	w := &slots{max: limitOrDefault(max, defMax), share: limitOrDefault(share, defShare), by: map[string]int{}}
 	if w.max > 0 && (w.share == 0 || w.share > w.max) {
 		w.share = w.max
 	}
 	return w
 }
 
-// take holds a slot for principal's wait; release gives it back.
-func (w *waitSlots) take(principal string) (release func(), err error) {
+func newWaitSlots(o Options) *slots {
+	return newSlots(o.MaxWaits, o.WaitsPerPrincipal, DefaultMaxWaits, DefaultWaitsPerPrincipal)
+}
+
+func newWatchSlots(o Options) *slots {
+	return newSlots(o.MaxWatches, o.WatchesPerPrincipal, DefaultMaxWatches, DefaultWatchesPerPrincipal)
+}
+
+// hold takes a slot for principal unless its share or the total is full;
+// release gives it back (once, however often it is called).
+func (w *slots) hold(principal string) (release func(), ok bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	switch {
-	case w.share > 0 && w.by[principal] >= w.share:
-		return nil, elicitation.Busy("this client (%s) already has %d elicit_await calls waiting, its most at once; "+
-			"retry this one in a few seconds, after one of them returns; to follow many requests, wait on one and check the others with elicit_status, "+
-			"or create them as tasks (params.task) where your client supports MCP Tasks", principal, w.by[principal])
-	case w.max > 0 && w.total >= w.max:
-		return nil, elicitation.Busy("this server already holds %d elicit_await calls waiting, its most at once (this client has %d); "+
-			"retry in a few seconds, or check with elicit_status, which never waits", w.total, w.by[principal])
+	if (w.share > 0 && w.by[principal] >= w.share) || (w.max > 0 && w.total >= w.max) {
+		return nil, false
 	}
 	w.total++
 	w.by[principal]++
@@ -62,7 +74,26 @@ func (w *waitSlots) take(principal string) (release func(), err error) {
 				delete(w.by, principal)
 			}
 		})
-	}, nil
+	}, true
+}
+
+// take holds a slot for principal's wait; release gives it back. A wait
+// past either limit is refused with ErrBusy and a sentence saying which
+// is full.
+func (w *slots) take(principal string) (release func(), err error) {
+	if release, ok := w.hold(principal); ok {
+		return release, nil
+	}
+	w.mu.Lock()
+	mine, total := w.by[principal], w.total
+	w.mu.Unlock()
+	if w.share > 0 && mine >= w.share {
+		return nil, elicitation.Busy("this client (%s) already has %d elicit_await calls waiting, its most at once; "+
+			"retry this one in a few seconds, after one of them returns; to follow many requests, wait on one and check the others with elicit_status, "+
+			"or create them as tasks (params.task) where your client supports MCP Tasks", principal, mine)
+	}
+	return nil, elicitation.Busy("this server already holds %d elicit_await calls waiting, its most at once (this client has %d); "+
+		"retry in a few seconds, or check with elicit_status, which never waits", total, mine)
 }
 
 // limitOrDefault reads a configured limit: zero is the default, a negative

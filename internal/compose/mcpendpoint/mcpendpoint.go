@@ -45,6 +45,7 @@ func Part(apiKeys func(context.Context, compose.Settings) (apikey.Store, error))
 		}
 		sessionLimits(&opts, s)
 		opts.MaxWaits, opts.WaitsPerPrincipal = s.WaitLimits()
+		opts.MaxWatches, opts.WatchesPerPrincipal = s.WatchLimits()
 		tools := mcptools.New(opts)
 		var h http.Handler = tools.Handler()
 		if !s.RequireAPIKey {
