@@ -59,7 +59,11 @@ func runBrowser(t *testing.T, e *env, flows []flow, screenshots string) map[stri
 	if err := os.WriteFile(path, plan, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	// A guard against a hung browser, not a speed claim: the flows take
+	// about 160 s on an idle machine and were killed at 8 min beside a
+	// CI run and a second go test ./... (2026-12-04); go test's own
+	// -timeout (20m in make test) stays the last word.
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, filepath.Join("browsertest", "run.mjs"), path)
 	var stdout, stderr bytes.Buffer
