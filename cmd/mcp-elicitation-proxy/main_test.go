@@ -584,9 +584,13 @@ func TestInspectorDocCommands(t *testing.T) {
 	wants := []string{`"name": "echo"`, `"text": "Echo: hello"`, `elicitation_unsupported`, `visible-through-upstream-env`}
 	for i, args := range commands {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 			defer cancel()
-			full := append(append([]string{inspector, "--cli"}, target...), args...)
+			// The Inspector gives a server 15 s to start by default; under
+			// a second go test ./... at load 25 the proxy and its Node
+			// upstream took longer. A guard for a busy machine, not a
+			// speed claim.
+			full := append(append([]string{inspector, "--cli"}, target...), append(args, "--connect-timeout", "180000")...)
 			cmd := exec.CommandContext(ctx, node22, full...)
 			cmd.Dir = root
 			cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
