@@ -392,10 +392,11 @@ func TestInspector(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			inspect := func(args ...string) string {
 				t.Helper()
-				ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+				ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 				defer cancel()
 				full := append([]string{inspector, "--cli"}, target...)
 				full = append(full, args...)
+				full = append(full, "--connect-timeout", "180000") // as in TestInspectorDocCommands
 				cmd := exec.CommandContext(ctx, node22, full...)
 				cmd.Dir = root
 				cmd.Env = append(os.Environ(), "HOME="+t.TempDir())

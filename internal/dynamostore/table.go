@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -112,7 +113,9 @@ func SetTTL(ctx context.Context, client *dynamodb.Client, table string, on bool)
 			AttributeName: aws.String(attrTTL), Enabled: aws.Bool(on),
 		},
 	})
-	if err != nil {
+	// Already as asked is done: a retried call whose first attempt took
+	// effect (a slow response on a busy machine) is refused this way.
+	if err != nil && !strings.Contains(err.Error(), "TimeToLive is already") {
 		return fmt.Errorf("set TTL on %s to %v: %w", table, on, err)
 	}
 	return nil
