@@ -275,8 +275,10 @@ func startEntry(t *testing.T, command string, args, env []string) (*mcp.ClientSe
 	}
 	var stderr testenv.SyncBuffer
 	cmd := exec.Command(prog, args...)
-	cmd.Dir, cmd.Env, cmd.Stderr = testenv.Root(t), env, &stderr            // npx finds the pinned mcp-remote in node_modules
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a guard for a busy machine: at load 33 the handshake through npx and mcp-remote took more than 60 s
+	cmd.Dir, cmd.Env, cmd.Stderr = testenv.Root(t), env, &stderr // npx finds the pinned mcp-remote in node_modules
+	// A guard for a busy machine: at load 33 the handshake through npx and
+	// mcp-remote took more than 60 s.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "claude-desktop-test", Version: "1"}, nil)
 	session, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
