@@ -77,10 +77,16 @@ const (
 	FirstExtensionVersion = "2026-07-28"
 )
 
-// DefaultPollInterval is the polling interval suggested to hosts: a human
-// answers in minutes, and on AWS each poll is one short invocation and one
-// read (docs/benchmarks.md has the cost).
+// DefaultPollInterval is the polling interval suggested to hosts for a
+// request's first minute: a human answers in minutes, and on AWS each poll
+// is one short invocation and one read (docs/benchmarks.md has the cost).
+// Later the suggestion grows with the request's age (PollInterval).
 const DefaultPollInterval = 5 * time.Second
+
+// MaxPollInterval is the most PollInterval suggests (unless the first
+// interval is longer): an answer given after a long wait reaches a polling
+// host at most this much later.
+const MaxPollInterval = 30 * time.Second
 
 // Options configure Tasks. Service, TaskTools, Await, Result, ResultTool
 // and Principal are required.
@@ -138,7 +144,9 @@ type Options struct {
 	// Tasks' own.
 	SessionDone func(*mcp.ServerSession) context.Context
 
-	// PollInterval is suggested to hosts; 0: DefaultPollInterval.
+	// PollInterval is suggested to hosts for a request's youth, and grows
+	// from there with its age (the function PollInterval); 0:
+	// DefaultPollInterval.
 	PollInterval time.Duration
 
 	// Logger receives internal errors; nil discards.

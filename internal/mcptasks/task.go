@@ -87,6 +87,21 @@ func viewOf(st elicitation.State, f flavour) view {
 	return v
 }
 
+// PollInterval is the interval suggested to a host polling a task that is
+// still working (pollInterval, pollIntervalMs), for a request created at
+// created that expires at expires, asked at now: the one place it is
+// decided. It is first while the request is young (first × 12: the first
+// minute at the default 5 s), then a twelfth of the request's age, so that
+// an answer reaches a polling host at most about 8% of the wait later, up
+// to MaxPollInterval; and never past the time the request has left, so
+// that the host learns of its expiry when it comes (but not under a
+// second, or first if that is shorter). A host that listens for the
+// status notifications is told at once either way.
+func PollInterval(first time.Duration, created, expires, now time.Time) time.Duration {
+	d := min(max(first, now.Sub(created)/12), max(first, MaxPollInterval))
+	return max(min(d, expires.Sub(now)), min(first, time.Second))
+}
+
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 func millis(d time.Duration) int64 { return d.Milliseconds() }
