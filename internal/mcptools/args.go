@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
-	"github.com/mcp-elicitation/elicitation/internal/jsonobj"
 )
 
 // The tools decode their own arguments, rather than letting the SDK
@@ -39,7 +38,7 @@ func parseArgs(raw json.RawMessage, known ...string) (args, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return a, nil
 	}
-	if raw[0] != '{' || !decodeMembers(raw, &a.m) {
+	if raw[0] != '{' || json.Unmarshal(raw, &a.m) != nil {
 		return args{}, badArg("arguments", "arguments must be a JSON object")
 	}
 	var unknown []string
@@ -53,21 +52,6 @@ func parseArgs(raw json.RawMessage, known ...string) (args, error) {
 		return args{}, badArg(unknown[0], "unknown argument %s; this tool takes %s", quoteList(unknown), strings.Join(known, ", "))
 	}
 	return a, nil
-}
-
-// decodeMembers decodes the JSON object raw into *m, each value the
-// member's JSON, as json.Unmarshal does, and reports whether raw is one.
-// The object's members are read by jsonobj.Members, which leaves to
-// encoding/json only what it does not read (with encoding/json, decoding
-// a status call's one argument cost more than the store's read of the
-// request, docs/benchmarks.md).
-func decodeMembers(raw []byte, m *map[string]json.RawMessage) bool {
-	fast := map[string]json.RawMessage{}
-	if jsonobj.Members(raw, func(k, v []byte) { fast[string(k)] = v }) {
-		*m = fast
-		return true
-	}
-	return json.Unmarshal(raw, m) == nil
 }
 
 func quoteList(names []string) string {
