@@ -8,14 +8,13 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/mcp-elicitation/elicitation/internal/mcptasks"
 )
 
 // The front door: the only code between net/http and the SDK. It reads a
 // request's era once (Sessionless), stamps the reference a tool handler
 // finds its HTTP request by (requestRefHeader), reads the body once where
 // anything here looks into it (readBody: the SDK's own read then gets it
-// from memory), mends what the SDK drops of the Tasks (mcptasks.Lift),
+// from memory), mends what the SDK drops of the Tasks (Lift),
 // wraps the ResponseWriter once (edgeWriter) and routes the request to the
 // SDK's stateless handler or its sessions.
 
@@ -29,14 +28,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r2.Header = http.Header{}
 	}
 	r2.Header.Set(requestRefHeader, ref)
-	// What the Tasks mend (mcptasks.Lift) and carry (mcptasks.Uncarry):
+	// What the Tasks mend (Lift) and carry (Uncarry):
 	// every session-era request, and a 2026-07-28 subscriptions/listen.
 	tasks := !sessionless || r.Header.Get("Mcp-Method") == "subscriptions/listen"
 	ew := &edgeWriter{ResponseWriter: w, uncarry: tasks}
 	if r.Method == http.MethodPost && r.Body != nil && tasks {
 		body, ok := readBody(r2, s.maxBody)
 		if ok {
-			lifted, refusal := mcptasks.Lift(sessionless, body)
+			lifted, refusal := Lift(sessionless, body)
 			if refusal != nil {
 				w.Header().Set("Content-Type", "application/json")
 				_, _ = w.Write(refusal)
@@ -145,7 +144,7 @@ var primeEvent = []byte("event: prime\n")
 // edgeWriter is the one ResponseWriter wrapper of the front door. Where
 // uncarry (a session-era response, a 2026-07-28 listen), it turns the
 // carriers of task notifications back into what they carry
-// (mcptasks.Uncarry; one event is one Write, in the SDK as in the event
+// (Uncarry; one event is one Write, in the SDK as in the event
 // store's replays). Where primeWithAnswer (answeredAtOnce), it skips the
 // one flush right after the priming event. Where opening is set (the
 // session cap's initialize), it runs it once when the response starts (by
@@ -179,7 +178,7 @@ func (e *edgeWriter) Write(b []byte) (int, error) {
 		e.wrote = true
 	}
 	if e.uncarry {
-		if out, ok := mcptasks.Uncarry(b); ok {
+		if out, ok := Uncarry(b); ok {
 			if _, err := e.ResponseWriter.Write(out); err != nil {
 				return 0, err
 			}

@@ -9,7 +9,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
-	"github.com/mcp-elicitation/elicitation/internal/mcptasks"
 )
 
 // The host's own form (askInHost): where the deployment allows it
@@ -176,9 +175,9 @@ func (s *Server) askOnSession(ctx context.Context, req *mcp.CallToolRequest, id 
 	start := time.Now()
 	fctx, cancel := context.WithTimeout(ctx, bound-formGrace(bound))
 	defer cancel()
-	if task, ok := req.Params.Meta[mcptasks.MetaRelatedTask]; ok {
+	if task, ok := req.Params.Meta[MetaRelatedTask]; ok {
 		// The form shown during a task's tasks/result belongs to the task.
-		params.Meta = mcp.Meta{mcptasks.MetaRelatedTask: task}
+		params.Meta = mcp.Meta{MetaRelatedTask: task}
 	}
 	res, err := req.Session.Elicit(fctx, params)
 	left := max(bound-time.Since(start), time.Nanosecond)

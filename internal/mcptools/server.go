@@ -31,7 +31,6 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/eventstore"
-	"github.com/mcp-elicitation/elicitation/internal/mcptasks"
 	"github.com/mcp-elicitation/elicitation/internal/sessionwatch"
 )
 
@@ -247,7 +246,7 @@ func capabilities(app bool) *mcp.ServerCapabilities {
 // (no initialize; every request carries its version, in _meta and in the
 // Mcp-Protocol-Version header).
 // It is the Tasks' extension's era too: one era, one constant.
-const FirstSessionlessVersion = mcptasks.FirstExtensionVersion
+const FirstSessionlessVersion = FirstExtensionVersion
 
 // Sessionless reports whether r is a request of a sessionless protocol
 // era, which the stateless handler serves; requests of the session eras
@@ -260,7 +259,7 @@ func Sessionless(r *http.Request) bool {
 
 // sessionlessVersion reports whether protocol version v is of a
 // sessionless era: the one place the edge compares versions (but the
-// Tasks' flavours, mcptasks.flavourOf).
+// Tasks' flavours, flavourOf).
 func sessionlessVersion(v string) bool { return v >= FirstSessionlessVersion }
 
 const instructions = `These tools ask a human to approve something, fill a form, or pick among options, on a web page this server renders. ` +

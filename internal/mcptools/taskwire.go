@@ -1,4 +1,4 @@
-package mcptasks
+package mcptools
 
 import (
 	"encoding/json"
@@ -33,7 +33,7 @@ type coreTask struct {
 	PollInterval  int64  `json:"pollInterval,omitempty"`
 }
 
-func (t *Tasks) coreTask(v view) coreTask {
+func (t *tasks) coreTask(v view) coreTask {
 	c := coreTask{TaskID: v.ID, Status: v.Status, StatusMessage: v.Message, CreatedAt: rfc(v.Created), LastUpdatedAt: rfc(v.Updated), TTL: millis(v.TTL)}
 	if !v.terminal {
 		c.PollInterval = millis(t.pollInterval(v))
@@ -70,7 +70,7 @@ type extTask struct {
 	InputRequests  json.RawMessage `json:"inputRequests,omitempty"`
 }
 
-func (t *Tasks) extTask(v view, resultType string) *extTask {
+func (t *tasks) extTask(v view, resultType string) *extTask {
 	e := &extTask{ResultType: resultType, TaskID: v.ID, Status: v.Status, StatusMessage: v.Message, CreatedAt: rfc(v.Created), LastUpdatedAt: rfc(v.Updated), TTLMs: millis(v.TTL)}
 	if !v.terminal {
 		e.PollIntervalMs = millis(t.pollInterval(v))
@@ -87,8 +87,8 @@ type ackResult struct {
 
 // pollInterval is the interval suggested for polling the working task v,
 // now.
-func (t *Tasks) pollInterval(v view) time.Duration {
-	return PollInterval(t.poll, v.Created, v.Created.Add(v.TTL), t.opts.Service.Now())
+func (t *tasks) pollInterval(v view) time.Duration {
+	return PollInterval(DefaultPollInterval, v.Created, v.Created.Add(v.TTL), t.s.svc.Now())
 }
 
 func rfc(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

@@ -1,4 +1,4 @@
-package mcptasks
+package mcptools
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package mcptasks_test
+package mcptools_test
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcp-elicitation/elicitation/internal/mcptasks"
+	"github.com/mcp-elicitation/elicitation/internal/mcptools"
 	"github.com/mcp-elicitation/elicitation/internal/testclock"
 )
 
@@ -40,7 +40,7 @@ func TestPollInterval(t *testing.T) {
 			t.Parallel()
 			clock := testclock.New(created)
 			clock.Add(tc.age)
-			got := mcptasks.PollInterval(tc.first, created, created.Add(tc.ttl), clock.Now())
+			got := mcptools.PollInterval(tc.first, created, created.Add(tc.ttl), clock.Now())
 			if got.Truncate(time.Millisecond) != tc.want {
 				t.Fatalf("PollInterval(%s) at age %s of %s = %s, want %s", tc.first, tc.age, tc.ttl, got, tc.want)
 			}
