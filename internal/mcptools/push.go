@@ -137,7 +137,7 @@ func (s *Server) afterCreated(req *mcp.CallToolRequest, allowed bool, st elicita
 func (s *Server) pushOnSession(ss *mcp.ServerSession, st elicitation.State, message, url string, sent <-chan struct{}) {
 	ctx, cancel := context.WithDeadline(context.Background(), st.ExpiresAt.Add(time.Minute))
 	defer cancel()
-	stop := context.AfterFunc(s.sessions.Done(ss), cancel)
+	stop := context.AfterFunc(s.sessionEnd(ss), cancel)
 	defer stop()
 	if sent != nil {
 		select {

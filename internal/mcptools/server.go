@@ -31,7 +31,6 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/eventstore"
-	"github.com/mcp-elicitation/elicitation/internal/sessionwatch"
 )
 
 // Options configure a Server. Service and ReviewURL are required; every other zero
@@ -132,9 +131,10 @@ type Server struct {
 	hostForm  bool
 	app       bool
 	sealer    Sealer
-	// sessions tells when a session carrying pushes or watched tasks
-	// closes (shared with the Tasks methods: one watcher per session).
-	sessions sessionwatch.Watch
+	// sessionDone maps each session carrying pushes or watched tasks to a
+	// context that ends when it closes: one watcher per session, however
+	// many parts ask (sessionEnd).
+	sessionDone sync.Map // *mcp.ServerSession -> context.Context
 
 	mcp *mcp.Server
 	// The SDK's handlers, behind the front door (frontdoor.go): stateless
@@ -320,4 +320,23 @@ func (s *Server) limitPrincipal(req *mcp.CallToolRequest) string {
 		return Principal(r)
 	}
 	return principal(req)
+}
+
+// sessionEnd returns a context that ends when ss closes. The first call for
+// ss starts the one goroutine that waits for it; the entry goes with it.
+func (s *Server) sessionEnd(ss *mcp.ServerSession) context.Context {
+	if v, ok := s.sessionDone.Load(ss); ok {
+		return v.(context.Context)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if v, loaded := s.sessionDone.LoadOrStore(ss, ctx); loaded {
+		cancel()
+		return v.(context.Context)
+	}
+	go func() {
+		_ = ss.Wait()
+		cancel()
+		s.sessionDone.Delete(ss)
+	}()
+	return ctx
 }

@@ -55,7 +55,7 @@ var carriable = map[string]bool{methodStatus: true, methodExtStatus: true, metho
 
 // watch tells ss when task id (of principal) ends, unless ss closes first.
 func (t *tasks) watch(ss *mcp.ServerSession, principal, id string) {
-	ctx := t.s.sessions.Done(ss)
+	ctx := t.s.sessionEnd(ss)
 	release, ok := t.s.watches.hold(principal)
 	if !ok {
 		t.s.log.DebugContext(ctx, "task status not watched: this client's watches are at their most", "taskId", id)
