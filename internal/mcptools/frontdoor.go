@@ -7,7 +7,6 @@ import (
 	"maps"
 	"net/http"
 	"sync"
-
 )
 
 // The front door: the only code between net/http and the SDK. It reads a

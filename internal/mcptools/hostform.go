@@ -67,7 +67,7 @@ func (s *Server) canAskInHost(req *mcp.CallToolRequest) bool {
 	if caps.Elicitation.Form == nil && caps.Elicitation.URL != nil {
 		return false
 	}
-	if sessionlessVersion(req.ProtocolVersion()) {
+	if eraOf(req.ProtocolVersion()) == eraSessionless {
 		return true
 	}
 	return req.Session != nil && req.Session.ID() != ""
@@ -136,7 +136,7 @@ func (s *Server) awaitHostForm(ctx context.Context, req *mcp.CallToolRequest, id
 		return nil, wait, false, err
 	}
 	bound := s.svc.WaitBound(ctx, wait)
-	if !sessionlessVersion(req.ProtocolVersion()) {
+	if eraOf(req.ProtocolVersion()) != eraSessionless {
 		left, err := s.askOnSession(ctx, req, id, params, bound)
 		return nil, left, true, err
 	}

@@ -56,10 +56,6 @@ func hostKeyPurpose(id string) string { return purposeHostKey + "\x00" + id }
 // leaked state is soon worthless.
 const StateTTL = 5 * time.Minute
 
-// firstURLElicitationVersion is the first protocol with URL-mode
-// elicitation.
-const firstURLElicitationVersion = "2025-11-25"
-
 // pushInputKey names the URL-mode request in an input-required result.
 const pushInputKey = "review"
 
@@ -81,14 +77,14 @@ func (s *Server) pushModeOf(req *mcp.CallToolRequest) pushMode {
 	if caps == nil || caps.Elicitation == nil || caps.Elicitation.URL == nil {
 		return pushNone
 	}
-	v := req.ProtocolVersion()
-	if sessionlessVersion(v) {
+	e := eraOf(req.ProtocolVersion())
+	if e == eraSessionless {
 		if s.sealer == nil {
 			return pushNone
 		}
 		return pushInputResult
 	}
-	if v >= firstURLElicitationVersion && req.Session != nil && req.Session.ID() != "" {
+	if e == eraCore && req.Session != nil && req.Session.ID() != "" {
 		return pushSession
 	}
 	// A session era served statelessly: the server cannot send requests.

@@ -251,16 +251,10 @@ const FirstSessionlessVersion = FirstExtensionVersion
 // Sessionless reports whether r is a request of a sessionless protocol
 // era, which the stateless handler serves; requests of the session eras
 // (2025-03-26, 2025-06-18, 2025-11-25, and an initialize, which carries no
-// version header) go to the session handler. Version strings are dates,
-// so they order as strings.
+// version header) go to the session handler.
 func Sessionless(r *http.Request) bool {
-	return sessionlessVersion(r.Header.Get("Mcp-Protocol-Version"))
+	return eraOf(r.Header.Get("Mcp-Protocol-Version")) == eraSessionless
 }
-
-// sessionlessVersion reports whether protocol version v is of a
-// sessionless era: the one place the edge compares versions (but the
-// Tasks' flavours, flavourOf).
-func sessionlessVersion(v string) bool { return v >= FirstSessionlessVersion }
 
 const instructions = `These tools ask a human to approve something, fill a form, or pick among options, on a web page this server renders. ` +
 	`Create a request with elicit_approval or elicit_selection and give the returned reviewUrl to the human. ` +

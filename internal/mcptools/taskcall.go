@@ -21,7 +21,7 @@ func (t *tasks) call(ctx context.Context, next mcp.MethodHandler, req mcp.Reques
 	if !ok || cr.Params == nil {
 		return next(ctx, "tools/call", req)
 	}
-	f := flavourOfRequest(req)
+	f := eraOfRequest(req)
 	raw, requested := cr.Params.Meta[taskMeta]
 	if requested {
 		// Never passed on: the tools do not know about tasks.
@@ -29,7 +29,7 @@ func (t *tasks) call(ctx context.Context, next mcp.MethodHandler, req mcp.Reques
 		delete(cr.Params.Meta, taskMeta)
 	}
 	switch f {
-	case flavourCore:
+	case eraCore:
 		if !requested {
 			return next(ctx, "tools/call", req)
 		}
@@ -41,7 +41,7 @@ func (t *tasks) call(ctx context.Context, next mcp.MethodHandler, req mcp.Reques
 			return nil, err
 		}
 		applyTTL(cr.Params, ttl)
-	case flavourExt:
+	case eraSessionless:
 		if !isTaskTool(cr.Params.Name) || !declaresExtension(req) {
 			return next(ctx, "tools/call", req)
 		}
@@ -57,7 +57,7 @@ func (t *tasks) call(ctx context.Context, next mcp.MethodHandler, req mcp.Reques
 // create runs the creating tool and answers with its request as a task,
 // once the request is durably stored (the strongly consistent read of its
 // state proves it).
-func (t *tasks) create(ctx context.Context, next mcp.MethodHandler, cr *mcp.CallToolRequest, f flavour) (mcp.Result, error) {
+func (t *tasks) create(ctx context.Context, next mcp.MethodHandler, cr *mcp.CallToolRequest, f era) (mcp.Result, error) {
 	res, err := next(ctx, "tools/call", cr)
 	if err != nil {
 		return nil, err
@@ -86,7 +86,7 @@ func (t *tasks) create(ctx context.Context, next mcp.MethodHandler, cr *mcp.Call
 	v.Message = fmt.Sprintf("Waiting for a human to answer at %s (give them this link if the host does not show it); the task ends when they do, or when the request expires at %s.", out.ReviewURL, stamp(st.ExpiresAt))
 	immediate := fmt.Sprintf("Started a human review as task %s (elicitationId %s). If the host does not show it, give the human this link: %s. Carry on with other work: the host brings the answer when the task completes.", st.ID, st.ID, out.ReviewURL)
 	meta := mcp.Meta{metaImmediateResponse: immediate}
-	if f == flavourExt {
+	if f == eraSessionless {
 		e := t.extTask(v, "task")
 		e.Meta = meta
 		return e, nil

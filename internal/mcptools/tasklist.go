@@ -45,7 +45,7 @@ func (t *tasks) list(ctx context.Context, req mcp.Request) (mcp.Result, error) {
 	}
 	res := &listResult{Tasks: make([]coreTask, 0, len(states))}
 	for _, st := range states {
-		res.Tasks = append(res.Tasks, t.coreTask(viewOf(st, flavourCore)))
+		res.Tasks = append(res.Tasks, t.coreTask(viewOf(st, eraCore)))
 	}
 	if !next.IsZero() {
 		res.NextCursor = sealCursor(next)

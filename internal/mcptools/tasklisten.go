@@ -77,7 +77,7 @@ func (t *tasks) notifyWhenOver(ctx, watch context.Context, ss *mcp.ServerSession
 	if err != nil || st.Status == elicitation.StatusPending {
 		return
 	}
-	tg := target{req: req, f: flavourExt, principal: principal, state: st, view: viewOf(st, flavourExt)}
+	tg := target{req: req, f: eraSessionless, principal: principal, state: st, view: viewOf(st, eraSessionless)}
 	res, err := t.getExt(ctx, tg)
 	if err != nil {
 		t.s.log.DebugContext(ctx, "task notification not built", "taskId", id, "err", err)

@@ -15,7 +15,7 @@ import (
 // target is the task a tasks/* request names, read for its principal.
 type target struct {
 	req       mcp.Request
-	f         flavour
+	f         era
 	principal string
 	state     elicitation.State
 	view      view
@@ -24,7 +24,7 @@ type target struct {
 // method answers tasks/get, tasks/result, tasks/cancel, tasks/update and
 // tasks/list.
 func (t *tasks) method(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-	f := flavourOfRequest(req)
+	f := eraOfRequest(req)
 	if err := offered(method, f, req); err != nil {
 		return nil, err
 	}
@@ -35,7 +35,7 @@ func (t *tasks) method(ctx context.Context, method string, req mcp.Request) (mcp
 	if id == nil || *id == "" {
 		return nil, errInvalid("%s needs params.taskId (the taskId of the task's creation result)", method)
 	}
-	if f == flavourExt {
+	if f == eraSessionless {
 		if h := headerOf(req); h == nil || h.Get("Mcp-Name") != *id {
 			return nil, &jsonrpc.Error{Code: mcp.CodeHeaderMismatch, Message: "the Mcp-Name header must equal params.taskId on " + method}
 		}
@@ -48,7 +48,7 @@ func (t *tasks) method(ctx context.Context, method string, req mcp.Request) (mcp
 	tg.state, tg.view = st, viewOf(st, f)
 	switch method {
 	case methodGet:
-		if f == flavourExt {
+		if f == eraSessionless {
 			return t.getExt(ctx, tg)
 		}
 		return t.getCore(ctx, tg), nil
@@ -63,18 +63,18 @@ func (t *tasks) method(ctx context.Context, method string, req mcp.Request) (mcp
 
 // offered refuses a method the request's flavour does not have, with
 // -32601 and the sentence.
-func offered(method string, f flavour, req mcp.Request) error {
+func offered(method string, f era, req mcp.Request) error {
 	notFound := errMethodNotFound
 	switch {
-	case f == flavourNone:
+	case f == eraEarly:
 		return notFound(method + " needs protocol " + FirstCoreVersion + " or later (tasks came with it)")
-	case f == flavourExt && method == methodList:
+	case f == eraSessionless && method == methodList:
 		return notFound("tasks/list is not part of the 2026-07-28 tasks extension: keep the taskId of each task you start")
-	case f == flavourExt && method == methodResult:
+	case f == eraSessionless && method == methodResult:
 		return notFound("tasks/result is not part of the 2026-07-28 tasks extension: tasks/get carries the result once the task completes")
-	case f == flavourCore && method == methodUpdate:
+	case f == eraCore && method == methodUpdate:
 		return notFound("tasks/update is part of the 2026-07-28 tasks extension, not of protocol " + FirstCoreVersion)
-	case f == flavourExt && !declaresExtension(req):
+	case f == eraSessionless && !declaresExtension(req):
 		data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{Extension: map[string]any{}}}})
 		return &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: "Missing required client capability: declare the " + Extension + " extension in the request's capabilities", Data: data}
 	}
@@ -173,7 +173,7 @@ func (t *tasks) toolRequest(tg target) *mcp.CallToolRequest {
 	if m := tg.req.GetParams().GetMeta(); m != nil {
 		p.Meta = maps.Clone(mcp.Meta(m))
 	}
-	if tg.f == flavourCore {
+	if tg.f == eraCore {
 		// What the call sends the client meanwhile (the host's form during
 		// tasks/result) belongs to the task: the tool copies the key on.
 		if p.Meta == nil {
@@ -189,7 +189,7 @@ func (t *tasks) toolRequest(tg target) *mcp.CallToolRequest {
 // the review page then refuses it.
 func (t *tasks) cancel(ctx context.Context, tg target) (mcp.Result, error) {
 	if tg.view.terminal {
-		if tg.f == flavourExt {
+		if tg.f == eraSessionless {
 			return &ackResult{ResultType: "complete"}, nil // cooperative: nothing left to stop
 		}
 		return nil, errInvalid("task %s is already %s: only a working task can be cancelled", tg.state.ID, tg.view.Status)
@@ -197,14 +197,14 @@ func (t *tasks) cancel(ctx context.Context, tg target) (mcp.Result, error) {
 	st, err := t.s.svc.Cancel(ctx, tg.principal, tg.state.ID)
 	switch {
 	case errors.Is(err, elicitation.ErrConflict) || errors.Is(err, elicitation.ErrExpired):
-		if tg.f == flavourExt {
+		if tg.f == eraSessionless {
 			return &ackResult{ResultType: "complete"}, nil
 		}
 		return nil, errInvalid("task %s ended before it could be cancelled (the human answered, or it expired): call tasks/get", tg.state.ID)
 	case err != nil:
 		return nil, t.readError(ctx, tg.state.ID, err)
 	}
-	if tg.f == flavourExt {
+	if tg.f == eraSessionless {
 		return &ackResult{ResultType: "complete"}, nil
 	}
 	return &taskResult{coreTask: t.coreTask(viewOf(st, tg.f))}, nil

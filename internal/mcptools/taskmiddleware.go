@@ -14,11 +14,11 @@ type versioned interface {
 	ClientCapabilities() *mcp.ClientCapabilities
 }
 
-func flavourOfRequest(req mcp.Request) flavour {
+func eraOfRequest(req mcp.Request) era {
 	if r, ok := req.(versioned); ok {
-		return flavourOf(r.ProtocolVersion())
+		return eraOf(r.ProtocolVersion())
 	}
-	return flavourNone
+	return eraEarly
 }
 
 // declaresExtension reports whether a 2026-07-28 request's per-request
@@ -48,7 +48,7 @@ func (t *tasks) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case "tools/call":
 			return t.call(ctx, next, req)
 		case "subscriptions/listen":
-			if flavourOfRequest(req) == flavourExt {
+			if eraOfRequest(req) == eraSessionless {
 				if res, ok, err := t.listen(ctx, req); ok {
 					return res, err
 				}
@@ -85,7 +85,7 @@ func fillParams(req mcp.Request) {
 func (t *tasks) initialize(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
 	res, err := next(ctx, method, req)
 	ir, ok := res.(*mcp.InitializeResult)
-	if err != nil || !ok || flavourOf(ir.ProtocolVersion) != flavourCore {
+	if err != nil || !ok || eraOf(ir.ProtocolVersion) != eraCore {
 		return res, err
 	}
 	return &initializeResult{ir}, nil
@@ -128,7 +128,7 @@ func (t *tasks) discover(ctx context.Context, next mcp.MethodHandler, method str
 func (t *tasks) listTools(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
 	res, err := next(ctx, method, req)
 	lr, ok := res.(*mcp.ListToolsResult)
-	if err != nil || !ok || flavourOfRequest(req) != flavourCore {
+	if err != nil || !ok || eraOfRequest(req) != eraCore {
 		return res, err
 	}
 	return &listToolsResult{lr}, nil

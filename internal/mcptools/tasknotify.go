@@ -70,7 +70,7 @@ func (t *tasks) watch(ss *mcp.ServerSession, principal, id string) {
 			}
 			return
 		}
-		if err := notify(ctx, ss, methodStatus, t.coreTask(viewOf(st, flavourCore))); err != nil {
+		if err := notify(ctx, ss, methodStatus, t.coreTask(viewOf(st, eraCore))); err != nil {
 			// Best effort, as the specification makes it: the session's
 			// GET stream may not be open; the host polls.
 			t.s.log.DebugContext(ctx, "task status not delivered", "taskId", id, "err", err)

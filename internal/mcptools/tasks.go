@@ -13,7 +13,7 @@ import (
 // MCP Tasks (the task*.go files): a creating tool's call answers at once
 // with a task, and the host polls the task (or is told) and reads the
 // result when it is ready. Both flavours are served from one server, chosen
-// per request by its protocol era (flavourOf):
+// per request by its protocol era (eraOf):
 //
 //   - 2025-11-25 (basic/utilities/tasks of that revision): the server
 //     capability tasks.requests.tools.call, tasks.list and tasks.cancel,

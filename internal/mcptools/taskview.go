@@ -7,25 +7,26 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
 
-// flavour is the Tasks generation a request speaks.
-type flavour int
+// era is a protocol era as the edge tells them apart, which is also the
+// Tasks flavour a request speaks.
+type era int
 
 const (
-	flavourNone flavour = iota
-	flavourCore         // 2025-11-25
-	flavourExt          // 2026-07-28 extension
+	eraEarly       era = iota // 2025-03-26, 2025-06-18: sessions; no Tasks, no URL elicitation
+	eraCore                   // 2025-11-25: sessions, Tasks, URL elicitation
+	eraSessionless            // 2026-07-28: no sessions; the Tasks extension
 )
 
-// flavourOf is the flavour of a request of protocol version v: the one
-// place the era decides it.
-func flavourOf(v string) flavour {
+// eraOf is the era of protocol version v: the one place the edge compares
+// versions (version strings are dates, so they order as strings).
+func eraOf(v string) era {
 	switch {
 	case v >= FirstExtensionVersion:
-		return flavourExt
+		return eraSessionless
 	case v >= FirstCoreVersion:
-		return flavourCore
+		return eraCore
 	}
-	return flavourNone
+	return eraEarly
 }
 
 // Task statuses (both flavours).
@@ -58,7 +59,7 @@ type view struct {
 // tool's expired error, and that flavour calls an isError result failed)
 // and completes a 2026-07-28 one (that flavour keeps failed for JSON-RPC
 // errors and returns isError results as completed).
-func viewOf(st elicitation.State, f flavour) view {
+func viewOf(st elicitation.State, f era) view {
 	v := view{ID: st.ID, Created: st.CreatedAt.UTC(), Updated: st.CreatedAt.UTC(), TTL: st.ExpiresAt.Sub(st.CreatedAt), elicitationSt: st.Status}
 	if !st.DecidedAt.IsZero() {
 		v.Updated = st.DecidedAt.UTC()
@@ -70,7 +71,7 @@ func viewOf(st elicitation.State, f flavour) view {
 	case st.Status == elicitation.StatusExpired:
 		v.Updated, v.terminal, v.hasResult = st.ExpiresAt.UTC(), true, true
 		v.Status = statusFailed
-		if f == flavourExt {
+		if f == eraSessionless {
 			v.Status = statusCompleted
 		}
 		v.Message = fmt.Sprintf("No human answered before the request expired at %s: ask again with a new request if you still need an answer (a longer timeoutSeconds gives the human more time).", stamp(st.ExpiresAt))
