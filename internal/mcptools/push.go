@@ -2,9 +2,6 @@ package mcptools
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"time"
 
@@ -55,9 +52,6 @@ func hostKeyPurpose(id string) string { return purposeHostKey + "\x00" + id }
 // long enough for a host to show the link and retry, short enough that a
 // leaked state is soon worthless.
 const StateTTL = 5 * time.Minute
-
-// pushInputKey names the URL-mode request in an input-required result.
-const pushInputKey = "review"
 
 type pushMode int
 
@@ -151,7 +145,7 @@ func (s *Server) pushOnSession(ss *mcp.ServerSession, st elicitation.State, mess
 		return
 	}
 	go func() {
-		res, err := ss.Elicit(ctx, &mcp.ElicitParams{Mode: "url", Message: message, URL: url, ElicitationID: id})
+		res, err := ss.Elicit(ctx, urlElicitation(id, message, url))
 		switch {
 		case err != nil:
 			// Best effort: the client's GET stream may not be open, or it
@@ -216,52 +210,4 @@ func (s *Server) openState(purpose, sealed, id, principal string, now time.Time)
 		return pushState{}, errBadState("has expired")
 	}
 	return st, nil
-}
-
-// awaitPush is elicit_await's part of the sessionless push. It returns the
-// input-required result to send instead of waiting (res non-nil), or the
-// wait to use: the rest of the first call's wait on a retry, else wait.
-func (s *Server) awaitPush(ctx context.Context, req *mcp.CallToolRequest, id string, wait time.Duration) (res *mcp.CallToolResult, _ time.Duration, _ error) {
-	principal := principal(req)
-	now := s.svc.Now()
-	if sealed := req.Params.RequestState; sealed != "" {
-		st, err := s.openState(purposeState, sealed, id, principal, now)
-		if err != nil {
-			return nil, 0, err
-		}
-		sum := sha256.Sum256([]byte(st.Nonce))
-		first, err := s.svc.RecordPushAnswer(ctx, principal, id, "state "+hex.EncodeToString(sum[:8]))
-		if err != nil {
-			return nil, 0, err
-		}
-		if !first {
-			return nil, 0, errBadState("was already used")
-		}
-		// Whatever the host answered (accept, decline, cancel, nothing),
-		// the answer comes from the review page: continue the wait.
-		return nil, max(st.WaitUntil.Sub(now), time.Nanosecond), nil
-	}
-	if s.pushModeOf(req) != pushInputResult {
-		return nil, wait, nil
-	}
-	st, sealedLink, message, err := s.svc.PushLink(ctx, principal, id)
-	if err != nil || st.Status != elicitation.StatusPending || sealedLink == "" {
-		return nil, wait, err
-	}
-	link, err := s.sealer.Open(linkPurpose(id), sealedLink)
-	if err != nil {
-		// Sealed under a key no longer in the keyring: no push.
-		s.log.Debug("push link not readable; not pushed", "elicitationId", id)
-		return nil, wait, nil
-	}
-	first, err := s.svc.RecordPush(ctx, principal, id, "url elicitation in an input-required result")
-	if err != nil || !first {
-		return nil, wait, err
-	}
-	bound := s.svc.WaitBound(ctx, wait)
-	state, _ := json.Marshal(pushState{ID: id, Principal: principal, Expires: now.Add(StateTTL), WaitUntil: now.Add(bound), Nonce: rand.Text()})
-	return &mcp.CallToolResult{
-		InputRequests: mcp.InputRequestMap{pushInputKey: &mcp.ElicitParams{Mode: "url", Message: message, URL: string(link), ElicitationID: id}},
-		RequestState:  s.sealer.Seal(purposeState, state),
-	}, 0, nil
 }

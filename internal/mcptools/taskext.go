@@ -11,11 +11,10 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
 
-// reviewInput is the key of the one input request a 2026-07-28 task can
-// have: the review link as a URL-mode elicitation. It is offered once per
-// task (keys are never reused): once the host answers it, the task is
-// working until the human decides.
-const reviewInput = "review"
+// A 2026-07-28 task has one input request, reviewInput: the review link as
+// a URL-mode elicitation. It is offered once per task (keys are never
+// reused): once the host answers it, the task is working until the human
+// decides.
 
 // answeredRef names, in the audit trail, the host's answer to a task's
 // review input request.
@@ -76,7 +75,7 @@ func (t *tasks) inputRequest(ctx context.Context, tg target) (json.RawMessage, e
 	if err != nil || answered {
 		return nil, err
 	}
-	b, err := json.Marshal(mcp.InputRequestMap{reviewInput: &mcp.ElicitParams{Mode: "url", Message: message, URL: link, ElicitationID: tg.state.ID}})
+	b, err := json.Marshal(mcp.InputRequestMap{reviewInput: urlElicitation(tg.state.ID, message, link)})
 	if err != nil {
 		return nil, errInternal
 	}
