@@ -36,7 +36,7 @@ func (t *tasks) method(ctx context.Context, method string, req mcp.Request) (mcp
 		return nil, errInvalid("%s needs params.taskId (the taskId of the task's creation result)", method)
 	}
 	if f == eraSessionless {
-		if h := headerOf(req); h == nil || h.Get("Mcp-Name") != *id {
+		if e := req.GetExtra(); e == nil || e.Header.Get("Mcp-Name") != *id {
 			return nil, &jsonrpc.Error{Code: mcp.CodeHeaderMismatch, Message: "the Mcp-Name header must equal params.taskId on " + method}
 		}
 	}
@@ -90,15 +90,6 @@ func paramsOf(req mcp.Request) (id *string, inputs map[string]json.RawMessage) {
 	}
 	return nil, nil
 }
-
-func headerOf(req mcp.Request) httpHeader {
-	if e := req.GetExtra(); e != nil && e.Header != nil {
-		return e.Header
-	}
-	return nil
-}
-
-type httpHeader interface{ Get(string) string }
 
 // readError maps a failed read of a task: one not found (unknown, another
 // principal's, or removed after its retention) is the specification's
