@@ -248,6 +248,28 @@ func capabilities(app bool) *mcp.ServerCapabilities {
 // It is the Tasks' extension's era too: one era, one constant.
 const FirstSessionlessVersion = FirstExtensionVersion
 
+// era is a protocol era as the edge tells them apart, which is also the
+// Tasks flavour a request speaks.
+type era int
+
+const (
+	eraEarly       era = iota // 2025-03-26, 2025-06-18: sessions; no Tasks, no URL elicitation
+	eraCore                   // 2025-11-25: sessions, Tasks, URL elicitation
+	eraSessionless            // 2026-07-28: no sessions; the Tasks extension
+)
+
+// eraOf is the era of protocol version v: the one place the edge compares
+// versions (version strings are dates, so they order as strings).
+func eraOf(v string) era {
+	switch {
+	case v >= FirstExtensionVersion:
+		return eraSessionless
+	case v >= FirstCoreVersion:
+		return eraCore
+	}
+	return eraEarly
+}
+
 // Sessionless reports whether r is a request of a sessionless protocol
 // era, which the stateless handler serves; requests of the session eras
 // (2025-03-26, 2025-06-18, 2025-11-25, and an initialize, which carries no

@@ -7,28 +7,6 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
 
-// era is a protocol era as the edge tells them apart, which is also the
-// Tasks flavour a request speaks.
-type era int
-
-const (
-	eraEarly       era = iota // 2025-03-26, 2025-06-18: sessions; no Tasks, no URL elicitation
-	eraCore                   // 2025-11-25: sessions, Tasks, URL elicitation
-	eraSessionless            // 2026-07-28: no sessions; the Tasks extension
-)
-
-// eraOf is the era of protocol version v: the one place the edge compares
-// versions (version strings are dates, so they order as strings).
-func eraOf(v string) era {
-	switch {
-	case v >= FirstExtensionVersion:
-		return eraSessionless
-	case v >= FirstCoreVersion:
-		return eraCore
-	}
-	return eraEarly
-}
-
 // Task statuses (both flavours).
 const (
 	statusWorking       = "working"
