@@ -3,8 +3,8 @@ package mcptools
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"slices"
-	"sort"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -106,12 +106,7 @@ func (t *tasks) update(ctx context.Context, tg target, inputs map[string]json.Ra
 	if len(inputs) == 0 {
 		return nil, errInvalid("tasks/update needs inputResponses, keyed by the inputRequests that tasks/get returned")
 	}
-	keys := make([]string, 0, len(inputs))
-	for k := range inputs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(inputs)) {
 		if k != reviewInput {
 			return nil, errInvalid("task %s has no input request %q (its only one is %q, the review link): nothing was recorded", tg.state.ID, k, reviewInput)
 		}
