@@ -17,8 +17,8 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/apikey"
 	"github.com/mcp-elicitation/elicitation/internal/apikey/dynamokeys"
 	"github.com/mcp-elicitation/elicitation/internal/dynamostore/dynamotest"
-	"github.com/mcp-elicitation/elicitation/internal/mcptasks/tasktest"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools/pushtest"
+	"github.com/mcp-elicitation/elicitation/internal/mcptools/tasktest"
 	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
@@ -134,7 +134,7 @@ func waitHealthy(t *testing.T, base string) {
 
 // TestTasksOnDefaultEndpoint: MCP Tasks of both flavours on the local
 // server's default /mcp (sessions for 2025-11-25, sessionless 2026-07-28),
-// decided on its review page (internal/mcptasks/tasktest).
+// decided on its review page (internal/mcptools/tasktest).
 func TestTasksOnDefaultEndpoint(t *testing.T) {
 	m := start(t, "--data-dir", t.TempDir(), "--max-wait", "10s")
 	tasktest.Run(t, tasktest.Target{MCPURL: m.MCPURL, URLInput: true})

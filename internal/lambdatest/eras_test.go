@@ -15,8 +15,8 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/conformancetest"
 	"github.com/mcp-elicitation/elicitation/internal/lambdatest"
-	"github.com/mcp-elicitation/elicitation/internal/mcptasks/tasktest"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools/pushtest"
+	"github.com/mcp-elicitation/elicitation/internal/mcptools/tasktest"
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 

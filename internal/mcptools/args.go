@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
-	"github.com/mcp-elicitation/elicitation/internal/jsonobj"
 )
 
 // The tools decode their own arguments, rather than letting the SDK
@@ -39,7 +38,7 @@ func parseArgs(raw json.RawMessage, known ...string) (args, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return a, nil
 	}
-	if raw[0] != '{' || !decodeMembers(raw, &a.m) {
+	if raw[0] != '{' || json.Unmarshal(raw, &a.m) != nil {
 		return args{}, badArg("arguments", "arguments must be a JSON object")
 	}
 	var unknown []string
@@ -53,21 +52,6 @@ func parseArgs(raw json.RawMessage, known ...string) (args, error) {
 		return args{}, badArg(unknown[0], "unknown argument %s; this tool takes %s", quoteList(unknown), strings.Join(known, ", "))
 	}
 	return a, nil
-}
-
-// decodeMembers decodes the JSON object raw into *m, each value the
-// member's JSON, as json.Unmarshal does, and reports whether raw is one.
-// The object's members are read by jsonobj.Members, which leaves to
-// encoding/json only what it does not read (with encoding/json, decoding
-// a status call's one argument cost more than the store's read of the
-// request, docs/benchmarks.md).
-func decodeMembers(raw []byte, m *map[string]json.RawMessage) bool {
-	fast := map[string]json.RawMessage{}
-	if jsonobj.Members(raw, func(k, v []byte) { fast[string(k)] = v }) {
-		*m = fast
-		return true
-	}
-	return json.Unmarshal(raw, m) == nil
 }
 
 func quoteList(names []string) string {
@@ -380,4 +364,36 @@ func (in createInput) selectionInput() elicitation.SelectionInput {
 	out.CSS, out.Labels, out.TimeoutSeconds, out.Notify, out.Client = in.css, in.labels, in.timeout, in.notify, in.client
 	out.Reviewers, out.Approvals, out.PushLink, out.HostLink, out.AskInHost = in.reviewers, in.approvals, in.pushLink, in.hostLink, in.askInHost
 	return out
+}
+
+// reviewers reads the optional reviewers: who may decide, checked against
+// the signed-in reviewer (the Service validates the entries and refuses
+// them on a server without reviewer sign-in).
+func (a args) reviewers() ([]string, error) {
+	r := a.raw("reviewers")
+	if r == nil {
+		return nil, nil
+	}
+	var list []string
+	if r[0] != '[' || json.Unmarshal(r, &list) != nil {
+		return nil, badArg("reviewers", `reviewers must be an array of e-mail addresses and "group:NAME" entries, such as ["alice@example.com", "group:ops"], not %s`, describe(r))
+	}
+	return list, nil
+}
+
+// approvals reads the optional approvals: how many distinct reviewers
+// must approve (0 when absent: one).
+func (a args) approvals() (int, error) {
+	n, _, err := a.integer("approvals", 1, fmt.Sprintf("a whole number of distinct reviewers from 1 to %d (default 1)", elicitation.MaxApprovals))
+	return n, err
+}
+
+// deciders reads reviewers and approvals into their destinations.
+func (a args) deciders(reviewers *[]string, approvals *int) error {
+	var err error
+	if *reviewers, err = a.reviewers(); err != nil {
+		return err
+	}
+	*approvals, err = a.approvals()
+	return err
 }

@@ -7,16 +7,13 @@ import (
 	"maps"
 	"net/http"
 	"sync"
-
-	"github.com/mcp-elicitation/elicitation/internal/jsonobj"
-	"github.com/mcp-elicitation/elicitation/internal/mcptasks"
 )
 
 // The front door: the only code between net/http and the SDK. It reads a
 // request's era once (Sessionless), stamps the reference a tool handler
 // finds its HTTP request by (requestRefHeader), reads the body once where
 // anything here looks into it (readBody: the SDK's own read then gets it
-// from memory), mends what the SDK drops of the Tasks (mcptasks.Lift),
+// from memory), mends what the SDK drops of the Tasks (Lift),
 // wraps the ResponseWriter once (edgeWriter) and routes the request to the
 // SDK's stateless handler or its sessions.
 
@@ -30,14 +27,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r2.Header = http.Header{}
 	}
 	r2.Header.Set(requestRefHeader, ref)
-	// What the Tasks mend (mcptasks.Lift) and carry (mcptasks.Uncarry):
+	// What the Tasks mend (Lift) and carry (Uncarry):
 	// every session-era request, and a 2026-07-28 subscriptions/listen.
 	tasks := !sessionless || r.Header.Get("Mcp-Method") == "subscriptions/listen"
 	ew := &edgeWriter{ResponseWriter: w, uncarry: tasks}
 	if r.Method == http.MethodPost && r.Body != nil && tasks {
 		body, ok := readBody(r2, s.maxBody)
 		if ok {
-			lifted, refusal := mcptasks.Lift(sessionless, body)
+			lifted, refusal := Lift(sessionless, body)
 			if refusal != nil {
 				w.Header().Set("Content-Type", "application/json")
 				_, _ = w.Write(refusal)
@@ -109,8 +106,8 @@ func answeredAtOnce(body []byte) bool {
 	if !mayName(body) {
 		return false
 	}
-	msg, ok := readHead(body)
-	return ok && msg.method == "tools/call" && len(msg.id) > 0 && !canWait(msg.name)
+	id, method, name, ok := readHead(body)
+	return ok && method == "tools/call" && len(id) > 0 && !canWait(name)
 }
 
 // mayName reports whether body may be a call of a tool answered at once
@@ -124,28 +121,9 @@ func mayName(body []byte) bool {
 	return false
 }
 
-// rpcHead is what answeredAtOnce reads of a JSON-RPC message: its id, its
-// method, and of its params the tool's name.
-type rpcHead struct {
-	id           json.RawMessage
-	method, name string
-}
-
-// readHead reads body's head as encoding/json decodes it into a struct of
-// those fields (jsonHead), and reports whether body is such a message.
-// Most messages are read by scanHead, which gives the same answer
-// (FuzzScanHeadIsEncodingJSON) without encoding/json's decode of the whole
-// message, for a message the SDK decodes again (that decode was 5% of a
-// session server's CPU on status calls, docs/benchmarks.md).
-func readHead(body []byte) (rpcHead, bool) {
-	var h rpcHead
-	if scanHead(body, &h) {
-		return h, true
-	}
-	return jsonHead(body)
-}
-
-func jsonHead(body []byte) (rpcHead, bool) {
+// readHead reads of body, a JSON-RPC message, its id, its method and of
+// its params the tool's name, and reports whether body is such a message.
+func readHead(body []byte) (id json.RawMessage, method, name string, ok bool) {
 	var msg struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
@@ -154,73 +132,9 @@ func jsonHead(body []byte) (rpcHead, bool) {
 		} `json:"params"`
 	}
 	if json.Unmarshal(body, &msg) != nil {
-		return rpcHead{}, false
+		return nil, "", "", false
 	}
-	return rpcHead{id: msg.ID, method: msg.Method, name: msg.Params.Name}, true
-}
-
-// scanHead reads body's head into h where jsonobj reads it and the
-// answer is sure to be encoding/json's: every value of a field is a
-// string without escapes, an object or null where encoding/json wants
-// one, and no other key matches a field's name but for case (which
-// encoding/json would take for the field). It reports false otherwise.
-func scanHead(body []byte, h *rpcHead) bool {
-	return scanFields(body, []string{"id", "method", "params"}, func(name string, v []byte) bool {
-		switch name {
-		case "id":
-			h.id = v
-			return true
-		case "method":
-			return scanString(&h.method, v)
-		}
-		return string(v) == "null" || scanFields(v, []string{"name"}, func(_ string, v []byte) bool {
-			return scanString(&h.name, v)
-		})
-	})
-}
-
-// scanFields reads the object b's members named by fields, each with
-// field (which reports whether it read the value), and reports whether
-// b is an object jsonobj reads, every field's value was read, and no
-// other key is a field's name but for case.
-func scanFields(b []byte, fields []string, field func(name string, v []byte) bool) bool {
-	ok := true
-	read := jsonobj.Members(b, func(k, v []byte) {
-		if !ok {
-			return
-		}
-		for _, f := range fields {
-			if string(k) == f {
-				ok = field(f, v)
-				return
-			}
-		}
-		ok = !foldsTo(k, fields...)
-	})
-	return read && ok
-}
-
-// scanString sets *s to the string v, leaves it for null (as
-// encoding/json does), and reports false for anything else.
-func scanString(s *string, v []byte) bool {
-	if string(v) == "null" {
-		return true
-	}
-	c, ok := jsonobj.String(v)
-	if ok {
-		*s = string(c)
-	}
-	return ok
-}
-
-// foldsTo reports whether k is one of names but for case.
-func foldsTo(k []byte, names ...string) bool {
-	for _, n := range names {
-		if bytes.EqualFold(k, []byte(n)) {
-			return true
-		}
-	}
-	return false
+	return msg.ID, msg.Method, msg.Params.Name, true
 }
 
 // primeEvent starts the SDK's priming event of an event stream.
@@ -229,7 +143,7 @@ var primeEvent = []byte("event: prime\n")
 // edgeWriter is the one ResponseWriter wrapper of the front door. Where
 // uncarry (a session-era response, a 2026-07-28 listen), it turns the
 // carriers of task notifications back into what they carry
-// (mcptasks.Uncarry; one event is one Write, in the SDK as in the event
+// (Uncarry; one event is one Write, in the SDK as in the event
 // store's replays). Where primeWithAnswer (answeredAtOnce), it skips the
 // one flush right after the priming event. Where opening is set (the
 // session cap's initialize), it runs it once when the response starts (by
@@ -263,7 +177,7 @@ func (e *edgeWriter) Write(b []byte) (int, error) {
 		e.wrote = true
 	}
 	if e.uncarry {
-		if out, ok := mcptasks.Uncarry(b); ok {
+		if out, ok := Uncarry(b); ok {
 			if _, err := e.ResponseWriter.Write(out); err != nil {
 				return 0, err
 			}

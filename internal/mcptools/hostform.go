@@ -3,13 +3,11 @@ package mcptools
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
-	"github.com/mcp-elicitation/elicitation/internal/mcptasks"
 )
 
 // The host's own form (askInHost): where the deployment allows it
@@ -68,7 +66,7 @@ func (s *Server) canAskInHost(req *mcp.CallToolRequest) bool {
 	if caps.Elicitation.Form == nil && caps.Elicitation.URL != nil {
 		return false
 	}
-	if sessionlessVersion(req.ProtocolVersion()) {
+	if eraOf(req.ProtocolVersion()) == eraSessionless {
 		return true
 	}
 	return req.Session != nil && req.Session.ID() != ""
@@ -105,66 +103,6 @@ func (s *Server) hostFormPlan(req *mcp.CallToolRequest, asked bool, reviewers []
 	return seal, true, "asked in the host: the next elicit_await shows the host's form; the reviewUrl stays open and the first answer wins"
 }
 
-// awaitHostForm is elicit_await's part of the host form. It returns the
-// input-required result to send instead of waiting (res non-nil); or,
-// when the host answered (on a session, within the wait bound, or in a
-// 2026-07-28 retry), submits the answer and returns the wait left (handled
-// true); else nothing (wait unchanged, handled false).
-func (s *Server) awaitHostForm(ctx context.Context, req *mcp.CallToolRequest, id string, wait time.Duration) (res *mcp.CallToolResult, _ time.Duration, handled bool, _ error) {
-	if answer, ok := req.Params.InputResponses[hostInputKey]; ok && req.Params.RequestState != "" {
-		left, err := s.hostAnswer(ctx, req, id, answer)
-		return nil, left, true, err
-	}
-	if !s.hostForm || s.sealer == nil || !s.canAskInHost(req) || req.Params.RequestState != "" {
-		return nil, wait, false, nil
-	}
-	principal := principal(req)
-	st, p, err := s.svc.HostForm(ctx, principal, id)
-	if err != nil || st.Status != elicitation.StatusPending || !p.AskInHost {
-		return nil, wait, false, err
-	}
-	if s.svc.HostFormRefusal(p.Reviewers, 0) != "" {
-		// Asked before sign-in was turned on: the page decides it now, and
-		// the host's answer would be refused.
-		return nil, wait, false, nil
-	}
-	params, err := hostFormParams(st, p)
-	if err != nil {
-		return nil, wait, false, err
-	}
-	first, err := s.svc.RecordPush(ctx, principal, id, "form elicitation in the host")
-	if err != nil || !first {
-		return nil, wait, false, err
-	}
-	bound := s.svc.WaitBound(ctx, wait)
-	if !sessionlessVersion(req.ProtocolVersion()) {
-		left, err := s.askOnSession(ctx, req, id, params, bound)
-		return nil, left, true, err
-	}
-	now := s.svc.Now()
-	state, _ := json.Marshal(pushState{ID: id, Principal: principal, Expires: st.ExpiresAt, WaitUntil: now.Add(bound), Nonce: rand.Text()})
-	return &mcp.CallToolResult{
-		InputRequests: mcp.InputRequestMap{hostInputKey: params},
-		RequestState:  s.sealer.Seal(purposeHostState, state),
-	}, 0, true, nil
-}
-
-// hostAnswer submits the host's answer and returns the wait left.
-func (s *Server) hostAnswer(ctx context.Context, req *mcp.CallToolRequest, id string, answer mcp.InputResponse) (time.Duration, error) {
-	principal := principal(req)
-	now := s.svc.Now()
-	ps, err := s.openState(purposeHostState, req.Params.RequestState, id, principal, now)
-	if err != nil {
-		return 0, err
-	}
-	left := max(ps.WaitUntil.Sub(now), time.Nanosecond)
-	res, ok := answer.(*mcp.ElicitResult)
-	if !ok {
-		return 0, badArg("inputResponses", "inputResponses.%s must be the answer to the host form", hostInputKey)
-	}
-	return left, s.submitHostAnswer(ctx, principal, id, res, ps.Nonce)
-}
-
 // askOnSession shows the host's form on a session, as an elicitation/create
 // of the call, and submits its answer; it returns the wait left. The form
 // is open until formGrace before the end of bound: then its request is
@@ -176,9 +114,9 @@ func (s *Server) askOnSession(ctx context.Context, req *mcp.CallToolRequest, id 
 	start := time.Now()
 	fctx, cancel := context.WithTimeout(ctx, bound-formGrace(bound))
 	defer cancel()
-	if task, ok := req.Params.Meta[mcptasks.MetaRelatedTask]; ok {
+	if task, ok := req.Params.Meta[MetaRelatedTask]; ok {
 		// The form shown during a task's tasks/result belongs to the task.
-		params.Meta = mcp.Meta{mcptasks.MetaRelatedTask: task}
+		params.Meta = mcp.Meta{MetaRelatedTask: task}
 	}
 	res, err := req.Session.Elicit(fctx, params)
 	left := max(bound-time.Since(start), time.Nanosecond)
@@ -239,14 +177,4 @@ func (s *Server) submitHostAnswer(ctx context.Context, principal, id string, res
 	// Decided, or refused because it was already decided, canceled or
 	// expired: the wait reports what the request is now.
 	return nil
-}
-
-// awaitOffers is what elicit_await offers the host before it waits: the
-// host's own form where the request asked for it, else the URL push.
-func (s *Server) awaitOffers(ctx context.Context, req *mcp.CallToolRequest, id string, wait time.Duration) (*mcp.CallToolResult, time.Duration, error) {
-	res, wait, handled, err := s.awaitHostForm(ctx, req, id, wait)
-	if handled || err != nil {
-		return res, wait, err
-	}
-	return s.awaitPush(ctx, req, id, wait)
 }

@@ -2,9 +2,6 @@ package mcptools
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"time"
 
@@ -56,13 +53,6 @@ func hostKeyPurpose(id string) string { return purposeHostKey + "\x00" + id }
 // leaked state is soon worthless.
 const StateTTL = 5 * time.Minute
 
-// firstURLElicitationVersion is the first protocol with URL-mode
-// elicitation.
-const firstURLElicitationVersion = "2025-11-25"
-
-// pushInputKey names the URL-mode request in an input-required result.
-const pushInputKey = "review"
-
 type pushMode int
 
 const (
@@ -81,14 +71,14 @@ func (s *Server) pushModeOf(req *mcp.CallToolRequest) pushMode {
 	if caps == nil || caps.Elicitation == nil || caps.Elicitation.URL == nil {
 		return pushNone
 	}
-	v := req.ProtocolVersion()
-	if sessionlessVersion(v) {
+	e := eraOf(req.ProtocolVersion())
+	if e == eraSessionless {
 		if s.sealer == nil {
 			return pushNone
 		}
 		return pushInputResult
 	}
-	if v >= firstURLElicitationVersion && req.Session != nil && req.Session.ID() != "" {
+	if e == eraCore && req.Session != nil && req.Session.ID() != "" {
 		return pushSession
 	}
 	// A session era served statelessly: the server cannot send requests.
@@ -137,7 +127,7 @@ func (s *Server) afterCreated(req *mcp.CallToolRequest, allowed bool, st elicita
 func (s *Server) pushOnSession(ss *mcp.ServerSession, st elicitation.State, message, url string, sent <-chan struct{}) {
 	ctx, cancel := context.WithDeadline(context.Background(), st.ExpiresAt.Add(time.Minute))
 	defer cancel()
-	stop := context.AfterFunc(s.sessions.Done(ss), cancel)
+	stop := context.AfterFunc(s.sessionEnd(ss), cancel)
 	defer stop()
 	if sent != nil {
 		select {
@@ -155,7 +145,7 @@ func (s *Server) pushOnSession(ss *mcp.ServerSession, st elicitation.State, mess
 		return
 	}
 	go func() {
-		res, err := ss.Elicit(ctx, &mcp.ElicitParams{Mode: "url", Message: message, URL: url, ElicitationID: id})
+		res, err := ss.Elicit(ctx, urlElicitation(id, message, url))
 		switch {
 		case err != nil:
 			// Best effort: the client's GET stream may not be open, or it
@@ -220,52 +210,4 @@ func (s *Server) openState(purpose, sealed, id, principal string, now time.Time)
 		return pushState{}, errBadState("has expired")
 	}
 	return st, nil
-}
-
-// awaitPush is elicit_await's part of the sessionless push. It returns the
-// input-required result to send instead of waiting (res non-nil), or the
-// wait to use: the rest of the first call's wait on a retry, else wait.
-func (s *Server) awaitPush(ctx context.Context, req *mcp.CallToolRequest, id string, wait time.Duration) (res *mcp.CallToolResult, _ time.Duration, _ error) {
-	principal := principal(req)
-	now := s.svc.Now()
-	if sealed := req.Params.RequestState; sealed != "" {
-		st, err := s.openState(purposeState, sealed, id, principal, now)
-		if err != nil {
-			return nil, 0, err
-		}
-		sum := sha256.Sum256([]byte(st.Nonce))
-		first, err := s.svc.RecordPushAnswer(ctx, principal, id, "state "+hex.EncodeToString(sum[:8]))
-		if err != nil {
-			return nil, 0, err
-		}
-		if !first {
-			return nil, 0, errBadState("was already used")
-		}
-		// Whatever the host answered (accept, decline, cancel, nothing),
-		// the answer comes from the review page: continue the wait.
-		return nil, max(st.WaitUntil.Sub(now), time.Nanosecond), nil
-	}
-	if s.pushModeOf(req) != pushInputResult {
-		return nil, wait, nil
-	}
-	st, sealedLink, message, err := s.svc.PushLink(ctx, principal, id)
-	if err != nil || st.Status != elicitation.StatusPending || sealedLink == "" {
-		return nil, wait, err
-	}
-	link, err := s.sealer.Open(linkPurpose(id), sealedLink)
-	if err != nil {
-		// Sealed under a key no longer in the keyring: no push.
-		s.log.Debug("push link not readable; not pushed", "elicitationId", id)
-		return nil, wait, nil
-	}
-	first, err := s.svc.RecordPush(ctx, principal, id, "url elicitation in an input-required result")
-	if err != nil || !first {
-		return nil, wait, err
-	}
-	bound := s.svc.WaitBound(ctx, wait)
-	state, _ := json.Marshal(pushState{ID: id, Principal: principal, Expires: now.Add(StateTTL), WaitUntil: now.Add(bound), Nonce: rand.Text()})
-	return &mcp.CallToolResult{
-		InputRequests: mcp.InputRequestMap{pushInputKey: &mcp.ElicitParams{Mode: "url", Message: message, URL: string(link), ElicitationID: id}},
-		RequestState:  s.sealer.Seal(purposeState, state),
-	}, 0, nil
 }

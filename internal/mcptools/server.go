@@ -31,8 +31,6 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/eventstore"
-	"github.com/mcp-elicitation/elicitation/internal/mcptasks"
-	"github.com/mcp-elicitation/elicitation/internal/sessionwatch"
 )
 
 // Options configure a Server. Service and ReviewURL are required; every other zero
@@ -133,9 +131,10 @@ type Server struct {
 	hostForm  bool
 	app       bool
 	sealer    Sealer
-	// sessions tells when a session carrying pushes or watched tasks
-	// closes (shared with the Tasks methods: one watcher per session).
-	sessions sessionwatch.Watch
+	// sessionDone maps each session carrying pushes or watched tasks to a
+	// context that ends when it closes: one watcher per session, however
+	// many parts ask (sessionEnd).
+	sessionDone sync.Map // *mcp.ServerSession -> context.Context
 
 	mcp *mcp.Server
 	// The SDK's handlers, behind the front door (frontdoor.go): stateless
@@ -247,21 +246,37 @@ func capabilities(app bool) *mcp.ServerCapabilities {
 // (no initialize; every request carries its version, in _meta and in the
 // Mcp-Protocol-Version header).
 // It is the Tasks' extension's era too: one era, one constant.
-const FirstSessionlessVersion = mcptasks.FirstExtensionVersion
+const FirstSessionlessVersion = FirstExtensionVersion
+
+// era is a protocol era as the edge tells them apart, which is also the
+// Tasks flavour a request speaks.
+type era int
+
+const (
+	eraEarly       era = iota // 2025-03-26, 2025-06-18: sessions; no Tasks, no URL elicitation
+	eraCore                   // 2025-11-25: sessions, Tasks, URL elicitation
+	eraSessionless            // 2026-07-28: no sessions; the Tasks extension
+)
+
+// eraOf is the era of protocol version v: the one place the edge compares
+// versions (version strings are dates, so they order as strings).
+func eraOf(v string) era {
+	switch {
+	case v >= FirstExtensionVersion:
+		return eraSessionless
+	case v >= FirstCoreVersion:
+		return eraCore
+	}
+	return eraEarly
+}
 
 // Sessionless reports whether r is a request of a sessionless protocol
 // era, which the stateless handler serves; requests of the session eras
 // (2025-03-26, 2025-06-18, 2025-11-25, and an initialize, which carries no
-// version header) go to the session handler. Version strings are dates,
-// so they order as strings.
+// version header) go to the session handler.
 func Sessionless(r *http.Request) bool {
-	return sessionlessVersion(r.Header.Get("Mcp-Protocol-Version"))
+	return eraOf(r.Header.Get("Mcp-Protocol-Version")) == eraSessionless
 }
-
-// sessionlessVersion reports whether protocol version v is of a
-// sessionless era: the one place the edge compares versions (but the
-// Tasks' flavours, mcptasks.flavourOf).
-func sessionlessVersion(v string) bool { return v >= FirstSessionlessVersion }
 
 const instructions = `These tools ask a human to approve something, fill a form, or pick among options, on a web page this server renders. ` +
 	`Create a request with elicit_approval or elicit_selection and give the returned reviewUrl to the human. ` +
@@ -321,4 +336,23 @@ func (s *Server) limitPrincipal(req *mcp.CallToolRequest) string {
 		return Principal(r)
 	}
 	return principal(req)
+}
+
+// sessionEnd returns a context that ends when ss closes. The first call for
+// ss starts the one goroutine that waits for it; the entry goes with it.
+func (s *Server) sessionEnd(ss *mcp.ServerSession) context.Context {
+	if v, ok := s.sessionDone.Load(ss); ok {
+		return v.(context.Context)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if v, loaded := s.sessionDone.LoadOrStore(ss, ctx); loaded {
+		cancel()
+		return v.(context.Context)
+	}
+	go func() {
+		_ = ss.Wait()
+		cancel()
+		s.sessionDone.Delete(ss)
+	}()
+	return ctx
 }

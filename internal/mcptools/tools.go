@@ -11,7 +11,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
-	"github.com/mcp-elicitation/elicitation/internal/mcptasks"
 )
 
 // The six tool names.
@@ -164,7 +163,7 @@ func (s *Server) toolResult(ctx context.Context, name, principal string, out any
 		var b []byte
 		if b, err = json.Marshal(out); err == nil {
 			var structured any = json.RawMessage(b)
-			if c, ok := out.(mcptasks.Created); ok {
+			if c, ok := out.(createdOutput); ok {
 				structured = c // the Tasks read the request it names
 			}
 			return &mcp.CallToolResult{
@@ -200,11 +199,6 @@ type createdOutput struct {
 	// HostForm answers askInHost: whether the host will be asked, or why not.
 	HostForm string `json:"hostForm,omitempty"`
 }
-
-// TaskID and TaskReviewURL make a creation result the mcptasks.Created
-// of a task.
-func (c createdOutput) TaskID() string        { return c.ElicitationID }
-func (c createdOutput) TaskReviewURL() string { return c.ReviewURL }
 
 func timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 

@@ -7,7 +7,8 @@ package hostconfigtest
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/mcp-elicitation/elicitation/internal/hostconfig"
@@ -61,7 +62,7 @@ func validateMCPServers(host string, top map[string]any) error {
 	if len(servers) == 0 {
 		return fmt.Errorf(`"mcpServers" is empty`)
 	}
-	for _, name := range sortedKeys(servers) {
+	for _, name := range slices.Sorted(maps.Keys(servers)) {
 		entry, ok := servers[name].(map[string]any)
 		if !ok {
 			return fmt.Errorf("mcpServers.%s is not an object", name)
@@ -192,7 +193,7 @@ func validateVSCode(top map[string]any) error {
 			inputs[id] = true
 		}
 	}
-	for _, name := range sortedKeys(servers) {
+	for _, name := range slices.Sorted(maps.Keys(servers)) {
 		at := "servers." + name
 		e, ok := servers[name].(map[string]any)
 		if !ok {
@@ -240,7 +241,7 @@ func validateGoose(top map[string]any) error {
 	if !ok || len(ext) == 0 {
 		return fmt.Errorf(`a Goose config.yaml keeps MCP servers under a non-empty "extensions" map`)
 	}
-	for _, name := range sortedKeys(ext) {
+	for _, name := range slices.Sorted(maps.Keys(ext)) {
 		at := "extensions." + name
 		e, ok := ext[name].(map[string]any)
 		if !ok {
@@ -286,7 +287,7 @@ func onlyKeys(at string, m map[string]any, allowed ...string) error {
 	for _, k := range allowed {
 		ok[k] = true
 	}
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if !ok[k] {
 			return fmt.Errorf("%s: unknown key %q (known: %s)", at, k, strings.Join(allowed, ", "))
 		}
@@ -333,15 +334,6 @@ func isStringMap(at string, v any) error {
 		}
 	}
 	return nil
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // ValidateServer checks one server entry as a host's command line takes it:

@@ -13,10 +13,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"html"
 	"io"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strings"
 	"sync"
@@ -24,6 +22,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-elicitation/elicitation/internal/mcptools/tasktest"
 )
 
 // Eras are the protocol versions a deployment serves on one endpoint.
@@ -379,28 +379,8 @@ func quietRequest(t *testing.T, h *host) {
 	}
 }
 
-var tokenRE = regexp.MustCompile(`name="token" value="([^"]+)"`)
-
 // Decide answers a request on its review page as a browser would.
 func Decide(t *testing.T, reviewURL, decision string) {
 	t.Helper()
-	res, err := http.Get(reviewURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(res.Body)
-	_ = res.Body.Close()
-	m := tokenRE.FindSubmatch(body)
-	if res.StatusCode != http.StatusOK || m == nil {
-		t.Fatalf("GET review page: %d", res.StatusCode)
-	}
-	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res, err = client.PostForm(reviewURL, url.Values{"token": {html.UnescapeString(string(m[1]))}, "decision": {decision}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = res.Body.Close()
-	if res.StatusCode != http.StatusOK && res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("submit: %d", res.StatusCode)
-	}
+	tasktest.Decide(t, reviewURL, decision, "")
 }

@@ -1,4 +1,4 @@
-package mcptasks_test
+package mcptools_test
 
 import (
 	"bufio"
@@ -13,8 +13,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
-	"github.com/mcp-elicitation/elicitation/internal/mcptasks"
-	"github.com/mcp-elicitation/elicitation/internal/mcptasks/tasktest"
+	"github.com/mcp-elicitation/elicitation/internal/mcptools"
+	"github.com/mcp-elicitation/elicitation/internal/mcptools/tasktest"
 )
 
 const ext = "2026-07-28"
@@ -351,7 +351,7 @@ func TestExtListenHoldsAWaitSlot(t *testing.T) {
 	}
 	refused := openListen(t, w, "tok-alice", second)("the second listen's answer")
 	e, _ := refused["error"].(map[string]any)
-	if e == nil || e["code"] != float64(mcptasks.CodeBusy) || !strings.Contains(e["message"].(string), "this client (alice) already has 1") || !strings.Contains(e["message"].(string), "poll tasks/get") {
+	if e == nil || e["code"] != float64(mcptools.CodeBusy) || !strings.Contains(e["message"].(string), "this client (alice) already has 1") || !strings.Contains(e["message"].(string), "poll tasks/get") {
 		t.Fatalf("second listen past the share: %v", refused)
 	}
 	w.decide(first, elicitation.Submission{Decision: elicitation.DecisionSubmitted})

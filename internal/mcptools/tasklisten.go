@@ -1,4 +1,4 @@
-package mcptasks
+package mcptools
 
 import (
 	"context"
@@ -23,7 +23,7 @@ const MaxListenTasks = 100
 // expired: the DetailedTask tasks/get would answer, the result inline), and
 // ends the stream when all have, or when the client goes away. The
 // notifications travel as carriers, which Uncarry turns back.
-func (t *Tasks) listen(ctx context.Context, req mcp.Request) (mcp.Result, bool, error) {
+func (t *tasks) listen(ctx context.Context, req mcp.Request) (mcp.Result, bool, error) {
 	meta := req.GetParams().GetMeta()
 	raw, _ := json.Marshal(meta[listenTaskIDsMeta])
 	var ids []string
@@ -35,18 +35,18 @@ func (t *Tasks) listen(ctx context.Context, req mcp.Request) (mcp.Result, bool, 
 		return nil, false, nil
 	}
 	subID := meta[listenIDMeta]
-	principal := t.opts.Principal(req.GetExtra())
+	principal := principalOf(req.GetExtra())
 	var accepted []string
 	for _, id := range ids {
 		if len(accepted) == MaxListenTasks || slices.Contains(accepted, id) {
 			continue
 		}
-		if _, err := t.opts.Service.Status(ctx, principal, id); err == nil {
+		if _, err := t.s.svc.Status(ctx, principal, id); err == nil {
 			accepted = append(accepted, id)
 		}
 	}
-	if len(accepted) > 0 && t.opts.Hold != nil {
-		release, err := t.opts.Hold(principal)
+	if len(accepted) > 0 {
+		release, err := t.s.waits.take(principal)
 		if err != nil {
 			return nil, true, errBusy(err)
 		}
@@ -59,7 +59,7 @@ func (t *Tasks) listen(ctx context.Context, req mcp.Request) (mcp.Result, bool, 
 	// The listen ends, with its result, at the server's wait bound (within
 	// --max-wait, and before the HTTP write deadline or the invocation's
 	// end): the host listens again for the tasks still working.
-	watch, stop := context.WithTimeout(ctx, t.opts.Service.WaitBound(ctx, 0))
+	watch, stop := context.WithTimeout(ctx, t.s.svc.WaitBound(ctx, 0))
 	defer stop()
 	var wg sync.WaitGroup
 	for _, id := range accepted {
@@ -72,15 +72,15 @@ func (t *Tasks) listen(ctx context.Context, req mcp.Request) (mcp.Result, bool, 
 // notifyWhenOver waits for task id to end while watch lasts, then sends
 // its DetailedTask (under ctx: a task that ends as watch does is still
 // told).
-func (t *Tasks) notifyWhenOver(ctx, watch context.Context, ss *mcp.ServerSession, req mcp.Request, principal, id string) {
-	st, err := t.opts.Service.Watch(watch, principal, id)
+func (t *tasks) notifyWhenOver(ctx, watch context.Context, ss *mcp.ServerSession, req mcp.Request, principal, id string) {
+	st, err := t.s.svc.Watch(watch, principal, id)
 	if err != nil || st.Status == elicitation.StatusPending {
 		return
 	}
-	tg := target{req: req, f: flavourExt, principal: principal, state: st, view: viewOf(st, flavourExt)}
+	tg := target{req: req, f: eraSessionless, principal: principal, state: st, view: viewOf(st, eraSessionless)}
 	res, err := t.getExt(ctx, tg)
 	if err != nil {
-		t.log.DebugContext(ctx, "task notification not built", "taskId", id, "err", err)
+		t.s.log.DebugContext(ctx, "task notification not built", "taskId", id, "err", err)
 		return
 	}
 	b, err := json.Marshal(res)
@@ -90,7 +90,7 @@ func (t *Tasks) notifyWhenOver(ctx, watch context.Context, ss *mcp.ServerSession
 	}
 	delete(params, "resultType") // a tasks/get result's, not the task's
 	if err := notify(ctx, ss, methodExtStatus, params); err != nil {
-		t.log.DebugContext(ctx, "task notification not delivered", "taskId", id, "err", err)
+		t.s.log.DebugContext(ctx, "task notification not delivered", "taskId", id, "err", err)
 	}
 }
 

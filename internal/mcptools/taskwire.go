@@ -1,4 +1,4 @@
-package mcptasks
+package mcptools
 
 import (
 	"encoding/json"
@@ -33,10 +33,10 @@ type coreTask struct {
 	PollInterval  int64  `json:"pollInterval,omitempty"`
 }
 
-func (t *Tasks) coreTask(v view) coreTask {
+func (t *tasks) coreTask(v view) coreTask {
 	c := coreTask{TaskID: v.ID, Status: v.Status, StatusMessage: v.Message, CreatedAt: rfc(v.Created), LastUpdatedAt: rfc(v.Updated), TTL: millis(v.TTL)}
 	if !v.terminal {
-		c.PollInterval = millis(t.poll)
+		c.PollInterval = millis(t.pollInterval(v))
 	}
 	return c
 }
@@ -70,10 +70,10 @@ type extTask struct {
 	InputRequests  json.RawMessage `json:"inputRequests,omitempty"`
 }
 
-func (t *Tasks) extTask(v view, resultType string) *extTask {
+func (t *tasks) extTask(v view, resultType string) *extTask {
 	e := &extTask{ResultType: resultType, TaskID: v.ID, Status: v.Status, StatusMessage: v.Message, CreatedAt: rfc(v.Created), LastUpdatedAt: rfc(v.Updated), TTLMs: millis(v.TTL)}
 	if !v.terminal {
-		e.PollIntervalMs = millis(t.poll)
+		e.PollIntervalMs = millis(t.pollInterval(v))
 	}
 	return e
 }
@@ -83,6 +83,12 @@ func (t *Tasks) extTask(v view, resultType string) *extTask {
 type ackResult struct {
 	mcp.ResultBase
 	ResultType string `json:"resultType"`
+}
+
+// pollInterval is the interval suggested for polling the working task v,
+// now.
+func (t *tasks) pollInterval(v view) time.Duration {
+	return PollInterval(DefaultPollInterval, v.Created, v.Created.Add(v.TTL), t.s.svc.Now())
 }
 
 func rfc(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

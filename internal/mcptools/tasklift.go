@@ -1,9 +1,8 @@
-package mcptasks
+package mcptools
 
 import (
 	"bytes"
 	"encoding/json"
-	"maps"
 )
 
 // taskMeta is the _meta key Lift moves a 2025-11-25 tools/call's
@@ -65,17 +64,12 @@ func lift(body []byte) ([]byte, bool) {
 // returns msg with those params, encoded; ok is false when params._meta
 // is not an object.
 func withMeta(msg, params, add map[string]json.RawMessage) ([]byte, bool) {
-	meta := map[string]json.RawMessage{}
-	if raw, ok := params["_meta"]; ok && string(raw) != "null" {
-		if json.Unmarshal(raw, &meta) != nil {
+	for k, v := range add {
+		if setIn(params, "_meta", k, v) != nil {
 			return nil, false
 		}
 	}
-	maps.Copy(meta, add)
 	var err error
-	if params["_meta"], err = json.Marshal(meta); err != nil {
-		return nil, false
-	}
 	if msg["params"], err = json.Marshal(params); err != nil {
 		return nil, false
 	}

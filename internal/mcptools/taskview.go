@@ -1,4 +1,4 @@
-package mcptasks
+package mcptools
 
 import (
 	"fmt"
@@ -6,27 +6,6 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
-
-// flavour is the Tasks generation a request speaks.
-type flavour int
-
-const (
-	flavourNone flavour = iota
-	flavourCore         // 2025-11-25
-	flavourExt          // 2026-07-28 extension
-)
-
-// flavourOf is the flavour of a request of protocol version v: the one
-// place the era decides it.
-func flavourOf(v string) flavour {
-	switch {
-	case v >= FirstExtensionVersion:
-		return flavourExt
-	case v >= FirstCoreVersion:
-		return flavourCore
-	}
-	return flavourNone
-}
 
 // Task statuses (both flavours).
 const (
@@ -58,7 +37,7 @@ type view struct {
 // tool's expired error, and that flavour calls an isError result failed)
 // and completes a 2026-07-28 one (that flavour keeps failed for JSON-RPC
 // errors and returns isError results as completed).
-func viewOf(st elicitation.State, f flavour) view {
+func viewOf(st elicitation.State, f era) view {
 	v := view{ID: st.ID, Created: st.CreatedAt.UTC(), Updated: st.CreatedAt.UTC(), TTL: st.ExpiresAt.Sub(st.CreatedAt), elicitationSt: st.Status}
 	if !st.DecidedAt.IsZero() {
 		v.Updated = st.DecidedAt.UTC()
@@ -70,7 +49,7 @@ func viewOf(st elicitation.State, f flavour) view {
 	case st.Status == elicitation.StatusExpired:
 		v.Updated, v.terminal, v.hasResult = st.ExpiresAt.UTC(), true, true
 		v.Status = statusFailed
-		if f == flavourExt {
+		if f == eraSessionless {
 			v.Status = statusCompleted
 		}
 		v.Message = fmt.Sprintf("No human answered before the request expired at %s: ask again with a new request if you still need an answer (a longer timeoutSeconds gives the human more time).", stamp(st.ExpiresAt))
@@ -85,6 +64,21 @@ func viewOf(st elicitation.State, f flavour) view {
 		v.Message = "The human answered: the result holds the decision."
 	}
 	return v
+}
+
+// PollInterval is the interval suggested to a host polling a task that is
+// still working (pollInterval, pollIntervalMs), for a request created at
+// created that expires at expires, asked at now: the one place it is
+// decided. It is first while the request is young (first × 12: the first
+// minute at the default 5 s), then a twelfth of the request's age, so that
+// an answer reaches a polling host at most about 8% of the wait later, up
+// to MaxPollInterval; and never past the time the request has left, so
+// that the host learns of its expiry when it comes (but not under a
+// second, or first if that is shorter). A host that listens for the
+// status notifications is told at once either way.
+func PollInterval(first time.Duration, created, expires, now time.Time) time.Duration {
+	d := min(max(first, now.Sub(created)/12), max(first, MaxPollInterval))
+	return max(min(d, expires.Sub(now)), min(first, time.Second))
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -1,4 +1,4 @@
-package mcptasks_test
+package mcptools_test
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
-	"github.com/mcp-elicitation/elicitation/internal/mcptasks"
-	"github.com/mcp-elicitation/elicitation/internal/mcptasks/tasktest"
+	"github.com/mcp-elicitation/elicitation/internal/mcptools"
+	"github.com/mcp-elicitation/elicitation/internal/mcptools/tasktest"
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
@@ -79,7 +79,7 @@ func TestCoreList(t *testing.T) {
 			w := newWorld(t, ep.o)
 			alice := w.connect("tok-alice", core, -1, nil)
 			bob := w.connect("tok-bob", core, -1, nil)
-			older := createMany(t, w, "alice", mcptasks.ListPage) // fills the first page with the next one
+			older := createMany(t, w, "alice", mcptools.ListPage) // fills the first page with the next one
 			w.clock.Add(time.Millisecond)
 			decided, _ := startTask(t, alice, "elicit_approval", approvalArgs)
 			w.clock.Add(time.Millisecond)
@@ -132,7 +132,7 @@ func TestTypeScriptListTasks(t *testing.T) {
 	testenv.NodeModule(t, "@modelcontextprotocol/sdk/package.json")
 	w := newWorld(t, worldOptions{stateless: true, instances: 2})
 	alice := w.connect("tok-alice", core, -1, nil)
-	mine := createMany(t, w, "alice", mcptasks.ListPage+3)
+	mine := createMany(t, w, "alice", mcptools.ListPage+3)
 	w.clock.Add(time.Millisecond)
 	started, _ := startTask(t, alice, "elicit_approval", approvalArgs)
 	mine = append(mine, started)

@@ -1,10 +1,10 @@
-package mcptasks_test
+package mcptools_test
 
 import (
 	"testing"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
-	"github.com/mcp-elicitation/elicitation/internal/mcptasks"
+	"github.com/mcp-elicitation/elicitation/internal/mcptools"
 )
 
 // TestCoreGetReviewURL: a 2025-11-25 tasks/get of a working task carries
@@ -23,8 +23,8 @@ func TestCoreGetReviewURL(t *testing.T) {
 			w.mu.Unlock()
 			got := c.Must("tasks/get", id)
 			meta, _ := got["_meta"].(map[string]any)
-			if link == "" || meta[mcptasks.MetaReviewURL] != link {
-				t.Fatalf("tasks/get of a working task: _meta %v, want %q under %q", got["_meta"], link, mcptasks.MetaReviewURL)
+			if link == "" || meta[mcptools.MetaReviewURL] != link {
+				t.Fatalf("tasks/get of a working task: _meta %v, want %q under %q", got["_meta"], link, mcptools.MetaReviewURL)
 			}
 			w.decide(id, elicitation.Submission{Decision: elicitation.DecisionSubmitted})
 			if got := c.Must("tasks/get", id); got["status"] != "completed" || got["_meta"] != nil {

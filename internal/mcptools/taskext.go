@@ -1,21 +1,20 @@
-package mcptasks
+package mcptools
 
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"slices"
-	"sort"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
 
-// reviewInput is the key of the one input request a 2026-07-28 task can
-// have: the review link as a URL-mode elicitation. It is offered once per
-// task (keys are never reused): once the host answers it, the task is
-// working until the human decides.
-const reviewInput = "review"
+// A 2026-07-28 task has one input request, reviewInput: the review link as
+// a URL-mode elicitation. It is offered once per task (keys are never
+// reused): once the host answers it, the task is working until the human
+// decides.
 
 // answeredRef names, in the audit trail, the host's answer to a task's
 // review input request.
@@ -24,7 +23,7 @@ const answeredRef = "task input " + reviewInput
 // getExt answers a 2026-07-28 tasks/get: the task, with the result inline
 // once there is one (fetching it consumes and audits as the result tool
 // does), or the review link as an input request while it waits.
-func (t *Tasks) getExt(ctx context.Context, tg target) (mcp.Result, error) {
+func (t *tasks) getExt(ctx context.Context, tg target) (mcp.Result, error) {
 	e := t.extTask(tg.view, "complete")
 	switch {
 	case tg.view.hasResult:
@@ -59,16 +58,16 @@ func (t *Tasks) getExt(ctx context.Context, tg target) (mcp.Result, error) {
 // inputRequest is the task's outstanding input request (nil if none): the
 // review link, for a host that declared URL elicitation on this request,
 // where a link is kept and the host has not answered it yet.
-func (t *Tasks) inputRequest(ctx context.Context, tg target) (json.RawMessage, error) {
+func (t *tasks) inputRequest(ctx context.Context, tg target) (json.RawMessage, error) {
 	r, ok := tg.req.(versioned)
-	if !ok || t.opts.ReviewLink == nil {
+	if !ok {
 		return nil, nil
 	}
 	caps := r.ClientCapabilities()
 	if caps == nil || caps.Elicitation == nil || caps.Elicitation.URL == nil {
 		return nil, nil
 	}
-	link, message := t.opts.ReviewLink(ctx, tg.principal, tg.state.ID)
+	link, message := t.s.keptLink(ctx, tg.principal, tg.state.ID)
 	if link == "" {
 		return nil, nil
 	}
@@ -76,7 +75,7 @@ func (t *Tasks) inputRequest(ctx context.Context, tg target) (json.RawMessage, e
 	if err != nil || answered {
 		return nil, err
 	}
-	b, err := json.Marshal(mcp.InputRequestMap{reviewInput: &mcp.ElicitParams{Mode: "url", Message: message, URL: link, ElicitationID: tg.state.ID}})
+	b, err := json.Marshal(mcp.InputRequestMap{reviewInput: urlElicitation(tg.state.ID, message, link)})
 	if err != nil {
 		return nil, errInternal
 	}
@@ -85,8 +84,8 @@ func (t *Tasks) inputRequest(ctx context.Context, tg target) (json.RawMessage, e
 
 // answered reports whether the host already answered the task's review
 // input request (recorded in the request's audit trail).
-func (t *Tasks) answered(ctx context.Context, tg target) (bool, error) {
-	tr, err := t.opts.Service.Audit(ctx, tg.principal, tg.state.ID)
+func (t *tasks) answered(ctx context.Context, tg target) (bool, error) {
+	tr, err := t.s.svc.Audit(ctx, tg.principal, tg.state.ID)
 	if err != nil {
 		return false, t.readError(ctx, tg.state.ID, err)
 	}
@@ -103,16 +102,11 @@ func (t *Tasks) answered(ctx context.Context, tg target) (bool, error) {
 // human quick on the link decides before the host reports) is ignored, as
 // the extension asks; an answer to an input request this task never has is
 // refused, naming the one it has, and nothing is recorded.
-func (t *Tasks) update(ctx context.Context, tg target, inputs map[string]json.RawMessage) (mcp.Result, error) {
+func (t *tasks) update(ctx context.Context, tg target, inputs map[string]json.RawMessage) (mcp.Result, error) {
 	if len(inputs) == 0 {
 		return nil, errInvalid("tasks/update needs inputResponses, keyed by the inputRequests that tasks/get returned")
 	}
-	keys := make([]string, 0, len(inputs))
-	for k := range inputs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(inputs)) {
 		if k != reviewInput {
 			return nil, errInvalid("task %s has no input request %q (its only one is %q, the review link): nothing was recorded", tg.state.ID, k, reviewInput)
 		}
@@ -125,7 +119,7 @@ func (t *Tasks) update(ctx context.Context, tg target, inputs map[string]json.Ra
 		return nil, err
 	}
 	if ir != nil {
-		if _, err := t.opts.Service.RecordPushAnswer(ctx, tg.principal, tg.state.ID, answeredRef); err != nil {
+		if _, err := t.s.svc.RecordPushAnswer(ctx, tg.principal, tg.state.ID, answeredRef); err != nil {
 			return nil, t.readError(ctx, tg.state.ID, err)
 		}
 	}

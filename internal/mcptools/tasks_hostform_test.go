@@ -1,4 +1,4 @@
-package mcptasks_test
+package mcptools_test
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
-	"github.com/mcp-elicitation/elicitation/internal/mcptasks"
-	"github.com/mcp-elicitation/elicitation/internal/mcptasks/tasktest"
+	"github.com/mcp-elicitation/elicitation/internal/mcptools"
+	"github.com/mcp-elicitation/elicitation/internal/mcptools/tasktest"
 )
 
 // TestCoreHostForm: a 2025-11-25 task created with askInHost on a session
@@ -47,12 +47,12 @@ func TestCoreHostForm(t *testing.T) {
 	}
 	if f := <-shown; f.Mode != "form" || !strings.HasPrefix(f.Message, "Ship build 7?") {
 		t.Errorf("form shown: %+v", f)
-	} else if rel, _ := f.Meta[mcptasks.MetaRelatedTask].(map[string]any); rel["taskId"] != id {
-		t.Errorf("form shown during tasks/result: _meta %v, want %s {taskId: %s}", f.Meta, mcptasks.MetaRelatedTask, id)
+	} else if rel, _ := f.Meta[mcptools.MetaRelatedTask].(map[string]any); rel["taskId"] != id {
+		t.Errorf("form shown during tasks/result: _meta %v, want %s {taskId: %s}", f.Meta, mcptools.MetaRelatedTask, id)
 	}
 
 	id, _ = startTask(t, c, "elicit_approval", args)
-	if _, e := c.Do("tasks/result", id, nil); e == nil || e.Code != mcptasks.CodeStillWorking {
+	if _, e := c.Do("tasks/result", id, nil); e == nil || e.Code != mcptools.CodeStillWorking {
 		t.Fatalf("tasks/result with the form open at the bound: %v, want still working", e)
 	}
 	<-shown
@@ -61,7 +61,7 @@ func TestCoreHostForm(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the host's elicitation/create was never cancelled")
 	}
-	if _, e := c.Do("tasks/result", id, nil); e == nil || e.Code != mcptasks.CodeStillWorking || len(shown) != 0 {
+	if _, e := c.Do("tasks/result", id, nil); e == nil || e.Code != mcptools.CodeStillWorking || len(shown) != 0 {
 		t.Fatalf("second tasks/result: %v, %d forms shown", e, len(shown))
 	}
 	if got := c.Must("tasks/get", id); got["status"] != "working" {

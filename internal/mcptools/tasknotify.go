@@ -1,4 +1,4 @@
-package mcptasks
+package mcptools
 
 import (
 	"bytes"
@@ -54,30 +54,26 @@ type carried struct {
 var carriable = map[string]bool{methodStatus: true, methodExtStatus: true, methodAcked: true}
 
 // watch tells ss when task id (of principal) ends, unless ss closes first.
-func (t *Tasks) watch(ss *mcp.ServerSession, principal, id string) {
-	ctx := t.sessionDone(ss)
-	release := func() {}
-	if t.opts.Watch != nil {
-		r, ok := t.opts.Watch(principal)
-		if !ok {
-			t.log.DebugContext(ctx, "task status not watched: this client's watches are at their most", "taskId", id)
-			return
-		}
-		release = r
+func (t *tasks) watch(ss *mcp.ServerSession, principal, id string) {
+	ctx := t.s.sessionEnd(ss)
+	release, ok := t.s.watches.hold(principal)
+	if !ok {
+		t.s.log.DebugContext(ctx, "task status not watched: this client's watches are at their most", "taskId", id)
+		return
 	}
 	go func() {
 		defer release()
-		st, err := t.opts.Service.Watch(ctx, principal, id)
+		st, err := t.s.svc.Watch(ctx, principal, id)
 		if err != nil || st.Status == elicitation.StatusPending {
 			if err != nil && ctx.Err() == nil {
-				t.log.DebugContext(ctx, "task status not watched", "taskId", id, "err", err)
+				t.s.log.DebugContext(ctx, "task status not watched", "taskId", id, "err", err)
 			}
 			return
 		}
-		if err := notify(ctx, ss, methodStatus, t.coreTask(viewOf(st, flavourCore))); err != nil {
+		if err := notify(ctx, ss, methodStatus, t.coreTask(viewOf(st, eraCore))); err != nil {
 			// Best effort, as the specification makes it: the session's
 			// GET stream may not be open; the host polls.
-			t.log.DebugContext(ctx, "task status not delivered", "taskId", id, "err", err)
+			t.s.log.DebugContext(ctx, "task status not delivered", "taskId", id, "err", err)
 		}
 	}()
 }

@@ -1,4 +1,4 @@
-package mcptasks
+package mcptools
 
 import (
 	"context"
@@ -14,11 +14,11 @@ type versioned interface {
 	ClientCapabilities() *mcp.ClientCapabilities
 }
 
-func flavourOfRequest(req mcp.Request) flavour {
+func eraOfRequest(req mcp.Request) era {
 	if r, ok := req.(versioned); ok {
-		return flavourOf(r.ProtocolVersion())
+		return eraOf(r.ProtocolVersion())
 	}
-	return flavourNone
+	return eraEarly
 }
 
 // declaresExtension reports whether a 2026-07-28 request's per-request
@@ -36,7 +36,7 @@ func declaresExtension(req mcp.Request) bool {
 	return ok
 }
 
-func (t *Tasks) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+func (t *tasks) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "initialize":
@@ -48,7 +48,7 @@ func (t *Tasks) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case "tools/call":
 			return t.call(ctx, next, req)
 		case "subscriptions/listen":
-			if flavourOfRequest(req) == flavourExt {
+			if eraOfRequest(req) == eraSessionless {
 				if res, ok, err := t.listen(ctx, req); ok {
 					return res, err
 				}
@@ -82,10 +82,10 @@ func fillParams(req mcp.Request) {
 // initialize declares the 2025-11-25 tasks capability to a session that
 // negotiated that protocol (the SDK's ServerCapabilities has no field for
 // it).
-func (t *Tasks) initialize(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
+func (t *tasks) initialize(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
 	res, err := next(ctx, method, req)
 	ir, ok := res.(*mcp.InitializeResult)
-	if err != nil || !ok || flavourOf(ir.ProtocolVersion) != flavourCore {
+	if err != nil || !ok || eraOf(ir.ProtocolVersion) != eraCore {
 		return res, err
 	}
 	return &initializeResult{ir}, nil
@@ -107,7 +107,7 @@ func (r *initializeResult) MarshalJSON() ([]byte, error) {
 }
 
 // discover declares the extension to 2026-07-28 clients.
-func (t *Tasks) discover(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
+func (t *tasks) discover(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
 	res, err := next(ctx, method, req)
 	dr, ok := res.(*mcp.DiscoverResult)
 	if err != nil || !ok || dr.Capabilities == nil {
@@ -125,29 +125,28 @@ func (t *Tasks) discover(ctx context.Context, next mcp.MethodHandler, method str
 
 // listTools adds execution.taskSupport to every tool for 2025-11-25
 // clients (the SDK's Tool has no execution field).
-func (t *Tasks) listTools(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
+func (t *tasks) listTools(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
 	res, err := next(ctx, method, req)
 	lr, ok := res.(*mcp.ListToolsResult)
-	if err != nil || !ok || flavourOfRequest(req) != flavourCore {
+	if err != nil || !ok || eraOfRequest(req) != eraCore {
 		return res, err
 	}
-	return &listToolsResult{ListToolsResult: lr, t: t}, nil
+	return &listToolsResult{lr}, nil
 }
 
 type listToolsResult struct {
 	*mcp.ListToolsResult
-	t *Tasks
 }
 
 func (r *listToolsResult) MarshalJSON() ([]byte, error) {
-	result, err := r.t.taskResultSchema(r.Tools)
+	result, err := taskResultSchema(r.Tools)
 	if err != nil {
 		return nil, err
 	}
 	tools := make([]json.RawMessage, len(r.Tools))
 	for i, tool := range r.Tools {
 		support := "forbidden"
-		if r.t.isTaskTool(tool.Name) {
+		if isTaskTool(tool.Name) {
 			support = "optional"
 		}
 		b, err := addFields(tool, func(m map[string]json.RawMessage) error {
@@ -177,9 +176,9 @@ func (r *listToolsResult) MarshalJSON() ([]byte, error) {
 // taskResultSchema is the output schema of a task's result: the result
 // tool's, with the elicitationId and reviewUrl every task result adds; nil
 // when the list does not hold the result tool's schema.
-func (t *Tasks) taskResultSchema(tools []*mcp.Tool) (json.RawMessage, error) {
+func taskResultSchema(tools []*mcp.Tool) (json.RawMessage, error) {
 	for _, tool := range tools {
-		if tool.Name != t.opts.ResultTool || tool.OutputSchema == nil {
+		if tool.Name != ToolResult || tool.OutputSchema == nil {
 			continue
 		}
 		return addFields(tool.OutputSchema, func(m map[string]json.RawMessage) error {

@@ -1,4 +1,4 @@
-package mcptasks_test
+package mcptools_test
 
 import (
 	"context"
@@ -18,8 +18,8 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/boltstore"
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
-	"github.com/mcp-elicitation/elicitation/internal/mcptasks/tasktest"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
+	"github.com/mcp-elicitation/elicitation/internal/mcptools/tasktest"
 	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
 	sealerpkg "github.com/mcp-elicitation/elicitation/internal/sealer"
 	"github.com/mcp-elicitation/elicitation/internal/testclock"

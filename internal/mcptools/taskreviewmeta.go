@@ -1,4 +1,4 @@
-package mcptasks
+package mcptools
 
 import (
 	"context"
@@ -16,10 +16,10 @@ const MetaReviewURL = "elicitation/review-url"
 
 // getCore answers a 2025-11-25 tasks/get: the task, and while it waits
 // the review link kept with its request in _meta (none kept: none there).
-func (t *Tasks) getCore(ctx context.Context, tg target) *taskResult {
+func (t *tasks) getCore(ctx context.Context, tg target) *taskResult {
 	r := &taskResult{coreTask: t.coreTask(tg.view)}
-	if tg.view.pending && t.opts.ReviewLink != nil {
-		if link, _ := t.opts.ReviewLink(ctx, tg.principal, tg.state.ID); link != "" {
+	if tg.view.pending {
+		if link, _ := t.s.keptLink(ctx, tg.principal, tg.state.ID); link != "" {
 			r.Meta = mcp.Meta{MetaReviewURL: link}
 		}
 	}

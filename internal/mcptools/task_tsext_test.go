@@ -1,4 +1,4 @@
-package mcptasks_test
+package mcptools_test
 
 import (
 	"encoding/json"

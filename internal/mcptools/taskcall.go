@@ -1,4 +1,4 @@
-package mcptasks
+package mcptools
 
 import (
 	"context"
@@ -16,12 +16,12 @@ import (
 // 2025-11-25 params.task) or may be given one (a 2026-07-28 client that
 // declared the extension), and the tool runs as a task; otherwise as the
 // tool answers it.
-func (t *Tasks) call(ctx context.Context, next mcp.MethodHandler, req mcp.Request) (mcp.Result, error) {
+func (t *tasks) call(ctx context.Context, next mcp.MethodHandler, req mcp.Request) (mcp.Result, error) {
 	cr, ok := req.(*mcp.CallToolRequest)
 	if !ok || cr.Params == nil {
 		return next(ctx, "tools/call", req)
 	}
-	f := flavourOfRequest(req)
+	f := eraOfRequest(req)
 	raw, requested := cr.Params.Meta[taskMeta]
 	if requested {
 		// Never passed on: the tools do not know about tasks.
@@ -29,11 +29,11 @@ func (t *Tasks) call(ctx context.Context, next mcp.MethodHandler, req mcp.Reques
 		delete(cr.Params.Meta, taskMeta)
 	}
 	switch f {
-	case flavourCore:
+	case eraCore:
 		if !requested {
 			return next(ctx, "tools/call", req)
 		}
-		if !t.isTaskTool(cr.Params.Name) {
+		if !isTaskTool(cr.Params.Name) {
 			return nil, errForbidden(cr.Params.Name)
 		}
 		ttl, err := checkTaskParam(raw)
@@ -41,8 +41,8 @@ func (t *Tasks) call(ctx context.Context, next mcp.MethodHandler, req mcp.Reques
 			return nil, err
 		}
 		applyTTL(cr.Params, ttl)
-	case flavourExt:
-		if !t.isTaskTool(cr.Params.Name) || !declaresExtension(req) {
+	case eraSessionless:
+		if !isTaskTool(cr.Params.Name) || !declaresExtension(req) {
 			return next(ctx, "tools/call", req)
 		}
 	default:
@@ -57,7 +57,7 @@ func (t *Tasks) call(ctx context.Context, next mcp.MethodHandler, req mcp.Reques
 // create runs the creating tool and answers with its request as a task,
 // once the request is durably stored (the strongly consistent read of its
 // state proves it).
-func (t *Tasks) create(ctx context.Context, next mcp.MethodHandler, cr *mcp.CallToolRequest, f flavour) (mcp.Result, error) {
+func (t *tasks) create(ctx context.Context, next mcp.MethodHandler, cr *mcp.CallToolRequest, f era) (mcp.Result, error) {
 	res, err := next(ctx, "tools/call", cr)
 	if err != nil {
 		return nil, err
@@ -71,22 +71,22 @@ func (t *Tasks) create(ctx context.Context, next mcp.MethodHandler, cr *mcp.Call
 		// tool's own sentence, as a protocol error.
 		return nil, errInvalid("%s (no task was created)", textOf(ctr))
 	}
-	out, ok := ctr.StructuredContent.(Created)
-	if !ok || out.TaskID() == "" {
-		t.log.ErrorContext(ctx, "task tool returned no request", "tool", cr.Params.Name)
+	out, ok := ctr.StructuredContent.(createdOutput)
+	if !ok || out.ElicitationID == "" {
+		t.s.log.ErrorContext(ctx, "task tool returned no request", "tool", cr.Params.Name)
 		return nil, errInternal
 	}
-	principal := t.opts.Principal(cr.Extra)
-	st, err := t.opts.Service.Status(ctx, principal, out.TaskID())
+	principal := principalOf(cr.Extra)
+	st, err := t.s.svc.Status(ctx, principal, out.ElicitationID)
 	if err != nil {
-		t.log.ErrorContext(ctx, "reading a created task failed", "taskId", out.TaskID(), "err", err)
+		t.s.log.ErrorContext(ctx, "reading a created task failed", "taskId", out.ElicitationID, "err", err)
 		return nil, errInternal
 	}
 	v := viewOf(st, f)
-	v.Message = fmt.Sprintf("Waiting for a human to answer at %s (give them this link if the host does not show it); the task ends when they do, or when the request expires at %s.", out.TaskReviewURL(), stamp(st.ExpiresAt))
-	immediate := fmt.Sprintf("Started a human review as task %s (elicitationId %s). If the host does not show it, give the human this link: %s. Carry on with other work: the host brings the answer when the task completes.", st.ID, st.ID, out.TaskReviewURL())
+	v.Message = fmt.Sprintf("Waiting for a human to answer at %s (give them this link if the host does not show it); the task ends when they do, or when the request expires at %s.", out.ReviewURL, stamp(st.ExpiresAt))
+	immediate := fmt.Sprintf("Started a human review as task %s (elicitationId %s). If the host does not show it, give the human this link: %s. Carry on with other work: the host brings the answer when the task completes.", st.ID, st.ID, out.ReviewURL)
 	meta := mcp.Meta{metaImmediateResponse: immediate}
-	if f == flavourExt {
+	if f == eraSessionless {
 		e := t.extTask(v, "task")
 		e.Meta = meta
 		return e, nil
@@ -104,12 +104,12 @@ func (t *Tasks) create(ctx context.Context, next mcp.MethodHandler, cr *mcp.Call
 func checkTaskParam(raw any) (ttlMs float64, err error) {
 	m, ok := raw.(map[string]any)
 	if !ok {
-		return 0, errInvalid("params.task must be an object such as {\"ttl\": 600000}, not %s", describe(raw))
+		return 0, errInvalid("params.task must be an object such as {\"ttl\": 600000}, not %s", describeParam(raw))
 	}
 	if ttl, ok := m["ttl"]; ok && ttl != nil {
 		n, ok := ttl.(float64)
 		if !ok || n < 0 {
-			return 0, errInvalid("params.task.ttl must be a number of milliseconds (0 or more), not %s", describe(ttl))
+			return 0, errInvalid("params.task.ttl must be a number of milliseconds (0 or more), not %s", describeParam(ttl))
 		}
 		return n, nil
 	}
@@ -139,7 +139,7 @@ func applyTTL(p *mcp.CallToolParamsRaw, ttlMs float64) {
 	}
 }
 
-func describe(v any) string {
+func describeParam(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil || len(b) > 40 {
 		return fmt.Sprintf("a %T", v)

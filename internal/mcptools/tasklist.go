@@ -1,4 +1,4 @@
-package mcptasks
+package mcptools
 
 import (
 	"context"
@@ -27,7 +27,7 @@ type listResult struct {
 // request it created that the store still holds, whichever way it was
 // created, since tasks/get reads each of them), newest first, a page at a
 // time, read from the store's index of each principal's requests.
-func (t *Tasks) list(ctx context.Context, req mcp.Request) (mcp.Result, error) {
+func (t *tasks) list(ctx context.Context, req mcp.Request) (mcp.Result, error) {
 	var after elicitation.OwnedPosition
 	if p, ok := req.GetParams().(*taskParams); ok && p != nil && p.Cursor != nil && *p.Cursor != "" {
 		var ok bool
@@ -35,17 +35,17 @@ func (t *Tasks) list(ctx context.Context, req mcp.Request) (mcp.Result, error) {
 			return nil, errInvalid("tasks/list: the cursor is not one this server gave: pass nextCursor as it came, or no cursor to list from the newest task")
 		}
 	}
-	principal := t.opts.Principal(req.GetExtra())
-	states, next, err := t.opts.Service.ListOwned(ctx, principal, after, ListPage)
+	principal := principalOf(req.GetExtra())
+	states, next, err := t.s.svc.ListOwned(ctx, principal, after, ListPage)
 	if err != nil {
 		if ctx.Err() == nil {
-			t.log.ErrorContext(ctx, "listing tasks failed", "err", err)
+			t.s.log.ErrorContext(ctx, "listing tasks failed", "err", err)
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: the tasks could not be listed; try again"}
 	}
 	res := &listResult{Tasks: make([]coreTask, 0, len(states))}
 	for _, st := range states {
-		res.Tasks = append(res.Tasks, t.coreTask(viewOf(st, flavourCore)))
+		res.Tasks = append(res.Tasks, t.coreTask(viewOf(st, eraCore)))
 	}
 	if !next.IsZero() {
 		res.NextCursor = sealCursor(next)

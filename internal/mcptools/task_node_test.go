@@ -1,4 +1,4 @@
-package mcptasks_test
+package mcptools_test
 
 import (
 	"bufio"
@@ -22,7 +22,7 @@ type nodeHost struct {
 func startNode(t *testing.T, script string, args ...string) *nodeHost {
 	t.Helper()
 	node := testenv.Node(t)
-	path := filepath.Join(testenv.Root(t), "internal", "mcptasks", "testdata", script)
+	path := filepath.Join(testenv.Root(t), "internal", "mcptools", "testdata", script)
 	cmd := exec.Command(node, append([]string{path}, args...)...)
 	stdout, _ := cmd.StdoutPipe()
 	stderr := &testenv.SyncBuffer{}

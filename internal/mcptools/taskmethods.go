@@ -1,4 +1,4 @@
-package mcptasks
+package mcptools
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // target is the task a tasks/* request names, read for its principal.
 type target struct {
 	req       mcp.Request
-	f         flavour
+	f         era
 	principal string
 	state     elicitation.State
 	view      view
@@ -23,8 +23,8 @@ type target struct {
 
 // method answers tasks/get, tasks/result, tasks/cancel, tasks/update and
 // tasks/list.
-func (t *Tasks) method(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-	f := flavourOfRequest(req)
+func (t *tasks) method(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+	f := eraOfRequest(req)
 	if err := offered(method, f, req); err != nil {
 		return nil, err
 	}
@@ -35,20 +35,20 @@ func (t *Tasks) method(ctx context.Context, method string, req mcp.Request) (mcp
 	if id == nil || *id == "" {
 		return nil, errInvalid("%s needs params.taskId (the taskId of the task's creation result)", method)
 	}
-	if f == flavourExt {
-		if h := headerOf(req); h == nil || h.Get("Mcp-Name") != *id {
+	if f == eraSessionless {
+		if e := req.GetExtra(); e == nil || e.Header.Get("Mcp-Name") != *id {
 			return nil, &jsonrpc.Error{Code: mcp.CodeHeaderMismatch, Message: "the Mcp-Name header must equal params.taskId on " + method}
 		}
 	}
-	tg := target{req: req, f: f, principal: t.opts.Principal(req.GetExtra())}
-	st, err := t.opts.Service.Status(ctx, tg.principal, *id)
+	tg := target{req: req, f: f, principal: principalOf(req.GetExtra())}
+	st, err := t.s.svc.Status(ctx, tg.principal, *id)
 	if err != nil {
 		return nil, t.readError(ctx, *id, err)
 	}
 	tg.state, tg.view = st, viewOf(st, f)
 	switch method {
 	case methodGet:
-		if f == flavourExt {
+		if f == eraSessionless {
 			return t.getExt(ctx, tg)
 		}
 		return t.getCore(ctx, tg), nil
@@ -63,18 +63,18 @@ func (t *Tasks) method(ctx context.Context, method string, req mcp.Request) (mcp
 
 // offered refuses a method the request's flavour does not have, with
 // -32601 and the sentence.
-func offered(method string, f flavour, req mcp.Request) error {
+func offered(method string, f era, req mcp.Request) error {
 	notFound := errMethodNotFound
 	switch {
-	case f == flavourNone:
+	case f == eraEarly:
 		return notFound(method + " needs protocol " + FirstCoreVersion + " or later (tasks came with it)")
-	case f == flavourExt && method == methodList:
+	case f == eraSessionless && method == methodList:
 		return notFound("tasks/list is not part of the 2026-07-28 tasks extension: keep the taskId of each task you start")
-	case f == flavourExt && method == methodResult:
+	case f == eraSessionless && method == methodResult:
 		return notFound("tasks/result is not part of the 2026-07-28 tasks extension: tasks/get carries the result once the task completes")
-	case f == flavourCore && method == methodUpdate:
+	case f == eraCore && method == methodUpdate:
 		return notFound("tasks/update is part of the 2026-07-28 tasks extension, not of protocol " + FirstCoreVersion)
-	case f == flavourExt && !declaresExtension(req):
+	case f == eraSessionless && !declaresExtension(req):
 		data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{Extension: map[string]any{}}}})
 		return &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: "Missing required client capability: declare the " + Extension + " extension in the request's capabilities", Data: data}
 	}
@@ -91,19 +91,10 @@ func paramsOf(req mcp.Request) (id *string, inputs map[string]json.RawMessage) {
 	return nil, nil
 }
 
-func headerOf(req mcp.Request) httpHeader {
-	if e := req.GetExtra(); e != nil && e.Header != nil {
-		return e.Header
-	}
-	return nil
-}
-
-type httpHeader interface{ Get(string) string }
-
 // readError maps a failed read of a task: one not found (unknown, another
 // principal's, or removed after its retention) is the specification's
 // "Task not found"; bad ids get their sentence; the rest is internal.
-func (t *Tasks) readError(ctx context.Context, id string, err error) error {
+func (t *tasks) readError(ctx context.Context, id string, err error) error {
 	switch elicitation.CodeOf(err) {
 	case elicitation.CodeNotFound:
 		return errNotFound()
@@ -111,7 +102,7 @@ func (t *Tasks) readError(ctx context.Context, id string, err error) error {
 		return errInvalid("taskId: %s", elicitation.PublicMessage(err))
 	}
 	if ctx.Err() == nil {
-		t.log.ErrorContext(ctx, "reading a task failed", "taskId", id, "err", err)
+		t.s.log.ErrorContext(ctx, "reading a task failed", "taskId", id, "err", err)
 	}
 	return errInternal
 }
@@ -120,14 +111,14 @@ func (t *Tasks) readError(ctx context.Context, id string, err error) error {
 // elicit_await does (Options.Await: within the server's wait bound, with
 // its caps and offers), then returns what the result tool returns, which
 // consumes the request and audits the fetch.
-func (t *Tasks) result(ctx context.Context, tg target) (mcp.Result, error) {
+func (t *tasks) result(ctx context.Context, tg target) (mcp.Result, error) {
 	if tg.view.pending {
-		status, err := t.opts.Await(ctx, t.toolRequest(tg), tg.state.ID)
+		status, err := t.s.taskAwait(ctx, t.toolRequest(tg), tg.state.ID)
 		if err != nil {
 			return nil, t.callError(ctx, tg.state.ID, err)
 		}
 		if status == elicitation.StatusPending {
-			return nil, errStillWorking(t.opts.Service.MaxWait().String())
+			return nil, errStillWorking(t.s.svc.MaxWait().String())
 		}
 	}
 	res, err := t.outcome(ctx, tg)
@@ -140,8 +131,8 @@ func (t *Tasks) result(ctx context.Context, tg target) (mcp.Result, error) {
 
 // outcome is the task's result: the result tool's answer with the
 // request's id and review link (Options.Result).
-func (t *Tasks) outcome(ctx context.Context, tg target) (*mcp.CallToolResult, error) {
-	res, err := t.opts.Result(ctx, t.toolRequest(tg), tg.state.ID)
+func (t *tasks) outcome(ctx context.Context, tg target) (*mcp.CallToolResult, error) {
+	res, err := t.s.taskResult(ctx, t.toolRequest(tg), tg.state.ID)
 	if err != nil {
 		return nil, t.callError(ctx, tg.state.ID, err)
 	}
@@ -152,7 +143,7 @@ func (t *Tasks) outcome(ctx context.Context, tg target) (*mcp.CallToolResult, er
 // result: a request not found is the specification's "Task not found", a
 // full wait limit a task still working (the sentence says which limit and
 // when to ask again), anything else internal.
-func (t *Tasks) callError(ctx context.Context, id string, err error) error {
+func (t *tasks) callError(ctx context.Context, id string, err error) error {
 	switch elicitation.CodeOf(err) {
 	case elicitation.CodeNotFound:
 		return errNotFound()
@@ -160,7 +151,7 @@ func (t *Tasks) callError(ctx context.Context, id string, err error) error {
 		return &jsonrpc.Error{Code: CodeStillWorking, Message: "task still working: " + elicitation.PublicMessage(err)}
 	}
 	if ctx.Err() == nil {
-		t.log.WarnContext(ctx, "task call failed", "taskId", id, "err", err)
+		t.s.log.WarnContext(ctx, "task call failed", "taskId", id, "err", err)
 	}
 	return errInternal
 }
@@ -168,12 +159,12 @@ func (t *Tasks) callError(ctx context.Context, id string, err error) error {
 // toolRequest is the tools/call the task's wait and result run as: the
 // request's own client's (same session, extra and era), so that they apply
 // every rule the tools always apply.
-func (t *Tasks) toolRequest(tg target) *mcp.CallToolRequest {
+func (t *tasks) toolRequest(tg target) *mcp.CallToolRequest {
 	p := &mcp.CallToolParamsRaw{}
 	if m := tg.req.GetParams().GetMeta(); m != nil {
 		p.Meta = maps.Clone(mcp.Meta(m))
 	}
-	if tg.f == flavourCore {
+	if tg.f == eraCore {
 		// What the call sends the client meanwhile (the host's form during
 		// tasks/result) belongs to the task: the tool copies the key on.
 		if p.Meta == nil {
@@ -187,24 +178,24 @@ func (t *Tasks) toolRequest(tg target) *mcp.CallToolRequest {
 
 // cancel withdraws the request (Service.Cancel, as elicit_cancel does):
 // the review page then refuses it.
-func (t *Tasks) cancel(ctx context.Context, tg target) (mcp.Result, error) {
+func (t *tasks) cancel(ctx context.Context, tg target) (mcp.Result, error) {
 	if tg.view.terminal {
-		if tg.f == flavourExt {
+		if tg.f == eraSessionless {
 			return &ackResult{ResultType: "complete"}, nil // cooperative: nothing left to stop
 		}
 		return nil, errInvalid("task %s is already %s: only a working task can be cancelled", tg.state.ID, tg.view.Status)
 	}
-	st, err := t.opts.Service.Cancel(ctx, tg.principal, tg.state.ID)
+	st, err := t.s.svc.Cancel(ctx, tg.principal, tg.state.ID)
 	switch {
 	case errors.Is(err, elicitation.ErrConflict) || errors.Is(err, elicitation.ErrExpired):
-		if tg.f == flavourExt {
+		if tg.f == eraSessionless {
 			return &ackResult{ResultType: "complete"}, nil
 		}
 		return nil, errInvalid("task %s ended before it could be cancelled (the human answered, or it expired): call tasks/get", tg.state.ID)
 	case err != nil:
 		return nil, t.readError(ctx, tg.state.ID, err)
 	}
-	if tg.f == flavourExt {
+	if tg.f == eraSessionless {
 		return &ackResult{ResultType: "complete"}, nil
 	}
 	return &taskResult{coreTask: t.coreTask(viewOf(st, tg.f))}, nil

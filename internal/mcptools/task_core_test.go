@@ -1,4 +1,4 @@
-package mcptasks_test
+package mcptools_test
 
 import (
 	"bufio"
@@ -14,8 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
-	"github.com/mcp-elicitation/elicitation/internal/mcptasks"
-	"github.com/mcp-elicitation/elicitation/internal/mcptasks/tasktest"
+	"github.com/mcp-elicitation/elicitation/internal/mcptools"
+	"github.com/mcp-elicitation/elicitation/internal/mcptools/tasktest"
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
@@ -392,9 +392,9 @@ func TestCoreResultBusy(t *testing.T) {
 		switch {
 		case e == nil:
 			t.Fatal("tasks/result of a pending task returned a result")
-		case e.Code == mcptasks.CodeStillWorking && strings.Contains(e.Message, "elicit_await"):
+		case e.Code == mcptools.CodeStillWorking && strings.Contains(e.Message, "elicit_await"):
 			busy++
-		case e.Code == mcptasks.CodeStillWorking && strings.Contains(e.Message, "wait bound"):
+		case e.Code == mcptools.CodeStillWorking && strings.Contains(e.Message, "wait bound"):
 			bound++
 		default:
 			t.Fatalf("tasks/result: error %d %q, want still working", e.Code, e.Message)

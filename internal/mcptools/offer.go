@@ -1,0 +1,147 @@
+package mcptools
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+)
+
+// offer is what elicit_await offers a host before it waits (push.go,
+// hostform.go say when): an elicitation under key, how the audit trail
+// names it, and the purpose and expiry of its sealed request state.
+type offer struct {
+	key, how, purpose string
+	params            *mcp.ElicitParams
+	expires           time.Time
+}
+
+// awaitOffers is elicit_await's one offer flow: the host's own form where
+// the request asked for it, else the review link, at most once a request;
+// on a session the form is asked at once, without one the offer is an
+// input-required result whose retry offerAnswered takes. It returns that
+// result (res non-nil), or the wait to use: the rest of the first call's
+// wait on a retry or after the host's form, else wait.
+func (s *Server) awaitOffers(ctx context.Context, req *mcp.CallToolRequest, id string, wait time.Duration) (res *mcp.CallToolResult, _ time.Duration, _ error) {
+	if req.Params.RequestState != "" {
+		left, err := s.offerAnswered(ctx, req, id)
+		return nil, left, err
+	}
+	o, err := s.hostFormOffer(ctx, req, id)
+	if o == nil && err == nil {
+		o, err = s.linkOffer(ctx, req, id)
+	}
+	if o == nil || err != nil {
+		return nil, wait, err
+	}
+	principal := principal(req)
+	first, err := s.svc.RecordPush(ctx, principal, id, o.how)
+	if err != nil || !first {
+		return nil, wait, err
+	}
+	bound := s.svc.WaitBound(ctx, wait)
+	if eraOf(req.ProtocolVersion()) != eraSessionless {
+		// On a session only the host form is offered here.
+		left, err := s.askOnSession(ctx, req, id, o.params, bound)
+		return nil, left, err
+	}
+	state, _ := json.Marshal(pushState{ID: id, Principal: principal, Expires: o.expires, WaitUntil: s.svc.Now().Add(bound), Nonce: rand.Text()})
+	return &mcp.CallToolResult{
+		InputRequests: mcp.InputRequestMap{o.key: o.params},
+		RequestState:  s.sealer.Seal(o.purpose, state),
+	}, 0, nil
+}
+
+// offerAnswered takes the retry of an offer made without a session and
+// returns the wait left: the host's answer to its form is submitted as the
+// review page would submit it; an answer to the link (accept, decline,
+// cancel, nothing) is recorded once, since the human's answer comes from
+// the review page.
+func (s *Server) offerAnswered(ctx context.Context, req *mcp.CallToolRequest, id string) (time.Duration, error) {
+	principal, now := principal(req), s.svc.Now()
+	answer, form := req.Params.InputResponses[hostInputKey]
+	purpose := purposeState
+	if form {
+		purpose = purposeHostState
+	}
+	st, err := s.openState(purpose, req.Params.RequestState, id, principal, now)
+	if err != nil {
+		return 0, err
+	}
+	left := max(st.WaitUntil.Sub(now), time.Nanosecond)
+	if form {
+		res, ok := answer.(*mcp.ElicitResult)
+		if !ok {
+			return 0, badArg("inputResponses", "inputResponses.%s must be the answer to the host form", hostInputKey)
+		}
+		return left, s.submitHostAnswer(ctx, principal, id, res, st.Nonce)
+	}
+	sum := sha256.Sum256([]byte(st.Nonce))
+	first, err := s.svc.RecordPushAnswer(ctx, principal, id, "state "+hex.EncodeToString(sum[:8]))
+	if err != nil {
+		return 0, err
+	}
+	if !first {
+		return 0, errBadState("was already used")
+	}
+	return left, nil
+}
+
+// hostFormOffer is the host's own form for request id where the
+// deployment, the request and the host allow it; nil otherwise.
+func (s *Server) hostFormOffer(ctx context.Context, req *mcp.CallToolRequest, id string) (*offer, error) {
+	if !s.hostForm || s.sealer == nil || !s.canAskInHost(req) {
+		return nil, nil
+	}
+	st, p, err := s.svc.HostForm(ctx, principal(req), id)
+	if err != nil || st.Status != elicitation.StatusPending || !p.AskInHost {
+		return nil, err
+	}
+	if s.svc.HostFormRefusal(p.Reviewers, 0) != "" {
+		// Asked before sign-in was turned on: the page decides it now, and
+		// the host's answer would be refused.
+		return nil, nil
+	}
+	params, err := hostFormParams(st, p)
+	if err != nil {
+		return nil, err
+	}
+	return &offer{key: hostInputKey, how: "form elicitation in the host", purpose: purposeHostState, params: params, expires: st.ExpiresAt}, nil
+}
+
+// linkOffer is the review link of request id, for a host without a session
+// that declared URL elicitation, where a link is kept; nil otherwise.
+func (s *Server) linkOffer(ctx context.Context, req *mcp.CallToolRequest, id string) (*offer, error) {
+	if s.pushModeOf(req) != pushInputResult {
+		return nil, nil
+	}
+	st, sealedLink, message, err := s.svc.PushLink(ctx, principal(req), id)
+	if err != nil || st.Status != elicitation.StatusPending || sealedLink == "" {
+		return nil, err
+	}
+	link, err := s.sealer.Open(linkPurpose(id), sealedLink)
+	if err != nil {
+		// Sealed under a key no longer in the keyring: no push.
+		s.log.Debug("push link not readable; not pushed", "elicitationId", id)
+		return nil, nil
+	}
+	return &offer{key: reviewInput, how: "url elicitation in an input-required result", purpose: purposeState,
+		params: urlElicitation(id, message, string(link)), expires: s.svc.Now().Add(StateTTL)}, nil
+}
+
+// reviewInput names the review link wherever it is offered as an input
+// request: an input-required result of elicit_await, a 2026-07-28 task's
+// input request.
+const reviewInput = "review"
+
+// urlElicitation is the review link of request id offered as a URL-mode
+// elicitation.
+func urlElicitation(id, message, link string) *mcp.ElicitParams {
+	return &mcp.ElicitParams{Mode: "url", Message: message, URL: link, ElicitationID: id}
+}
