@@ -106,9 +106,15 @@ func TestExtInputRequired(t *testing.T) {
 			if got["status"] != "input_required" || ir["method"] != "elicitation/create" || p["mode"] != "url" || p["url"] != link || p["elicitationId"] != id || p["message"] != "Which region?" {
 				t.Fatalf("tasks/get with URL elicitation: %v", got)
 			}
-			_, e := c.Do("tasks/update", id, map[string]any{"nope": map[string]any{"action": "accept"}})
-			tasktest.WantCode(t, "an unknown input request", e, jsonrpc.CodeInvalidParams, `has no input request "nope"`)
-			_, e = c.Do("tasks/update", id, map[string]any{})
+			// A key the task never issued is ignored, as the extension asks:
+			// acknowledged, nothing recorded, the link still outstanding.
+			if ack, e := c.Do("tasks/update", id, map[string]any{"nope": map[string]any{"action": "accept"}}); e != nil || ack["resultType"] != "complete" || ack["taskId"] != nil || ack["status"] != nil {
+				t.Fatalf("tasks/update of a key never issued: %v %v", ack, e)
+			}
+			if got := c.Must("tasks/get", id); got["status"] != "input_required" {
+				t.Fatalf("tasks/get after an ignored answer: %v", got)
+			}
+			_, e := c.Do("tasks/update", id, map[string]any{})
 			tasktest.WantCode(t, "no inputResponses", e, jsonrpc.CodeInvalidParams, "needs inputResponses")
 			if _, e := c.Do("tasks/update", id, map[string]any{"review": map[string]any{"action": "accept"}}); e != nil {
 				t.Fatalf("tasks/update: %v", e)
