@@ -56,12 +56,12 @@ func Product(revision string) Known {
 		"input-required-result-result-type", "input-required-result-tampered-state",
 		"input-required-result-capability-check", "input-required-result-ignore-extra-params",
 	} {
-		k[sc] = "calls the suite's input-required fixture tools (test_input_required_result_*), which the product does not have; the fixture server passes it"
+		k[sc] = "calls the suite's input-required fixture tools (test_input_required_result_*), which the product does not have; the fixture server runs it (TestConformanceFixture)"
 	}
 	for _, sc := range TasksScenarios {
-		k[sc] = "calls the suite's Tasks fixture tools (greet, slow_compute, failing_job, ...), which the product does not have; the fixture server passes it"
+		k[sc] = "calls the suite's Tasks fixture tools (greet, slow_compute, failing_job, ...), which the product does not have; the fixture server runs it (TestConformanceFixture)"
 	}
-	k["tasks-status-notifications"] = statusSkipped
+	k["tasks-status-notifications"] = StatusSkipped
 	return k
 }
 
@@ -73,8 +73,8 @@ var TasksScenarios = []string{
 	"tasks-required-task-error", "tasks-mrtr-composition",
 }
 
-// statusSkipped: the suite skips tasks-status-notifications on every server.
-const statusSkipped = "skipped by the suite itself on every server: its harness awaits a rewrite for the subscriptions/listen channel (the product's notifications/tasks are TestExtTaskNotifications')"
+// StatusSkipped: the suite skips tasks-status-notifications on every server.
+const StatusSkipped = "skipped by the suite itself on every server: its harness awaits a rewrite for the subscriptions/listen channel (the product's notifications/tasks are TestExtTaskNotifications')"
 
 func tool(name string) string {
 	return fmt.Sprintf("calls the suite's fixture tool %s, which the product does not have", name)
