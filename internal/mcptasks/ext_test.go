@@ -372,3 +372,45 @@ func TestExtListenHoldsAWaitSlot(t *testing.T) {
 		t.Fatalf("a listen after the first ended: %v", ack)
 	}
 }
+
+// A tasks/get, tasks/update or tasks/cancel whose Mcp-Name header is not
+// its params.taskId (or is missing) is refused with -32020 and HTTP 400,
+// as the SDK refuses the headers it checks itself (SEP-2243), before the
+// task is read; with the header right, the method answers as always.
+func TestExtNameMismatchIsHTTP400(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldOptions{stateless: true})
+	c := w.connect("tok-alice", ext, -1, extCaps)
+	id := startExt(t, c, "elicit_approval", approvalArgs)
+	post := func(method, name string) (int, string) {
+		body := `{"jsonrpc":"2.0","id":9,"method":"` + method + `","params":{"taskId":"` + id + `","inputResponses":{"x":{}},` +
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},` +
+			`"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}`
+		req, _ := http.NewRequest(http.MethodPost, w.servers[0].URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer tok-alice")
+		req.Header.Set("Mcp-Protocol-Version", ext)
+		req.Header.Set("Mcp-Method", method)
+		if name != "" {
+			req.Header.Set("Mcp-Name", name)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	for _, m := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
+		for _, name := range []string{"another-task", ""} {
+			if code, body := post(m, name); code != http.StatusBadRequest || !strings.Contains(body, `"code":-32020`) || !strings.Contains(body, `"id":9`) {
+				t.Errorf("%s with Mcp-Name %q: HTTP %d %s, want 400 and -32020", m, name, code, body)
+			}
+		}
+	}
+	if code, body := post("tasks/get", id); code != http.StatusOK || !strings.Contains(body, `"status":"working"`) {
+		t.Errorf("tasks/get with the right Mcp-Name: HTTP %d %s", code, body)
+	}
+}
