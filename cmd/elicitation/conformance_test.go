@@ -12,47 +12,52 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
-// Why the suite's SHOULD warnings remain (docs/protocol.md "Conformance").
+// What the suite's checks knowingly do not pass on each endpoint, beyond
+// the scenarios that drive its own fixtures (conformancetest.Product), and
+// why (docs/protocol.md "Conformance").
 const (
-	whyPriming = "the scenario's POST declares protocol 2025-03-26, for which the SDK sends no priming event; 2025-11-25 streams get one (TestPrimingEvent)"
 	whyRetry   = "a retry field comes with a server-initiated stream close (SSE polling), which needs the suite's test_reconnection fixture tool"
-	whyResume  = "the disconnect/resume check needs the suite's test_reconnection fixture tool; streams are resumable (event store)"
+	whyResume  = "the disconnect/resume check needs the suite's test_reconnection fixture tool; streams are resumable (event store, TestPrimingEvent)"
 	whySession = "the stateless handler has no sessions, by design"
 )
 
-// Scenarios is every server scenario of the suite that applies to this
-// server (the others call the suite's own fixture tools, resources or
-// completions, which it does not have).
-func scenarios(sessions bool) []conformancetest.Scenario {
-	sc := []conformancetest.Scenario{
-		{Name: "server-initialize"}, {Name: "logging-set-level"}, {Name: "ping"}, {Name: "tools-list"}, {Name: "prompts-list"},
-		{Name: "dns-rebinding-protection"},
+// known is what the local endpoint knowingly does not pass of revision's
+// requirement set, with or without sessions.
+func known(revision string, sessions bool) conformancetest.Known {
+	k := conformancetest.Product(revision)
+	if revision != conformancetest.Rev20251125 {
+		return k
 	}
 	if sessions {
-		return append(sc,
-			conformancetest.Scenario{Name: "server-sse-multiple-streams"},
-			conformancetest.Scenario{Name: "server-sse-polling", Known: map[string]string{
-				"server-sse-priming-event": whyPriming, "server-sse-retry-field": whyRetry, "server-sse-disconnect-resume": whyResume,
-			}})
+		return k.With(conformancetest.Known{
+			"server-sse-polling/server-sse-retry-field":       whyRetry,
+			"server-sse-polling/server-sse-disconnect-resume": whyResume,
+		})
 	}
-	return append(sc,
-		conformancetest.Scenario{Name: "server-sse-multiple-streams", Known: map[string]string{"server-sse-multiple-streams-session": whySession}},
-		conformancetest.Scenario{Name: "server-sse-polling", Known: map[string]string{"server-sse-polling-session": whySession}})
+	return k.With(conformancetest.Known{
+		"server-sse-multiple-streams/server-sse-multiple-streams-session": whySession,
+		"server-sse-polling/server-sse-polling-session":                   whySession,
+	})
 }
 
-// TestConformance runs the official MCP conformance suite against the
+// TestConformance runs the official MCP conformance suite, every server
+// scenario of the 2025-11-25 and 2026-07-28 requirement sets, against the
 // local default endpoint and the stateless handler.
 func TestConformance(t *testing.T) {
 	testenv.Slow(t, "MCP conformance")
 	t.Parallel()
-	t.Run("default", func(t *testing.T) {
-		m := start(t, "--data-dir", t.TempDir())
-		conformancetest.Run(t, m.MCPURL, scenarios(true))
-	})
-	t.Run("stateless", func(t *testing.T) {
-		m := start(t, "--data-dir", t.TempDir(), "--stateless")
-		conformancetest.Run(t, m.MCPURL, scenarios(false))
-	})
+	for _, sessions := range []bool{true, false} {
+		name, args := "default", []string{}
+		if !sessions {
+			name, args = "stateless", []string{"--stateless"}
+		}
+		t.Run(name, func(t *testing.T) {
+			m := start(t, append([]string{"--data-dir", t.TempDir()}, args...)...)
+			for _, rev := range []string{conformancetest.Rev20251125, conformancetest.Rev20260728} {
+				t.Run(rev, func(t *testing.T) { conformancetest.Run(t, m.MCPURL, rev, known(rev, sessions)) })
+			}
+		})
+	}
 }
 
 // TestPrimingEvent: on a 2025-11-25 session a POST's event stream opens

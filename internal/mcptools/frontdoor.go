@@ -46,6 +46,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ew.primeWithAnswer = !sessionless && r.Header.Get("Mcp-Session-Id") != "" && answeredAtOnce(body)
 		}
 	}
+	if r.Method == http.MethodPost && r.Body != nil && sessionless && NamedByTask(r.Header.Get("Mcp-Method")) {
+		// The Tasks' routing header is checked here, where a mismatch can
+		// be answered HTTP 400 like the SDK's own header mismatches.
+		if body, ok := readBody(r2, s.maxBody); ok {
+			if refusal := RefuseName(r.Header.Get("Mcp-Name"), body); refusal != nil {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				_, _ = w.Write(refusal)
+				return
+			}
+		}
+	}
 	s.inflight.Store(ref, r)
 	defer s.inflight.Delete(ref)
 	if sessionless {

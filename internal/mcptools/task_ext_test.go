@@ -106,9 +106,15 @@ func TestExtInputRequired(t *testing.T) {
 			if got["status"] != "input_required" || ir["method"] != "elicitation/create" || p["mode"] != "url" || p["url"] != link || p["elicitationId"] != id || p["message"] != "Which region?" {
 				t.Fatalf("tasks/get with URL elicitation: %v", got)
 			}
-			_, e := c.Do("tasks/update", id, map[string]any{"nope": map[string]any{"action": "accept"}})
-			tasktest.WantCode(t, "an unknown input request", e, jsonrpc.CodeInvalidParams, `has no input request "nope"`)
-			_, e = c.Do("tasks/update", id, map[string]any{})
+			// A key the task never issued is ignored, as the extension asks:
+			// acknowledged, nothing recorded, the link still outstanding.
+			if ack, e := c.Do("tasks/update", id, map[string]any{"nope": map[string]any{"action": "accept"}}); e != nil || ack["resultType"] != "complete" || ack["taskId"] != nil || ack["status"] != nil {
+				t.Fatalf("tasks/update of a key never issued: %v %v", ack, e)
+			}
+			if got := c.Must("tasks/get", id); got["status"] != "input_required" {
+				t.Fatalf("tasks/get after an ignored answer: %v", got)
+			}
+			_, e := c.Do("tasks/update", id, map[string]any{})
 			tasktest.WantCode(t, "no inputResponses", e, jsonrpc.CodeInvalidParams, "needs inputResponses")
 			if _, e := c.Do("tasks/update", id, map[string]any{"review": map[string]any{"action": "accept"}}); e != nil {
 				t.Fatalf("tasks/update: %v", e)
@@ -364,5 +370,47 @@ func TestExtListenHoldsAWaitSlot(t *testing.T) {
 	again := openListen(t, w, "tok-alice", second)
 	if ack := again("the third listen's acknowledgement"); ack["method"] != "notifications/subscriptions/acknowledged" {
 		t.Fatalf("a listen after the first ended: %v", ack)
+	}
+}
+
+// A tasks/get, tasks/update or tasks/cancel whose Mcp-Name header is not
+// its params.taskId (or is missing) is refused with -32020 and HTTP 400,
+// as the SDK refuses the headers it checks itself (SEP-2243), before the
+// task is read; with the header right, the method answers as always.
+func TestExtNameMismatchIsHTTP400(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldOptions{stateless: true})
+	c := w.connect("tok-alice", ext, -1, extCaps)
+	id := startExt(t, c, "elicit_approval", approvalArgs)
+	post := func(method, name string) (int, string) {
+		body := `{"jsonrpc":"2.0","id":9,"method":"` + method + `","params":{"taskId":"` + id + `","inputResponses":{"x":{}},` +
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},` +
+			`"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}`
+		req, _ := http.NewRequest(http.MethodPost, w.servers[0].URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer tok-alice")
+		req.Header.Set("Mcp-Protocol-Version", ext)
+		req.Header.Set("Mcp-Method", method)
+		if name != "" {
+			req.Header.Set("Mcp-Name", name)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	for _, m := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
+		for _, name := range []string{"another-task", ""} {
+			if code, body := post(m, name); code != http.StatusBadRequest || !strings.Contains(body, `"code":-32020`) || !strings.Contains(body, `"id":9`) {
+				t.Errorf("%s with Mcp-Name %q: HTTP %d %s, want 400 and -32020", m, name, code, body)
+			}
+		}
+	}
+	if code, body := post("tasks/get", id); code != http.StatusOK || !strings.Contains(body, `"status":"working"`) {
+		t.Errorf("tasks/get with the right Mcp-Name: HTTP %d %s", code, body)
 	}
 }

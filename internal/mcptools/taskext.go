@@ -3,7 +3,6 @@ package mcptools
 import (
 	"context"
 	"encoding/json"
-	"maps"
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -97,21 +96,17 @@ func (t *tasks) answered(ctx context.Context, tg target) (bool, error) {
 // update takes a host's answers to a task's input requests. The answer to
 // the review link says only what the host did with it (opened, declined,
 // dismissed): the human's answer comes from the review page, so the task
-// goes back to working whatever it is. An answer to the review link that is
-// no longer outstanding (answered already, or the task ended meanwhile: a
-// human quick on the link decides before the host reports) is ignored, as
-// the extension asks; an answer to an input request this task never has is
-// refused, naming the one it has, and nothing is recorded.
+// goes back to working whatever it is. An answer keyed to anything but an
+// outstanding input request (answered already, the task ended meanwhile: a
+// human quick on the link decides before the host reports, or a key this
+// task never issued) is ignored and acknowledged, as the extension asks
+// ("SHOULD ignore any inputResponses mapped to a key that is not currently
+// outstanding ... including keys that were never issued").
 func (t *tasks) update(ctx context.Context, tg target, inputs map[string]json.RawMessage) (mcp.Result, error) {
 	if len(inputs) == 0 {
 		return nil, errInvalid("tasks/update needs inputResponses, keyed by the inputRequests that tasks/get returned")
 	}
-	for _, k := range slices.Sorted(maps.Keys(inputs)) {
-		if k != reviewInput {
-			return nil, errInvalid("task %s has no input request %q (its only one is %q, the review link): nothing was recorded", tg.state.ID, k, reviewInput)
-		}
-	}
-	if !tg.view.pending {
+	if _, ok := inputs[reviewInput]; !ok || !tg.view.pending {
 		return &ackResult{ResultType: "complete"}, nil
 	}
 	ir, err := t.inputRequest(ctx, tg)

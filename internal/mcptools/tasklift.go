@@ -132,3 +132,32 @@ func liftListen(body []byte) ([]byte, bool) {
 	ids, _ := json.Marshal(n.TaskIDs) // strings only: cannot fail
 	return withMeta(msg, params, map[string]json.RawMessage{listenTaskIDsMeta: ids, listenIDMeta: msg["id"]})
 }
+
+// NamedByTask reports whether a 2026-07-28 request of method (its
+// Mcp-Method header) must carry Mcp-Name equal to its params.taskId.
+func NamedByTask(method string) bool {
+	return method == methodGet || method == methodUpdate || method == methodCancel
+}
+
+// RefuseName is the answer to a 2026-07-28 tasks/get, tasks/update or
+// tasks/cancel body whose params.taskId the Mcp-Name header (name) does
+// not equal, missing included: the header mismatch (-32020) the front
+// door sends with HTTP 400, as the SDK does for the headers it checks
+// (SEP-2243); nil when they agree, or when the body names no task (the
+// method then answers -32602 itself).
+func RefuseName(name string, body []byte) []byte {
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Params struct {
+			TaskID *string `json:"taskId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil || len(msg.ID) == 0 || msg.Params.TaskID == nil || *msg.Params.TaskID == "" || *msg.Params.TaskID == name {
+		return nil
+	}
+	out, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "error": map[string]any{
+		"code":    -32020,
+		"message": "the Mcp-Name header must equal params.taskId on tasks/get, tasks/update and tasks/cancel",
+	}})
+	return out
+}
