@@ -8,16 +8,15 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/stdio"
 )
 
 // WrapTransport returns t with the stdio fast path for complete tool calls
 // when t is an *mcp.IOTransport (stdio, or any newline-delimited stream
 // with one peer); any other transport is returned as it is. The fast path
 // forwards only the calls the planner forwards untouched; it moves their
-// bytes below the SDK (package stdio).
+// bytes below the SDK (stdio.go).
 func (p *Proxy) WrapTransport(t mcp.Transport) mcp.Transport {
-	return stdio.Wrap(t, fastForwarder{p}, &p.fastCalls)
+	return wrapFast(t, fastForwarder{p}, &p.fastCalls)
 }
 
 // fastForwarder is the proxy as the fast path sees it.

@@ -3,13 +3,13 @@
 // upstream as JSON-RPC bytes, below the SDK, and their responses back.
 //
 // It decides nothing about a call itself: the proxy's planner says which
-// calls are forwarded untouched (Forwarder.Untouched), and the proxy shapes
-// results as its SDK path does (Forwarder.Result). What this package owns
+// calls are forwarded untouched (rawForwarder.Untouched), and the proxy shapes
+// results as its SDK path does (rawForwarder.Result). What this package owns
 // is the stream: which lines it may take (the session's handshake state,
 // the JSON-RPC envelope, the params' keys, a progress token, a 2026-07-28
 // request's _meta), the IDs, cancellation, and writing the response as the
 // SDK's encoder does.
-package stdio
+package proxy
 
 import (
 	"bytes"
@@ -31,8 +31,9 @@ import (
 // their protocol in _meta and have no session.
 const protocolPerRequest = "2026-07-28"
 
-// Forwarder is the proxy, as the fast path uses it.
-type Forwarder interface {
+// rawForwarder is the proxy, as the fast path uses it (fastForwarder;
+// a fake in stdio_test.go).
+type rawForwarder interface {
 	// Untouched reports whether the proxy forwards a call of the named
 	// tool with these raw arguments untouched (the planner's Forward
 	// without changes, for a tool in the listing).
@@ -68,11 +69,11 @@ type Forwarder interface {
 // else (and everything while the upstream is down or not on stdio) goes
 // through the SDK, unchanged.
 
-// Wrap returns t with the fast path for complete tool calls when t is an
-// *mcp.IOTransport (stdio, or any newline-delimited stream with one peer);
-// any other transport is returned as it is. calls, if set, counts the calls
-// forwarded on the fast path.
-func Wrap(t mcp.Transport, f Forwarder, calls *atomic.Int64) mcp.Transport {
+// wrapFast returns t with the fast path for complete tool calls when t is
+// an *mcp.IOTransport (stdio, or any newline-delimited stream with one
+// peer); any other transport is returned as it is. calls, if set, counts
+// the calls forwarded on the fast path.
+func wrapFast(t mcp.Transport, f rawForwarder, calls *atomic.Int64) mcp.Transport {
 	iot, ok := t.(*mcp.IOTransport)
 	if !ok {
 		return t
@@ -85,7 +86,7 @@ func Wrap(t mcp.Transport, f Forwarder, calls *atomic.Int64) mcp.Transport {
 
 type fastTransport struct {
 	io    *mcp.IOTransport
-	f     Forwarder
+	f     rawForwarder
 	calls *atomic.Int64
 }
 
@@ -104,7 +105,7 @@ func (t *fastTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 
 // fastSession is the state of one downstream stream.
 type fastSession struct {
-	f     Forwarder
+	f     rawForwarder
 	calls *atomic.Int64
 	w     *rawjson.Writer // the downstream's output, shared with the SDK
 
