@@ -24,7 +24,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/rawjson"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/upstream"
 )
 
 // protocolPerRequest is the first protocol version whose requests carry
@@ -91,9 +91,9 @@ type fastTransport struct {
 }
 
 func (t *fastTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	s := &fastSession{f: t.f, calls: t.calls, w: rawjson.NewWriter(t.io.Writer, nil)}
+	s := &fastSession{f: t.f, calls: t.calls, w: upstream.NewLineWriter(t.io.Writer, nil)}
 	c, err := (&mcp.IOTransport{
-		Reader:        rawjson.NewReader(t.io.Reader, t.io.MaxLineLength, s.take, nil),
+		Reader:        upstream.NewLineReader(t.io.Reader, t.io.MaxLineLength, s.take, nil),
 		Writer:        s.w,
 		MaxLineLength: t.io.MaxLineLength,
 	}).Connect(ctx)
@@ -107,7 +107,7 @@ func (t *fastTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 type fastSession struct {
 	f     rawForwarder
 	calls *atomic.Int64
-	w     *rawjson.Writer // the downstream's output, shared with the SDK
+	w     *upstream.LineWriter // the downstream's output, shared with the SDK
 
 	mu          sync.Mutex
 	initID      *jsonrpc.ID // the initialize request's ID, until answered
@@ -196,7 +196,7 @@ type envelope struct {
 // readEnvelope reads a message's envelope, or reports false for a line
 // that is not a JSON-RPC request or notification the fast path can read.
 func readEnvelope(line []byte) (envelope, bool) {
-	obj, err := rawjson.ParseObject(line)
+	obj, err := plan.ParseObject(line)
 	if err != nil {
 		return envelope{}, false
 	}
@@ -446,7 +446,7 @@ func (s *fastSession) params(raw json.RawMessage) (params []byte, perRequest, ok
 	if meta == nil {
 		return raw, false, true
 	}
-	metaObj, err := rawjson.ParseObject(meta)
+	metaObj, err := plan.ParseObject(meta)
 	if err != nil {
 		return nil, false, false
 	}
@@ -465,8 +465,8 @@ func (s *fastSession) params(raw json.RawMessage) (params []byte, perRequest, ok
 // callMembers splits a tools/call's params into the members the fast path
 // takes; any other member (inputResponses, requestState, or anything the
 // SDK path would drop) sends the call to the SDK path (ok false).
-func callMembers(raw json.RawMessage) (obj *rawjson.Object, name string, args, meta json.RawMessage, ok bool) {
-	obj, err := rawjson.ParseObject(raw)
+func callMembers(raw json.RawMessage) (obj *plan.Object, name string, args, meta json.RawMessage, ok bool) {
+	obj, err := plan.ParseObject(raw)
 	if err != nil {
 		return nil, "", nil, nil, false
 	}
@@ -489,8 +489,8 @@ func callMembers(raw json.RawMessage) (obj *rawjson.Object, name string, args, m
 
 // withUpstreamMeta returns the params with only the _meta keys the
 // upstream is sent (raw itself when that is all of them).
-func withUpstreamMeta(raw json.RawMessage, obj, meta *rawjson.Object) ([]byte, bool) {
-	kept := &rawjson.Object{}
+func withUpstreamMeta(raw json.RawMessage, obj, meta *plan.Object) ([]byte, bool) {
+	kept := &plan.Object{}
 	for _, m := range meta.Members {
 		if plan.UpstreamMetaKey(m.Key) {
 			kept.Members = append(kept.Members, m)
@@ -516,7 +516,7 @@ func withUpstreamMeta(raw json.RawMessage, obj, meta *rawjson.Object) ([]byte, b
 // 2026-07-28 protocol, as the SDK decides it, and whether the fast path
 // may take the request: a later version, or per-request client
 // information the SDK would refuse, goes through the SDK.
-func perRequestProtocol(meta *rawjson.Object) (perRequest, ok bool) {
+func perRequestProtocol(meta *plan.Object) (perRequest, ok bool) {
 	v, present := meta.Get(mcp.MetaKeyProtocolVersion)
 	var version string
 	if !present || json.Unmarshal(v, &version) != nil || version < protocolPerRequest {

@@ -14,7 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/rawjson"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/upstream"
 )
 
@@ -394,7 +393,7 @@ func (r *rawResult) MarshalJSON() ([]byte, error) {
 	if !r.addResultType && len(r.Meta) == 0 {
 		return r.raw, nil
 	}
-	obj, err := rawjson.ParseObject(r.raw)
+	obj, err := plan.ParseObject(r.raw)
 	if err != nil {
 		return nil, fmt.Errorf("passing on upstream result: %w", err)
 	}
@@ -402,9 +401,9 @@ func (r *rawResult) MarshalJSON() ([]byte, error) {
 		obj.Set("resultType", json.RawMessage(`"complete"`))
 	}
 	if len(r.Meta) > 0 {
-		meta := &rawjson.Object{}
+		meta := &plan.Object{}
 		if old, ok := obj.Get("_meta"); ok {
-			if m, err := rawjson.ParseObject(old); err == nil {
+			if m, err := plan.ParseObject(old); err == nil {
 				meta = m
 			}
 		}
@@ -412,7 +411,7 @@ func (r *rawResult) MarshalJSON() ([]byte, error) {
 			if _, ok := meta.Get(k); ok {
 				continue
 			}
-			b, err := rawjson.Marshal(v)
+			b, err := plan.Marshal(v)
 			if err != nil {
 				return nil, err
 			}

@@ -26,7 +26,6 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/rawjson"
 )
 
 // Caller calls an upstream tool (for candidate sources).
@@ -426,7 +425,7 @@ func contextDigest(ctx json.RawMessage) string {
 
 // merge sets key in the raw arguments, keeping every other byte.
 func merge(args json.RawMessage, key string, value any) (json.RawMessage, error) {
-	obj, err := rawjson.ParseObject(nonEmpty(args))
+	obj, err := plan.ParseObject(nonEmpty(args))
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcp-elicitation/elicitation/internal/proxy/rawjson"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
 )
 
 // rawIDPrefix starts the IDs of requests sent with [Conn.RawCall]. The SDK's
@@ -115,7 +115,7 @@ func (l *rawLink) take(line []byte) bool {
 	if !bytes.Contains(line, rawIDMarker) {
 		return false
 	}
-	obj, err := rawjson.ParseObject(line)
+	obj, err := plan.ParseObject(line)
 	if err != nil {
 		return false
 	}
@@ -189,14 +189,14 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err := t.cmd.Start(); err != nil {
 		return nil, err
 	}
-	w := rawjson.NewWriter(stdin, func() error {
+	w := NewLineWriter(stdin, func() error {
 		t.link.fail(errors.New("upstream connection closed"))
 		return t.shutdown(stdin)
 	})
 	t.link.mu.Lock()
 	t.link.w = w
 	t.link.mu.Unlock()
-	r := rawjson.NewReader(stdout, 0, t.link.take, t.link.fail)
+	r := NewLineReader(stdout, 0, t.link.take, t.link.fail)
 	// Closing the connection closes stdin; stdout is left to the child.
 	return (&mcp.IOTransport{Reader: io.NopCloser(r), Writer: w}).Connect(ctx)
 }
