@@ -80,7 +80,7 @@ type Proxy struct {
 	progress progressRoutes
 	relay    relay
 	subs     subscriptions
-	// fastCalls counts the calls forwarded on the fast path (fast.go).
+	// fastCalls counts the calls forwarded on the fast path (stdio.go).
 	fastCalls atomic.Int64
 
 	refreshMu sync.Mutex // serializes tool list refreshes

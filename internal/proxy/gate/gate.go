@@ -429,7 +429,7 @@ func merge(args json.RawMessage, key string, value any) (json.RawMessage, error)
 	if err != nil {
 		return nil, err
 	}
-	b, err := marshal(value)
+	b, err := plan.Marshal(value)
 	if err != nil {
 		return nil, err
 	}
@@ -443,14 +443,4 @@ func nonEmpty(args json.RawMessage) json.RawMessage {
 		return json.RawMessage(`{}`)
 	}
 	return args
-}
-
-func marshal(v any) ([]byte, error) {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return []byte(strings.TrimSuffix(b.String(), "\n")), nil
 }
