@@ -23,7 +23,6 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/upstream"
 )
 
 // Options configures a Proxy. Config is required.
@@ -74,7 +73,7 @@ type Proxy struct {
 	planner *plan.Planner
 	server  *mcp.Server
 	impl    *mcp.Implementation // the server's, as results name it
-	up      *upstream.Conn
+	up      *upstreamConn
 
 	tools    toolCache
 	progress progressRoutes
@@ -129,7 +128,7 @@ func New(ctx context.Context, opts Options) (*Proxy, error) {
 	if version == "" {
 		version = "devel"
 	}
-	up, err := upstream.Dial(ctx, upstream.Options{
+	up, err := dialUpstream(ctx, upstreamOptions{
 		URL:                 cfg.Upstream.URL,
 		SSE:                 cfg.Upstream.SSE(),
 		Command:             cfg.Upstream.Command,

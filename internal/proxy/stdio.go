@@ -24,7 +24,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/upstream"
 )
 
 // protocolPerRequest is the first protocol version whose requests carry
@@ -132,9 +131,9 @@ type fastTransport struct {
 }
 
 func (t *fastTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	s := &fastSession{f: t.f, calls: t.calls, w: upstream.NewLineWriter(t.io.Writer, nil)}
+	s := &fastSession{f: t.f, calls: t.calls, w: newLineWriter(t.io.Writer, nil)}
 	c, err := (&mcp.IOTransport{
-		Reader:        upstream.NewLineReader(t.io.Reader, t.io.MaxLineLength, s.take, nil),
+		Reader:        newLineReader(t.io.Reader, t.io.MaxLineLength, s.take, nil),
 		Writer:        s.w,
 		MaxLineLength: t.io.MaxLineLength,
 	}).Connect(ctx)
@@ -148,7 +147,7 @@ func (t *fastTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 type fastSession struct {
 	f     rawForwarder
 	calls *atomic.Int64
-	w     *upstream.LineWriter // the downstream's output, shared with the SDK
+	w     *lineWriter // the downstream's output, shared with the SDK
 
 	mu          sync.Mutex
 	initID      *jsonrpc.ID // the initialize request's ID, until answered

@@ -14,7 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/upstream"
 )
 
 // protocolMultiRoundTrip is the first protocol version whose clients answer
@@ -142,7 +141,7 @@ func (p *Proxy) refreshTools(ctx context.Context) error {
 
 // listToolsRaw fetches one page of the upstream's tools/list as raw bytes.
 func listToolsRaw(ctx context.Context, cs *mcp.ClientSession, cursor string) (json.RawMessage, error) {
-	ctx, sink := upstream.WithSink(ctx)
+	ctx, sink := withSink(ctx)
 	if _, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor}); err != nil {
 		return nil, fmt.Errorf("listing upstream tools: %w", err)
 	}
@@ -270,7 +269,7 @@ func (p *Proxy) listTools(ctx context.Context, req mcp.Request) (mcp.Result, err
 }
 
 // connectOnDemand bounds how long a request waits for the upstream to be
-// connected on demand (upstream.Conn.Ensure): one attempt, normally; an
+// connected on demand (upstreamConn.Ensure): one attempt, normally; an
 // upstream still down answers at once (connection refused).
 const connectOnDemand = 5 * time.Second
 
@@ -292,7 +291,7 @@ func (p *Proxy) passThrough(ctx context.Context, method string, req mcp.Request)
 	if err != nil {
 		return nil, upstreamUnavailable(err)
 	}
-	ctx, sink := upstream.WithSink(ctx)
+	ctx, sink := withSink(ctx)
 	switch params := req.GetParams().(type) {
 	case *mcp.ListPromptsParams:
 		_, err = cs.ListPrompts(ctx, cleanParams(params))
@@ -358,13 +357,13 @@ func cleanMeta(meta map[string]any) map[string]any {
 // handler's other upstream requests must not fill it).
 type rawHolderKey struct{}
 
-func withRawHolder(ctx context.Context) (context.Context, *upstream.Sink) {
-	h := &upstream.Sink{}
+func withRawHolder(ctx context.Context) (context.Context, *rawSink) {
+	h := &rawSink{}
 	return context.WithValue(ctx, rawHolderKey{}, h), h
 }
 
-func rawHolderFrom(ctx context.Context) *upstream.Sink {
-	h, _ := ctx.Value(rawHolderKey{}).(*upstream.Sink)
+func rawHolderFrom(ctx context.Context) *rawSink {
+	h, _ := ctx.Value(rawHolderKey{}).(*rawSink)
 	return h
 }
 

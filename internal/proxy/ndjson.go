@@ -1,9 +1,9 @@
 // Newline-delimited JSON-RPC streams below the SDK's
-// transport: a LineReader hands each line to a function that may consume it
-// (then the SDK never decodes it), and a LineWriter serializes whole messages
+// transport: a lineReader hands each line to a function that may consume it
+// (then the SDK never decodes it), and a lineWriter serializes whole messages
 // written by the SDK and by the proxy itself.
 
-package upstream
+package proxy
 
 import (
 	"bufio"
@@ -12,8 +12,8 @@ import (
 	"sync"
 )
 
-// LineReader passes the lines of r through, except those take consumes.
-type LineReader struct {
+// lineReader passes the lines of r through, except those take consumes.
+type lineReader struct {
 	br      *bufio.Reader
 	closer  io.Closer
 	max     int
@@ -25,25 +25,25 @@ type LineReader struct {
 	err     error
 }
 
-// defaultMaxLine is the longest line a LineReader looks at unless told
+// defaultMaxLine is the longest line a lineReader looks at unless told
 // otherwise: the SDK's own limit for a stdio message.
 const defaultMaxLine = 16 << 20
 
-// NewLineReader returns a LineReader over r. take is called, on the reading
+// newLineReader returns a lineReader over r. take is called, on the reading
 // goroutine, with every complete line (newline included) of at most max
 // bytes (0 means defaultMaxLine, a negative value no limit) and reports
 // whether it consumed it; longer lines are passed on as they arrive. done,
 // if set, is called once when r fails or ends. Close closes r if it is an
 // io.Closer.
-func NewLineReader(r io.Reader, max int, take func(line []byte) bool, done func(error)) *LineReader {
+func newLineReader(r io.Reader, max int, take func(line []byte) bool, done func(error)) *lineReader {
 	if max == 0 {
 		max = defaultMaxLine
 	}
 	c, _ := r.(io.Closer)
-	return &LineReader{br: bufio.NewReaderSize(r, 64<<10), closer: c, max: max, take: take, done: done}
+	return &lineReader{br: bufio.NewReaderSize(r, 64<<10), closer: c, max: max, take: take, done: done}
 }
 
-func (f *LineReader) Read(p []byte) (int, error) {
+func (f *lineReader) Read(p []byte) (int, error) {
 	for len(f.pending) == 0 {
 		if f.err != nil {
 			return 0, f.err
@@ -84,33 +84,33 @@ func (f *LineReader) Read(p []byte) (int, error) {
 }
 
 // Close closes the underlying reader.
-func (f *LineReader) Close() error {
+func (f *lineReader) Close() error {
 	if f.closer != nil {
 		return f.closer.Close()
 	}
 	return nil
 }
 
-// LineWriter writes each message to w in one piece, whoever writes it. Close
+// lineWriter writes each message to w in one piece, whoever writes it. Close
 // calls close if set, otherwise closes w if it is an io.Closer.
-type LineWriter struct {
+type lineWriter struct {
 	mu    sync.Mutex
 	w     io.Writer
 	close func() error
 }
 
-// NewLineWriter returns a LineWriter over w; close, if not nil, replaces closing w.
-func NewLineWriter(w io.Writer, close func() error) *LineWriter {
-	return &LineWriter{w: w, close: close}
+// newLineWriter returns a lineWriter over w; close, if not nil, replaces closing w.
+func newLineWriter(w io.Writer, close func() error) *lineWriter {
+	return &lineWriter{w: w, close: close}
 }
 
-func (w *LineWriter) Write(p []byte) (int, error) {
+func (w *lineWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.w.Write(p)
 }
 
-func (w *LineWriter) Close() error {
+func (w *lineWriter) Close() error {
 	if w.close != nil {
 		return w.close()
 	}
