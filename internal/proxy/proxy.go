@@ -129,12 +129,7 @@ func New(ctx context.Context, opts Options) (*Proxy, error) {
 		version = "devel"
 	}
 	up, err := dialUpstream(ctx, upstreamOptions{
-		URL:                 cfg.Upstream.URL,
-		SSE:                 cfg.Upstream.SSE(),
-		Command:             cfg.Upstream.Command,
-		Args:                cfg.Upstream.Args,
-		Env:                 cfg.Upstream.Env,
-		InheritEnv:          cfg.Upstream.InheritEnv,
+		Upstream:            cfg.Upstream,
 		Dir:                 opts.UpstreamDir,
 		Stderr:              opts.UpstreamStderr,
 		Client:              &mcp.Implementation{Name: cfg.Proxy.Name, Version: version},

@@ -32,6 +32,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 )
 
 // upstreamProtocol is the protocol the proxy speaks to its upstream: the
@@ -39,19 +41,13 @@ import (
 // accepts.
 const upstreamProtocol = "2025-11-25"
 
-// upstreamOptions configures the upstream connection. Exactly one of URL and Command
-// must be set.
+// upstreamOptions configures the upstream connection: the configured
+// upstream (exactly one of URL and Command set; a URL whose path ends in
+// /sse is reached with the legacy SSE transport, protocol 2024-11-05; a
+// child gets defaultEnv's variables plus Env, or with InheritEnv the
+// proxy's whole environment plus Env) and how the proxy reaches it.
 type upstreamOptions struct {
-	URL string
-	// SSE selects the legacy SSE transport (protocol 2024-11-05) for URL.
-	SSE bool
-
-	Command string
-	Args    []string
-	Env     map[string]string
-	// InheritEnv starts the child with the proxy's whole environment
-	// plus Env, instead of defaultEnv's variables plus Env.
-	InheritEnv bool
+	config.Upstream
 	// Environ returns the proxy's environment; nil means os.Environ.
 	Environ func() []string
 	// Dir is the child's working directory; empty means the proxy's.
@@ -338,7 +334,7 @@ func (c *upstreamConn) connect(ctx context.Context) error {
 		ch   *child
 		link *rawLink
 	)
-	if c.opts.URL != "" && c.opts.SSE {
+	if c.opts.URL != "" && c.opts.SSE() {
 		hc := c.opts.HTTPClient
 		if hc == nil {
 			hc = http.DefaultClient

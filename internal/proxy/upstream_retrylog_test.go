@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/testclock"
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
@@ -29,9 +30,9 @@ func TestReconnectLogWhileTheUpstreamComesUp(t *testing.T) {
 	clock := testclock.New(time.Date(2026, 12, 2, 4, 0, 0, 0, time.UTC))
 	log := &testenv.SyncBuffer{}
 	c, err := dialUpstream(context.Background(), upstreamOptions{
-		URL:    fmt.Sprintf("http://hunter2user:hunter2hunter2@127.0.0.1:%d/mcp?api_key=hunter2hunter2", port),
-		Logger: slog.New(slog.NewTextHandler(log, nil)),
-		Now:    clock.Now,
+		Upstream: config.Upstream{URL: fmt.Sprintf("http://hunter2user:hunter2hunter2@127.0.0.1:%d/mcp?api_key=hunter2hunter2", port)},
+		Logger:   slog.New(slog.NewTextHandler(log, nil)),
+		Now:      clock.Now,
 	})
 	if err != nil {
 		t.Fatal(err)
