@@ -29,9 +29,9 @@ import (
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/compose"
+	"github.com/mcp-elicitation/elicitation/internal/proxy"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/upstream"
 )
 
 // version is set at build time with -ldflags "-X main.version=…"; otherwise
@@ -296,7 +296,7 @@ func stateSealer(getenv func(string) string) (*plan.Sealer, error) {
 
 func describe(cfg *config.Config) string {
 	if cfg.Upstream.URL != "" {
-		return upstream.RedactURL(cfg.Upstream.URL)
+		return proxy.RedactURL(cfg.Upstream.URL)
 	}
 	return cfg.Upstream.Command
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/upstream"
 )
 
 const (
@@ -170,8 +169,8 @@ func (p *Proxy) forward(ctx context.Context, req *mcp.CallToolRequest, args json
 		}
 		params.Meta["progressToken"] = upTok
 	}
-	ctx, sink := upstream.WithSink(ctx)
-	ctx = upstream.WithCaller(ctx, req.Session)
+	ctx, sink := withSink(ctx)
+	ctx = withCaller(ctx, req.Session)
 	defer p.relay.track(ctx, req)()
 	res, err := cs.CallTool(ctx, params)
 	if err != nil {

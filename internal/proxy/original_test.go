@@ -36,7 +36,7 @@ import (
 //	test_elicitation_middleware.py,
 //	test_middleware_elicitation_config.py  TestOriginalMiddleware
 //	test_upstream.py                  TestOriginalDiscovery (stdio command), TestEverythingEnvironment,
-//	                                  upstream.TestChildEnv, TestOriginalNoWrapperInSource
+//	                                  TestChildEnv (upstream_env_test.go), TestOriginalNoWrapperInSource
 //	test_cli.py                       cmd/mcp-elicitation-proxy TestConfigurationErrors, TestOriginalManualConfig
 //	test_config.py, test_elicitation_config.py, test_readme_examples.py
 //	                                  internal/proxy/config original_test.go

@@ -23,7 +23,6 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/upstream"
 )
 
 // Options configures a Proxy. Config is required.
@@ -74,13 +73,13 @@ type Proxy struct {
 	planner *plan.Planner
 	server  *mcp.Server
 	impl    *mcp.Implementation // the server's, as results name it
-	up      *upstream.Conn
+	up      *upstreamConn
 
 	tools    toolCache
 	progress progressRoutes
 	relay    relay
 	subs     subscriptions
-	// fastCalls counts the calls forwarded on the fast path (fast.go).
+	// fastCalls counts the calls forwarded on the fast path (stdio.go).
 	fastCalls atomic.Int64
 
 	refreshMu sync.Mutex // serializes tool list refreshes
@@ -129,13 +128,8 @@ func New(ctx context.Context, opts Options) (*Proxy, error) {
 	if version == "" {
 		version = "devel"
 	}
-	up, err := upstream.Dial(ctx, upstream.Options{
-		URL:                 cfg.Upstream.URL,
-		SSE:                 cfg.Upstream.SSE(),
-		Command:             cfg.Upstream.Command,
-		Args:                cfg.Upstream.Args,
-		Env:                 cfg.Upstream.Env,
-		InheritEnv:          cfg.Upstream.InheritEnv,
+	up, err := dialUpstream(ctx, upstreamOptions{
+		Upstream:            cfg.Upstream,
 		Dir:                 opts.UpstreamDir,
 		Stderr:              opts.UpstreamStderr,
 		Client:              &mcp.Implementation{Name: cfg.Proxy.Name, Version: version},

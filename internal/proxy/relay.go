@@ -78,7 +78,7 @@ func errNoClient(format string, args ...any) error {
 // route finds the downstream session an upstream request belongs to, and
 // the context to relay it under (ended with the downstream call). An HTTP
 // upstream names the call: its request arrives on the call's response
-// stream (upstream.Conn.CallerOf); otherwise the rule above applies.
+// stream (upstreamConn.CallerOf); otherwise the rule above applies.
 func (p *Proxy) route(ctx context.Context, what string, params any) (*mcp.ServerSession, context.Context, context.CancelFunc, error) {
 	p.relay.mu.Lock()
 	var ss *mcp.ServerSession

@@ -14,8 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/rawjson"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/upstream"
 )
 
 // protocolMultiRoundTrip is the first protocol version whose clients answer
@@ -143,7 +141,7 @@ func (p *Proxy) refreshTools(ctx context.Context) error {
 
 // listToolsRaw fetches one page of the upstream's tools/list as raw bytes.
 func listToolsRaw(ctx context.Context, cs *mcp.ClientSession, cursor string) (json.RawMessage, error) {
-	ctx, sink := upstream.WithSink(ctx)
+	ctx, sink := withSink(ctx)
 	if _, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor}); err != nil {
 		return nil, fmt.Errorf("listing upstream tools: %w", err)
 	}
@@ -271,7 +269,7 @@ func (p *Proxy) listTools(ctx context.Context, req mcp.Request) (mcp.Result, err
 }
 
 // connectOnDemand bounds how long a request waits for the upstream to be
-// connected on demand (upstream.Conn.Ensure): one attempt, normally; an
+// connected on demand (upstreamConn.Ensure): one attempt, normally; an
 // upstream still down answers at once (connection refused).
 const connectOnDemand = 5 * time.Second
 
@@ -293,7 +291,7 @@ func (p *Proxy) passThrough(ctx context.Context, method string, req mcp.Request)
 	if err != nil {
 		return nil, upstreamUnavailable(err)
 	}
-	ctx, sink := upstream.WithSink(ctx)
+	ctx, sink := withSink(ctx)
 	switch params := req.GetParams().(type) {
 	case *mcp.ListPromptsParams:
 		_, err = cs.ListPrompts(ctx, cleanParams(params))
@@ -359,13 +357,13 @@ func cleanMeta(meta map[string]any) map[string]any {
 // handler's other upstream requests must not fill it).
 type rawHolderKey struct{}
 
-func withRawHolder(ctx context.Context) (context.Context, *upstream.Sink) {
-	h := &upstream.Sink{}
+func withRawHolder(ctx context.Context) (context.Context, *rawSink) {
+	h := &rawSink{}
 	return context.WithValue(ctx, rawHolderKey{}, h), h
 }
 
-func rawHolderFrom(ctx context.Context) *upstream.Sink {
-	h, _ := ctx.Value(rawHolderKey{}).(*upstream.Sink)
+func rawHolderFrom(ctx context.Context) *rawSink {
+	h, _ := ctx.Value(rawHolderKey{}).(*rawSink)
 	return h
 }
 
@@ -394,7 +392,7 @@ func (r *rawResult) MarshalJSON() ([]byte, error) {
 	if !r.addResultType && len(r.Meta) == 0 {
 		return r.raw, nil
 	}
-	obj, err := rawjson.ParseObject(r.raw)
+	obj, err := plan.ParseObject(r.raw)
 	if err != nil {
 		return nil, fmt.Errorf("passing on upstream result: %w", err)
 	}
@@ -402,9 +400,9 @@ func (r *rawResult) MarshalJSON() ([]byte, error) {
 		obj.Set("resultType", json.RawMessage(`"complete"`))
 	}
 	if len(r.Meta) > 0 {
-		meta := &rawjson.Object{}
+		meta := &plan.Object{}
 		if old, ok := obj.Get("_meta"); ok {
-			if m, err := rawjson.ParseObject(old); err == nil {
+			if m, err := plan.ParseObject(old); err == nil {
 				meta = m
 			}
 		}
@@ -412,7 +410,7 @@ func (r *rawResult) MarshalJSON() ([]byte, error) {
 			if _, ok := meta.Get(k); ok {
 				continue
 			}
-			b, err := rawjson.Marshal(v)
+			b, err := plan.Marshal(v)
 			if err != nil {
 				return nil, err
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
 )
 
 // candidate is one thing an ambiguous argument could mean.
@@ -57,7 +58,7 @@ func (g *Gate) candidates(ctx context.Context, src *config.Candidates, obj map[s
 			args[to] = v
 		}
 	}
-	raw, err := marshal(args)
+	raw, err := plan.Marshal(args)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +194,7 @@ func (g *Gate) pickOnHost(ctx context.Context, host Host, name string, a *config
 	for i, cd := range cands {
 		oneOf[i] = map[string]any{"const": strconv.Itoa(i + 1), "title": cd.label}
 	}
-	schema, _ := marshal(map[string]any{"type": "object", "required": []string{"choice"}, "properties": map[string]any{
+	schema, _ := plan.Marshal(map[string]any{"type": "object", "required": []string{"choice"}, "properties": map[string]any{
 		"choice": map[string]any{"type": "string", "title": a.Field, "oneOf": oneOf}}})
 	res, err := host.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: msg, RequestedSchema: json.RawMessage(schema)})
 	done := func(d Decision, err error) (int, Decision, bool, error) { return -1, d, true, err }
@@ -261,7 +262,7 @@ func (g *Gate) refine(ctx context.Context, c Call, a *config.Ambiguity, obj map[
 	if a.QueryMinLength > 0 {
 		prop["minLength"] = a.QueryMinLength
 	}
-	schema, _ := marshal(map[string]any{"type": "object", "required": []string{a.Field}, "properties": map[string]any{a.Field: prop}})
+	schema, _ := plan.Marshal(map[string]any{"type": "object", "required": []string{a.Field}, "properties": map[string]any{a.Field: prop}})
 	apply := func(content map[string]any, channel, id string) (Decision, error) {
 		v, _ := content[a.Field].(string)
 		next := map[string]any{a.Field: v}

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/gate"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/gate/gatetest"
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
@@ -17,7 +16,7 @@ func TestBrowserConfirmPage(t *testing.T) {
 	e := newEnv(t, "tools:\n  delete_file:\n    confirm_if:\n      always: true\n", nil)
 	args := `{"path":"/tmp/report.txt","api_key":"sk-live-123"}`
 	p := payload(t, check(t, e.gate, rmTool, args, nil))
-	seen := gatetest.Review(t, p.ReviewURL, gatetest.Answer{Decision: "submitted"})
+	seen := Review(t, p.ReviewURL, Answer{Decision: "submitted"})
 	for _, want := range []string{"delete_file", "Deletes a file.", "/tmp/report.txt", gate.Masked, p.ArgumentsDigest} {
 		if !strings.Contains(seen.Shown, want) {
 			t.Errorf("the page does not show %q:\n%s", want, seen.Shown)

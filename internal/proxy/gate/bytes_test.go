@@ -20,7 +20,6 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/proxy"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/gate"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/gate/gatetest"
 )
 
 // spacedArgs are arguments as a client may write them: white space
@@ -48,7 +47,7 @@ func TestArgumentsForwardedAsWritten(t *testing.T) {
 
 	t.Run("stdio", func(t *testing.T) {
 		t.Parallel()
-		local := gatetest.Start(t)
+		local := Start(t)
 		raw := t.TempDir() + "/upstream-stdin"
 		self, err := os.Executable()
 		if err != nil {

@@ -8,9 +8,10 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
 )
 
 // Digest is the argument digest an approval binds to: "sha256:" and the hex
@@ -51,60 +52,37 @@ func Canonical(raw json.RawMessage) ([]byte, error) {
 	if dec.More() {
 		return nil, fmt.Errorf("arguments are not one JSON value")
 	}
-	var b bytes.Buffer
-	if err := canon(&b, v); err != nil {
+	v, err := canonNumbers(v)
+	if err != nil {
 		return nil, err
 	}
-	return b.Bytes(), nil
+	return plan.Marshal(v)
 }
 
-func canon(b *bytes.Buffer, v any) error {
+// canonNumbers replaces every number in v with its canonical spelling
+// (canonNumber). encoding/json writes the rest canonically: object keys
+// sorted, no white space, strings escaped minimally (plan.Marshal, without
+// HTML escaping).
+func canonNumbers(v any) (any, error) {
+	var err error
 	switch x := v.(type) {
-	case nil:
-		b.WriteString("null")
-	case bool:
-		b.WriteString(strconv.FormatBool(x))
 	case json.Number:
 		s, err := canonNumber(string(x))
-		if err != nil {
-			return err
-		}
-		b.WriteString(s)
-	case string:
-		canonString(b, x)
+		return json.Number(s), err
 	case []any:
-		b.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if err := canon(b, e); err != nil {
-				return err
+		for i := range x {
+			if x[i], err = canonNumbers(x[i]); err != nil {
+				return nil, err
 			}
 		}
-		b.WriteByte(']')
 	case map[string]any:
-		keys := make([]string, 0, len(x))
 		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			canonString(b, k)
-			b.WriteByte(':')
-			if err := canon(b, x[k]); err != nil {
-				return err
+			if x[k], err = canonNumbers(x[k]); err != nil {
+				return nil, err
 			}
 		}
-		b.WriteByte('}')
-	default:
-		return fmt.Errorf("canonical JSON: unexpected %T", v)
 	}
-	return nil
+	return v, nil
 }
 
 // canonNumber writes integers exactly (however large) and other numbers in
@@ -124,11 +102,4 @@ func canonNumber(s string) (string, error) {
 		return "0", nil
 	}
 	return strconv.FormatFloat(f, 'g', -1, 64), nil
-}
-
-func canonString(b *bytes.Buffer, s string) {
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	b.Truncate(b.Len() - 1) // Encode's newline
 }

@@ -25,7 +25,6 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/proxy"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/gate"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/gate/gatetest"
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
@@ -120,7 +119,7 @@ func startEverything(t *testing.T) string {
 // gated is a proxy with its gate installed, in front of upstream, served
 // over streamable HTTP, with the local elicitation service.
 type gated struct {
-	local *gatetest.Local
+	local *Local
 	url   string // the proxy's MCP endpoint
 	log   *testenv.SyncBuffer
 }
@@ -129,7 +128,7 @@ type gated struct {
 // proxy.New, gate.Open, Install.
 func startGated(t *testing.T, upstream, rest string) *gated {
 	t.Helper()
-	local := gatetest.Start(t)
+	local := Start(t)
 	yaml := fmt.Sprintf("upstream:\n  url: %q\nelicitation_service:\n  url: %q\n  wait_seconds: 1\n%s", upstream, local.MCPURL, rest)
 	cfg, err := config.ParseWith([]byte(yaml), config.Options{})
 	if err != nil {
@@ -241,7 +240,7 @@ func TestEverythingConfirmOnTheReviewPage(t *testing.T) {
 	if up.count("echo") != 0 {
 		t.Fatal("forwarded before the approval")
 	}
-	seen := gatetest.Review(t, p.ReviewURL, gatetest.Answer{Decision: "submitted"})
+	seen := Review(t, p.ReviewURL, Answer{Decision: "submitted"})
 	for _, want := range []string{"Let the agent echo this?", "echo", "Echoes back the input", "deploy v1.3", p.ArgumentsDigest} {
 		if !strings.Contains(seen.Shown, want) {
 			t.Errorf("the review page does not show %q:\n%s", want, seen.Shown)
@@ -259,7 +258,7 @@ func TestEverythingConfirmOnTheReviewPage(t *testing.T) {
 		t.Error("a used approval was reused")
 	}
 	// Changed arguments after an approval: asked again, under another digest.
-	gatetest.Review(t, again.ReviewURL, gatetest.Answer{Decision: "submitted"})
+	Review(t, again.ReviewURL, Answer{Decision: "submitted"})
 	changed := wantPending(t, call(t, agent, "echo", map[string]any{"message": "deploy v2.0"}))
 	if changed.ElicitationID == again.ElicitationID || changed.ArgumentsDigest == again.ArgumentsDigest {
 		t.Errorf("changed arguments rode on the approval: %+v", changed)
@@ -268,7 +267,7 @@ func TestEverythingConfirmOnTheReviewPage(t *testing.T) {
 		t.Fatalf("forwarded %d times after changed arguments, want once", n)
 	}
 	// Declined on the page: never forwarded.
-	gatetest.Review(t, changed.ReviewURL, gatetest.Answer{Decision: "declined", Comment: "ship v2.1 instead"})
+	Review(t, changed.ReviewURL, Answer{Decision: "declined", Comment: "ship v2.1 instead"})
 	r := call(t, agent, "echo", map[string]any{"message": "deploy v2.0"})
 	if r.gate.Error != gate.ErrorBlocked || r.gate.Reason != gate.ReasonConfirmationDeclined {
 		t.Fatalf("declined: %q %+v", r.text, r.gate)
@@ -323,7 +322,7 @@ func TestEverythingFillOnTheReviewPage(t *testing.T) {
 	if strings.Join(p.MissingOrAmbiguous, ",") != "message" {
 		t.Errorf("missing %v", p.MissingOrAmbiguous)
 	}
-	seen := gatetest.Review(t, p.ReviewURL, gatetest.Answer{Decision: "submitted", Fill: map[string]string{"message": "typed on the page"}})
+	seen := Review(t, p.ReviewURL, Answer{Decision: "submitted", Fill: map[string]string{"message": "typed on the page"}})
 	if !strings.Contains(seen.Shown, "What should the reference server echo?") {
 		t.Errorf("the page does not show the configured message:\n%s", seen.Shown)
 	}
@@ -360,7 +359,7 @@ func TestEverythingAmbiguousSelection(t *testing.T) {
 		t.Errorf("the candidate source was called %d times", up.count("get-resource-links"))
 	}
 	pick := 1
-	seen := gatetest.Review(t, p.ReviewURL, gatetest.Answer{Decision: "submitted", Pick: &pick})
+	seen := Review(t, p.ReviewURL, Answer{Decision: "submitted", Pick: &pick})
 	for _, want := range []string{"Blob Resource 1", "Text Resource 2", "Blob Resource 3"} {
 		if !strings.Contains(seen.Shown, want) {
 			t.Errorf("the selection does not offer %q:\n%s", want, seen.Shown)
@@ -459,7 +458,7 @@ func TestWorkedExample(t *testing.T) {
 	if !strings.Contains(log.String(), "review requested: open the review page") || !strings.Contains(log.String(), first.ReviewURL) {
 		t.Error("the review URL is not on the proxy's standard error")
 	}
-	seen := gatetest.Review(t, first.ReviewURL, gatetest.Answer{Decision: "submitted"})
+	seen := Review(t, first.ReviewURL, Answer{Decision: "submitted"})
 	for _, want := range []string{"Let the agent add these numbers?", "get-sum", "Returns the sum of two numbers", "500", first.ArgumentsDigest} {
 		if !strings.Contains(seen.Shown, want) {
 			t.Errorf("the page does not show %q:\n%s", want, seen.Shown)
@@ -479,7 +478,7 @@ func TestWorkedExample(t *testing.T) {
 	}
 	sel := wantPending(t, call(t, agent, "echo", map[string]any{"message": "hi"}))
 	pick := 1
-	seen = gatetest.Review(t, sel.ReviewURL, gatetest.Answer{Decision: "submitted", Pick: &pick})
+	seen = Review(t, sel.ReviewURL, Answer{Decision: "submitted", Pick: &pick})
 	if !strings.Contains(seen.Shown, "Blob Resource 5") {
 		t.Errorf("five candidates not offered:\n%s", seen.Shown)
 	}
@@ -495,7 +494,7 @@ func TestStdioFastPathKeepsTheGate(t *testing.T) {
 	testenv.Slow(t, "server-everything")
 	t.Parallel()
 	root := testenv.Root(t)
-	local := gatetest.Start(t)
+	local := Start(t)
 	node, script := testenv.Node(t), testenv.NodeModule(t, ".bin/mcp-server-everything")
 	yaml := fmt.Sprintf("upstream:\n  command: %q\n  args: [%q]\nelicitation_service:\n  url: %q\n  wait_seconds: 1\n%s", node, script, local.MCPURL, echoConfirmed)
 	cfg, err := config.ParseWith([]byte(yaml), config.Options{})

@@ -26,7 +26,6 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/rawjson"
 )
 
 // Caller calls an upstream tool (for candidate sources).
@@ -426,11 +425,11 @@ func contextDigest(ctx json.RawMessage) string {
 
 // merge sets key in the raw arguments, keeping every other byte.
 func merge(args json.RawMessage, key string, value any) (json.RawMessage, error) {
-	obj, err := rawjson.ParseObject(nonEmpty(args))
+	obj, err := plan.ParseObject(nonEmpty(args))
 	if err != nil {
 		return nil, err
 	}
-	b, err := marshal(value)
+	b, err := plan.Marshal(value)
 	if err != nil {
 		return nil, err
 	}
@@ -444,14 +443,4 @@ func nonEmpty(args json.RawMessage) json.RawMessage {
 		return json.RawMessage(`{}`)
 	}
 	return args
-}
-
-func marshal(v any) ([]byte, error) {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return []byte(strings.TrimSuffix(b.String(), "\n")), nil
 }

@@ -15,13 +15,12 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/gate"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/gate/gatetest"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
 type env struct {
-	local *gatetest.Local
+	local *Local
 	gate  *gate.Gate
 	log   *testenv.SyncBuffer
 }
@@ -30,7 +29,7 @@ type env struct {
 // YAML of the configuration's tools and policies sections.
 func newEnv(t *testing.T, rest string, upstream gate.Caller) *env {
 	t.Helper()
-	local := gatetest.Start(t)
+	local := Start(t)
 	yaml := "upstream:\n  command: node\nelicitation_service:\n  url: " + local.MCPURL + "\n  wait_seconds: 1\n" + rest
 	cfg, err := config.ParseWith([]byte(yaml), config.Options{})
 	if err != nil {
@@ -162,7 +161,7 @@ func TestConfirmDeclined(t *testing.T) {
 // An answer that lands while the call waits is acted on in the same call.
 func TestConfirmAnswerWhileWaiting(t *testing.T) {
 	t.Parallel()
-	local := gatetest.Start(t)
+	local := Start(t)
 	cfg, err := config.ParseWith([]byte("upstream:\n  command: node\nelicitation_service:\n  url: "+local.MCPURL+"\n  wait_seconds: 60\ntools:\n  delete_file:\n    confirm_if:\n      always: true\n"), config.Options{})
 	if err != nil {
 		t.Fatal(err)

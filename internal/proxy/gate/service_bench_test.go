@@ -9,7 +9,6 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/gate"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/gate/gatetest"
 )
 
 // BenchmarkEmbeddedService: one review request created and awaited
@@ -17,7 +16,7 @@ import (
 // it, and over MCP on a loopback listener, as it called it before and as it
 // calls a service reached by elicitation_service.url.
 func BenchmarkEmbeddedService(b *testing.B) {
-	l := gatetest.Start(b)
+	l := Start(b)
 	for _, name := range []string{"in process", "over MCP"} {
 		var svc gate.Service = l.Embedded.Service(elicitation.Client{Name: "bench"})
 		if name == "over MCP" {

@@ -18,7 +18,6 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/proxy"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/gate"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/gate/gatetest"
 )
 
 // stdioUpstreamEnv makes the test binary a stdio MCP upstream (see
@@ -218,7 +217,7 @@ func TestLoneSurrogatesAreRefused(t *testing.T) {
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
 			t.Parallel()
-			local := gatetest.Start(t)
+			local := Start(t)
 			cs := shapeGated(t, transport, local.MCPURL, shapeRules)
 			for _, args := range []string{`{"path":"x\ud800"}`, `{"path":"x\udbff"}`, `{"path":"x\udc00y"}`, `{"path":"\ud800\ud800"}`, `{"p\ud800":"x"}`} {
 				r := call(t, cs, "delete_file", json.RawMessage(args))

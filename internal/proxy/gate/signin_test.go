@@ -19,7 +19,6 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/proxy"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/gate"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/gate/gatetest"
 	"github.com/mcp-elicitation/elicitation/internal/reviewauth"
 	"github.com/mcp-elicitation/elicitation/internal/reviewauth/oidctest"
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
@@ -55,7 +54,7 @@ func TestGateWithSignInAgentCannotApprove(t *testing.T) {
 	t.Cleanup(func() { _ = svc.Close() })
 	for name, service := range map[string]string{
 		"embedded": fmt.Sprintf("  embedded:\n    listen: %q\n%s", embeddedAddr, indent(signIn, "    ")),
-		"url":      fmt.Sprintf("  url: %q\n", gatetest.ServeMCP(t, svc)),
+		"url":      fmt.Sprintf("  url: %q\n", ServeMCP(t, svc)),
 	} {
 		t.Run(name, func(t *testing.T) { agentCannotApprove(t, service) })
 	}
@@ -134,7 +133,7 @@ func agentCannotApprove(t *testing.T, service string) {
 // signs in then decides. The provider is not reached at start-up (sign-in
 // discovers it on first use), so its address here answers nothing.
 func TestGateWithoutSignInWarns(t *testing.T) {
-	local := gatetest.Start(t)
+	local := Start(t)
 	own := []string{"approve its own gated calls", "elicitation_service.reviewers"}
 	signIn := "    sign_in:\n      issuer: http://127.0.0.1:1/\n      client_id: web\n      client_secret_env: GATE_OIDC_SECRET\n"
 	for name, tc := range map[string]struct {

@@ -10,7 +10,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/rawjson"
 )
 
 // Field is one required argument as the upstream schema and the
@@ -134,9 +133,9 @@ var formFormats = map[string]bool{"email": true, "uri": true, "date": true, "dat
 // JSON Schema. Constraints are copied from the upstream schema only when the
 // form asks for the upstream's own type.
 func (f *Field) formProperty() json.RawMessage {
-	obj := &rawjson.Object{}
+	obj := &Object{}
 	set := func(k string, v any) {
-		b, err := rawjson.Marshal(v)
+		b, err := Marshal(v)
 		if err == nil {
 			obj.Set(k, b)
 		}
@@ -179,15 +178,15 @@ func (f *Field) formProperty() json.RawMessage {
 
 // formSchema is the requestedSchema asking for exactly fields, in order.
 func formSchema(fields []*Field) json.RawMessage {
-	props := &rawjson.Object{}
+	props := &Object{}
 	names := make([]string, 0, len(fields))
 	for _, f := range fields {
 		props.Set(f.name, f.formProperty())
 		names = append(names, f.name)
 	}
 	pb, _ := props.MarshalJSON()
-	rb, _ := rawjson.Marshal(names)
-	schema := &rawjson.Object{}
+	rb, _ := Marshal(names)
+	schema := &Object{}
 	schema.Set("type", json.RawMessage(`"object"`))
 	schema.Set("properties", pb)
 	schema.Set("required", rb)
@@ -215,7 +214,7 @@ func (f *Field) accept(v any) (json.RawMessage, error) {
 			}
 		}
 	}
-	b, err := rawjson.Marshal(v)
+	b, err := Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("field %s: %w", f.name, err)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcp-elicitation/elicitation/internal/proxy/rawjson"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -105,7 +104,7 @@ func (o *Outcome) Result() *mcp.CallToolResult {
 // tool result: the payload as structured content and the same JSON, not
 // HTML-escaped, as text.
 func PayloadResult(payload any) *mcp.CallToolResult {
-	b, _ := rawjson.Marshal(payload)
+	b, _ := Marshal(payload)
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
 		StructuredContent: json.RawMessage(b),

@@ -29,7 +29,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/rawjson"
 )
 
 // Tool is what the planner reads of one upstream tool's listing.
@@ -88,7 +87,7 @@ type Call struct {
 	Tool *Tool
 	// Args are the call's arguments; nil when they are not a JSON object
 	// (the rules leave those to the upstream; a gate refuses them).
-	Args *rawjson.Object
+	Args *Object
 	// Raw are the arguments as received.
 	Raw    json.RawMessage
 	Client Client
@@ -368,12 +367,12 @@ func (pl *Planner) Answered(c *Call, form *Form, res *mcp.ElicitResult) Plan {
 
 // ParseArgs reads a call's raw arguments: absent or null is the empty
 // object; anything but an object is nil.
-func ParseArgs(raw json.RawMessage) *rawjson.Object {
+func ParseArgs(raw json.RawMessage) *Object {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
-		return &rawjson.Object{}
+		return &Object{}
 	}
-	obj, err := rawjson.ParseObject(raw)
+	obj, err := ParseObject(raw)
 	if err != nil {
 		return nil
 	}

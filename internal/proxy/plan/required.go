@@ -11,8 +11,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
-
-	"github.com/mcp-elicitation/elicitation/internal/proxy/rawjson"
 )
 
 // RequiredFields returns schemaRequired in order followed by the configured fields
@@ -33,7 +31,7 @@ func RequiredFields(schemaRequired, configured []string) []string {
 
 // MissingFields returns the fields of required that args lacks, in order. A nil
 // args is an empty argument object.
-func MissingFields(args *rawjson.Object, fields []string) []string {
+func MissingFields(args *Object, fields []string) []string {
 	var missing []string
 	for _, f := range fields {
 		var v json.RawMessage

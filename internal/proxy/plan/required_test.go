@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/mcp-elicitation/elicitation/internal/proxy/rawjson"
 )
 
 func TestFields(t *testing.T) {
@@ -42,7 +40,7 @@ func TestMissing(t *testing.T) {
 		{`{"b":"0","other":""}`, []string{"a", "c"}},
 	}
 	for _, tt := range tests {
-		obj, err := rawjson.ParseObject([]byte(tt.args))
+		obj, err := ParseObject([]byte(tt.args))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +65,7 @@ func FuzzMissing(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte, list string) {
 		fields := RequiredFields(strings.Split(list, ","), nil)
-		obj, err := rawjson.ParseObject(data)
+		obj, err := ParseObject(data)
 		if err != nil {
 			return
 		}
@@ -105,7 +103,7 @@ func FuzzMissing(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		back, err := rawjson.ParseObject(merged)
+		back, err := ParseObject(merged)
 		if err != nil {
 			t.Fatalf("merged object %s does not parse: %v", merged, err)
 		}

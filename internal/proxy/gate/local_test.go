@@ -1,9 +1,4 @@
-// Package gatetest runs a real elicitation service for the gate's tests
-// (the gate's embedded service: the review page and the embedded store,
-// composed by internal/compose, with the MCP tools served beside it for
-// the gate's elicitation_service.url), with a reviewer that answers
-// through the service or, in Chromium, on the review page.
-package gatetest
+package gate_test
 
 import (
 	"context"
@@ -23,7 +18,11 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/proxy/gate"
 )
 
-// Local is a running elicitation service.
+// Local is a real elicitation service for the gate's tests (the gate's
+// embedded service: the review page and the embedded store, composed by
+// internal/compose, with the MCP tools served beside it for the gate's
+// elicitation_service.url), with a reviewer that answers through the
+// service or, in Chromium, on the review page (reviewer_test.go).
 type Local struct {
 	// MCPURL is its MCP endpoint; Base the base of its review URLs.
 	MCPURL, Base string

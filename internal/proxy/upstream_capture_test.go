@@ -1,4 +1,4 @@
-package upstream
+package proxy
 
 import (
 	"context"
@@ -51,7 +51,7 @@ func TestBodyTeesDeliverRawResults(t *testing.T) {
 			}, `[{"jsonrpc":"2.0","id":6,"result":{}},{"jsonrpc":"2.0","id":7,"result":` + result + `}]`},
 		} {
 			reg := &registry{}
-			sink := &Sink{}
+			sink := &rawSink{}
 			reg.add("7", sink)
 			progress := newProgressTracker()
 			rc := body.wrap(reg, progress, &chunked{s: body.text, n: n})
@@ -86,7 +86,7 @@ func TestRoundTripperCapturesOnlyWithSink(t *testing.T) {
 		}, nil
 	})}
 	req := `{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{}}`
-	ctx, sink := WithSink(context.Background())
+	ctx, sink := withSink(context.Background())
 	r, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://upstream/mcp", strings.NewReader(req))
 	resp, err := rt.RoundTrip(r)
 	if err != nil {

@@ -1,9 +1,9 @@
 // Newline-delimited JSON-RPC streams below the SDK's
-// transport: a Reader hands each line to a function that may consume it
-// (then the SDK never decodes it), and a Writer serializes whole messages
+// transport: a lineReader hands each line to a function that may consume it
+// (then the SDK never decodes it), and a lineWriter serializes whole messages
 // written by the SDK and by the proxy itself.
 
-package rawjson
+package proxy
 
 import (
 	"bufio"
@@ -12,8 +12,8 @@ import (
 	"sync"
 )
 
-// Reader passes the lines of r through, except those take consumes.
-type Reader struct {
+// lineReader passes the lines of r through, except those take consumes.
+type lineReader struct {
 	br      *bufio.Reader
 	closer  io.Closer
 	max     int
@@ -25,25 +25,25 @@ type Reader struct {
 	err     error
 }
 
-// DefaultMaxLine is the longest line a Reader looks at unless told
+// defaultMaxLine is the longest line a lineReader looks at unless told
 // otherwise: the SDK's own limit for a stdio message.
-const DefaultMaxLine = 16 << 20
+const defaultMaxLine = 16 << 20
 
-// NewReader returns a Reader over r. take is called, on the reading
+// newLineReader returns a lineReader over r. take is called, on the reading
 // goroutine, with every complete line (newline included) of at most max
-// bytes (0 means DefaultMaxLine, a negative value no limit) and reports
+// bytes (0 means defaultMaxLine, a negative value no limit) and reports
 // whether it consumed it; longer lines are passed on as they arrive. done,
 // if set, is called once when r fails or ends. Close closes r if it is an
 // io.Closer.
-func NewReader(r io.Reader, max int, take func(line []byte) bool, done func(error)) *Reader {
+func newLineReader(r io.Reader, max int, take func(line []byte) bool, done func(error)) *lineReader {
 	if max == 0 {
-		max = DefaultMaxLine
+		max = defaultMaxLine
 	}
 	c, _ := r.(io.Closer)
-	return &Reader{br: bufio.NewReaderSize(r, 64<<10), closer: c, max: max, take: take, done: done}
+	return &lineReader{br: bufio.NewReaderSize(r, 64<<10), closer: c, max: max, take: take, done: done}
 }
 
-func (f *Reader) Read(p []byte) (int, error) {
+func (f *lineReader) Read(p []byte) (int, error) {
 	for len(f.pending) == 0 {
 		if f.err != nil {
 			return 0, f.err
@@ -84,33 +84,33 @@ func (f *Reader) Read(p []byte) (int, error) {
 }
 
 // Close closes the underlying reader.
-func (f *Reader) Close() error {
+func (f *lineReader) Close() error {
 	if f.closer != nil {
 		return f.closer.Close()
 	}
 	return nil
 }
 
-// Writer writes each message to w in one piece, whoever writes it. Close
+// lineWriter writes each message to w in one piece, whoever writes it. Close
 // calls close if set, otherwise closes w if it is an io.Closer.
-type Writer struct {
+type lineWriter struct {
 	mu    sync.Mutex
 	w     io.Writer
 	close func() error
 }
 
-// NewWriter returns a Writer over w; close, if not nil, replaces closing w.
-func NewWriter(w io.Writer, close func() error) *Writer {
-	return &Writer{w: w, close: close}
+// newLineWriter returns a lineWriter over w; close, if not nil, replaces closing w.
+func newLineWriter(w io.Writer, close func() error) *lineWriter {
+	return &lineWriter{w: w, close: close}
 }
 
-func (w *Writer) Write(p []byte) (int, error) {
+func (w *lineWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.w.Write(p)
 }
 
-func (w *Writer) Close() error {
+func (w *lineWriter) Close() error {
 	if w.close != nil {
 		return w.close()
 	}

@@ -1,10 +1,12 @@
-package upstream
+package proxy
 
 import (
 	"errors"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 )
 
 // TestDescribeRedacts: the upstream as logged (start, reconnects) carries no
@@ -17,13 +19,13 @@ func TestDescribeRedacts(t *testing.T) {
 		"https://mcp.example.com/mcp?api_key=hunter2hunter2&profile=x",
 		"https://mcp.example.com/mcp#hunter2hunter2",
 	} {
-		c := &Conn{opts: Options{URL: raw}}
+		c := &upstreamConn{opts: upstreamOptions{Upstream: config.Upstream{URL: raw}}}
 		got := c.Describe()
 		if strings.Contains(got, "hunter2") || !strings.Contains(got, "mcp.example.com/mcp") {
 			t.Errorf("Describe() of %q = %q", raw, got)
 		}
 	}
-	if got := (&Conn{opts: Options{URL: "http://127.0.0.1:8080/mcp"}}).Describe(); got != "http://127.0.0.1:8080/mcp" {
+	if got := (&upstreamConn{opts: upstreamOptions{Upstream: config.Upstream{URL: "http://127.0.0.1:8080/mcp"}}}).Describe(); got != "http://127.0.0.1:8080/mcp" {
 		t.Errorf("plain URL described as %q", got)
 	}
 }
@@ -33,7 +35,7 @@ func TestDescribeRedacts(t *testing.T) {
 func TestErrorsRedacted(t *testing.T) {
 	t.Parallel()
 	var logs strings.Builder
-	c := &Conn{opts: Options{URL: "http://hunter2user:hunter2hunter2@127.0.0.1:1/mcp?api_key=hunter2hunter2"}}
+	c := &upstreamConn{opts: upstreamOptions{Upstream: config.Upstream{URL: "http://hunter2user:hunter2hunter2@127.0.0.1:1/mcp?api_key=hunter2hunter2"}}}
 	// The error net/http returns for a failed request: it hides the URL's
 	// password but keeps its query string.
 	err := &url.Error{Op: "Post", URL: c.opts.URL, Err: errors.New("dial tcp 127.0.0.1:1: connect: connection refused")}

@@ -1,4 +1,4 @@
-// Package upstream connects the proxy to the one MCP server it fronts, over
+// upstream.go connects the proxy to the one MCP server it fronts, over
 // streamable HTTP or as a stdio child process, and keeps that connection up.
 //
 // A stdio child runs in its own process group with a safe default
@@ -10,7 +10,8 @@
 // as the server npx starts) is left behind; on Linux the child is also killed if the proxy dies. If the
 // upstream goes away, the connection is re-established with backoff and every
 // failure is logged.
-package upstream
+
+package proxy
 
 //lint:file-ignore SA1019 sampling, roots and logging are deprecated as of 2026-07-28 (SEP-2577) but in their deprecation window; the proxy relays them for the clients and servers that still use them, as the original does.
 
@@ -31,26 +32,22 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 )
 
-// ProtocolVersion is the protocol the proxy speaks to its upstream: the
+// upstreamProtocol is the protocol the proxy speaks to its upstream: the
 // latest version of the stateful handshake, which every current server
 // accepts.
-const ProtocolVersion = "2025-11-25"
+const upstreamProtocol = "2025-11-25"
 
-// Options configures the upstream connection. Exactly one of URL and Command
-// must be set.
-type Options struct {
-	URL string
-	// SSE selects the legacy SSE transport (protocol 2024-11-05) for URL.
-	SSE bool
-
-	Command string
-	Args    []string
-	Env     map[string]string
-	// InheritEnv starts the child with the proxy's whole environment
-	// plus Env, instead of DefaultEnv's variables plus Env.
-	InheritEnv bool
+// upstreamOptions configures the upstream connection: the configured
+// upstream (exactly one of URL and Command set; a URL whose path ends in
+// /sse is reached with the legacy SSE transport, protocol 2024-11-05; a
+// child gets defaultEnv's variables plus Env, or with InheritEnv the
+// proxy's whole environment plus Env) and how the proxy reaches it.
+type upstreamOptions struct {
+	config.Upstream
 	// Environ returns the proxy's environment; nil means os.Environ.
 	Environ func() []string
 	// Dir is the child's working directory; empty means the proxy's.
@@ -96,13 +93,13 @@ type Options struct {
 	Now func() time.Time
 }
 
-// ErrUnavailable is returned while the upstream is down and being
+// errUpstreamUnavailable is returned while the upstream is down and being
 // reconnected.
-var ErrUnavailable = errors.New("upstream MCP server unavailable")
+var errUpstreamUnavailable = errors.New("upstream MCP server unavailable")
 
-// Conn is a supervised connection to the upstream.
-type Conn struct {
-	opts   Options
+// upstreamConn is a supervised connection to the upstream.
+type upstreamConn struct {
+	opts   upstreamOptions
 	client *mcp.Client
 	logger *slog.Logger
 
@@ -129,13 +126,13 @@ type Conn struct {
 	attempted         chan struct{}
 }
 
-// Dial connects to the upstream and starts supervising the connection. When
+// dialUpstream connects to the upstream and starts supervising the connection. When
 // the upstream is not reachable yet (the first attempt fails or ctx ends
-// first), Dial still returns a Conn: it keeps trying in the background with
-// backoff, Session fails meanwhile with ErrUnavailable, and
-// Options.ToolListChanged is called once it connects. Dial fails only for
+// first), dialUpstream still returns a upstreamConn: it keeps trying in the background with
+// backoff, Session fails meanwhile with errUpstreamUnavailable, and
+// upstreamOptions.ToolListChanged is called once it connects. dialUpstream fails only for
 // invalid options.
-func Dial(ctx context.Context, opts Options) (*Conn, error) {
+func dialUpstream(ctx context.Context, opts upstreamOptions) (*upstreamConn, error) {
 	if (opts.URL == "") == (opts.Command == "") {
 		return nil, errors.New("upstream: set exactly one of URL and Command")
 	}
@@ -154,7 +151,7 @@ func Dial(ctx context.Context, opts Options) (*Conn, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	c := &Conn{
+	c := &upstreamConn{
 		opts:      opts,
 		logger:    opts.Logger,
 		progress:  newProgressTracker(),
@@ -220,15 +217,15 @@ func Dial(ctx context.Context, opts Options) (*Conn, error) {
 }
 
 // Session returns the current upstream session, or an error wrapping
-// ErrUnavailable while it is being re-established.
-func (c *Conn) Session() (*mcp.ClientSession, error) {
+// errUpstreamUnavailable while it is being re-established.
+func (c *upstreamConn) Session() (*mcp.ClientSession, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.session == nil {
 		if c.lastErr != nil {
-			return nil, fmt.Errorf("%w: %v", ErrUnavailable, c.lastErr)
+			return nil, fmt.Errorf("%w: %v", errUpstreamUnavailable, c.lastErr)
 		}
-		return nil, ErrUnavailable
+		return nil, errUpstreamUnavailable
 	}
 	return c.session, nil
 }
@@ -238,8 +235,8 @@ func (c *Conn) Session() (*mcp.ClientSession, error) {
 // after its backoff, and Ensure waits for an attempt that began after it
 // was called (or for ctx). So a client's request right after the upstream
 // comes up finds it, instead of waiting for the next scheduled attempt.
-// Its error, like Session's, wraps ErrUnavailable.
-func (c *Conn) Ensure(ctx context.Context) (*mcp.ClientSession, error) {
+// Its error, like Session's, wraps errUpstreamUnavailable.
+func (c *upstreamConn) Ensure(ctx context.Context) (*mcp.ClientSession, error) {
 	c.mu.Lock()
 	if c.session != nil || c.closed {
 		c.mu.Unlock()
@@ -271,7 +268,7 @@ func (c *Conn) Ensure(ctx context.Context) (*mcp.ClientSession, error) {
 
 // Describe names the upstream for logs, without arguments or environment
 // values, which may hold secrets.
-func (c *Conn) Describe() string {
+func (c *upstreamConn) Describe() string {
 	if c.opts.URL != "" {
 		return RedactURL(c.opts.URL)
 	}
@@ -280,7 +277,7 @@ func (c *Conn) Describe() string {
 
 // redact removes the URL's user information and query from text, such as
 // an HTTP client's error, which quotes the URL it failed to reach.
-func (c *Conn) redact(text string) string {
+func (c *upstreamConn) redact(text string) string {
 	u, err := url.Parse(c.opts.URL)
 	if c.opts.URL == "" || err != nil {
 		return text
@@ -322,7 +319,7 @@ func RedactURL(rawURL string) string {
 }
 
 // ChildPID returns the process id of the stdio child, or 0.
-func (c *Conn) ChildPID() int {
+func (c *upstreamConn) ChildPID() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.child == nil {
@@ -331,13 +328,13 @@ func (c *Conn) ChildPID() int {
 	return c.child.pid()
 }
 
-func (c *Conn) connect(ctx context.Context) error {
+func (c *upstreamConn) connect(ctx context.Context) error {
 	var (
 		t    mcp.Transport
 		ch   *child
 		link *rawLink
 	)
-	if c.opts.URL != "" && c.opts.SSE {
+	if c.opts.URL != "" && c.opts.SSE() {
 		hc := c.opts.HTTPClient
 		if hc == nil {
 			hc = http.DefaultClient
@@ -364,7 +361,7 @@ func (c *Conn) connect(ctx context.Context) error {
 			progress:  c.progress,
 		}
 	}
-	cs, err := c.client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	cs, err := c.client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: upstreamProtocol})
 	if err != nil {
 		if ch != nil {
 			ch.killGroup()
@@ -385,8 +382,8 @@ func (c *Conn) connect(ctx context.Context) error {
 
 // supervise keeps the session up: it waits for it to end and
 // re-establishes it, until the connection is closed. connected says
-// whether Dial's first attempt succeeded.
-func (c *Conn) supervise(connected bool) {
+// whether dialUpstream's first attempt succeeded.
+func (c *upstreamConn) supervise(connected bool) {
 	defer close(c.done)
 	everConnected := connected
 	for {
@@ -444,7 +441,7 @@ func errText(err error) string {
 // the connection is closed (false). A failed attempt is a warning when its
 // error was not shown in the last minute (the outage's first, a changed
 // error, the same one a minute on); otherwise a debug line (retryLog).
-func (c *Conn) reconnect() bool {
+func (c *upstreamConn) reconnect() bool {
 	backoff := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		t := time.NewTimer(backoff)
@@ -476,7 +473,7 @@ func (c *Conn) reconnect() bool {
 
 // attempt is one connection attempt of the reconnection loop, counted
 // for Ensure.
-func (c *Conn) attempt() error {
+func (c *upstreamConn) attempt() error {
 	c.mu.Lock()
 	c.started++
 	c.mu.Unlock()
@@ -491,7 +488,7 @@ func (c *Conn) attempt() error {
 	return err
 }
 
-func (c *Conn) closeSession() {
+func (c *upstreamConn) closeSession() {
 	c.mu.Lock()
 	cs, ch := c.session, c.child
 	c.mu.Unlock()
@@ -505,7 +502,7 @@ func (c *Conn) closeSession() {
 
 // Close ends the session; a stdio child and its process group are
 // terminated. Close waits for the supervisor to stop.
-func (c *Conn) Close() error {
+func (c *upstreamConn) Close() error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -535,9 +532,9 @@ type child struct {
 	cmd *exec.Cmd
 }
 
-func newChild(opts Options) *child {
+func newChild(opts upstreamOptions) *child {
 	cmd := exec.Command(opts.Command, opts.Args...)
-	cmd.Env = ChildEnv(opts)
+	cmd.Env = childEnv(opts)
 	cmd.Dir = opts.Dir
 	cmd.Stderr = opts.Stderr
 	setProcessGroup(cmd)
@@ -565,15 +562,15 @@ func (ch *child) killGroup() {
 	}
 }
 
-// DefaultEnv lists the variables a stdio child gets from the proxy's
+// defaultEnv lists the variables a stdio child gets from the proxy's
 // environment unless InheritEnv is set: the MCP SDKs' default for a server
 // they start, which the Python original uses.
-var DefaultEnv = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}
+var defaultEnv = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}
 
-// ChildEnv is the environment a stdio child starts with: DefaultEnv's
+// childEnv is the environment a stdio child starts with: defaultEnv's
 // variables from the proxy's environment (or all of it, with InheritEnv),
 // then Env, which wins.
-func ChildEnv(opts Options) []string {
+func childEnv(opts upstreamOptions) []string {
 	environ := opts.Environ
 	if environ == nil {
 		environ = os.Environ
@@ -589,7 +586,7 @@ func ChildEnv(opts Options) []string {
 		}
 		// A value starting with "()" is an exported shell function, which
 		// the SDKs leave out for safety.
-		if opts.InheritEnv || (slices.Contains(DefaultEnv, k) && !strings.HasPrefix(v, "()")) {
+		if opts.InheritEnv || (slices.Contains(defaultEnv, k) && !strings.HasPrefix(v, "()")) {
 			env = append(env, kv)
 		}
 	}
@@ -630,12 +627,12 @@ func (d detached) Connect(ctx context.Context) (mcp.Connection, error) {
 
 // rootsChangedURI is a placeholder root added and removed to make the SDK's
 // client send notifications/roots/list_changed; roots/list itself is
-// answered by Options.ListRoots.
+// answered by upstreamOptions.ListRoots.
 const rootsChangedURI = "mcp-elicitation-proxy:roots-changed"
 
 // NotifyRootsChanged tells the upstream that the roots changed (a
 // downstream client said so).
-func (c *Conn) NotifyRootsChanged() {
+func (c *upstreamConn) NotifyRootsChanged() {
 	c.client.AddRoots(&mcp.Root{URI: rootsChangedURI})
 	c.client.RemoveRoots(rootsChangedURI)
 }

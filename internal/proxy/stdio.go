@@ -3,13 +3,13 @@
 // upstream as JSON-RPC bytes, below the SDK, and their responses back.
 //
 // It decides nothing about a call itself: the proxy's planner says which
-// calls are forwarded untouched (Forwarder.Untouched), and the proxy shapes
-// results as its SDK path does (Forwarder.Result). What this package owns
+// calls are forwarded untouched (rawForwarder.Untouched), and the proxy shapes
+// results as its SDK path does (rawForwarder.Result). What this package owns
 // is the stream: which lines it may take (the session's handshake state,
 // the JSON-RPC envelope, the params' keys, a progress token, a 2026-07-28
 // request's _meta), the IDs, cancellation, and writing the response as the
 // SDK's encoder does.
-package stdio
+package proxy
 
 import (
 	"bytes"
@@ -24,15 +24,15 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
-	"github.com/mcp-elicitation/elicitation/internal/proxy/rawjson"
 )
 
 // protocolPerRequest is the first protocol version whose requests carry
 // their protocol in _meta and have no session.
 const protocolPerRequest = "2026-07-28"
 
-// Forwarder is the proxy, as the fast path uses it.
-type Forwarder interface {
+// rawForwarder is the proxy, as the fast path uses it (fastForwarder;
+// a fake in stdio_test.go).
+type rawForwarder interface {
 	// Untouched reports whether the proxy forwards a call of the named
 	// tool with these raw arguments untouched (the planner's Forward
 	// without changes, for a tool in the listing).
@@ -47,6 +47,47 @@ type Forwarder interface {
 	// Logger receives the fast path's debug logs.
 	Logger() *slog.Logger
 }
+
+// WrapTransport returns t with the stdio fast path for complete tool calls
+// when t is an *mcp.IOTransport (stdio, or any newline-delimited stream
+// with one peer); any other transport is returned as it is. The fast path
+// forwards only the calls the planner forwards untouched; it moves their
+// bytes below the SDK (below).
+func (p *Proxy) WrapTransport(t mcp.Transport) mcp.Transport {
+	return wrapFast(t, fastForwarder{p}, &p.fastCalls)
+}
+
+// fastForwarder is the proxy as the fast path sees it.
+type fastForwarder struct{ p *Proxy }
+
+// Untouched asks the planner. The fast path does not know the client's
+// capabilities, and needs not: a Forward plan never depends on them.
+func (f fastForwarder) Untouched(name string, args json.RawMessage) bool {
+	t, known := f.p.tools.get(name)
+	if !known {
+		return false
+	}
+	pl := f.p.planner.Plan(&plan.Call{Name: name, Tool: t, Args: plan.ParseArgs(args), Raw: args})
+	return pl.Action == plan.Forward && pl.Args == nil
+}
+
+func (f fastForwarder) RawCall(method string, params []byte, done func(*jsonrpc.Response, error)) (func(string), error) {
+	return f.p.up.RawCall(method, params, done)
+}
+
+// Result is the SDK path's shaping of a raw tools/call result.
+func (f fastForwarder) Result(raw json.RawMessage, perRequest bool) (json.RawMessage, error) {
+	if !perRequest {
+		return raw, nil
+	}
+	// What the SDK adds for a 2026-07-28 request: the result type and the
+	// server's identity.
+	rr := &rawResult{raw: raw, addResultType: true}
+	rr.Meta = mcp.Meta{mcp.MetaKeyServerInfo: f.p.impl}
+	return rr.MarshalJSON()
+}
+
+func (f fastForwarder) Logger() *slog.Logger { return f.p.logger }
 
 // The fast path forwards a complete tools/call from a downstream stdio
 // session to a stdio upstream as JSON-RPC bytes, below the SDK: the
@@ -68,11 +109,11 @@ type Forwarder interface {
 // else (and everything while the upstream is down or not on stdio) goes
 // through the SDK, unchanged.
 
-// Wrap returns t with the fast path for complete tool calls when t is an
-// *mcp.IOTransport (stdio, or any newline-delimited stream with one peer);
-// any other transport is returned as it is. calls, if set, counts the calls
-// forwarded on the fast path.
-func Wrap(t mcp.Transport, f Forwarder, calls *atomic.Int64) mcp.Transport {
+// wrapFast returns t with the fast path for complete tool calls when t is
+// an *mcp.IOTransport (stdio, or any newline-delimited stream with one
+// peer); any other transport is returned as it is. calls, if set, counts
+// the calls forwarded on the fast path.
+func wrapFast(t mcp.Transport, f rawForwarder, calls *atomic.Int64) mcp.Transport {
 	iot, ok := t.(*mcp.IOTransport)
 	if !ok {
 		return t
@@ -85,14 +126,14 @@ func Wrap(t mcp.Transport, f Forwarder, calls *atomic.Int64) mcp.Transport {
 
 type fastTransport struct {
 	io    *mcp.IOTransport
-	f     Forwarder
+	f     rawForwarder
 	calls *atomic.Int64
 }
 
 func (t *fastTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	s := &fastSession{f: t.f, calls: t.calls, w: rawjson.NewWriter(t.io.Writer, nil)}
+	s := &fastSession{f: t.f, calls: t.calls, w: newLineWriter(t.io.Writer, nil)}
 	c, err := (&mcp.IOTransport{
-		Reader:        rawjson.NewReader(t.io.Reader, t.io.MaxLineLength, s.take, nil),
+		Reader:        newLineReader(t.io.Reader, t.io.MaxLineLength, s.take, nil),
 		Writer:        s.w,
 		MaxLineLength: t.io.MaxLineLength,
 	}).Connect(ctx)
@@ -104,9 +145,9 @@ func (t *fastTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 
 // fastSession is the state of one downstream stream.
 type fastSession struct {
-	f     Forwarder
+	f     rawForwarder
 	calls *atomic.Int64
-	w     *rawjson.Writer // the downstream's output, shared with the SDK
+	w     *lineWriter // the downstream's output, shared with the SDK
 
 	mu          sync.Mutex
 	initID      *jsonrpc.ID // the initialize request's ID, until answered
@@ -195,7 +236,7 @@ type envelope struct {
 // readEnvelope reads a message's envelope, or reports false for a line
 // that is not a JSON-RPC request or notification the fast path can read.
 func readEnvelope(line []byte) (envelope, bool) {
-	obj, err := rawjson.ParseObject(line)
+	obj, err := plan.ParseObject(line)
 	if err != nil {
 		return envelope{}, false
 	}
@@ -445,7 +486,7 @@ func (s *fastSession) params(raw json.RawMessage) (params []byte, perRequest, ok
 	if meta == nil {
 		return raw, false, true
 	}
-	metaObj, err := rawjson.ParseObject(meta)
+	metaObj, err := plan.ParseObject(meta)
 	if err != nil {
 		return nil, false, false
 	}
@@ -464,8 +505,8 @@ func (s *fastSession) params(raw json.RawMessage) (params []byte, perRequest, ok
 // callMembers splits a tools/call's params into the members the fast path
 // takes; any other member (inputResponses, requestState, or anything the
 // SDK path would drop) sends the call to the SDK path (ok false).
-func callMembers(raw json.RawMessage) (obj *rawjson.Object, name string, args, meta json.RawMessage, ok bool) {
-	obj, err := rawjson.ParseObject(raw)
+func callMembers(raw json.RawMessage) (obj *plan.Object, name string, args, meta json.RawMessage, ok bool) {
+	obj, err := plan.ParseObject(raw)
 	if err != nil {
 		return nil, "", nil, nil, false
 	}
@@ -488,8 +529,8 @@ func callMembers(raw json.RawMessage) (obj *rawjson.Object, name string, args, m
 
 // withUpstreamMeta returns the params with only the _meta keys the
 // upstream is sent (raw itself when that is all of them).
-func withUpstreamMeta(raw json.RawMessage, obj, meta *rawjson.Object) ([]byte, bool) {
-	kept := &rawjson.Object{}
+func withUpstreamMeta(raw json.RawMessage, obj, meta *plan.Object) ([]byte, bool) {
+	kept := &plan.Object{}
 	for _, m := range meta.Members {
 		if plan.UpstreamMetaKey(m.Key) {
 			kept.Members = append(kept.Members, m)
@@ -515,7 +556,7 @@ func withUpstreamMeta(raw json.RawMessage, obj, meta *rawjson.Object) ([]byte, b
 // 2026-07-28 protocol, as the SDK decides it, and whether the fast path
 // may take the request: a later version, or per-request client
 // information the SDK would refuse, goes through the SDK.
-func perRequestProtocol(meta *rawjson.Object) (perRequest, ok bool) {
+func perRequestProtocol(meta *plan.Object) (perRequest, ok bool) {
 	v, present := meta.Get(mcp.MetaKeyProtocolVersion)
 	var version string
 	if !present || json.Unmarshal(v, &version) != nil || version < protocolPerRequest {

@@ -1,4 +1,4 @@
-package rawjson
+package proxy
 
 import (
 	"io"
@@ -12,7 +12,7 @@ func TestReader(t *testing.T) {
 	in := "take me\n" + "keep\n" + long + "take me too\n" + "last"
 	var taken []string
 	var ended error
-	r := NewReader(strings.NewReader(in), 100<<10, func(line []byte) bool {
+	r := newLineReader(strings.NewReader(in), 100<<10, func(line []byte) bool {
 		if strings.HasPrefix(string(line), "take") {
 			taken = append(taken, string(line))
 			return true

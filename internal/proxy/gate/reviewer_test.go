@@ -1,4 +1,4 @@
-package gatetest
+package gate_test
 
 import (
 	"bytes"

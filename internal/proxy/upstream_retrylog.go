@@ -1,4 +1,4 @@
-package upstream
+package proxy
 
 import (
 	"log/slog"
@@ -16,7 +16,7 @@ const retryReminder = time.Minute
 // last retryReminder are warnings (so the same error is repeated once a
 // minute, and a changed one at once, while two errors that alternate, as a
 // dying child's may, are each shown once a minute); every other attempt is
-// a debug line. It is used by Dial, then only by the supervisor's
+// a debug line. It is used by dialUpstream, then only by the supervisor's
 // goroutine.
 type retryLog struct {
 	now   func() time.Time
@@ -24,8 +24,8 @@ type retryLog struct {
 	since time.Time            // the outage's start
 }
 
-// begin starts an outage: Dial's first attempt failed with err, which
-// Dial logs as a warning, or the connection was lost (err "", so that the
+// begin starts an outage: dialUpstream's first attempt failed with err, which
+// dialUpstream logs as a warning, or the connection was lost (err "", so that the
 // first failed attempt is a warning).
 func (r *retryLog) begin(err string) {
 	r.since = r.now()

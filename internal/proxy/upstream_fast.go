@@ -1,4 +1,4 @@
-package upstream
+package proxy
 
 import (
 	"bytes"
@@ -17,17 +17,17 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcp-elicitation/elicitation/internal/proxy/rawjson"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
 )
 
-// rawIDPrefix starts the IDs of requests sent with [Conn.RawCall]. The SDK's
+// rawIDPrefix starts the IDs of requests sent with [upstreamConn.RawCall]. The SDK's
 // client numbers its own requests, so string IDs never collide with them.
 const rawIDPrefix = "mcp-elicitation-proxy-raw-"
 
-// RawDone receives the upstream's response to a raw call (its ID is the
+// rawDone receives the upstream's response to a raw call (its ID is the
 // proxy's own), or the error that ended the call without one. It runs on
 // the upstream connection's reading goroutine and must not block for long.
-type RawDone func(resp *jsonrpc.Response, err error)
+type rawDone func(resp *jsonrpc.Response, err error)
 
 // rawLink is the raw side of one stdio connection: requests written to the
 // child's stdin beside the SDK's, and their responses picked out of its
@@ -36,7 +36,7 @@ type rawLink struct {
 	mu      sync.Mutex
 	w       io.Writer // the child's stdin, shared with the SDK
 	next    uint64
-	pending map[string]RawDone
+	pending map[string]rawDone
 	err     error // set once the connection has failed
 }
 
@@ -48,30 +48,30 @@ type rawLink struct {
 //
 // RawCall fails, without sending anything, for a URL upstream and while the
 // upstream is being reconnected; the caller should then take the SDK path.
-func (c *Conn) RawCall(method string, params []byte, done RawDone) (cancel func(reason string), err error) {
+func (c *upstreamConn) RawCall(method string, params []byte, done rawDone) (cancel func(reason string), err error) {
 	c.mu.Lock()
 	l := c.raw
 	c.mu.Unlock()
 	if l == nil {
-		return nil, ErrUnavailable
+		return nil, errUpstreamUnavailable
 	}
 	return l.call(method, params, done)
 }
 
-func (l *rawLink) call(method string, params []byte, done RawDone) (func(string), error) {
+func (l *rawLink) call(method string, params []byte, done rawDone) (func(string), error) {
 	l.mu.Lock()
 	if l.err != nil || l.w == nil {
 		err := l.err
 		l.mu.Unlock()
 		if err == nil {
-			err = ErrUnavailable
+			err = errUpstreamUnavailable
 		}
 		return nil, err
 	}
 	l.next++
 	key := rawIDPrefix + strconv.FormatUint(l.next, 10)
 	if l.pending == nil {
-		l.pending = map[string]RawDone{}
+		l.pending = map[string]rawDone{}
 	}
 	l.pending[key] = done
 	w := l.w
@@ -115,7 +115,7 @@ func (l *rawLink) take(line []byte) bool {
 	if !bytes.Contains(line, rawIDMarker) {
 		return false
 	}
-	obj, err := rawjson.ParseObject(line)
+	obj, err := plan.ParseObject(line)
 	if err != nil {
 		return false
 	}
@@ -189,14 +189,14 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err := t.cmd.Start(); err != nil {
 		return nil, err
 	}
-	w := rawjson.NewWriter(stdin, func() error {
+	w := newLineWriter(stdin, func() error {
 		t.link.fail(errors.New("upstream connection closed"))
 		return t.shutdown(stdin)
 	})
 	t.link.mu.Lock()
 	t.link.w = w
 	t.link.mu.Unlock()
-	r := rawjson.NewReader(stdout, 0, t.link.take, t.link.fail)
+	r := newLineReader(stdout, 0, t.link.take, t.link.fail)
 	// Closing the connection closes stdin; stdout is left to the child.
 	return (&mcp.IOTransport{Reader: io.NopCloser(r), Writer: w}).Connect(ctx)
 }

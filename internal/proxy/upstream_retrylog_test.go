@@ -1,4 +1,4 @@
-package upstream
+package proxy
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/testclock"
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
@@ -28,10 +29,10 @@ func TestReconnectLogWhileTheUpstreamComesUp(t *testing.T) {
 	port := testenv.FreePort(t)
 	clock := testclock.New(time.Date(2026, 12, 2, 4, 0, 0, 0, time.UTC))
 	log := &testenv.SyncBuffer{}
-	c, err := Dial(context.Background(), Options{
-		URL:    fmt.Sprintf("http://hunter2user:hunter2hunter2@127.0.0.1:%d/mcp?api_key=hunter2hunter2", port),
-		Logger: slog.New(slog.NewTextHandler(log, nil)),
-		Now:    clock.Now,
+	c, err := dialUpstream(context.Background(), upstreamOptions{
+		Upstream: config.Upstream{URL: fmt.Sprintf("http://hunter2user:hunter2hunter2@127.0.0.1:%d/mcp?api_key=hunter2hunter2", port)},
+		Logger:   slog.New(slog.NewTextHandler(log, nil)),
+		Now:      clock.Now,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +138,7 @@ func TestRetryLogLevels(t *testing.T) {
 		want  slog.Level
 	}
 	for name, tc := range map[string]struct {
-		first string // Dial's failure, which Dial itself logs; "" for a lost connection
+		first string // dialUpstream's failure, which dialUpstream itself logs; "" for a lost connection
 		steps []step
 	}{
 		"the same error, a reminder a minute on": {"refused", []step{

@@ -1,9 +1,9 @@
-// Package rawjson handles JSON as the proxy received it: it edits JSON
-// objects without disturbing them (members keep their order and their values
-// their exact bytes, so that what the proxy passes on is what it received,
-// plus only what it deliberately changed), and frames newline-delimited
-// JSON-RPC streams below the SDK's transport (ndjson.go).
-package rawjson
+package plan
+
+// JSON as the proxy received it: an Object edits a JSON object without
+// disturbing it (members keep their order and their values their exact
+// bytes, so that what the proxy passes on is what it received, plus only
+// what it deliberately changed).
 
 import (
 	"bytes"

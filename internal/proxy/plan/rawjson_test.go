@@ -1,4 +1,4 @@
-package rawjson
+package plan
 
 import (
 	"encoding/json"

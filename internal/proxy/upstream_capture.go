@@ -1,4 +1,4 @@
-package upstream
+package proxy
 
 //lint:file-ignore SA1019 sampling and roots are deprecated as of 2026-07-28 (SEP-2577) but in their deprecation window; the proxy attributes their requests to the call they serve.
 
@@ -15,23 +15,23 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// A Sink receives the raw result of the upstream request sent with its
+// A rawSink receives the raw result of the upstream request sent with its
 // context: the exact bytes the upstream wrote, which the SDK's typed results
 // cannot reproduce (key order, number spelling, fields it does not model).
-type Sink struct {
+type rawSink struct {
 	mu  sync.Mutex
 	raw json.RawMessage
 }
 
 // Result returns the raw result captured, or nil if none was.
-func (s *Sink) Result() json.RawMessage {
+func (s *rawSink) Result() json.RawMessage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.raw
 }
 
 // Set keeps a copy of raw as the result; a nil sink keeps nothing.
-func (s *Sink) Set(raw json.RawMessage) {
+func (s *rawSink) Set(raw json.RawMessage) {
 	if s == nil {
 		return
 	}
@@ -42,30 +42,30 @@ func (s *Sink) Set(raw json.RawMessage) {
 
 type sinkKey struct{}
 
-// WithSink returns a context whose upstream request's raw result is captured
+// withSink returns a context whose upstream request's raw result is captured
 // in the returned sink. When one call sends several requests (a retry), the
 // last response wins.
-func WithSink(ctx context.Context) (context.Context, *Sink) {
-	s := &Sink{}
+func withSink(ctx context.Context) (context.Context, *rawSink) {
+	s := &rawSink{}
 	return context.WithValue(ctx, sinkKey{}, s), s
 }
 
-func sinkFrom(ctx context.Context) *Sink {
-	s, _ := ctx.Value(sinkKey{}).(*Sink)
+func sinkFrom(ctx context.Context) *rawSink {
+	s, _ := ctx.Value(sinkKey{}).(*rawSink)
 	return s
 }
 
 // registry maps request IDs, as JSON text, to the sinks awaiting them.
 type registry struct {
 	mu    sync.Mutex
-	sinks map[string]*Sink
+	sinks map[string]*rawSink
 }
 
-func (r *registry) add(id string, s *Sink) {
+func (r *registry) add(id string, s *rawSink) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.sinks == nil {
-		r.sinks = map[string]*Sink{}
+		r.sinks = map[string]*rawSink{}
 	}
 	r.sinks[id] = s
 }
@@ -281,11 +281,11 @@ func (b *sseBodyTee) feed(chunk []byte) {
 
 type callerKey struct{}
 
-// WithCaller marks ctx's upstream request as made for caller (the proxy's
+// withCaller marks ctx's upstream request as made for caller (the proxy's
 // downstream session): the upstream's requests that arrive on that
 // request's HTTP response stream, which belong to it, are attributed to
-// caller (see Conn.CallerOf).
-func WithCaller(ctx context.Context, caller any) context.Context {
+// caller (see upstreamConn.CallerOf).
+func withCaller(ctx context.Context, caller any) context.Context {
 	return context.WithValue(ctx, callerKey{}, caller)
 }
 
@@ -354,10 +354,10 @@ func keyOf(method string, params any) (string, bool) {
 	return method + "\x00" + string(b), true
 }
 
-// CallerOf returns the caller (see WithCaller) whose call an upstream
+// CallerOf returns the caller (see withCaller) whose call an upstream
 // request with these typed params arrived for, when the upstream is on
 // HTTP and sent it on that call's response stream; false otherwise.
-func (c *Conn) CallerOf(method string, params any) (any, bool) {
+func (c *upstreamConn) CallerOf(method string, params any) (any, bool) {
 	if c.callers == nil {
 		return nil, false
 	}

@@ -1,4 +1,4 @@
-package upstream
+package proxy
 
 import (
 	"context"
@@ -81,8 +81,8 @@ func (p *progressTracker) wait(ctx context.Context, tok string) {
 }
 
 // AwaitProgress waits until the progress notifications with token that
-// the upstream sent so far have been passed to Options.Progress. Call it
+// the upstream sent so far have been passed to upstreamOptions.Progress. Call it
 // after the request that carried token has returned.
-func (c *Conn) AwaitProgress(ctx context.Context, token string) {
+func (c *upstreamConn) AwaitProgress(ctx context.Context, token string) {
 	c.progress.wait(ctx, token)
 }

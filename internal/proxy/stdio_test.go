@@ -1,4 +1,4 @@
-package stdio
+package proxy
 
 import (
 	"bufio"
@@ -17,9 +17,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// forwarder is a fake proxy: it forwards tools named "fast*" untouched and
+// fakeForwarder is a fake proxy: it forwards tools named "fast*" untouched and
 // answers each raw call, once the test releases it, with a fixed result.
-type forwarder struct {
+type fakeForwarder struct {
 	mu        sync.Mutex
 	params    []string
 	cancelled []string
@@ -29,11 +29,11 @@ type forwarder struct {
 	called chan struct{}
 }
 
-func (f *forwarder) Untouched(name string, _ json.RawMessage) bool {
+func (f *fakeForwarder) Untouched(name string, _ json.RawMessage) bool {
 	return strings.HasPrefix(name, "fast")
 }
 
-func (f *forwarder) RawCall(_ string, params []byte, done func(*jsonrpc.Response, error)) (func(string), error) {
+func (f *fakeForwarder) RawCall(_ string, params []byte, done func(*jsonrpc.Response, error)) (func(string), error) {
 	if f.fail {
 		return nil, errors.New("upstream down")
 	}
@@ -58,13 +58,13 @@ func (f *forwarder) RawCall(_ string, params []byte, done func(*jsonrpc.Response
 	}, nil
 }
 
-func (f *forwarder) Result(raw json.RawMessage, perRequest bool) (json.RawMessage, error) {
+func (f *fakeForwarder) Result(raw json.RawMessage, perRequest bool) (json.RawMessage, error) {
 	return raw, nil
 }
 
-func (f *forwarder) Logger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+func (f *fakeForwarder) Logger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
-func (f *forwarder) sent() []string {
+func (f *fakeForwarder) sent() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]string(nil), f.params...)
@@ -101,14 +101,14 @@ func (p *peer) response(id string) string {
 	}
 }
 
-func start(t *testing.T, f *forwarder) (*peer, *atomic.Int64) {
+func start(t *testing.T, f *fakeForwarder) (*peer, *atomic.Int64) {
 	t.Helper()
 	cr, sw := io.Pipe()
 	sr, cw := io.Pipe()
 	calls := new(atomic.Int64)
 	srv := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
-	ss, err := srv.Connect(ctx, Wrap(&mcp.IOTransport{Reader: sr, Writer: sw}, f, calls), nil)
+	ss, err := srv.Connect(ctx, wrapFast(&mcp.IOTransport{Reader: sr, Writer: sw}, f, calls), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func (p *peer) initialize() {
 // sends upstream for them and what the client gets back.
 func TestTakes(t *testing.T) {
 	t.Parallel()
-	f := &forwarder{}
+	f := &fakeForwarder{}
 	p, calls := start(t, f)
 
 	p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fast","arguments":{}}}`)
@@ -169,7 +169,7 @@ func TestTakes(t *testing.T) {
 // the SDK).
 func TestCancelAndFallback(t *testing.T) {
 	t.Parallel()
-	f := &forwarder{release: make(chan struct{}), called: make(chan struct{}, 1)}
+	f := &fakeForwarder{release: make(chan struct{}), called: make(chan struct{}, 1)}
 	p, calls := start(t, f)
 	p.initialize()
 	p.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"fast","arguments":{}}}`)
