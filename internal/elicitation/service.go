@@ -239,12 +239,17 @@ func (s *Service) Status(ctx context.Context, principal, id string) (State, erro
 // bound elapses it returns the state as it is then (pending or expired),
 // without error. It is AwaitFunc, waited for.
 func (s *Service) Await(ctx context.Context, principal, id string, wait time.Duration) (State, error) {
+	return waitFor(func(done func(State, error)) { s.AwaitFunc(ctx, principal, id, wait, done) })
+}
+
+// waitFor calls start and waits for the outcome it gives done.
+func waitFor(start func(done func(State, error))) (State, error) {
 	type outcome struct {
 		st  State
 		err error
 	}
 	ch := make(chan outcome, 1)
-	s.AwaitFunc(ctx, principal, id, wait, func(st State, err error) { ch <- outcome{st, err} })
+	start(func(st State, err error) { ch <- outcome{st, err} })
 	o := <-ch
 	return o.st, o.err
 }
@@ -582,8 +587,6 @@ func (s *Service) Submit(ctx context.Context, id, key string, sub Submission) (S
 	return s.derive(st), nil
 }
 
-// withDigest is rec's state with its answer digest, computed from the
-// stored answer for a request decided before digests were stored.
 // resend decides a submission from a page that was already counted: resent
 // is false when sub is a new submission. The same page sent again is the
 // success it was if it carries the same answer (a lost response, a double
@@ -591,27 +594,21 @@ func (s *Service) Submit(ctx context.Context, id, key string, sub Submission) (S
 // (Back, another choice) is a conflict, so the reviewer is never shown an
 // outcome that was not recorded. The store applies the same rule
 // (IsRetryOf) when two sends overlap.
+//
+// A page counted is the one that decided, or an approval already counted
+// towards a quorum.
 func (s *Service) resend(rec Record, sub Submission, t Resolution) (st State, resent, retry bool) {
-	if rec.State.SubmissionID == sub.ID && rec.State.Status != StatusPending {
-		if answer, err := rec.Payload.answer(rec.State.Kind, sub); err == nil {
-			t.Answer = answer
-			if t.IsRetryOf(withDigest(rec)) {
-				return rec.State, true, true
-			}
-		}
-		return State{}, true, false
+	_, approved := rec.State.approvalOf(sub.ID)
+	if !approved && (rec.State.SubmissionID != sub.ID || rec.State.Status == StatusPending) {
+		return State{}, false, false
 	}
-	if _, ok := rec.State.approvalOf(sub.ID); ok {
-		// An approval already counted towards the quorum, sent again.
-		if answer, err := rec.Payload.answer(rec.State.Kind, sub); err == nil {
-			t.Answer = answer
-			if t.IsRetryOf(rec.State) {
-				return s.derive(rec.State), true, true
-			}
+	if answer, err := rec.Payload.answer(rec.State.Kind, sub); err == nil {
+		t.Answer = answer
+		if t.IsRetryOf(withDigest(rec)) {
+			return rec.State, true, true
 		}
-		return State{}, true, false
 	}
-	return State{}, false, false
+	return State{}, true, false
 }
 
 // refusedResolve says whether the store's err from Resolve is a refusal of
@@ -631,6 +628,8 @@ func (s *Service) refusedResolve(st State, err error) (reason string, cause erro
 	return "", nil, false
 }
 
+// withDigest is rec's state with its answer digest, computed from the
+// stored answer for a request decided before digests were stored.
 func withDigest(rec Record) State {
 	st := rec.State
 	if st.AnswerDigest == "" && st.Decision != "" {
