@@ -28,29 +28,27 @@ type Factory func(t *testing.T) (a, b elicitation.Store)
 // millisecond precision at least.
 var T0 = time.Date(2026, 3, 14, 15, 9, 26, 535_000_000, time.UTC)
 
-// Run runs the whole contract.
+// Run runs the whole contract, its tests in parallel (each opens its own
+// store).
 func Run(t *testing.T, open Factory) {
-	t.Run("CreateAndRead", func(t *testing.T) { testCreateAndRead(t, open) })
-	t.Run("Transitions", func(t *testing.T) { testTransitions(t, open) })
-	t.Run("ExpiryBoundary", func(t *testing.T) { testExpiryBoundary(t, open) })
-	t.Run("RetriedSubmission", func(t *testing.T) { testRetriedSubmission(t, open) })
-	t.Run("OverlappingResends", func(t *testing.T) { testOverlappingResends(t, open) })
-	t.Run("Consume", func(t *testing.T) { testConsume(t, open) })
-	t.Run("Audit", func(t *testing.T) { testAudit(t, open) })
-	t.Run("AppendOnce", func(t *testing.T) { testAppendOnce(t, open) })
-	t.Run("Retention", func(t *testing.T) { testRetention(t, open) })
-	t.Run("ConcurrentDeciders", func(t *testing.T) { testConcurrentDeciders(t, open) })
-	t.Run("Watch", func(t *testing.T) { testWatch(t, open) })
-	t.Run("LargeSelection", func(t *testing.T) { testLargeSelection(t, open) })
-	t.Run("Outbox", func(t *testing.T) { testOutbox(t, open) })
-	t.Run("OutboxClaims", func(t *testing.T) { testOutboxClaims(t, open) })
-	t.Run("OutboxResolve", func(t *testing.T) { testOutboxResolve(t, open) })
-	t.Run("OutboxFairness", func(t *testing.T) { testOutboxFairness(t, open) })
-	t.Run("OutboxScheduled", func(t *testing.T) { testOutboxScheduled(t, open) })
-	t.Run("Inbox", func(t *testing.T) { testInbox(t, open) })
-	t.Run("Owned", func(t *testing.T) { testOwned(t, open) })
-	t.Run("Quorum", func(t *testing.T) { testQuorum(t, open) })
-	t.Run("PendingCap", func(t *testing.T) { testPendingCap(t, open) })
+	for _, c := range []struct {
+		name string
+		test func(*testing.T, Factory)
+	}{
+		{"CreateAndRead", testCreateAndRead}, {"Transitions", testTransitions},
+		{"ExpiryBoundary", testExpiryBoundary}, {"RetriedSubmission", testRetriedSubmission},
+		{"OverlappingResends", testOverlappingResends}, {"Consume", testConsume}, {"Audit", testAudit},
+		{"AppendOnce", testAppendOnce}, {"Retention", testRetention}, {"ConcurrentDeciders", testConcurrentDeciders},
+		{"Watch", testWatch}, {"LargeSelection", testLargeSelection}, {"Outbox", testOutbox},
+		{"OutboxClaims", testOutboxClaims}, {"OutboxResolve", testOutboxResolve}, {"OutboxFairness", testOutboxFairness},
+		{"OutboxScheduled", testOutboxScheduled}, {"Inbox", testInbox}, {"Owned", testOwned},
+		{"Quorum", testQuorum}, {"PendingCap", testPendingCap},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.test(t, open)
+		})
+	}
 }
 
 // NewSelection returns a valid pending selection request created at T0 with
