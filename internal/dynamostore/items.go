@@ -400,8 +400,4 @@ func decodeAudit(it item) elicitation.AuditEntry {
 func storedCountAttr(a elicitation.Action) string  { return "n_" + string(a) }
 func omittedCountAttr(a elicitation.Action) string { return "o_" + string(a) }
 
-func newToken() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
+func newToken() string { return rand.Text() }
