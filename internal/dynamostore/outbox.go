@@ -183,15 +183,14 @@ func (s *Store) SettleDelivery(ctx context.Context, d elicitation.Delivery, retr
 		}},
 		{Put: &types.Put{TableName: s.table, Item: auditItem(d.RequestID, entry, ttlOf(d.RetainUntil))}},
 	})
-	var tce *types.TransactionCanceledException
 	switch {
 	case err == nil:
 		return nil
-	case !errors.As(err, &tce):
+	case !isCanceled(err):
 		return fmt.Errorf("settle delivery %s: %w", d.ID, err)
-	case reason(tce, 0) == "ConditionalCheckFailed":
+	case conditionFailed(err, 0):
 		return fmt.Errorf("settle delivery %s: the claim is no longer held: %w", d.ID, elicitation.ErrConflict)
-	case reason(tce, 1) == "ConditionalCheckFailed":
+	case conditionFailed(err, 1):
 		// The request was cleaned up: settle the delivery, audit nothing.
 		if err := s.transact(ctx, []types.TransactWriteItem{op}); err != nil {
 			if isCanceled(err) {

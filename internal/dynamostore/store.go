@@ -174,7 +174,7 @@ func (s *Store) Create(ctx context.Context, r elicitation.Request, created elici
 		if !isCanceled(err) {
 			return fmt.Errorf("create %s: %w", id, err)
 		}
-		if countFull(err, counter) {
+		if counter > 0 && conditionFailed(err, counter) {
 			room, rerr := s.recount(ctx, r)
 			switch {
 			case rerr != nil:
@@ -514,14 +514,12 @@ func (s *Store) Append(ctx context.Context, id string, e elicitation.AuditEntry)
 		if err == nil {
 			return nil
 		}
-		var tce *types.TransactionCanceledException
-		if !errors.As(err, &tce) {
-			return fmt.Errorf("append %s: %w", id, err)
-		}
 		switch {
-		case reason(tce, 1) == "ConditionalCheckFailed":
+		case !isCanceled(err):
+			return fmt.Errorf("append %s: %w", id, err)
+		case conditionFailed(err, 1):
 			return nil // an earlier attempt of this call landed
-		case reason(tce, 0) == "ConditionalCheckFailed":
+		case conditionFailed(err, 0):
 			_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 				TableName: s.table, Key: counter,
 				UpdateExpression:          aws.String("SET #ttl = :ttl ADD #o :one"),
@@ -567,11 +565,10 @@ func (s *Store) AppendOnce(ctx context.Context, id, mark string, e elicitation.A
 		if err == nil {
 			return true, nil
 		}
-		var tce *types.TransactionCanceledException
-		if !errors.As(err, &tce) {
+		if !isCanceled(err) {
 			return false, fmt.Errorf("append once %s: %w", id, err)
 		}
-		if reason(tce, 0) == "ConditionalCheckFailed" {
+		if conditionFailed(err, 0) {
 			out, gerr := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 				TableName: s.table, Key: key(getS(m, attrPK), getS(m, attrSK)), ConsistentRead: aws.Bool(true),
 			})
@@ -630,11 +627,12 @@ func isCanceled(err error) bool {
 	return errors.As(err, &tce)
 }
 
-func reason(tce *types.TransactionCanceledException, i int) string {
-	if i < len(tce.CancellationReasons) {
-		return aws.ToString(tce.CancellationReasons[i].Code)
-	}
-	return ""
+// conditionFailed reports whether err is a transaction canceled by the
+// condition of its item i.
+func conditionFailed(err error, i int) bool {
+	var tce *types.TransactionCanceledException
+	return errors.As(err, &tce) && i < len(tce.CancellationReasons) &&
+		aws.ToString(tce.CancellationReasons[i].Code) == "ConditionalCheckFailed"
 }
 
 // Cleanup implements elicitation.Store. It queries the retention index (a
