@@ -426,3 +426,18 @@ func TestAppendOnceItem(t *testing.T) {
 		t.Errorf("audit = %+v, %v; want created, pushed", tr.Entries, err)
 	}
 }
+
+// TestSetTTLTwice: SetTTL leaves a TTL already in the state asked for as
+// it is (CreateTable whose first attempt timed out but landed leaves the
+// table's TTL to the caller, dynamotest.Table then turns it off).
+func TestSetTTLTwice(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := dynamotest.Client(dynamotest.Endpoint(t))
+	table := dynamotest.Table(t, c) // TTL on, then off
+	for _, on := range []bool{false, true, true, false} {
+		if err := dynamostore.SetTTL(ctx, c, table, on); err != nil {
+			t.Fatalf("SetTTL(%v): %v", on, err)
+		}
+	}
+}
