@@ -9,14 +9,8 @@ import (
 // PushLink returns, for a request's owner, its state, its sealed push link
 // (Payload.PushLink, empty when it may not be pushed) and its message.
 func (s *Service) PushLink(ctx context.Context, principal, id string) (st State, link, message string, err error) {
-	if st, err = s.owned(ctx, principal, id); err != nil {
-		return State{}, "", "", err
-	}
-	rec, err := s.store.Load(ctx, id)
-	if err != nil {
-		return State{}, "", "", fmt.Errorf("read %s: %w", id, err)
-	}
-	return s.derive(st), rec.Payload.PushLink, rec.Payload.Message, nil
+	st, p, err := s.HostForm(ctx, principal, id)
+	return st, p.PushLink, p.Message, err
 }
 
 // RecordPush records, in the audit trail, that the review link of a
