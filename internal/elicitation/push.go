@@ -1,6 +1,7 @@
 package elicitation
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -36,7 +37,7 @@ func (s *Service) RecordPushAnswer(ctx context.Context, principal, id, ref strin
 // recordOnce appends entry for principal unless its mark (the action, the
 // principal and ref) is already recorded for the request.
 func (s *Service) recordOnce(ctx context.Context, principal, id string, entry AuditEntry, ref string) (bool, error) {
-	principal = orAnonymous(principal)
+	principal = cmp.Or(principal, Anonymous)
 	if _, err := s.owned(ctx, principal, id); err != nil {
 		return false, err
 	}
