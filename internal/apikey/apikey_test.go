@@ -20,6 +20,7 @@ import (
 )
 
 func TestFileStoreContract(t *testing.T) {
+	t.Parallel()
 	apikeytest.Run(t, func(t *testing.T) (a, b apikey.Store) {
 		path := filepath.Join(t.TempDir(), "keys.json")
 		return apikey.NewFileStore(path), apikey.NewFileStore(path)
@@ -27,6 +28,7 @@ func TestFileStoreContract(t *testing.T) {
 }
 
 func TestFileStoreKeepsOnlyHashes(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "keys.json")
 	secret, _, err := apikey.Create(context.Background(), apikey.NewFileStore(path), apikey.CreateOptions{Principal: "alice"})
 	if err != nil {
@@ -49,6 +51,7 @@ func TestFileStoreKeepsOnlyHashes(t *testing.T) {
 }
 
 func TestGenerate(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for range 100 {
 		k := apikey.Generate()
@@ -81,6 +84,7 @@ func serve(t *testing.T, o apikey.AuthOptions, req *http.Request) *http.Response
 }
 
 func TestMiddleware(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	store := apikey.NewFileStore(filepath.Join(t.TempDir(), "keys.json"))
 	good, _, err := apikey.Create(ctx, store, apikey.CreateOptions{Principal: "alice"})
@@ -152,6 +156,7 @@ func (failingStore) Lookup(context.Context, string) (apikey.Key, error) {
 }
 
 func TestMiddlewareStoreFailure(t *testing.T) {
+	t.Parallel()
 	req := httptest.NewRequest("POST", "/mcp", nil)
 	req.Header.Set("Authorization", "Bearer "+apikey.Generate())
 	resp := serve(t, apikey.AuthOptions{Store: failingStore{}}, req)
@@ -162,6 +167,7 @@ func TestMiddlewareStoreFailure(t *testing.T) {
 }
 
 func TestMiddlewarePassesHandlerErrorsThrough(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	store := apikey.NewFileStore(filepath.Join(t.TempDir(), "keys.json"))
 	key, _, err := apikey.Create(ctx, store, apikey.CreateOptions{Principal: "alice"})
@@ -191,6 +197,7 @@ func (c *countingStore) Lookup(ctx context.Context, h string) (apikey.Key, error
 }
 
 func TestMiddlewareCache(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	fs := apikey.NewFileStore(filepath.Join(t.TempDir(), "keys.json"))
 	key, _, err := apikey.Create(ctx, fs, apikey.CreateOptions{Principal: "alice"})

@@ -40,26 +40,52 @@ func Middleware(o AuthOptions) func(http.Handler) http.Handler {
 	if realm == "" {
 		realm = "mcp-elicitation"
 	}
-	require := auth.RequireBearerToken(Verifier(o), &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
+	verify := Verifier(o)
+	// The SDK's middleware is how a TokenInfo reaches the SDK's handlers: it
+	// is handed the one verified here.
+	require := auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
+		return ctx.Value(verifiedKey{}).(*auth.TokenInfo), nil
+	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
 	return func(next http.Handler) http.Handler {
-		// The SDK middleware answers refusals itself; a request it lets
-		// through reaches next with the original writer.
-		inner := require(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			c := w.(*challenger)
-			c.passed = true
-			next.ServeHTTP(c.ResponseWriter, r)
-		}))
+		inner := require(next)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			inner.ServeHTTP(&challenger{ResponseWriter: w, realm: realm, token: hasBearer(r)}, r)
+			// Parsed as the SDK's middleware parses it.
+			fields := strings.Fields(r.Header.Get("Authorization"))
+			presented := len(fields) > 0 && strings.EqualFold(fields[0], "bearer")
+			var info *auth.TokenInfo
+			err := auth.ErrInvalidToken
+			if presented && len(fields) == 2 {
+				info, err = verify(r.Context(), fields[1], r)
+			}
+			if err != nil {
+				refuse(w, realm, presented, err)
+				return
+			}
+			inner.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), verifiedKey{}, info)))
 		})
 	}
 }
 
-// hasBearer reports whether r presents a bearer token (RFC 6750 names the
-// error only then).
-func hasBearer(r *http.Request) bool {
-	scheme, _, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-	return strings.EqualFold(scheme, "bearer")
+type verifiedKey struct{}
+
+// refuse answers a refused request with no body: 401 and the RFC 6750
+// challenge (naming the error only when a bearer token was presented) for
+// a missing or invalid key, a bland 503 for a store failure.
+func refuse(w http.ResponseWriter, realm string, presented bool, err error) {
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Length", "0")
+	if !errors.Is(err, auth.ErrInvalidToken) {
+		h.Set("Retry-After", "1")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
+	challenge := `Bearer realm="` + realm + `"`
+	if presented {
+		challenge += `, error="invalid_token"`
+	}
+	h.Set("WWW-Authenticate", challenge)
+	w.WriteHeader(http.StatusUnauthorized)
 }
 
 // Verifier returns the auth.TokenVerifier Middleware is built on: it yields
@@ -123,48 +149,4 @@ func (v *verifier) verify(ctx context.Context, token string, _ *http.Request) (*
 		}
 	}
 	return &auth.TokenInfo{UserID: k.Principal, Expiration: k.ExpiresAt, Extra: map[string]any{"apiKeyID": k.ID}}, nil
-}
-
-// challenger rewrites the SDK middleware's refusals (never the responses of
-// the handler behind it): a 401 gets the WWW-Authenticate challenge (RFC
-// 6750) and an empty body; any other refusal (a store failure) becomes a
-// bland 503.
-type challenger struct {
-	http.ResponseWriter
-	realm   string
-	token   bool // the request presented a bearer token
-	passed  bool // the request reached the handler behind the middleware
-	refused bool
-}
-
-func (c *challenger) WriteHeader(code int) {
-	if c.passed {
-		c.ResponseWriter.WriteHeader(code)
-		return
-	}
-	c.refused = true
-	h := c.ResponseWriter.Header()
-	for k := range h {
-		delete(h, k)
-	}
-	h.Set("Cache-Control", "no-store")
-	h.Set("Content-Length", "0")
-	if code == http.StatusUnauthorized {
-		challenge := `Bearer realm="` + c.realm + `"`
-		if c.token {
-			challenge += `, error="invalid_token"`
-		}
-		h.Set("WWW-Authenticate", challenge)
-	} else {
-		code = http.StatusServiceUnavailable
-		h.Set("Retry-After", "1")
-	}
-	c.ResponseWriter.WriteHeader(code)
-}
-
-func (c *challenger) Write(b []byte) (int, error) {
-	if c.refused {
-		return len(b), nil // the SDK's error text stays on the server
-	}
-	return c.ResponseWriter.Write(b)
 }

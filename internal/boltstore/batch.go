@@ -29,9 +29,6 @@ type groupCommit struct {
 	mu    sync.Mutex
 	queue []*batchCall
 	busy  bool
-	// solo, when set (by benchmarks), turns batching off: every write is
-	// its own transaction, as before group commit.
-	solo bool
 }
 
 type batchCall struct {
@@ -43,9 +40,6 @@ type batchCall struct {
 // with the writes that arrive meanwhile, and returns fn's outcome once that
 // transaction committed or rolled back.
 func (g *groupCommit) do(run func(func(*bolt.Tx) error) error, fn func(*bolt.Tx) error) error {
-	if g.solo {
-		return run(fn)
-	}
 	c := &batchCall{fn: fn, done: make(chan error, 1)}
 	g.mu.Lock()
 	g.queue = append(g.queue, c)

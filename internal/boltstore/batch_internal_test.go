@@ -160,47 +160,43 @@ func TestResolveInBatches(t *testing.T) {
 }
 
 // BenchmarkDecideMany decides 10,000 pending requests from 1,000
-// goroutines at once, each decision its own transaction (solo, as before
-// group commit) and with group commit (batched), in one run:
+// goroutines at once, with group commit:
 //
 //	go test ./internal/boltstore -run '^$' -bench DecideMany -benchtime 1x
 func BenchmarkDecideMany(b *testing.B) {
 	const requests, workers = 10_000, 1_000
-	for _, mode := range []string{"solo", "batched"} {
-		b.Run(mode, func(b *testing.B) {
-			for range b.N {
-				b.StopTimer()
-				s, err := Open(filepath.Join(b.TempDir(), "elicitation.db"))
-				if err != nil {
-					b.Fatal(err)
-				}
-				s.db.group.solo = mode == "solo"
-				ids := fill(b, s, requests)
-				ctx := context.Background()
-				b.StartTimer()
-				start := time.Now()
-				var wg sync.WaitGroup
-				var failed atomic.Int32
-				for w := range workers {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						for i := w; i < requests; i += workers {
-							r := elicitation.Resolution{Status: elicitation.StatusDeclined, SubmissionID: "s", At: storetest.T0, By: "reviewer"}
-							if _, err := s.Resolve(ctx, ids[i], r); err != nil {
-								failed.Add(1)
-							}
-						}
-					}()
-				}
-				wg.Wait()
-				b.ReportMetric(time.Since(start).Seconds(), "s/10k-decisions")
-				b.StopTimer()
-				if failed.Load() != 0 {
-					b.Fatalf("%d decisions failed", failed.Load())
-				}
-				_ = s.Close()
+	b.Run("batched", func(b *testing.B) {
+		for range b.N {
+			b.StopTimer()
+			s, err := Open(filepath.Join(b.TempDir(), "elicitation.db"))
+			if err != nil {
+				b.Fatal(err)
 			}
-		})
-	}
+			ids := fill(b, s, requests)
+			ctx := context.Background()
+			b.StartTimer()
+			start := time.Now()
+			var wg sync.WaitGroup
+			var failed atomic.Int32
+			for w := range workers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := w; i < requests; i += workers {
+						r := elicitation.Resolution{Status: elicitation.StatusDeclined, SubmissionID: "s", At: storetest.T0, By: "reviewer"}
+						if _, err := s.Resolve(ctx, ids[i], r); err != nil {
+							failed.Add(1)
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			b.ReportMetric(time.Since(start).Seconds(), "s/10k-decisions")
+			b.StopTimer()
+			if failed.Load() != 0 {
+				b.Fatalf("%d decisions failed", failed.Load())
+			}
+			_ = s.Close()
+		}
+	})
 }

@@ -121,11 +121,7 @@ func openChecked(abs string) (*bolt.DB, error) {
 	case err != nil:
 		return nil, fmt.Errorf("open store %s: %w", abs, err)
 	}
-	check := checkTrees
-	if fullCheckAtOpen {
-		check = func(_ string, db *bolt.DB) (string, error) { return checkConsistency(db), nil }
-	}
-	problem, err := check(abs, db)
+	problem, err := checkTrees(abs, db)
 	var treeFault *faultError
 	switch {
 	case errors.As(err, &treeFault):
@@ -145,16 +141,7 @@ func openChecked(abs string) (*bolt.DB, error) {
 					return err
 				}
 			}
-			if err := ensurePending(tx); err != nil {
-				return err
-			}
-			if err := ensureOwned(tx); err != nil {
-				return err
-			}
-			if err := ensureOwnerPending(tx); err != nil {
-				return err
-			}
-			return ensureDueIndex(tx)
+			return ensureIndexes(tx)
 		})
 	})
 	if err != nil {
@@ -164,9 +151,52 @@ func openChecked(abs string) (*bolt.DB, error) {
 	return db, nil
 }
 
-// fullCheckAtOpen, if set (by benchmarks), makes Open run the full check
-// of every page, as it did before checkTrees.
-var fullCheckAtOpen bool
+// ensureIndexes creates the indexes a file written before them lacks,
+// each filled from what it indexes: the inbox's, the owners' and the
+// owners' pending index from the stored states, the outbox's due index
+// from the outbox.
+func ensureIndexes(tx *bolt.Tx) error {
+	// Each runs even if one before failed; the transaction then rolls back.
+	return errors.Join(
+		ensureIndex(tx, bucketPending, bucketState, func(st elicitation.State) error {
+			var p elicitation.Payload
+			if st.Status != elicitation.StatusPending {
+				return nil
+			} else if _, err := getJSON(tx, bucketPayload, st.ID, &p); err != nil {
+				return err
+			}
+			return putPending(tx, elicitation.InboxEntryOf(elicitation.Request{State: st, Payload: p}))
+		}),
+		ensureIndex(tx, bucketOwned, bucketState, func(st elicitation.State) error { return putOwned(tx, st) }),
+		ensureIndex(tx, bucketOwnerPending, bucketState, func(st elicitation.State) error {
+			if st.Status != elicitation.StatusPending {
+				return nil
+			}
+			return tx.Bucket(bucketOwnerPending).Put(ownerPendingKey(st), nil)
+		}),
+		ensureIndex(tx, bucketOutboxDue, bucketOutbox, func(d elicitation.Delivery) error {
+			return tx.Bucket(bucketOutboxDue).Put(dueKey(d), outboxKey(d))
+		}),
+	)
+}
+
+// ensureIndex creates the bucket index, unless it exists, and calls put
+// with every value of the bucket from, decoded from JSON.
+func ensureIndex[T any](tx *bolt.Tx, index, from []byte, put func(T) error) error {
+	if tx.Bucket(index) != nil {
+		return nil
+	}
+	if _, err := tx.CreateBucket(index); err != nil {
+		return err
+	}
+	return tx.Bucket(from).ForEach(func(k, v []byte) error {
+		var x T
+		if err := json.Unmarshal(v, &x); err != nil {
+			return fmt.Errorf("decode %s %x: %w", from, k, err)
+		}
+		return put(x)
+	})
+}
 
 // Close releases the handle; the file is closed with the last handle.
 func (s *Store) Close() error {
@@ -213,6 +243,12 @@ func getJSON(tx *bolt.Tx, bucket []byte, id string, v any) (bool, error) {
 		return false, fmt.Errorf("decode %s of %s: %w", bucket, id, err)
 	}
 	return true, nil
+}
+
+// getState reads and decodes the state of id; ok is false when there is none.
+func getState(tx *bolt.Tx, id string, st *elicitation.State) (bool, error) {
+	*st = elicitation.State{}
+	return getJSON(tx, bucketState, id, st)
 }
 
 func putJSON(tx *bolt.Tx, bucket []byte, id string, v any) error {
@@ -516,7 +552,7 @@ func (s *Store) Audit(ctx context.Context, id string) (elicitation.AuditTrail, e
 	})
 	// Entries are appended in time order by one writer at a time; a stable
 	// sort keeps append order for equal times and mends clock steps.
-	sortEntries(tr.Entries)
+	slices.SortStableFunc(tr.Entries, func(a, b elicitation.AuditEntry) int { return a.At.Compare(b.At) })
 	return tr, err
 }
 
@@ -540,11 +576,6 @@ const CleanupRound = 50_000
 // afterCleanupBatch, if set (by tests), runs after each committed full batch.
 var afterCleanupBatch func()
 
-// cleanupInRetainOrder, if set (by benchmarks), makes Cleanup remove
-// requests in the order of their retention, as it did before it sorted them
-// by id.
-var cleanupInRetainOrder bool
-
 // Cleanup implements elicitation.Store. It removes what is due in batches
 // of CleanupBatch, each its own transaction, so other writes go between
 // them; it stops early, with what it removed so far, when ctx ends.
@@ -560,9 +591,6 @@ var cleanupInRetainOrder bool
 // removed whole in one transaction; a retention key left by a cleanup that
 // stopped between the two steps names nothing and goes with the next one.
 func (s *Store) Cleanup(ctx context.Context, now time.Time) (int, error) {
-	if cleanupInRetainOrder {
-		return s.cleanupInRetainOrder(ctx, now)
-	}
 	total := 0
 	for {
 		keys, err := s.dueKeys(ctx, now, CleanupRound)
@@ -652,60 +680,6 @@ func (s *Store) removeRound(ctx context.Context, keys [][]byte) (int, error) {
 		}
 	}
 	return total, nil
-}
-
-// cleanupInRetainOrder is Cleanup as it was: batches in retention order.
-func (s *Store) cleanupInRetainOrder(ctx context.Context, now time.Time) (int, error) {
-	total := 0
-	for {
-		n, err := s.cleanupBatch(ctx, now)
-		total += n
-		if err != nil {
-			return total, err
-		}
-		if n < CleanupBatch {
-			break
-		}
-		if afterCleanupBatch != nil {
-			afterCleanupBatch()
-		}
-	}
-	return total, s.finishCleanup(ctx, now, nil)
-}
-
-// cleanupBatch removes up to CleanupBatch requests whose retention ended
-// at or before now, in one transaction.
-func (s *Store) cleanupBatch(ctx context.Context, now time.Time) (int, error) {
-	n := 0
-	err := s.update(ctx, "cleanup", func(tx *bolt.Tx) error {
-		n = 0
-		limit := binary.BigEndian.AppendUint64(nil, uint64(now.UnixNano()))
-		c := tx.Bucket(bucketRetain).Cursor()
-		var doomed [][]byte
-		for k, _ := c.First(); k != nil && len(doomed) < CleanupBatch && bytes.Compare(k[:8], limit) <= 0; k, _ = c.Next() {
-			doomed = append(doomed, append([]byte(nil), k...))
-		}
-		for _, k := range doomed {
-			if err := removeRequest(tx, k); err != nil {
-				return err
-			}
-			n++
-		}
-		return nil
-	})
-	if err != nil {
-		n = 0
-	}
-	return n, err
-}
-
-// removeRequest deletes one request, its audit trail, counters and marks, and its
-// retention index entry k.
-func removeRequest(tx *bolt.Tx, k []byte) error {
-	if err := removeRequestData(tx, k[8:]); err != nil {
-		return err
-	}
-	return tx.Bucket(bucketRetain).Delete(k)
 }
 
 // removeRequestData deletes request id, its audit trail, counters and

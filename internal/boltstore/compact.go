@@ -15,19 +15,9 @@ import (
 // stay allocated. The file must not be open, in this process or another
 // (the running server holds it): Compact refuses it then.
 func Compact(path string) (before, after int64, err error) {
-	abs, err := filepath.Abs(path)
+	abs, fi, err := closedFile("compact", path)
 	if err != nil {
-		return 0, 0, fmt.Errorf("compact %s: %w", path, err)
-	}
-	registryMu.Lock()
-	_, open := registry[abs]
-	registryMu.Unlock()
-	if open {
-		return 0, 0, fmt.Errorf("compact %s: the store is open in this process; close it first", abs)
-	}
-	fi, err := os.Stat(abs)
-	if err != nil {
-		return 0, 0, fmt.Errorf("compact %s: %w", abs, err)
+		return 0, 0, err
 	}
 	before = fi.Size()
 	src, err := openChecked(abs)

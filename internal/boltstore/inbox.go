@@ -49,31 +49,6 @@ func stepPending(tx *bolt.Tx, next elicitation.State) error {
 	return putPending(tx, e)
 }
 
-// ensurePending creates the index, filled from the pending requests, in a
-// file written before it existed.
-func ensurePending(tx *bolt.Tx) error {
-	if tx.Bucket(bucketPending) != nil {
-		return nil
-	}
-	if _, err := tx.CreateBucket(bucketPending); err != nil {
-		return err
-	}
-	return tx.Bucket(bucketState).ForEach(func(k, v []byte) error {
-		var st elicitation.State
-		if err := decodeState(v, &st); err != nil {
-			return fmt.Errorf("decode state %s: %w", k, err)
-		}
-		if st.Status != elicitation.StatusPending {
-			return nil
-		}
-		var p elicitation.Payload
-		if _, err := getJSON(tx, bucketPayload, st.ID, &p); err != nil {
-			return err
-		}
-		return putPending(tx, elicitation.InboxEntryOf(elicitation.Request{State: st, Payload: p}))
-	})
-}
-
 // PendingEntries implements elicitation.Store: a seek to now in the
 // index, then at most limit entries in order.
 func (s *Store) PendingEntries(ctx context.Context, now time.Time, limit int) ([]elicitation.InboxEntry, error) {

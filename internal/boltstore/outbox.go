@@ -34,25 +34,6 @@ func dueKey(d elicitation.Delivery) []byte {
 	return append(k, d.ID...)
 }
 
-// ensureDueIndex creates the index, filled from the outbox, in a file
-// written before it existed.
-func ensureDueIndex(tx *bolt.Tx) error {
-	if tx.Bucket(bucketOutboxDue) != nil {
-		return nil
-	}
-	idx, err := tx.CreateBucket(bucketOutboxDue)
-	if err != nil {
-		return err
-	}
-	return tx.Bucket(bucketOutbox).ForEach(func(k, v []byte) error {
-		var d elicitation.Delivery
-		if err := json.Unmarshal(v, &d); err != nil {
-			return fmt.Errorf("decode delivery %s: %w", k[8:], err)
-		}
-		return idx.Put(dueKey(d), append([]byte(nil), k...))
-	})
-}
-
 func putDeliveries(tx *bolt.Tx, ds []elicitation.Delivery) error {
 	for _, d := range ds {
 		if err := putDelivery(tx, d); err != nil {

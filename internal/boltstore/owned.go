@@ -49,24 +49,6 @@ func removeOwned(tx *bolt.Tx, id []byte) error {
 	return tx.Bucket(bucketOwned).Delete(ownedKey(st.Owner, elicitation.PositionOf(st)))
 }
 
-// ensureOwned creates the index, filled from the stored requests, in a
-// file written before it existed.
-func ensureOwned(tx *bolt.Tx) error {
-	if tx.Bucket(bucketOwned) != nil {
-		return nil
-	}
-	if _, err := tx.CreateBucket(bucketOwned); err != nil {
-		return err
-	}
-	return tx.Bucket(bucketState).ForEach(func(k, v []byte) error {
-		var st elicitation.State
-		if err := decodeState(v, &st); err != nil {
-			return fmt.Errorf("decode state %s: %w", k, err)
-		}
-		return putOwned(tx, st)
-	})
-}
-
 // OwnedRequests implements elicitation.Store: a seek to the position in
 // the owner's part of the index, then the states of at most limit keys.
 func (s *Store) OwnedRequests(ctx context.Context, owner string, after elicitation.OwnedPosition, limit int) ([]elicitation.State, bool, error) {

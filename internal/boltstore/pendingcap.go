@@ -42,25 +42,3 @@ func admitPending(tx *bolt.Tx, r elicitation.Request) error {
 	}
 	return tx.Bucket(bucketOwnerPending).Put(ownerPendingKey(r.State), nil)
 }
-
-// ensureOwnerPending creates the index, filled from the pending requests,
-// in a file written before it existed.
-func ensureOwnerPending(tx *bolt.Tx) error {
-	if tx.Bucket(bucketOwnerPending) != nil {
-		return nil
-	}
-	b, err := tx.CreateBucket(bucketOwnerPending)
-	if err != nil {
-		return err
-	}
-	return tx.Bucket(bucketState).ForEach(func(k, v []byte) error {
-		var st elicitation.State
-		if err := decodeState(v, &st); err != nil {
-			return fmt.Errorf("decode state %s: %w", k, err)
-		}
-		if st.Status != elicitation.StatusPending {
-			return nil
-		}
-		return b.Put(ownerPendingKey(st), nil)
-	})
-}

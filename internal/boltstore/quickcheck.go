@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -106,8 +107,9 @@ func (c treeChecker) header(id uint64, withElems bool) (pageHeader, []byte, erro
 	return h, buf[pageHeaderSize:], nil
 }
 
-// page checks that page id names itself and is of kind want.
-func (c treeChecker) page(id uint64, want uint16) (string, error) {
+// page checks that page id names itself, is of one of the kinds want and
+// ends before the end of the data.
+func (c treeChecker) page(id uint64, want ...uint16) (string, error) {
 	if id >= c.high {
 		return fmt.Sprintf("page %d is past the end of the data", id), nil
 	}
@@ -115,7 +117,7 @@ func (c treeChecker) page(id uint64, want uint16) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if h.id != id || h.flags != want || id+uint64(h.overflow) >= c.high {
+	if h.id != id || !slices.Contains(want, h.flags) || id+uint64(h.overflow) >= c.high {
 		return fmt.Sprintf("page %d does not hold what its tree says (it names page %d, kind %#x)", id, h.id, h.flags), nil
 	}
 	return "", nil
@@ -145,13 +147,8 @@ func (c treeChecker) tree(root uint64) (string, error) {
 		return "", nil
 	}
 	for i := range int(h.count) {
-		child := binary.NativeEndian.Uint64(elems[i*branchElem+8:])
-		h, _, err := c.header(child, false)
-		if err != nil {
-			return "", err
-		}
-		if child >= c.high || h.id != child || (h.flags != flagBranch && h.flags != flagLeaf) {
-			return fmt.Sprintf("page %d does not hold what its tree says (it names page %d, kind %#x)", child, h.id, h.flags), nil
+		if problem, err := c.page(binary.NativeEndian.Uint64(elems[i*branchElem+8:]), flagBranch, flagLeaf); problem != "" || err != nil {
+			return problem, err
 		}
 	}
 	return "", nil
@@ -165,18 +162,9 @@ func (c treeChecker) tree(root uint64) (string, error) {
 // error wrapping ErrDamaged that says what is wrong, or another error
 // (the file is in use, cannot be read).
 func Check(path string) error {
-	abs, err := filepath.Abs(path)
+	abs, _, err := closedFile("check store", path)
 	if err != nil {
-		return fmt.Errorf("check store %s: %w", path, err)
-	}
-	registryMu.Lock()
-	_, open := registry[abs]
-	registryMu.Unlock()
-	if open {
-		return fmt.Errorf("check store %s: the store is open in this process; close it first", abs)
-	}
-	if _, err := os.Stat(abs); err != nil {
-		return fmt.Errorf("check store %s: %w", abs, err)
+		return err
 	}
 	db, err := openChecked(abs)
 	if err != nil {
@@ -187,6 +175,27 @@ func Check(path string) error {
 		return damaged(abs, "its pages are damaged ("+problem+")")
 	}
 	return nil
+}
+
+// closedFile is the absolute path of the store file at path, and its
+// details, for an operator's command (op) that needs it closed: an error
+// if it is open in this process or cannot be found.
+func closedFile(op, path string) (string, os.FileInfo, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s %s: %w", op, path, err)
+	}
+	registryMu.Lock()
+	_, open := registry[abs]
+	registryMu.Unlock()
+	if open {
+		return "", nil, fmt.Errorf("%s %s: the store is open in this process; close it first", op, abs)
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s %s: %w", op, abs, err)
+	}
+	return abs, fi, nil
 }
 
 // openTimeout is how long Open waits for another process's lock.

@@ -61,24 +61,20 @@ func addPending(it item, r elicitation.Request) {
 // from now on, in expiresAt order.
 func (s *Store) PendingEntries(ctx context.Context, now time.Time, limit int) ([]elicitation.InboxEntry, error) {
 	var out []elicitation.InboxEntry
-	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
-		TableName:                 s.table,
+	err := s.each(ctx, &dynamodb.QueryInput{
 		IndexName:                 aws.String(pendingIndex),
 		KeyConditionExpression:    aws.String("#ipk = :ipk AND #expiresAt > :now"),
 		ExpressionAttributeNames:  names(attrPendingPK, attrExpiresAt),
 		ExpressionAttributeValues: item{":ipk": str(pendingPartKey), ":now": num(now.UnixNano())},
+	}, func(it item) error {
+		if len(out) == limit {
+			return errEnough
+		}
+		out = append(out, decodeEntry(it))
+		return nil
 	})
-	for p.HasMorePages() && len(out) < limit {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("pending entries: query the pending index: %w", err)
-		}
-		for _, it := range page.Items {
-			if len(out) == limit {
-				break
-			}
-			out = append(out, decodeEntry(it))
-		}
+	if err != nil {
+		return nil, fmt.Errorf("pending entries: query the pending index: %w", err)
 	}
 	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math"
 	"strconv"
@@ -166,13 +167,12 @@ type stored struct {
 	counted    bool // its create added to its owner's pending count
 }
 
-func shardOf(id string) string {
-	var h uint32 = 2166136261 // FNV-1a
-	for i := 0; i < len(id); i++ {
-		h ^= uint32(id[i])
-		h *= 16777619
-	}
-	return "retain#" + strconv.Itoa(int(h%retainShards))
+// shard names one of n partitions prefix+"0" … prefix+(n-1) for id, by
+// its FNV-1a hash.
+func shard(prefix, id string, n uint32) string {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return prefix + strconv.Itoa(int(h.Sum32()%n))
 }
 
 func stateItem(st elicitation.State, tok string) item {
@@ -200,7 +200,7 @@ func stateItem(st elicitation.State, tok string) item {
 	}
 	it[attrVersion] = num(0)
 	it[attrWriteToken] = str(tok)
-	it[attrRetainShard] = str(shardOf(st.ID))
+	it[attrRetainShard] = str(shard("retain#", st.ID, retainShards))
 	return it
 }
 
@@ -400,8 +400,4 @@ func decodeAudit(it item) elicitation.AuditEntry {
 func storedCountAttr(a elicitation.Action) string  { return "n_" + string(a) }
 func omittedCountAttr(a elicitation.Action) string { return "o_" + string(a) }
 
-func newToken() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
+func newToken() string { return rand.Text() }

@@ -15,6 +15,7 @@ import (
 // says ErrNotFound (so that an agent or a reviewer gets not_found), not a
 // DynamoDB validation error (an internal error).
 func TestIDTooLongForAKey(t *testing.T) {
+	t.Parallel()
 	s, _, _ := dynamotest.Store(t, dynamostore.Options{})
 	ctx := context.Background()
 	id := strings.Repeat("a", 3000)

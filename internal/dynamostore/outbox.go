@@ -36,17 +36,8 @@ const (
 	attrStep      = "step"
 )
 
-func outboxShard(deliveryID string) string {
-	var h uint32 = 2166136261 // FNV-1a
-	for i := 0; i < len(deliveryID); i++ {
-		h ^= uint32(deliveryID[i])
-		h *= 16777619
-	}
-	return outboxPrefix + strconv.Itoa(int(h%outboxShards))
-}
-
 func outboxKey(d elicitation.Delivery) item {
-	return key(outboxShard(d.ID), sortable(d.DueAt.UnixNano())+"#"+d.ID)
+	return key(shard(outboxPrefix, d.ID, outboxShards), sortable(d.DueAt.UnixNano())+"#"+d.ID)
 }
 
 // IsOutboxKey reports whether a table key (as a stream record carries it)
@@ -124,22 +115,15 @@ func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]
 	var out []elicitation.Delivery
 	upper := sortable(now.UnixNano() + 1)
 	for shard := range outboxShards {
-		p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
-			TableName:                 s.table,
+		err := s.each(ctx, &dynamodb.QueryInput{
 			KeyConditionExpression:    aws.String("#pk = :pk AND #sk < :upper"),
 			FilterExpression:          aws.String("attribute_not_exists(#notBefore) OR #notBefore <= :now"),
 			ExpressionAttributeNames:  names(attrPK, attrSK, attrNotBefore),
 			ExpressionAttributeValues: item{":pk": str(outboxPrefix + strconv.Itoa(shard)), ":upper": str(upper), ":now": num(now.UnixNano())},
 			ConsistentRead:            aws.Bool(true),
-		})
-		for p.HasMorePages() {
-			page, err := p.NextPage(ctx)
-			if err != nil {
-				return nil, fmt.Errorf("due deliveries: %w", err)
-			}
-			for _, it := range page.Items {
-				out = append(out, decodeDelivery(it))
-			}
+		}, func(it item) error { out = append(out, decodeDelivery(it)); return nil })
+		if err != nil {
+			return nil, fmt.Errorf("due deliveries: %w", err)
 		}
 	}
 	return elicitation.FairDue(out, limit), nil
@@ -199,15 +183,14 @@ func (s *Store) SettleDelivery(ctx context.Context, d elicitation.Delivery, retr
 		}},
 		{Put: &types.Put{TableName: s.table, Item: auditItem(d.RequestID, entry, ttlOf(d.RetainUntil))}},
 	})
-	var tce *types.TransactionCanceledException
 	switch {
 	case err == nil:
 		return nil
-	case !errors.As(err, &tce):
+	case !isCanceled(err):
 		return fmt.Errorf("settle delivery %s: %w", d.ID, err)
-	case reason(tce, 0) == "ConditionalCheckFailed":
+	case conditionFailed(err, 0):
 		return fmt.Errorf("settle delivery %s: the claim is no longer held: %w", d.ID, elicitation.ErrConflict)
-	case reason(tce, 1) == "ConditionalCheckFailed":
+	case conditionFailed(err, 1):
 		// The request was cleaned up: settle the delivery, audit nothing.
 		if err := s.transact(ctx, []types.TransactWriteItem{op}); err != nil {
 			if isCanceled(err) {
@@ -225,22 +208,15 @@ func (s *Store) SettleDelivery(ctx context.Context, d elicitation.Delivery, retr
 func (s *Store) cleanupOutbox(ctx context.Context, now time.Time) error {
 	var keys []item
 	for shard := range outboxShards {
-		p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
-			TableName:                 s.table,
+		err := s.each(ctx, &dynamodb.QueryInput{
 			KeyConditionExpression:    aws.String("#pk = :pk"),
 			FilterExpression:          aws.String("#retainUntil <= :now"),
 			ProjectionExpression:      aws.String("#pk, #sk"),
 			ExpressionAttributeNames:  names(attrPK, attrSK, attrRetainUntil),
 			ExpressionAttributeValues: item{":pk": str(outboxPrefix + strconv.Itoa(shard)), ":now": num(now.UnixNano())},
-		})
-		for p.HasMorePages() {
-			page, err := p.NextPage(ctx)
-			if err != nil {
-				return fmt.Errorf("cleanup outbox: %w", err)
-			}
-			for _, it := range page.Items {
-				keys = append(keys, key(getS(it, attrPK), getS(it, attrSK)))
-			}
+		}, func(it item) error { keys = append(keys, key(getS(it, attrPK), getS(it, attrSK))); return nil })
+		if err != nil {
+			return fmt.Errorf("cleanup outbox: %w", err)
 		}
 	}
 	if err := s.deleteAll(ctx, keys); err != nil {

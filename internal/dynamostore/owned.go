@@ -54,7 +54,6 @@ func addOwned(it item, st elicitation.State) { it[attrOwnedPK] = ownedPK(st.Owne
 // were still there).
 func (s *Store) OwnedRequests(ctx context.Context, owner string, after elicitation.OwnedPosition, limit int) ([]elicitation.State, bool, error) {
 	in := &dynamodb.QueryInput{
-		TableName:                 s.table,
 		IndexName:                 aws.String(ownedIndex),
 		KeyConditionExpression:    aws.String("#opk = :opk"),
 		ExpressionAttributeNames:  names(attrOwnedPK),
@@ -72,17 +71,17 @@ func (s *Store) OwnedRequests(ctx context.Context, owner string, after elicitati
 		in.ExclusiveStartKey = start
 	}
 	var out []elicitation.State
-	p := dynamodb.NewQueryPaginator(s.db, in)
-	for p.HasMorePages() && len(out) <= limit {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, false, fmt.Errorf("owned requests: query the owned index: %w", err)
+	err := s.each(ctx, in, func(it item) error {
+		if len(out) > limit {
+			return errEnough
 		}
-		for _, it := range page.Items {
-			if st := decodeState(it).State; st.Owner == owner && len(out) <= limit {
-				out = append(out, st)
-			}
+		if st := decodeState(it).State; st.Owner == owner {
+			out = append(out, st)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("owned requests: query the owned index: %w", err)
 	}
 	if len(out) > limit {
 		return out[:limit], true, nil

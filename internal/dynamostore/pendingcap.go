@@ -67,13 +67,6 @@ func (s *Store) uncountPending(owner string) types.TransactWriteItem {
 	}}
 }
 
-// countFull reports whether err is a create's transaction refused by the
-// pending count's condition (its item at index i).
-func countFull(err error, i int) bool {
-	var tce *types.TransactionCanceledException
-	return i > 0 && errors.As(err, &tce) && reason(tce, i) == "ConditionalCheckFailed"
-}
-
 // recount sets r's owner's pending count to the number of its counted
 // requests pending at r's creation, read from the owners' index, unless
 // the count was recounted less than PendingRecount before, and reports

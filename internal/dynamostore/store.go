@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	mrand "math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -53,6 +52,7 @@ type Store struct {
 	table     *string
 	poll      time.Duration
 	tolerance time.Duration
+	retryer   aws.Retryer       // the client's: its delays space the store's own retries
 	wakes     elicitation.Wakes // the watches a resolution through this Store wakes
 }
 
@@ -66,7 +66,11 @@ func New(client *dynamodb.Client, table string, opts Options) *Store {
 	if opts.PollFailureTolerance <= 0 {
 		opts.PollFailureTolerance = DefaultPollFailureTolerance
 	}
-	return &Store{db: client, table: aws.String(table), poll: opts.PollInterval, tolerance: opts.PollFailureTolerance}
+	s := &Store{db: client, table: aws.String(table), poll: opts.PollInterval, tolerance: opts.PollFailureTolerance, retryer: client.Options().Retryer}
+	if s.retryer == nil {
+		s.retryer = Retryer()
+	}
+	return s
 }
 
 // conflictAttempts bounds how often a write that lost a race with another
@@ -74,14 +78,24 @@ func New(client *dynamodb.Client, table string, opts Options) *Store {
 // between the read and the write) starts again.
 const conflictAttempts = 8
 
-// pauseAfterConflict waits a random while, growing with attempt, before a
-// write that lost a race starts again, so that contenders spread out.
-func pauseAfterConflict(ctx context.Context, attempt int) error {
-	d := time.Duration(mrand.Int64N(int64(5*time.Millisecond) << min(attempt, 6)))
+// again decides whether a write whose attempt lost a race (err) starts
+// again: after conflictAttempts it gives up; otherwise it waits first as
+// the client's retryer waits before a retry (a random while, growing with
+// attempt), so that contenders spread out. This is the store's one backoff.
+func (s *Store) again(ctx context.Context, attempt int, err error) error {
+	if attempt >= conflictAttempts {
+		return fmt.Errorf("gave up after %d transaction conflicts: %w", attempt, err)
+	}
+	d, derr := s.retryer.RetryDelay(attempt, err)
+	if derr != nil {
+		return errors.Join(err, derr)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
 	select {
 	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(d):
+		return errors.Join(err, ctx.Err())
+	case <-t.C:
 		return nil
 	}
 }
@@ -160,7 +174,7 @@ func (s *Store) Create(ctx context.Context, r elicitation.Request, created elici
 		if !isCanceled(err) {
 			return fmt.Errorf("create %s: %w", id, err)
 		}
-		if countFull(err, counter) {
+		if counter > 0 && conditionFailed(err, counter) {
 			room, rerr := s.recount(ctx, r)
 			switch {
 			case rerr != nil:
@@ -172,10 +186,10 @@ func (s *Store) Create(ctx context.Context, r elicitation.Request, created elici
 		}
 		cur, rerr := s.read(ctx, id)
 		switch {
-		case errors.Is(rerr, elicitation.ErrNotFound) && attempt < conflictAttempts:
+		case errors.Is(rerr, elicitation.ErrNotFound):
 			// Lost a race with a concurrent transaction: try again.
-			if perr := pauseAfterConflict(ctx, attempt); perr != nil {
-				return fmt.Errorf("create %s: %w", id, errors.Join(err, perr))
+			if aerr := s.again(ctx, attempt, err); aerr != nil {
+				return fmt.Errorf("create %s: %w", id, aerr)
 			}
 			continue
 		case rerr != nil:
@@ -239,7 +253,6 @@ func (s *Store) Load(ctx context.Context, id string) (elicitation.Record, error)
 // query reads a whole partition in sort-key order, page by page.
 func (s *Store) query(ctx context.Context, pk string, keysOnly bool, fn func(item)) error {
 	in := &dynamodb.QueryInput{
-		TableName:                 s.table,
 		KeyConditionExpression:    aws.String("#pk = :pk"),
 		ExpressionAttributeNames:  names(attrPK),
 		ExpressionAttributeValues: item{":pk": str(pk)},
@@ -249,14 +262,28 @@ func (s *Store) query(ctx context.Context, pk string, keysOnly bool, fn func(ite
 		in.ProjectionExpression = aws.String("#pk, #sk")
 		in.ExpressionAttributeNames = names(attrPK, attrSK)
 	}
+	return s.each(ctx, in, func(it item) error { fn(it); return nil })
+}
+
+// errEnough, returned by each's fn, ends the query early without error.
+var errEnough = errors.New("enough")
+
+// each runs the query in on the store's table, page by page, and calls fn
+// with each item in order, until fn returns an error (errEnough: none).
+func (s *Store) each(ctx context.Context, in *dynamodb.QueryInput, fn func(item) error) error {
+	in.TableName = s.table
 	p := dynamodb.NewQueryPaginator(s.db, in)
 	for p.HasMorePages() {
-		out, err := p.NextPage(ctx)
+		page, err := p.NextPage(ctx)
 		if err != nil {
 			return err
 		}
-		for _, it := range out.Items {
-			fn(it)
+		for _, it := range page.Items {
+			if err := fn(it); errors.Is(err, errEnough) {
+				return nil
+			} else if err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -279,7 +306,8 @@ func (s *Store) Resolve(ctx context.Context, id string, t elicitation.Resolution
 		if berr != nil {
 			return elicitation.State{}, fmt.Errorf("resolve %s: %w", id, berr)
 		}
-		if werr := s.transact(ctx, tx); werr == nil {
+		werr := s.transact(ctx, tx)
+		if werr == nil {
 			s.wakes.Wake(id)
 			return t.Step(cur.State).Next, nil
 		} else if !isCanceled(werr) {
@@ -294,11 +322,8 @@ func (s *Store) Resolve(ctx context.Context, id string, t elicitation.Resolution
 		}
 		if err == nil && cur.Status == elicitation.StatusPending && t.At.Before(cur.ExpiresAt) {
 			// Still open: the transaction lost a race with another one.
-			if attempt >= conflictAttempts {
-				return cur.State, fmt.Errorf("resolve %s: gave up after %d transaction conflicts", id, attempt)
-			}
-			if perr := pauseAfterConflict(ctx, attempt); perr != nil {
-				return cur.State, fmt.Errorf("resolve %s: %w", id, perr)
+			if aerr := s.again(ctx, attempt, werr); aerr != nil {
+				return cur.State, fmt.Errorf("resolve %s: %w", id, aerr)
 			}
 		}
 	}
@@ -432,11 +457,8 @@ func (s *Store) Consume(ctx context.Context, id string, entry elicitation.AuditE
 		if again, rerr := s.read(ctx, id); rerr == nil && again.writeToken == tok {
 			return again.State, nil // an earlier attempt of this call landed
 		}
-		if attempt >= conflictAttempts {
-			return elicitation.State{}, fmt.Errorf("consume %s: gave up after %d write conflicts: %w", id, attempt, err)
-		}
-		if perr := pauseAfterConflict(ctx, attempt); perr != nil {
-			return elicitation.State{}, fmt.Errorf("consume %s: %w", id, perr)
+		if aerr := s.again(ctx, attempt, err); aerr != nil {
+			return elicitation.State{}, fmt.Errorf("consume %s: %w", id, aerr)
 		}
 	}
 }
@@ -492,14 +514,12 @@ func (s *Store) Append(ctx context.Context, id string, e elicitation.AuditEntry)
 		if err == nil {
 			return nil
 		}
-		var tce *types.TransactionCanceledException
-		if !errors.As(err, &tce) {
-			return fmt.Errorf("append %s: %w", id, err)
-		}
 		switch {
-		case reason(tce, 1) == "ConditionalCheckFailed":
+		case !isCanceled(err):
+			return fmt.Errorf("append %s: %w", id, err)
+		case conditionFailed(err, 1):
 			return nil // an earlier attempt of this call landed
-		case reason(tce, 0) == "ConditionalCheckFailed":
+		case conditionFailed(err, 0):
 			_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 				TableName: s.table, Key: counter,
 				UpdateExpression:          aws.String("SET #ttl = :ttl ADD #o :one"),
@@ -510,11 +530,9 @@ func (s *Store) Append(ctx context.Context, id string, e elicitation.AuditEntry)
 				return fmt.Errorf("append %s: count omitted entry: %w", id, err)
 			}
 			return nil
-		case attempt >= conflictAttempts:
-			return fmt.Errorf("append %s: gave up after %d transaction conflicts: %w", id, attempt, err)
 		}
-		if perr := pauseAfterConflict(ctx, attempt); perr != nil {
-			return fmt.Errorf("append %s: %w", id, perr)
+		if aerr := s.again(ctx, attempt, err); aerr != nil {
+			return fmt.Errorf("append %s: %w", id, aerr)
 		}
 	}
 }
@@ -547,11 +565,10 @@ func (s *Store) AppendOnce(ctx context.Context, id, mark string, e elicitation.A
 		if err == nil {
 			return true, nil
 		}
-		var tce *types.TransactionCanceledException
-		if !errors.As(err, &tce) {
+		if !isCanceled(err) {
 			return false, fmt.Errorf("append once %s: %w", id, err)
 		}
-		if reason(tce, 0) == "ConditionalCheckFailed" {
+		if conditionFailed(err, 0) {
 			out, gerr := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 				TableName: s.table, Key: key(getS(m, attrPK), getS(m, attrSK)), ConsistentRead: aws.Bool(true),
 			})
@@ -560,11 +577,8 @@ func (s *Store) AppendOnce(ctx context.Context, id, mark string, e elicitation.A
 			}
 			return out.Item != nil && getS(out.Item, attrWriteToken) == tok, nil
 		}
-		if attempt >= conflictAttempts {
-			return false, fmt.Errorf("append once %s: gave up after %d transaction conflicts: %w", id, attempt, err)
-		}
-		if perr := pauseAfterConflict(ctx, attempt); perr != nil {
-			return false, fmt.Errorf("append once %s: %w", id, perr)
+		if aerr := s.again(ctx, attempt, err); aerr != nil {
+			return false, fmt.Errorf("append once %s: %w", id, aerr)
 		}
 	}
 }
@@ -613,11 +627,12 @@ func isCanceled(err error) bool {
 	return errors.As(err, &tce)
 }
 
-func reason(tce *types.TransactionCanceledException, i int) string {
-	if i < len(tce.CancellationReasons) {
-		return aws.ToString(tce.CancellationReasons[i].Code)
-	}
-	return ""
+// conditionFailed reports whether err is a transaction canceled by the
+// condition of its item i.
+func conditionFailed(err error, i int) bool {
+	var tce *types.TransactionCanceledException
+	return errors.As(err, &tce) && i < len(tce.CancellationReasons) &&
+		aws.ToString(tce.CancellationReasons[i].Code) == "ConditionalCheckFailed"
 }
 
 // Cleanup implements elicitation.Store. It queries the retention index (a
@@ -628,30 +643,24 @@ func reason(tce *types.TransactionCanceledException, i int) string {
 func (s *Store) Cleanup(ctx context.Context, now time.Time) (int, error) {
 	removed := 0
 	for shard := range retainShards {
-		in := &dynamodb.QueryInput{
-			TableName:                 s.table,
+		err := s.each(ctx, &dynamodb.QueryInput{
 			IndexName:                 aws.String(retainIndex),
 			KeyConditionExpression:    aws.String("#gpk = :gpk AND #retainUntil <= :now"),
 			ExpressionAttributeNames:  names(attrRetainShard, attrRetainUntil),
 			ExpressionAttributeValues: item{":gpk": str("retain#" + strconv.Itoa(shard)), ":now": num(now.UnixNano())},
-		}
-		p := dynamodb.NewQueryPaginator(s.db, in)
-		for p.HasMorePages() {
-			out, err := p.NextPage(ctx)
+		}, func(it item) error {
+			id := getS(it, attrPK)[len(reqPrefix):]
+			ok, err := s.remove(ctx, id, now)
+			if ok {
+				removed++
+			}
 			if err != nil {
-				return removed, fmt.Errorf("cleanup: query retention index: %w", err)
+				return fmt.Errorf("remove %s: %w", id, err)
 			}
-			for _, it := range out.Items {
-				pk := getS(it, attrPK)
-				id := pk[len(reqPrefix):]
-				ok, err := s.remove(ctx, id, now)
-				if err != nil {
-					return removed, fmt.Errorf("cleanup %s: %w", id, err)
-				}
-				if ok {
-					removed++
-				}
-			}
+			return nil
+		})
+		if err != nil {
+			return removed, fmt.Errorf("cleanup: %w", err)
 		}
 	}
 	if err := s.cleanupOutbox(ctx, now); err != nil {
@@ -703,7 +712,7 @@ func (s *Store) remove(ctx context.Context, id string, now time.Time) (bool, err
 }
 
 // deleteAll deletes keys with BatchWriteItem, 25 at a time, resending what
-// DynamoDB leaves unprocessed.
+// DynamoDB leaves unprocessed (after a pause that grows, without end).
 func (s *Store) deleteAll(ctx context.Context, keys []item) error {
 	for len(keys) > 0 {
 		n := min(25, len(keys))
@@ -713,17 +722,14 @@ func (s *Store) deleteAll(ctx context.Context, keys []item) error {
 		}
 		keys = keys[n:]
 		pending := map[string][]types.WriteRequest{*s.table: reqs}
-		for backoff := 20 * time.Millisecond; len(pending) > 0; backoff = min(2*backoff, time.Second) {
+		for attempt := 1; len(pending) > 0; attempt++ {
 			out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})
 			if err != nil {
 				return fmt.Errorf("delete items: %w", err)
 			}
-			pending = out.UnprocessedItems
-			if len(pending) > 0 {
-				select {
-				case <-ctx.Done():
-					return fmt.Errorf("delete items: %w", ctx.Err())
-				case <-time.After(backoff):
+			if pending = out.UnprocessedItems; len(pending) > 0 {
+				if err := s.again(ctx, min(attempt, conflictAttempts-1), nil); err != nil {
+					return fmt.Errorf("delete items: %w", err)
 				}
 			}
 		}

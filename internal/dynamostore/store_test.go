@@ -99,6 +99,7 @@ func submit(sub string, at time.Time, ids ...string) elicitation.Resolution {
 }
 
 func TestCreateLoadRoundTrip(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	a, b := twoHandles(t)
 	for _, r := range []elicitation.Request{approval(), selection(3, 200), selection(500, 1000)} {
@@ -129,6 +130,7 @@ func TestCreateLoadRoundTrip(t *testing.T) {
 }
 
 func TestResolveExactlyOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	a, b := twoHandles(t)
 	r := selection(5, 100)
@@ -192,6 +194,7 @@ func TestResolveExactlyOnce(t *testing.T) {
 }
 
 func TestResolveExpiredAndMissing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	a, _ := twoHandles(t)
 	r := approval()
@@ -210,6 +213,7 @@ func TestResolveExpiredAndMissing(t *testing.T) {
 }
 
 func TestConsume(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	a, b := twoHandles(t)
 	r := approval()
@@ -249,6 +253,7 @@ func TestConsume(t *testing.T) {
 }
 
 func TestAuditOrderAndCap(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	a, b := twoHandles(t)
 	r := approval()
@@ -300,6 +305,7 @@ func TestAuditOrderAndCap(t *testing.T) {
 }
 
 func TestWaitAcrossHandles(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	a, _, table := dynamotest.Store(t, dynamostore.Options{})
 	b := dynamostore.New(dynamotest.Client(dynamotest.Endpoint(t)), table, dynamostore.Options{})
@@ -347,6 +353,7 @@ func TestWaitAcrossHandles(t *testing.T) {
 }
 
 func TestCleanup(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	a, b := twoHandles(t)
 	old, young := selection(500, 1000), approval()
@@ -384,6 +391,7 @@ func TestCleanup(t *testing.T) {
 // under a key derived from the mark, with the request's ttl; Audit does not
 // list it.
 func TestAppendOnceItem(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	a, _ := twoHandles(t)
 	r := approval()
@@ -416,5 +424,20 @@ func TestAppendOnceItem(t *testing.T) {
 	tr, err := a.Audit(ctx, r.State.ID)
 	if err != nil || len(tr.Entries) != 2 || tr.Entries[1].Action != elicitation.ActionPushed {
 		t.Errorf("audit = %+v, %v; want created, pushed", tr.Entries, err)
+	}
+}
+
+// TestSetTTLTwice: SetTTL leaves a TTL already in the state asked for as
+// it is (CreateTable whose first attempt timed out but landed leaves the
+// table's TTL to the caller, dynamotest.Table then turns it off).
+func TestSetTTLTwice(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := dynamotest.Client(dynamotest.Endpoint(t))
+	table := dynamotest.Table(t, c) // TTL on, then off
+	for _, on := range []bool{false, true, true, false} {
+		if err := dynamostore.SetTTL(ctx, c, table, on); err != nil {
+			t.Fatalf("SetTTL(%v): %v", on, err)
+		}
 	}
 }

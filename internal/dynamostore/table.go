@@ -13,6 +13,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 )
 
 // Retry policy: enough attempts to ride out a burst of throttling, short
@@ -104,8 +105,9 @@ func CreateTable(ctx context.Context, client *dynamodb.Client, table string) err
 }
 
 // SetTTL turns DynamoDB's TTL on the table's ttl attribute (the end of
-// retention) on or off. CreateTable turns it on; the tests turn it off
-// where they write on a clock other than the wall clock.
+// retention) on or off; a TTL already so is left as it is. CreateTable
+// turns it on; the tests turn it off where they write on a clock other
+// than the wall clock.
 func SetTTL(ctx context.Context, client *dynamodb.Client, table string, on bool) error {
 	_, err := client.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
 		TableName: aws.String(table),
@@ -113,9 +115,11 @@ func SetTTL(ctx context.Context, client *dynamodb.Client, table string, on bool)
 			AttributeName: aws.String(attrTTL), Enabled: aws.Bool(on),
 		},
 	})
-	// Already as asked is done: a retried call whose first attempt took
-	// effect (a slow response on a busy machine) is refused this way.
-	if err != nil && !strings.Contains(err.Error(), "TimeToLive is already") {
+	var api smithy.APIError
+	if errors.As(err, &api) && api.ErrorCode() == "ValidationException" && strings.HasPrefix(api.ErrorMessage(), "TimeToLive is already") {
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("set TTL on %s to %v: %w", table, on, err)
 	}
 	return nil

@@ -46,7 +46,7 @@ type pollWatch struct {
 	mu      sync.Mutex
 	timer   *time.Timer
 	stopped bool
-	failing failures
+	failing time.Time // since when reads have been failing (zero: the last one succeeded)
 }
 
 // poll reads the state item once, wakes the watch if the read says to, and
@@ -61,12 +61,14 @@ func (w *pollWatch) poll() {
 	var changed bool
 	switch {
 	case err == nil:
-		w.failing = failures{}
+		w.failing = time.Time{}
 		changed = cur.Status != elicitation.StatusPending
 	case errors.Is(err, elicitation.ErrNotFound):
 		changed = true
+	case w.failing.IsZero():
+		w.failing = time.Now()
 	default:
-		changed = w.failing.lasting(w.s.tolerance)
+		changed = time.Since(w.failing) >= w.s.tolerance
 	}
 	w.timer.Reset(w.every())
 	w.mu.Unlock()
@@ -82,21 +84,3 @@ func (w *pollWatch) stop() {
 	w.mu.Unlock()
 	w.cancel()
 }
-
-// failures is how long a wait's reads have been failing: a short outage
-// does not end a wait, reads failing for PollFailureTolerance do. The
-// zero value is a wait whose last read succeeded.
-type failures struct{ since time.Time }
-
-// lasting records a failed read and reports whether reads have been
-// failing for tolerance.
-func (f *failures) lasting(tolerance time.Duration) bool {
-	if f.since.IsZero() {
-		f.since = time.Now()
-		return false
-	}
-	return f.length() >= tolerance
-}
-
-// length is how long reads have been failing.
-func (f *failures) length() time.Duration { return time.Since(f.since) }

@@ -37,14 +37,6 @@ const (
 	ViaSlack    Via = "slack"
 )
 
-// orPage is v, or ViaPage when v is empty.
-func (v Via) orPage() Via {
-	if v == "" {
-		return ViaPage
-	}
-	return v
-}
-
 // CheckSelection validates picked option ids: every id one of the options,
 // none twice, and their count within MinSelections..MaxSelections.
 func (p Payload) CheckSelection(ids []string) error {

@@ -1,6 +1,7 @@
 package elicitation
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -48,7 +49,7 @@ func (s *Service) ListOwned(ctx context.Context, principal string, after OwnedPo
 	if limit <= 0 || limit > MaxOwnedPage {
 		limit = MaxOwnedPage
 	}
-	owner := orAnonymous(principal)
+	owner := cmp.Or(principal, Anonymous)
 	got, more, err := s.store.OwnedRequests(ctx, owner, after, limit)
 	if err != nil {
 		return nil, OwnedPosition{}, fmt.Errorf("list owned: %w", err)

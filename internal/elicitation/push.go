@@ -1,6 +1,7 @@
 package elicitation
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -9,14 +10,8 @@ import (
 // PushLink returns, for a request's owner, its state, its sealed push link
 // (Payload.PushLink, empty when it may not be pushed) and its message.
 func (s *Service) PushLink(ctx context.Context, principal, id string) (st State, link, message string, err error) {
-	if st, err = s.owned(ctx, principal, id); err != nil {
-		return State{}, "", "", err
-	}
-	rec, err := s.store.Load(ctx, id)
-	if err != nil {
-		return State{}, "", "", fmt.Errorf("read %s: %w", id, err)
-	}
-	return s.derive(st), rec.Payload.PushLink, rec.Payload.Message, nil
+	st, p, err := s.HostForm(ctx, principal, id)
+	return st, p.PushLink, p.Message, err
 }
 
 // RecordPush records, in the audit trail, that the review link of a
@@ -42,7 +37,7 @@ func (s *Service) RecordPushAnswer(ctx context.Context, principal, id, ref strin
 // recordOnce appends entry for principal unless its mark (the action, the
 // principal and ref) is already recorded for the request.
 func (s *Service) recordOnce(ctx context.Context, principal, id string, entry AuditEntry, ref string) (bool, error) {
-	principal = orAnonymous(principal)
+	principal = cmp.Or(principal, Anonymous)
 	if _, err := s.owned(ctx, principal, id); err != nil {
 		return false, err
 	}

@@ -197,7 +197,7 @@ func (r *fieldReader) typed(f *Field, typ string) error {
 		r.allow("minimum", "maximum")
 		f.Type = FieldType(typ)
 		var err error
-		f.Minimum, f.Maximum, err = r.numRange("minimum", "maximum")
+		f.Minimum, f.Maximum, err = bounds[float64](r, "minimum", "maximum")
 		return err
 	case "boolean":
 		f.Type = FieldBoolean
@@ -220,7 +220,7 @@ func (r *fieldReader) stringField(f *Field) error {
 		return schemaErr(r.path+".format", "format %q of field %q is not one of email, uri, date, date-time", f.Format, r.name)
 	}
 	var err error
-	if f.MinLength, f.MaxLength, err = r.countRange("minLength", "maxLength"); err != nil {
+	if f.MinLength, f.MaxLength, err = bounds[int](r, "minLength", "maxLength"); err != nil {
 		return err
 	}
 	f.Type = FieldString
@@ -247,7 +247,7 @@ func (r *fieldReader) arrayField(f *Field) error {
 	if f.Choices, err = parseChoices(r.path+".items", items, "anyOf"); err != nil {
 		return err
 	}
-	f.MinItems, f.MaxItems, err = r.countRange("minItems", "maxItems")
+	f.MinItems, f.MaxItems, err = bounds[int](r, "minItems", "maxItems")
 	return err
 }
 
@@ -260,51 +260,31 @@ func (r *fieldReader) str(k string, dst *string) error {
 	return nil
 }
 
-func (r *fieldReader) count(k string) (*int, error) {
+// keyword reads keyword k as a T, nil when it is absent: a count (int)
+// must be a non-negative integer, a bound (float64) any number.
+func keyword[T int | float64](r *fieldReader, k string) (*T, error) {
 	v, ok := r.obj[k]
 	if !ok {
 		return nil, nil
 	}
-	var n int
-	if json.Unmarshal(v, &n) != nil || n < 0 {
-		return nil, schemaErr(r.path+"."+k, "%s of field %q must be a non-negative integer", k, r.name)
+	var n T
+	if _, count := any(n).(int); json.Unmarshal(v, &n) != nil || count && n < 0 {
+		what := "a number"
+		if count {
+			what = "a non-negative integer"
+		}
+		return nil, schemaErr(r.path+"."+k, "%s of field %q must be %s", k, r.name, what)
 	}
 	return &n, nil
 }
 
-func (r *fieldReader) num(k string) (*float64, error) {
-	v, ok := r.obj[k]
-	if !ok {
-		return nil, nil
-	}
-	var n float64
-	if json.Unmarshal(v, &n) != nil {
-		return nil, schemaErr(r.path+"."+k, "%s of field %q must be a number", k, r.name)
-	}
-	return &n, nil
-}
-
-// countRange reads two counts that bound each other (minLength and
-// maxLength, minItems and maxItems).
-func (r *fieldReader) countRange(minKey, maxKey string) (lo, hi *int, err error) {
-	if lo, err = r.count(minKey); err != nil {
+// bounds reads two keywords that bound each other (minLength and
+// maxLength, minItems and maxItems, minimum and maximum).
+func bounds[T int | float64](r *fieldReader, minKey, maxKey string) (lo, hi *T, err error) {
+	if lo, err = keyword[T](r, minKey); err != nil {
 		return nil, nil, err
 	}
-	if hi, err = r.count(maxKey); err != nil {
-		return nil, nil, err
-	}
-	if lo != nil && hi != nil && *lo > *hi {
-		return nil, nil, schemaErr(r.path, "%s of field %q is above its %s", minKey, r.name, maxKey)
-	}
-	return lo, hi, nil
-}
-
-// numRange reads two numbers that bound each other (minimum and maximum).
-func (r *fieldReader) numRange(minKey, maxKey string) (lo, hi *float64, err error) {
-	if lo, err = r.num(minKey); err != nil {
-		return nil, nil, err
-	}
-	if hi, err = r.num(maxKey); err != nil {
+	if hi, err = keyword[T](r, maxKey); err != nil {
 		return nil, nil, err
 	}
 	if lo != nil && hi != nil && *lo > *hi {

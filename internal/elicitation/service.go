@@ -1,6 +1,7 @@
 package elicitation
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -151,7 +152,7 @@ func (s *Service) create(ctx context.Context, principal string, kind Kind, p Pay
 	if approvals <= 1 {
 		approvals = 0
 	}
-	if err := s.policy.reachable(orAnonymous(principal), p.Reviewers, approvals); err != nil {
+	if err := s.policy.reachable(cmp.Or(principal, Anonymous), p.Reviewers, approvals); err != nil {
 		return Created{}, err
 	}
 	if s.templates != nil {
@@ -159,9 +160,7 @@ func (s *Service) create(ctx context.Context, principal string, kind Kind, p Pay
 			return Created{}, err
 		}
 	}
-	if principal == "" {
-		principal = Anonymous
-	}
+	principal = cmp.Or(principal, Anonymous)
 	targets, err := s.targets(principal, n.Targets)
 	if err != nil {
 		return Created{}, err
@@ -206,17 +205,10 @@ func (s *Service) owned(ctx context.Context, principal, id string) (State, error
 	if err != nil {
 		return State{}, fmt.Errorf("read %s: %w", id, err)
 	}
-	if st.Owner != orAnonymous(principal) {
+	if st.Owner != cmp.Or(principal, Anonymous) {
 		return State{}, fmt.Errorf("read %s: %w", id, ErrNotFound)
 	}
 	return st, nil
-}
-
-func orAnonymous(p string) string {
-	if p == "" {
-		return Anonymous
-	}
-	return p
 }
 
 func (s *Service) derive(st State) State {
@@ -239,12 +231,17 @@ func (s *Service) Status(ctx context.Context, principal, id string) (State, erro
 // bound elapses it returns the state as it is then (pending or expired),
 // without error. It is AwaitFunc, waited for.
 func (s *Service) Await(ctx context.Context, principal, id string, wait time.Duration) (State, error) {
+	return waitFor(func(done func(State, error)) { s.AwaitFunc(ctx, principal, id, wait, done) })
+}
+
+// waitFor calls start and waits for the outcome it gives done.
+func waitFor(start func(done func(State, error))) (State, error) {
 	type outcome struct {
 		st  State
 		err error
 	}
 	ch := make(chan outcome, 1)
-	s.AwaitFunc(ctx, principal, id, wait, func(st State, err error) { ch <- outcome{st, err} })
+	start(func(st State, err error) { ch <- outcome{st, err} })
 	o := <-ch
 	return o.st, o.err
 }
@@ -290,7 +287,7 @@ func (s *Service) Result(ctx context.Context, principal, id string) (Result, err
 	if err := s.undecided(st); err != nil {
 		return Result{}, fmt.Errorf("result %s: %w", id, err)
 	}
-	entry := AuditEntry{At: s.now().UTC(), Action: ActionResultFetched, Principal: orAnonymous(principal), Detail: withNote(ctx, "")}
+	entry := AuditEntry{At: s.now().UTC(), Action: ActionResultFetched, Principal: cmp.Or(principal, Anonymous), Detail: withNote(ctx, "")}
 	if !(isRepeatRead(ctx) && st.Status == StatusConsumed) {
 		st, err = s.store.Consume(ctx, id, entry)
 	}
@@ -344,7 +341,7 @@ func (s *Service) Cancel(ctx context.Context, principal, id string) (State, erro
 	if err != nil {
 		return State{}, err
 	}
-	t := Resolution{Status: StatusCanceled, At: s.now().UTC(), By: orAnonymous(principal)}
+	t := Resolution{Status: StatusCanceled, At: s.now().UTC(), By: cmp.Or(principal, Anonymous)}
 	if s.notify != nil && cur.Status == StatusPending {
 		rec, err := s.store.Load(ctx, id)
 		if err != nil {
@@ -509,18 +506,11 @@ func (s *Service) RefuseSubmission(ctx context.Context, id, key, by, reason stri
 }
 
 func (s *Service) recordRefusal(ctx context.Context, id, by, reason string) error {
-	e := AuditEntry{At: s.now().UTC(), Action: ActionSubmissionRefused, Principal: orReviewer(by), Detail: reason}
+	e := AuditEntry{At: s.now().UTC(), Action: ActionSubmissionRefused, Principal: cmp.Or(by, Reviewer), Detail: reason}
 	if err := s.store.Append(ctx, id, e); err != nil {
 		return fmt.Errorf("refuse submission %s: %w", id, err)
 	}
 	return nil
-}
-
-func orReviewer(p string) string {
-	if p == "" {
-		return Reviewer
-	}
-	return p
 }
 
 // Submit validates a reviewer's submission and lands it exactly once. A
@@ -549,7 +539,7 @@ func (s *Service) Submit(ctx context.Context, id, key string, sub Submission) (S
 	if sub.ID == "" {
 		return refuse("missing submission id", invalid(ErrSubmissionIDMissing, "submission", "the submission has no id; reload the page"))
 	}
-	t := Resolution{Status: Status(sub.Decision), SubmissionID: sub.ID, At: s.now().UTC(), By: orReviewer(sub.By), Via: sub.Via.orPage()}
+	t := Resolution{Status: Status(sub.Decision), SubmissionID: sub.ID, At: s.now().UTC(), By: cmp.Or(sub.By, Reviewer), Via: cmp.Or(sub.Via, ViaPage)}
 	if st, resent, retry := s.resend(rec, sub, t); resent {
 		if retry {
 			return st, nil
@@ -582,8 +572,6 @@ func (s *Service) Submit(ctx context.Context, id, key string, sub Submission) (S
 	return s.derive(st), nil
 }
 
-// withDigest is rec's state with its answer digest, computed from the
-// stored answer for a request decided before digests were stored.
 // resend decides a submission from a page that was already counted: resent
 // is false when sub is a new submission. The same page sent again is the
 // success it was if it carries the same answer (a lost response, a double
@@ -591,27 +579,21 @@ func (s *Service) Submit(ctx context.Context, id, key string, sub Submission) (S
 // (Back, another choice) is a conflict, so the reviewer is never shown an
 // outcome that was not recorded. The store applies the same rule
 // (IsRetryOf) when two sends overlap.
+//
+// A page counted is the one that decided, or an approval already counted
+// towards a quorum.
 func (s *Service) resend(rec Record, sub Submission, t Resolution) (st State, resent, retry bool) {
-	if rec.State.SubmissionID == sub.ID && rec.State.Status != StatusPending {
-		if answer, err := rec.Payload.answer(rec.State.Kind, sub); err == nil {
-			t.Answer = answer
-			if t.IsRetryOf(withDigest(rec)) {
-				return rec.State, true, true
-			}
-		}
-		return State{}, true, false
+	_, approved := rec.State.approvalOf(sub.ID)
+	if !approved && (rec.State.SubmissionID != sub.ID || rec.State.Status == StatusPending) {
+		return State{}, false, false
 	}
-	if _, ok := rec.State.approvalOf(sub.ID); ok {
-		// An approval already counted towards the quorum, sent again.
-		if answer, err := rec.Payload.answer(rec.State.Kind, sub); err == nil {
-			t.Answer = answer
-			if t.IsRetryOf(rec.State) {
-				return s.derive(rec.State), true, true
-			}
+	if answer, err := rec.Payload.answer(rec.State.Kind, sub); err == nil {
+		t.Answer = answer
+		if t.IsRetryOf(withDigest(rec)) {
+			return rec.State, true, true
 		}
-		return State{}, true, false
 	}
-	return State{}, false, false
+	return State{}, true, false
 }
 
 // refusedResolve says whether the store's err from Resolve is a refusal of
@@ -631,6 +613,8 @@ func (s *Service) refusedResolve(st State, err error) (reason string, cause erro
 	return "", nil, false
 }
 
+// withDigest is rec's state with its answer digest, computed from the
+// stored answer for a request decided before digests were stored.
 func withDigest(rec Record) State {
 	st := rec.State
 	if st.AnswerDigest == "" && st.Decision != "" {

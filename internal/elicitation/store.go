@@ -1,6 +1,7 @@
 package elicitation
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -208,9 +209,7 @@ func (t Resolution) AuditEntry() AuditEntry {
 		e.Action = ActionCanceled
 	default:
 		e.Action = ActionDecided
-		if e.Detail == "" {
-			e.Detail = string(t.Status)
-		}
+		e.Detail = cmp.Or(e.Detail, string(t.Status))
 	}
 	return e
 }

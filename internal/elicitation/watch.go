@@ -24,16 +24,11 @@ const (
 func (s *Service) Watch(ctx context.Context, principal, id string) (State, error) {
 	s.watching.Add(1)
 	defer s.watching.Add(-1)
-	type outcome struct {
-		st  State
-		err error
-	}
-	ch := make(chan outcome, 1)
-	s.watchFunc(ctx, principal, id, func(st State, now time.Time) time.Duration {
-		return st.ExpiresAt.Sub(now)
-	}, s.watchEvery, func(st State, err error) { ch <- outcome{st, err} })
-	o := <-ch
-	return o.st, o.err
+	return waitFor(func(done func(State, error)) {
+		s.watchFunc(ctx, principal, id, func(st State, now time.Time) time.Duration {
+			return st.ExpiresAt.Sub(now)
+		}, s.watchEvery, done)
+	})
 }
 
 // watchEvery is the interval of one polling watch: WatchPoll, longer when

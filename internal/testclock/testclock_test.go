@@ -9,6 +9,7 @@ import (
 )
 
 func TestClockMovesOnlyWhenMoved(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
 	c := testclock.New(t0)
 	if got := c.Now(); !got.Equal(t0) {
@@ -28,6 +29,7 @@ func TestClockMovesOnlyWhenMoved(t *testing.T) {
 // TestClockConcurrent is for -race: the code under test reads the clock
 // from its own goroutines while the test moves it.
 func TestClockConcurrent(t *testing.T) {
+	t.Parallel()
 	c := testclock.New(time.Unix(0, 0))
 	var wg sync.WaitGroup
 	for range 4 {

@@ -13,6 +13,7 @@ import (
 func TestMain(m *testing.M) { os.Exit(dynamotest.Main(m)) }
 
 func TestContract(t *testing.T) {
+	t.Parallel()
 	apikeytest.Run(t, func(t *testing.T) (a, b apikey.Store) {
 		c1 := dynamotest.Client(dynamotest.Endpoint(t))
 		table := dynamotest.Table(t, c1)

@@ -19,7 +19,6 @@ package dynamotest
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -289,7 +288,7 @@ func Table(t testing.TB, c *dynamodb.Client) string {
 // TTL; see Table.
 func TableAsCreated(t testing.TB, c *dynamodb.Client) string {
 	t.Helper()
-	name := "elicitation-test-" + randomHex(6)
+	name := "elicitation-test-" + rand.Text()[:10]
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := dynamostore.CreateTable(ctx, c, name); err != nil {
@@ -309,12 +308,6 @@ func Store(t testing.TB, opts dynamostore.Options) (*dynamostore.Store, *dynamod
 	c := Client(Endpoint(t))
 	table := Table(t, c)
 	return dynamostore.New(c, table, opts), c, table
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 // jarDir finds DynamoDB Local in the repository's node_modules

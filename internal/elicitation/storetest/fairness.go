@@ -33,9 +33,7 @@ func testOutboxFairness(t *testing.T, open Factory) {
 
 	now := T0.Add(time.Second)
 	ds, err := b.DueDeliveries(ctx, now, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	var got []string
 	for _, d := range ds {
 		got = append(got, d.ID)
@@ -59,9 +57,7 @@ func testOutboxFairness(t *testing.T, open Factory) {
 	}
 	later := now.Add(2 * time.Minute)
 	ds, err = b.DueDeliveries(ctx, later, 100)
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	got = got[:0]
 	for _, d := range ds {
 		if d.Target == "stuck" {

@@ -37,19 +37,13 @@ func testInbox(t *testing.T, open Factory) {
 		t.Errorf("limit 2: %d entries, %v", len(got), err)
 	}
 	// A vote stays listed, with the vote; the decision and a cancel leave.
-	if _, err := a.Resolve(ctx, quorum.State.ID, vote("bob@example.com", "s1", "opt-1", time.Minute)); err != nil {
-		t.Fatal(err)
-	}
+	mustResolve(ctx, t, a, quorum.State.ID, vote("bob@example.com", "s1", "opt-1", time.Minute))
 	got = list("after a vote", T0.Add(2*time.Minute), soon, quorum, late)
 	if len(got) == 3 && (len(got[1].Approvers) != 1 || got[1].Approvers[0].By != "bob@example.com") {
 		t.Errorf("after a vote, the quorum's entry has approvers %+v", got[1].Approvers)
 	}
-	if _, err := b.Resolve(ctx, quorum.State.ID, vote("carol@example.com", "s2", "opt-1", 3*time.Minute)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Resolve(ctx, soon.State.ID, elicitation.Resolution{Status: elicitation.StatusCanceled, At: T0.Add(4 * time.Minute), By: "alice"}); err != nil {
-		t.Fatal(err)
-	}
+	mustResolve(ctx, t, b, quorum.State.ID, vote("carol@example.com", "s2", "opt-1", 3*time.Minute))
+	mustResolve(ctx, t, a, soon.State.ID, elicitation.Resolution{Status: elicitation.StatusCanceled, At: T0.Add(4 * time.Minute), By: "alice"})
 	list("after the quorum and a cancel", T0.Add(5*time.Minute), late)
 	list("past every expiry", T0.Add(4*time.Hour))
 	if _, err := a.Cleanup(ctx, T0.Add(30*24*time.Hour)); err != nil {

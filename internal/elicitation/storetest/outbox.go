@@ -86,9 +86,7 @@ func testOutbox(t *testing.T, open Factory) {
 func outboxReadBack(t *testing.T, ctx context.Context, a, b elicitation.Store, r elicitation.Request) {
 	wantDue(t, "before creation", b, T0.Add(-time.Second))
 	got, err := b.DueDeliveries(ctx, T0, 100)
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	if len(got) != 2 {
 		t.Fatalf("due at creation: %d deliveries, want the 2 created notices: %+v", len(got), got)
 	}
@@ -132,9 +130,7 @@ func outboxSettle(t *testing.T, ctx context.Context, a, b elicitation.Store, r e
 	wantDue(t, "after settling", a, T0.Add(time.Minute))
 	wantDue(t, "at expiry", a, r.State.ExpiresAt, id(r, elicitation.EventExpired, "ops"), id(r, elicitation.EventExpired, "chat"))
 	tr, err := a.Audit(ctx, r.State.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	wantActions(t, tr, elicitation.ActionCreated, elicitation.ActionNotified, elicitation.ActionNotified)
 	if tr.Entries[1].Detail != "created to ops: delivered" || tr.Entries[1].Principal != elicitation.Notifier {
 		t.Errorf("notified entry = %+v", tr.Entries[1])
@@ -241,9 +237,7 @@ func claimsBackoff(t *testing.T, ctx context.Context, a, b elicitation.Store, r 
 	}
 	wantDue(t, "settled", a, retry.Add(time.Hour), id(r, elicitation.EventExpired, "ops"))
 	tr, err := a.Audit(ctx, r.State.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	wantActions(t, tr, elicitation.ActionCreated, elicitation.ActionNotified, elicitation.ActionNotified)
 }
 
@@ -262,9 +256,7 @@ func testOutboxResolve(t *testing.T, open Factory) {
 		Outbox:   []elicitation.Delivery{decided},
 		Withdraw: []elicitation.Delivery{delivery(t, r, elicitation.EventExpired, "ops")},
 	}
-	if _, err := b.Resolve(ctx, r.State.ID, res); err != nil {
-		t.Fatal(err)
-	}
+	mustResolve(ctx, t, b, r.State.ID, res)
 	wantDue(t, "after the decision, past expiry", a, r.State.ExpiresAt.Add(time.Hour), id(r, elicitation.EventCreated, "ops"), decided.ID)
 
 	// The losing cancel's notice is never written.

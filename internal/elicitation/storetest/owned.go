@@ -73,15 +73,11 @@ func createOwned(t *testing.T, a, b elicitation.Store, long string) (alice, othe
 func checkOwnedStatuses(t *testing.T, a, b elicitation.Store, alice []elicitation.Request) {
 	ctx := ctxT(t)
 	decided, canceled := alice[len(alice)-1].State.ID, alice[len(alice)-2].State.ID
-	if _, err := a.Resolve(ctx, decided, elicitation.Resolution{Status: elicitation.StatusSubmitted, SubmissionID: "s1", At: T0.Add(time.Minute), By: "reviewer"}); err != nil {
-		t.Fatal(err)
-	}
+	mustResolve(ctx, t, a, decided, elicitation.Resolution{Status: elicitation.StatusSubmitted, SubmissionID: "s1", At: T0.Add(time.Minute), By: "reviewer"})
 	if _, err := a.Consume(ctx, decided, elicitation.AuditEntry{At: T0.Add(2 * time.Minute), Action: elicitation.ActionResultFetched, Principal: "alice"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Resolve(ctx, canceled, elicitation.Resolution{Status: elicitation.StatusCanceled, At: T0.Add(time.Minute), By: "alice"}); err != nil {
-		t.Fatal(err)
-	}
+	mustResolve(ctx, t, a, canceled, elicitation.Resolution{Status: elicitation.StatusCanceled, At: T0.Add(time.Minute), By: "alice"})
 	status := map[string]elicitation.State{}
 	for _, st := range listOwned(t, b, "alice", 100) {
 		status[st.ID] = st

@@ -120,9 +120,7 @@ func quorumAfterDecision(t *testing.T, ctx context.Context, a, b elicitation.Sto
 func quorumAnyDecline(t *testing.T, ctx context.Context, a, b elicitation.Store) {
 	r := NewQuorum(t, 3)
 	mustCreate(t, a, r)
-	if _, err := a.Resolve(ctx, r.State.ID, vote("alice@example.com", "s1", "opt-0", time.Minute)); err != nil {
-		t.Fatal(err)
-	}
+	mustResolve(ctx, t, a, r.State.ID, vote("alice@example.com", "s1", "opt-0", time.Minute))
 	st, err := b.Resolve(ctx, r.State.ID, elicitation.Resolution{Status: elicitation.StatusDeclined, SubmissionID: "s2", At: T0.Add(2 * time.Minute), By: "bob@example.com"})
 	if err != nil || st.Status != elicitation.StatusDeclined || st.DecidedBy != "bob@example.com" || approvers(st) != "alice@example.com" {
 		t.Fatalf("decline = %+v, %v", st, err)
@@ -143,13 +141,9 @@ func quorumShortTellsNobody(t *testing.T, ctx context.Context, a, b elicitation.
 		v.Withdraw = []elicitation.Delivery{delivery(t, r, elicitation.EventExpired, "ops")}
 		return v
 	}
-	if _, err := a.Resolve(ctx, r.State.ID, withNotices(vote("alice@example.com", "s1", "opt-0", time.Minute))); err != nil {
-		t.Fatal(err)
-	}
+	mustResolve(ctx, t, a, r.State.ID, withNotices(vote("alice@example.com", "s1", "opt-0", time.Minute)))
 	wantDue(t, "after one of two approvals, past expiry", b, r.State.ExpiresAt.Add(time.Hour), id(r, elicitation.EventCreated, "ops"), id(r, elicitation.EventExpired, "ops"))
-	if _, err := b.Resolve(ctx, r.State.ID, withNotices(vote("bob@example.com", "s2", "opt-0", 2*time.Minute))); err != nil {
-		t.Fatal(err)
-	}
+	mustResolve(ctx, t, b, r.State.ID, withNotices(vote("bob@example.com", "s2", "opt-0", 2*time.Minute)))
 	wantDue(t, "after the quorum, past expiry", a, r.State.ExpiresAt.Add(time.Hour), id(r, elicitation.EventCreated, "ops"), id(r, elicitation.EventDecided, "ops"))
 }
 
@@ -157,9 +151,7 @@ func quorumShortTellsNobody(t *testing.T, ctx context.Context, a, b elicitation.
 func quorumAtExpiry(t *testing.T, ctx context.Context, a, b elicitation.Store) {
 	r := NewQuorum(t, 2)
 	mustCreate(t, a, r)
-	if _, err := a.Resolve(ctx, r.State.ID, vote("alice@example.com", "s1", "opt-0", time.Minute)); err != nil {
-		t.Fatal(err)
-	}
+	mustResolve(ctx, t, a, r.State.ID, vote("alice@example.com", "s1", "opt-0", time.Minute))
 	late := vote("bob@example.com", "s2", "opt-0", 0)
 	late.At = r.State.ExpiresAt
 	_, err := b.Resolve(ctx, r.State.ID, late)

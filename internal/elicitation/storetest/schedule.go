@@ -31,9 +31,7 @@ func testOutboxScheduled(t *testing.T, open Factory) {
 	wantDue(t, "before the first reminder", b, T0.Add(14*time.Minute), created)
 	wantDue(t, "at 20 minutes", b, T0.Add(20*time.Minute), created, steps[0].ID, esc.ID)
 	ds, err := b.DueDeliveries(ctx, T0.Add(31*time.Minute), 100)
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	for _, d := range ds {
 		if d.ID == steps[1].ID && (d.Step != 2 || d.Event != elicitation.EventReminder || d.Link == "") {
 			t.Errorf("reminder 2 read back as %+v", d)
@@ -54,8 +52,6 @@ func testOutboxScheduled(t *testing.T, open Factory) {
 	at := T0.Add(35 * time.Minute)
 	res := elicitation.Resolution{Status: elicitation.StatusSubmitted, SubmissionID: "sub-1", At: at, By: "reviewer", Answer: &elicitation.Answer{},
 		Withdraw: append([]elicitation.Delivery{delivery(t, r, elicitation.EventExpired, "ops")}, steps...)}
-	if _, err := b.Resolve(ctx, r.State.ID, res); err != nil {
-		t.Fatal(err)
-	}
+	mustResolve(ctx, t, b, r.State.ID, res)
 	wantDue(t, "after the decision", a, T0.Add(2*time.Hour), created)
 }

@@ -28,29 +28,27 @@ type Factory func(t *testing.T) (a, b elicitation.Store)
 // millisecond precision at least.
 var T0 = time.Date(2026, 3, 14, 15, 9, 26, 535_000_000, time.UTC)
 
-// Run runs the whole contract.
+// Run runs the whole contract, its tests in parallel (each opens its own
+// store).
 func Run(t *testing.T, open Factory) {
-	t.Run("CreateAndRead", func(t *testing.T) { testCreateAndRead(t, open) })
-	t.Run("Transitions", func(t *testing.T) { testTransitions(t, open) })
-	t.Run("ExpiryBoundary", func(t *testing.T) { testExpiryBoundary(t, open) })
-	t.Run("RetriedSubmission", func(t *testing.T) { testRetriedSubmission(t, open) })
-	t.Run("OverlappingResends", func(t *testing.T) { testOverlappingResends(t, open) })
-	t.Run("Consume", func(t *testing.T) { testConsume(t, open) })
-	t.Run("Audit", func(t *testing.T) { testAudit(t, open) })
-	t.Run("AppendOnce", func(t *testing.T) { testAppendOnce(t, open) })
-	t.Run("Retention", func(t *testing.T) { testRetention(t, open) })
-	t.Run("ConcurrentDeciders", func(t *testing.T) { testConcurrentDeciders(t, open) })
-	t.Run("Watch", func(t *testing.T) { testWatch(t, open) })
-	t.Run("LargeSelection", func(t *testing.T) { testLargeSelection(t, open) })
-	t.Run("Outbox", func(t *testing.T) { testOutbox(t, open) })
-	t.Run("OutboxClaims", func(t *testing.T) { testOutboxClaims(t, open) })
-	t.Run("OutboxResolve", func(t *testing.T) { testOutboxResolve(t, open) })
-	t.Run("OutboxFairness", func(t *testing.T) { testOutboxFairness(t, open) })
-	t.Run("OutboxScheduled", func(t *testing.T) { testOutboxScheduled(t, open) })
-	t.Run("Inbox", func(t *testing.T) { testInbox(t, open) })
-	t.Run("Owned", func(t *testing.T) { testOwned(t, open) })
-	t.Run("Quorum", func(t *testing.T) { testQuorum(t, open) })
-	t.Run("PendingCap", func(t *testing.T) { testPendingCap(t, open) })
+	for _, c := range []struct {
+		name string
+		test func(*testing.T, Factory)
+	}{
+		{"CreateAndRead", testCreateAndRead}, {"Transitions", testTransitions},
+		{"ExpiryBoundary", testExpiryBoundary}, {"RetriedSubmission", testRetriedSubmission},
+		{"OverlappingResends", testOverlappingResends}, {"Consume", testConsume}, {"Audit", testAudit},
+		{"AppendOnce", testAppendOnce}, {"Retention", testRetention}, {"ConcurrentDeciders", testConcurrentDeciders},
+		{"Watch", testWatch}, {"LargeSelection", testLargeSelection}, {"Outbox", testOutbox},
+		{"OutboxClaims", testOutboxClaims}, {"OutboxResolve", testOutboxResolve}, {"OutboxFairness", testOutboxFairness},
+		{"OutboxScheduled", testOutboxScheduled}, {"Inbox", testInbox}, {"Owned", testOwned},
+		{"Quorum", testQuorum}, {"PendingCap", testPendingCap},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.test(t, open)
+		})
+	}
 }
 
 // NewSelection returns a valid pending selection request created at T0 with
@@ -100,6 +98,22 @@ func mustCreate(t *testing.T, s elicitation.Store, r elicitation.Request) {
 	t.Helper()
 	if err := s.Create(context.Background(), r, created(r)); err != nil {
 		t.Fatalf("Create: %v", err)
+	}
+}
+
+// must fails t with err, if any.
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// mustResolve lands res on the request id through s, or fails t.
+func mustResolve(ctx context.Context, t testing.TB, s elicitation.Store, id string, res elicitation.Resolution) {
+	t.Helper()
+	if _, err := s.Resolve(ctx, id, res); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -211,14 +225,10 @@ func testTransitions(t *testing.T, open Factory) {
 				t.Errorf("status %q decision %q, want %q %q", st.Status, st.Decision, tc.want, tc.outcome)
 			}
 			got, err := a.State(ctx, tc.req.State.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			must(t, err)
 			sameState(t, "State after Resolve via the other handle", got, want)
 			rec, err := a.Load(ctx, tc.req.State.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			must(t, err)
 			ga, _ := json.Marshal(rec.Answer)
 			wa, _ := json.Marshal(tc.answer)
 			if string(ga) != string(wa) {
@@ -237,9 +247,7 @@ func testTransitions(t *testing.T, open Factory) {
 			got, _ = b.State(ctx, tc.req.State.ID)
 			sameState(t, "state after refused late resolutions", got, want)
 			tr, err := b.Audit(ctx, tc.req.State.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			must(t, err)
 			wantActions(t, tr, elicitation.ActionCreated, tc.res.AuditEntry().Action)
 			// Where the decision was made is in the state and in its audit entry.
 			if want.DecidedVia != tc.res.Via && tc.res.Status != elicitation.StatusCanceled {
@@ -364,9 +372,7 @@ func testRetriedSubmission(t *testing.T, open Factory) {
 	_, err = b.Resolve(ctx, r.State.ID, other)
 	wantErr(t, "different submission", err, elicitation.ErrConflict)
 	tr, err := a.Audit(ctx, r.State.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	wantActions(t, tr, elicitation.ActionCreated, elicitation.ActionDecided, elicitation.ActionResultFetched)
 	rec, _ := a.Load(ctx, r.State.ID)
 	if rec.Answer == nil || strings.Join(rec.Answer.SelectedIDs, ",") != "opt-3" {
@@ -415,9 +421,7 @@ func testOverlappingResends(t *testing.T, open Factory) {
 		close(start)
 		wg.Wait()
 		rec, err := a.Load(ctx, r.State.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		must(t, err)
 		recorded, _ := json.Marshal(rec.Answer)
 		for i, o := range out {
 			sent, _ := json.Marshal(o.res.Answer)
@@ -432,9 +436,7 @@ func testOverlappingResends(t *testing.T, open Factory) {
 			}
 		}
 		tr, err := a.Audit(ctx, r.State.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		must(t, err)
 		wantActions(t, tr, elicitation.ActionCreated, elicitation.ActionDecided)
 	}
 }
@@ -453,9 +455,7 @@ func testConsume(t *testing.T, open Factory) {
 		if st.Status != elicitation.StatusPending {
 			t.Errorf("state with conflict = %q", st.Status)
 		}
-		if _, err := a.Resolve(ctx, r.State.ID, elicitation.Resolution{Status: elicitation.StatusCanceled, At: T0.Add(2 * time.Minute), By: "alice"}); err != nil {
-			t.Fatal(err)
-		}
+		mustResolve(ctx, t, a, r.State.ID, elicitation.Resolution{Status: elicitation.StatusCanceled, At: T0.Add(2 * time.Minute), By: "alice"})
 		st, err = b.Consume(ctx, r.State.ID, fetch(3*time.Minute))
 		wantErr(t, "Consume canceled", err, elicitation.ErrConflict)
 		if st.Status != elicitation.StatusCanceled {
@@ -472,9 +472,7 @@ func testConsume(t *testing.T, open Factory) {
 			if d == elicitation.StatusSubmitted {
 				res.Answer = &elicitation.Answer{Form: json.RawMessage(`{"reason":"ok"}`)}
 			}
-			if _, err := a.Resolve(ctx, r.State.ID, res); err != nil {
-				t.Fatal(err)
-			}
+			mustResolve(ctx, t, a, r.State.ID, res)
 			st1, err := b.Consume(ctx, r.State.ID, fetch(2*time.Minute))
 			if err != nil {
 				t.Fatalf("first Consume: %v", err)
@@ -545,9 +543,7 @@ func testAudit(t *testing.T, open Factory) {
 		}
 	}
 	res := elicitation.Resolution{Status: elicitation.StatusDeclined, SubmissionID: "s", At: next(), By: "reviewer", Via: elicitation.ViaHostForm}
-	if _, err := b.Resolve(ctx, r.State.ID, res); err != nil {
-		t.Fatal(err)
-	}
+	mustResolve(ctx, t, b, r.State.ID, res)
 	want = append(want, res.AuditEntry())
 	for range 3 {
 		e := elicitation.AuditEntry{At: next(), Action: elicitation.ActionResultFetched, Principal: "alice"}
@@ -557,9 +553,7 @@ func testAudit(t *testing.T, open Factory) {
 		want = append(want, e)
 	}
 	tr, err := b.Audit(ctx, r.State.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	wantEntries(t, tr.Entries, want)
 	if tr.Omitted[elicitation.ActionRendered] != extra || tr.Omitted[elicitation.ActionSubmissionRefused] != 0 {
 		t.Errorf("omitted = %v, want %d renders", tr.Omitted, extra)
@@ -568,9 +562,7 @@ func testAudit(t *testing.T, open Factory) {
 	r2 := NewApproval(t, time.Hour)
 	mustCreate(t, b, r2)
 	tr2, err := a.Audit(ctx, r2.State.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	wantActions(t, tr2, elicitation.ActionCreated)
 }
 
@@ -583,9 +575,7 @@ func testRetention(t *testing.T, open Factory) {
 	for _, r := range []elicitation.Request{decided, pending, long} {
 		mustCreate(t, a, r)
 	}
-	if _, err := a.Resolve(ctx, decided.State.ID, elicitation.Resolution{Status: elicitation.StatusSubmitted, SubmissionID: "s", At: T0.Add(30 * time.Second), By: "reviewer", Answer: &elicitation.Answer{SelectedIDs: []string{"opt-1"}}}); err != nil {
-		t.Fatal(err)
-	}
+	mustResolve(ctx, t, a, decided.State.ID, elicitation.Resolution{Status: elicitation.StatusSubmitted, SubmissionID: "s", At: T0.Add(30 * time.Second), By: "reviewer", Answer: &elicitation.Answer{SelectedIDs: []string{"opt-1"}}})
 	// Long after expiry, but before the end of retention, a decided
 	// request keeps its outcome; nothing is removed.
 	n, err := b.Cleanup(ctx, decided.State.RetainUntil.Add(-time.Millisecond))
@@ -667,9 +657,7 @@ func testConcurrentDeciders(t *testing.T, open Factory) {
 		}
 		w := winners[0]
 		final, err := a.State(ctx, r.State.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		must(t, err)
 		sameState(t, "final state is the winner's", final, w.res.Apply(r.State))
 		for _, o := range out {
 			if o.err != nil && o.st.SubmissionID != w.res.SubmissionID {
@@ -711,9 +699,7 @@ func declineAmongWaiters(t *testing.T, a, b elicitation.Store, n int, wait func(
 		})
 	}
 	started()
-	if _, err := a.Resolve(ctx, r.State.ID, elicitation.Resolution{Status: elicitation.StatusDeclined, SubmissionID: "s", At: T0, By: "reviewer"}); err != nil {
-		t.Fatal(err)
-	}
+	mustResolve(ctx, t, a, r.State.ID, elicitation.Resolution{Status: elicitation.StatusDeclined, SubmissionID: "s", At: T0, By: "reviewer"})
 	wg.Wait()
 	close(errs)
 	for err := range errs {
@@ -733,15 +719,11 @@ func testLargeSelection(t *testing.T, open Factory) {
 		opts[i] = json.RawMessage(fmt.Sprintf(`{"id":"option-%03d","label":"Option %d","notes":%q}`, i, i, strings.Repeat("x", 400)))
 	}
 	p, err := elicitation.SelectionInput{Message: "Pick", Options: opts, MaxSelections: 500}.Payload(elicitation.KindSelection)
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	r := newRequest(elicitation.KindSelection, p, time.Hour)
 	mustCreate(t, a, r)
 	rec, err := b.Load(ctx, r.State.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	gp, _ := json.Marshal(rec.Payload)
 	wp, _ := json.Marshal(r.Payload)
 	if string(gp) != string(wp) {
@@ -751,9 +733,7 @@ func testLargeSelection(t *testing.T, open Factory) {
 	for i := range all {
 		all[i] = fmt.Sprintf("option-%03d", i)
 	}
-	if _, err := a.Resolve(ctx, r.State.ID, elicitation.Resolution{Status: elicitation.StatusSubmitted, SubmissionID: "s", At: T0, By: "reviewer", Answer: &elicitation.Answer{SelectedIDs: all}}); err != nil {
-		t.Fatal(err)
-	}
+	mustResolve(ctx, t, a, r.State.ID, elicitation.Resolution{Status: elicitation.StatusSubmitted, SubmissionID: "s", At: T0, By: "reviewer", Answer: &elicitation.Answer{SelectedIDs: all}})
 	rec, err = b.Load(ctx, r.State.ID)
 	if err != nil || rec.Answer == nil || len(rec.Answer.SelectedIDs) != 500 {
 		t.Fatalf("500 selected ids do not round-trip: %v", err)

@@ -71,9 +71,7 @@ func testWatchWoken(t *testing.T, a, b elicitation.Store) {
 			stop := c.watch.Watch(r.State.ID, c.every, wake)
 			defer stop()
 			c.res.At = T0.Add(time.Minute)
-			if _, err := c.resolve.Resolve(ctx, r.State.ID, c.res); err != nil {
-				t.Fatal(err)
-			}
+			mustResolve(ctx, t, c.resolve, r.State.ID, c.res)
 			select {
 			case <-woken:
 			case <-time.After(watchTimeout):
@@ -124,9 +122,7 @@ func testWatchStop(t *testing.T, a, b elicitation.Store) {
 		once.Do(func() { close(woken) })
 	})
 	mu.Unlock()
-	if _, err := b.Resolve(ctx, r.State.ID, elicitation.Resolution{Status: elicitation.StatusDeclined, SubmissionID: "s", At: T0, By: "reviewer"}); err != nil {
-		t.Fatal(err)
-	}
+	mustResolve(ctx, t, b, r.State.ID, elicitation.Resolution{Status: elicitation.StatusDeclined, SubmissionID: "s", At: T0, By: "reviewer"})
 	select {
 	case <-woken:
 	case <-time.After(watchTimeout):
