@@ -26,15 +26,20 @@ func wait(ctx context.Context, s *dynamostore.Store, id string) (elicitation.Sta
 		default:
 		}
 	})()
+	// Read only when woken: a change between the first read and the
+	// Watch is the Watch's first poll's to see, and a test that counts
+	// the waiter's reads (TestServerRestartMidFlow: the first read, then
+	// a poll) knows that every read after them is a poll, which an
+	// outage does not end.
 	for {
-		st, err = s.State(ctx, id)
-		if err != nil || st.Status != elicitation.StatusPending {
-			return st, waitErr(ctx, id, err)
-		}
 		select {
 		case <-woken:
 		case <-ctx.Done():
 			return st, waitErr(ctx, id, ctx.Err())
+		}
+		st, err = s.State(ctx, id)
+		if err != nil || st.Status != elicitation.StatusPending {
+			return st, waitErr(ctx, id, err)
 		}
 	}
 }
