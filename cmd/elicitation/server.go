@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/compose"
-	"github.com/mcp-elicitation/elicitation/internal/compose/localstore"
 	"github.com/mcp-elicitation/elicitation/internal/compose/mcpendpoint"
 	"github.com/mcp-elicitation/elicitation/internal/compose/notifypart"
 	"github.com/mcp-elicitation/elicitation/internal/compose/signin"
@@ -93,9 +92,9 @@ func (m *Main) open(ctx context.Context, o options) error {
 		}
 	}
 	m.app, err = compose.Build(ctx, cfg, compose.Parts{
-		Store:  localstore.Open,
+		Store:  openStore,
 		Pages:  compose.Pages,
-		MCP:    mcpendpoint.Part(localstore.APIKeys),
+		MCP:    mcpendpoint.Part(openAPIKeys),
 		Notify: notifypart.Part(os.LookupEnv, sesFromAWS),
 		Log:    m.Log,
 		Now:    o.now,
@@ -194,9 +193,4 @@ func (m *Main) Close() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// openStore opens the store of c (the operator commands).
-func openStore(ctx context.Context, c Config) (elicitation.Store, error) {
-	return localstore.Open(ctx, c)
 }

@@ -23,7 +23,7 @@ import (
 // parts it names.
 type Parts struct {
 	// Store opens the store the settings name; required. Locally
-	// compose/localstore.Open (bolt or DynamoDB); on Lambda
+	// cmd/elicitation's openStore (bolt or DynamoDB); on Lambda
 	// lambdaconfig's DynamoDB store.
 	Store func(ctx context.Context, s Settings) (elicitation.Store, error)
 
