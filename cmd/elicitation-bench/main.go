@@ -551,24 +551,13 @@ func (s *session) callTool(name string, args any) (json.RawMessage, error) {
 	return res, nil
 }
 
+// createOne creates an approval on a session of its own and returns its id.
 func createOne(url string) (string, error) {
 	s, err := newSession(url)
 	if err != nil {
 		return "", err
 	}
-	res, err := s.callTool(mcptools.ToolApproval, map[string]any{"message": "benchmark", "context": map[string]any{"n": 1}})
-	if err != nil {
-		return "", err
-	}
-	var r struct {
-		StructuredContent struct {
-			ElicitationID string `json:"elicitationId"`
-		} `json:"structuredContent"`
-	}
-	if err := json.Unmarshal(res, &r); err != nil || r.StructuredContent.ElicitationID == "" {
-		return "", errors.New("no elicitationId in " + string(res))
-	}
-	return r.StructuredContent.ElicitationID, nil
+	return createTo(s, "")
 }
 
 // load makes n tool calls over the given sessions, concurrently, and
