@@ -10,7 +10,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/notify/sesmail"
 )
 
-// sesFromAWS is notifypart.SES for the local server: SES clients from the
+// sesFromAWS is notify.SES for the local server: SES clients from the
 // usual AWS configuration (the credential chain, AWS_REGION unless region
 // is set). config.LoadDefaultConfig lives here, on the local side, so that
 // the notify function (whose client lambdaconfig builds from the Lambda
