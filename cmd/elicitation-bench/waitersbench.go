@@ -218,23 +218,18 @@ func startAnchorWaiting(name, era string) (*waiterTarget, error) {
 		_, _ = io.Copy(io.Discard, res.Body)
 		return res.Body.Close()
 	}
-	if name == "plain" {
-		t.prepare = func(i int) ([]byte, error) {
-			return rawRequest(t.addr, "/mcp?key="+strconv.Itoa(i), nil, []byte(`{}`)), nil
-		}
-		t.check = func(body []byte) error {
-			if !bytes.Contains(body, []byte(`"released":true`)) {
-				return fmt.Errorf("answered %q", body)
-			}
-			return nil
-		}
-		return t, nil
-	}
+	answer := `"text":"released"`
 	t.prepare = func(i int) ([]byte, error) {
 		return waitingCall(h, era, i, "wait", map[string]any{"key": strconv.Itoa(i)})
 	}
+	if name == "plain" {
+		answer = `"released":true`
+		t.prepare = func(i int) ([]byte, error) {
+			return rawRequest(t.addr, "/mcp?key="+strconv.Itoa(i), nil, []byte(`{}`)), nil
+		}
+	}
 	t.check = func(body []byte) error {
-		if !bytes.Contains(body, []byte(`"text":"released"`)) {
+		if !bytes.Contains(body, []byte(answer)) {
 			return fmt.Errorf("answered %q", body)
 		}
 		return nil
