@@ -1,9 +1,11 @@
 package main
 
-// The local server's stores: the embedded bbolt store in the data
-// directory, or a DynamoDB table reached with the AWS SDK's usual
-// configuration; and the API keys beside either. The Lambda functions use
-// lambdaconfig's lighter DynamoDB client instead, and the proxy
+// The local server's stores (the embedded bbolt store in the data
+// directory, or a DynamoDB table) and the API keys beside either, and its
+// SES senders: AWS clients from the AWS SDK's usual configuration
+// (config.LoadDefaultConfig, which links the SSO, SSO-OIDC, STS, sign-in
+// and shared-file credential chain). The Lambda functions build theirs from the Lambda
+// environment (lambdaconfig) instead, and the proxy opens its store with
 // compose/embeddedstore, which links no AWS SDK package.
 
 import (
@@ -18,6 +20,8 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/compose/embeddedstore"
 	"github.com/mcp-elicitation/elicitation/internal/dynamostore"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/notify"
+	"github.com/mcp-elicitation/elicitation/internal/notify/sesmail"
 )
 
 // openStore opens the store s names ("bolt" or "dynamodb"): the
@@ -54,10 +58,7 @@ func openAPIKeys(ctx context.Context, s Config) (apikey.Store, error) {
 
 // newDynamoDB returns a DynamoDB client configured from the usual AWS
 // environment (AWS_REGION, the credential chain, AWS_ENDPOINT_URL_DYNAMODB
-// for DynamoDB Local), with the store's retry policy and HTTP client. It
-// lives here, in the local server: config.LoadDefaultConfig links the SSO,
-// SSO-OIDC, STS and sign-in clients, which the Lambda functions (whose
-// clients lambdaconfig builds from the Lambda environment) never use.
+// for DynamoDB Local), with the store's retry policy and HTTP client.
 func newDynamoDB(ctx context.Context) (*dynamodb.Client, error) {
 	cfg, err := config.LoadDefaultConfig(ctx,
 		config.WithRetryer(dynamostore.Retryer),
@@ -67,4 +68,15 @@ func newDynamoDB(ctx context.Context) (*dynamodb.Client, error) {
 		return nil, fmt.Errorf("load AWS configuration: %w", err)
 	}
 	return dynamodb.NewFromConfig(cfg), nil
+}
+
+// sesFromAWS is notify.SES for the local server: SES clients from the
+// usual AWS configuration (the credential chain, AWS_REGION unless region
+// is set).
+func sesFromAWS(ctx context.Context, region string) (func(from string, to []string, configurationSet string) notify.Sender, error) {
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load the AWS configuration for SES: %w", err)
+	}
+	return sesmail.FromConfig(cfg)(ctx, region)
 }
