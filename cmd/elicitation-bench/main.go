@@ -43,6 +43,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -53,44 +54,18 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/percentile"
 )
 
+// benches are the subcommands; without one, the comparison of run.
+var benches = map[string]func([]string) error{
+	"serve": serve, "soak": soak, "tasks": tasksBench, "waiters": waitersBench, "notify": notifyBench,
+}
+
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "serve" {
-		if err := serve(os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "serve:", err)
-			os.Exit(1)
-		}
-		return
+	name, bench, args := "elicitation-bench", run, os.Args[1:]
+	if len(args) > 0 && benches[args[0]] != nil {
+		name, bench, args = name+" "+args[0], benches[args[0]], args[1:]
 	}
-	if len(os.Args) > 1 && os.Args[1] == "soak" {
-		if err := soak(os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "elicitation-bench soak:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if len(os.Args) > 1 && os.Args[1] == "tasks" {
-		if err := tasksBench(os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "elicitation-bench tasks:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if len(os.Args) > 1 && os.Args[1] == "waiters" {
-		if err := waitersBench(os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "elicitation-bench waiters:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if len(os.Args) > 1 && os.Args[1] == "notify" {
-		if err := notifyBench(os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "elicitation-bench notify:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if err := run(os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "elicitation-bench:", err)
+	if err := bench(args); err != nil {
+		fmt.Fprintln(os.Stderr, name+":", err)
 		os.Exit(1)
 	}
 }
@@ -437,20 +412,27 @@ func startNode(port int) (*target, error) {
 }
 
 // session is one client of the load generator: plain HTTP POSTs of
-// JSON-RPC at protocol 2025-11-25, with a session id where the server
-// gives one. The same code drives every server.
+// JSON-RPC at one protocol era, with a session id where the server gives
+// one (2025-11-25), or each request on its own with the era's headers
+// (2026-07-28: Mcp-Method, Mcp-Name). The same code drives every server.
 type session struct {
-	url, id string
-	hc      *http.Client
-	next    int
+	url, id, protocol string
+	hc                *http.Client
+	next              atomic.Int64
 }
 
 const protocol = "2025-11-25"
 
+// newSession opens a session at protocol on a client of its own.
 func newSession(url string) (*session, error) {
-	s := &session{url: url, hc: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}}
-	if _, err := s.rpc("initialize", map[string]any{
-		"protocolVersion": protocol, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "elicitation-bench", "version": "1"},
+	return openSession(&http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}, url, protocol)
+}
+
+// openSession initializes a session of era through hc.
+func openSession(hc *http.Client, url, era string) (*session, error) {
+	s := &session{url: url, hc: hc, protocol: era}
+	if _, err := s.rpc("initialize", "", map[string]any{
+		"protocolVersion": era, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "elicitation-bench", "version": "1"},
 	}); err != nil {
 		return nil, err
 	}
@@ -468,7 +450,13 @@ func (s *session) post(body []byte, method, name string) (*http.Response, error)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if method != "initialize" {
-		req.Header.Set("Mcp-Protocol-Version", protocol)
+		req.Header.Set("Mcp-Protocol-Version", s.protocol)
+	}
+	if s.protocol >= "2026-07-28" {
+		req.Header.Set("Mcp-Method", method)
+		if name != "" {
+			req.Header.Set("Mcp-Name", name)
+		}
 	}
 	if s.id != "" {
 		req.Header.Set("Mcp-Session-Id", s.id)
@@ -490,12 +478,11 @@ func (s *session) notify(method string) error {
 	return nil
 }
 
-// rpc sends one request and returns its result, from a JSON body or from
-// the first data line of an event stream.
-func (s *session) rpc(method string, params any) (json.RawMessage, error) {
-	s.next++
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": s.next, "method": method, "params": params})
-	resp, err := s.post(b, method, "")
+// rpc sends one request (name: the Mcp-Name of a 2026-07-28 request) and
+// returns its result, from a JSON body or from an event stream's last data.
+func (s *session) rpc(method, name string, params any) (json.RawMessage, error) {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": s.next.Add(1), "method": method, "params": params})
+	resp, err := s.post(b, method, name)
 	if err != nil {
 		return nil, err
 	}
@@ -507,21 +494,16 @@ func (s *session) rpc(method string, params any) (json.RawMessage, error) {
 	if resp.StatusCode/100 != 2 {
 		return nil, fmt.Errorf("%s: HTTP %s: %s", method, resp.Status, body)
 	}
-	if id := resp.Header.Get("Mcp-Session-Id"); id != "" {
-		s.id = id
+	if method == "initialize" {
+		s.id = resp.Header.Get("Mcp-Session-Id")
 	}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		for line := range strings.SplitSeq(string(body), "\n") {
-			// Skip the empty priming event a resumable stream starts with.
-			if d, ok := strings.CutPrefix(line, "data: "); ok && strings.TrimSpace(d) != "" {
-				body = []byte(d)
-				break
-			}
-		}
+		body = sseData(body)
 	}
 	var msg struct {
 		Result json.RawMessage `json:"result"`
 		Error  *struct {
+			Code    int    `json:"code"`
 			Message string `json:"message"`
 		} `json:"error"`
 	}
@@ -529,13 +511,34 @@ func (s *session) rpc(method string, params any) (json.RawMessage, error) {
 		return nil, fmt.Errorf("%s: %w: %s", method, err, body)
 	}
 	if msg.Error != nil {
-		return nil, fmt.Errorf("%s: %s", method, msg.Error.Message)
+		return nil, fmt.Errorf("%s: %d %s", method, msg.Error.Code, msg.Error.Message)
 	}
 	return msg.Result, nil
 }
 
+// call is rpc with the result decoded into out.
+func (s *session) call(method, name string, params, out any) error {
+	res, err := s.rpc(method, name, params)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(res, out)
+}
+
+// sseData is the last data line of an event stream (a resumable stream
+// starts with an empty priming event).
+func sseData(b []byte) []byte {
+	var last []byte
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if d, ok := bytes.CutPrefix(line, []byte("data:")); ok && len(bytes.TrimSpace(d)) > 0 {
+			last = bytes.TrimSpace(d)
+		}
+	}
+	return last
+}
+
 func (s *session) callTool(name string, args any) (json.RawMessage, error) {
-	res, err := s.rpc("tools/call", map[string]any{"name": name, "arguments": args})
+	res, err := s.rpc("tools/call", name, map[string]any{"name": name, "arguments": args})
 	if err != nil {
 		return nil, err
 	}
@@ -548,24 +551,13 @@ func (s *session) callTool(name string, args any) (json.RawMessage, error) {
 	return res, nil
 }
 
+// createOne creates an approval on a session of its own and returns its id.
 func createOne(url string) (string, error) {
 	s, err := newSession(url)
 	if err != nil {
 		return "", err
 	}
-	res, err := s.callTool(mcptools.ToolApproval, map[string]any{"message": "benchmark", "context": map[string]any{"n": 1}})
-	if err != nil {
-		return "", err
-	}
-	var r struct {
-		StructuredContent struct {
-			ElicitationID string `json:"elicitationId"`
-		} `json:"structuredContent"`
-	}
-	if err := json.Unmarshal(res, &r); err != nil || r.StructuredContent.ElicitationID == "" {
-		return "", errors.New("no elicitationId in " + string(res))
-	}
-	return r.StructuredContent.ElicitationID, nil
+	return createTo(s, "")
 }
 
 // load makes n tool calls over the given sessions, concurrently, and
@@ -611,7 +603,7 @@ func (s *session) close() error {
 	}
 	req, _ := http.NewRequest(http.MethodDelete, s.url, nil)
 	req.Header.Set("Mcp-Session-Id", s.id)
-	req.Header.Set("Mcp-Protocol-Version", protocol)
+	req.Header.Set("Mcp-Protocol-Version", s.protocol)
 	resp, err := s.hc.Do(req)
 	if err != nil {
 		return err

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"time"
@@ -179,31 +176,14 @@ func serveWithTargets(stuckURL, goodURL, secret string) (url string, stop func()
 	}
 	cfg := fmt.Sprintf(`{"targets":{"stuck":{"type":"webhook","url":%q,"secret":%q},"healthy":{"type":"webhook","url":%q,"secret":%q}}}`, stuckURL, secret, goodURL, secret)
 	cfgPath := filepath.Join(dir, "notify.json")
-	bin := filepath.Join(dir, "elicitation")
-	fail := func(err error) (string, func(), error) { os.RemoveAll(dir); return "", nil, err }
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		return fail(err)
+		os.RemoveAll(dir)
+		return "", nil, err
 	}
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/elicitation").CombinedOutput(); err != nil {
-		return fail(fmt.Errorf("build ./cmd/elicitation (run this from the repository root): %v\n%s", err, out))
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, _, stopServer, err := startServer(dir, "", "--max-pending-per-principal", "0", "--notify-config", cfgPath)
 	if err != nil {
-		return fail(err)
+		os.RemoveAll(dir)
+		return "", nil, err
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	cmd := exec.Command(bin, "serve", "--addr", addr, "--data-dir", dir, "--log-level", "error", "--cleanup-interval", "0", "--max-pending-per-principal", "0", "--notify-config", cfgPath)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		return fail(err)
-	}
-	stop = func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait(); os.RemoveAll(dir) }
-	base := "http://" + addr
-	if err := waitHealthy(base, 10*time.Second); err != nil {
-		stop()
-		return "", nil, fmt.Errorf("%w\n%s", err, stderr.String())
-	}
-	return base + "/mcp", stop, nil
+	return "http://" + addr + "/mcp", func() { stopServer(); os.RemoveAll(dir) }, nil
 }

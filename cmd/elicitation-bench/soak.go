@@ -62,11 +62,11 @@ func soak(args []string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	cmd, addr, err := startServer(dir, o.serverFlags, "")
+	addr, pid, stop, err := startServer(dir, "", strings.Fields(o.serverFlags)...)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() }()
+	defer stop()
 	url := "http://" + addr + "/mcp"
 	ctx, cancel := context.WithTimeout(context.Background(), o.limit)
 	defer cancel()
@@ -88,9 +88,8 @@ func soak(args []string) error {
 	if err != nil {
 		return err
 	}
-	pid := cmd.Process.Pid
 	rssBefore, _ := rss(pid)
-	mem := sampleRSS(pid, rssBefore)
+	mem := peakRSS(pid, 200*time.Millisecond)
 
 	// Slow connections, held until the flood is over.
 	slowCtx, stopSlow := context.WithCancel(ctx)
@@ -142,53 +141,54 @@ func soak(args []string) error {
 }
 
 // startServer builds ./cmd/elicitation into dir and starts "elicitation
-// serve" on a free loopback port with its data in dir and serverFlags,
-// once it answers /healthz; its standard error goes to the file logPath
-// (appended) if given.
-func startServer(dir, serverFlags, logPath string) (*exec.Cmd, string, error) {
+// serve" on a free loopback port with its data in dir and flags, once it
+// answers /healthz; its standard error goes to the file logPath (appended)
+// if given. It returns the server's address, its process id and what stops
+// it.
+func startServer(dir, logPath string, flags ...string) (addr string, pid int, stop func(), err error) {
 	bin := filepath.Join(dir, "elicitation")
 	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/elicitation").CombinedOutput(); err != nil {
-		return nil, "", fmt.Errorf("build ./cmd/elicitation (run this from the repository root): %v\n%s", err, out)
+		return "", 0, nil, fmt.Errorf("build ./cmd/elicitation (run this from the repository root): %v\n%s", err, out)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, "", err
+		return "", 0, nil, err
 	}
-	addr := ln.Addr().String()
+	addr = ln.Addr().String()
 	ln.Close()
-	sargs := append([]string{"serve", "--addr", addr, "--data-dir", dir, "--log-level", "error", "--cleanup-interval", "0"}, strings.Fields(serverFlags)...)
-	cmd := exec.Command(bin, sargs...)
+	cmd := exec.Command(bin, append([]string{"serve", "--addr", addr, "--data-dir", dir, "--log-level", "error", "--cleanup-interval", "0"}, flags...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if logPath != "" {
 		f, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 		if err != nil {
-			return nil, "", err
+			return "", 0, nil, err
 		}
 		defer f.Close() // the child has its own descriptor
 		cmd.Stderr = f
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, "", err
+		return "", 0, nil, err
 	}
+	stop = func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() }
 	if err := waitHealthy("http://"+addr, 10*time.Second); err != nil {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-		return nil, "", fmt.Errorf("%w\n%s", err, stderr.String())
+		stop()
+		return "", 0, nil, fmt.Errorf("%w\n%s", err, stderr.String())
 	}
-	return cmd, addr, nil
+	return addr, cmd.Process.Pid, stop, nil
 }
 
-// sampleRSS samples pid's resident set every 200 ms from now on; the
-// function it returns stops the sampling and gives the peak (at least
-// from).
-func sampleRSS(pid int, from int64) func() int64 {
+// peakRSS samples pid's resident set every interval from now on; the
+// function it returns stops the sampling and gives the peak (at least the
+// RSS when it started).
+func peakRSS(pid int, every time.Duration) func() int64 {
 	var peak atomic.Int64
-	peak.Store(from)
+	r0, _ := rss(pid)
+	peak.Store(r0)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		t := time.NewTicker(200 * time.Millisecond)
+		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			select {

@@ -20,17 +20,13 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"html"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"sync"
 	"sync/atomic"
@@ -52,44 +48,16 @@ func tasksBench(args []string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	base, pid, stop, err := startLocalServer(dir)
+	addr, pid, stop, err := startServer(dir, "", "--max-pending-per-principal", "0")
 	if err != nil {
 		return err
 	}
 	defer stop()
-	h := &taskHost{url: base + "/mcp", client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	h := newTaskHost("http://" + addr + "/mcp")
 	if err := taskLatencies(h, *calls); err != nil {
 		return err
 	}
 	return waitingTasks(h, pid, *n, *workers, *sweepers)
-}
-
-// startLocalServer builds ./cmd/elicitation and runs "elicitation serve"
-// on a free loopback port with its data in dir.
-func startLocalServer(dir string) (base string, pid int, stop func(), err error) {
-	bin := filepath.Join(dir, "elicitation")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/elicitation").CombinedOutput(); err != nil {
-		return "", 0, nil, fmt.Errorf("build ./cmd/elicitation (run this from the repository root): %v\n%s", err, out)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", 0, nil, err
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	cmd := exec.Command(bin, "serve", "--addr", addr, "--data-dir", dir, "--log-level", "error", "--cleanup-interval", "0", "--max-pending-per-principal", "0")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		return "", 0, nil, err
-	}
-	stop = func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() }
-	base = "http://" + addr
-	if err := waitHealthy(base, 10*time.Second); err != nil {
-		stop()
-		return "", 0, nil, fmt.Errorf("%w\n%s", err, stderr.String())
-	}
-	return base, cmd.Process.Pid, stop, nil
 }
 
 // taskLatencies measures sequential calls from one client.
@@ -122,37 +90,12 @@ func taskLatencies(h *taskHost, calls int) error {
 	return nil
 }
 
-// peakRSS samples a process's RSS until stop is called, which returns the
-// peak.
-func peakRSS(pid int) (stop func() int64) {
-	var peak atomic.Int64
-	r0, _ := rss(pid)
-	peak.Store(r0)
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				if r, err := rss(pid); err == nil && r > peak.Load() {
-					peak.Store(r)
-				}
-			}
-		}
-	})
-	return func() int64 { close(done); wg.Wait(); return peak.Load() }
-}
-
 // waitingTasks creates n tasks, holds them while sweepers poll them, and
 // decides each on the review page, reporting memory and how soon each
 // decision is seen.
 func waitingTasks(h *taskHost, pid, n, workers, sweepers int) error {
 	rss0, _ := rss(pid)
-	stopRSS := peakRSS(pid)
+	stopRSS := peakRSS(pid, 100*time.Millisecond)
 	tasks := make([]benchTask, n)
 	t0 := time.Now()
 	if err := parallel(workers, n, func(i int) error {
@@ -256,15 +199,18 @@ func parallel(w, n int, f func(int) error) error {
 }
 
 // taskHost speaks raw JSON-RPC over HTTP, as a 2026-07-28 host does (one
-// POST per request), and on a 2025-11-25 session.
+// POST per request), and on a 2025-11-25 session (core).
 type taskHost struct {
-	url    string
-	client *http.Client
-	seq    atomic.Int64
+	*session
 
-	once    sync.Once
-	session string
-	err     error
+	once sync.Once
+	core *session
+	err  error
+}
+
+// newTaskHost is a 2026-07-28 host of the MCP endpoint url.
+func newTaskHost(url string) *taskHost {
+	return &taskHost{session: &session{url: url, protocol: "2026-07-28", hc: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}}
 }
 
 type benchTask struct{ id, link string }
@@ -283,69 +229,6 @@ var plainMeta = map[string]any{
 
 var benchLink = regexp.MustCompile(`https?://\S+?/review/[A-Za-z0-9_-]+/[A-Za-z0-9_-]+`)
 
-// post sends one JSON-RPC request and decodes its result.
-func (h *taskHost) post(method, name, version, session string, params map[string]any, out any) error {
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": h.seq.Add(1), "method": method, "params": params})
-	req, _ := http.NewRequest(http.MethodPost, h.url, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if version != "" {
-		req.Header.Set("Mcp-Protocol-Version", version)
-	}
-	if version >= "2026-07-28" {
-		req.Header.Set("Mcp-Method", method)
-		if name != "" {
-			req.Header.Set("Mcp-Name", name)
-		}
-	}
-	if session != "" {
-		req.Header.Set("Mcp-Session-Id", session)
-	}
-	res, err := h.client.Do(req)
-	if err != nil {
-		return err
-	}
-	b, err := io.ReadAll(res.Body)
-	_ = res.Body.Close()
-	if err != nil {
-		return err
-	}
-	if method == "initialize" {
-		h.session = res.Header.Get("Mcp-Session-Id")
-	}
-	if out == nil {
-		return nil
-	}
-	if !json.Valid(b) {
-		b = sseData(b)
-	}
-	var msg struct {
-		Result json.RawMessage `json:"result"`
-		Error  *struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(b, &msg); err != nil {
-		return fmt.Errorf("%s: HTTP %d %q", method, res.StatusCode, b)
-	}
-	if msg.Error != nil {
-		return fmt.Errorf("%s: %d %s", method, msg.Error.Code, msg.Error.Message)
-	}
-	return json.Unmarshal(msg.Result, out)
-}
-
-// sseData is the last data line of an event stream.
-func sseData(b []byte) []byte {
-	var last []byte
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		if d, ok := bytes.CutPrefix(line, []byte("data:")); ok && len(bytes.TrimSpace(d)) > 0 {
-			last = bytes.TrimSpace(d)
-		}
-	}
-	return last
-}
-
 var benchArgs = map[string]any{"message": "Ship build 7?", "context": map[string]any{"build": 7}}
 
 func (h *taskHost) create(asTask bool) (benchTask, error) {
@@ -358,7 +241,7 @@ func (h *taskHost) create(asTask bool) (benchTask, error) {
 		TaskID     string         `json:"taskId"`
 		Meta       map[string]any `json:"_meta"`
 	}
-	if err := h.post("tools/call", "elicit_approval", "2026-07-28", "", map[string]any{"name": "elicit_approval", "arguments": benchArgs, "_meta": meta}, &res); err != nil {
+	if err := h.call("tools/call", "elicit_approval", map[string]any{"name": "elicit_approval", "arguments": benchArgs, "_meta": meta}, &res); err != nil {
 		return benchTask{}, err
 	}
 	if !asTask {
@@ -376,7 +259,7 @@ func (h *taskHost) status(id string) (string, error) {
 	var res struct {
 		Status string `json:"status"`
 	}
-	err := h.post("tasks/get", id, "2026-07-28", "", map[string]any{"taskId": id, "_meta": benchMeta}, &res)
+	err := h.call("tasks/get", id, map[string]any{"taskId": id, "_meta": benchMeta}, &res)
 	return res.Status, err
 }
 
@@ -400,13 +283,7 @@ func (h *taskHost) getOne() func() error {
 // coreCreate starts 2025-11-25 tasks on one session.
 func (h *taskHost) coreCreate() func() error {
 	return func() error {
-		h.once.Do(func() {
-			var init map[string]any
-			h.err = h.post("initialize", "", "", "", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "tasks-bench", "version": "1"}}, &init)
-			if h.err == nil {
-				h.err = h.post("notifications/initialized", "", "2025-11-25", h.session, map[string]any{}, nil)
-			}
-		})
+		h.once.Do(func() { h.core, h.err = openSession(h.hc, h.url, "2025-11-25") })
 		if h.err != nil {
 			return h.err
 		}
@@ -416,7 +293,7 @@ func (h *taskHost) coreCreate() func() error {
 			} `json:"task"`
 		}
 		body := map[string]any{"name": "elicit_approval", "arguments": benchArgs, "task": map[string]any{"ttl": 600000}}
-		if err := h.post("tools/call", "", "2025-11-25", h.session, body, &res); err != nil {
+		if err := h.core.call("tools/call", "elicit_approval", body, &res); err != nil {
 			return err
 		}
 		if res.Task.TaskID == "" {
@@ -430,7 +307,7 @@ var benchToken = regexp.MustCompile(`name="token" value="([^"]+)"`)
 
 // decide approves on the review page as a browser would.
 func (h *taskHost) decide(link string) error {
-	res, err := h.client.Get(link)
+	res, err := h.hc.Get(link)
 	if err != nil {
 		return err
 	}
@@ -443,7 +320,7 @@ func (h *taskHost) decide(link string) error {
 	form := url.Values{"token": {html.UnescapeString(string(m[1]))}, "decision": {"submitted"}}
 	req, _ := http.NewRequest(http.MethodPost, link, bytes.NewBufferString(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	c := *h.client
+	c := *h.hc
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	res, err = c.Do(req)
 	if err != nil {

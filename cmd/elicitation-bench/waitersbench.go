@@ -143,18 +143,16 @@ func startOursWaiting(era, dir string) (*waiterTarget, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd, addr, err := startServer(sub, waitersFlags, waitersServerLog)
+	addr, pid, stop, err := startServer(sub, waitersServerLog, strings.Fields(waitersFlags)...)
 	if err != nil {
 		return nil, err
 	}
 	url := "http://" + addr + "/mcp"
-	h := &taskHost{url: url, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	h := newTaskHost(url)
 	var mu sync.Mutex
 	links := map[int]string{}
 	t := &waiterTarget{
-		name: "ours (elicitation serve)", addr: addr, pid: cmd.Process.Pid,
-		stop: func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() },
-	}
+		name: "ours (elicitation serve)", addr: addr, pid: pid, stop: stop}
 	t.prepare = func(i int) ([]byte, error) {
 		var res struct {
 			StructuredContent struct {
@@ -162,7 +160,7 @@ func startOursWaiting(era, dir string) (*waiterTarget, error) {
 				ReviewURL     string `json:"reviewUrl"`
 			} `json:"structuredContent"`
 		}
-		if err := h.post("tools/call", "elicit_approval", "2026-07-28", "", map[string]any{"name": "elicit_approval", "arguments": benchArgs, "_meta": plainMeta}, &res); err != nil {
+		if err := h.call("tools/call", "elicit_approval", map[string]any{"name": "elicit_approval", "arguments": benchArgs, "_meta": plainMeta}, &res); err != nil {
 			return nil, err
 		}
 		mu.Lock()
@@ -210,34 +208,28 @@ func startAnchorWaiting(name, era string) (*waiterTarget, error) {
 		return nil, err
 	}
 	base := strings.TrimSuffix(url, "/mcp")
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	h := &taskHost{url: url, client: hc}
+	h := newTaskHost(url)
 	t := &waiterTarget{name: label, addr: strings.TrimPrefix(base, "http://"), pid: cmd.Process.Pid, stop: stop}
 	t.release = func(i int) error {
-		res, err := hc.Post(base+"/release?key="+strconv.Itoa(i), "text/plain", nil)
+		res, err := h.hc.Post(base+"/release?key="+strconv.Itoa(i), "text/plain", nil)
 		if err != nil {
 			return err
 		}
 		_, _ = io.Copy(io.Discard, res.Body)
 		return res.Body.Close()
 	}
-	if name == "plain" {
-		t.prepare = func(i int) ([]byte, error) {
-			return rawRequest(t.addr, "/mcp?key="+strconv.Itoa(i), nil, []byte(`{}`)), nil
-		}
-		t.check = func(body []byte) error {
-			if !bytes.Contains(body, []byte(`"released":true`)) {
-				return fmt.Errorf("answered %q", body)
-			}
-			return nil
-		}
-		return t, nil
-	}
+	answer := `"text":"released"`
 	t.prepare = func(i int) ([]byte, error) {
 		return waitingCall(h, era, i, "wait", map[string]any{"key": strconv.Itoa(i)})
 	}
+	if name == "plain" {
+		answer = `"released":true`
+		t.prepare = func(i int) ([]byte, error) {
+			return rawRequest(t.addr, "/mcp?key="+strconv.Itoa(i), nil, []byte(`{}`)), nil
+		}
+	}
 	t.check = func(body []byte) error {
-		if !bytes.Contains(body, []byte(`"text":"released"`)) {
+		if !bytes.Contains(body, []byte(answer)) {
 			return fmt.Errorf("answered %q", body)
 		}
 		return nil
@@ -254,45 +246,17 @@ func waitingCall(h *taskHost, era string, i int, tool string, args map[string]an
 		params["_meta"] = plainMeta
 		hdr["Mcp-Method"], hdr["Mcp-Name"] = "tools/call", tool
 	} else {
-		sid, err := openSession(h, era)
+		s, err := openSession(h.hc, h.url, era)
 		if err != nil {
 			return nil, err
 		}
-		hdr["Mcp-Session-Id"] = sid
+		if s.id == "" {
+			return nil, fmt.Errorf("initialize at %s: no session id", era)
+		}
+		hdr["Mcp-Session-Id"] = s.id
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": params})
 	return rawRequest(strings.TrimPrefix(strings.TrimSuffix(h.url, "/mcp"), "http://"), "/mcp", hdr, body), nil
-}
-
-// openSession initializes a session of era and returns its id.
-func openSession(h *taskHost, era string) (string, error) {
-	post := func(body string, sid string) (*http.Response, error) {
-		req, _ := http.NewRequest(http.MethodPost, h.url, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if sid != "" {
-			req.Header.Set("Mcp-Session-Id", sid)
-			req.Header.Set("Mcp-Protocol-Version", era)
-		}
-		return h.client.Do(req)
-	}
-	res, err := post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+era+`","capabilities":{},"clientInfo":{"name":"waiters-bench","version":"1"}}}`, "")
-	if err != nil {
-		return "", err
-	}
-	_, _ = io.Copy(io.Discard, res.Body)
-	_ = res.Body.Close()
-	sid := res.Header.Get("Mcp-Session-Id")
-	if res.StatusCode != http.StatusOK || sid == "" {
-		return "", fmt.Errorf("initialize: HTTP %d, session %q", res.StatusCode, sid)
-	}
-	res, err = post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, sid)
-	if err != nil {
-		return "", err
-	}
-	_, _ = io.Copy(io.Discard, res.Body)
-	_ = res.Body.Close()
-	return sid, nil
 }
 
 func rawRequest(addr, path string, hdr map[string]string, body []byte) []byte {
@@ -324,7 +288,7 @@ func holdAndRelease(t *waiterTarget, n, workers int) (waitersResult, error) {
 		return r, fmt.Errorf("prepare: %w", err)
 	}
 	r.idle, _ = rss(t.pid)
-	stopPeak := peakRSS(t.pid)
+	stopPeak := peakRSS(t.pid, 100*time.Millisecond)
 	releasedAt := make([]atomic.Int64, n)
 	returnedAt := make([]atomic.Int64, n)
 	var returned, early atomic.Int64

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/oauth2"
 
 	"github.com/mcp-elicitation/elicitation/internal/hostconfig"
 )
@@ -59,7 +60,8 @@ flags:
 	}
 	httpClient := http.DefaultClient
 	if key := getenv(hostconfig.KeyVariable); key != "" {
-		httpClient = &http.Client{Transport: bearer{key: key, rt: http.DefaultTransport}}
+		// The API key on every request, as "Authorization: Bearer KEY".
+		httpClient = oauth2.NewClient(ctx, oauth2.StaticTokenSource(&oauth2.Token{AccessToken: key}))
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "elicitation-call", Version: version}, nil)
 	session, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: httpClient}, nil)
@@ -131,16 +133,4 @@ func resultText(res *mcp.CallToolResult) string {
 		}
 	}
 	return strings.Join(parts, "\n")
-}
-
-// bearer sends the API key on every request.
-type bearer struct {
-	key string
-	rt  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.key)
-	return b.rt.RoundTrip(r)
 }

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/apikey"
-	"github.com/mcp-elicitation/elicitation/internal/compose/localstore"
 )
 
 // keysUsage describes the administration commands.
@@ -93,7 +92,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 			return fmt.Errorf("data directory: %w", err)
 		}
 	}
-	store, err := localstore.APIKeys(ctx, c)
+	store, err := openAPIKeys(ctx, c)
 	if err != nil {
 		return err
 	}

@@ -33,8 +33,25 @@ import (
 	"syscall"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
+// version is set at build time with -ldflags "-X main.version=…";
+// otherwise init sets it to the module version go install recorded.
+var version string
+
+func init() {
+	if version == "" {
+		version = moduleVersion(debug.ReadBuildInfo())
+	}
+}
+
+// moduleVersion is the main module's version in bi ("v1.2.3" after go
+// install …@v1.2.3), or "dev" when there is none (a build in a checkout
+// may record "(devel)" or nothing).
+func moduleVersion(bi *debug.BuildInfo, ok bool) string {
+	if !ok || bi.Main.Version == "" || bi.Main.Version == "(devel)" {
+		return "dev"
+	}
+	return bi.Main.Version
+}
 
 func main() {
 	gcDefaults(os.Getenv)

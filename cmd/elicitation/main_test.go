@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/oauth2"
 
 	"github.com/mcp-elicitation/elicitation/internal/dynamostore/dynamotest"
 	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
@@ -405,7 +406,7 @@ func TestAPIKeys(t *testing.T) {
 	}
 	connect := func(key string) *mcp.ClientSession {
 		c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil)
-		s, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: m.MCPURL, HTTPClient: &http.Client{Transport: bearer{key, http.DefaultTransport}}}, nil)
+		s, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: m.MCPURL, HTTPClient: oauth2.NewClient(context.Background(), oauth2.StaticTokenSource(&oauth2.Token{AccessToken: key}))}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

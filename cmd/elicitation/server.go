@@ -13,14 +13,12 @@ import (
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/compose"
-	"github.com/mcp-elicitation/elicitation/internal/compose/localstore"
 	"github.com/mcp-elicitation/elicitation/internal/compose/mcpendpoint"
-	"github.com/mcp-elicitation/elicitation/internal/compose/notifypart"
 	"github.com/mcp-elicitation/elicitation/internal/compose/signin"
-	"github.com/mcp-elicitation/elicitation/internal/compose/slackpart"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/localserver"
 	"github.com/mcp-elicitation/elicitation/internal/notify"
+	"github.com/mcp-elicitation/elicitation/internal/slackact"
 )
 
 // Main is a running local server. Start it, then Close it; tests start it
@@ -93,10 +91,10 @@ func (m *Main) open(ctx context.Context, o options) error {
 		}
 	}
 	m.app, err = compose.Build(ctx, cfg, compose.Parts{
-		Store:  localstore.Open,
+		Store:  openStore,
 		Pages:  compose.Pages,
-		MCP:    mcpendpoint.Part(localstore.APIKeys),
-		Notify: notifypart.Part(os.LookupEnv, sesFromAWS),
+		MCP:    mcpendpoint.Part(openAPIKeys),
+		Notify: notify.Part(os.LookupEnv, sesFromAWS),
 		Log:    m.Log,
 		Now:    o.now,
 		OnCreated: func(_ context.Context, id, url string) {
@@ -133,7 +131,7 @@ func (m *Main) open(ctx context.Context, o options) error {
 	pages := http.NewServeMux()
 	m.app.Pages.Routes(pages)
 	reviewMux.Handle("/review/", signIn(pages))
-	slack, err := slackpart.Handler(ctx, m.app)
+	slack, err := slackact.AppHandler(ctx, m.app)
 	if err != nil {
 		closeListeners()
 		_ = m.app.Close()
@@ -141,8 +139,8 @@ func (m *Main) open(ctx context.Context, o options) error {
 	}
 	if slack != nil {
 		// Slack signs its requests; no sign-in in front.
-		reviewMux.Handle("POST "+slackpart.Path, slack)
-		m.Log.Info("decisions from Slack on: set the Slack app's interactivity request URL", "url", m.ReviewBase+slackpart.Path)
+		reviewMux.Handle("POST "+slackact.Path, slack)
+		m.Log.Info("decisions from Slack on: set the Slack app's interactivity request URL", "url", m.ReviewBase+slackact.Path)
 	}
 
 	if cfg.CleanupInterval > 0 {
@@ -161,7 +159,7 @@ func (m *Main) open(ctx context.Context, o options) error {
 // run's undelivered notices), wakes when a request writes notices, and
 // sweeps every NotifyInterval for expiry notices and retries.
 func (m *Main) startNotifying() {
-	d := notifypart.Deliverer(m.app)
+	d := notify.AppDeliverer(m.app)
 	if d == nil {
 		return
 	}
@@ -194,9 +192,4 @@ func (m *Main) Close() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// openStore opens the store of c (the operator commands).
-func openStore(ctx context.Context, c Config) (elicitation.Store, error) {
-	return localstore.Open(ctx, c)
 }

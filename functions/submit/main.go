@@ -20,10 +20,10 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/mcp-elicitation/elicitation/internal/compose"
-	"github.com/mcp-elicitation/elicitation/internal/compose/notifypart"
 	"github.com/mcp-elicitation/elicitation/internal/compose/signin"
-	"github.com/mcp-elicitation/elicitation/internal/compose/slackpart"
 	"github.com/mcp-elicitation/elicitation/internal/lambdaconfig"
+	"github.com/mcp-elicitation/elicitation/internal/notify"
+	"github.com/mcp-elicitation/elicitation/internal/slackact"
 )
 
 func main() {
@@ -32,17 +32,17 @@ func main() {
 	exitIf(log, err)
 	app, err := compose.Build(context.Background(), s, compose.Parts{
 		Log: log, Store: lambdaconfig.Store(lambdaconfig.PageDynamoDB(env)), Secret: lambdaconfig.Secret(env), Pages: compose.Pages,
-		Notify: notifypart.RoutingPart,
+		Notify: notify.RoutingPart,
 	})
 	exitIf(log, err)
 	signIn, err := signin.Middleware(app, lambdaconfig.Secret(env))
 	exitIf(log, err)
-	slack, err := slackpart.Handler(context.Background(), app)
+	slack, err := slackact.AppHandler(context.Background(), app)
 	exitIf(log, err)
 	mux := http.NewServeMux()
 	mux.Handle("POST /review/", signIn(app.Pages.SubmitHandler()))
 	if slack != nil {
-		mux.Handle("POST "+slackpart.Path, slack)
+		mux.Handle("POST "+slackact.Path, slack)
 	}
 	lambda.Start(httpadapter.NewV2(lambdaconfig.Route("/", mux)).ProxyWithContext)
 }

@@ -23,7 +23,7 @@ import (
 // parts it names.
 type Parts struct {
 	// Store opens the store the settings name; required. Locally
-	// compose/localstore.Open (bolt or DynamoDB); on Lambda
+	// cmd/elicitation's openStore (bolt or DynamoDB); on Lambda
 	// lambdaconfig's DynamoDB store.
 	Store func(ctx context.Context, s Settings) (elicitation.Store, error)
 
@@ -41,7 +41,7 @@ type Parts struct {
 	MCP func(ctx context.Context, a *App) (http.Handler, error)
 
 	// Notify builds the notification targets the service writes
-	// deliveries for (compose/notifypart.Part); nil, or a nil result: no
+	// deliveries for (notify.Part); nil, or a nil result: no
 	// targets (a request naming one is refused).
 	Notify func(ctx context.Context, a *App, secret func(context.Context, string) (string, error)) (elicitation.Notifications, error)
 

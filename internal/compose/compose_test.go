@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/compose"
-	"github.com/mcp-elicitation/elicitation/internal/compose/localstore"
+	"github.com/mcp-elicitation/elicitation/internal/compose/embeddedstore"
 	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
@@ -181,7 +181,7 @@ func TestBuild(t *testing.T) {
 	s := compose.Defaults()
 	s.DataDir = t.TempDir()
 	s.PublicURL = "http://review.example"
-	app, err := compose.Build(ctx, s, compose.Parts{Store: localstore.Open})
+	app, err := compose.Build(ctx, s, compose.Parts{Store: embeddedstore.Open})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestBuild(t *testing.T) {
 	if err := app.Close(); err != nil {
 		t.Fatal(err)
 	}
-	app, err = compose.Build(ctx, s, compose.Parts{Store: localstore.Open, Pages: compose.Pages})
+	app, err = compose.Build(ctx, s, compose.Parts{Store: embeddedstore.Open, Pages: compose.Pages})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,12 +206,12 @@ func TestBuild(t *testing.T) {
 	// second open would wait on).
 	s2 := s
 	s2.DataDir = t.TempDir()
-	if _, err := compose.Build(ctx, s2, compose.Parts{Store: localstore.Open, MCP: func(context.Context, *compose.App) (http.Handler, error) {
+	if _, err := compose.Build(ctx, s2, compose.Parts{Store: embeddedstore.Open, MCP: func(context.Context, *compose.App) (http.Handler, error) {
 		return nil, errors.New("no")
 	}}); err == nil {
 		t.Fatal("a failing part did not fail Build")
 	}
-	again, err := compose.Build(ctx, s2, compose.Parts{Store: localstore.Open})
+	again, err := compose.Build(ctx, s2, compose.Parts{Store: embeddedstore.Open})
 	if err != nil {
 		t.Fatalf("the store of a failed Build is still open: %v", err)
 	}

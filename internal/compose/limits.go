@@ -59,12 +59,7 @@ func init() {
 		Setting{Name: "mcp-max-sessions", Scope: Local, Default: "1000",
 			Usage: "most MCP sessions open at once, a session counting once its initialize has arrived whole; past it an initialize closes the idlest session of the principal holding the most (where that one holds more than the newcomer would) or else one of its own, and is refused (503) only when none can be closed, until one closes or idles out; 0 no cap",
 			bind:  func(s *Settings) Value { return (*intValue)(&s.MaxSessions) },
-			check: func(s *Settings) error {
-				if s.MaxSessions < 0 {
-					return errors.New("must not be negative")
-				}
-				return nil
-			}},
+			check: nonNegative(func(s *Settings) int { return s.MaxSessions })},
 		Setting{Name: "mcp-sessions-per-principal", Scope: Local, Default: "100",
 			Usage: "each principal's share of --mcp-max-sessions, never more than half of it (the API key's principal; without keys the client's IP address, so one machine is one principal): a new session past it closes that principal's idlest one, and is refused (429) only when all of them have a call in flight",
 			bind:  func(s *Settings) Value { return (*intValue)(&s.SessionShare) },

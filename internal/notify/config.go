@@ -18,7 +18,6 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -407,14 +406,7 @@ func (c Config) checkNames() []error {
 }
 
 // Names lists the targets' names in order.
-func (c Config) Names() []string {
-	names := make([]string, 0, len(c.Targets))
-	for n := range c.Targets {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func (c Config) Names() []string { return slices.Sorted(maps.Keys(c.Targets)) }
 
 func (t TargetConfig) validate(name string, email EmailConfig) []error {
 	var errs []error

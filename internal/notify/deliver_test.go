@@ -4,16 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/mcp-elicitation/elicitation/internal/boltstore"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/notify"
-	"github.com/mcp-elicitation/elicitation/internal/testclock"
 )
 
 // TestExpirySweep: the sweep sends the expiry notice once per request, at
@@ -29,18 +26,7 @@ func TestExpirySweep(t *testing.T) {
 		}
 		return true
 	}
-	st, err := boltstore.Open(dbPath(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	targets, err := notify.New(webhookConfig(rc.srv.URL), notify.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	clk := testclock.New(time.Now().UTC())
-	svc := elicitation.NewService(elicitation.Config{Store: st, Now: clk.Now, Notifications: targets})
-	d := &notify.Deliverer{Store: st, Targets: targets, Now: clk.Now, Log: slog.New(slog.DiscardHandler)}
+	_, svc, d, clk := deliveryRig(t, webhookConfig(rc.srv.URL))
 	ctx := context.Background()
 	sweep := func(want int) {
 		t.Helper()
@@ -119,18 +105,7 @@ func TestOneRetryPolicy(t *testing.T) {
 					w.WriteHeader(c.status)
 					return false
 				}
-				st, err := boltstore.Open(dbPath(t))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer st.Close()
-				targets, err := notify.New(webhookConfig(rc.srv.URL), notify.Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				clk := testclock.New(time.Now().UTC())
-				svc := elicitation.NewService(elicitation.Config{Store: st, Now: clk.Now, Notifications: targets})
-				d := &notify.Deliverer{Store: st, Targets: targets, Now: clk.Now, Log: slog.New(slog.DiscardHandler)}
+				st, svc, d, clk := deliveryRig(t, webhookConfig(rc.srv.URL))
 				ctx := context.Background()
 				cr, err := svc.CreateApproval(ctx, "alice", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 3600})
 				if err != nil {

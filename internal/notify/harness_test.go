@@ -15,6 +15,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/boltstore"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/notify"
+	"github.com/mcp-elicitation/elicitation/internal/testclock"
 )
 
 const hookSecret = "whsec-test-0123456789abcdef"
@@ -86,6 +87,25 @@ func (rc *receiver) next(t *testing.T, what string) string {
 		t.Fatalf("no webhook attempt arrived: %s", what)
 		return ""
 	}
+}
+
+// deliveryRig is a service on a fresh embedded store (closed when t
+// ends) notifying cfg's targets on a test clock, and the deliverer over
+// them: what the tests that drive DeliverDue by hand share.
+func deliveryRig(t *testing.T, cfg notify.Config) (*boltstore.Store, *elicitation.Service, *notify.Deliverer, *testclock.Clock) {
+	t.Helper()
+	st, err := boltstore.Open(dbPath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	targets, err := notify.New(cfg, notify.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := testclock.New(time.Now().UTC())
+	svc := elicitation.NewService(elicitation.Config{Store: st, Now: clk.Now, Notifications: targets})
+	return st, svc, &notify.Deliverer{Store: st, Targets: targets, Now: clk.Now, Log: slog.New(slog.DiscardHandler)}, clk
 }
 
 // server is the service's half of a local server: the store, the Service

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/boltstore"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/notify"
-	"github.com/mcp-elicitation/elicitation/internal/testclock"
 )
 
 // scheduleConfig: hook (the default) is reminded every 15 minutes and
@@ -40,18 +38,7 @@ func scheduleConfig(url string) notify.Config {
 func TestRemindersAndEscalation(t *testing.T) {
 	t.Parallel()
 	rc := newReceiver(t)
-	st, err := boltstore.Open(dbPath(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	targets, err := notify.New(scheduleConfig(rc.srv.URL), notify.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	clk := testclock.New(time.Now().UTC())
-	svc := elicitation.NewService(elicitation.Config{Store: st, Now: clk.Now, Notifications: targets})
-	d := &notify.Deliverer{Store: st, Targets: targets, Now: clk.Now, Log: slog.New(slog.DiscardHandler)}
+	_, svc, d, clk := deliveryRig(t, scheduleConfig(rc.srv.URL))
 	ctx := context.Background()
 	sweep := func(what string, want int) {
 		t.Helper()
@@ -149,18 +136,7 @@ func TestRemindersAndEscalation(t *testing.T) {
 func TestScheduleDroppedAfterExpiry(t *testing.T) {
 	t.Parallel()
 	rc := newReceiver(t)
-	st, err := boltstore.Open(dbPath(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	targets, err := notify.New(scheduleConfig(rc.srv.URL), notify.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	clk := testclock.New(time.Now().UTC())
-	svc := elicitation.NewService(elicitation.Config{Store: st, Now: clk.Now, Notifications: targets})
-	d := &notify.Deliverer{Store: st, Targets: targets, Now: clk.Now, Log: slog.New(slog.DiscardHandler)}
+	_, svc, d, clk := deliveryRig(t, scheduleConfig(rc.srv.URL))
 	ctx := context.Background()
 	cr, err := svc.CreateApproval(ctx, "alice", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 1200})
 	if err != nil {
@@ -249,18 +225,7 @@ func asError(err error, e **elicitation.Error) bool { return errors.As(err, e) }
 func TestReminderDecidedWhileSent(t *testing.T) {
 	t.Parallel()
 	rc := newReceiver(t)
-	st, err := boltstore.Open(dbPath(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	targets, err := notify.New(scheduleConfig(rc.srv.URL), notify.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	clk := testclock.New(time.Now().UTC())
-	svc := elicitation.NewService(elicitation.Config{Store: st, Now: clk.Now, Notifications: targets})
-	d := &notify.Deliverer{Store: st, Targets: targets, Now: clk.Now, Log: slog.New(slog.DiscardHandler)}
+	_, svc, d, clk := deliveryRig(t, scheduleConfig(rc.srv.URL))
 	ctx := context.Background()
 	cr, err := svc.CreateApproval(ctx, "alice", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 3600})
 	if err != nil {
@@ -305,21 +270,10 @@ func TestReminderDecidedWhileSent(t *testing.T) {
 func TestRemindShortTimeout(t *testing.T) {
 	t.Parallel()
 	rc := newReceiver(t)
-	st, err := boltstore.Open(dbPath(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	all := []elicitation.Event{elicitation.EventCreated, elicitation.EventExpired}
-	targets, err := notify.New(notify.Config{Defaults: []string{"hook"}, Targets: map[string]notify.TargetConfig{
+	_, svc, d, clk := deliveryRig(t, notify.Config{Defaults: []string{"hook"}, Targets: map[string]notify.TargetConfig{
 		"hook": {Type: notify.TypeWebhook, URL: rc.srv.URL, Secret: hookSecret, Events: all, Remind: "30s"},
-	}}, notify.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	clk := testclock.New(time.Now().UTC())
-	svc := elicitation.NewService(elicitation.Config{Store: st, Now: clk.Now, Notifications: targets})
-	d := &notify.Deliverer{Store: st, Targets: targets, Now: clk.Now, Log: slog.New(slog.DiscardHandler)}
+	}})
 	ctx := context.Background()
 	if _, err := svc.CreateApproval(ctx, "alice", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 45}); err != nil {
 		t.Fatal(err)

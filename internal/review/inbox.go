@@ -299,16 +299,7 @@ func ownerLabel(o string) string {
 
 func (h *Handler) writeInbox(w http.ResponseWriter, status int, v *inboxView) {
 	v.PageCSS, v.InboxCSS = h.pageCSS, h.inboxCSS
-	h.headers(w)
-	var b strings.Builder
-	if err := h.page.ExecuteTemplate(&b, "inbox", v); err != nil {
-		h.log.Error("review inbox template", "err", err)
-		w.WriteHeader(http.StatusInternalServerError)
-		_, _ = w.Write([]byte("internal error\n"))
-		return
-	}
-	w.WriteHeader(status)
-	_, _ = w.Write([]byte(b.String()))
+	h.execute(w, status, "inbox", v)
 }
 
 // headlineText is a headline (a message's first line) as the inbox shows

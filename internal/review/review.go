@@ -290,10 +290,16 @@ func failed(err error) outcome {
 
 func (h *Handler) write(w http.ResponseWriter, status int, v *pageView) {
 	v.PageCSS = h.pageCSS
+	h.execute(w, status, "page", v)
+}
+
+// execute writes the page template name with v, or a bare 500 when the
+// template fails.
+func (h *Handler) execute(w http.ResponseWriter, status int, name string, v any) {
 	h.headers(w)
 	var b strings.Builder
-	if err := h.page.ExecuteTemplate(&b, "page", v); err != nil {
-		h.log.Error("review page template", "err", err)
+	if err := h.page.ExecuteTemplate(&b, name, v); err != nil {
+		h.log.Error("review "+name+" template", "err", err)
 		w.WriteHeader(http.StatusInternalServerError)
 		_, _ = w.Write([]byte("internal error\n"))
 		return

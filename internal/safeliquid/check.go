@@ -2,8 +2,9 @@ package safeliquid
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -84,17 +85,8 @@ func (e *Engine) checkArgs(tag, args string, line int) *CompileError {
 	for _, m := range filterRE.FindAllStringSubmatch(code, -1) {
 		if !e.filterNames[m[1]] {
 			return &CompileError{Line: line, Msg: fmt.Sprintf(
-				"unknown filter %q; the filters are: %s", m[1], strings.Join(e.sortedFilters(), ", "))}
+				"unknown filter %q; the filters are: %s", m[1], strings.Join(slices.Sorted(maps.Keys(e.filterNames)), ", "))}
 		}
 	}
 	return nil
-}
-
-func (e *Engine) sortedFilters() []string {
-	names := make([]string, 0, len(e.filterNames))
-	for n := range e.filterNames {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }

@@ -2,6 +2,7 @@ package safeliquid
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"regexp"
@@ -140,15 +141,11 @@ type CompileError struct {
 }
 
 func (e *CompileError) Error() string {
-	return fmt.Sprintf("template %s: line %d: %s", e.displayName(), e.Line, e.Msg)
+	return fmt.Sprintf("template %s: line %d: %s", displayName(e.Name), e.Line, e.Msg)
 }
 
-func (e *CompileError) displayName() string {
-	if e.Name == "" {
-		return "(unnamed)"
-	}
-	return e.Name
-}
+// displayName is a template's name in an error.
+func displayName(name string) string { return cmp.Or(name, "(unnamed)") }
 
 // A LimitError reports a render stopped by one of the Limits.
 type LimitError struct {
@@ -178,16 +175,9 @@ type RenderError struct {
 
 func (e *RenderError) Error() string {
 	if e.Line > 0 {
-		return fmt.Sprintf("template %s: line %d: %s", e.displayName(), e.Line, e.Msg)
+		return fmt.Sprintf("template %s: line %d: %s", displayName(e.Name), e.Line, e.Msg)
 	}
-	return fmt.Sprintf("template %s: %s", e.displayName(), e.Msg)
-}
-
-func (e *RenderError) displayName() string {
-	if e.Name == "" {
-		return "(unnamed)"
-	}
-	return e.Name
+	return fmt.Sprintf("template %s: %s", displayName(e.Name), e.Msg)
 }
 
 var liquidPrefix = regexp.MustCompile(`^Liquid error(?: \(line \d+\))?: `)

@@ -28,16 +28,10 @@ type renderState struct {
 }
 
 func (s *renderState) reset(l Limits, now time.Time, b *Budget) {
-	s.lim = l
-	s.deadline = now.Add(l.MaxDuration)
-	s.steps = 0
-	s.maxSteps, s.budgeted = l.MaxSteps, false
+	*s = renderState{lim: l, deadline: now.Add(l.MaxDuration), maxSteps: l.MaxSteps}
 	if b != nil && b.Steps < l.MaxSteps {
 		s.maxSteps, s.budgeted = max(b.Steps, 0), true
 	}
-	s.iterations = 0
-	s.built = 0
-	s.err = nil
 }
 
 func (s *renderState) release() {

@@ -1,7 +1,7 @@
 // Package embeddedstore opens the embedded store (bbolt, one file in the
 // data directory) and the API keys file beside it, from compose.Settings.
 // It links no AWS SDK package: the proxy's embedded elicitation service
-// (internal/proxy/gate) opens its store with it, and compose/localstore
+// (internal/proxy/gate) opens its store with it, and cmd/elicitation
 // uses it for the local server's "bolt" store.
 package embeddedstore
 

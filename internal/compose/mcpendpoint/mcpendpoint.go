@@ -17,7 +17,7 @@ import (
 
 // Part returns compose.Parts.MCP for a deployment whose API keys apiKeys
 // opens (read only when Settings.RequireAPIKey): embeddedstore.APIKeys or
-// localstore.APIKeys locally; on Lambda functions/mcp's DynamoDB opener.
+// cmd/elicitation's openAPIKeys locally; on Lambda functions/mcp's DynamoDB opener.
 func Part(apiKeys func(context.Context, compose.Settings) (apikey.Store, error)) func(context.Context, *compose.App) (http.Handler, error) {
 	return func(ctx context.Context, a *compose.App) (http.Handler, error) {
 		s := a.Settings

@@ -1,12 +1,12 @@
-// Package localstore opens the local server's stores from compose.Settings:
-// the embedded bbolt store in the data directory, or a DynamoDB table
-// reached with the AWS SDK's usual configuration (AWS_REGION, the
-// credential chain, AWS_ENDPOINT_URL_DYNAMODB for DynamoDB Local); and the
-// API keys beside either. It is compose.Parts.Store of cmd/elicitation; the
-// Lambda functions use lambdaconfig's lighter DynamoDB client instead, and
-// a binary that needs only the embedded store (the proxy) uses
+package main
+
+// The local server's stores (the embedded bbolt store in the data
+// directory, or a DynamoDB table) and the API keys beside either, and its
+// SES senders: AWS clients from the AWS SDK's usual configuration
+// (config.LoadDefaultConfig, which links the SSO, SSO-OIDC, STS, sign-in
+// and shared-file credential chain). The Lambda functions build theirs from the Lambda
+// environment (lambdaconfig) instead, and the proxy opens its store with
 // compose/embeddedstore, which links no AWS SDK package.
-package localstore
 
 import (
 	"context"
@@ -17,15 +17,17 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/apikey"
 	"github.com/mcp-elicitation/elicitation/internal/apikey/dynamokeys"
-	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/compose/embeddedstore"
 	"github.com/mcp-elicitation/elicitation/internal/dynamostore"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/notify"
+	"github.com/mcp-elicitation/elicitation/internal/notify/sesmail"
 )
 
-// Open opens the store s names ("bolt" or "dynamodb"). A bolt store is an
-// io.Closer.
-func Open(ctx context.Context, s compose.Settings) (elicitation.Store, error) {
+// openStore opens the store s names ("bolt" or "dynamodb"): the
+// server's compose.Parts.Store and the operator commands'. A bolt store
+// is an io.Closer.
+func openStore(ctx context.Context, s Config) (elicitation.Store, error) {
 	if s.Store == "dynamodb" {
 		client, err := newDynamoDB(ctx)
 		if err != nil {
@@ -41,9 +43,9 @@ func Open(ctx context.Context, s compose.Settings) (elicitation.Store, error) {
 	return embeddedstore.Open(ctx, s)
 }
 
-// APIKeys opens where API keys are kept: a file in the data directory
+// openAPIKeys opens where API keys are kept: a file in the data directory
 // beside the embedded store, or the DynamoDB table.
-func APIKeys(ctx context.Context, s compose.Settings) (apikey.Store, error) {
+func openAPIKeys(ctx context.Context, s Config) (apikey.Store, error) {
 	if s.Store == "dynamodb" {
 		client, err := newDynamoDB(ctx)
 		if err != nil {
@@ -56,10 +58,7 @@ func APIKeys(ctx context.Context, s compose.Settings) (apikey.Store, error) {
 
 // newDynamoDB returns a DynamoDB client configured from the usual AWS
 // environment (AWS_REGION, the credential chain, AWS_ENDPOINT_URL_DYNAMODB
-// for DynamoDB Local), with the store's retry policy and HTTP client. It
-// lives here, on the local side: config.LoadDefaultConfig links the SSO,
-// SSO-OIDC, STS and sign-in clients, which the Lambda functions (whose
-// clients lambdaconfig builds from the Lambda environment) never use.
+// for DynamoDB Local), with the store's retry policy and HTTP client.
 func newDynamoDB(ctx context.Context) (*dynamodb.Client, error) {
 	cfg, err := config.LoadDefaultConfig(ctx,
 		config.WithRetryer(dynamostore.Retryer),
@@ -69,4 +68,15 @@ func newDynamoDB(ctx context.Context) (*dynamodb.Client, error) {
 		return nil, fmt.Errorf("load AWS configuration: %w", err)
 	}
 	return dynamodb.NewFromConfig(cfg), nil
+}
+
+// sesFromAWS is notify.SES for the local server: SES clients from the
+// usual AWS configuration (the credential chain, AWS_REGION unless region
+// is set).
+func sesFromAWS(ctx context.Context, region string) (func(from string, to []string, configurationSet string) notify.Sender, error) {
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load the AWS configuration for SES: %w", err)
+	}
+	return sesmail.FromConfig(cfg)(ctx, region)
 }
