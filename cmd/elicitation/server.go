@@ -15,10 +15,10 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/compose/mcpendpoint"
 	"github.com/mcp-elicitation/elicitation/internal/compose/signin"
+	"github.com/mcp-elicitation/elicitation/internal/compose/slackpart"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/localserver"
 	"github.com/mcp-elicitation/elicitation/internal/notify"
-	"github.com/mcp-elicitation/elicitation/internal/slackact"
 )
 
 // Main is a running local server. Start it, then Close it; tests start it
@@ -131,7 +131,7 @@ func (m *Main) open(ctx context.Context, o options) error {
 	pages := http.NewServeMux()
 	m.app.Pages.Routes(pages)
 	reviewMux.Handle("/review/", signIn(pages))
-	slack, err := slackact.AppHandler(ctx, m.app)
+	slack, err := slackpart.Handler(ctx, m.app)
 	if err != nil {
 		closeListeners()
 		_ = m.app.Close()
@@ -139,8 +139,8 @@ func (m *Main) open(ctx context.Context, o options) error {
 	}
 	if slack != nil {
 		// Slack signs its requests; no sign-in in front.
-		reviewMux.Handle("POST "+slackact.Path, slack)
-		m.Log.Info("decisions from Slack on: set the Slack app's interactivity request URL", "url", m.ReviewBase+slackact.Path)
+		reviewMux.Handle("POST "+slackpart.Path, slack)
+		m.Log.Info("decisions from Slack on: set the Slack app's interactivity request URL", "url", m.ReviewBase+slackpart.Path)
 	}
 
 	if cfg.CleanupInterval > 0 {

@@ -21,9 +21,9 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/compose/signin"
+	"github.com/mcp-elicitation/elicitation/internal/compose/slackpart"
 	"github.com/mcp-elicitation/elicitation/internal/lambdaconfig"
 	"github.com/mcp-elicitation/elicitation/internal/notify"
-	"github.com/mcp-elicitation/elicitation/internal/slackact"
 )
 
 func main() {
@@ -37,12 +37,12 @@ func main() {
 	exitIf(log, err)
 	signIn, err := signin.Middleware(app, lambdaconfig.Secret(env))
 	exitIf(log, err)
-	slack, err := slackact.AppHandler(context.Background(), app)
+	slack, err := slackpart.Handler(context.Background(), app)
 	exitIf(log, err)
 	mux := http.NewServeMux()
 	mux.Handle("POST /review/", signIn(app.Pages.SubmitHandler()))
 	if slack != nil {
-		mux.Handle("POST "+slackact.Path, slack)
+		mux.Handle("POST "+slackpart.Path, slack)
 	}
 	lambda.Start(httpadapter.NewV2(lambdaconfig.Route("/", mux)).ProxyWithContext)
 }

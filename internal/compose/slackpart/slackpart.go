@@ -1,8 +1,10 @@
-package slackact
-
-// The Slack part of a composed app: the Slack app's secrets from the
-// settings (locally) or from Secrets Manager (on Lambda), the Slack users'
-// mapping from the notification configuration, and the app's service.
+// Package slackpart builds the Slack interaction handler of a composed
+// app (internal/slackact): the Slack app's secrets from the settings
+// (locally) or from Secrets Manager (on Lambda), the Slack users' mapping
+// from the notification configuration, and the app's service. It is apart
+// from compose so that a binary that takes no decisions from Slack does
+// not link it.
+package slackpart
 
 import (
 	"context"
@@ -14,17 +16,22 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/notify"
+	"github.com/mcp-elicitation/elicitation/internal/slackact"
 )
 
-// AppHandler is the app's Slack interaction handler, served at Path; nil
-// (and no error) when the deployment has no Slack app (neither a signing
-// secret nor a Slack secret is set).
-func AppHandler(ctx context.Context, a *compose.App) (http.Handler, error) {
+// Path is where the handler is served (the Slack app's interactivity
+// request URL is the public URL and this path).
+const Path = slackact.Path
+
+// Handler is the app's Slack interaction handler; nil (and no error) when
+// the deployment has no Slack app (neither a signing secret nor a Slack
+// secret is set).
+func Handler(ctx context.Context, a *compose.App) (http.Handler, error) {
 	s := a.Settings
 	signing, token := s.SlackSigningSecret, s.SlackBotToken
 	if s.SlackSecretARN != "" {
 		var err error
-		if signing, token, err = appSecret(ctx, a, s.SlackSecretARN); err != nil {
+		if signing, token, err = secret(ctx, a, s.SlackSecretARN); err != nil {
 			return nil, err
 		}
 	}
@@ -35,7 +42,7 @@ func AppHandler(ctx context.Context, a *compose.App) (http.Handler, error) {
 	if !ok || t == nil || len(t.SlackApp().Users) == 0 {
 		return nil, fmt.Errorf("a Slack app is configured, but the notification configuration (%s) maps no Slack users to reviewers (slack.users): nobody could decide in Slack", compose.Env("notify-config"))
 	}
-	h, err := New(Options{
+	h, err := slackact.New(slackact.Options{
 		Service: a.Service, SigningSecret: signing, BotToken: token, APIURL: s.SlackAPIURL,
 		Users: t.SlackApp(), Now: a.Now, Logger: a.Log,
 	})
@@ -45,9 +52,9 @@ func AppHandler(ctx context.Context, a *compose.App) (http.Handler, error) {
 	return h, nil
 }
 
-// appSecret reads the Slack secret: a JSON object with signingSecret and
+// secret reads the Slack secret: a JSON object with signingSecret and
 // botToken.
-func appSecret(ctx context.Context, a *compose.App, arn string) (signing, token string, err error) {
+func secret(ctx context.Context, a *compose.App, arn string) (signing, token string, err error) {
 	if a.Secret == nil {
 		return "", "", fmt.Errorf("%s is set but this deployment reads no secrets", compose.Env("slack-secret-arn"))
 	}
