@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/compose/mcpendpoint"
+	"github.com/mcp-elicitation/elicitation/internal/compose/notifypart"
 	"github.com/mcp-elicitation/elicitation/internal/compose/signin"
 	"github.com/mcp-elicitation/elicitation/internal/compose/slackpart"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
@@ -94,7 +95,7 @@ func (m *Main) open(ctx context.Context, o options) error {
 		Store:  openStore,
 		Pages:  compose.Pages,
 		MCP:    mcpendpoint.Part(openAPIKeys),
-		Notify: notify.Part(os.LookupEnv, sesFromAWS),
+		Notify: notifypart.Part(os.LookupEnv, sesFromAWS),
 		Log:    m.Log,
 		Now:    o.now,
 		OnCreated: func(_ context.Context, id, url string) {
@@ -159,7 +160,7 @@ func (m *Main) open(ctx context.Context, o options) error {
 // run's undelivered notices), wakes when a request writes notices, and
 // sweeps every NotifyInterval for expiry notices and retries.
 func (m *Main) startNotifying() {
-	d := notify.AppDeliverer(m.app)
+	d := notifypart.Deliverer(m.app)
 	if d == nil {
 		return
 	}

@@ -70,7 +70,7 @@ func newDynamoDB(ctx context.Context) (*dynamodb.Client, error) {
 	return dynamodb.NewFromConfig(cfg), nil
 }
 
-// sesFromAWS is notify.SES for the local server: SES clients from the
+// sesFromAWS is notifypart.SES for the local server: SES clients from the
 // usual AWS configuration (the credential chain, AWS_REGION unless region
 // is set).
 func sesFromAWS(ctx context.Context, region string) (func(from string, to []string, configurationSet string) notify.Sender, error) {

@@ -19,8 +19,8 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/apikey/dynamokeys"
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/compose/mcpendpoint"
+	"github.com/mcp-elicitation/elicitation/internal/compose/notifypart"
 	"github.com/mcp-elicitation/elicitation/internal/lambdaconfig"
-	"github.com/mcp-elicitation/elicitation/internal/notify"
 )
 
 func main() {
@@ -30,7 +30,7 @@ func main() {
 	db := lambdaconfig.DynamoDB(env)
 	app, err := compose.Build(context.Background(), s, compose.Parts{
 		Log: log, Store: lambdaconfig.Store(db), Secret: lambdaconfig.Secret(env), MCP: mcpendpoint.Part(dynamoKeys(db)),
-		Notify: notify.RoutingPart,
+		Notify: notifypart.RoutingPart,
 	})
 	exitIf(log, err)
 	lambda.Start(httpadapter.NewV2(lambdaconfig.Route("/mcp", app.MCP)).ProxyWithContext)

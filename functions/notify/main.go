@@ -16,8 +16,8 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/mcp-elicitation/elicitation/internal/compose"
+	"github.com/mcp-elicitation/elicitation/internal/compose/notifypart"
 	"github.com/mcp-elicitation/elicitation/internal/lambdaconfig"
-	"github.com/mcp-elicitation/elicitation/internal/notify"
 	"github.com/mcp-elicitation/elicitation/internal/notify/lambdanotify"
 	"github.com/mcp-elicitation/elicitation/internal/notify/sesmail"
 )
@@ -28,10 +28,10 @@ func main() {
 	exitIf(log, err)
 	app, err := compose.Build(context.Background(), s, compose.Parts{
 		Log: log, Store: lambdaconfig.Store(lambdaconfig.DynamoDB(env)), Secret: lambdaconfig.Secret(env),
-		Notify: notify.Part(nil, sesmail.FromConfig(env.AWSConfig())),
+		Notify: notifypart.Part(nil, sesmail.FromConfig(env.AWSConfig())),
 	})
 	exitIf(log, err)
-	d := notify.AppDeliverer(app)
+	d := notifypart.Deliverer(app)
 	if d == nil {
 		log.Warn("no notification targets are configured (ELICITATION_NOTIFY_CONFIG): nothing to deliver")
 		lambda.Start(func(context.Context) error { return nil })

@@ -20,10 +20,10 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/mcp-elicitation/elicitation/internal/compose"
+	"github.com/mcp-elicitation/elicitation/internal/compose/notifypart"
 	"github.com/mcp-elicitation/elicitation/internal/compose/signin"
 	"github.com/mcp-elicitation/elicitation/internal/compose/slackpart"
 	"github.com/mcp-elicitation/elicitation/internal/lambdaconfig"
-	"github.com/mcp-elicitation/elicitation/internal/notify"
 )
 
 func main() {
@@ -32,7 +32,7 @@ func main() {
 	exitIf(log, err)
 	app, err := compose.Build(context.Background(), s, compose.Parts{
 		Log: log, Store: lambdaconfig.Store(lambdaconfig.PageDynamoDB(env)), Secret: lambdaconfig.Secret(env), Pages: compose.Pages,
-		Notify: notify.RoutingPart,
+		Notify: notifypart.RoutingPart,
 	})
 	exitIf(log, err)
 	signIn, err := signin.Middleware(app, lambdaconfig.Secret(env))

@@ -41,7 +41,7 @@ type Parts struct {
 	MCP func(ctx context.Context, a *App) (http.Handler, error)
 
 	// Notify builds the notification targets the service writes
-	// deliveries for (notify.Part); nil, or a nil result: no
+	// deliveries for (compose/notifypart.Part); nil, or a nil result: no
 	// targets (a request naming one is refused).
 	Notify func(ctx context.Context, a *App, secret func(context.Context, string) (string, error)) (elicitation.Notifications, error)
 

@@ -72,7 +72,7 @@ func New(client SESAPI) func(from string, to []string, configurationSet string) 
 	}
 }
 
-// FromConfig is notify.SES over cfg: SES clients built from it, in
+// FromConfig is notifypart.SES over cfg: SES clients built from it, in
 // region when one is set. The caller loads the configuration: the local
 // server with config.LoadDefaultConfig (cmd/elicitation), the notify
 // function from the Lambda environment (lambdaconfig), so that this package

@@ -1,9 +1,8 @@
-package notify
-
-// The notification part of a composed app (compose.Parts.Notify): the
-// targets of the settings, and the deliverer over them. SES is a
-// parameter, so that a binary that sends no e-mail through SES does not
-// link its client.
+// Package notifypart is compose.Parts.Notify: the notification targets of
+// the settings, and the deliverer over them. It is apart from compose so
+// that a binary that names no targets does not link the senders (SES among
+// them).
+package notifypart
 
 import (
 	"context"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/notify"
 )
 
 // Part returns compose.Parts.Notify for a deployment that delivers (the
@@ -27,7 +27,7 @@ import (
 // NotifyConfig there are no targets.
 func Part(lookup func(string) (string, bool), ses SES) func(context.Context, *compose.App, func(context.Context, string) (string, error)) (elicitation.Notifications, error) {
 	return func(ctx context.Context, a *compose.App, secret func(context.Context, string) (string, error)) (elicitation.Notifications, error) {
-		t, err := configuredTargets(ctx, a.Settings, secret, lookup, ses)
+		t, err := Targets(ctx, a.Settings, secret, lookup, ses)
 		if t == nil || err != nil {
 			return nil, err
 		}
@@ -44,7 +44,7 @@ func RoutingPart(ctx context.Context, a *compose.App, _ func(context.Context, st
 	if doc == nil || err != nil {
 		return nil, err
 	}
-	t, err := ParseRouting(doc)
+	t, err := notify.ParseRouting(doc)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", from, err)
 	}
@@ -55,11 +55,10 @@ func RoutingPart(ctx context.Context, a *compose.App, _ func(context.Context, st
 // environment's): sesmail.FromConfig over the local server's or the
 // function's AWS configuration. A parameter, so that this package links no
 // SES client.
-type SES func(ctx context.Context, region string) (func(from string, to []string, configurationSet string) Sender, error)
+type SES func(ctx context.Context, region string) (func(from string, to []string, configurationSet string) notify.Sender, error)
 
-// configuredTargets reads the targets the settings configure; nil when
-// none are.
-func configuredTargets(ctx context.Context, s compose.Settings, secret func(context.Context, string) (string, error), lookup func(string) (string, bool), ses SES) (*Targets, error) {
+// Targets reads the configured targets; nil when none are configured.
+func Targets(ctx context.Context, s compose.Settings, secret func(context.Context, string) (string, error), lookup func(string) (string, bool), ses SES) (*notify.Targets, error) {
 	doc, from, err := document(s)
 	if doc == nil || err != nil {
 		return nil, err
@@ -80,11 +79,11 @@ func configuredTargets(ctx context.Context, s compose.Settings, secret func(cont
 			return "", false
 		}
 	}
-	cfg, err := Parse(doc, lookup)
+	cfg, err := notify.Parse(doc, lookup)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", from, err)
 	}
-	var o Options
+	var o notify.Options
 	if cfg.Email.SES.Enabled {
 		if ses == nil {
 			return nil, fmt.Errorf("%s: email.ses.enabled, but this deployment sends no e-mail through SES", from)
@@ -93,7 +92,7 @@ func configuredTargets(ctx context.Context, s compose.Settings, secret func(cont
 			return nil, fmt.Errorf("%s: %w", from, err)
 		}
 	}
-	t, err := New(cfg, o)
+	t, err := notify.New(cfg, o)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", from, err)
 	}
@@ -133,12 +132,12 @@ func secretValues(ctx context.Context, arn string, secret func(context.Context, 
 	return values, nil
 }
 
-// AppDeliverer is the deliverer over the app's store and targets; nil
-// when the app has no targets.
-func AppDeliverer(a *compose.App) *Deliverer {
-	t, ok := a.Notifications.(*Targets)
+// Deliverer is the deliverer over the app's store and targets; nil when
+// the app has no targets.
+func Deliverer(a *compose.App) *notify.Deliverer {
+	t, ok := a.Notifications.(*notify.Targets)
 	if !ok || t == nil {
 		return nil
 	}
-	return &Deliverer{Store: a.Store, Targets: t, Now: a.Now, Log: a.Log}
+	return &notify.Deliverer{Store: a.Store, Targets: t, Now: a.Now, Log: a.Log}
 }
