@@ -3,6 +3,8 @@ package mcptools
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // taskMeta is the _meta key Lift moves a 2025-11-25 tools/call's
@@ -133,6 +135,11 @@ func liftListen(body []byte) ([]byte, bool) {
 	return withMeta(msg, params, map[string]json.RawMessage{listenTaskIDsMeta: ids, listenIDMeta: msg["id"]})
 }
 
+// nameMismatch begins the refusal of a tasks/* request whose Mcp-Name is
+// not its params.taskId, from the front door (RefuseName) and from the
+// method itself (tasks.method) alike.
+const nameMismatch = "the Mcp-Name header must equal params.taskId on "
+
 // NamedByTask reports whether a 2026-07-28 request of method (its
 // Mcp-Method header) must carry Mcp-Name equal to its params.taskId.
 func NamedByTask(method string) bool {
@@ -156,8 +163,8 @@ func RefuseName(name string, body []byte) []byte {
 		return nil
 	}
 	out, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "error": map[string]any{
-		"code":    -32020,
-		"message": "the Mcp-Name header must equal params.taskId on tasks/get, tasks/update and tasks/cancel",
+		"code":    mcp.CodeHeaderMismatch,
+		"message": nameMismatch + "tasks/get, tasks/update and tasks/cancel",
 	}})
 	return out
 }

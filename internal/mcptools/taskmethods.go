@@ -37,7 +37,7 @@ func (t *tasks) method(ctx context.Context, method string, req mcp.Request) (mcp
 	}
 	if f == eraSessionless {
 		if e := req.GetExtra(); e == nil || e.Header.Get("Mcp-Name") != *id {
-			return nil, &jsonrpc.Error{Code: mcp.CodeHeaderMismatch, Message: "the Mcp-Name header must equal params.taskId on " + method}
+			return nil, &jsonrpc.Error{Code: mcp.CodeHeaderMismatch, Message: nameMismatch + method}
 		}
 	}
 	tg := target{req: req, f: f, principal: principalOf(req.GetExtra())}
