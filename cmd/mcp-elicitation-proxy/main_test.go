@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -396,7 +397,7 @@ func TestInspector(t *testing.T) {
 				defer cancel()
 				full := append([]string{inspector, "--cli"}, target...)
 				full = append(full, args...)
-				full = append(full, "--connect-timeout", "180000") // as in TestInspectorDocCommands
+				full = append(full, inspectorConnectTimeout...)
 				cmd := exec.CommandContext(ctx, node22, full...)
 				cmd.Dir = root
 				cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
@@ -553,6 +554,12 @@ func TestOriginalManualConfig(t *testing.T) {
 // docs/manual-inspector-test.md as written (with the built binary for
 // bin/mcp-elicitation-proxy) against the real Inspector 2.x on Node 22, so
 // that the page's argument order stays one the Inspector parses.
+// inspectorConnectTimeout is what the Inspector CLI gives the proxy to
+// start in these tests: its default, 15 s, was too short beside a second
+// go test ./... at load 25, for the proxy and its Node upstream. A guard
+// for a busy machine, not a speed claim.
+var inspectorConnectTimeout = []string{"--connect-timeout", "180000"}
+
 func TestInspectorDocCommands(t *testing.T) {
 	t.Parallel() // waits on its Node peers
 	inspector, node22 := nodeModule(t, "mcp-inspector"), testenv.Node22(t)
@@ -587,11 +594,7 @@ func TestInspectorDocCommands(t *testing.T) {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 			defer cancel()
-			// The Inspector gives a server 15 s to start by default; under
-			// a second go test ./... at load 25 the proxy and its Node
-			// upstream took longer. A guard for a busy machine, not a
-			// speed claim.
-			full := append(append([]string{inspector, "--cli"}, target...), append(args, "--connect-timeout", "180000")...)
+			full := slices.Concat([]string{inspector, "--cli"}, target, args, inspectorConnectTimeout)
 			cmd := exec.CommandContext(ctx, node22, full...)
 			cmd.Dir = root
 			cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
