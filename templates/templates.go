@@ -11,7 +11,8 @@ import "embed"
 // (the base stylesheet of every sandboxed template frame), inbox.html
 // and inbox.css (the signed-in reviewer's inbox, styled by page.css and
 // its own few rules after it), and app.html (the MCP App's page, served
-// by package mcptools as a ui:// resource).
+// by package mcptools as a ui:// resource), and consent.html (the page where
+// a person lets an MCP client connect as them, package authserver).
 //
-//go:embed page.html page.css frame.css inbox.html inbox.css app.html
+//go:embed page.html page.css frame.css inbox.html inbox.css app.html consent.html
 var FS embed.FS

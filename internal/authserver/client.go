@@ -1,0 +1,66 @@
+package authserver
+
+import (
+	"net/url"
+	"slices"
+	"time"
+
+	"github.com/zitadel/oidc/v3/pkg/oidc"
+	"github.com/zitadel/oidc/v3/pkg/op"
+)
+
+// opClient is a Client as op sees it: code flow, JWT access tokens, the
+// login URL the consent page, the MCP scopes allowed.
+type opClient struct {
+	c      Client
+	issuer string
+	scopes []string
+}
+
+var _ op.Client = opClient{}
+
+func (o opClient) GetID() string                    { return o.c.ID }
+func (o opClient) RedirectURIs() []string           { return o.c.RedirectURIs }
+func (o opClient) PostLogoutRedirectURIs() []string { return nil }
+
+func (o opClient) ApplicationType() op.ApplicationType {
+	if o.c.Native {
+		return op.ApplicationTypeNative
+	}
+	return op.ApplicationTypeWeb
+}
+
+func (o opClient) AuthMethod() oidc.AuthMethod {
+	switch o.c.AuthMethod {
+	case string(oidc.AuthMethodBasic):
+		return oidc.AuthMethodBasic
+	case string(oidc.AuthMethodPost):
+		return oidc.AuthMethodPost
+	}
+	return oidc.AuthMethodNone
+}
+
+func (o opClient) ResponseTypes() []oidc.ResponseType {
+	return []oidc.ResponseType{oidc.ResponseTypeCode}
+}
+func (o opClient) GrantTypes() []oidc.GrantType {
+	return []oidc.GrantType{oidc.GrantTypeCode, oidc.GrantTypeRefreshToken}
+}
+
+// LoginURL is the consent page, which signs the person in first.
+func (o opClient) LoginURL(id string) string {
+	return o.issuer + ConsentPath + "?id=" + url.QueryEscape(id)
+}
+
+func (o opClient) AccessTokenType() op.AccessTokenType { return op.AccessTokenTypeJWT }
+func (o opClient) IDTokenLifetime() time.Duration      { return time.Hour }
+func (o opClient) DevMode() bool                       { return false }
+func (o opClient) RestrictAdditionalIdTokenScopes() func([]string) []string {
+	return func(s []string) []string { return s }
+}
+func (o opClient) RestrictAdditionalAccessTokenScopes() func([]string) []string {
+	return func(s []string) []string { return s }
+}
+func (o opClient) IsScopeAllowed(scope string) bool     { return slices.Contains(o.scopes, scope) }
+func (o opClient) IDTokenUserinfoClaimsAssertion() bool { return false }
+func (o opClient) ClockSkew() time.Duration             { return 0 }

@@ -1,0 +1,116 @@
+package authserver
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/zitadel/oidc/v3/pkg/oidc"
+	"github.com/zitadel/oidc/v3/pkg/op"
+)
+
+// metadata serves RFC 8414's document (and the same as OpenID discovery):
+// op's, with the endpoints this server does not route left out and what
+// MCP clients look for added (registration, client ID metadata
+// documents, PKCE S256 only, iss in the response).
+func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET")
+		http.Error(w, "GET only", http.StatusMethodNotAllowed)
+		return
+	}
+	ctx := op.ContextWithIssuer(r.Context(), s.cfg.Base(r))
+	issuer := op.IssuerFromContext(ctx)
+	c := op.CreateDiscoveryConfig(ctx, s.provider, storage{s})
+	c.UserinfoEndpoint, c.IntrospectionEndpoint, c.EndSessionEndpoint, c.DeviceAuthorizationEndpoint, c.CheckSessionIframe = "", "", "", "", ""
+	c.IntrospectionEndpointAuthMethodsSupported, c.IntrospectionEndpointAuthSigningAlgValuesSupported = nil, nil
+	c.RegistrationEndpoint = issuer + RegisterPath
+	c.ScopesSupported = append([]string{oidc.ScopeOfflineAccess}, s.cfg.Scopes...)
+	c.ResponseTypesSupported = []string{string(oidc.ResponseTypeCode)}
+	c.ResponseModesSupported = []string{"query"}
+	c.GrantTypesSupported = []oidc.GrantType{oidc.GrantTypeCode, oidc.GrantTypeRefreshToken}
+	c.CodeChallengeMethodsSupported = []oidc.CodeChallengeMethod{oidc.CodeChallengeMethodS256}
+	c.TokenEndpointAuthMethodsSupported = []oidc.AuthMethod{oidc.AuthMethodNone, oidc.AuthMethodBasic, oidc.AuthMethodPost}
+	c.RevocationEndpointAuthMethodsSupported = c.TokenEndpointAuthMethodsSupported
+	b, err := json.Marshal(c)
+	var doc map[string]any
+	if err == nil {
+		err = json.Unmarshal(b, &doc)
+	}
+	if err != nil {
+		http.Error(w, "metadata unavailable", http.StatusInternalServerError)
+		return
+	}
+	doc["client_id_metadata_document_supported"] = true
+	doc["authorization_response_iss_parameter_supported"] = true
+	doc["protected_resources"] = []string{s.Resource(r)}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "public, max-age=300")
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	_ = json.NewEncoder(w).Encode(doc)
+}
+
+// intercept checks, in front of op, what op does not: the RFC 8707
+// resource of an authorization or token request must be the one this
+// server protects (and is what the token will be bound to), and an
+// authorization request without a scope asks for the default scopes.
+func (s *Server) intercept(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		resource := s.Resource(r)
+		switch r.URL.Path {
+		case AuthorizePath:
+			q := r.URL.Query()
+			if got := q.Get("resource"); got != "" && !sameResource(got, resource) {
+				oauthError(w, http.StatusBadRequest, "invalid_target", "this server issues tokens for "+resource+" only")
+				return
+			}
+			if q.Get("scope") == "" {
+				q.Set("scope", strings.Join(s.cfg.Scopes, " "))
+				r.URL.RawQuery = q.Encode()
+			}
+			r = r.WithContext(contextWithResource(r, resource))
+		case TokenPath:
+			if err := r.ParseForm(); err == nil {
+				if got := r.PostForm.Get("resource"); got != "" && !sameResource(got, resource) {
+					oauthError(w, http.StatusBadRequest, "invalid_target", "this server issues tokens for "+resource+" only")
+					return
+				}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// sameResource compares resource URLs as RFC 8707 names them: exactly,
+// except for a trailing slash some clients add.
+func sameResource(a, b string) bool {
+	trim := func(s string) string {
+		if u, err := url.Parse(s); err == nil && u.Path != "/" {
+			u.Path = trimSlash(u.Path)
+			return u.String()
+		}
+		return s
+	}
+	return trim(a) == trim(b)
+}
+
+func trimSlash(p string) string {
+	for len(p) > 1 && p[len(p)-1] == '/' {
+		p = p[:len(p)-1]
+	}
+	return p
+}
+
+func contextWithResource(r *http.Request, resource string) context.Context {
+	return context.WithValue(r.Context(), resourceKey{}, resource)
+}
+
+// oauthError answers an RFC 6749 error as JSON.
+func oauthError(w http.ResponseWriter, status int, code, description string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": code, "error_description": description})
+}

@@ -1,0 +1,335 @@
+package authserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/zitadel/oidc/v3/pkg/oidc"
+	"github.com/zitadel/oidc/v3/pkg/op"
+
+	"github.com/mcp-elicitation/elicitation/internal/grant"
+)
+
+// storage is op.Storage over a grant.Store: what op needs kept, and the
+// rules op leaves to its storage (PKCE S256 required, the resource a
+// token is for, one redemption per code, refresh rotation with reuse
+// detection).
+type storage struct {
+	s *Server
+}
+
+var _ op.Storage = storage{}
+
+var errUnsupported = errors.New("not supported by this authorization server")
+
+func (st storage) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest, _ string) (op.AuthRequest, error) {
+	if req.CodeChallenge == "" || req.CodeChallengeMethod != oidc.CodeChallengeMethodS256 {
+		return nil, oidc.ErrInvalidRequest().WithDescription("PKCE is required: send code_challenge with code_challenge_method=S256")
+	}
+	resource, err := st.s.resourceOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := st.s.now()
+	scopes := req.Scopes
+	if !slices.Contains(scopes, oidc.ScopeOfflineAccess) {
+		// Every client may refresh (op issues a refresh token only
+		// with offline_access): the MCP authorization flow asks for
+		// the resource's scopes, not OpenID's.
+		scopes = append(slices.Clone(scopes), oidc.ScopeOfflineAccess)
+	}
+	l := &login{
+		ID: newID(), ClientID: req.ClientID, RedirectURI: req.RedirectURI, State: req.State, Nonce: req.Nonce,
+		Scopes: scopes, ResponseType: req.ResponseType, ResponseMode: req.ResponseMode,
+		Challenge: &oidc.CodeChallenge{Challenge: req.CodeChallenge, Method: req.CodeChallengeMethod},
+		Resource:  resource, Created: now,
+	}
+	if l.version, err = put(ctx, st.s.cfg.Store, kindLogin, l.ID, l, now.Add(st.s.cfg.LoginTTL), 0); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+func (st storage) AuthRequestByID(ctx context.Context, id string) (op.AuthRequest, error) {
+	return st.s.login(ctx, id)
+}
+
+// AuthRequestByCode redeems a code: its record is deleted on the first
+// read, so a code replayed (or raced) finds nothing.
+func (st storage) AuthRequestByCode(ctx context.Context, c string) (op.AuthRequest, error) {
+	var rec code
+	v, err := get(ctx, st.s.cfg.Store, kindCode, hash(c), &rec)
+	if err == nil {
+		err = st.s.cfg.Store.Delete(ctx, kindCode, hash(c), v)
+	}
+	if absent(err) {
+		return nil, oidc.ErrInvalidGrant().WithDescription("the authorization code is unknown, expired or already used")
+	}
+	if err != nil {
+		return nil, err
+	}
+	l, err := st.s.login(ctx, rec.Login)
+	if err != nil {
+		return nil, err
+	}
+	if !l.Consented {
+		return nil, oidc.ErrInvalidGrant().WithDescription("the authorization code is unknown, expired or already used")
+	}
+	return l, nil
+}
+
+func (st storage) SaveAuthCode(ctx context.Context, id, c string) error {
+	_, err := put(ctx, st.s.cfg.Store, kindCode, hash(c), code{Login: id}, st.s.now().Add(codeTTL), 0)
+	return err
+}
+
+func (st storage) DeleteAuthRequest(ctx context.Context, id string) error {
+	r, err := st.s.cfg.Store.Get(ctx, kindLogin, id)
+	if err == nil {
+		err = st.s.cfg.Store.Delete(ctx, kindLogin, id, r.Version)
+	}
+	if absent(err) {
+		return nil
+	}
+	return err
+}
+
+// CreateAccessToken is the token of a client that may not refresh: it
+// still gets a family, so that revoking it reaches the access token.
+func (st storage) CreateAccessToken(ctx context.Context, req op.TokenRequest) (string, time.Time, error) {
+	f, err := st.newFamily(ctx, req, "")
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	return f.ID + "." + newID(), st.s.accessExpiry(f), nil
+}
+
+func (st storage) CreateAccessAndRefreshTokens(ctx context.Context, req op.TokenRequest, current string) (string, string, time.Time, error) {
+	secret := newID()
+	var f *family
+	var err error
+	if current == "" {
+		f, err = st.newFamily(ctx, req, secret)
+	} else {
+		f, err = st.rotate(ctx, req, current, secret)
+	}
+	if err != nil {
+		return "", "", time.Time{}, err
+	}
+	return f.ID + "." + newID(), f.ID + "." + secret, st.s.accessExpiry(f), nil
+}
+
+func (st storage) newFamily(ctx context.Context, req op.TokenRequest, secret string) (*family, error) {
+	l, ok := req.(*login)
+	if !ok {
+		return nil, oidc.ErrUnsupportedGrantType()
+	}
+	now := st.s.now()
+	f := &family{
+		ID: newID(), ClientID: l.ClientID, Principal: l.Principal, Scopes: l.Scopes, Resource: l.Resource,
+		AuthTime: l.AuthTime, Expires: now.Add(st.s.cfg.RefreshTTL),
+	}
+	if secret != "" {
+		f.SecretHash = hash(secret)
+	}
+	var err error
+	f.version, err = put(ctx, st.s.cfg.Store, kindFamily, f.ID, f, f.Expires, 0)
+	return f, err
+}
+
+// rotate replaces the family's refresh secret, over the version
+// TokenRequestByRefreshToken read: of two uses of one refresh token, one
+// rotates and the other finds a conflict.
+func (st storage) rotate(ctx context.Context, req op.TokenRequest, current, secret string) (*family, error) {
+	f, ok := req.(*family)
+	if fam, _, _ := splitToken(current); !ok || fam != f.ID {
+		return nil, op.ErrInvalidRefreshToken
+	}
+	f.SecretHash = hash(secret)
+	v, err := put(ctx, st.s.cfg.Store, kindFamily, f.ID, f, f.Expires, f.version)
+	if absent(err) {
+		return nil, op.ErrInvalidRefreshToken
+	}
+	f.version = v
+	return f, err
+}
+
+// TokenRequestByRefreshToken finds a live family whose current secret
+// the token carries; an earlier secret of a live family is a reuse, and
+// revokes it.
+func (st storage) TokenRequestByRefreshToken(ctx context.Context, token string) (op.RefreshTokenRequest, error) {
+	famID, secret, ok := splitToken(token)
+	if !ok {
+		return nil, op.ErrInvalidRefreshToken
+	}
+	f, err := st.s.family(ctx, famID)
+	if absent(err) || (err == nil && (f.Revoked || f.SecretHash == "")) {
+		return nil, op.ErrInvalidRefreshToken
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !sameHash(f.SecretHash, hash(secret)) {
+		st.s.log.WarnContext(ctx, "a refresh token was used again after its rotation: its family is revoked", "client", f.ClientID)
+		if err := st.s.revoke(ctx, f); err != nil {
+			return nil, err
+		}
+		return nil, op.ErrInvalidRefreshToken
+	}
+	return f, nil
+}
+
+func (st storage) TerminateSession(context.Context, string, string) error { return nil }
+
+// RevokeToken revokes the family of a refresh token or an access token's
+// id, when it was issued to clientID; anything else is answered as a
+// success (RFC 7009 section 2.2).
+func (st storage) RevokeToken(ctx context.Context, tokenOrID, _ string, clientID string) *oidc.Error {
+	famID, _, ok := splitToken(tokenOrID)
+	if !ok {
+		return nil
+	}
+	f, err := st.s.family(ctx, famID)
+	if absent(err) || (err == nil && f.ClientID != clientID) {
+		return nil
+	}
+	if err == nil {
+		err = st.s.revoke(ctx, f)
+	}
+	if err != nil {
+		st.s.log.ErrorContext(ctx, "revoke a token", "err", err)
+		return oidc.ErrServerError()
+	}
+	return nil
+}
+
+func (st storage) GetRefreshTokenInfo(ctx context.Context, clientID, token string) (string, string, error) {
+	famID, secret, ok := splitToken(token)
+	if !ok {
+		return "", "", op.ErrInvalidRefreshToken
+	}
+	f, err := st.s.family(ctx, famID)
+	if err != nil || f.ClientID != clientID || !sameHash(f.SecretHash, hash(secret)) {
+		return "", "", op.ErrInvalidRefreshToken
+	}
+	return f.Principal, token, nil
+}
+
+func (st storage) SigningKey(context.Context) (op.SigningKey, error) { return st.s.keys[0], nil }
+
+func (st storage) SignatureAlgorithms(context.Context) ([]jose.SignatureAlgorithm, error) {
+	return []jose.SignatureAlgorithm{jose.ES256}, nil
+}
+
+func (st storage) KeySet(context.Context) ([]op.Key, error) {
+	out := make([]op.Key, len(st.s.keys))
+	for i, k := range st.s.keys {
+		out[i] = publicKey{k}
+	}
+	return out, nil
+}
+
+// publicKey is a signing key as the key set shows it: its public half.
+type publicKey struct{ signingKey }
+
+func (k publicKey) Key() any { return k.public() }
+
+func (st storage) GetClientByClientID(ctx context.Context, id string) (op.Client, error) {
+	c, err := st.s.cfg.Clients(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return opClient{c: c, issuer: op.IssuerFromContext(ctx), scopes: st.s.cfg.Scopes}, nil
+}
+
+func (st storage) AuthorizeClientIDSecret(ctx context.Context, id, secret string) error {
+	c, err := st.s.cfg.Clients(ctx, id)
+	if err != nil || c.CheckSecret == nil || !c.CheckSecret(secret) {
+		return oidc.ErrInvalidClient().WithDescription("the client could not be authenticated")
+	}
+	return nil
+}
+
+func (st storage) SetUserinfoFromScopes(_ context.Context, u *oidc.UserInfo, userID, _ string, _ []string) error {
+	u.Subject = userID
+	return nil
+}
+
+func (st storage) SetUserinfoFromToken(_ context.Context, u *oidc.UserInfo, _, subject, _ string) error {
+	u.Subject = subject
+	return nil
+}
+
+func (st storage) SetIntrospectionFromToken(context.Context, *oidc.IntrospectionResponse, string, string, string) error {
+	return errUnsupported
+}
+
+// GetPrivateClaimsFromScopes puts the granted scopes in the access token,
+// where the protected resource reads them.
+func (st storage) GetPrivateClaimsFromScopes(_ context.Context, _, _ string, scopes []string) (map[string]any, error) {
+	return map[string]any{"scope": oidc.SpaceDelimitedArray(scopes)}, nil
+}
+
+func (st storage) GetKeyByIDAndClientID(context.Context, string, string) (*jose.JSONWebKey, error) {
+	return nil, errUnsupported
+}
+
+func (st storage) ValidateJWTProfileScopes(context.Context, string, []string) ([]string, error) {
+	return nil, errUnsupported
+}
+
+func (st storage) Health(context.Context) error { return nil }
+
+// codeTTL is how long an authorization code may wait for its redemption.
+const codeTTL = time.Minute
+
+func (s *Server) login(ctx context.Context, id string) (*login, error) {
+	l := &login{}
+	v, err := get(ctx, s.cfg.Store, kindLogin, id, l)
+	if absent(err) {
+		return nil, oidc.ErrInvalidRequest().WithDescription("the sign-in is unknown or expired: start again from the application")
+	}
+	if err != nil {
+		return nil, err
+	}
+	l.version = v
+	return l, nil
+}
+
+func (s *Server) family(ctx context.Context, id string) (*family, error) {
+	f := &family{}
+	v, err := get(ctx, s.cfg.Store, kindFamily, id, f)
+	if err != nil {
+		return nil, err
+	}
+	f.version = v
+	return f, nil
+}
+
+// revoke marks f revoked until it expires, so that every process (and
+// the protected resource's cache, within its bound) refuses its tokens.
+func (s *Server) revoke(ctx context.Context, f *family) error {
+	for range 4 {
+		if f.Revoked {
+			s.forget(f.ID)
+			return nil
+		}
+		f.Revoked = true
+		_, err := put(ctx, s.cfg.Store, kindFamily, f.ID, f, f.Expires, f.version)
+		if err == nil {
+			s.forget(f.ID)
+			return nil
+		}
+		if !errors.Is(err, grant.ErrConflict) {
+			return err
+		}
+		if f, err = s.family(ctx, f.ID); err != nil {
+			return fmt.Errorf("reread the token family: %w", err)
+		}
+	}
+	return errors.New("revoke the token family: too many concurrent writes")
+}

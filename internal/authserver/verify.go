@@ -1,0 +1,90 @@
+package authserver
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/zitadel/oidc/v3/pkg/oidc"
+	"github.com/zitadel/oidc/v3/pkg/op"
+)
+
+// Access is what a valid access token grants.
+type Access struct {
+	// Principal is the person (as reviewers are named: a verified e-mail,
+	// else "sub:" and the subject).
+	Principal string
+	ClientID  string
+	Scopes    []string
+	Expires   time.Time
+}
+
+// The refusals of Verify.
+var (
+	// ErrInvalidToken: not a token of this server for this resource, or
+	// expired, or revoked (RFC 6750 invalid_token).
+	ErrInvalidToken = errors.New("invalid access token")
+	// ErrUnavailable: the store could not be read.
+	ErrUnavailable = errors.New("token check unavailable")
+)
+
+// Verify checks an access token presented to the protected resource of
+// r: signed by one of this deployment's keys, issued by it, not expired,
+// bound to this resource (RFC 8707), its family not revoked. The family is
+// read at most once per RevocationCacheTTL per process; the rest needs no
+// store.
+func (s *Server) Verify(ctx context.Context, token string, r *http.Request) (Access, error) {
+	issuer := s.cfg.Base(r)
+	v := op.NewAccessTokenVerifier(issuer, &op.OpenIDKeySet{Storage: storage{s}}, op.WithSupportedAccessTokenSigningAlgorithms("ES256"))
+	claims, err := op.VerifyAccessToken[*oidc.AccessTokenClaims](ctx, token, v)
+	if err != nil || !slices.ContainsFunc(claims.Audience, func(a string) bool { return sameResource(a, s.Resource(r)) }) {
+		return Access{}, ErrInvalidToken
+	}
+	famID, _, ok := splitToken(claims.JWTID)
+	if !ok {
+		return Access{}, ErrInvalidToken
+	}
+	if err := s.checkLive(ctx, famID); err != nil {
+		return Access{}, err
+	}
+	return Access{Principal: claims.Subject, ClientID: claims.ClientID, Scopes: claims.Scopes, Expires: claims.Expiration.AsTime()}, nil
+}
+
+// checkLive reports whether the family famID is live, from the cache when
+// it was found live within RevocationCacheTTL.
+func (s *Server) checkLive(ctx context.Context, famID string) error {
+	now := s.now()
+	s.mu.Lock()
+	until, ok := s.live[famID]
+	s.mu.Unlock()
+	if ok && now.Before(until) {
+		return nil
+	}
+	f, err := s.family(ctx, famID)
+	switch {
+	case absent(err) || (err == nil && f.Revoked):
+		return ErrInvalidToken
+	case err != nil:
+		s.log.ErrorContext(ctx, "read a token family", "err", err)
+		return ErrUnavailable
+	}
+	s.mu.Lock()
+	if len(s.live) >= maxLive {
+		clear(s.live)
+	}
+	s.live[famID] = now.Add(s.cfg.RevocationCacheTTL)
+	s.mu.Unlock()
+	return nil
+}
+
+// maxLive bounds the cache of live families.
+const maxLive = 10000
+
+// forget drops famID from the cache: revoked here, refused here at once.
+func (s *Server) forget(famID string) {
+	s.mu.Lock()
+	delete(s.live, famID)
+	s.mu.Unlock()
+}
