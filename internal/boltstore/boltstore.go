@@ -136,7 +136,7 @@ func openChecked(abs string) (*bolt.DB, error) {
 	}
 	err = guard("open store "+abs, func() error {
 		return db.Update(func(tx *bolt.Tx) error {
-			for _, b := range [][]byte{bucketState, bucketPayload, bucketAnswer, bucketAudit, bucketCounts, bucketRetain, bucketOutbox, bucketMarks} {
+			for _, b := range [][]byte{bucketState, bucketPayload, bucketAnswer, bucketAudit, bucketCounts, bucketRetain, bucketOutbox, bucketMarks, bucketGrants, bucketGrantDue} {
 				if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 					return err
 				}
@@ -605,18 +605,22 @@ func (s *Store) Cleanup(ctx context.Context, now time.Time) (int, error) {
 	}
 }
 
-// finishCleanup removes the inbox index's expired entries and the outbox's
-// leftovers after a cleanup that ended without err.
+// finishCleanup removes the inbox index's expired entries, the outbox's
+// leftovers and the expired grants after a cleanup that ended without err.
 func (s *Store) finishCleanup(ctx context.Context, now time.Time, err error) error {
 	if err != nil {
 		return err
 	}
-	return s.update(ctx, "cleanup outbox", func(tx *bolt.Tx) error {
+	err = s.update(ctx, "cleanup outbox", func(tx *bolt.Tx) error {
 		if err := cleanupPending(tx, now); err != nil {
 			return err
 		}
 		return cleanupOutbox(tx, now)
 	})
+	if err != nil {
+		return err
+	}
+	return s.cleanupGrants(ctx, now)
 }
 
 // dueKeys returns up to limit retention keys due at now, in their order.

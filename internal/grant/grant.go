@@ -45,7 +45,10 @@ type Record struct {
 	// record at or after its expiry, and may delete it any time later.
 	// Required.
 	Expires time.Time
-	// Version is 0 for a record not yet stored; a Store sets it on Put.
+	// Version is 0 for a record not yet stored; a Store sets it on Put
+	// (NewVersion: opaque, never 0, never reused for the same kind and
+	// id, so a writer holding the version of a record that expired or
+	// was deleted conflicts with the record written since).
 	Version int64
 }
 
@@ -53,13 +56,15 @@ type Record struct {
 // this process and others sharing the same storage.
 type Store interface {
 	// Get returns the record, or ErrNotFound when there is none or it
-	// has expired.
+	// has expired (or its id is one no record can have: CheckKey).
 	Get(ctx context.Context, kind, id string) (Record, error)
 	// Put stores r if the stored version is r.Version: 0 means that no
 	// record of r's kind and id exists (an expired one counts as none).
 	// It returns r with its new version, or ErrConflict and changes
-	// nothing. A record that is invalid (kind, id, size, no expiry) is
-	// refused with an error that says which and changes nothing.
+	// nothing: a Put over the version of a record that has since expired
+	// is ErrConflict too (the stored version is "none"). A record that
+	// is invalid (Check: kind, id, size, no expiry) is refused with an
+	// error that wraps ErrInvalid, says which and changes nothing.
 	Put(ctx context.Context, r Record) (Record, error)
 	// Delete removes the record if its stored version is version:
 	// ErrConflict when another version is stored, ErrNotFound when none
