@@ -12,9 +12,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-elicitation/elicitation/internal/authserver"
+	"github.com/mcp-elicitation/elicitation/internal/clientreg"
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/compose/mcpendpoint"
 	"github.com/mcp-elicitation/elicitation/internal/compose/notifypart"
+	"github.com/mcp-elicitation/elicitation/internal/compose/oauthpart"
 	"github.com/mcp-elicitation/elicitation/internal/compose/signin"
 	"github.com/mcp-elicitation/elicitation/internal/compose/slackpart"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
@@ -57,7 +60,12 @@ func Start(ctx context.Context, cfg Config, logw io.Writer, opts ...Option) (*Ma
 // Option adjusts Start (for tests: WithClock, in clock_test.go).
 type Option func(*options)
 
-type options struct{ now func() time.Time }
+type options struct {
+	now func() time.Time
+	// documents lets tests fetch client ID metadata documents from
+	// loopback.
+	documents clientreg.DocumentOptions
+}
 
 func (m *Main) open(ctx context.Context, o options) error {
 	cfg := m.Config
@@ -91,10 +99,25 @@ func (m *Main) open(ctx context.Context, o options) error {
 			return fmt.Errorf("data directory: %w", err)
 		}
 	}
+	resource := m.ReviewBase + "/mcp"
+	if reviewLn != mcpLn {
+		resource = m.MCPURL
+	}
+	oauth := oauthpart.Once(oauthpart.Options{
+		Grants:    openGrants(o.now),
+		Resource:  func(*http.Request) string { return resource },
+		Documents: o.documents,
+	})
 	m.app, err = compose.Build(ctx, cfg, compose.Parts{
-		Store:  openStore,
-		Pages:  compose.Pages,
-		MCP:    mcpendpoint.Part(openAPIKeys),
+		Store: openStore,
+		Pages: compose.Pages,
+		MCP: mcpendpoint.Part(openAPIKeys, func(ctx context.Context, a *compose.App) (*authserver.Server, error) {
+			s, err := oauth(ctx, a)
+			if err != nil {
+				return nil, err
+			}
+			return s.Server, nil
+		}),
 		Notify: notifypart.Part(os.LookupEnv, sesFromAWS),
 		Log:    m.Log,
 		Now:    o.now,
@@ -132,6 +155,19 @@ func (m *Main) open(ctx context.Context, o options) error {
 	pages := http.NewServeMux()
 	m.app.Pages.Routes(pages)
 	reviewMux.Handle("/review/", signIn(pages))
+	if cfg.OAuthOn() {
+		as, err := oauth(ctx, m.app)
+		if err != nil {
+			closeListeners()
+			_ = m.app.Close()
+			return err
+		}
+		as.Routes(reviewMux, signIn)
+		prm := mcpendpoint.Metadata(as.Server)
+		mcpMux.Handle(mcpendpoint.MetadataPath, prm)
+		mcpMux.Handle(mcpendpoint.MetadataPath+"/mcp", prm)
+		m.Log.Info("OAuth on: hosts connect with the URL of /mcp alone, people sign in with the reviewers' issuer", "mcp", resource, "issuer", m.ReviewBase)
+	}
 	slack, err := slackpart.Handler(ctx, m.app)
 	if err != nil {
 		closeListeners()

@@ -11,15 +11,19 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/mcp-elicitation/elicitation/internal/apikey"
 	"github.com/mcp-elicitation/elicitation/internal/apikey/dynamokeys"
+	"github.com/mcp-elicitation/elicitation/internal/boltstore"
+	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/compose/embeddedstore"
 	"github.com/mcp-elicitation/elicitation/internal/dynamostore"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/grant"
 	"github.com/mcp-elicitation/elicitation/internal/notify"
 	"github.com/mcp-elicitation/elicitation/internal/notify/sesmail"
 )
@@ -79,4 +83,16 @@ func sesFromAWS(ctx context.Context, region string) (func(from string, to []stri
 		return nil, fmt.Errorf("load the AWS configuration for SES: %w", err)
 	}
 	return sesmail.FromConfig(cfg)(ctx, region)
+}
+
+// openGrants returns the opener of the authorization server's grant store
+// in the app's store: the embedded store's own bucket, or the table.
+func openGrants(now func() time.Time) func(a *compose.App) (grant.Store, error) {
+	return func(a *compose.App) (grant.Store, error) {
+		switch st := a.Store.(type) {
+		case *boltstore.Store:
+			return st.Grants(now), nil
+		}
+		return nil, fmt.Errorf("OAuth needs the embedded store for now (store %T)", a.Store)
+	}
 }

@@ -29,7 +29,7 @@ func main() {
 	exitIf(log, err)
 	db := lambdaconfig.DynamoDB(env)
 	app, err := compose.Build(context.Background(), s, compose.Parts{
-		Log: log, Store: lambdaconfig.Store(db), Secret: lambdaconfig.Secret(env), MCP: mcpendpoint.Part(dynamoKeys(db)),
+		Log: log, Store: lambdaconfig.Store(db), Secret: lambdaconfig.Secret(env), MCP: mcpendpoint.Part(dynamoKeys(db), nil),
 		Notify: notifypart.RoutingPart,
 	})
 	exitIf(log, err)

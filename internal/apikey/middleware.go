@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -12,9 +13,20 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
-// AuthOptions configure Middleware. Store is required.
+// AuthOptions configure Middleware. Store, Token or both.
 type AuthOptions struct {
+	// Store holds the API keys; nil: API keys are refused.
 	Store Store
+	// Token verifies a bearer token that is not an API key: this
+	// deployment's OAuth access tokens (internal/authserver); nil: only
+	// API keys. Its TokenInfo must have every one of Scopes, or the
+	// request gets 403 insufficient_scope.
+	Token  auth.TokenVerifier
+	Scopes []string
+	// ResourceMetadata returns the URL of the endpoint's RFC 9728
+	// metadata for a request, named in every challenge so that an OAuth
+	// client finds the authorization server; nil: none.
+	ResourceMetadata func(r *http.Request) string
 	// Realm names the protection space in WWW-Authenticate; default
 	// "mcp-elicitation".
 	Realm string
@@ -29,12 +41,14 @@ type AuthOptions struct {
 }
 
 // Middleware returns an http.Handler middleware that lets a request through
-// only with an active key in "Authorization: Bearer <key>". The request's
-// context then carries the SDK's auth.TokenInfo, whose UserID is the key's
-// principal (the MCP SDK hands it to tool handlers as
-// req.Extra.TokenInfo). A missing, malformed, unknown, revoked or expired key
-// gets 401 with a WWW-Authenticate challenge and nothing else; a store
-// failure gets 503 without details.
+// only with an active key in "Authorization: Bearer <key>", or a token
+// AuthOptions.Token accepts. The request's context then carries the SDK's
+// auth.TokenInfo, whose UserID is the key's principal or the token's
+// person (the MCP SDK hands it to tool handlers as req.Extra.TokenInfo).
+// A missing, malformed, unknown, revoked or expired credential gets 401
+// with a WWW-Authenticate challenge and nothing else, a token without the
+// scopes 403 insufficient_scope; a store failure gets 503 without
+// details.
 func Middleware(o AuthOptions) func(http.Handler) http.Handler {
 	realm := o.Realm
 	if realm == "" {
@@ -54,11 +68,19 @@ func Middleware(o AuthOptions) func(http.Handler) http.Handler {
 			presented := len(fields) > 0 && strings.EqualFold(fields[0], "bearer")
 			var info *auth.TokenInfo
 			err := auth.ErrInvalidToken
-			if presented && len(fields) == 2 {
-				info, err = verify(r.Context(), fields[1], r)
+			switch {
+			case !presented || len(fields) != 2:
+			case WellFormed(fields[1]):
+				if o.Store != nil {
+					info, err = verify(r.Context(), fields[1], r)
+				}
+			case o.Token != nil:
+				if info, err = o.Token(r.Context(), fields[1], r); err == nil && !hasAll(info.Scopes, o.Scopes) {
+					err = errInsufficientScope
+				}
 			}
 			if err != nil {
-				refuse(w, realm, presented, err)
+				refuse(w, challenge{realm: realm, o: o, r: r}, presented, err)
 				return
 			}
 			inner.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), verifiedKey{}, info)))
@@ -68,24 +90,62 @@ func Middleware(o AuthOptions) func(http.Handler) http.Handler {
 
 type verifiedKey struct{}
 
-// refuse answers a refused request with no body: 401 and the RFC 6750
-// challenge (naming the error only when a bearer token was presented) for
-// a missing or invalid key, a bland 503 for a store failure.
-func refuse(w http.ResponseWriter, realm string, presented bool, err error) {
+var errInsufficientScope = errors.New("insufficient scope")
+
+func hasAll(have, want []string) bool {
+	for _, s := range want {
+		if !slices.Contains(have, s) {
+			return false
+		}
+	}
+	return true
+}
+
+// challenge is what a refusal's WWW-Authenticate names.
+type challenge struct {
+	realm string
+	o     AuthOptions
+	r     *http.Request
+}
+
+// header is the RFC 6750 challenge: the error only when a bearer token
+// was presented, and for OAuth clients the resource's metadata (RFC 9728)
+// and the scopes to ask for.
+func (c challenge) header(code string) string {
+	v := `Bearer realm="` + c.realm + `"`
+	if code != "" {
+		v += `, error="` + code + `"`
+	}
+	if c.o.ResourceMetadata != nil {
+		v += `, resource_metadata="` + c.o.ResourceMetadata(c.r) + `"`
+	}
+	if c.o.Token != nil && len(c.o.Scopes) > 0 {
+		v += `, scope="` + strings.Join(c.o.Scopes, " ") + `"`
+	}
+	return v
+}
+
+// refuse answers a refused request with no body: 401 and the challenge
+// for a missing or invalid credential, 403 for a token without the
+// scopes, a bland 503 for a store failure.
+func refuse(w http.ResponseWriter, c challenge, presented bool, err error) {
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
 	h.Set("Content-Length", "0")
-	if !errors.Is(err, auth.ErrInvalidToken) {
+	switch {
+	case errors.Is(err, errInsufficientScope):
+		h.Set("WWW-Authenticate", c.header("insufficient_scope"))
+		w.WriteHeader(http.StatusForbidden)
+	case !errors.Is(err, auth.ErrInvalidToken):
 		h.Set("Retry-After", "1")
 		w.WriteHeader(http.StatusServiceUnavailable)
-		return
+	case presented:
+		h.Set("WWW-Authenticate", c.header("invalid_token"))
+		w.WriteHeader(http.StatusUnauthorized)
+	default:
+		h.Set("WWW-Authenticate", c.header(""))
+		w.WriteHeader(http.StatusUnauthorized)
 	}
-	challenge := `Bearer realm="` + realm + `"`
-	if presented {
-		challenge += `, error="invalid_token"`
-	}
-	h.Set("WWW-Authenticate", challenge)
-	w.WriteHeader(http.StatusUnauthorized)
 }
 
 // Verifier returns the auth.TokenVerifier Middleware is built on: it yields

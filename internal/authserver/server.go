@@ -82,6 +82,10 @@ type Config struct {
 	// (scheme, host and any path prefix, no trailing slash): the issuer,
 	// and Base + ResourcePath the resource.
 	Base func(r *http.Request) string
+	// Resource returns the protected resource's URL for a request to it
+	// or to this server (the MCP endpoint's URL, as clients name it);
+	// default Base + ResourcePath.
+	Resource func(r *http.Request) string
 	// Insecure lets the issuer be plain http (loopback, for one machine
 	// and tests).
 	Insecure bool
@@ -153,6 +157,9 @@ func New(cfg Config) (*Server, error) {
 }
 
 func setDefaults(cfg *Config) {
+	if cfg.Resource == nil {
+		cfg.Resource = func(r *http.Request) string { return cfg.Base(r) + ResourcePath }
+	}
 	if len(cfg.Scopes) == 0 {
 		cfg.Scopes = DefaultScopes
 	}
@@ -187,8 +194,11 @@ func (s *Server) accessExpiry(f *family) time.Time {
 	return f.Expires
 }
 
-// Resource is the protected resource's URL for r: Base + ResourcePath.
-func (s *Server) Resource(r *http.Request) string { return s.cfg.Base(r) + ResourcePath }
+// Resource is the protected resource's URL for r.
+func (s *Server) Resource(r *http.Request) string { return s.cfg.Resource(r) }
+
+// Issuer is the authorization server's issuer URL for r.
+func (s *Server) Issuer(r *http.Request) string { return s.cfg.Base(r) }
 
 // Scopes are the scopes the MCP endpoint knows.
 func (s *Server) Scopes() []string { return slices.Clone(s.cfg.Scopes) }

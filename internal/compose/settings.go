@@ -89,6 +89,13 @@ type Settings struct {
 	RequireAPIKey  bool
 	APIKeyCacheTTL time.Duration
 
+	// OAuth makes /mcp an OAuth 2.1 protected resource and the
+	// deployment its authorization server (internal/authserver), people
+	// signing in with the reviewers' issuer. APIKeys keeps API keys
+	// working beside it, for machine agents.
+	OAuth   bool
+	APIKeys bool
+
 	// Push sends the review URL to hosts that can show it (SPEC §3
 	// "Best-effort push"); a request's push: false still turns it off.
 	Push bool
@@ -257,6 +264,13 @@ var Table = []Setting{
 		Usage: "how long a verified API key is trusted without a read (a revocation takes effect within it)",
 		bind:  func(s *Settings) Value { return (*durationValue)(&s.APIKeyCacheTTL) },
 		check: between(func(s *Settings) time.Duration { return s.APIKeyCacheTTL }, 0, time.Hour)},
+	{Name: "oauth", Scope: Both, Default: "false",
+		Usage: "OAuth 2.1 sign-in for MCP hosts on /mcp (claude.ai, ChatGPT, Claude Desktop, VS Code, ...): the deployment is their authorization server, people sign in with --oidc-issuer and consent on the review listener",
+		bind:  func(s *Settings) Value { return (*boolValue)(&s.OAuth) },
+		check: checkOAuth},
+	{Name: "api-keys", Scope: Both, Default: "true",
+		Usage: "with OAuth on, also accept API keys on /mcp (machine agents); false: only people's OAuth tokens",
+		bind:  func(s *Settings) Value { return (*boolValue)(&s.APIKeys) }},
 	{Name: "push", Scope: Both, Default: "true",
 		Usage: "push the review URL to MCP hosts that declare URL elicitation (a request's push: false also turns it off)",
 		bind:  func(s *Settings) Value { return (*boolValue)(&s.Push) }},
@@ -470,6 +484,22 @@ func between(field func(*Settings) time.Duration, lo, hi time.Duration) func(*Se
 // SignIn reports whether reviewers sign in.
 func (s Settings) SignIn() bool { return s.OIDCIssuer != "" }
 
+// OAuthOn reports whether /mcp takes OAuth tokens from this deployment's
+// authorization server: people sign in there with the reviewers' issuer,
+// so never without one.
+func (s Settings) OAuthOn() bool { return s.OAuth && s.SignIn() }
+
+// MCPAuth says which credentials /mcp takes: API keys, OAuth tokens,
+// both, or neither (an open endpoint, locally only).
+func (s Settings) MCPAuth() (keys, oauth bool) {
+	oauth = s.OAuthOn()
+	keys = s.RequireAPIKey || (oauth && s.APIKeys)
+	if oauth && !s.APIKeys {
+		keys = false
+	}
+	return keys, oauth
+}
+
 // ReviewerPolicy is the deployment's rule of who may decide.
 func (s Settings) ReviewerPolicy() (elicitation.ReviewerPolicy, error) {
 	var list []string
@@ -498,6 +528,13 @@ func checkSignIn(s *Settings) error {
 	}
 	if strings.TrimSpace(s.OIDCClientID) == "" {
 		return errors.New("needs --oidc-client-id too")
+	}
+	return nil
+}
+
+func checkOAuth(s *Settings) error {
+	if s.OAuth && !s.SignIn() {
+		return errors.New("needs --oidc-issuer: people sign in there to connect their hosts")
 	}
 	return nil
 }

@@ -6,19 +6,24 @@ package mcpendpoint
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/apikey"
+	"github.com/mcp-elicitation/elicitation/internal/authserver"
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
 )
 
 // Part returns compose.Parts.MCP for a deployment whose API keys apiKeys
-// opens (read only when Settings.RequireAPIKey): embeddedstore.APIKeys or
-// cmd/elicitation's openAPIKeys locally; on Lambda functions/mcp's DynamoDB opener.
-func Part(apiKeys func(context.Context, compose.Settings) (apikey.Store, error)) func(context.Context, *compose.App) (http.Handler, error) {
+// opens (read only when Settings.MCPAuth takes keys): embeddedstore.APIKeys or
+// cmd/elicitation's openAPIKeys locally; on Lambda functions/mcp's DynamoDB
+// opener. oauth returns the deployment's authorization server, called
+// only when Settings.MCPAuth takes OAuth tokens (nil: a deployment without
+// one refuses such settings).
+func Part(apiKeys func(context.Context, compose.Settings) (apikey.Store, error), oauth func(context.Context, *compose.App) (*authserver.Server, error)) func(context.Context, *compose.App) (http.Handler, error) {
 	return func(ctx context.Context, a *compose.App) (http.Handler, error) {
 		s := a.Settings
 		opts := mcptools.Options{
@@ -48,14 +53,29 @@ func Part(apiKeys func(context.Context, compose.Settings) (apikey.Store, error))
 		opts.MaxWatches, opts.WatchesPerPrincipal = s.WatchLimits()
 		tools := mcptools.New(opts)
 		var h http.Handler = tools.Handler()
-		if !s.RequireAPIKey {
+		keys, useOAuth := s.MCPAuth()
+		if !keys && !useOAuth {
 			return h, nil
 		}
-		keys, err := apiKeys(ctx, s)
-		if err != nil {
-			return nil, err
+		o := apikey.AuthOptions{Logger: a.Log, CacheTTL: s.APIKeyCacheTTL}
+		if keys {
+			store, err := apiKeys(ctx, s)
+			if err != nil {
+				return nil, err
+			}
+			o.Store = store
 		}
-		return apikey.Middleware(apikey.AuthOptions{Store: keys, Logger: a.Log, CacheTTL: s.APIKeyCacheTTL})(h), nil
+		if useOAuth {
+			if oauth == nil {
+				return nil, fmt.Errorf("%s: this deployment has no authorization server", compose.Env("oauth"))
+			}
+			as, err := oauth(ctx, a)
+			if err != nil {
+				return nil, err
+			}
+			withOAuth(&o, as)
+		}
+		return apikey.Middleware(o)(h), nil
 	}
 }
 

@@ -1,0 +1,214 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/oauth2"
+
+	"github.com/mcp-elicitation/elicitation/internal/reviewauth"
+	"github.com/mcp-elicitation/elicitation/internal/reviewauth/oidctest"
+	"github.com/mcp-elicitation/elicitation/internal/testenv"
+)
+
+// An MCP client connects to the local server with OAuth alone, as a host
+// does: the 401 names the resource's metadata, which names the
+// authorization server; the client registers (RFC 7591), sends the person
+// to sign in at the real OpenID provider and consent, redeems the code
+// with PKCE for a token bound to /mcp, and calls tools as the person
+// (the principal is alice's verified e-mail). Refreshing rotates the
+// token; revoking it shuts the client out; an API key still works beside.
+func TestServeWithOAuth(t *testing.T) {
+	ctx := context.Background()
+	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	p := oidctest.Start(t, "http://"+addr+reviewauth.CallbackPath)
+	dir := t.TempDir()
+	var out bytes.Buffer
+	if err := run(ctx, []string{"keys", "--data-dir", dir, "create", "--principal", "ci-bot", "--json"}, &out, io.Discard, noEnv); err != nil {
+		t.Fatal(err)
+	}
+	var key struct{ Key string }
+	_ = json.Unmarshal(out.Bytes(), &key)
+	m := start(t, "--addr", addr, "--data-dir", dir, "--oauth",
+		"--oidc-issuer", p.Issuer, "--oidc-client-id", oidctest.ClientID, "--oidc-client-secret", oidctest.ClientSecret)
+	base := "http://" + addr
+
+	// The challenge and the two metadata documents.
+	resp := post(t, m.MCPURL, "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	challenge := resp.Header.Get("WWW-Authenticate")
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(challenge, `resource_metadata="`+base+`/.well-known/oauth-protected-resource/mcp"`) || !strings.Contains(challenge, `scope="elicitation"`) {
+		t.Fatalf("unauthenticated call: %d %q", resp.StatusCode, challenge)
+	}
+	var prm struct {
+		Resource             string   `json:"resource"`
+		AuthorizationServers []string `json:"authorization_servers"`
+	}
+	getJSON(t, base+"/.well-known/oauth-protected-resource/mcp", &prm)
+	if prm.Resource != m.MCPURL || len(prm.AuthorizationServers) != 1 || prm.AuthorizationServers[0] != base {
+		t.Fatalf("protected resource metadata = %+v", prm)
+	}
+	var as struct {
+		Issuer, AuthorizationEndpoint, TokenEndpoint, RegistrationEndpoint, RevocationEndpoint string
+	}
+	getJSONSnake(t, base+"/.well-known/oauth-authorization-server", &as)
+	if as.Issuer != base || as.RegistrationEndpoint == "" {
+		t.Fatalf("authorization server metadata = %+v", as)
+	}
+
+	// Dynamic registration of a native client.
+	redirect := "http://127.0.0.1:7777/callback"
+	resp = post(t, as.RegistrationEndpoint, "", `{"redirect_uris":["`+redirect+`"],"client_name":"Test Host","token_endpoint_auth_method":"none","grant_types":["authorization_code","refresh_token"]}`)
+	var reg struct {
+		ClientID string `json:"client_id"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&reg); err != nil || resp.StatusCode != http.StatusCreated || reg.ClientID == "" {
+		t.Fatalf("registration: %d %v %+v", resp.StatusCode, err, reg)
+	}
+	resp.Body.Close()
+	conf := &oauth2.Config{ClientID: reg.ClientID, RedirectURL: redirect, Scopes: []string{"elicitation"},
+		Endpoint: oauth2.Endpoint{AuthURL: as.AuthorizationEndpoint, TokenURL: as.TokenEndpoint, AuthStyle: oauth2.AuthStyleInParams}}
+
+	// The person: signs in at the provider, lands on the consent page,
+	// allows; the browser is sent back to the client's redirect URI.
+	verifier := oauth2.GenerateVerifier()
+	browser := oidctest.Browser(t)
+	browser.CheckRedirect = func(req *http.Request, _ []*http.Request) error {
+		if strings.HasPrefix(req.URL.String(), redirect) {
+			return http.ErrUseLastResponse
+		}
+		return nil
+	}
+	authURL := conf.AuthCodeURL("st", oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", m.MCPURL))
+	resp, page, err := oidctest.SignIn(ctx, browser, authURL, "alice")
+	if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(page, "Test Host") || !strings.Contains(page, "127.0.0.1:7777") || !strings.Contains(page, "alice@example.com") {
+		t.Fatalf("consent page: %v %v\n%.1500s", resp, err, page)
+	}
+	form := url.Values{"decision": {"allow"}}
+	for _, f := range regexp.MustCompile(`name="(id|t)" value="([^"]*)"`).FindAllStringSubmatch(page, -1) {
+		form.Set(f[1], f[2])
+	}
+	req, _ := http.NewRequest(http.MethodPost, resp.Request.URL.String(), strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", base)
+	resp, err = browser.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	back, _ := url.Parse(resp.Header.Get("Location"))
+	if resp.StatusCode != http.StatusSeeOther || back.Query().Get("iss") != base || back.Query().Get("state") != "st" {
+		t.Fatalf("consent answer: %d %s", resp.StatusCode, back)
+	}
+	tok, err := conf.Exchange(ctx, back.Query().Get("code"), oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", m.MCPURL))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Tools as alice: what she creates is hers.
+	s := oauthAgent(t, m.MCPURL, tok.AccessToken)
+	c := call(t, s, "elicit_approval", map[string]any{"message": "deploy?", "context": map[string]any{"v": 1}})
+	st := call(t, s, "elicit_status", map[string]any{"elicitationId": c["elicitationId"], "includeAudit": true})
+	if b, _ := json.Marshal(st["audit"]); !strings.Contains(string(b), `"principal":"alice@example.com"`) {
+		t.Errorf("the audit trail does not name alice as the requester: %s", b)
+	}
+	// An API key still works, and the key's principal does not see alice's request.
+	bot := oauthAgent(t, m.MCPURL, key.Key)
+	if res, err := bot.CallTool(ctx, &mcp.CallToolParams{Name: "elicit_status", Arguments: map[string]any{"elicitationId": c["elicitationId"]}}); err != nil || !res.IsError {
+		t.Errorf("another principal read alice's request: %v %v", text(res), err)
+	}
+
+	// Refresh rotates; revocation shuts the client out.
+	tok2, err := conf.TokenSource(ctx, &oauth2.Token{RefreshToken: tok.RefreshToken}).Token()
+	if err != nil || tok2.AccessToken == tok.AccessToken {
+		t.Fatalf("refresh: %v", err)
+	}
+	resp = postForm(t, as.RevocationEndpoint, url.Values{"token": {tok2.RefreshToken}, "client_id": {reg.ClientID}, "token_type_hint": {"refresh_token"}})
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("revoke: %d", resp.StatusCode)
+	}
+	for _, at := range []string{tok.AccessToken, tok2.AccessToken} {
+		if resp := post(t, m.MCPURL, at, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `error="invalid_token"`) {
+			t.Errorf("a revoked token: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+		}
+	}
+}
+
+func post(t *testing.T, u, bearer, body string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+bearer)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+func postForm(t *testing.T, u string, form url.Values) *http.Response {
+	t.Helper()
+	resp, err := http.PostForm(u, form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+func getJSON(t *testing.T, u string, v any) {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d", u, resp.StatusCode)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("GET %s: %v", u, err)
+	}
+}
+
+// getJSONSnake decodes snake_case members into v's CamelCase fields.
+func getJSONSnake(t *testing.T, u string, v any) {
+	t.Helper()
+	var m map[string]any
+	getJSON(t, u, &m)
+	camel := map[string]any{}
+	for k, val := range m {
+		parts := strings.Split(k, "_")
+		for i, p := range parts {
+			parts[i] = strings.ToUpper(p[:1]) + p[1:]
+		}
+		camel[strings.Join(parts, "")] = val
+	}
+	b, _ := json.Marshal(camel)
+	_ = json.Unmarshal(b, v)
+}
+
+// oauthAgent is an MCP client session presenting bearer.
+func oauthAgent(t *testing.T, mcpURL, bearer string) *mcp.ClientSession {
+	t.Helper()
+	hc := oauth2.NewClient(context.Background(), oauth2.StaticTokenSource(&oauth2.Token{AccessToken: bearer}))
+	c := mcp.NewClient(&mcp.Implementation{Name: "oauth-host", Version: "1"}, nil)
+	s, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: mcpURL, HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatalf("connect %s: %v", mcpURL, err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}

@@ -1,0 +1,126 @@
+// Package oauthpart composes a deployment's authorization server for MCP
+// clients (internal/authserver) from its settings: the grant store its
+// binary opens, the clients (internal/clientreg), the signing keys
+// derived from the page-token keyring, the public base and the MCP
+// endpoint's URL; and puts its routes on the review listener, the
+// consent page behind reviewer sign-in. It is apart from compose so that
+// only the binaries serving OAuth link the OAuth server.
+package oauthpart
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sync"
+
+	"github.com/mcp-elicitation/elicitation/internal/authserver"
+	"github.com/mcp-elicitation/elicitation/internal/clientreg"
+	"github.com/mcp-elicitation/elicitation/internal/compose"
+	"github.com/mcp-elicitation/elicitation/internal/grant"
+)
+
+// Server is a deployment's authorization server and the registry of its
+// clients.
+type Server struct {
+	*authserver.Server
+	Clients *clientreg.Registry
+}
+
+// Options are what the binary decides.
+type Options struct {
+	// Grants opens the grant store of the app's store (bolt's or
+	// DynamoDB's). Required.
+	Grants func(a *compose.App) (grant.Store, error)
+	// Resource returns the MCP endpoint's URL for a request; nil: the
+	// public base + /mcp (one listener, or a stack behind one URL).
+	Resource func(r *http.Request) string
+	// Documents configures client ID metadata documents (tests let
+	// loopback documents through).
+	Documents clientreg.DocumentOptions
+}
+
+// Once returns a function that builds a's authorization server once,
+// whoever asks first (the MCP endpoint, for Verify; the review routes,
+// for the endpoints), so both share one.
+func Once(o Options) func(ctx context.Context, a *compose.App) (*Server, error) {
+	var (
+		mu  sync.Mutex
+		srv *Server
+	)
+	return func(ctx context.Context, a *compose.App) (*Server, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if srv != nil {
+			return srv, nil
+		}
+		s, err := build(ctx, a, o)
+		if err != nil {
+			return nil, err
+		}
+		srv = s
+		return srv, nil
+	}
+}
+
+func build(ctx context.Context, a *compose.App, o Options) (*Server, error) {
+	s := a.Settings
+	if !s.OAuthOn() {
+		return nil, fmt.Errorf("%s: OAuth is off", compose.Env("oauth"))
+	}
+	grants, err := o.Grants(a)
+	if err != nil {
+		return nil, fmt.Errorf("OAuth: open the grant store: %w", err)
+	}
+	keys := a.Keys
+	if keys == nil {
+		if keys, err = compose.Keyring(ctx, s, a.Secret); err != nil {
+			return nil, err
+		}
+	}
+	clients, err := clientreg.New(clientreg.Config{Store: grants, Documents: o.Documents, Now: a.Now, Logger: a.Log})
+	if err != nil {
+		return nil, fmt.Errorf("OAuth clients: %w", err)
+	}
+	base := func(r *http.Request) string { return compose.ReviewBase(s.PublicURL, r) }
+	as, err := authserver.New(authserver.Config{
+		Store: grants,
+		Clients: func(ctx context.Context, id string) (authserver.Client, error) {
+			c, err := clients.Lookup(ctx, id)
+			if err != nil {
+				return authserver.Client{}, err
+			}
+			return authserver.Client{ID: c.ID, Name: c.Name, RedirectURIs: c.RedirectURIs, Native: c.Native(), AuthMethod: c.AuthMethod, CheckSecret: c.CheckSecret}, nil
+		},
+		Keys:     keys.Derive(authserver.KeyPurpose),
+		Base:     base,
+		Resource: o.Resource,
+		Insecure: insecure(s.PublicURL),
+		Now:      a.Now,
+		Logger:   a.Log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Server{Server: as, Clients: clients}, nil
+}
+
+// insecure: a plain-http public URL, which reviewer sign-in allows on
+// loopback only.
+func insecure(publicURL string) bool {
+	u, err := url.Parse(publicURL)
+	return publicURL == "" || (err == nil && u.Scheme == "http")
+}
+
+// Routes puts the server's endpoints on mux, the consent page behind
+// signIn (reviewer sign-in, which signs the person in first).
+func (s *Server) Routes(mux *http.ServeMux, signIn func(http.Handler) http.Handler) {
+	h := s.Handler(s.Clients.RegisterHandler())
+	for _, p := range authserver.Paths() {
+		if p == authserver.ConsentPath {
+			mux.Handle(p, signIn(h))
+			continue
+		}
+		mux.Handle(p, h)
+	}
+}
