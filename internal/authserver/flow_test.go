@@ -80,7 +80,7 @@ const personHeader = "X-Test-Person"
 func start(t *testing.T) *harness {
 	t.Helper()
 	store := &memStore{recs: map[string]grant.Record{}, now: time.Now}
-	h := &harness{client: authserver.Client{ID: "cli", Name: "Test Client", RedirectURIs: []string{"http://127.0.0.1/cb"}, Native: true, AuthMethod: "none"}}
+	h := &harness{client: authserver.Client{ID: "cli", Name: "Test Client", RedirectURIs: []string{"http://127.0.0.1/cb"}, Native: true, AuthMethod: "none", Refresh: true}}
 	ts := httptest.NewUnstartedServer(nil)
 	h.url = "http://" + ts.Listener.Addr().String()
 	var err error
@@ -201,8 +201,8 @@ func TestCodeFlowRefreshAndRevocation(t *testing.T) {
 		t.Fatal("no refresh token")
 	}
 	a, err := h.verify(t, tok.AccessToken)
-	if err != nil || a.Principal != "alice@example.com" || a.ClientID != "cli" {
-		t.Fatalf("Verify = %+v, %v; want alice@example.com of cli", a, err)
+	if err != nil || a.Principal != "alice@example.com" || a.ClientID != "cli" || a.Person.Subject != "id-alice" || a.Person.Issuer != "https://idp.example" {
+		t.Fatalf("Verify = %+v, %v; want alice@example.com (subject id-alice at https://idp.example) of cli", a, err)
 	}
 	// The code is redeemed once.
 	if _, err := h.oauth2().Exchange(ctx, q.Get("code"), oauth2.VerifierOption(verifier)); err == nil || !strings.Contains(err.Error(), "invalid_grant") {

@@ -68,6 +68,9 @@ type Client struct {
 	// CheckSecret checks a confidential client's secret; nil for a
 	// public client.
 	CheckSecret func(secret string) bool
+	// Refresh: the client may use refresh tokens (it registered the
+	// refresh_token grant).
+	Refresh bool
 }
 
 // Config configures a Server.
