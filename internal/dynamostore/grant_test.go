@@ -58,3 +58,29 @@ func TestGrantLostResponse(t *testing.T) {
 		t.Fatalf("after Delete: %v, want ErrNotFound", err)
 	}
 }
+
+// TestGrantTTL: a grant's item carries ttl, its expiry rounded up to the
+// second, so DynamoDB's TTL removes it; a Delete leaves a tombstone with
+// the same ttl and no data.
+func TestGrantTTL(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _, _ := dynamotest.Store(t, dynamostore.Options{})
+	g := s.Grants(func() time.Time { return granttest.T0 })
+	r, err := g.Put(ctx, granttest.Record("code", "c-ttl", []byte("x"), time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := r.Expires.Unix() + 1 // T0 has a fraction of a second
+	ttl, hasData, deleted, ok, err := g.GrantItem(ctx, "code", "c-ttl")
+	if err != nil || !ok || ttl != want || !hasData || deleted {
+		t.Fatalf("stored: ttl %d (want %d), data %v, deleted %v, ok %v, err %v", ttl, want, hasData, deleted, ok, err)
+	}
+	if err := g.Delete(ctx, "code", "c-ttl", r.Version); err != nil {
+		t.Fatal(err)
+	}
+	ttl, hasData, deleted, ok, err = g.GrantItem(ctx, "code", "c-ttl")
+	if err != nil || !ok || ttl != want || hasData || !deleted {
+		t.Fatalf("tombstone: ttl %d (want %d), data %v, deleted %v, ok %v, err %v", ttl, want, hasData, deleted, ok, err)
+	}
+}
