@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,54 +17,9 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/authserver"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
-	"github.com/mcp-elicitation/elicitation/internal/grant"
+	"github.com/mcp-elicitation/elicitation/internal/grant/granttest"
 	"github.com/mcp-elicitation/elicitation/internal/sealer"
 )
-
-// memStore is a grant.Store in memory, for these tests.
-type memStore struct {
-	mu   sync.Mutex
-	recs map[string]grant.Record
-	now  func() time.Time
-}
-
-func (m *memStore) Get(_ context.Context, kind, id string) (grant.Record, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	r, ok := m.recs[kind+"/"+id]
-	if !ok || !m.now().Before(r.Expires) {
-		return grant.Record{}, grant.ErrNotFound
-	}
-	return r, nil
-}
-
-func (m *memStore) Put(_ context.Context, r grant.Record) (grant.Record, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	old, ok := m.recs[r.Kind+"/"+r.ID]
-	live := ok && m.now().Before(old.Expires)
-	if (r.Version == 0 && live) || (r.Version != 0 && (!live || old.Version != r.Version)) {
-		return grant.Record{}, grant.ErrConflict
-	}
-	r.Version++
-	r.Data = append([]byte(nil), r.Data...)
-	m.recs[r.Kind+"/"+r.ID] = r
-	return r, nil
-}
-
-func (m *memStore) Delete(_ context.Context, kind, id string, version int64) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	old, ok := m.recs[kind+"/"+id]
-	if !ok || !m.now().Before(old.Expires) {
-		return grant.ErrNotFound
-	}
-	if old.Version != version {
-		return grant.ErrConflict
-	}
-	delete(m.recs, kind+"/"+id)
-	return nil
-}
 
 // harness is an authorization server on a real listener, with a person
 // signed in by a test header (what reviewer sign-in puts in the context).
@@ -79,7 +33,7 @@ const personHeader = "X-Test-Person"
 
 func start(t *testing.T) *harness {
 	t.Helper()
-	store := &memStore{recs: map[string]grant.Record{}, now: time.Now}
+	store := &granttest.Memory{}
 	h := &harness{client: authserver.Client{ID: "cli", Name: "Test Client", RedirectURIs: []string{"http://127.0.0.1/cb"}, Native: true, AuthMethod: "none", Refresh: true}}
 	ts := httptest.NewUnstartedServer(nil)
 	h.url = "http://" + ts.Listener.Addr().String()
