@@ -29,7 +29,7 @@ func runConnect(args []string, stdout, stderr io.Writer, getenv func(string) str
 	name := fs.String("name", "elicitation", "the server's name in the host's configuration")
 	authFlag := fs.String("auth", "", "how the host authenticates: key (an API key in a static Authorization header, when the endpoint requires one) or oauth (no header: the host signs the person in, for a server with --oauth); default key, and oauth for claude-ai and chatgpt, which send no key")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: elicitation connect [flags] HOST\n\nHOST is one of %s, or all.\nThe configuration goes to stdout, and where to put it to stderr.\n\nflags:\n", strings.Join(hostconfig.Names(), ", "))
+		fmt.Fprintf(stderr, "usage: elicitation connect [flags] HOST\n\nHOST is one of %s, or all.\nThe configuration goes to stdout, and where to put it to stderr.\nclaude-ai and chatgpt have no configuration file: the URL to paste goes to stdout, the steps to stderr.\n\nflags:\n", strings.Join(hostconfig.Names(), ", "))
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -136,3 +136,17 @@ func TestConnectAllConnectors(t *testing.T) {
 		}
 	}
 }
+
+// The usage names the connectors and says what goes where for them.
+func TestConnectUsageNamesConnectors(t *testing.T) {
+	t.Parallel()
+	var stderr bytes.Buffer
+	if err := run(context.Background(), []string{"connect"}, &bytes.Buffer{}, &stderr, noEnv); err == nil {
+		t.Fatal("connect without a HOST: no error")
+	}
+	for _, want := range []string{", chatgpt, claude-ai, or all.\n", "claude-ai and chatgpt have no configuration file: the URL to paste goes to stdout, the steps to stderr.", "-auth string"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("usage lacks %q:\n%s", want, stderr.String())
+		}
+	}
+}
