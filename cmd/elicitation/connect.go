@@ -22,12 +22,12 @@ func runConnect(args []string, stdout, stderr io.Writer, getenv func(string) str
 	var c Config
 	fs := flag.NewFlagSet("elicitation connect", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	if err := bind(fs, &c, getenv, "addr", "require-api-key", "public-url"); err != nil {
+	if err := bind(fs, &c, getenv, "addr", "require-api-key", "public-url", "oauth", "oidc-issuer", "oidc-client-id"); err != nil {
 		return err
 	}
 	endpoint := fs.String("url", "", "the MCP endpoint to connect to, such as a deployment's https://…/mcp (default: http://<--addr>/mcp, the local server; for claude-ai and chatgpt <--public-url>/mcp)")
 	name := fs.String("name", "elicitation", "the server's name in the host's configuration")
-	authFlag := fs.String("auth", "", "how the host authenticates: key (an API key in a static Authorization header, when the endpoint requires one) or oauth (no header: the host signs the person in, for a server with --oauth); default key, and oauth for claude-ai and chatgpt, which send no key")
+	authFlag := fs.String("auth", "", "how the host authenticates: key (an API key in a static Authorization header, when the endpoint requires one) or oauth (no header: the host signs the person in, for a server with --oauth); default oauth where the settings turn --oauth on, else key, and oauth for claude-ai and chatgpt, which send no key")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: elicitation connect [flags] HOST\n\nHOST is one of %s, or all.\nThe configuration goes to stdout, and where to put it to stderr.\nclaude-ai and chatgpt have no configuration file: the URL to paste goes to stdout, the steps to stderr.\n\nflags:\n", strings.Join(hostconfig.Names(), ", "))
 		fs.PrintDefaults()
@@ -47,6 +47,11 @@ func runConnect(args []string, stdout, stderr io.Writer, getenv func(string) str
 	ep, err := connectEndpoint(fs, c, *endpoint, host)
 	if err != nil {
 		return err
+	}
+	if auth == "" && c.OAuthOn() {
+		// A server with OAuth on: hosts that can sign in do.
+		auth = hostconfig.AuthOAuth
+		ep.NeedsKey = true
 	}
 	ep.Name, ep.Auth = *name, auth
 	if host == "all" {
@@ -110,7 +115,7 @@ func printConfig(stdout, stderr io.Writer, host string, ep hostconfig.Endpoint, 
 		fmt.Fprintf(stderr, "\n# or, %s:\n%s\n", s.Where, s.Text)
 	}
 	if signIn := hostconfig.SignIn(host, ep); signIn != "" {
-		fmt.Fprintf(stderr, "\n# OAuth: no API key in the configuration; the server must run OAuth (--oauth, or --oidc-issuer with --oauth auto). To sign in, %s; then sign in at the server's identity provider (--oidc-issuer), and approve on its consent page. API keys keep working for machine agents.\n", signIn)
+		fmt.Fprintf(stderr, "\n# OAuth: no API key in the configuration; the server must run OAuth (--oauth with --oidc-issuer). To sign in, %s; then sign in at the server's identity provider (--oidc-issuer), and approve on its consent page. API keys keep working for machine agents.\n", signIn)
 		return
 	}
 	if !ep.NeedsKey {

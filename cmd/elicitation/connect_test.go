@@ -35,6 +35,8 @@ func TestConnectAuth(t *testing.T) {
 		{args: []string{"--url", deployedMCP, "--auth", "key", "cursor"}, host: "cursor", header: true, stderr: []string{"Cursor reads it from $ELICITATION_API_KEY"}, notStderr: "OAuth"},
 		{args: []string{"--url", deployedMCP, "cursor"}, host: "cursor", header: true, stderr: []string{"keys create --principal NAME"}, notStderr: "OAuth"},
 		{args: []string{"--auth", "key", "vscode"}, host: "vscode", stderr: []string{"code --add-mcp"}, notStderr: "API key"},
+		// The server's own settings with OAuth on: the hosts sign in by default.
+		{args: []string{"--url", deployedMCP, "--oauth", "--oidc-issuer", "https://id.example.com", "--oidc-client-id", "c", "cursor"}, host: "cursor", stderr: []string{"# OAuth: no API key in the configuration"}},
 	} {
 		var stdout, stderr bytes.Buffer
 		if err := run(context.Background(), append([]string{"connect"}, tc.args...), &stdout, &stderr, noEnv); err != nil {
