@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -219,19 +221,23 @@ func oauthAgent(t *testing.T, mcpURL, bearer string) *mcp.ClientSession {
 
 // oauthSignIn runs a registered native client's authorization for person
 // (sign-in at the provider, consent) and returns its token.
-func oauthSignIn(t *testing.T, base, mcpURL, person string) *oauth2.Token {
+// With conf nil it registers a public client first.
+func oauthSignIn(t *testing.T, base, mcpURL, person string, conf *oauth2.Config) *oauth2.Token {
 	t.Helper()
 	ctx := context.Background()
-	redirect := "http://127.0.0.1:7778/callback"
-	resp := post(t, base+"/oauth/register", "", `{"redirect_uris":["`+redirect+`"],"client_name":"App Host","grant_types":["authorization_code"]}`)
-	var reg struct {
-		ClientID string `json:"client_id"`
+	if conf == nil {
+		redirect := "http://127.0.0.1:7778/callback"
+		resp := post(t, base+"/oauth/register", "", `{"redirect_uris":["`+redirect+`"],"client_name":"App Host","grant_types":["authorization_code"]}`)
+		var reg struct {
+			ClientID string `json:"client_id"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&reg); err != nil || reg.ClientID == "" {
+			t.Fatalf("registration: %d %v", resp.StatusCode, err)
+		}
+		conf = &oauth2.Config{ClientID: reg.ClientID, RedirectURL: redirect,
+			Endpoint: oauth2.Endpoint{AuthURL: base + "/oauth/authorize", TokenURL: base + "/oauth/token", AuthStyle: oauth2.AuthStyleInParams}}
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&reg); err != nil || reg.ClientID == "" {
-		t.Fatalf("registration: %d %v", resp.StatusCode, err)
-	}
-	conf := &oauth2.Config{ClientID: reg.ClientID, RedirectURL: redirect,
-		Endpoint: oauth2.Endpoint{AuthURL: base + "/oauth/authorize", TokenURL: base + "/oauth/token", AuthStyle: oauth2.AuthStyleInParams}}
+	redirect := conf.RedirectURL
 	verifier := oauth2.GenerateVerifier()
 	browser := oidctest.Browser(t)
 	browser.CheckRedirect = func(req *http.Request, _ []*http.Request) error {
@@ -260,9 +266,6 @@ func oauthSignIn(t *testing.T, base, mcpURL, person string) *oauth2.Token {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tok.RefreshToken != "" {
-		t.Error("a refresh token for a client that did not register the refresh_token grant")
-	}
 	return tok
 }
 
@@ -276,7 +279,10 @@ func TestOAuthPersonDecidesInTheApp(t *testing.T) {
 	p := oidctest.Start(t, "http://"+addr+reviewauth.CallbackPath)
 	m := start(t, "--addr", addr, "--data-dir", t.TempDir(), "--oauth", "--mcp-app", "--bar-owner=false",
 		"--oidc-issuer", p.Issuer, "--oidc-client-id", oidctest.ClientID, "--oidc-client-secret", oidctest.ClientSecret)
-	tok := oauthSignIn(t, "http://"+addr, m.MCPURL, "alice")
+	tok := oauthSignIn(t, "http://"+addr, m.MCPURL, "alice", nil)
+	if tok.RefreshToken != "" {
+		t.Error("a refresh token for a client that did not register the refresh_token grant")
+	}
 	hc := oauth2.NewClient(context.Background(), oauth2.StaticTokenSource(tok))
 	caps := &mcp.ClientCapabilities{Extensions: map[string]any{"io.modelcontextprotocol/ui": map[string]any{"mimeTypes": []string{"text/html;profile=mcp-app"}}}}
 	c := mcp.NewClient(&mcp.Implementation{Name: "app-host", Version: "1"}, &mcp.ClientOptions{Capabilities: caps})
@@ -308,5 +314,35 @@ func TestOAuthPersonDecidesInTheApp(t *testing.T) {
 	}
 	if st := call(t, s, "elicit_status", map[string]any{"elicitationId": id}); st["status"] != "pending" {
 		t.Errorf("after a refused decision the request is %v, want pending", st["status"])
+	}
+}
+
+// An operator's pre-registered confidential client (--oauth-clients)
+// signs a person in with its secret; a wrong secret is refused.
+func TestOAuthOperatorClient(t *testing.T) {
+	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	p := oidctest.Start(t, "http://"+addr+reviewauth.CallbackPath)
+	secret := strings.Repeat("s3cret", 8)
+	sum := sha256.Sum256([]byte(secret))
+	clients := `[{"client_id":"ops-console","client_name":"Ops console","redirect_uris":["http://127.0.0.1:7779/cb"],"token_endpoint_auth_method":"client_secret_basic","client_secret_hash":"sha256:` + hex.EncodeToString(sum[:]) + `"}]`
+	m := start(t, "--addr", addr, "--data-dir", t.TempDir(), "--oauth", "--oauth-clients", clients,
+		"--oidc-issuer", p.Issuer, "--oidc-client-id", oidctest.ClientID, "--oidc-client-secret", oidctest.ClientSecret)
+	base := "http://" + addr
+	conf := &oauth2.Config{ClientID: "ops-console", ClientSecret: secret, RedirectURL: "http://127.0.0.1:7779/cb",
+		Endpoint: oauth2.Endpoint{AuthURL: base + "/oauth/authorize", TokenURL: base + "/oauth/token", AuthStyle: oauth2.AuthStyleInHeader}}
+	tok := oauthSignIn(t, base, m.MCPURL, "bob", conf)
+	s := oauthAgent(t, m.MCPURL, tok.AccessToken)
+	if c := call(t, s, "elicit_approval", map[string]any{"message": "m", "context": 1}); c["elicitationId"] == nil {
+		t.Fatalf("elicit_approval = %v", c)
+	}
+	// Its refresh token needs its secret: a wrong one is refused, the
+	// right one rotates it.
+	wrong := *conf
+	wrong.ClientSecret = "wrong"
+	if _, err := wrong.TokenSource(context.Background(), &oauth2.Token{RefreshToken: tok.RefreshToken}).Token(); err == nil || !strings.Contains(err.Error(), "invalid_client") {
+		t.Errorf("refresh with a wrong client secret: %v, want invalid_client", err)
+	}
+	if _, err := conf.TokenSource(context.Background(), &oauth2.Token{RefreshToken: tok.RefreshToken}).Token(); err != nil {
+		t.Errorf("refresh with the client's secret: %v", err)
 	}
 }
