@@ -44,6 +44,11 @@ func start(t *testing.T) *harness {
 			if id == h.client.ID {
 				return h.client, nil
 			}
+			if id == "other" {
+				c := h.client
+				c.ID = "other"
+				return c, nil
+			}
 			return authserver.Client{}, errors.New("unknown client")
 		},
 		Keys:     []sealer.Key{{ID: "k1", Secret: []byte(strings.Repeat("s", 32))}},
@@ -230,6 +235,15 @@ func TestRefusals(t *testing.T) {
 			t.Fatalf("redirected to an unregistered URI: %s", loc)
 		}
 	})
+	t.Run("a code of another client", func(t *testing.T) {
+		verifier := oauth2.GenerateVerifier()
+		back := h.authorize(t, "alice", verifier)
+		other := h.oauth2()
+		other.ClientID = "other"
+		if _, err := other.Exchange(ctx, back.Query().Get("code"), oauth2.VerifierOption(verifier)); err == nil || !strings.Contains(err.Error(), "invalid_grant") {
+			t.Fatalf("another client redeeming the code: %v, want invalid_grant", err)
+		}
+	})
 	t.Run("another resource", func(t *testing.T) {
 		resp := h.do(t, http.MethodGet, h.oauth2().AuthCodeURL("s", oauth2.S256ChallengeOption("x"), oauth2.SetAuthURLParam("resource", "https://other.example/mcp")), "alice", nil)
 		if b := body(resp); resp.StatusCode != http.StatusBadRequest || !strings.Contains(b, "invalid_target") {
@@ -302,5 +316,45 @@ func TestMetadata(t *testing.T) {
 	}
 	if _, ok := doc["userinfo_endpoint"]; ok {
 		t.Error("metadata names a userinfo endpoint this server does not route")
+	}
+}
+
+// Tokens only this server could sign, with one claim changed: past their
+// expiry, for another resource, naming another person than their subject,
+// naming a family that does not exist. Each is refused; the unchanged one
+// passes.
+func TestResignedTokens(t *testing.T) {
+	t.Parallel()
+	h := start(t)
+	verifier := oauth2.GenerateVerifier()
+	back := h.authorize(t, "alice", verifier)
+	tok, err := h.oauth2().Exchange(context.Background(), back.Query().Get("code"), oauth2.VerifierOption(verifier))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(map[string]any)
+		ok   bool
+	}{
+		{"unchanged", func(map[string]any) {}, true},
+		{"expired", func(c map[string]any) { c["exp"] = authserver.Epoch(time.Now().Add(-time.Minute)) }, false},
+		{"another resource", func(c map[string]any) { c["aud"] = []string{"https://other.example/mcp"} }, false},
+		{"another person", func(c map[string]any) { c["sub"] = "mallory@example.com" }, false},
+		{"an unknown family", func(c map[string]any) { c["jti"] = "nofamily.x" }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			forged, err := authserver.Resign(h.srv, tok.AccessToken, tc.edit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = h.verify(t, forged)
+			if tc.ok != (err == nil) {
+				t.Fatalf("Verify: %v, want ok=%v", err, tc.ok)
+			}
+			if !tc.ok && !errors.Is(err, authserver.ErrInvalidToken) {
+				t.Fatalf("Verify: %v, want ErrInvalidToken", err)
+			}
+		})
 	}
 }

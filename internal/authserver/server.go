@@ -139,7 +139,6 @@ func New(cfg Config) (*Server, error) {
 		op.WithCustomUserinfoEndpoint(op.NewEndpoint("oauth/userinfo")),
 		op.WithCustomIntrospectionEndpoint(op.NewEndpoint("oauth/introspect")),
 		op.WithCustomEndSessionEndpoint(op.NewEndpoint("oauth/end_session")),
-		op.WithLogger(cfg.Logger),
 	}
 	if cfg.Insecure {
 		opts = append(opts, op.WithAllowInsecure())
