@@ -34,4 +34,3 @@ func Resign(s *Server, token string, edit func(claims map[string]any)) (string, 
 
 // Epoch is t as a JWT NumericDate.
 func Epoch(t time.Time) float64 { return float64(t.Unix()) }
-
