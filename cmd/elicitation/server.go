@@ -146,20 +146,37 @@ func (m *Main) open(ctx context.Context, o options) error {
 		reviewMux = http.NewServeMux()
 		reviewMux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	}
-	signIn, err := signin.Middleware(m.app, nil)
-	if err != nil {
+	if err := m.routes(ctx, mcpMux, reviewMux, oauth, resource); err != nil {
 		closeListeners()
 		_ = m.app.Close()
+		return err
+	}
+
+	if cfg.CleanupInterval > 0 {
+		m.srv.Cleanup(m.app.Store, cfg.CleanupInterval, o.now)
+	}
+	m.startNotifying()
+	m.srv.Serve(mcpLn, mcpMux)
+	if reviewLn != mcpLn {
+		m.srv.Serve(reviewLn, reviewMux)
+	}
+	return nil
+}
+
+// routes puts the review listener's routes on reviewMux (the pages behind
+// sign-in, the authorization server with OAuth on, Slack's interactions)
+// and, with OAuth on, the protected resource's metadata on mcpMux.
+func (m *Main) routes(ctx context.Context, mcpMux, reviewMux *http.ServeMux, oauth func(context.Context, *compose.App) (*oauthpart.Server, error), resource string) error {
+	signIn, err := signin.Middleware(m.app, nil)
+	if err != nil {
 		return err
 	}
 	pages := http.NewServeMux()
 	m.app.Pages.Routes(pages)
 	reviewMux.Handle("/review/", signIn(pages))
-	if cfg.OAuthOn() {
+	if m.Config.OAuthOn() {
 		as, err := oauth(ctx, m.app)
 		if err != nil {
-			closeListeners()
-			_ = m.app.Close()
 			return err
 		}
 		as.Routes(reviewMux, signIn)
@@ -170,23 +187,12 @@ func (m *Main) open(ctx context.Context, o options) error {
 	}
 	slack, err := slackpart.Handler(ctx, m.app)
 	if err != nil {
-		closeListeners()
-		_ = m.app.Close()
 		return err
 	}
 	if slack != nil {
 		// Slack signs its requests; no sign-in in front.
 		reviewMux.Handle("POST "+slackpart.Path, slack)
 		m.Log.Info("decisions from Slack on: set the Slack app's interactivity request URL", "url", m.ReviewBase+slackpart.Path)
-	}
-
-	if cfg.CleanupInterval > 0 {
-		m.srv.Cleanup(m.app.Store, cfg.CleanupInterval, o.now)
-	}
-	m.startNotifying()
-	m.srv.Serve(mcpLn, mcpMux)
-	if reviewLn != mcpLn {
-		m.srv.Serve(reviewLn, reviewMux)
 	}
 	return nil
 }

@@ -10,7 +10,7 @@ import (
 // Resign returns token with its claims changed by edit, signed again
 // with s's current key: what only the server could mint.
 func Resign(s *Server, token string, edit func(claims map[string]any)) (string, error) {
-	jws, err := jose.ParseSigned(token, []jose.SignatureAlgorithm{jose.ES256})
+	jws, err := jose.ParseSignedCompact(token, []jose.SignatureAlgorithm{jose.ES256})
 	if err != nil {
 		return "", err
 	}

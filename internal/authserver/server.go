@@ -196,7 +196,8 @@ func (s *Server) now() time.Time { return s.cfg.Now() }
 // secret is a 32-byte secret for purpose, derived from the current
 // signing key: the consent form's MAC, op's code encryption.
 func (s *Server) secret(purpose string) []byte {
-	b, _ := hkdf.Key(sha256.New, s.keys[0].k.Private.D.Bytes(), nil, "elicitation oauth "+purpose, 32)
+	d, _ := s.keys[0].k.Private.Bytes()
+	b, _ := hkdf.Key(sha256.New, d, nil, "elicitation oauth "+purpose, 32)
 	return b
 }
 
