@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcp-elicitation/elicitation/internal/authserver"
+	"github.com/mcp-elicitation/elicitation/internal/accesstoken"
 	"github.com/mcp-elicitation/elicitation/internal/clientreg"
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/compose/mcpendpoint"
@@ -111,7 +111,7 @@ func (m *Main) open(ctx context.Context, o options) error {
 	m.app, err = compose.Build(ctx, cfg, compose.Parts{
 		Store: openStore,
 		Pages: compose.Pages,
-		MCP: mcpendpoint.Part(openAPIKeys, func(ctx context.Context, a *compose.App) (*authserver.Server, error) {
+		MCP: mcpendpoint.Part(openAPIKeys, func(ctx context.Context, a *compose.App) (accesstoken.Verifier, error) {
 			s, err := oauth(ctx, a)
 			if err != nil {
 				return nil, err

@@ -3,37 +3,25 @@ package authserver
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"slices"
-	"time"
 
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
-	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/accesstoken"
 )
 
 // Access is what a valid access token grants.
-type Access struct {
-	// Principal is the person (as reviewers are named: a verified e-mail,
-	// else "sub:" and the subject).
-	Principal string
-	// Person is who signed in, as reviewer sign-in names them.
-	Person   elicitation.Identity
-	ClientID string
-	Scopes   []string
-	Expires  time.Time
-}
+type Access = accesstoken.Access
 
 // The refusals of Verify.
 var (
-	// ErrInvalidToken: not a token of this server for this resource, or
-	// expired, or revoked (RFC 6750 invalid_token).
-	ErrInvalidToken = errors.New("invalid access token")
-	// ErrUnavailable: the store could not be read.
-	ErrUnavailable = errors.New("token check unavailable")
+	ErrInvalidToken = accesstoken.ErrInvalid
+	ErrUnavailable  = accesstoken.ErrUnavailable
 )
+
+var _ accesstoken.Verifier = (*Server)(nil)
 
 // Verify checks an access token presented to the protected resource of
 // r: signed by one of this deployment's keys, issued by it, not expired,

@@ -10,8 +10,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
+	"github.com/mcp-elicitation/elicitation/internal/accesstoken"
 	"github.com/mcp-elicitation/elicitation/internal/apikey"
-	"github.com/mcp-elicitation/elicitation/internal/authserver"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
 )
 
@@ -22,11 +22,11 @@ const MetadataPath = "/.well-known/oauth-protected-resource"
 // withOAuth sets o to take as's access tokens beside API keys: the
 // token's person is the principal, its scopes checked, and every
 // challenge names the resource's metadata.
-func withOAuth(o *apikey.AuthOptions, as *authserver.Server) {
+func withOAuth(o *apikey.AuthOptions, as accesstoken.Verifier) {
 	o.Token = func(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
 		a, err := as.Verify(ctx, token, r)
 		switch {
-		case errors.Is(err, authserver.ErrInvalidToken):
+		case errors.Is(err, accesstoken.ErrInvalid):
 			return nil, auth.ErrInvalidToken
 		case err != nil:
 			return nil, err
@@ -52,7 +52,7 @@ func MetadataURL(resource string) string {
 // Metadata serves the protected resource's metadata (RFC 9728) at
 // MetadataPath and MetadataPath + "/mcp": the resource, its authorization
 // server, the scopes.
-func Metadata(as *authserver.Server) http.Handler {
+func Metadata(as accesstoken.Verifier) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodOptions {
 			w.Header().Set("Access-Control-Allow-Origin", "*")
