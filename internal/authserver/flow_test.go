@@ -18,6 +18,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/authserver"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/grant/granttest"
+	"github.com/mcp-elicitation/elicitation/internal/ratelimit"
 	"github.com/mcp-elicitation/elicitation/internal/sealer"
 	"github.com/mcp-elicitation/elicitation/internal/signing"
 )
@@ -52,9 +53,11 @@ func start(t *testing.T) *harness {
 			}
 			return authserver.Client{}, errors.New("unknown client")
 		},
-		Keys:     mustKeys(t, sealer.Key{ID: "k1", Secret: []byte(strings.Repeat("s", 32))}),
-		Base:     func(*http.Request) string { return h.url },
-		Insecure: true,
+		Keys:           mustKeys(t, sealer.Key{ID: "k1", Secret: []byte(strings.Repeat("s", 32))}),
+		Base:           func(*http.Request) string { return h.url },
+		Insecure:       true,
+		Source:         func(r *http.Request) string { return r.Header.Get("X-Test-Source") },
+		Authorizations: ratelimit.New(ratelimit.Rate{Count: 20, Per: time.Hour}, ratelimit.Rate{Count: 1000, Per: time.Hour}, 100),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -367,4 +370,33 @@ func mustKeys(t *testing.T, keys ...sealer.Key) []signing.Key {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// A flood of authorization requests from one source is refused (429 with
+// Retry-After) before it keeps a sign-in in progress; another source
+// still starts one.
+func TestAuthorizationFlood(t *testing.T) {
+	t.Parallel()
+	h := start(t)
+	get := func(source string) *http.Response {
+		req, _ := http.NewRequest(http.MethodGet, h.oauth2().AuthCodeURL("s", oauth2.S256ChallengeOption(oauth2.GenerateVerifier())), nil)
+		req.Header.Set("X-Test-Source", source)
+		resp, err := noFollow.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	for i := range 20 {
+		if resp := get("flood"); resp.StatusCode != http.StatusFound {
+			t.Fatalf("authorization %d of the flooding source: %d", i, resp.StatusCode)
+		}
+	}
+	if resp := get("flood"); resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("the 21st authorization of one source: %d, want 429 with Retry-After", resp.StatusCode)
+	}
+	if resp := get("other"); resp.StatusCode != http.StatusFound {
+		t.Fatalf("another source during the flood: %d", resp.StatusCode)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/zitadel/oidc/v3/pkg/oidc"
@@ -63,6 +64,11 @@ func (s *Server) intercept(next http.Handler) http.Handler {
 		resource := s.Resource(r)
 		switch r.URL.Path {
 		case AuthorizePath:
+			if wait := s.cfg.Authorizations.Take(s.cfg.Source(r), s.now()); wait > 0 {
+				w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+				oauthError(w, http.StatusTooManyRequests, "temporarily_unavailable", "too many sign-ins started from this address: try again later")
+				return
+			}
 			q := r.URL.Query()
 			if got := q.Get("resource"); got != "" && !sameResource(got, resource) {
 				oauthError(w, http.StatusBadRequest, "invalid_target", "this server issues tokens for "+resource+" only")

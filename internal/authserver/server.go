@@ -32,6 +32,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/op"
 
 	"github.com/mcp-elicitation/elicitation/internal/grant"
+	"github.com/mcp-elicitation/elicitation/internal/ratelimit"
 	"github.com/mcp-elicitation/elicitation/internal/signing"
 )
 
@@ -105,8 +106,14 @@ type Config struct {
 	// period, not one per call; a revocation by another process takes
 	// effect within it (at once in this process). Default 30 seconds.
 	RevocationCacheTTL time.Duration
-	Now                func() time.Time
-	Logger             *slog.Logger
+	// Authorizations bounds authorization requests (each keeps a sign-in
+	// in progress for LoginTTL) per source and in all; default 60 an hour
+	// per source, 5,000 in all. Source names a request's source (default
+	// its remote address; behind a gateway, the caller's).
+	Authorizations *ratelimit.Limiter
+	Source         func(*http.Request) string
+	Now            func() time.Time
+	Logger         *slog.Logger
 	// Consent renders the consent page; default the built-in page.
 	Consent ConsentPage
 }
@@ -180,6 +187,12 @@ func setDefaults(cfg *Config) {
 	def(&cfg.RefreshTTL, 30*24*time.Hour)
 	def(&cfg.LoginTTL, 10*time.Minute)
 	def(&cfg.RevocationCacheTTL, 30*time.Second)
+	if cfg.Authorizations == nil {
+		cfg.Authorizations = ratelimit.New(ratelimit.Rate{Count: 60, Per: time.Hour}, ratelimit.Rate{Count: 5000, Per: time.Hour}, 10000)
+	}
+	if cfg.Source == nil {
+		cfg.Source = ratelimit.RemoteIP
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
