@@ -80,15 +80,20 @@ func TestTypeScriptOAuthHost(t *testing.T) {
 	script := filepath.Join(testenv.Root(t), "cmd", "elicitation", "testdata", "tsoauth.mjs")
 
 	for _, tc := range []struct {
-		name, document, clientName string
+		name, document, clientName, forgotten string
 	}{
 		{name: "registration", clientName: "TS Registered Host"},
 		{name: "metadata-document", document: docURL, clientName: "TS Document Host"},
+		// A host holding a registration and tokens the server does not
+		// know: its refresh is answered invalid_client, so it registers
+		// again (a server_error would leave it sending the person to an
+		// authorization that fails).
+		{name: "registration-forgotten", clientName: "TS Registered Host", forgotten: "forgotten-client"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			plan, _ := json.Marshal(map[string]string{
 				"mcp": m.MCPURL, "chromium": chromium, "user": "alice", "password": oidctest.Password,
-				"clientName": tc.clientName, "clientMetadataUrl": tc.document,
+				"clientName": tc.clientName, "clientMetadataUrl": tc.document, "forgotten": tc.forgotten, "issuer": base,
 			})
 			h := startTSHost(t, node, script, string(plan))
 
@@ -97,10 +102,14 @@ func TestTypeScriptOAuthHost(t *testing.T) {
 				ClientInformation struct {
 					ClientID string `json:"client_id"`
 				}
-				Discovery struct{ Issuer, Resource string }
+				Discovery   struct{ Issuer, Resource string }
+				Invalidated []string
 			}
 			remarshal(t, reg, &info)
 			clientID := info.ClientInformation.ClientID
+			if tc.forgotten != "" && (clientID == tc.forgotten || !slices.Equal(info.Invalidated, []string{"client", "tokens"})) {
+				t.Fatalf("a forgotten registration: now client_id %q, the SDK invalidated %v; want a new registration after invalidating client and tokens", clientID, info.Invalidated)
+			}
 			if info.Discovery.Issuer != base || info.Discovery.Resource != m.MCPURL {
 				t.Errorf("discovered issuer %q and resource %q, want %s and %s", info.Discovery.Issuer, info.Discovery.Resource, base, m.MCPURL)
 			}

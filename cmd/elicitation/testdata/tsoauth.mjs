@@ -8,8 +8,12 @@
 // page; the host calls tools, refreshes its token with the SDK's auth(),
 // and is refused once the Go test has revoked the token.
 //
+// A host that kept a registration the server has forgotten (plan.forgotten,
+// with the issuer it was stamped with) is told invalid_client on its
+// refresh and registers again.
+//
 // argv[2]: a JSON plan {mcp, chromium, user, password, clientName,
-// clientMetadataUrl?}. Events go to stdout, one JSON line each; the Go test
+// clientMetadataUrl?, forgotten?, issuer?}. Events go to stdout, one JSON line each; the Go test
 // answers on stdin ("revoked" once it has revoked the refresh token).
 import { launchChromium } from "../../../internal/testenv/chromium.mjs";
 import { auth, Client, StreamableHTTPClientTransport, UnauthorizedError } from "@modelcontextprotocol/client";
@@ -82,6 +86,12 @@ class Provider {
     this.invalidated = [];
     this.pending = undefined;
     if (plan.clientMetadataUrl) this.clientMetadataUrl = plan.clientMetadataUrl;
+    if (plan.forgotten) {
+      // What a host kept from an earlier run, which the server no longer
+      // knows (its registration expired, or its data was reset).
+      this.info = { client_id: plan.forgotten, issuer: plan.issuer };
+      this.stored = { access_token: "old", token_type: "Bearer", refresh_token: "old.old", issuer: plan.issuer };
+    }
   }
   get redirectUrl() { return redirectUrl; }
   get clientMetadata() {
@@ -140,7 +150,7 @@ try {
   }
   if (!(firstError instanceof UnauthorizedError)) throw new Error("the first connection did not ask for authorization: " + String(firstError));
   if (!provider.pending) throw new Error("the SDK never sent the person to authorize");
-  say({ event: "registered", clientInformation: provider.info, discovery: { issuer: provider.discovery?.authorizationServerMetadata?.issuer, resource: provider.discovery?.resourceMetadata?.resource } });
+  say({ event: "registered", clientInformation: provider.info, invalidated: provider.invalidated, discovery: { issuer: provider.discovery?.authorizationServerMetadata?.issuer, resource: provider.discovery?.resourceMetadata?.resource } });
   const params = await provider.pending;
   if (params.get("state") !== "st-0") throw new Error("the callback's state is " + params.get("state"));
   await first.finishAuth(params);
