@@ -31,9 +31,11 @@ import (
 // https; headless Chromium signs alice in at the OpenID provider and
 // allows on the consent page. The host then calls tools as alice (the
 // server records her as the requester), refreshes through the SDK's
-// auth() (the token rotates, nobody is asked again), and once the test
-// revokes the token its next call is refused: the SDK's refresh fails and
-// it surfaces UnauthorizedError, asking for a new authorization.
+// auth() (the token rotates, nobody is asked again), gets through a 401
+// for a refused access token (the SDK refreshes and retries by itself),
+// and once the test revokes the token its next call is refused: the SDK's
+// refresh fails and it surfaces UnauthorizedError, asking for a new
+// authorization.
 func TestTypeScriptOAuthHost(t *testing.T) {
 	testenv.Slow(t, "TypeScript SDK OAuth client in Chromium")
 	node := testenv.Node(t)
@@ -176,11 +178,23 @@ func TestTypeScriptOAuthHost(t *testing.T) {
 			}
 			checkAccessToken(t, refreshed.Tokens.AccessToken, clientID, m.MCPURL)
 
-			resp := postForm(t, base+"/oauth/revoke", url.Values{"token": {refreshed.Tokens.RefreshToken}, "client_id": {clientID}, "token_type_hint": {"refresh_token"}})
+			// Refused access token: the SDK refreshes by itself and retries.
+			var recovered struct {
+				Tokens         oauthTokens
+				Status         struct{ Status string }
+				Authorizations int
+			}
+			remarshal(t, h.waitFor("recovered"), &recovered)
+			if recovered.Status.Status != "pending" || recovered.Authorizations != 1 || recovered.Tokens.RefreshToken == refreshed.Tokens.RefreshToken {
+				t.Fatalf("the call after a refused access token: %+v (refresh token rotated %v)", recovered.Status, recovered.Tokens.RefreshToken != refreshed.Tokens.RefreshToken)
+			}
+			checkAccessToken(t, recovered.Tokens.AccessToken, clientID, m.MCPURL)
+
+			resp := postForm(t, base+"/oauth/revoke", url.Values{"token": {recovered.Tokens.RefreshToken}, "client_id": {clientID}, "token_type_hint": {"refresh_token"}})
 			if resp.StatusCode != http.StatusOK {
 				t.Fatalf("revoke: %d", resp.StatusCode)
 			}
-			for _, at := range []string{first.Tokens.AccessToken, refreshed.Tokens.AccessToken} {
+			for _, at := range []string{first.Tokens.AccessToken, refreshed.Tokens.AccessToken, recovered.Tokens.AccessToken} {
 				if resp := post(t, m.MCPURL, at, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `error="invalid_token"`) {
 					t.Errorf("a revoked token: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 				}

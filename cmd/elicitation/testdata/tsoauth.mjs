@@ -170,6 +170,12 @@ try {
   const again = structured(await client.callTool({ name: "elicit_status", arguments: { elicitationId: created.elicitationId } }));
   say({ event: "refreshed", result: refreshed, tokens: newTokens, status: again, authorizations: provider.authorizations.length });
 
+  // An access token the server refuses, as it refuses an expired one: the
+  // SDK refreshes on the 401 and retries, and the call succeeds.
+  provider.saveTokens({ ...newTokens, access_token: "expired" });
+  const recovered = structured(await client.callTool({ name: "elicit_status", arguments: { elicitationId: created.elicitationId } }));
+  say({ event: "recovered", tokens: provider.tokens(), status: recovered, authorizations: provider.authorizations.length });
+
   // The Go test revokes; the next call is refused, the SDK's refresh
   // fails, and it asks for a new authorization instead.
   await next();
