@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -113,6 +115,10 @@ func TestServeWithOAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	if tok.RefreshToken == "" {
+		t.Fatal("no refresh token for a client that registered the refresh_token grant")
+	}
+
 	// Tools as alice: what she creates is hers.
 	s := oauthAgent(t, m.MCPURL, tok.AccessToken)
 	c := call(t, s, "elicit_approval", map[string]any{"message": "deploy?", "context": map[string]any{"v": 1}})
@@ -211,4 +217,132 @@ func oauthAgent(t *testing.T, mcpURL, bearer string) *mcp.ClientSession {
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	return s
+}
+
+// oauthSignIn runs a registered native client's authorization for person
+// (sign-in at the provider, consent) and returns its token.
+// With conf nil it registers a public client first.
+func oauthSignIn(t *testing.T, base, mcpURL, person string, conf *oauth2.Config) *oauth2.Token {
+	t.Helper()
+	ctx := context.Background()
+	if conf == nil {
+		redirect := "http://127.0.0.1:7778/callback"
+		resp := post(t, base+"/oauth/register", "", `{"redirect_uris":["`+redirect+`"],"client_name":"App Host","grant_types":["authorization_code"]}`)
+		var reg struct {
+			ClientID string `json:"client_id"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&reg); err != nil || reg.ClientID == "" {
+			t.Fatalf("registration: %d %v", resp.StatusCode, err)
+		}
+		conf = &oauth2.Config{ClientID: reg.ClientID, RedirectURL: redirect,
+			Endpoint: oauth2.Endpoint{AuthURL: base + "/oauth/authorize", TokenURL: base + "/oauth/token", AuthStyle: oauth2.AuthStyleInParams}}
+	}
+	redirect := conf.RedirectURL
+	verifier := oauth2.GenerateVerifier()
+	browser := oidctest.Browser(t)
+	browser.CheckRedirect = func(req *http.Request, _ []*http.Request) error {
+		if strings.HasPrefix(req.URL.String(), redirect) {
+			return http.ErrUseLastResponse
+		}
+		return nil
+	}
+	resp, page, err := oidctest.SignIn(ctx, browser, conf.AuthCodeURL("s", oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", mcpURL)), person)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("consent page: %v %v\n%.800s", resp, err, page)
+	}
+	form := url.Values{"decision": {"allow"}}
+	for _, f := range regexp.MustCompile(`name="(id|t)" value="([^"]*)"`).FindAllStringSubmatch(page, -1) {
+		form.Set(f[1], f[2])
+	}
+	req, _ := http.NewRequest(http.MethodPost, resp.Request.URL.String(), strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", base)
+	if resp, err = browser.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	back, _ := url.Parse(resp.Header.Get("Location"))
+	tok, err := conf.Exchange(ctx, back.Query().Get("code"), oauth2.VerifierOption(verifier))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// With sign-in and OAuth, the MCP App decides as the person whose token
+// the host holds, under the review page's rules: alice, named as the
+// reviewer of her own request (the owner bar off), decides it in her
+// host, recorded as hers via the app; a request naming bob is refused to
+// her there, as on the page.
+func TestOAuthPersonDecidesInTheApp(t *testing.T) {
+	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	p := oidctest.Start(t, "http://"+addr+reviewauth.CallbackPath)
+	m := start(t, "--addr", addr, "--data-dir", t.TempDir(), "--oauth", "--mcp-app", "--bar-owner=false",
+		"--oidc-issuer", p.Issuer, "--oidc-client-id", oidctest.ClientID, "--oidc-client-secret", oidctest.ClientSecret)
+	tok := oauthSignIn(t, "http://"+addr, m.MCPURL, "alice", nil)
+	if tok.RefreshToken != "" {
+		t.Error("a refresh token for a client that did not register the refresh_token grant")
+	}
+	hc := oauth2.NewClient(context.Background(), oauth2.StaticTokenSource(tok))
+	caps := &mcp.ClientCapabilities{Extensions: map[string]any{"io.modelcontextprotocol/ui": map[string]any{"mimeTypes": []string{"text/html;profile=mcp-app"}}}}
+	c := mcp.NewClient(&mcp.Implementation{Name: "app-host", Version: "1"}, &mcp.ClientOptions{Capabilities: caps})
+	s, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: m.MCPURL, HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+
+	decide := func(reviewer string) (*mcp.CallToolResult, string) {
+		t.Helper()
+		created := call(t, s, "elicit_approval", map[string]any{"message": "ship it?", "context": 1, "reviewers": []string{reviewer}})
+		id := created["elicitationId"].(string)
+		view := call(t, s, "elicit_app_view", map[string]any{"elicitationId": id})
+		res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "elicit_app_decide", Arguments: map[string]any{"elicitationId": id, "renderToken": view["renderToken"], "decision": "submitted"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, id
+	}
+	if res, id := decide("alice@example.com"); res.IsError {
+		t.Fatalf("alice deciding her own request in the app: %s", text(res))
+	} else if r := call(t, s, "elicit_result", map[string]any{"elicitationId": id}); r["decidedBy"] != "alice@example.com" || r["decidedVia"] != "app" || r["decision"] != "submitted" {
+		t.Errorf("elicit_result = %v, want submitted by alice@example.com via app", r)
+	}
+	res, id := decide("bob@example.com")
+	if !res.IsError || !strings.HasPrefix(text(res), "forbidden: ") {
+		t.Errorf("alice deciding bob's request in the app: %s, want forbidden", text(res))
+	}
+	if st := call(t, s, "elicit_status", map[string]any{"elicitationId": id}); st["status"] != "pending" {
+		t.Errorf("after a refused decision the request is %v, want pending", st["status"])
+	}
+}
+
+// An operator's pre-registered confidential client (--oauth-clients)
+// signs a person in with its secret; a wrong secret is refused.
+func TestOAuthOperatorClient(t *testing.T) {
+	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	p := oidctest.Start(t, "http://"+addr+reviewauth.CallbackPath)
+	secret := strings.Repeat("s3cret", 8)
+	sum := sha256.Sum256([]byte(secret))
+	clients := `[{"client_id":"ops-console","client_name":"Ops console","redirect_uris":["http://127.0.0.1:7779/cb"],"token_endpoint_auth_method":"client_secret_basic","client_secret_hash":"sha256:` + hex.EncodeToString(sum[:]) + `"}]`
+	m := start(t, "--addr", addr, "--data-dir", t.TempDir(), "--oauth", "--oauth-clients", clients,
+		"--oidc-issuer", p.Issuer, "--oidc-client-id", oidctest.ClientID, "--oidc-client-secret", oidctest.ClientSecret)
+	base := "http://" + addr
+	conf := &oauth2.Config{ClientID: "ops-console", ClientSecret: secret, RedirectURL: "http://127.0.0.1:7779/cb",
+		Endpoint: oauth2.Endpoint{AuthURL: base + "/oauth/authorize", TokenURL: base + "/oauth/token", AuthStyle: oauth2.AuthStyleInHeader}}
+	tok := oauthSignIn(t, base, m.MCPURL, "bob", conf)
+	s := oauthAgent(t, m.MCPURL, tok.AccessToken)
+	if c := call(t, s, "elicit_approval", map[string]any{"message": "m", "context": 1}); c["elicitationId"] == nil {
+		t.Fatalf("elicit_approval = %v", c)
+	}
+	// Its refresh token needs its secret: a wrong one is refused, the
+	// right one rotates it.
+	wrong := *conf
+	wrong.ClientSecret = "wrong"
+	if _, err := wrong.TokenSource(context.Background(), &oauth2.Token{RefreshToken: tok.RefreshToken}).Token(); err == nil || !strings.Contains(err.Error(), "invalid_client") {
+		t.Errorf("refresh with a wrong client secret: %v, want invalid_client", err)
+	}
+	if _, err := conf.TokenSource(context.Background(), &oauth2.Token{RefreshToken: tok.RefreshToken}).Token(); err != nil {
+		t.Errorf("refresh with the client's secret: %v", err)
+	}
 }

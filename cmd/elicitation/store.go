@@ -92,7 +92,9 @@ func openGrants(now func() time.Time) func(a *compose.App) (grant.Store, error) 
 		switch st := a.Store.(type) {
 		case *boltstore.Store:
 			return st.Grants(now), nil
+		case *dynamostore.Store:
+			return st.Grants(now), nil
 		}
-		return nil, fmt.Errorf("OAuth needs the embedded store for now (store %T)", a.Store)
+		return nil, fmt.Errorf("OAuth: no grant store in a store of type %T", a.Store)
 	}
 }

@@ -44,7 +44,10 @@ func (o opClient) ResponseTypes() []oidc.ResponseType {
 	return []oidc.ResponseType{oidc.ResponseTypeCode}
 }
 func (o opClient) GrantTypes() []oidc.GrantType {
-	return []oidc.GrantType{oidc.GrantTypeCode, oidc.GrantTypeRefreshToken}
+	if o.c.Refresh {
+		return []oidc.GrantType{oidc.GrantTypeCode, oidc.GrantTypeRefreshToken}
+	}
+	return []oidc.GrantType{oidc.GrantTypeCode}
 }
 
 // LoginURL is the consent page, which signs the person in first.

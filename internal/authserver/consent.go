@@ -147,7 +147,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, l *login, who el
 	issuer := op.IssuerFromContext(ctx)
 	var target string
 	if allow {
-		l.Principal, l.AuthTime, l.SignInIssuer, l.Consented = who.Principal(), s.now(), who.Issuer, true
+		l.Principal, l.Person, l.AuthTime, l.Consented = who.Principal(), who, s.now(), true
 		v, err := put(ctx, s.cfg.Store, kindLogin, l.ID, l, l.Created.Add(s.cfg.LoginTTL), l.version)
 		if err == nil {
 			l.version = v

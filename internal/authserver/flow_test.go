@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,54 +18,9 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/authserver"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
-	"github.com/mcp-elicitation/elicitation/internal/grant"
+	"github.com/mcp-elicitation/elicitation/internal/grant/granttest"
 	"github.com/mcp-elicitation/elicitation/internal/sealer"
 )
-
-// memStore is a grant.Store in memory, for these tests.
-type memStore struct {
-	mu   sync.Mutex
-	recs map[string]grant.Record
-	now  func() time.Time
-}
-
-func (m *memStore) Get(_ context.Context, kind, id string) (grant.Record, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	r, ok := m.recs[kind+"/"+id]
-	if !ok || !m.now().Before(r.Expires) {
-		return grant.Record{}, grant.ErrNotFound
-	}
-	return r, nil
-}
-
-func (m *memStore) Put(_ context.Context, r grant.Record) (grant.Record, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	old, ok := m.recs[r.Kind+"/"+r.ID]
-	live := ok && m.now().Before(old.Expires)
-	if (r.Version == 0 && live) || (r.Version != 0 && (!live || old.Version != r.Version)) {
-		return grant.Record{}, grant.ErrConflict
-	}
-	r.Version++
-	r.Data = append([]byte(nil), r.Data...)
-	m.recs[r.Kind+"/"+r.ID] = r
-	return r, nil
-}
-
-func (m *memStore) Delete(_ context.Context, kind, id string, version int64) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	old, ok := m.recs[kind+"/"+id]
-	if !ok || !m.now().Before(old.Expires) {
-		return grant.ErrNotFound
-	}
-	if old.Version != version {
-		return grant.ErrConflict
-	}
-	delete(m.recs, kind+"/"+id)
-	return nil
-}
 
 // harness is an authorization server on a real listener, with a person
 // signed in by a test header (what reviewer sign-in puts in the context).
@@ -87,8 +41,8 @@ const (
 
 func start(t *testing.T) *harness {
 	t.Helper()
-	store := &memStore{recs: map[string]grant.Record{}, now: time.Now}
-	h := &harness{client: authserver.Client{ID: "cli", Name: "Test Client", RedirectURIs: []string{"http://127.0.0.1/cb"}, Native: true, AuthMethod: "none"}}
+	store := &granttest.Memory{}
+	h := &harness{client: authserver.Client{ID: "cli", Name: "Test Client", RedirectURIs: []string{"http://127.0.0.1/cb"}, Native: true, AuthMethod: "none", Refresh: true}}
 	ts := httptest.NewUnstartedServer(nil)
 	h.url = "http://" + ts.Listener.Addr().String()
 	var err error
@@ -100,6 +54,11 @@ func start(t *testing.T) *harness {
 				return h.client, nil
 			case brokenClient:
 				return authserver.Client{}, errors.New(brokenText)
+			}
+			if id == "other" {
+				c := h.client
+				c.ID = "other"
+				return c, nil
 			}
 			return authserver.Client{}, fmt.Errorf("test clients: %w", authserver.ErrUnknownClient)
 		},
@@ -212,8 +171,8 @@ func TestCodeFlowRefreshAndRevocation(t *testing.T) {
 		t.Fatal("no refresh token")
 	}
 	a, err := h.verify(t, tok.AccessToken)
-	if err != nil || a.Principal != "alice@example.com" || a.ClientID != "cli" {
-		t.Fatalf("Verify = %+v, %v; want alice@example.com of cli", a, err)
+	if err != nil || a.Principal != "alice@example.com" || a.ClientID != "cli" || a.Person.Subject != "id-alice" || a.Person.Issuer != "https://idp.example" {
+		t.Fatalf("Verify = %+v, %v; want alice@example.com (subject id-alice at https://idp.example) of cli", a, err)
 	}
 	// The code is redeemed once.
 	if _, err := h.oauth2().Exchange(ctx, q.Get("code"), oauth2.VerifierOption(verifier)); err == nil || !strings.Contains(err.Error(), "invalid_grant") {
@@ -285,6 +244,15 @@ func TestRefusals(t *testing.T) {
 		resp := h.do(t, http.MethodGet, c.AuthCodeURL("s", oauth2.S256ChallengeOption(oauth2.GenerateVerifier())), "alice", nil)
 		if loc := resp.Header.Get("Location"); strings.Contains(loc, "evil.example") {
 			t.Fatalf("redirected to an unregistered URI: %s", loc)
+		}
+	})
+	t.Run("a code of another client", func(t *testing.T) {
+		verifier := oauth2.GenerateVerifier()
+		back := h.authorize(t, "alice", verifier)
+		other := h.oauth2()
+		other.ClientID = "other"
+		if _, err := other.Exchange(ctx, back.Query().Get("code"), oauth2.VerifierOption(verifier)); err == nil || !strings.Contains(err.Error(), "invalid_grant") {
+			t.Fatalf("another client redeeming the code: %v, want invalid_grant", err)
 		}
 	})
 	t.Run("another resource", func(t *testing.T) {
@@ -416,5 +384,45 @@ func TestMetadata(t *testing.T) {
 	}
 	if _, ok := doc["userinfo_endpoint"]; ok {
 		t.Error("metadata names a userinfo endpoint this server does not route")
+	}
+}
+
+// Tokens only this server could sign, with one claim changed: past their
+// expiry, for another resource, naming another person than their subject,
+// naming a family that does not exist. Each is refused; the unchanged one
+// passes.
+func TestResignedTokens(t *testing.T) {
+	t.Parallel()
+	h := start(t)
+	verifier := oauth2.GenerateVerifier()
+	back := h.authorize(t, "alice", verifier)
+	tok, err := h.oauth2().Exchange(context.Background(), back.Query().Get("code"), oauth2.VerifierOption(verifier))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(map[string]any)
+		ok   bool
+	}{
+		{"unchanged", func(map[string]any) {}, true},
+		{"expired", func(c map[string]any) { c["exp"] = authserver.Epoch(time.Now().Add(-time.Minute)) }, false},
+		{"another resource", func(c map[string]any) { c["aud"] = []string{"https://other.example/mcp"} }, false},
+		{"another person", func(c map[string]any) { c["sub"] = "mallory@example.com" }, false},
+		{"an unknown family", func(c map[string]any) { c["jti"] = "nofamily.x" }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			forged, err := authserver.Resign(h.srv, tok.AccessToken, tc.edit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = h.verify(t, forged)
+			if tc.ok != (err == nil) {
+				t.Fatalf("Verify: %v, want ok=%v", err, tc.ok)
+			}
+			if !tc.ok && !errors.Is(err, authserver.ErrInvalidToken) {
+				t.Fatalf("Verify: %v, want ErrInvalidToken", err)
+			}
+		})
 	}
 }

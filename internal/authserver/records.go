@@ -15,6 +15,7 @@ import (
 
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/grant"
 )
 
@@ -28,21 +29,21 @@ const (
 // login is an authorization request in progress (op.AuthRequest): what
 // the client asked for, and once the person consented, who they are.
 type login struct {
-	ID           string              `json:"id"`
-	ClientID     string              `json:"client"`
-	RedirectURI  string              `json:"redirect"`
-	State        string              `json:"state,omitempty"`
-	Nonce        string              `json:"nonce,omitempty"`
-	Scopes       []string            `json:"scopes"`
-	ResponseType oidc.ResponseType   `json:"responseType"`
-	ResponseMode oidc.ResponseMode   `json:"responseMode,omitempty"`
-	Challenge    *oidc.CodeChallenge `json:"challenge,omitempty"`
-	Resource     string              `json:"resource"`
-	Created      time.Time           `json:"created"`
-	Principal    string              `json:"principal,omitempty"`
-	AuthTime     time.Time           `json:"authTime,omitzero"`
-	SignInIssuer string              `json:"signInIssuer,omitempty"`
-	Consented    bool                `json:"consented,omitempty"`
+	ID           string               `json:"id"`
+	ClientID     string               `json:"client"`
+	RedirectURI  string               `json:"redirect"`
+	State        string               `json:"state,omitempty"`
+	Nonce        string               `json:"nonce,omitempty"`
+	Scopes       []string             `json:"scopes"`
+	ResponseType oidc.ResponseType    `json:"responseType"`
+	ResponseMode oidc.ResponseMode    `json:"responseMode,omitempty"`
+	Challenge    *oidc.CodeChallenge  `json:"challenge,omitempty"`
+	Resource     string               `json:"resource"`
+	Created      time.Time            `json:"created"`
+	Principal    string               `json:"principal,omitempty"`
+	AuthTime     time.Time            `json:"authTime,omitzero"`
+	Person       elicitation.Identity `json:"person,omitzero"`
+	Consented    bool                 `json:"consented,omitempty"`
 	version      int64
 }
 
@@ -68,15 +69,16 @@ func (l *login) Done() bool                            { return l.Consented }
 // revokes the family: the one who presented it, or whoever it was stolen
 // from, must sign in again.
 type family struct {
-	ID         string    `json:"id"`
-	ClientID   string    `json:"client"`
-	Principal  string    `json:"principal"`
-	Scopes     []string  `json:"scopes"`
-	Resource   string    `json:"resource"`
-	AuthTime   time.Time `json:"authTime"`
-	SecretHash string    `json:"secret,omitempty"`
-	Revoked    bool      `json:"revoked,omitempty"`
-	Expires    time.Time `json:"expires"`
+	ID         string               `json:"id"`
+	ClientID   string               `json:"client"`
+	Principal  string               `json:"principal"`
+	Person     elicitation.Identity `json:"person"`
+	Scopes     []string             `json:"scopes"`
+	Resource   string               `json:"resource"`
+	AuthTime   time.Time            `json:"authTime"`
+	SecretHash string               `json:"secret,omitempty"`
+	Revoked    bool                 `json:"revoked,omitempty"`
+	Expires    time.Time            `json:"expires"`
 	version    int64
 }
 

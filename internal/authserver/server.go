@@ -68,6 +68,9 @@ type Client struct {
 	// CheckSecret checks a confidential client's secret; nil for a
 	// public client.
 	CheckSecret func(secret string) bool
+	// Refresh: the client may use refresh tokens (it registered the
+	// refresh_token grant).
+	Refresh bool
 }
 
 // ErrUnknownClient, wrapped in the error of Config.Clients, says that no
@@ -143,7 +146,6 @@ func New(cfg Config) (*Server, error) {
 		op.WithCustomUserinfoEndpoint(op.NewEndpoint("oauth/userinfo")),
 		op.WithCustomIntrospectionEndpoint(op.NewEndpoint("oauth/introspect")),
 		op.WithCustomEndSessionEndpoint(op.NewEndpoint("oauth/end_session")),
-		op.WithLogger(cfg.Logger),
 	}
 	if cfg.Insecure {
 		opts = append(opts, op.WithAllowInsecure())

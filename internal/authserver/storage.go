@@ -11,6 +11,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/grant"
 )
 
@@ -36,10 +37,14 @@ func (st storage) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest, 
 	}
 	now := st.s.now()
 	scopes := req.Scopes
-	if !slices.Contains(scopes, oidc.ScopeOfflineAccess) {
-		// Every client may refresh (op issues a refresh token only
-		// with offline_access): the MCP authorization flow asks for
-		// the resource's scopes, not OpenID's.
+	c, err := st.client(ctx, req.ClientID)
+	if err != nil {
+		return nil, err
+	}
+	if c.Refresh && !slices.Contains(scopes, oidc.ScopeOfflineAccess) {
+		// A client that registered for refresh tokens gets them (op
+		// issues one only with offline_access): the MCP authorization
+		// flow asks for the resource's scopes, not OpenID's.
 		scopes = append(slices.Clone(scopes), oidc.ScopeOfflineAccess)
 	}
 	l := &login{
@@ -130,7 +135,7 @@ func (st storage) newFamily(ctx context.Context, req op.TokenRequest, secret str
 	}
 	now := st.s.now()
 	f := &family{
-		ID: newID(), ClientID: l.ClientID, Principal: l.Principal, Scopes: l.Scopes, Resource: l.Resource,
+		ID: newID(), ClientID: l.ClientID, Principal: l.Principal, Person: l.Person, Scopes: l.Scopes, Resource: l.Resource,
 		AuthTime: l.AuthTime, Expires: now.Add(st.s.cfg.RefreshTTL),
 	}
 	if secret != "" {
@@ -287,11 +292,33 @@ func (st storage) SetIntrospectionFromToken(context.Context, *oidc.Introspection
 	return errUnsupported
 }
 
-// GetPrivateClaimsFromScopes puts the granted scopes in the access token,
-// where the protected resource reads them.
+// GetPrivateClaimsFromScopes is op's fallback for a request of another
+// kind than this server makes; it has the scopes only.
 func (st storage) GetPrivateClaimsFromScopes(_ context.Context, _, _ string, scopes []string) (map[string]any, error) {
 	return map[string]any{"scope": oidc.SpaceDelimitedArray(scopes)}, nil
 }
+
+// GetPrivateClaimsFromRequest puts in the access token what the protected
+// resource needs without a store read: the granted scopes and the person
+// as reviewer sign-in knew them (issuer, subject, e-mail, groups), so that
+// a decision in the host is judged as the review page judges it.
+func (st storage) GetPrivateClaimsFromRequest(_ context.Context, req op.TokenRequest, scopes []string) (map[string]any, error) {
+	claims := map[string]any{"scope": oidc.SpaceDelimitedArray(scopes)}
+	var p elicitation.Identity
+	switch r := req.(type) {
+	case *login:
+		p = r.Person
+	case *family:
+		p = r.Person
+	}
+	if p.Subject != "" {
+		claims[personClaim] = p
+	}
+	return claims, nil
+}
+
+// personClaim is the access token's claim naming the person.
+const personClaim = "person"
 
 func (st storage) GetKeyByIDAndClientID(context.Context, string, string) (*jose.JSONWebKey, error) {
 	return nil, errUnsupported

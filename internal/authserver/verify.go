@@ -2,6 +2,7 @@ package authserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
 
 // Access is what a valid access token grants.
@@ -16,9 +19,11 @@ type Access struct {
 	// Principal is the person (as reviewers are named: a verified e-mail,
 	// else "sub:" and the subject).
 	Principal string
-	ClientID  string
-	Scopes    []string
-	Expires   time.Time
+	// Person is who signed in, as reviewer sign-in names them.
+	Person   elicitation.Identity
+	ClientID string
+	Scopes   []string
+	Expires  time.Time
 }
 
 // The refusals of Verify.
@@ -49,7 +54,14 @@ func (s *Server) Verify(ctx context.Context, token string, r *http.Request) (Acc
 	if err := s.checkLive(ctx, famID); err != nil {
 		return Access{}, err
 	}
-	return Access{Principal: claims.Subject, ClientID: claims.ClientID, Scopes: claims.Scopes, Expires: claims.Expiration.AsTime()}, nil
+	a := Access{Principal: claims.Subject, ClientID: claims.ClientID, Scopes: claims.Scopes, Expires: claims.Expiration.AsTime()}
+	if raw, ok := claims.Claims[personClaim]; ok {
+		b, _ := json.Marshal(raw)
+		if json.Unmarshal(b, &a.Person) != nil || a.Person.Principal() != a.Principal {
+			return Access{}, ErrInvalidToken
+		}
+	}
+	return a, nil
 }
 
 // checkLive reports whether the family famID is live, from the cache when

@@ -81,7 +81,9 @@ type Client struct {
 
 // HashSecret is the form of a client secret that is kept. Secrets are 256
 // random bits (an operator's too), so one SHA-256 suffices: there is
-// nothing to guess that a slow hash would protect.
+// nothing to guess that a slow hash would protect. It is "sha256:" and the
+// hex digest, so an operator can write it with
+// printf %s "$secret" | sha256sum.
 func HashSecret(secret string) string {
 	sum := sha256.Sum256([]byte(secret))
 	return "sha256:" + hex.EncodeToString(sum[:])

@@ -296,3 +296,44 @@ func decodeID(t *testing.T, body []byte) string {
 	}
 	return got.ClientID
 }
+
+// Over a real server, with the source the caller names (here a header a
+// trusted front end would set): the flooding source is refused, the other
+// still registers.
+func TestRegisterFloodOverHTTP(t *testing.T) {
+	t.Parallel()
+	r, _, _ := newTestRegistry(t, Config{
+		PerSource: Rate{Count: 3, Per: time.Minute},
+		Source:    func(req *http.Request) string { return req.Header.Get("X-Test-Source") },
+	})
+	srv := httptest.NewServer(r.RegisterHandler())
+	t.Cleanup(srv.Close)
+	register := func(source string) int {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL,
+			strings.NewReader(`{"redirect_uris":["http://127.0.0.1/cb"]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Test-Source", source)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode == http.StatusTooManyRequests && resp.Header.Get("Retry-After") != "20" {
+			t.Errorf("Retry-After %q, want 20", resp.Header.Get("Retry-After"))
+		}
+		return resp.StatusCode
+	}
+	codes := map[int]int{}
+	for range 30 {
+		codes[register("flooder")]++
+	}
+	if codes[http.StatusCreated] != 3 || codes[http.StatusTooManyRequests] != 27 {
+		t.Errorf("the flood's answers: %v, want 3 created and 27 refused", codes)
+	}
+	if code := register("bystander"); code != http.StatusCreated {
+		t.Errorf("another source during the flood: %d", code)
+	}
+}

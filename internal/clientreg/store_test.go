@@ -6,74 +6,64 @@ import (
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/grant"
+	"github.com/mcp-elicitation/elicitation/internal/grant/granttest"
 )
 
-// memStore is a grant.Store in memory, enough for these tests (until
-// granttest.Memory is on main).
+// memStore is granttest.Memory that fails every call with err when set
+// and lists what it holds.
 type memStore struct {
+	granttest.Memory
+	err error
+
 	mu   sync.Mutex
-	now  func() time.Time
-	recs map[[2]string]grant.Record
-	err  error // when set, every call fails with it
+	keys map[[2]string]bool
 }
 
 var _ grant.Store = (*memStore)(nil)
 
 func newMemStore(now func() time.Time) *memStore {
-	return &memStore{now: now, recs: make(map[[2]string]grant.Record)}
+	return &memStore{Memory: granttest.Memory{Now: now}}
 }
 
-func (s *memStore) Get(_ context.Context, kind, id string) (grant.Record, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *memStore) Get(ctx context.Context, kind, id string) (grant.Record, error) {
 	if s.err != nil {
 		return grant.Record{}, s.err
 	}
-	r, ok := s.recs[[2]string{kind, id}]
-	if !ok || !s.now().Before(r.Expires) {
-		return grant.Record{}, grant.ErrNotFound
-	}
-	return r, nil
+	return s.Memory.Get(ctx, kind, id)
 }
 
-func (s *memStore) Put(_ context.Context, r grant.Record) (grant.Record, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *memStore) Put(ctx context.Context, r grant.Record) (grant.Record, error) {
 	if s.err != nil {
 		return grant.Record{}, s.err
 	}
-	old, ok := s.recs[[2]string{r.Kind, r.ID}]
-	if ok && !s.now().Before(old.Expires) {
-		ok = false
+	out, err := s.Memory.Put(ctx, r)
+	if err == nil {
+		s.mu.Lock()
+		if s.keys == nil {
+			s.keys = map[[2]string]bool{}
+		}
+		s.keys[[2]string{r.Kind, r.ID}] = true
+		s.mu.Unlock()
 	}
-	if (ok && old.Version != r.Version) || (!ok && r.Version != 0) {
-		return grant.Record{}, grant.ErrConflict
-	}
-	r.Version++
-	s.recs[[2]string{r.Kind, r.ID}] = r
-	return r, nil
+	return out, err
 }
 
-func (s *memStore) Delete(_ context.Context, kind, id string, version int64) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r, ok := s.recs[[2]string{kind, id}]
-	switch {
-	case !ok:
-		return grant.ErrNotFound
-	case r.Version != version:
-		return grant.ErrConflict
-	}
-	delete(s.recs, [2]string{kind, id})
-	return nil
-}
-
+// records are the live records written so far.
 func (s *memStore) records() []grant.Record {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []grant.Record
-	for _, r := range s.recs {
-		out = append(out, r)
+	for k := range s.keys {
+		if r, err := s.Memory.Get(context.Background(), k[0], k[1]); err == nil {
+			out = append(out, r)
+		}
 	}
 	return out
+}
+
+func (s *memStore) Delete(ctx context.Context, kind, id string, version int64) error {
+	if s.err != nil {
+		return s.err
+	}
+	return s.Memory.Delete(ctx, kind, id, version)
 }

@@ -95,6 +95,9 @@ type Settings struct {
 	// working beside it, for machine agents.
 	OAuth   bool
 	APIKeys bool
+	// OAuthClients are the operator's pre-registered OAuth clients: a
+	// JSON array (clientreg.Client's form), or a file holding one.
+	OAuthClients string
 
 	// Push sends the review URL to hosts that can show it (SPEC §3
 	// "Best-effort push"); a request's push: false still turns it off.
@@ -268,6 +271,9 @@ var Table = []Setting{
 		Usage: "OAuth 2.1 sign-in for MCP hosts on /mcp (claude.ai, ChatGPT, Claude Desktop, VS Code, ...): the deployment is their authorization server, people sign in with --oidc-issuer and consent on the review listener",
 		bind:  func(s *Settings) Value { return (*boolValue)(&s.OAuth) },
 		check: checkOAuth},
+	{Name: "oauth-clients", Scope: Both,
+		Usage: `pre-registered OAuth clients for --oauth: a JSON array, or a file holding one, of {"client_id", "client_name", "redirect_uris", "token_endpoint_auth_method" ("none", "client_secret_basic" or "client_secret_post"), "client_secret_hash" ("sha256:" and the hex SHA-256 of a random secret of 32 bytes or more)}`,
+		bind:  func(s *Settings) Value { return (*stringValue)(&s.OAuthClients) }},
 	{Name: "api-keys", Scope: Both, Default: "true",
 		Usage: "with OAuth on, also accept API keys on /mcp (machine agents); false: only people's OAuth tokens",
 		bind:  func(s *Settings) Value { return (*boolValue)(&s.APIKeys) }},

@@ -72,11 +72,17 @@ func (l links) seal(id, key string) (push, host string) {
 }
 
 // HostFormRefusal says why a request may not be decided in the agent's
-// host (its own form, or the MCP App), or "" when it may: the one place
-// this is decided. With reviewer sign-in, named reviewers or a quorum, who
-// decides must be known, and the host only knows the person at it.
-func (s *Service) HostFormRefusal(reviewers []string, approvals int) string {
+// host (its own form, the MCP App), or "" when it may. Where reviewers
+// sign in, only a person signed in with this deployment (an OAuth token's
+// identity in ctx) may answer in the host, and Submit then judges them as
+// the review page does (named reviewers, groups, quorums, the owner bar);
+// elsewhere the host cannot say who answers, so requests that name their
+// reviewers or need several approvals are the page's.
+func (s *Service) HostFormRefusal(ctx context.Context, reviewers []string, approvals int) string {
+	_, person := IdentityFrom(ctx)
 	switch {
+	case s.signIn && person:
+		return ""
 	case s.signIn:
 		return "this server signs reviewers in, and the host cannot say who answers: open the review link instead"
 	case len(reviewers) > 0:

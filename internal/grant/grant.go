@@ -6,9 +6,10 @@
 // version the caller read, so that a code is redeemed once and a refresh
 // token rotates once however many processes (or Lambda instances) race.
 //
-// Standard library only; internal/boltstore and internal/dynamostore
-// implement Store, and internal/grant/granttest is the contract suite
-// both pass.
+// Check is the one place that decides what a Store keeps. Standard
+// library only; internal/boltstore and internal/dynamostore implement
+// Store (their Grants), and internal/grant/granttest is the contract suite
+// both pass, with Memory, the fake for other packages' tests.
 package grant
 
 import (

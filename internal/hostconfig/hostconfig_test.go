@@ -23,6 +23,8 @@ var endpoints = map[string]hostconfig.Endpoint{
 	"deployed": {URL: "https://a1b2c3d4e5.execute-api.eu-west-1.amazonaws.com/mcp", NeedsKey: true},
 	"lan":      {URL: "http://192.168.1.20:8080/mcp"},
 	"ipv6":     {URL: "http://[::1]:8080/mcp", NeedsKey: true},
+	"oauth":    {URL: "https://a1b2c3d4e5.execute-api.eu-west-1.amazonaws.com/mcp", NeedsKey: true, Auth: hostconfig.AuthOAuth},
+	"authless": {URL: "https://elicitation.example.com/mcp"},
 }
 
 // mcp-remote takes plain http without --allow-http for localhost and
@@ -94,8 +96,9 @@ func TestRenderIsValid(t *testing.T) {
 				if err := hostconfigtest.Validate(h.Name, doc); err != nil {
 					t.Errorf("%s %s: rendered config is refused: %v\n%s", h.Name, epName, err, s.Text)
 				}
-				if got := strings.Contains(s.Text, "Authorization"); got != ep.NeedsKey {
-					t.Errorf("%s %s: Authorization present=%v, want %v\n%s", h.Name, epName, got, ep.NeedsKey, s.Text)
+				want := ep.NeedsKey && ep.Auth != hostconfig.AuthOAuth
+				if got := strings.Contains(s.Text, "Authorization"); got != want {
+					t.Errorf("%s %s: Authorization present=%v, want %v\n%s", h.Name, epName, got, want, s.Text)
 				}
 			}
 		}
@@ -103,12 +106,16 @@ func TestRenderIsValid(t *testing.T) {
 }
 
 // TestRenderGolden keeps the exact text (what docs/hosts.md shows) under
-// review: go test ./internal/hostconfig/ -update rewrites it.
+// review: go test ./internal/hostconfig/ -update rewrites it. The
+// connectors appear where the URL is one they reach (https).
 func TestRenderGolden(t *testing.T) {
-	for _, epName := range []string{"local", "deployed", "lan", "ipv6"} {
+	for _, epName := range []string{"local", "deployed", "lan", "ipv6", "oauth", "authless"} {
 		var b strings.Builder
-		for _, h := range hostconfig.Hosts() {
-			snippets, _ := hostconfig.Render(h.Name, endpoints[epName])
+		for _, h := range append(hostconfig.Hosts(), hostconfig.Connectors()...) {
+			snippets, err := hostconfig.Render(h.Name, endpoints[epName])
+			if err != nil && !h.Connector {
+				t.Fatal(err)
+			}
 			for _, s := range snippets {
 				b.WriteString("== " + h.Title + " — " + s.Where + " (" + s.Lang + ")\n" + s.Text + "\n\n")
 			}
@@ -160,7 +167,8 @@ func TestValidateRefuses(t *testing.T) {
 // docs/hosts.md shows exactly what Render prints ("elicitation connect
 // HOST"), for the local server and for a deployment; the Inspector, which
 // is for trying the tools by hand, for the local server without and with
-// API keys.
+// API keys; the connectors (claude.ai, ChatGPT), for a deployment only, the
+// URL and the steps "connect" prints.
 func TestDocsShowTheRenderedConfigs(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join(testenv.Root(t), "docs", "hosts.md"))
 	if err != nil {
@@ -172,19 +180,108 @@ func TestDocsShowTheRenderedConfigs(t *testing.T) {
 		"keys":     func(host string) bool { return host == hostconfig.Inspector },
 	}
 	for _, epName := range []string{"local", "deployed", "keys"} {
-		for _, h := range hostconfig.Hosts() {
+		for _, h := range append(hostconfig.Hosts(), hostconfig.Connectors()...) {
+			if h.Connector && epName != "deployed" {
+				continue // they take a public https URL only
+			}
 			if !shown[epName](h.Name) {
 				continue
 			}
 			snippets, _ := hostconfig.Render(h.Name, endpoints[epName])
 			for _, s := range snippets {
-				if s.Lang == "text" {
+				if s.Lang == "text" && !h.Connector {
 					continue // described in prose
 				}
-				if !strings.Contains(string(doc), "\n"+s.Text+"\n```") {
+				shown := "\n" + s.Text + "\n```"
+				if s.Lang == "url" {
+					shown = "```text\n" + s.Text + "\n" // then the steps
+				}
+				if !strings.Contains(string(doc), shown) {
 					t.Errorf("docs/hosts.md does not show the %s %s configuration (%s) as rendered:\n%s", epName, h.Title, s.Where, s.Text)
 				}
 			}
+		}
+	}
+}
+
+// TestAuth: which credential each host's configuration carries, for each
+// --auth and endpoint, and the refusals: a connector sends no API key, and
+// takes only a public https URL.
+func TestAuth(t *testing.T) {
+	const deployed = "https://a1b2c3d4e5.execute-api.eu-west-1.amazonaws.com/mcp"
+	cases := []struct {
+		host    string
+		ep      hostconfig.Endpoint
+		header  bool   // the configuration carries the Authorization header
+		signIn  bool   // the person signs in (SignIn says how)
+		text    string // a snippet says this
+		refusal string // Render refuses, saying this
+	}{
+		{host: "claude-code", ep: hostconfig.Endpoint{URL: deployed, NeedsKey: true}, header: true},
+		{host: "claude-code", ep: hostconfig.Endpoint{URL: deployed, NeedsKey: true, Auth: hostconfig.AuthKey}, header: true},
+		{host: "claude-code", ep: hostconfig.Endpoint{URL: deployed, NeedsKey: true, Auth: hostconfig.AuthOAuth}, signIn: true, text: "claude mcp add --transport http elicitation " + deployed},
+		{host: "claude-code", ep: hostconfig.Endpoint{URL: "http://127.0.0.1:8080/mcp", Auth: hostconfig.AuthKey}},
+		{host: "claude-code", ep: hostconfig.Endpoint{URL: "http://127.0.0.1:8080/mcp", Auth: hostconfig.AuthOAuth}, signIn: true},
+		{host: "vscode", ep: hostconfig.Endpoint{URL: deployed, NeedsKey: true, Auth: hostconfig.AuthOAuth}, signIn: true, text: "code --add-mcp"},
+		{host: "cursor", ep: hostconfig.Endpoint{URL: deployed, NeedsKey: true, Auth: hostconfig.AuthOAuth}, signIn: true},
+		{host: "claude-desktop", ep: hostconfig.Endpoint{URL: deployed, NeedsKey: true, Auth: hostconfig.AuthOAuth}, signIn: true, text: `"mcp-remote"`},
+		{host: "goose", ep: hostconfig.Endpoint{URL: deployed, NeedsKey: true, Auth: hostconfig.AuthOAuth}, signIn: true, text: "goose session --with-streamable-http-extension"},
+		{host: "inspector", ep: hostconfig.Endpoint{URL: deployed, NeedsKey: true, Auth: hostconfig.AuthOAuth}, signIn: true, text: "--method tools/list"},
+		{host: "claude-ai", ep: hostconfig.Endpoint{URL: deployed, NeedsKey: true}, signIn: true, text: "then Connect"},
+		{host: "claude-ai", ep: hostconfig.Endpoint{URL: deployed}, text: "without signing in"},
+		{host: "chatgpt", ep: hostconfig.Endpoint{URL: deployed, NeedsKey: true, Auth: hostconfig.AuthOAuth}, signIn: true, text: "Authentication: OAuth"},
+		{host: "chatgpt", ep: hostconfig.Endpoint{URL: deployed}, text: "Authentication: No authentication"},
+		{host: "claude-ai", ep: hostconfig.Endpoint{URL: deployed, NeedsKey: true, Auth: hostconfig.AuthKey}, refusal: "claude.ai sends no API key"},
+		{host: "chatgpt", ep: hostconfig.Endpoint{URL: deployed, Auth: hostconfig.AuthKey}, refusal: "ChatGPT sends no API key"},
+		{host: "claude-ai", ep: hostconfig.Endpoint{URL: "http://127.0.0.1:8080/mcp", NeedsKey: true}, refusal: "needs the server's public https URL"},
+		{host: "chatgpt", ep: hostconfig.Endpoint{URL: "http://192.168.1.20:8080/mcp"}, refusal: "needs the server's public https URL"},
+		{host: "emacs", ep: hostconfig.Endpoint{URL: deployed}, refusal: `unknown host "emacs"`},
+	}
+	for _, tc := range cases {
+		name := tc.host + " " + tc.ep.URL + " " + string(tc.ep.Auth)
+		snippets, err := hostconfig.Render(tc.host, tc.ep)
+		if tc.refusal != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.refusal) {
+				t.Errorf("%s: got %v, want a refusal saying %q", name, err, tc.refusal)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var all strings.Builder
+		for _, s := range snippets {
+			all.WriteString(s.Text + "\n")
+		}
+		if got := strings.Contains(all.String(), "Authorization"); got != tc.header {
+			t.Errorf("%s: Authorization present=%v, want %v\n%s", name, got, tc.header, all.String())
+		}
+		if got := hostconfig.SignIn(tc.host, tc.ep) != ""; got != tc.signIn {
+			t.Errorf("%s: sign-in steps %v, want %v", name, got, tc.signIn)
+		}
+		if !strings.Contains(all.String(), tc.text) || !strings.Contains(all.String(), tc.ep.URL) {
+			t.Errorf("%s: the rendering lacks %q or the URL:\n%s", name, tc.text, all.String())
+		}
+	}
+}
+
+// A host's sign-in steps name the server as configured.
+func TestSignInNamesTheServer(t *testing.T) {
+	ep := hostconfig.Endpoint{URL: "http://127.0.0.1:8080/mcp", NeedsKey: true, Auth: hostconfig.AuthOAuth, Name: "asks"}
+	if got := hostconfig.SignIn(hostconfig.ClaudeCode, ep); !strings.Contains(got, "claude mcp login asks") {
+		t.Errorf("Claude Code's sign-in: %q", got)
+	}
+}
+
+func TestParseAuth(t *testing.T) {
+	for in, want := range map[string]hostconfig.Auth{"": "", "key": hostconfig.AuthKey, "oauth": hostconfig.AuthOAuth} {
+		if got, err := hostconfig.ParseAuth(in); err != nil || got != want {
+			t.Errorf("ParseAuth(%q) = %q, %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"none", "OAuth", "bearer"} {
+		if _, err := hostconfig.ParseAuth(in); err == nil || !strings.Contains(err.Error(), "key (an API key") {
+			t.Errorf("ParseAuth(%q): %v", in, err)
 		}
 	}
 }

@@ -14,13 +14,68 @@ const KeyVariable = "ELICITATION_API_KEY"
 // Endpoint is what a host connects to.
 type Endpoint struct {
 	URL string // the MCP endpoint, http://127.0.0.1:8080/mcp or https://…/mcp
-	// NeedsKey: the endpoint requires "Authorization: Bearer <key>"
-	// (elicitation serve --require-api-key, or any deployment on AWS).
+	// NeedsKey: the endpoint refuses requests without a credential: an
+	// API key, "Authorization: Bearer <key>" (elicitation serve
+	// --require-api-key, or any deployment on AWS), or, where the server
+	// runs OAuth (--oauth), a token the host gets by signing the person in.
 	NeedsKey bool
+	// Auth is how the host authenticates; "" for the host's default: an
+	// API key where the host sends one (what "connect" always rendered),
+	// else OAuth.
+	Auth Auth
 	// Name is the server's name in the host's configuration; default
 	// "elicitation".
 	Name string
 }
+
+// Auth is how a host authenticates to the endpoint.
+type Auth string
+
+const (
+	// AuthKey: a static "Authorization: Bearer <API key>" when the
+	// endpoint requires a credential, nothing otherwise.
+	AuthKey Auth = "key"
+	// AuthOAuth: no static header; the host runs the MCP authorization
+	// flow (the server with --oauth) and signs the person in.
+	AuthOAuth Auth = "oauth"
+	// authNone: nothing to send (an endpoint without keys, on a host that
+	// sends no keys); what Render resolves AuthKey to there.
+	authNone Auth = "none"
+)
+
+// ParseAuth reads "key" or "oauth" ("" is the host's default).
+func ParseAuth(s string) (Auth, error) {
+	switch a := Auth(s); a {
+	case "", AuthKey, AuthOAuth:
+		return a, nil
+	}
+	return "", fmt.Errorf("auth %q: key (an API key in a static Authorization header) or oauth (the host signs the person in)", s)
+}
+
+// resolve settles ep.Auth for h: the default, and whether h can do it.
+// Without a credential to send (an endpoint without keys) a host sends
+// nothing, unless OAuth was asked for (the server runs it).
+func (ep Endpoint) resolve(h Host) (Endpoint, error) {
+	a := ep.Auth
+	switch {
+	case a == AuthKey && !h.Key:
+		return ep, fmt.Errorf("%s sends no API key (it takes OAuth or no auth at all, docs/hosts.md): use --auth oauth, with a server that runs OAuth (--oauth)", h.Title)
+	case a == AuthOAuth && !h.OAuth:
+		return ep, fmt.Errorf("%s cannot sign in with OAuth (docs/hosts.md): use --auth key", h.Title)
+	case a == "" && h.Key:
+		a = AuthKey
+	case a == "":
+		a = AuthOAuth
+	}
+	if !ep.NeedsKey && (a == AuthKey || ep.Auth == "") {
+		a = authNone
+	}
+	ep.Auth = a
+	return ep, nil
+}
+
+// key reports whether the host's configuration carries the API key.
+func (ep Endpoint) key() bool { return ep.Auth == AuthKey }
 
 // Snippet is one piece of ready-to-paste configuration.
 type Snippet struct {
@@ -34,12 +89,18 @@ type Snippet struct {
 // (what "elicitation connect HOST > FILE" writes), then, where the host
 // has one, the command that writes it.
 func Render(host string, ep Endpoint) ([]Snippet, error) {
-	h, ok := byName[host]
-	if !ok {
-		return nil, fmt.Errorf("unknown host %q (one of %s)", host, strings.Join(Names(), ", "))
+	h, err := Lookup(host)
+	if err != nil {
+		return nil, err
 	}
 	if ep.Name == "" {
 		ep.Name = "elicitation"
+	}
+	if ep, err = ep.resolve(h); err != nil {
+		return nil, err
+	}
+	if h.Connector && !strings.HasPrefix(ep.URL, "https://") {
+		return nil, fmt.Errorf("%s reaches a server from its vendor's servers, never from your machine: it needs the server's public https URL (--url https://…/mcp, or --public-url: a tunnel to this server, or the AWS stack's URL), not %s", h.Title, ep.URL)
 	}
 	var out []Snippet
 	renderers[host](ep, func(where, lang, text string) {
@@ -61,18 +122,20 @@ var renderers = map[string]func(Endpoint, addFunc){
 	ClaudeDesktop: renderClaudeDesktop,
 	Goose:         renderGoose,
 	Inspector:     renderInspector,
+	ClaudeAI:      renderClaudeAI,
+	ChatGPT:       renderChatGPT,
 }
 
 func renderClaudeCode(ep Endpoint, add addFunc) {
 	entry := obj{{"type", "http"}, {"url", ep.URL}}
-	if ep.NeedsKey {
+	if ep.key() {
 		entry = append(entry, kv{"headers", obj{{"Authorization", "Bearer ${" + KeyVariable + "}"}}}) // Claude Code expands ${VAR} in .mcp.json
 	}
 	add(".mcp.json (project, shared) or ~/.claude.json (claude mcp add --scope user)", "json", servers("mcpServers", ep.Name, entry))
 	// -H/--header takes several values (Claude Code 2.1.x), so it goes
 	// after the name and the URL.
 	cmd := "claude mcp add --transport http " + ep.Name + " " + ep.URL
-	if ep.NeedsKey {
+	if ep.key() {
 		cmd += ` --header "Authorization: Bearer $` + KeyVariable + `"`
 	}
 	add("run in a shell", "sh", cmd)
@@ -80,7 +143,7 @@ func renderClaudeCode(ep Endpoint, add addFunc) {
 
 func renderCursor(ep Endpoint, add addFunc) {
 	entry := obj{{"url", ep.URL}}
-	if ep.NeedsKey {
+	if ep.key() {
 		entry = append(entry, kv{"headers", obj{{"Authorization", "Bearer ${env:" + KeyVariable + "}"}}})
 	}
 	add("~/.cursor/mcp.json (every project) or .cursor/mcp.json (this project)", "json", servers("mcpServers", ep.Name, entry))
@@ -89,7 +152,7 @@ func renderCursor(ep Endpoint, add addFunc) {
 func renderVSCode(ep Endpoint, add addFunc) {
 	entry := obj{{"type", "http"}, {"url", ep.URL}}
 	var doc obj
-	if ep.NeedsKey {
+	if ep.key() {
 		entry = append(entry, kv{"headers", obj{{"Authorization", "Bearer ${input:" + ep.Name + "-api-key}"}}})
 		doc = append(doc, kv{"inputs", []any{obj{
 			{"type", "promptString"}, {"id", ep.Name + "-api-key"},
@@ -98,7 +161,7 @@ func renderVSCode(ep Endpoint, add addFunc) {
 	}
 	doc = append(doc, kv{"servers", obj{{ep.Name, entry}}})
 	add(".vscode/mcp.json (workspace) or the user mcp.json (MCP: Open User Configuration)", "json", indent(doc))
-	if !ep.NeedsKey {
+	if !ep.key() {
 		one := strings.Join(strings.Fields(indent(obj{{"name", ep.Name}, {"type", "http"}, {"url", ep.URL}})), " ")
 		add("run in a shell", "sh", "code --add-mcp '"+one+"'")
 	}
@@ -112,7 +175,7 @@ func renderClaudeDesktop(ep Endpoint, add addFunc) {
 		args = append(args, "--allow-http")
 	}
 	var env obj
-	if ep.NeedsKey {
+	if ep.key() {
 		// No space inside the argument (Windows quoting); mcp-remote
 		// substitutes ${VAR} from env itself.
 		args = append(args, "--header", "Authorization:${ELICITATION_AUTH}")
@@ -128,19 +191,19 @@ func renderClaudeDesktop(ep Endpoint, add addFunc) {
 func renderGoose(ep Endpoint, add addFunc) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "extensions:\n  %s:\n    enabled: true\n    type: streamable_http\n    name: %s\n    uri: %s\n", ep.Name, ep.Name, ep.URL)
-	if ep.NeedsKey {
+	if ep.key() {
 		b.WriteString("    headers:\n      Authorization: Bearer elk_…\n")
 	}
-	b.WriteString("    timeout: 300\n    description: Ask a human to approve, fill a form or choose, and wait for the answer")
+	b.WriteString("    timeout: 300\n    description: " + description)
 	add("~/.config/goose/config.yaml ("+GooseMerge+")", "yaml", b.String())
-	if !ep.NeedsKey {
+	if !ep.key() {
 		add("run in a shell", "sh", "goose session --with-streamable-http-extension "+ep.URL)
 	}
 }
 
 func renderInspector(ep Endpoint, add addFunc) {
 	cli := "npx @modelcontextprotocol/inspector --cli " + ep.URL + " --transport http --method tools/list"
-	if !ep.NeedsKey {
+	if !ep.key() {
 		add("run in a shell", "sh", cli)
 		return
 	}
@@ -152,6 +215,71 @@ func renderInspector(ep Endpoint, add addFunc) {
 		"  a server of type Streamable HTTP, URL: "+ep.URL+"\n"+
 		"  Custom Headers: Authorization = Bearer elk_…   then Connect")
 }
+
+// SignIn says what the person does to sign in, for a host that uses
+// OAuth; "" for one that does not.
+func SignIn(host string, ep Endpoint) string {
+	h, err := Lookup(host)
+	if err != nil {
+		return ""
+	}
+	if ep.Name == "" {
+		ep.Name = "elicitation"
+	}
+	if ep, err = ep.resolve(h); err != nil || ep.Auth != AuthOAuth {
+		return ""
+	}
+	return strings.ReplaceAll(h.SignIn, "NAME", ep.Name)
+}
+
+// consent is what the person sees after the identity provider: the
+// server's consent page, the same for every host that signs in with OAuth.
+func consent(client, returnsTo string) string {
+	return "then the server's consent page, on its review address, names the client (" + client + "), where it returns (" + returnsTo + ") and what it may do: Approve"
+}
+
+// renderClaudeAI: a custom connector of claude.ai, which Claude Desktop
+// and the mobile apps share; no configuration file, so the URL and the
+// steps. Claude takes OAuth (registration or a client ID metadata
+// document) or no auth, never a static header.
+func renderClaudeAI(ep Endpoint, add addFunc) {
+	add("Remote MCP server URL", "url", ep.URL)
+	connect := "Add. Claude connects without signing in: the server takes anyone who has the URL."
+	if ep.Auth == AuthOAuth {
+		connect = "Add, then Connect: Claude sends you to the server's sign-in (the reviewers' OpenID Connect issuer, --oidc-issuer); " +
+			consent("Claude", "claude.ai") + "."
+	}
+	add("steps", "text", strings.Join([]string{
+		"1. claude.ai → Customize → Connectors (earlier: Settings → Connectors) → + → Add custom connector. On Team and Enterprise plans an Owner adds it to the organization first; each member then connects.",
+		"2. Name: " + ep.Name + ". Remote MCP server URL: " + ep.URL + ". Leave Advanced settings (OAuth Client ID, Client Secret) empty: Claude registers itself.",
+		"3. " + connect,
+		"4. In a chat: + → Connectors → turn " + ep.Name + " on. Claude Desktop and the Claude mobile apps use the connectors added to your account.",
+		"Claude reaches the server from Anthropic's servers, also for Claude Desktop and the mobile apps: the URL must be https on a public address (a tunnel to this server with --public-url set to it, or the AWS stack's URL).",
+	}, "\n"))
+}
+
+// renderChatGPT: a connector (an app in developer mode) of ChatGPT; the
+// URL and the steps. ChatGPT takes OAuth 2.1 with PKCE (a client ID
+// metadata document, registration or a predefined client) or no auth.
+func renderChatGPT(ep Endpoint, add addFunc) {
+	add("MCP server URL", "url", ep.URL)
+	auth, create := "No authentication", "Create: ChatGPT lists the tools. The server takes anyone who has the URL."
+	if ep.Auth == AuthOAuth {
+		auth = "OAuth (leave the client ID and secret empty: ChatGPT registers itself)"
+		create = "Create: ChatGPT sends you to the server's sign-in (the reviewers' OpenID Connect issuer, --oidc-issuer); " +
+			consent("ChatGPT", "chatgpt.com") + ". ChatGPT then lists the tools."
+	}
+	add("steps", "text", strings.Join([]string{
+		"1. ChatGPT → Settings → Apps & Connectors (earlier: Connectors) → Advanced settings → turn Developer mode on. On Business, Enterprise and Edu plans a workspace admin allows it first.",
+		"2. Settings → Apps & Connectors → Create. Name: " + ep.Name + ". Description: " + description + ". MCP server URL: " + ep.URL + ". Authentication: " + auth + ".",
+		"3. " + create,
+		"4. In a chat: + → Developer mode → turn " + ep.Name + " on.",
+		"ChatGPT reaches the server from OpenAI's servers: the URL must be https on a public address (a tunnel to this server with --public-url set to it, or the AWS stack's URL).",
+	}, "\n"))
+}
+
+// description is the server's one line for people, where a host asks.
+const description = "Ask a human to approve, fill a form or choose, and wait for the answer"
 
 func servers(key, name string, entry obj) string {
 	return indent(obj{{key, obj{{name, entry}}}})

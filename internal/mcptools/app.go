@@ -167,7 +167,7 @@ func (s *Server) appRequest(ctx context.Context, req *mcp.CallToolRequest, id st
 	if err != nil {
 		return st, p, err
 	}
-	if why := s.svc.HostFormRefusal(p.Reviewers, st.Approvals); why != "" || p.HostLink == "" {
+	if why := s.svc.HostFormRefusal(ctx, p.Reviewers, st.Approvals); why != "" || p.HostLink == "" {
 		if why == "" {
 			why = "this request was created without a way to decide it in the host: open the review link instead"
 		}

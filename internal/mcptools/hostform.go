@@ -76,8 +76,8 @@ func (s *Server) canAskInHost(req *mcp.CallToolRequest) bool {
 // the host and whether its own form will ask: it returns the sealer of the
 // review key (nil: never decided in the host), whether the form asks, and
 // the sentence for the agent (empty when it did not ask).
-func (s *Server) hostFormPlan(req *mcp.CallToolRequest, asked bool, reviewers []string, approvals int) (seal func(id, key string) string, ask bool, why string) {
-	refusal := s.svc.HostFormRefusal(reviewers, approvals)
+func (s *Server) hostFormPlan(ctx context.Context, req *mcp.CallToolRequest, asked bool, reviewers []string, approvals int) (seal func(id, key string) string, ask bool, why string) {
+	refusal := s.svc.HostFormRefusal(ctx, reviewers, approvals)
 	if s.sealer != nil && refusal == "" {
 		seal = func(id, key string) string {
 			return s.sealer.Seal(hostKeyPurpose(id), []byte(key))
@@ -156,7 +156,7 @@ func (s *Server) submitHostAnswer(ctx context.Context, principal, id string, res
 	if err != nil {
 		return err
 	}
-	if why := s.svc.HostFormRefusal(p.Reviewers, 0); why != "" {
+	if why := s.svc.HostFormRefusal(ctx, p.Reviewers, 0); why != "" {
 		// A form shown before sign-in was turned on: say so, not nothing.
 		return &elicitation.Error{Code: elicitation.CodeForbidden, Message: "the answer given in the host was not recorded and the request is still open: " + why}
 	}

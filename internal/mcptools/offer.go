@@ -103,7 +103,7 @@ func (s *Server) hostFormOffer(ctx context.Context, req *mcp.CallToolRequest, id
 	if err != nil || st.Status != elicitation.StatusPending || !p.AskInHost {
 		return nil, err
 	}
-	if s.svc.HostFormRefusal(p.Reviewers, 0) != "" {
+	if s.svc.HostFormRefusal(ctx, p.Reviewers, 0) != "" {
 		// Asked before sign-in was turned on: the page decides it now, and
 		// the host's answer would be refused.
 		return nil, nil

@@ -166,7 +166,7 @@ func principalOf(extra *mcp.RequestExtra) string {
 // taskAwait waits for a task's request as elicit_await does for req,
 // within the server's full bound, and returns its status (tasks/result).
 func (s *Server) taskAwait(ctx context.Context, req *mcp.CallToolRequest, id string) (elicitation.Status, error) {
-	ctx, done := bind(withAuditNote(ctx, req), s.httpRequest(req))
+	ctx, done := bind(withCaller(ctx, req), s.httpRequest(req))
 	defer done()
 	res, st, err := s.awaitID(ctx, req, id, 0)
 	if err == nil && res != nil {
@@ -189,7 +189,7 @@ type taskOutput struct {
 // that cannot be read (not found); the tool's own errors are isError
 // results.
 func (s *Server) taskResult(ctx context.Context, req *mcp.CallToolRequest, id string) (*mcp.CallToolResult, error) {
-	ctx = withAuditNote(ctx, req)
+	ctx = withCaller(ctx, req)
 	p := principal(req)
 	out, err := s.resultOf(ctx, p, id)
 	if elicitation.CodeOf(err) == elicitation.CodeNotFound {

@@ -129,15 +129,35 @@ func (s *Server) wrap(name string, f call) mcp.ToolHandler {
 			ctx, done = bind(ctx, s.httpRequest(req))
 			defer done()
 		}
-		ctx = withAuditNote(ctx, req)
+		ctx = withCaller(ctx, req)
 		out, err := f(ctx, req)
 		return s.toolResult(ctx, name, principal(req), out, err), nil
 	}
 }
 
-// withAuditNote carries req's audit note (AuditNoteMeta), if any, in ctx.
-func withAuditNote(ctx context.Context, req *mcp.CallToolRequest) context.Context {
-	return auditNoteOf(req)(ctx)
+// withCaller carries in ctx what the call says of its caller: req's audit
+// note (AuditNoteMeta), if any, and the person signed in with this
+// deployment behind an OAuth token (PersonKey), whose answers in the host
+// the Service then judges as the review page judges a signed-in reviewer.
+func withCaller(ctx context.Context, req *mcp.CallToolRequest) context.Context {
+	ctx = auditNoteOf(req)(ctx)
+	if id, ok := personOf(req.GetExtra()); ok {
+		ctx = elicitation.WithIdentity(ctx, id)
+	}
+	return ctx
+}
+
+// PersonKey is the auth.TokenInfo.Extra key of the person (an
+// elicitation.Identity) an OAuth access token of this deployment names;
+// internal/compose/mcpendpoint sets it.
+const PersonKey = "person"
+
+func personOf(extra *mcp.RequestExtra) (elicitation.Identity, bool) {
+	if extra == nil || extra.TokenInfo == nil {
+		return elicitation.Identity{}, false
+	}
+	id, ok := extra.TokenInfo.Extra[PersonKey].(elicitation.Identity)
+	return id, ok && id.Subject != "" && id.Principal() == extra.TokenInfo.UserID
 }
 
 // auditNoteOf returns what adds req's audit note, if any, to a context,
@@ -222,7 +242,7 @@ func (s *Server) create(ctx context.Context, req *mcp.CallToolRequest, in create
 	in.notify.ReviewLink = s.reviewLink(s.httpRequest(req))
 	in.client = clientOf(req)
 	in.pushLink = s.pushLink(req, in.push)
-	hostLink, ask, why := s.hostFormPlan(req, in.askInHost, in.reviewers, in.approvals)
+	hostLink, ask, why := s.hostFormPlan(ctx, req, in.askInHost, in.reviewers, in.approvals)
 	in.hostLink, in.askInHost = hostLink, ask
 	var c elicitation.Created
 	var err error

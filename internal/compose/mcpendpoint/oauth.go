@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/apikey"
 	"github.com/mcp-elicitation/elicitation/internal/authserver"
+	"github.com/mcp-elicitation/elicitation/internal/mcptools"
 )
 
 // MetadataPath is RFC 9728's well-known path; the resource's own form
@@ -30,7 +31,7 @@ func withOAuth(o *apikey.AuthOptions, as *authserver.Server) {
 		case err != nil:
 			return nil, err
 		}
-		return &auth.TokenInfo{UserID: a.Principal, Scopes: a.Scopes, Expiration: a.Expires, Extra: map[string]any{"clientID": a.ClientID}}, nil
+		return &auth.TokenInfo{UserID: a.Principal, Scopes: a.Scopes, Expiration: a.Expires, Extra: map[string]any{"clientID": a.ClientID, mcptools.PersonKey: a.Person}}, nil
 	}
 	o.Scopes = as.Scopes()
 	o.ResourceMetadata = func(r *http.Request) string { return MetadataURL(as.Resource(r)) }

@@ -9,10 +9,13 @@ package oauthpart
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
+	"strings"
 	"sync"
 
 	"github.com/mcp-elicitation/elicitation/internal/authserver"
@@ -79,7 +82,11 @@ func build(ctx context.Context, a *compose.App, o Options) (*Server, error) {
 			return nil, err
 		}
 	}
-	clients, err := clientreg.New(clientreg.Config{Store: grants, Documents: o.Documents, Now: a.Now, Logger: a.Log})
+	operator, err := operatorClients(s.OAuthClients)
+	if err != nil {
+		return nil, err
+	}
+	clients, err := clientreg.New(clientreg.Config{Store: grants, Operator: operator, Documents: o.Documents, Now: a.Now, Logger: a.Log})
 	if err != nil {
 		return nil, fmt.Errorf("OAuth clients: %w", err)
 	}
@@ -95,7 +102,7 @@ func build(ctx context.Context, a *compose.App, o Options) (*Server, error) {
 			if err != nil {
 				return authserver.Client{}, err
 			}
-			return authserver.Client{ID: c.ID, Name: c.Name, RedirectURIs: c.RedirectURIs, Native: c.Native(), AuthMethod: c.AuthMethod, CheckSecret: c.CheckSecret}, nil
+			return authserver.Client{ID: c.ID, Name: c.Name, RedirectURIs: c.RedirectURIs, Native: c.Native(), AuthMethod: c.AuthMethod, CheckSecret: c.CheckSecret, Refresh: c.HasGrant(clientreg.GrantRefreshToken)}, nil
 		},
 		Keys:     keys.Derive(authserver.KeyPurpose),
 		Base:     base,
@@ -128,4 +135,25 @@ func (s *Server) Routes(mux *http.ServeMux, signIn func(http.Handler) http.Handl
 		}
 		mux.Handle(p, h)
 	}
+}
+
+// operatorClients reads --oauth-clients: a JSON array of clients, or a
+// file holding one.
+func operatorClients(v string) ([]clientreg.Client, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return nil, nil
+	}
+	b := []byte(v)
+	if v[0] != '[' {
+		var err error
+		if b, err = os.ReadFile(v); err != nil {
+			return nil, fmt.Errorf("--oauth-clients: %w", err)
+		}
+	}
+	var cs []clientreg.Client
+	if err := json.Unmarshal(b, &cs); err != nil {
+		return nil, fmt.Errorf("--oauth-clients: want a JSON array of clients: %w", err)
+	}
+	return cs, nil
 }
