@@ -303,27 +303,6 @@ func TestRefusals(t *testing.T) {
 	})
 }
 
-// Token responses, issued or refused, are never cached (RFC 6749
-// section 5.1).
-func TestTokenResponsesNotStored(t *testing.T) {
-	t.Parallel()
-	h := start(t)
-	verifier := oauth2.GenerateVerifier()
-	back := h.authorize(t, "alice", verifier)
-	exchange := url.Values{"grant_type": {"authorization_code"}, "code": {back.Query().Get("code")}, "code_verifier": {verifier},
-		"redirect_uri": {"http://127.0.0.1:4567/cb"}, "client_id": {"cli"}}
-	for _, tc := range []struct {
-		name   string
-		status int
-	}{{"issued", http.StatusOK}, {"code used again", http.StatusBadRequest}} {
-		resp := h.do(t, http.MethodPost, h.url+authserver.TokenPath, "", exchange)
-		b := body(resp)
-		if resp.StatusCode != tc.status || resp.Header.Get("Cache-Control") != "no-store" || resp.Header.Get("Pragma") != "no-cache" {
-			t.Errorf("%s: %d, Cache-Control %q, Pragma %q: %s", tc.name, resp.StatusCode, resp.Header.Get("Cache-Control"), resp.Header.Get("Pragma"), b)
-		}
-	}
-}
-
 // A client the server does not know (its registration expired, or the
 // server's data was reset) is told invalid_client at the token and
 // revocation endpoints, which makes a client register again; a lookup

@@ -54,9 +54,8 @@ func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
 
 // intercept checks, in front of op, what op does not: the RFC 8707
 // resource of an authorization or token request must be the one this
-// server protects (and is what the token will be bound to), an
-// authorization request without a scope asks for the default scopes, and
-// no token response may be cached.
+// server protects (and is what the token will be bound to), and an
+// authorization request without a scope asks for the default scopes.
 func (s *Server) intercept(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		resource := s.Resource(r)
@@ -73,10 +72,6 @@ func (s *Server) intercept(next http.Handler) http.Handler {
 			}
 			r = r.WithContext(contextWithResource(r, resource))
 		case TokenPath:
-			// Tokens are never cached (RFC 6749 section 5.1); op does
-			// not say so itself.
-			w.Header().Set("Cache-Control", "no-store")
-			w.Header().Set("Pragma", "no-cache")
 			if err := r.ParseForm(); err == nil {
 				if got := r.PostForm.Get("resource"); got != "" && !sameResource(got, resource) {
 					oauthError(w, http.StatusBadRequest, "invalid_target", "this server issues tokens for "+resource+" only")
