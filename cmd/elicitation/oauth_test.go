@@ -65,6 +65,14 @@ func TestServeWithOAuth(t *testing.T) {
 	if as.Issuer != base || as.RegistrationEndpoint == "" {
 		t.Fatalf("authorization server metadata = %+v", as)
 	}
+	// The deployment's one key set: the authorization server's, published
+	// at the well-known path too.
+	var oauthKeys, wellKnown map[string]any
+	getJSON(t, base+"/oauth/keys", &oauthKeys)
+	getJSON(t, base+"/.well-known/jwks.json", &wellKnown)
+	if a, b := fmt.Sprint(oauthKeys["keys"]), fmt.Sprint(wellKnown["keys"]); a != b || !strings.Contains(b, "es256-") {
+		t.Errorf("/oauth/keys %s and /.well-known/jwks.json %s differ", a, b)
+	}
 
 	// Dynamic registration of a native client.
 	redirect := "http://127.0.0.1:7777/callback"

@@ -134,7 +134,7 @@ func (s *Server) consentView(l *login, c Client, person string) ConsentView {
 // consentToken binds the consent form to the sign-in and the person it
 // was shown to.
 func (s *Server) consentToken(loginID, person string) string {
-	m := hmac.New(sha256.New, s.cfg.Keys[0].Secret)
+	m := hmac.New(sha256.New, s.secret("consent form"))
 	m.Write([]byte("consent\x00" + loginID + "\x00" + person))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }

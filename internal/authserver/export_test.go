@@ -21,7 +21,7 @@ func Resign(s *Server, token string, edit func(claims map[string]any)) (string, 
 	edit(claims)
 	b, _ := json.Marshal(claims)
 	k := s.keys[0]
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: k.priv}, (&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", k.id))
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: k.k.Private}, (&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", k.k.ID))
 	if err != nil {
 		return "", err
 	}

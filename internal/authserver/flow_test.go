@@ -20,6 +20,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/grant/granttest"
 	"github.com/mcp-elicitation/elicitation/internal/sealer"
+	"github.com/mcp-elicitation/elicitation/internal/signing"
 )
 
 // harness is an authorization server on a real listener, with a person
@@ -62,7 +63,7 @@ func start(t *testing.T) *harness {
 			}
 			return authserver.Client{}, fmt.Errorf("test clients: %w", authserver.ErrUnknownClient)
 		},
-		Keys:     []sealer.Key{{ID: "k1", Secret: []byte(strings.Repeat("s", 32))}},
+		Keys:     mustKeys(t, sealer.Key{ID: "k1", Secret: []byte(strings.Repeat("s", 32))}),
 		Base:     func(*http.Request) string { return h.url },
 		Insecure: true,
 	})
@@ -404,4 +405,13 @@ func TestResignedTokens(t *testing.T) {
 			}
 		})
 	}
+}
+
+func mustKeys(t *testing.T, keys ...sealer.Key) []signing.Key {
+	t.Helper()
+	out, err := signing.Derive(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

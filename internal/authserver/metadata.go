@@ -56,6 +56,8 @@ func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
 // resource of an authorization or token request must be the one this
 // server protects (and is what the token will be bound to), and an
 // authorization request without a scope asks for the default scopes.
+// It also marks every token response Cache-Control: no-store (RFC 6749
+// section 5.1, OAuth 2.1 section 3.2.3), which op leaves out.
 func (s *Server) intercept(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		resource := s.Resource(r)
@@ -72,6 +74,7 @@ func (s *Server) intercept(next http.Handler) http.Handler {
 			}
 			r = r.WithContext(contextWithResource(r, resource))
 		case TokenPath:
+			w.Header().Set("Cache-Control", "no-store")
 			if err := r.ParseForm(); err == nil {
 				if got := r.PostForm.Get("resource"); got != "" && !sameResource(got, resource) {
 					oauthError(w, http.StatusBadRequest, "invalid_target", "this server issues tokens for "+resource+" only")

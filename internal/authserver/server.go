@@ -17,6 +17,8 @@ package authserver
 
 import (
 	"context"
+	"crypto/hkdf"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -30,7 +32,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/op"
 
 	"github.com/mcp-elicitation/elicitation/internal/grant"
-	"github.com/mcp-elicitation/elicitation/internal/sealer"
+	"github.com/mcp-elicitation/elicitation/internal/signing"
 )
 
 // The paths this package serves, below the deployment's public base.
@@ -85,9 +87,9 @@ type Config struct {
 	// Clients finds a client by id; an unknown one is an error wrapping
 	// ErrUnknownClient.
 	Clients func(ctx context.Context, id string) (Client, error)
-	// Keys are the keyring's keys derived for KeyPurpose, the first
-	// current: the ES256 signing keys come from them.
-	Keys []sealer.Key
+	// Keys is the deployment's signing keyring (internal/signing), the
+	// first current.
+	Keys []signing.Key
 	// Base returns the deployment's public base URL for a request
 	// (scheme, host and any path prefix, no trailing slash): the issuer,
 	// and Base + ResourcePath the resource.
@@ -132,9 +134,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Store == nil || cfg.Clients == nil || cfg.Base == nil {
 		return nil, errors.New("authorization server: Store, Clients and Base are required")
 	}
-	keys, err := deriveKeys(cfg.Keys)
-	if err != nil {
-		return nil, fmt.Errorf("authorization server: %w", err)
+	if len(cfg.Keys) == 0 {
+		return nil, errors.New("authorization server: no signing keys")
+	}
+	keys := make([]signingKey, len(cfg.Keys))
+	for i, k := range cfg.Keys {
+		keys[i] = signingKey{k: k}
 	}
 	setDefaults(&cfg)
 	s := &Server{cfg: cfg, keys: keys, log: cfg.Logger, live: map[string]time.Time{}}
@@ -151,7 +156,8 @@ func New(cfg Config) (*Server, error) {
 		opts = append(opts, op.WithAllowInsecure())
 	}
 	var cryptoKey [32]byte
-	copy(cryptoKey[:], keys[0].priv.D.Bytes())
+	copy(cryptoKey[:], s.secret("op crypto"))
+	var err error
 	s.provider, err = op.NewProvider(&op.Config{
 		CryptoKey:             cryptoKey,
 		CodeMethodS256:        true,
@@ -193,6 +199,13 @@ func setDefaults(cfg *Config) {
 }
 
 func (s *Server) now() time.Time { return s.cfg.Now() }
+
+// secret is a 32-byte secret for purpose, derived from the current
+// signing key: the consent form's MAC, op's code encryption.
+func (s *Server) secret(purpose string) []byte {
+	b, _ := hkdf.Key(sha256.New, s.keys[0].k.Private.D.Bytes(), nil, "elicitation oauth "+purpose, 32)
+	return b
+}
 
 // accessExpiry is an access token's expiry: AccessTTL, never past its
 // family's.

@@ -238,11 +238,6 @@ func (st storage) KeySet(context.Context) ([]op.Key, error) {
 	return out, nil
 }
 
-// publicKey is a signing key as the key set shows it: its public half.
-type publicKey struct{ signingKey }
-
-func (k publicKey) Key() any { return k.public() }
-
 func (st storage) GetClientByClientID(ctx context.Context, id string) (op.Client, error) {
 	c, err := st.client(ctx, id)
 	if err != nil {

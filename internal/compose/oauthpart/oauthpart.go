@@ -22,6 +22,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/clientreg"
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/grant"
+	"github.com/mcp-elicitation/elicitation/internal/signing"
 )
 
 // Server is a deployment's authorization server and the registry of its
@@ -29,6 +30,9 @@ import (
 type Server struct {
 	*authserver.Server
 	Clients *clientreg.Registry
+	// Keys is the deployment's signing keyring, published at
+	// signing.JWKSPath.
+	Keys []signing.Key
 }
 
 // Options are what the binary decides.
@@ -86,6 +90,10 @@ func build(ctx context.Context, a *compose.App, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	signer, err := signing.Derive(keys.Derive(signing.Purpose))
+	if err != nil {
+		return nil, fmt.Errorf("OAuth: %w", err)
+	}
 	clients, err := clientreg.New(clientreg.Config{Store: grants, Operator: operator, Documents: o.Documents, Now: a.Now, Logger: a.Log})
 	if err != nil {
 		return nil, fmt.Errorf("OAuth clients: %w", err)
@@ -104,7 +112,7 @@ func build(ctx context.Context, a *compose.App, o Options) (*Server, error) {
 			}
 			return authserver.Client{ID: c.ID, Name: c.Name, RedirectURIs: c.RedirectURIs, Native: c.Native(), AuthMethod: c.AuthMethod, CheckSecret: c.CheckSecret, Refresh: c.HasGrant(clientreg.GrantRefreshToken)}, nil
 		},
-		Keys:     keys.Derive(authserver.KeyPurpose),
+		Keys:     signer,
 		Base:     base,
 		Resource: o.Resource,
 		Insecure: insecure(s.PublicURL),
@@ -114,7 +122,7 @@ func build(ctx context.Context, a *compose.App, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{Server: as, Clients: clients}, nil
+	return &Server{Server: as, Clients: clients, Keys: signer}, nil
 }
 
 // insecure: a plain-http public URL, which reviewer sign-in allows on
@@ -128,6 +136,7 @@ func insecure(publicURL string) bool {
 // signIn (reviewer sign-in, which signs the person in first).
 func (s *Server) Routes(mux *http.ServeMux, signIn func(http.Handler) http.Handler) {
 	h := s.Handler(s.Clients.RegisterHandler())
+	mux.Handle("GET "+signing.JWKSPath, signing.Handler(s.Keys))
 	for _, p := range authserver.Paths() {
 		if p == authserver.ConsentPath {
 			mux.Handle(p, signIn(h))
