@@ -38,6 +38,7 @@ import (
 // authorization.
 func TestTypeScriptOAuthHost(t *testing.T) {
 	testenv.Slow(t, "TypeScript SDK OAuth client in Chromium")
+	t.Parallel()
 	node := testenv.Node(t)
 	for _, pkg := range []string{"playwright-core", "@modelcontextprotocol/client"} {
 		testenv.NodeModule(t, filepath.Join(pkg, "package.json"))
@@ -101,6 +102,7 @@ func TestTypeScriptOAuthHost(t *testing.T) {
 
 			reg := h.waitFor("registered")
 			var info struct {
+				RedirectURL       string
 				ClientInformation struct {
 					ClientID string `json:"client_id"`
 				}
@@ -128,7 +130,11 @@ func TestTypeScriptOAuthHost(t *testing.T) {
 			if !strings.HasPrefix(page.Login, strings.TrimSuffix(p.Issuer, "/")) || !strings.HasPrefix(page.URL, base+"/review/oauth/consent?") {
 				t.Errorf("the browser signed in at %s and consented at %s", page.Login, page.URL)
 			}
-			if page.Heading != "Connect "+tc.clientName+"?" || page.Person != "Signed in as alice@example.com" || !strings.Contains(page.Receipt, "127.0.0.1:") {
+			redirect, err := url.Parse(info.RedirectURL)
+			if err != nil || redirect.Port() == "" {
+				t.Fatalf("the host's redirect URI %q", info.RedirectURL)
+			}
+			if page.Heading != "Connect "+tc.clientName+"?" || page.Person != "Signed in as alice@example.com" || !strings.Contains(page.Receipt, "Returns you to\n"+redirect.Host) {
 				t.Errorf("consent page: %+v", page)
 			}
 			if tc.document != "" && (!strings.Contains(page.Receipt, docURL) || fetched.Load() == 0) {

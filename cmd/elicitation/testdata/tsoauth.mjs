@@ -150,7 +150,7 @@ try {
   }
   if (!(firstError instanceof UnauthorizedError)) throw new Error("the first connection did not ask for authorization: " + String(firstError));
   if (!provider.pending) throw new Error("the SDK never sent the person to authorize");
-  say({ event: "registered", clientInformation: provider.info, invalidated: provider.invalidated, discovery: { issuer: provider.discovery?.authorizationServerMetadata?.issuer, resource: provider.discovery?.resourceMetadata?.resource } });
+  say({ event: "registered", redirectUrl, clientInformation: provider.info, invalidated: provider.invalidated, discovery: { issuer: provider.discovery?.authorizationServerMetadata?.issuer, resource: provider.discovery?.resourceMetadata?.resource } });
   const params = await provider.pending;
   if (params.get("state") !== "st-0") throw new Error("the callback's state is " + params.get("state"));
   await first.finishAuth(params);
