@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -33,6 +34,13 @@ type harness struct {
 
 const personHeader = "X-Test-Person"
 
+// brokenClient is a client id whose lookup fails (the store is down),
+// with brokenText, which must not reach the client.
+const (
+	brokenClient = "broken"
+	brokenText   = "store unreachable at 10.1.2.3"
+)
+
 func start(t *testing.T) *harness {
 	t.Helper()
 	store := &granttest.Memory{}
@@ -43,15 +51,18 @@ func start(t *testing.T) *harness {
 	h.srv, err = authserver.New(authserver.Config{
 		Store: store,
 		Clients: func(_ context.Context, id string) (authserver.Client, error) {
-			if id == h.client.ID {
+			switch id {
+			case h.client.ID:
 				return h.client, nil
+			case brokenClient:
+				return authserver.Client{}, errors.New(brokenText)
 			}
 			if id == "other" {
 				c := h.client
 				c.ID = "other"
 				return c, nil
 			}
-			return authserver.Client{}, errors.New("unknown client")
+			return authserver.Client{}, fmt.Errorf("test clients: %w", authserver.ErrUnknownClient)
 		},
 		Keys:           mustKeys(t, sealer.Key{ID: "k1", Secret: []byte(strings.Repeat("s", 32))}),
 		Base:           func(*http.Request) string { return h.url },
@@ -294,6 +305,42 @@ func TestRefusals(t *testing.T) {
 			t.Fatalf("an altered token: %v", err)
 		}
 	})
+}
+
+// A client the server does not know (its registration expired, or the
+// server's data was reset) is told invalid_client at the token and
+// revocation endpoints, which makes a client register again; a lookup
+// that fails is a server_error that says nothing of why, so that the
+// client keeps its registration.
+func TestUnknownClient(t *testing.T) {
+	t.Parallel()
+	h := start(t)
+	for _, tc := range []struct {
+		name, path string
+		form       url.Values
+	}{
+		{"refresh", authserver.TokenPath, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"fam.secret"}}},
+		{"revoke", authserver.RevokePath, url.Values{"token": {"fam.secret"}}},
+	} {
+		for _, c := range []struct {
+			id, want string
+			status   int
+		}{{"forgotten", "invalid_client", http.StatusUnauthorized}, {brokenClient, "server_error", http.StatusInternalServerError}} {
+			t.Run(tc.name+"/"+c.id, func(t *testing.T) {
+				form := url.Values{"client_id": {c.id}}
+				for k, v := range tc.form {
+					form[k] = v
+				}
+				resp := h.do(t, http.MethodPost, h.url+tc.path, "", form)
+				b := body(resp)
+				var e struct{ Error string }
+				_ = json.Unmarshal([]byte(b), &e)
+				if resp.StatusCode != c.status || e.Error != c.want || strings.Contains(b, brokenText) {
+					t.Fatalf("%d %s, want %d %s (and nothing of the cause)", resp.StatusCode, b, c.status, c.want)
+				}
+			})
+		}
+	}
 }
 
 func TestMetadata(t *testing.T) {

@@ -76,10 +76,17 @@ type Client struct {
 	Refresh bool
 }
 
+// ErrUnknownClient, wrapped in the error of Config.Clients, says that no
+// client has the id (the token and revocation endpoints answer
+// invalid_client, and a client then registers again); any other error
+// is the lookup failing (server_error, and the client keeps what it has).
+var ErrUnknownClient = errors.New("unknown client")
+
 // Config configures a Server.
 type Config struct {
 	Store grant.Store
-	// Clients finds a client by id; an unknown one is an error.
+	// Clients finds a client by id; an unknown one is an error wrapping
+	// ErrUnknownClient.
 	Clients func(ctx context.Context, id string) (Client, error)
 	// Keys is the deployment's signing keyring (internal/signing), the
 	// first current.

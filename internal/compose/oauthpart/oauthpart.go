@@ -10,6 +10,7 @@ package oauthpart
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -102,6 +103,10 @@ func build(ctx context.Context, a *compose.App, o Options) (*Server, error) {
 		Store: grants,
 		Clients: func(ctx context.Context, id string) (authserver.Client, error) {
 			c, err := clients.Lookup(ctx, id)
+			var doc *clientreg.DocumentError
+			if errors.Is(err, clientreg.ErrUnknownClient) || errors.As(err, &doc) {
+				return authserver.Client{}, fmt.Errorf("%w: %w", authserver.ErrUnknownClient, err)
+			}
 			if err != nil {
 				return authserver.Client{}, err
 			}
