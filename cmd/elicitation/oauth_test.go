@@ -43,6 +43,12 @@ func TestServeWithOAuth(t *testing.T) {
 	m := start(t, "--addr", addr, "--data-dir", dir, "--oauth",
 		"--oidc-issuer", p.Issuer, "--oidc-client-id", oidctest.ClientID, "--oidc-client-secret", oidctest.ClientSecret)
 	base := "http://" + addr
+	var banner bytes.Buffer
+	m.PrintWelcome(&banner)
+	if b := banner.String(); !strings.Contains(b, "OAuth on: a host connects with the URL alone. The person signs in with "+p.Issuer) ||
+		!strings.Contains(b, "API keys work beside it") || strings.Contains(b, "Authorization") || !strings.Contains(b, "connect --url "+m.MCPURL+" --auth oauth") {
+		t.Errorf("the banner with OAuth on:\n%s", b)
+	}
 
 	// The challenge and the two metadata documents.
 	resp := post(t, m.MCPURL, "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
