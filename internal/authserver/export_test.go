@@ -34,3 +34,10 @@ func Resign(s *Server, token string, edit func(claims map[string]any)) (string, 
 
 // Epoch is t as a JWT NumericDate.
 func Epoch(t time.Time) float64 { return float64(t.Unix()) }
+
+// ForgetTokens empties s's cache of verified tokens.
+func ForgetTokens(s *Server) {
+	s.mu.Lock()
+	clear(s.tokens)
+	s.mu.Unlock()
+}

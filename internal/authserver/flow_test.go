@@ -41,7 +41,7 @@ const (
 	brokenText   = "store unreachable at 10.1.2.3"
 )
 
-func start(t *testing.T) *harness {
+func start(t testing.TB) *harness {
 	t.Helper()
 	store := &granttest.Memory{}
 	h := &harness{client: authserver.Client{ID: "cli", Name: "Test Client", RedirectURIs: []string{"http://127.0.0.1/cb"}, Native: true, AuthMethod: "none", Refresh: true}}
@@ -96,7 +96,7 @@ var hidden = regexp.MustCompile(`name="(id|t)" value="([^"]*)"`)
 
 // authorize runs the browser's part for person: the authorization
 // request, the consent page, allow; it returns the redirect to the client.
-func (h *harness) authorize(t *testing.T, person, verifier string, extra ...oauth2.AuthCodeOption) *url.URL {
+func (h *harness) authorize(t testing.TB, person, verifier string, extra ...oauth2.AuthCodeOption) *url.URL {
 	t.Helper()
 	opts := append([]oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", h.url+"/mcp")}, extra...)
 	resp := h.do(t, http.MethodGet, h.oauth2().AuthCodeURL("st-1", opts...), person, nil)
@@ -124,7 +124,7 @@ func (h *harness) authorize(t *testing.T, person, verifier string, extra ...oaut
 	return back
 }
 
-func (h *harness) do(t *testing.T, method, u, person string, form url.Values) *http.Response {
+func (h *harness) do(t testing.TB, method, u, person string, form url.Values) *http.Response {
 	t.Helper()
 	var rd io.Reader
 	if form != nil {
@@ -410,7 +410,7 @@ func TestResignedTokens(t *testing.T) {
 	}
 }
 
-func mustKeys(t *testing.T, keys ...sealer.Key) []signing.Key {
+func mustKeys(t testing.TB, keys ...sealer.Key) []signing.Key {
 	t.Helper()
 	out, err := signing.Derive(keys)
 	if err != nil {
@@ -445,5 +445,35 @@ func TestAuthorizationFlood(t *testing.T) {
 	}
 	if resp := get("other"); resp.StatusCode != http.StatusFound {
 		t.Fatalf("another source during the flood: %d", resp.StatusCode)
+	}
+}
+
+// BenchmarkVerify is /mcp's check of an access token: "first", the ES256
+// signature, the claims and the person (the family's liveness cached);
+// "again", the same token on a later call, from the cache of verified
+// tokens (the family's liveness still checked).
+func BenchmarkVerify(b *testing.B) {
+	h := start(b)
+	verifier := oauth2.GenerateVerifier()
+	back := h.authorize(b, "alice", verifier)
+	tok, err := h.oauth2().Exchange(context.Background(), back.Query().Get("code"), oauth2.VerifierOption(verifier))
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodPost, h.url+"/mcp", nil)
+	ctx := context.Background()
+	for _, first := range []bool{true, false} {
+		name := map[bool]string{true: "first", false: "again"}[first]
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if first {
+					authserver.ForgetTokens(h.srv)
+				}
+				if _, err := h.srv.Verify(ctx, tok.AccessToken, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

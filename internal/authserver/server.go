@@ -132,8 +132,9 @@ type Server struct {
 	provider *op.Provider
 	log      *slog.Logger
 
-	mu   sync.Mutex
-	live map[string]time.Time // family id → checked live until
+	mu     sync.Mutex
+	live   map[string]time.Time // family id → checked live until
+	tokens map[string]verified  // SHA-256 of a token and the resource → what it grants
 }
 
 // New returns a Server for cfg.
@@ -149,7 +150,7 @@ func New(cfg Config) (*Server, error) {
 		keys[i] = signingKey{k: k}
 	}
 	setDefaults(&cfg)
-	s := &Server{cfg: cfg, keys: keys, log: cfg.Logger, live: map[string]time.Time{}}
+	s := &Server{cfg: cfg, keys: keys, log: cfg.Logger, live: map[string]time.Time{}, tokens: map[string]verified{}}
 	opts := []op.Option{
 		op.WithCustomAuthEndpoint(op.NewEndpoint(strings.TrimPrefix(AuthorizePath, "/"))),
 		op.WithCustomTokenEndpoint(op.NewEndpoint(strings.TrimPrefix(TokenPath, "/"))),

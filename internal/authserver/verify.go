@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
@@ -29,27 +30,72 @@ var _ accesstoken.Verifier = (*Server)(nil)
 // read at most once per RevocationCacheTTL per process; the rest needs no
 // store.
 func (s *Server) Verify(ctx context.Context, token string, r *http.Request) (Access, error) {
+	key := hash(token) + "\x00" + s.Resource(r)
+	if a, famID, ok := s.cachedToken(key); ok {
+		if err := s.checkLive(ctx, famID); err != nil {
+			return Access{}, err
+		}
+		return a, nil
+	}
+	a, famID, err := s.verify(ctx, token, r)
+	if err != nil {
+		return Access{}, err
+	}
+	s.cacheToken(key, a, famID)
+	return a, nil
+}
+
+// verify is Verify without the cache of tokens already verified.
+func (s *Server) verify(ctx context.Context, token string, r *http.Request) (Access, string, error) {
 	issuer := s.cfg.Base(r)
 	v := op.NewAccessTokenVerifier(issuer, &op.OpenIDKeySet{Storage: storage{s}}, op.WithSupportedAccessTokenSigningAlgorithms("ES256"))
 	claims, err := op.VerifyAccessToken[*oidc.AccessTokenClaims](ctx, token, v)
 	if err != nil || !slices.ContainsFunc(claims.Audience, func(a string) bool { return sameResource(a, s.Resource(r)) }) {
-		return Access{}, ErrInvalidToken
+		return Access{}, "", ErrInvalidToken
 	}
 	famID, _, ok := splitToken(claims.JWTID)
 	if !ok {
-		return Access{}, ErrInvalidToken
+		return Access{}, "", ErrInvalidToken
 	}
 	if err := s.checkLive(ctx, famID); err != nil {
-		return Access{}, err
+		return Access{}, "", err
 	}
 	a := Access{Principal: claims.Subject, ClientID: claims.ClientID, Scopes: claims.Scopes, Expires: claims.Expiration.AsTime()}
 	if raw, ok := claims.Claims[personClaim]; ok {
 		b, _ := json.Marshal(raw)
 		if json.Unmarshal(b, &a.Person) != nil || a.Person.Principal() != a.Principal {
-			return Access{}, ErrInvalidToken
+			return Access{}, "", ErrInvalidToken
 		}
 	}
-	return a, nil
+	return a, famID, nil
+}
+
+// verified is a token Verify accepted: what it grants and its family,
+// whose liveness is still checked on every use.
+type verified struct {
+	access Access
+	family string
+}
+
+// cachedToken returns what the token under key was found to grant, if
+// it was, and is not past its expiry.
+func (s *Server) cachedToken(key string) (Access, string, bool) {
+	s.mu.Lock()
+	v, ok := s.tokens[key]
+	s.mu.Unlock()
+	if !ok || !time.Now().Before(v.access.Expires) {
+		return Access{}, "", false
+	}
+	return v.access, v.family, true
+}
+
+func (s *Server) cacheToken(key string, a Access, famID string) {
+	s.mu.Lock()
+	if len(s.tokens) >= maxLive {
+		clear(s.tokens)
+	}
+	s.tokens[key] = verified{access: a, family: famID}
+	s.mu.Unlock()
 }
 
 // checkLive reports whether the family famID is live, from the cache when
