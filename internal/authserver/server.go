@@ -101,7 +101,8 @@ type Config struct {
 	// RevocationCacheTTL bounds how long Verify trusts a family it found
 	// live, so that a busy agent costs one store read per family and
 	// period, not one per call; a revocation by another process takes
-	// effect within it (at once in this process). Default 30 seconds.
+	// effect within it (at once in this process). Default (zero) 30
+	// seconds; negative: no cache, a read per Verify.
 	RevocationCacheTTL time.Duration
 	Now                func() time.Time
 	Logger             *slog.Logger
@@ -174,7 +175,9 @@ func setDefaults(cfg *Config) {
 	def(&cfg.AccessTTL, time.Hour)
 	def(&cfg.RefreshTTL, 30*24*time.Hour)
 	def(&cfg.LoginTTL, 10*time.Minute)
-	def(&cfg.RevocationCacheTTL, 30*time.Second)
+	if cfg.RevocationCacheTTL == 0 {
+		cfg.RevocationCacheTTL = 30 * time.Second
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}

@@ -8,6 +8,7 @@
 package oauthpart
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -96,8 +97,10 @@ func build(ctx context.Context, a *compose.App, o Options) (*Server, error) {
 		Base:     base,
 		Resource: o.Resource,
 		Insecure: insecure(s.PublicURL),
-		Now:      a.Now,
-		Logger:   a.Log,
+		// The setting's 0 (no cache) is authserver's negative.
+		RevocationCacheTTL: cmp.Or(s.OAuthRevocationCacheTTL, -1),
+		Now:                a.Now,
+		Logger:             a.Log,
 	})
 	if err != nil {
 		return nil, err
