@@ -88,16 +88,22 @@ func (l *limiter) bucket(source string) *rate.Limiter {
 }
 
 // RemoteIP is the default source of a registration: the address the
-// request came from, an IPv6 one as its /64 (what one host is usually
-// given).
+// request came from (AddressSource).
 func RemoteIP(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
 	}
-	addr, err := netip.ParseAddr(host)
+	return AddressSource(host)
+}
+
+// AddressSource is the source of a registration from the IP address ip:
+// the address, an IPv6 one as its /64 (what one host is usually given);
+// a Source behind a proxy passes it the caller's address.
+func AddressSource(ip string) string {
+	addr, err := netip.ParseAddr(ip)
 	if err != nil {
-		return host
+		return ip
 	}
 	addr = addr.Unmap()
 	if addr.Is6() {

@@ -39,6 +39,9 @@ type Options struct {
 	// Documents configures client ID metadata documents (tests let
 	// loopback documents through).
 	Documents clientreg.DocumentOptions
+	// Source names the source of a registration for its limit; nil: the
+	// remote address (clientreg.RemoteIP).
+	Source func(*http.Request) string
 }
 
 // Once returns a function that builds a's authorization server once,
@@ -79,7 +82,7 @@ func build(ctx context.Context, a *compose.App, o Options) (*Server, error) {
 			return nil, err
 		}
 	}
-	clients, err := clientreg.New(clientreg.Config{Store: grants, Documents: o.Documents, Now: a.Now, Logger: a.Log})
+	clients, err := clientreg.New(clientreg.Config{Store: grants, Documents: o.Documents, Source: o.Source, Now: a.Now, Logger: a.Log})
 	if err != nil {
 		return nil, fmt.Errorf("OAuth clients: %w", err)
 	}
