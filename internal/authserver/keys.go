@@ -69,12 +69,3 @@ func derive(secret []byte) (*ecdsa.PrivateKey, error) {
 	}
 	return nil, errors.New("no valid P-256 scalar in 8 derivations")
 }
-
-// jwks is the public key set of keys, as served at the keys endpoint.
-func jwks(keys []signingKey) jose.JSONWebKeySet {
-	var set jose.JSONWebKeySet
-	for _, k := range keys {
-		set.Keys = append(set.Keys, jose.JSONWebKey{Key: k.public(), KeyID: k.id, Algorithm: string(jose.ES256), Use: "sig"})
-	}
-	return set
-}

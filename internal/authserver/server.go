@@ -145,8 +145,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Insecure {
 		opts = append(opts, op.WithAllowInsecure())
 	}
+	d, err := keys[0].priv.Bytes()
+	if err != nil {
+		return nil, fmt.Errorf("authorization server: signing key: %w", err)
+	}
 	var cryptoKey [32]byte
-	copy(cryptoKey[:], keys[0].priv.D.Bytes())
+	copy(cryptoKey[:], d)
 	s.provider, err = op.NewProvider(&op.Config{
 		CryptoKey:             cryptoKey,
 		CodeMethodS256:        true,
