@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/accesstoken"
+	"github.com/mcp-elicitation/elicitation/internal/authserver"
 	"github.com/mcp-elicitation/elicitation/internal/clientreg"
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/compose/mcpendpoint"
@@ -180,9 +181,9 @@ func (m *Main) routes(ctx context.Context, mcpMux, reviewMux *http.ServeMux, oau
 			return err
 		}
 		as.Routes(reviewMux, signIn)
-		prm := mcpendpoint.Metadata(as.Server)
-		mcpMux.Handle(mcpendpoint.MetadataPath, prm)
-		mcpMux.Handle(mcpendpoint.MetadataPath+"/mcp", prm)
+		prm := as.ResourceMetadata()
+		mcpMux.Handle(authserver.ResourceMetadataPath, prm)
+		mcpMux.Handle(authserver.ResourceMetadataPath+authserver.ResourcePath, prm)
 		m.Log.Info("OAuth on: hosts connect with the URL of /mcp alone, people sign in with the reviewers' issuer", "mcp", resource, "issuer", m.ReviewBase)
 	}
 	slack, err := slackpart.Handler(ctx, m.app)

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
@@ -46,4 +47,20 @@ type Verifier interface {
 	Issuer(r *http.Request) string
 	// Scopes are the scopes a token needs.
 	Scopes() []string
+}
+
+// MetadataPath is RFC 9728's well-known path of a protected resource's
+// metadata; the resource's own form appends the resource's path.
+const MetadataPath = "/.well-known/oauth-protected-resource"
+
+// MetadataURL is where RFC 9728 puts the metadata of resource: the
+// well-known path between its host and its path.
+func MetadataURL(resource string) string {
+	u, err := url.Parse(resource)
+	if err != nil {
+		return resource
+	}
+	u.Path = MetadataPath + u.Path
+	u.RawQuery, u.Fragment = "", ""
+	return u.String()
 }

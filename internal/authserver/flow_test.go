@@ -28,6 +28,7 @@ import (
 // signed in by a test header (what reviewer sign-in puts in the context).
 type harness struct {
 	srv    *authserver.Server
+	cfg    authserver.Config // what srv was built with
 	url    string
 	client authserver.Client
 }
@@ -48,7 +49,7 @@ func start(t testing.TB) *harness {
 	ts := httptest.NewUnstartedServer(nil)
 	h.url = "http://" + ts.Listener.Addr().String()
 	var err error
-	h.srv, err = authserver.New(authserver.Config{
+	h.cfg = authserver.Config{
 		Store: store,
 		Clients: func(_ context.Context, id string) (authserver.Client, error) {
 			switch id {
@@ -69,7 +70,8 @@ func start(t testing.TB) *harness {
 		Insecure:       true,
 		Source:         func(r *http.Request) string { return r.Header.Get("X-Test-Source") },
 		Authorizations: ratelimit.New(ratelimit.Rate{Count: 20, Per: time.Hour}, ratelimit.Rate{Count: 1000, Per: time.Hour}, 100),
-	})
+	}
+	h.srv, err = authserver.New(h.cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,6 +224,47 @@ func TestRevocationEndpoint(t *testing.T) {
 	}
 	if _, err := h.oauth2().TokenSource(ctx, &oauth2.Token{RefreshToken: tok.RefreshToken}).Token(); err == nil {
 		t.Fatal("the refresh token of a revoked family still works")
+	}
+}
+
+// Another process on the same store (the MCP function beside the OAuth
+// function) sees a revocation within its RevocationCacheTTL; with a
+// negative one, at once.
+func TestRevocationSeenByAnotherProcess(t *testing.T) {
+	t.Parallel()
+	h := start(t)
+	ctx := context.Background()
+	verifier := oauth2.GenerateVerifier()
+	back := h.authorize(t, "bob", verifier)
+	tok, err := h.oauth2().Exchange(ctx, back.Query().Get("code"), oauth2.VerifierOption(verifier))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := func(ttl time.Duration) *authserver.Server {
+		cfg := h.cfg
+		cfg.RevocationCacheTTL = ttl
+		s, err := authserver.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	cached, uncached := other(0), other(-1)
+	req := httptest.NewRequest(http.MethodPost, h.url+"/mcp", nil)
+	for _, s := range []*authserver.Server{cached, uncached} {
+		if a, err := s.Verify(ctx, tok.AccessToken, req); err != nil || a.Principal != "bob@example.com" {
+			t.Fatalf("before the revocation: %+v %v", a, err)
+		}
+	}
+	resp := h.do(t, http.MethodPost, h.url+authserver.RevokePath, "", url.Values{"token": {tok.AccessToken}, "client_id": {"cli"}, "token_type_hint": {"access_token"}})
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("revoke: %d %s", resp.StatusCode, body(resp))
+	}
+	if _, err := uncached.Verify(ctx, tok.AccessToken, req); !errors.Is(err, authserver.ErrInvalidToken) {
+		t.Errorf("without a cache, the revoked token: %v, want ErrInvalidToken", err)
+	}
+	if _, err := cached.Verify(ctx, tok.AccessToken, req); err != nil {
+		t.Errorf("within the default 30 s cache, the family found live is trusted: %v", err)
 	}
 }
 

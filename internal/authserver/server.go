@@ -111,7 +111,8 @@ type Config struct {
 	// RevocationCacheTTL bounds how long Verify trusts a family it found
 	// live, so that a busy agent costs one store read per family and
 	// period, not one per call; a revocation by another process takes
-	// effect within it (at once in this process). Default 30 seconds.
+	// effect within it (at once in this process). Default (zero) 30
+	// seconds; negative: no cache, a read per Verify.
 	RevocationCacheTTL time.Duration
 	// Authorizations bounds authorization requests (each keeps a sign-in
 	// in progress for LoginTTL) per source and in all; default 60 an hour
@@ -194,7 +195,9 @@ func setDefaults(cfg *Config) {
 	def(&cfg.AccessTTL, time.Hour)
 	def(&cfg.RefreshTTL, 30*24*time.Hour)
 	def(&cfg.LoginTTL, 10*time.Minute)
-	def(&cfg.RevocationCacheTTL, 30*time.Second)
+	if cfg.RevocationCacheTTL == 0 {
+		cfg.RevocationCacheTTL = 30 * time.Second
+	}
 	if cfg.Authorizations == nil {
 		cfg.Authorizations = ratelimit.New(ratelimit.Rate{Count: 60, Per: time.Hour}, ratelimit.Rate{Count: 5000, Per: time.Hour}, 10000)
 	}

@@ -49,9 +49,11 @@ var forbidden = []row{
 	{"functions/review", mcpSDK, "the review page is plain HTTP"},
 	{"functions/submit", mcpSDK, "the submission endpoint is plain HTTP"},
 	{"functions/notify", mcpSDK, "notifications are sent over HTTP and SMTP"},
+	{"functions/oauth", mcpSDK, "the authorization server and the protected-resource metadata are plain HTTP (authserver.ResourceMetadata)"},
 	{"functions/mcp", credChain, "a function's AWS clients come from the Lambda environment (lambdaconfig), not config.LoadDefaultConfig"},
 	{"functions/review", credChain, "a function's AWS clients come from the Lambda environment (lambdaconfig), not config.LoadDefaultConfig"},
 	{"functions/submit", credChain, "a function's AWS clients come from the Lambda environment (lambdaconfig), not config.LoadDefaultConfig"},
+	{"functions/oauth", credChain, "a function's AWS clients come from the Lambda environment (lambdaconfig), not config.LoadDefaultConfig"},
 	{"functions/notify", credChain, "a function's AWS clients come from the Lambda environment (lambdaconfig), not config.LoadDefaultConfig"},
 	// Packages every deployment shares.
 	{"internal/compose", slices.Concat(everyAWS, mcpSDK, openID), "the composition is deployment-neutral: the Lambda side (internal/lambdaconfig) and the MCP part (compose/mcpendpoint) add theirs"},

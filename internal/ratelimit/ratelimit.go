@@ -94,16 +94,23 @@ func (l *Limiter) bucket(source string) *rate.Limiter {
 	return b.bucket
 }
 
-// RemoteIP is the usual source of a request: the address it came from,
-// an IPv6 one as its /64 (what one host is usually given).
+// RemoteIP is the usual source of a request: the address it came from
+// (AddressSource).
 func RemoteIP(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
 	}
-	addr, err := netip.ParseAddr(host)
+	return AddressSource(host)
+}
+
+// AddressSource is the source of a request from the IP address ip: the
+// address, an IPv6 one as its /64 (what one host is usually given); a
+// source behind a proxy or a gateway passes it the caller's address.
+func AddressSource(ip string) string {
+	addr, err := netip.ParseAddr(ip)
 	if err != nil {
-		return host
+		return ip
 	}
 	addr = addr.Unmap()
 	if addr.Is6() {
