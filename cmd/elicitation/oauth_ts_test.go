@@ -125,8 +125,15 @@ func TestTypeScriptOAuthHost(t *testing.T) {
 			}
 
 			consent := h.waitFor("consent")
-			var page struct{ Login, URL, Heading, Person, Receipt string }
+			var page struct {
+				Login, URL, Heading, Person, Receipt string
+				Fits                                 bool
+				AllowHeight, DenyHeight              float64
+			}
 			remarshal(t, consent, &page)
+			if !page.Fits || page.AllowHeight < 44 || page.DenyHeight < 44 {
+				t.Errorf("the consent page on a 390-pixel phone: fits %v, Allow %.0f px and Deny %.0f px high (want no horizontal scroll and 44 px or more)", page.Fits, page.AllowHeight, page.DenyHeight)
+			}
 			if !strings.HasPrefix(page.Login, strings.TrimSuffix(p.Issuer, "/")) || !strings.HasPrefix(page.URL, base+"/review/oauth/consent?") {
 				t.Errorf("the browser signed in at %s and consented at %s", page.Login, page.URL)
 			}

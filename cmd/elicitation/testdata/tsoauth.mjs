@@ -62,6 +62,11 @@ async function person(authorizationUrl) {
       heading: await page.locator("h1").innerText(),
       person: await page.locator(".reviewer").innerText(),
       receipt: await page.locator("dl.receipt").innerText(),
+      // Phone-first, as the review page: nothing wider than the screen,
+      // buttons a thumb can hit.
+      fits: await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth),
+      allowHeight: (await page.locator("button[name=decision][value=allow]").boundingBox()).height,
+      denyHeight: (await page.locator("button[name=decision][value=deny]").boundingBox()).height,
     };
     say(consent);
     await page.locator("button[name=decision][value=allow]").tap();
