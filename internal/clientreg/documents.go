@@ -291,10 +291,12 @@ func (d *documents) fetch(ctx context.Context, clientID string) (Client, error) 
 	}
 	defer resp.Body.Close()
 	body, reason, err := readDocument(resp)
+	if ctx.Err() != nil {
+		// The time ran out while reading: whatever arrived (a body cut
+		// short, read as ended) is not the document.
+		return fail(d.fetchReason(ctx.Err()), ctx.Err())
+	}
 	if reason != "" {
-		if errors.Is(err, context.DeadlineExceeded) {
-			reason = d.fetchReason(err)
-		}
 		return fail(reason, err)
 	}
 	c, reason := parseDocument(clientID, body)
