@@ -501,12 +501,21 @@ func appendAudit(tx *bolt.Tx, id string, e elicitation.AuditEntry) error {
 	return putAudit(tx, id, e)
 }
 
-// putAudit stores e at the end of id's trail, uncounted.
+// putAudit stores e at the end of id's trail, uncounted, chained to the
+// trail's last entry (bbolt runs one writer at a time, so the chain cannot
+// fork).
 func putAudit(tx *bolt.Tx, id string, e elicitation.AuditEntry) error {
 	b, err := tx.Bucket(bucketAudit).CreateBucketIfNotExists([]byte(id))
 	if err != nil {
 		return err
 	}
+	var last elicitation.AuditEntry
+	if _, v := b.Cursor().Last(); v != nil {
+		if err := json.Unmarshal(v, &last); err != nil {
+			return fmt.Errorf("decode the last audit entry of %s: %w", id, err)
+		}
+	}
+	e = elicitation.ChainEntry(id, last.Head(), e)
 	seq, err := b.NextSequence()
 	if err != nil {
 		return err
@@ -550,9 +559,7 @@ func (s *Store) Audit(ctx context.Context, id string) (elicitation.AuditTrail, e
 		}
 		return nil
 	})
-	// Entries are appended in time order by one writer at a time; a stable
-	// sort keeps append order for equal times and mends clock steps.
-	slices.SortStableFunc(tr.Entries, func(a, b elicitation.AuditEntry) int { return a.At.Compare(b.At) })
+	elicitation.SortUnchained(tr.Entries)
 	return tr, err
 }
 

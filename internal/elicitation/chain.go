@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -44,6 +45,18 @@ func (e AuditEntry) Head() AuditHead {
 		return AuditHead{}
 	}
 	return AuditHead{Seq: e.Seq, Hash: e.Hash}
+}
+
+// SortUnchained orders a trail's unchained prefix (the entries stored
+// before the chain) by At, keeping append order for equal times and
+// mending clock steps as stores did before the chain; the chained entries
+// that follow stay in the order they were stored, which VerifyAudit checks.
+func SortUnchained(entries []AuditEntry) {
+	n := 0
+	for n < len(entries) && entries[n].Hash == "" {
+		n++
+	}
+	slices.SortStableFunc(entries[:n], func(a, b AuditEntry) int { return a.At.Compare(b.At) })
 }
 
 // ChainEntry returns e chained after head in request id's trail: Seq one
