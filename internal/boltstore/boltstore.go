@@ -773,3 +773,24 @@ func wrapWrite(op string, err error) error {
 	}
 	return fmt.Errorf("%s: %w", op, err)
 }
+
+// EachRequest implements elicitation.RequestLister. The ids are read in
+// one transaction, and fn called after it, so that fn may use the store.
+func (s *Store) EachRequest(ctx context.Context, fn func(id string) error) error {
+	var ids []string
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketState).ForEach(func(k, _ []byte) error {
+			ids = append(ids, string(k))
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := fn(id); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -59,6 +59,18 @@ func SortUnchained(entries []AuditEntry) {
 	slices.SortStableFunc(entries[:n], func(a, b AuditEntry) int { return a.At.Compare(b.At) })
 }
 
+// OutcomeHead is the head of a trail at its request's outcome: that of the
+// last entry recording a decision (ActionDecided), or zero if there is
+// none or it predates the chain.
+func OutcomeHead(entries []AuditEntry) AuditHead {
+	for i := len(entries) - 1; i >= 0; i-- {
+		if entries[i].Action == ActionDecided {
+			return entries[i].Head()
+		}
+	}
+	return AuditHead{}
+}
+
 // ChainEntry returns e chained after head in request id's trail: Seq one
 // past head's, Prev head's hash, and Hash computed by EntryHash. A store
 // calls it with the head it read in the same atomic write that stores the
