@@ -209,7 +209,9 @@ func rewriteDynamoTrail(t *testing.T, db *dynamodb.Client, table, id string, ent
 		}
 	}
 	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-	n := func(v int64) types.AttributeValue { return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)} }
+	n := func(v int64) types.AttributeValue {
+		return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+	}
 	for i, e := range entries {
 		it := map[string]types.AttributeValue{
 			"pk": pk, "sk": s(fmt.Sprintf("s#%020d", i+1)), "at": n(e.At.UnixNano()), "action": s(string(e.Action)),
