@@ -846,6 +846,7 @@ func TestPolicies(t *testing.T) {
 	// cannot write a request's state or answer, so it cannot decide.
 	add("ReviewFunction", reads, "req#", true)
 	add("ReviewFunction", writes[:2], "audit#", true)
+	add("ReviewFunction", reads, "audit#", true) // the audit chain's head
 	add("ReviewFunction", writes, "req#", false)
 	add("ReviewFunction", reads, "apikey#", false)
 	add("ReviewFunction", writes[2:], "audit#", false)

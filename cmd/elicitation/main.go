@@ -6,6 +6,7 @@
 //	elicitation call [flags] TOOL [name=value …]   call one tool on a running server
 //	elicitation connect [flags] HOST  print an MCP host's configuration
 //	elicitation audit [flags] ID     print a request's audit trail
+//	elicitation audit verify [ID...] check the audit trails' hash chains
 //	elicitation cleanup [flags]      remove requests past their retention
 //	elicitation compact [flags]      shrink the embedded store's file
 //	elicitation check [flags]        check every page of the embedded store's file
@@ -185,6 +186,7 @@ Commands:
   call      call one tool on a running server:   elicitation call [flags] TOOL [name=value …]
   connect   print the configuration that connects an MCP host: elicitation connect [--url URL] HOST
   audit     print a request's audit trail:   elicitation audit [flags] ELICITATION_ID
+            or check the trails' hash chains (all, or those named): elicitation audit verify [flags] [ELICITATION_ID…]
   cleanup   remove requests past their retention
   compact   shrink the embedded store's file to what it holds (run it while the server is stopped)
   check     check every page of the embedded store's file (run it while the server is stopped)

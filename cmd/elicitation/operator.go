@@ -18,6 +18,9 @@ import (
 // runAudit prints a request's audit trail as JSON: the operator's view,
 // whoever owns the request.
 func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	if len(args) > 0 && args[0] == "verify" { // never an id: ids are 22 characters
+		return runAuditVerify(ctx, args[1:], stdout, stderr, getenv)
+	}
 	var c Config
 	fs := flag.NewFlagSet("elicitation audit", flag.ContinueOnError)
 	fs.SetOutput(stderr)

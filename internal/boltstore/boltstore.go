@@ -501,12 +501,21 @@ func appendAudit(tx *bolt.Tx, id string, e elicitation.AuditEntry) error {
 	return putAudit(tx, id, e)
 }
 
-// putAudit stores e at the end of id's trail, uncounted.
+// putAudit stores e at the end of id's trail, uncounted, chained to the
+// trail's last entry (bbolt runs one writer at a time, so the chain cannot
+// fork).
 func putAudit(tx *bolt.Tx, id string, e elicitation.AuditEntry) error {
 	b, err := tx.Bucket(bucketAudit).CreateBucketIfNotExists([]byte(id))
 	if err != nil {
 		return err
 	}
+	var last elicitation.AuditEntry
+	if _, v := b.Cursor().Last(); v != nil {
+		if err := json.Unmarshal(v, &last); err != nil {
+			return fmt.Errorf("decode the last audit entry of %s: %w", id, err)
+		}
+	}
+	e = elicitation.ChainEntry(id, last.Head(), e)
 	seq, err := b.NextSequence()
 	if err != nil {
 		return err
@@ -550,9 +559,7 @@ func (s *Store) Audit(ctx context.Context, id string) (elicitation.AuditTrail, e
 		}
 		return nil
 	})
-	// Entries are appended in time order by one writer at a time; a stable
-	// sort keeps append order for equal times and mends clock steps.
-	slices.SortStableFunc(tr.Entries, func(a, b elicitation.AuditEntry) int { return a.At.Compare(b.At) })
+	elicitation.SortUnchained(tr.Entries)
 	return tr, err
 }
 
@@ -765,4 +772,25 @@ func wrapWrite(op string, err error) error {
 		return err
 	}
 	return fmt.Errorf("%s: %w", op, err)
+}
+
+// EachRequest implements elicitation.RequestLister. The ids are read in
+// one transaction, and fn called after it, so that fn may use the store.
+func (s *Store) EachRequest(ctx context.Context, fn func(id string) error) error {
+	var ids []string
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketState).ForEach(func(k, _ []byte) error {
+			ids = append(ids, string(k))
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := fn(id); err != nil {
+			return err
+		}
+	}
+	return nil
 }

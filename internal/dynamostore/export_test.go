@@ -46,7 +46,7 @@ func ItemSizes(r elicitation.Request) (state int, chunks []int, encoded int, enc
 
 // AuditItemSize is the size of one audit entry item.
 func AuditItemSize(id string, e elicitation.AuditEntry) int {
-	return itemSize(auditItem(id, e, num(1e9)))
+	return itemSize(auditItem(id, elicitation.ChainEntry(id, elicitation.AuditHead{Seq: 1e6, Hash: strings.Repeat("0", 64)}, e), newToken(), num(1e9)))
 }
 
 func itemSize(it item) int {

@@ -4,14 +4,11 @@ import (
 	"bytes"
 	"compress/gzip"
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"io"
-	"math"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -34,7 +31,9 @@ const (
 	skAnswer  = "answer"
 	skPayload = "payload#" // + two-digit chunk number
 	skCounter = "count"
-	skEntry   = "e#"    // + biased unix nanos + "#" + append stamp + "#" + random
+	// Entries stored before the chain have keys "e#" + biased unix nanos +
+	// "#" + append stamp + "#" + random: they sort before the chained ones.
+	skChained = "s#"    // a chained entry: + its Seq, 20 digits
 	skMark    = "once#" // + elicitation.MarkKey(mark): an AppendOnce mark
 
 	attrTTL = "ttl" // epoch seconds: the end of retention, never expiresAt
@@ -71,6 +70,9 @@ const (
 	attrPrincipal = "principal"
 	attrDetail    = "detail"
 	attrVia       = "via"
+	attrSeq       = "seq"
+	attrPrev      = "prev"
+	attrHash      = "hash"
 )
 
 // The retention index: a sparse, keys-only global secondary index over the
@@ -334,46 +336,34 @@ func decodeAnswer(it item) (*elicitation.Answer, error) {
 	return &a, nil
 }
 
-// lastStamp orders appends made in this process: every entry key carries a
-// stamp greater than the one before, so entries with the same At sort in
-// append order. Across processes the stamp is the wall clock.
-var lastStamp atomic.Int64
-
-func nextStamp() int64 {
-	for {
-		last := lastStamp.Load()
-		next := max(last+1, time.Now().UnixNano())
-		if lastStamp.CompareAndSwap(last, next) {
-			return next
-		}
-	}
-}
-
 // sortable formats n so that the strings sort as the numbers do, negative
 // ones included.
 func sortable(n int64) string {
 	return fmt.Sprintf("%020d", uint64(n)^(1<<63))
 }
 
-// auditItem is one audit entry. Its sort key orders the trail by At, then
-// by append, and is unique, so that a put conditioned on its absence
-// recognises its own earlier attempt.
-func auditItem(id string, e elicitation.AuditEntry, ttl types.AttributeValue) item {
-	var r [4]byte
-	_, _ = rand.Read(r[:])
-	at := int64(math.MinInt64)
-	if !e.At.IsZero() {
-		at = e.At.UnixNano()
-	}
-	it := key(auditPrefix+id, skEntry+sortable(at)+"#"+sortable(nextStamp())+"#"+hex.EncodeToString(r[:]))
+// auditItem is entry e of id's trail, chained (elicitation.ChainEntry): its
+// sort key is its Seq, so that a put conditioned on the key's absence lands
+// only if no other writer chained an entry to the same head, and the trail
+// reads in chain order. tok names the call that writes it.
+func auditItem(id string, e elicitation.AuditEntry, tok string, ttl types.AttributeValue) item {
+	it := key(auditPrefix+id, chainKey(e.Seq))
 	putTime(it, attrAt, e.At)
 	it[attrAction] = str(string(e.Action))
 	putStr(it, attrPrincipal, e.Principal)
 	putStr(it, attrDetail, e.Detail)
 	putStr(it, attrVia, string(e.Via))
+	it[attrSeq] = num(int64(e.Seq))
+	putStr(it, attrPrev, e.Prev)
+	it[attrHash] = str(e.Hash)
+	it[attrWriteToken] = str(tok)
 	it[attrTTL] = ttl
 	return it
 }
+
+// chainKey is the sort key of the chained entry seq: zero-padded, so that
+// the keys sort as the numbers do.
+func chainKey(seq uint64) string { return fmt.Sprintf("%s%020d", skChained, seq) }
 
 // markItem is the item of an AppendOnce mark: its key is the mark's, so
 // that a put conditioned on its absence succeeds once; tok names the call
@@ -386,12 +376,16 @@ func markItem(id, mark, tok string, ttl types.AttributeValue) item {
 }
 
 func decodeAudit(it item) elicitation.AuditEntry {
+	seq, _ := getN(it, attrSeq)
 	return elicitation.AuditEntry{
 		At:        getTime(it, attrAt),
 		Action:    elicitation.Action(getS(it, attrAction)),
 		Principal: getS(it, attrPrincipal),
 		Detail:    getS(it, attrDetail),
 		Via:       elicitation.Via(getS(it, attrVia)),
+		Seq:       uint64(max(seq, 0)),
+		Prev:      getS(it, attrPrev),
+		Hash:      getS(it, attrHash),
 	}
 }
 

@@ -175,14 +175,32 @@ func (s *Store) SettleDelivery(ctx context.Context, d elicitation.Delivery, retr
 	if unkeyable(d.RequestID) {
 		return fmt.Errorf("settle delivery %s: %w", d.ID, elicitation.ErrNotFound)
 	}
-	err := s.transact(ctx, []types.TransactWriteItem{
-		op,
-		{ConditionCheck: &types.ConditionCheck{
-			TableName: s.table, Key: stateKey(d.RequestID),
-			ConditionExpression: aws.String("attribute_exists(#pk)"), ExpressionAttributeNames: names(attrPK),
-		}},
-		{Put: &types.Put{TableName: s.table, Item: auditItem(d.RequestID, entry, ttlOf(d.RetainUntil))}},
-	})
+	tok := newToken()
+	for attempt := 1; ; attempt++ {
+		head, err := s.head(ctx, d.RequestID)
+		if err != nil {
+			return fmt.Errorf("settle delivery %s: %w", d.ID, err)
+		}
+		tx := []types.TransactWriteItem{
+			op,
+			{ConditionCheck: &types.ConditionCheck{
+				TableName: s.table, Key: stateKey(d.RequestID),
+				ConditionExpression: aws.String("attribute_exists(#pk)"), ExpressionAttributeNames: names(attrPK),
+			}},
+			s.chained(d.RequestID, head, entry, tok, ttlOf(d.RetainUntil)),
+		}
+		err = s.transact(ctx, tx)
+		if err == nil || !lostPlace(err, tx) || conditionFailed(err, 0) || conditionFailed(err, 1) {
+			return s.settled(ctx, d, op, err)
+		}
+		if aerr := s.backOff(ctx, attempt, err, tx); aerr != nil {
+			return fmt.Errorf("settle delivery %s: %w", d.ID, aerr)
+		}
+	}
+}
+
+// settled is SettleDelivery's answer to its transaction's outcome, err.
+func (s *Store) settled(ctx context.Context, d elicitation.Delivery, op types.TransactWriteItem, err error) error {
 	switch {
 	case err == nil:
 		return nil

@@ -83,7 +83,12 @@ const conflictAttempts = 8
 // the client's retryer waits before a retry (a random while, growing with
 // attempt), so that contenders spread out. This is the store's one backoff.
 func (s *Store) again(ctx context.Context, attempt int, err error) error {
-	if attempt >= conflictAttempts {
+	return s.againUpTo(ctx, attempt, conflictAttempts, err)
+}
+
+// againUpTo is again with limit attempts in place of conflictAttempts.
+func (s *Store) againUpTo(ctx context.Context, attempt, limit int, err error) error {
+	if attempt >= limit {
 		return fmt.Errorf("gave up after %d transaction conflicts: %w", attempt, err)
 	}
 	d, derr := s.retryer.RetryDelay(attempt, err)
@@ -158,7 +163,9 @@ func (s *Store) Create(ctx context.Context, r elicitation.Request, created elici
 	for _, c := range chunks {
 		tx = append(tx, types.TransactWriteItem{Put: &types.Put{TableName: s.table, Item: c}})
 	}
-	tx = append(tx, types.TransactWriteItem{Put: &types.Put{TableName: s.table, Item: auditItem(id, created, ttl)}})
+	// The first entry of a new trail: the state's condition makes this
+	// write the first of the request's.
+	tx = append(tx, types.TransactWriteItem{Put: &types.Put{TableName: s.table, Item: auditItem(id, elicitation.ChainEntry(id, elicitation.AuditHead{}, created), tok, ttl)}})
 	tx = append(tx, putDeliveries(s.table, r.Outbox)...)
 	counter := 0 // the pending count's item in tx, if any
 	if r.MaxPending > 0 {
@@ -302,7 +309,11 @@ func (s *Store) Resolve(ctx context.Context, id string, t elicitation.Resolution
 			return st, cerr
 		}
 		tok := newToken()
-		tx, berr := s.resolveItems(id, cur, t, tok)
+		head, herr := s.head(ctx, id)
+		if herr != nil {
+			return elicitation.State{}, fmt.Errorf("resolve %s: %w", id, herr)
+		}
+		tx, berr := s.resolveItems(id, cur, t, tok, head)
 		if berr != nil {
 			return elicitation.State{}, fmt.Errorf("resolve %s: %w", id, berr)
 		}
@@ -322,7 +333,7 @@ func (s *Store) Resolve(ctx context.Context, id string, t elicitation.Resolution
 		}
 		if err == nil && cur.Status == elicitation.StatusPending && t.At.Before(cur.ExpiresAt) {
 			// Still open: the transaction lost a race with another one.
-			if aerr := s.again(ctx, attempt, werr); aerr != nil {
+			if aerr := s.backOff(ctx, attempt, werr, tx); aerr != nil {
 				return cur.State, fmt.Errorf("resolve %s: %w", id, aerr)
 			}
 		}
@@ -342,7 +353,7 @@ func classify(id string, cur stored, t elicitation.Resolution) (elicitation.Stat
 	return cur.State, true, err
 }
 
-func (s *Store) resolveItems(id string, cur stored, t elicitation.Resolution, tok string) ([]types.TransactWriteItem, error) {
+func (s *Store) resolveItems(id string, cur stored, t elicitation.Resolution, tok string, head elicitation.AuditHead) ([]types.TransactWriteItem, error) {
 	switch t.Status {
 	case elicitation.StatusSubmitted, elicitation.StatusDeclined, elicitation.StatusCanceled:
 	default:
@@ -407,7 +418,7 @@ func (s *Store) resolveItems(id string, cur stored, t elicitation.Resolution, to
 		}
 		tx = append(tx, types.TransactWriteItem{Put: &types.Put{TableName: s.table, Item: a}})
 	}
-	tx = append(tx, types.TransactWriteItem{Put: &types.Put{TableName: s.table, Item: auditItem(id, step.Entry, ttl)}})
+	tx = append(tx, s.chained(id, head, step.Entry, tok, ttl))
 	tx = append(tx, putDeliveries(s.table, step.Outbox)...)
 	tx = append(tx, withdrawDeliveries(s.table, step.Withdraw)...)
 	return tx, nil
@@ -431,6 +442,10 @@ func (s *Store) Consume(ctx context.Context, id string, entry elicitation.AuditE
 			return cur.State, fmt.Errorf("consume %s: status %s: %w", id, cur.Status, elicitation.ErrConflict)
 		}
 		tok := newToken()
+		head, err := s.head(ctx, id)
+		if err != nil {
+			return elicitation.State{}, fmt.Errorf("consume %s: %w", id, err)
+		}
 		next := cur.State
 		next.Status, next.ConsumedAt = elicitation.StatusConsumed, entry.At
 		tx := []types.TransactWriteItem{
@@ -444,7 +459,7 @@ func (s *Store) Consume(ctx context.Context, id string, entry elicitation.AuditE
 					":wtok": str(tok), ":one": num(1), ":version": num(cur.version),
 				},
 			}},
-			{Put: &types.Put{TableName: s.table, Item: auditItem(id, entry, ttlOf(cur.RetainUntil))}},
+			s.chained(id, head, entry, tok, ttlOf(cur.RetainUntil)),
 		}
 		err = s.transact(ctx, tx)
 		if err == nil {
@@ -457,25 +472,10 @@ func (s *Store) Consume(ctx context.Context, id string, entry elicitation.AuditE
 		if again, rerr := s.read(ctx, id); rerr == nil && again.writeToken == tok {
 			return again.State, nil // an earlier attempt of this call landed
 		}
-		if aerr := s.again(ctx, attempt, err); aerr != nil {
+		if aerr := s.backOff(ctx, attempt, err, tx); aerr != nil {
 			return elicitation.State{}, fmt.Errorf("consume %s: %w", id, aerr)
 		}
 	}
-}
-
-// putEntry writes one unbounded audit entry. The entry's key is unique to
-// this call, so a conditional failure means an earlier attempt landed.
-func (s *Store) putEntry(ctx context.Context, id string, e elicitation.AuditEntry, ttl types.AttributeValue) error {
-	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: s.table, Item: auditItem(id, e, ttl),
-		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
-		ExpressionAttributeNames: names(attrPK),
-	})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
-		return nil
-	}
-	return err
 }
 
 // Append implements elicitation.Store. An entry of a bounded action is
@@ -493,11 +493,15 @@ func (s *Store) Append(ctx context.Context, id string, e elicitation.AuditEntry)
 		}
 		return nil
 	}
-	entry := auditItem(id, e, ttl)
 	counter := key(auditPrefix+id, skCounter)
 	n := storedCountAttr(e.Action)
+	tok := newToken()
 	for attempt := 1; ; attempt++ {
-		err := s.transact(ctx, []types.TransactWriteItem{
+		head, err := s.head(ctx, id)
+		if err != nil {
+			return fmt.Errorf("append %s: %w", id, err)
+		}
+		tx := []types.TransactWriteItem{
 			{Update: &types.Update{
 				TableName: s.table, Key: counter,
 				UpdateExpression:          aws.String("SET #ttl = :ttl ADD #n :one"),
@@ -505,20 +509,15 @@ func (s *Store) Append(ctx context.Context, id string, e elicitation.AuditEntry)
 				ExpressionAttributeNames:  map[string]string{"#ttl": attrTTL, "#n": n},
 				ExpressionAttributeValues: item{":ttl": ttl, ":one": num(1), ":cap": num(elicitation.AuditCap)},
 			}},
-			{Put: &types.Put{
-				TableName: s.table, Item: entry,
-				ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
-				ExpressionAttributeNames: names(attrPK),
-			}},
-		})
+			s.chained(id, head, e, tok, ttl),
+		}
+		err = s.transact(ctx, tx)
 		if err == nil {
 			return nil
 		}
 		switch {
 		case !isCanceled(err):
 			return fmt.Errorf("append %s: %w", id, err)
-		case conditionFailed(err, 1):
-			return nil // an earlier attempt of this call landed
 		case conditionFailed(err, 0):
 			_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 				TableName: s.table, Key: counter,
@@ -530,8 +529,12 @@ func (s *Store) Append(ctx context.Context, id string, e elicitation.AuditEntry)
 				return fmt.Errorf("append %s: count omitted entry: %w", id, err)
 			}
 			return nil
+		case conditionFailed(err, 1):
+			if mine, rerr := s.wroteEntry(ctx, tx[1].Put.Item, tok); rerr != nil || mine {
+				return rerr // nil: an earlier attempt of this call landed
+			}
 		}
-		if aerr := s.again(ctx, attempt, err); aerr != nil {
+		if aerr := s.backOff(ctx, attempt, err, tx); aerr != nil {
 			return fmt.Errorf("append %s: %w", id, aerr)
 		}
 	}
@@ -552,16 +555,20 @@ func (s *Store) AppendOnce(ctx context.Context, id, mark string, e elicitation.A
 	ttl := ttlOf(cur.RetainUntil)
 	tok := newToken()
 	m := markItem(id, mark, tok, ttl)
-	tx := []types.TransactWriteItem{
-		{Put: &types.Put{
-			TableName: s.table, Item: m,
-			ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
-			ExpressionAttributeNames: names(attrPK),
-		}},
-		{Put: &types.Put{TableName: s.table, Item: auditItem(id, e, ttl)}},
-	}
 	for attempt := 1; ; attempt++ {
-		err := s.transact(ctx, tx)
+		head, err := s.head(ctx, id)
+		if err != nil {
+			return false, fmt.Errorf("append once %s: %w", id, err)
+		}
+		tx := []types.TransactWriteItem{
+			{Put: &types.Put{
+				TableName: s.table, Item: m,
+				ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
+				ExpressionAttributeNames: names(attrPK),
+			}},
+			s.chained(id, head, e, tok, ttl),
+		}
+		err = s.transact(ctx, tx)
 		if err == nil {
 			return true, nil
 		}
@@ -577,7 +584,7 @@ func (s *Store) AppendOnce(ctx context.Context, id, mark string, e elicitation.A
 			}
 			return out.Item != nil && getS(out.Item, attrWriteToken) == tok, nil
 		}
-		if aerr := s.again(ctx, attempt, err); aerr != nil {
+		if aerr := s.backOff(ctx, attempt, err, tx); aerr != nil {
 			return false, fmt.Errorf("append once %s: %w", id, aerr)
 		}
 	}

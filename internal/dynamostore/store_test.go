@@ -258,7 +258,8 @@ func TestAuditOrderAndCap(t *testing.T) {
 	a, b := twoHandles(t)
 	r := approval()
 	mustCreate(t, a, r)
-	// Same At: append order decides. An earlier At sorts first whatever the order.
+	// Append order decides, the chain's: for the same At, and for an
+	// earlier At appended later (another process's clock behind).
 	same := t0.Add(time.Minute)
 	for i, s := range []elicitation.Store{a, b, a, b} {
 		e := elicitation.AuditEntry{At: same, Action: elicitation.ActionSubmissionRefused, Principal: "reviewer", Detail: fmt.Sprint(i)}
@@ -283,7 +284,7 @@ func TestAuditOrderAndCap(t *testing.T) {
 	for _, e := range tr.Entries[:7] {
 		got = append(got, string(e.Action)+":"+e.Detail)
 	}
-	want := []string{"created:approval", "rendered:early", "submission_refused:0", "submission_refused:1", "submission_refused:2", "submission_refused:3", "rendered:0"}
+	want := []string{"created:approval", "submission_refused:0", "submission_refused:1", "submission_refused:2", "submission_refused:3", "rendered:early", "rendered:0"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("order %v, want %v", got, want)
 	}

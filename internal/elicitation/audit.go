@@ -34,11 +34,21 @@ type AuditEntry struct {
 	Detail string `json:"detail,omitempty"`
 	// Via says where a decision was made (decided and approved entries).
 	Via Via `json:"via,omitempty"`
+	// Seq, Prev and Hash chain the entry into its request's trail (see
+	// ChainEntry): its place from 1, the hash of the entry before it, its
+	// own. A store sets them as it appends; all three are empty on an
+	// entry stored before the chain existed.
+	Seq  uint64 `json:"seq,omitempty"`
+	Prev string `json:"prev,omitempty"`
+	Hash string `json:"hash,omitempty"`
 }
 
 // AuditTrail is a request's audit trail as read back.
 type AuditTrail struct {
-	// Entries in the order they happened (by At, then by append order).
+	// Entries in the order they happened: the unchained prefix (entries
+	// stored before the chain) by At, then by append order; then the
+	// chained entries in the order they were stored (by Seq, unless the
+	// store was tampered with: VerifyAudit tells).
 	Entries []AuditEntry `json:"entries"`
 	// Omitted counts the entries of bounded actions beyond AuditCap that
 	// were counted but not stored.

@@ -273,6 +273,11 @@ type Result struct {
 	// anonymous (no sign-in). ApprovedBy lists a quorum's approvers.
 	DecidedBy  string
 	ApprovedBy []string
+	// AuditHead is the head of the request's audit chain at its outcome:
+	// the Seq and Hash of the entry that recorded the decision (what a
+	// receipt carries, so that the trail up to it can be checked with
+	// VerifyAudit). Zero if that entry predates the chain.
+	AuditHead AuditHead
 }
 
 // Result reads the outcome of a decided request and marks it consumed. It
@@ -303,7 +308,14 @@ func (s *Service) Result(ctx context.Context, principal, id string) (Result, err
 	if err != nil {
 		return Result{}, fmt.Errorf("result %s: %w", id, err)
 	}
-	r := Result{State: s.derive(st), Decision: st.Decision, Context: rec.Payload.Context, Comment: CommentOf(rec.Answer), DecidedBy: st.Decider()}
+	tr, err := s.store.Audit(ctx, id)
+	if err != nil {
+		return Result{}, fmt.Errorf("result %s: %w", id, err)
+	}
+	r := Result{
+		State: s.derive(st), Decision: st.Decision, Context: rec.Payload.Context, Comment: CommentOf(rec.Answer),
+		DecidedBy: st.Decider(), AuditHead: OutcomeHead(tr.Entries),
+	}
 	if st.Quorum() > 1 {
 		r.ApprovedBy = make([]string, 0, len(st.Approvers))
 		for _, a := range st.Approvers {

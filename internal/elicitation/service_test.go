@@ -104,6 +104,7 @@ func TestServiceSelectionFlow(t *testing.T) {
 	if _, err := svc.Submit(ctx, id, cr.ReviewKey, other); !errors.Is(err, elicitation.ErrConflict) {
 		t.Fatalf("second submission: %v", err)
 	}
+	var heads []elicitation.AuditHead
 	for range 2 {
 		r, err := svc.Result(ctx, "alice", id)
 		if err != nil {
@@ -112,10 +113,20 @@ func TestServiceSelectionFlow(t *testing.T) {
 		if r.State.Status != elicitation.StatusConsumed || r.Decision != elicitation.DecisionSubmitted || len(r.SelectedIDs) != 2 || r.SelectedIDs[0] != "o3" {
 			t.Fatalf("result %+v", r)
 		}
+		heads = append(heads, r.AuditHead)
 	}
 	tr, err := svc.Audit(ctx, "alice", id)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Every fetch carries the head at the decision, which the trail
+	// reaches.
+	check, err := elicitation.VerifyAudit(id, tr.Entries)
+	if err != nil || check.Chained != len(tr.Entries) {
+		t.Fatalf("VerifyAudit = %+v, %v", check, err)
+	}
+	if decided := tr.Entries[6]; heads[0] != decided.Head() || heads[1] != heads[0] || heads[0].Seq != 7 {
+		t.Errorf("result heads %v, want the decided entry's %v", heads, decided.Head())
 	}
 	var actions []elicitation.Action
 	for _, e := range tr.Entries {

@@ -125,6 +125,17 @@ type AuditLog interface {
 	Audit(ctx context.Context, id string) (AuditTrail, error)
 }
 
+// RequestLister lists the stored requests, for an operator command that
+// checks them all (`elicitation audit verify`). Both stores implement it;
+// it is apart from Store because nothing in the service needs it.
+type RequestLister interface {
+	// EachRequest calls fn with the id of every stored request, in no
+	// particular order, until fn returns an error, which it returns.
+	// dynamostore reads an eventually consistent index, which may miss a
+	// request created a moment before.
+	EachRequest(ctx context.Context, fn func(id string) error) error
+}
+
 // Waiter is how a wait learns of a request's decision: the one waiting
 // primitive of every store, on which the Service builds Await, AwaitFunc
 // and Watch (watchFunc).

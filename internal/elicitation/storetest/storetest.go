@@ -37,7 +37,7 @@ func Run(t *testing.T, open Factory) {
 	}{
 		{"CreateAndRead", testCreateAndRead}, {"Transitions", testTransitions},
 		{"ExpiryBoundary", testExpiryBoundary}, {"RetriedSubmission", testRetriedSubmission},
-		{"OverlappingResends", testOverlappingResends}, {"Consume", testConsume}, {"Audit", testAudit},
+		{"OverlappingResends", testOverlappingResends}, {"Consume", testConsume}, {"Audit", testAudit}, {"AuditChain", testAuditChain},
 		{"AppendOnce", testAppendOnce}, {"Retention", testRetention}, {"ConcurrentDeciders", testConcurrentDeciders},
 		{"Watch", testWatch}, {"LargeSelection", testLargeSelection}, {"Outbox", testOutbox},
 		{"OutboxClaims", testOutboxClaims}, {"OutboxResolve", testOutboxResolve}, {"OutboxFairness", testOutboxFairness},
