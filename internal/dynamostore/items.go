@@ -71,6 +71,7 @@ const (
 	attrPrincipal = "principal"
 	attrDetail    = "detail"
 	attrVia       = "via"
+	attrIssuer    = "issuer"
 )
 
 // The retention index: a sparse, keys-only global secondary index over the
@@ -371,6 +372,7 @@ func auditItem(id string, e elicitation.AuditEntry, ttl types.AttributeValue) it
 	putStr(it, attrPrincipal, e.Principal)
 	putStr(it, attrDetail, e.Detail)
 	putStr(it, attrVia, string(e.Via))
+	putStr(it, attrIssuer, e.Issuer)
 	it[attrTTL] = ttl
 	return it
 }
@@ -392,6 +394,7 @@ func decodeAudit(it item) elicitation.AuditEntry {
 		Principal: getS(it, attrPrincipal),
 		Detail:    getS(it, attrDetail),
 		Via:       elicitation.Via(getS(it, attrVia)),
+		Issuer:    getS(it, attrIssuer),
 	}
 }
 

@@ -34,6 +34,10 @@ type AuditEntry struct {
 	Detail string `json:"detail,omitempty"`
 	// Via says where a decision was made (decided and approved entries).
 	Via Via `json:"via,omitempty"`
+	// Issuer is the issuer that signed Principal in (the identity
+	// provider's, "https://slack.com" for a Slack account), for decided
+	// and approved entries of a signed-in reviewer; empty without sign-in.
+	Issuer string `json:"issuer,omitempty"`
 }
 
 // AuditTrail is a request's audit trail as read back.
