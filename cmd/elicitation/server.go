@@ -23,6 +23,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/localserver"
 	"github.com/mcp-elicitation/elicitation/internal/notify"
+	"github.com/mcp-elicitation/elicitation/internal/signing"
 )
 
 // Main is a running local server. Start it, then Close it; tests start it
@@ -155,6 +156,15 @@ func (m *Main) open(ctx context.Context, o options) error {
 	pages := http.NewServeMux()
 	m.app.Pages.Routes(pages)
 	reviewMux.Handle("/review/", signIn(pages))
+	// The one signing keyring's public keys: what verifies receipts and,
+	// with OAuth, access tokens.
+	signingKeys, err := mcpendpoint.SigningKeys(ctx, m.app)
+	if err != nil {
+		closeListeners()
+		_ = m.app.Close()
+		return err
+	}
+	reviewMux.Handle("GET "+signing.JWKSPath, signing.Handler(signingKeys))
 	if cfg.OAuthOn() {
 		as, err := oauth(ctx, m.app)
 		if err != nil {
