@@ -107,7 +107,7 @@ func (w *world) start(n int) {
 			WaitsPerPrincipal:   w.waitShare,
 			WatchesPerPrincipal: w.watchShare,
 			Name:                "elicitation-test", Version: "test",
-			Receipts:            w.receiptsOf(),
+			Receipts: w.receiptsOf(),
 		})
 		h := auth.RequireBearerToken(func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
 			if p, ok := tokens[tok]; ok {
