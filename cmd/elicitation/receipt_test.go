@@ -159,30 +159,66 @@ func TestReceiptsWithoutSignIn(t *testing.T) {
 	if _, err := receipt.Verify(altered, set, receipt.Expect{Issuer: m1.ReviewBase}); !errors.Is(err, receipt.ErrSignature) {
 		t.Errorf("the altered receipt in Go: %v", err)
 	}
+
+	// elicitation receipt: the operator's check, against the key set the
+	// issuer publishes.
+	var printed bytes.Buffer
+	if err := run(context.Background(), []string{"receipt", "--issuer", m2.ReviewBase, "--elicitation", sid, "--outcome", "approved", app}, &printed, io.Discard, noEnv); err != nil || !strings.Contains(printed.String(), `"selected_ids": [`) {
+		t.Errorf("elicitation receipt: %v\n%s", err, printed.String())
+	}
+	jwks := m2.ReviewBase + signing.JWKSPath
+	for name, args := range map[string][]string{
+		"bad signature":       {"--issuer", m2.ReviewBase, altered},
+		"another elicitation": {"--issuer", m2.ReviewBase, "--elicitation", id, app},
+		"another issuer":      {"--issuer", "https://other.example", "--keys", jwks, app},
+	} {
+		err := run(context.Background(), append([]string{"receipt"}, args...), io.Discard, io.Discard, noEnv)
+		if err == nil || !strings.HasPrefix(err.Error(), "receipt refused: ") {
+			t.Errorf("elicitation receipt, %s: %v", name, err)
+		}
+	}
+}
+
+// decideSignedIn signs who in with browser and decides the request at u.
+func decideSignedIn(t *testing.T, browser *http.Client, u, who, decision string) {
+	t.Helper()
+	resp, body, err := oidctest.SignIn(context.Background(), browser, u, who)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s's page: %v %v", who, resp, err)
+	}
+	tok := tokenRE.FindStringSubmatch(body)
+	resp, err = browser.PostForm(u, url.Values{"token": {tok[1]}, "decision": {decision}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s's decision: %d", who, resp.StatusCode)
+	}
 }
 
 // With reviewer sign-in, the receipt names the reviewer as decidedBy does
-// and the issuer that signed them in; a decline is attested too.
+// and the issuer that signed them in; a decline is attested too, and a
+// quorum of two names both approvers in order.
 func TestReceiptWithSignIn(t *testing.T) {
 	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	p := oidctest.Start(t, "http://"+addr+reviewauth.CallbackPath)
 	m := start(t, "--addr", addr, "--data-dir", t.TempDir(),
 		"--oidc-issuer", p.Issuer, "--oidc-client-id", oidctest.ClientID, "--oidc-client-secret", oidctest.ClientSecret)
 	s := agent(t, m.MCPURL)
-	bob := oidctest.Browser(t)
+	bob, alice := oidctest.Browser(t), oidctest.Browser(t)
+	c := call(t, s, "elicit_approval", map[string]any{"message": "Ship?", "context": 1, "reviewers": []string{"alice@example.com", "bob@example.com"}, "approvals": 2})
+	id, u := c["elicitationId"].(string), c["reviewUrl"].(string)
+	decideSignedIn(t, alice, u, "alice", "submitted")
+	decideSignedIn(t, bob, u, "bob", "submitted")
+	r := verified(t, m, call(t, s, "elicit_result", map[string]any{"elicitationId": id})["receipt"].(string), receipt.Expect{Txn: id, Outcome: receipt.OutcomeApproved})
+	if a := r.Approvers; r.Quorum != 2 || len(a) != 2 || a[0].Principal != "alice@example.com" || a[1].Principal != "bob@example.com" || a[0].Issuer != p.Issuer || a[1].Issuer != p.Issuer || a[0].At > a[1].At {
+		t.Errorf("quorum receipt %+v", r)
+	}
 	for _, decision := range []string{"submitted", "declined"} {
 		c := call(t, s, "elicit_approval", map[string]any{"message": "Ship?", "context": 1, "reviewers": []string{"bob@example.com"}})
 		id, u := c["elicitationId"].(string), c["reviewUrl"].(string)
-		resp, body, err := oidctest.SignIn(context.Background(), bob, u, "bob")
-		if err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("bob's page: %v %v", resp, err)
-		}
-		tok := tokenRE.FindStringSubmatch(body)
-		resp, err = bob.PostForm(u, url.Values{"token": {tok[1]}, "decision": {decision}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = resp.Body.Close()
+		decideSignedIn(t, bob, u, "bob", decision)
 		res := call(t, s, "elicit_result", map[string]any{"elicitationId": id})
 		r := verified(t, m, res["receipt"].(string), receipt.Expect{Txn: id})
 		want := map[string]string{"submitted": receipt.OutcomeApproved, "declined": receipt.OutcomeDeclined}[decision]
