@@ -55,7 +55,7 @@ type Expect struct {
 // (within Leeway), and the elicitation, outcome, tool and arguments digest
 // are those expected. Each refusal wraps one of the Err values above.
 func Verify(token string, keys jose.JSONWebKeySet, expect Expect) (Claims, error) {
-	jws, err := jose.ParseSigned(token, []jose.SignatureAlgorithm{jose.ES256})
+	jws, err := jose.ParseSignedCompact(token, []jose.SignatureAlgorithm{jose.ES256})
 	if err != nil || len(jws.Signatures) != 1 {
 		return Claims{}, ErrMalformed
 	}
