@@ -147,24 +147,12 @@ func (m *Main) open(ctx context.Context, o options) error {
 		reviewMux = http.NewServeMux()
 		reviewMux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	}
-	signIn, err := signin.Middleware(m.app, nil)
+	signIn, err := m.reviewRoutes(ctx, reviewMux)
 	if err != nil {
 		closeListeners()
 		_ = m.app.Close()
 		return err
 	}
-	pages := http.NewServeMux()
-	m.app.Pages.Routes(pages)
-	reviewMux.Handle("/review/", signIn(pages))
-	// The one signing keyring's public keys: what verifies receipts and,
-	// with OAuth, access tokens.
-	signingKeys, err := mcpendpoint.SigningKeys(ctx, m.app)
-	if err != nil {
-		closeListeners()
-		_ = m.app.Close()
-		return err
-	}
-	reviewMux.Handle("GET "+signing.JWKSPath, signing.Handler(signingKeys))
 	if cfg.OAuthOn() {
 		as, err := oauth(ctx, m.app)
 		if err != nil {
@@ -178,17 +166,6 @@ func (m *Main) open(ctx context.Context, o options) error {
 		mcpMux.Handle(mcpendpoint.MetadataPath+"/mcp", prm)
 		m.Log.Info("OAuth on: hosts connect with the URL of /mcp alone, people sign in with the reviewers' issuer", "mcp", resource, "issuer", m.ReviewBase)
 	}
-	slack, err := slackpart.Handler(ctx, m.app)
-	if err != nil {
-		closeListeners()
-		_ = m.app.Close()
-		return err
-	}
-	if slack != nil {
-		// Slack signs its requests; no sign-in in front.
-		reviewMux.Handle("POST "+slackpart.Path, slack)
-		m.Log.Info("decisions from Slack on: set the Slack app's interactivity request URL", "url", m.ReviewBase+slackpart.Path)
-	}
 
 	if cfg.CleanupInterval > 0 {
 		m.srv.Cleanup(m.app.Store, cfg.CleanupInterval, o.now)
@@ -199,6 +176,37 @@ func (m *Main) open(ctx context.Context, o options) error {
 		m.srv.Serve(reviewLn, reviewMux)
 	}
 	return nil
+}
+
+// reviewRoutes puts on mux what the review listener serves besides
+// /healthz and OAuth: the review pages behind reviewer sign-in (the
+// middleware it returns), the deployment's key set, and Slack's
+// interactions where a Slack app is configured.
+func (m *Main) reviewRoutes(ctx context.Context, mux *http.ServeMux) (func(http.Handler) http.Handler, error) {
+	signIn, err := signin.Middleware(m.app, nil)
+	if err != nil {
+		return nil, err
+	}
+	pages := http.NewServeMux()
+	m.app.Pages.Routes(pages)
+	mux.Handle("/review/", signIn(pages))
+	// The one signing keyring's public keys: what verifies receipts and,
+	// with OAuth, access tokens.
+	keys, err := mcpendpoint.SigningKeys(ctx, m.app)
+	if err != nil {
+		return nil, err
+	}
+	mux.Handle("GET "+signing.JWKSPath, signing.Handler(keys))
+	slack, err := slackpart.Handler(ctx, m.app)
+	if err != nil {
+		return nil, err
+	}
+	if slack != nil {
+		// Slack signs its requests; no sign-in in front.
+		mux.Handle("POST "+slackpart.Path, slack)
+		m.Log.Info("decisions from Slack on: set the Slack app's interactivity request URL", "url", m.ReviewBase+slackpart.Path)
+	}
+	return signIn, nil
 }
 
 // startNotifying runs the notification deliverer in this process when
