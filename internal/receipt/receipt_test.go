@@ -287,3 +287,30 @@ func TestRotation(t *testing.T) {
 		t.Errorf("a receipt of a retired key: %v", err)
 	}
 }
+
+// What a receipt adds to elicit_result (signing, with the digests), and
+// what checking one costs a verifier.
+func BenchmarkIssue(b *testing.B) {
+	k, _ := signing.Derive([]sealer.Key{{ID: "k1", Secret: []byte(strings.Repeat("k", 32))}})
+	is := receipt.Issuer{Keys: k}
+	o := quorum()
+	for b.Loop() {
+		if _, err := is.Issue(iss, o); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkVerify(b *testing.B) {
+	k, _ := signing.Derive([]sealer.Key{{ID: "k1", Secret: []byte(strings.Repeat("k", 32))}})
+	o := quorum()
+	o.Result.State.RetainUntil = time.Now().Add(time.Hour)
+	tok, _ := receipt.Issuer{Keys: k}.Issue(iss, o)
+	set := signing.JWKS(k)
+	expect := receipt.Expect{Issuer: iss, Tool: "deploy", Arguments: o.Arguments}
+	for b.Loop() {
+		if _, err := receipt.Verify(tok, set, expect); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
