@@ -6,7 +6,7 @@
 # sam build runs `make build-<LogicalId>` in the module root (CodeUri: .) with ARTIFACTS_DIR
 # set to the function's artifact directory; the bootstrap it needs lands there.
 #
-#   make lambda            build all four bootstraps into .aws-sam/bootstrap/<function>/
+#   make lambda            build all five bootstraps into .aws-sam/bootstrap/<function>/
 #   make lambda-sizes      ... and print their sizes, beside an aws-lambda-go hello world built the
 #                          same way (make lambda-hello: internal/lambdatest/testdata/hello, not shipped)
 #   make api-key-create PRINCIPAL=alice TABLE=<table> [NAME=laptop] [EXPIRES=90d]
@@ -22,7 +22,7 @@ LAMBDA_FLAGS  ?= -tags lambda.norpc -trimpath -buildvcs=false -ldflags='-s -w'
 ARTIFACTS_DIR ?= .aws-sam/bootstrap/$(LAMBDA_FUNCTION)
 ELICITATION   ?= $(GO) run ./cmd/elicitation
 
-LAMBDA_FUNCTIONS := mcp review submit notify
+LAMBDA_FUNCTIONS := mcp review submit notify oauth
 
 # lambda-build builds ./functions/$(1) into $(2)/bootstrap.
 define lambda-build
@@ -32,7 +32,7 @@ endef
 # The yardstick: an aws-lambda-go hello world, built with the same flags.
 LAMBDA_HELLO := ./internal/lambdatest/testdata/hello
 
-.PHONY: build-McpFunction build-ReviewFunction build-SubmitFunction build-NotifyFunction lambda lambda-hello lambda-sizes \
+.PHONY: build-McpFunction build-ReviewFunction build-SubmitFunction build-NotifyFunction build-OAuthFunction lambda lambda-hello lambda-sizes \
 	api-key-create api-key-list api-key-revoke
 
 build-McpFunction:
@@ -46,6 +46,9 @@ build-SubmitFunction:
 
 build-NotifyFunction:
 	$(call lambda-build,notify,$(ARTIFACTS_DIR))
+
+build-OAuthFunction:
+	$(call lambda-build,oauth,$(ARTIFACTS_DIR))
 
 lambda:
 	@$(foreach f,$(LAMBDA_FUNCTIONS),$(call lambda-build,$(f),.aws-sam/bootstrap/$(f)) &&) true

@@ -224,6 +224,15 @@ var functions = map[string]struct {
 	"McpFunction":    {"mcp", []string{"ANY /mcp"}},
 	"ReviewFunction": {"review", []string{"GET /review/{id}/{key}", "GET /review/{id}", "GET /review"}},
 	"SubmitFunction": {"submit", []string{"POST /review/{id}/{key}", "POST /review/{id}", "POST /slack/interactions"}},
+	// With OAuth on (Condition OAuthOn). The consent page's exact path wins
+	// over the submit function's POST /review/{id}/{key}: HTTP API prefers
+	// a full match of route and method to one with path variables.
+	"OAuthFunction": {"oauth", []string{
+		"GET /oauth/authorize", "ANY /oauth/token", "ANY /oauth/revoke", "ANY /oauth/register", "ANY /oauth/keys",
+		"ANY /.well-known/oauth-authorization-server", "ANY /.well-known/openid-configuration",
+		"ANY /.well-known/oauth-protected-resource", "ANY /.well-known/oauth-protected-resource/mcp",
+		"GET /review/oauth/consent", "POST /review/oauth/consent",
+	}},
 }
 
 func fnNames() []string {
@@ -292,7 +301,7 @@ func functionSettings(t *testing.T, p *parsed, fn string) compose.Settings {
 // the local server's name, and parses.
 func TestEnvironmentNamesSettings(t *testing.T) {
 	p := load(t)
-	for _, fn := range []string{"McpFunction", "ReviewFunction", "SubmitFunction", "NotifyFunction"} {
+	for _, fn := range []string{"McpFunction", "ReviewFunction", "SubmitFunction", "NotifyFunction", "OAuthFunction"} {
 		for k := range env(p, fn) {
 			if notSettings[k] {
 				continue
@@ -437,6 +446,10 @@ func TestResourceTypes(t *testing.T) {
 		"NotifyFunctionLogs":     "AWS::Logs::LogGroup",
 		"NotifySecret":           "AWS::SecretsManager::Secret",
 		"NotifyErrorsAlarm":      "AWS::CloudWatch::Alarm",
+		"OAuthFunction":          "AWS::Serverless::Function",
+		"OAuthFunctionLogs":      "AWS::Logs::LogGroup",
+		"OAuthErrorsAlarm":       "AWS::CloudWatch::Alarm",
+		"OAuthThrottlesAlarm":    "AWS::CloudWatch::Alarm",
 	}
 	got := map[string]string{}
 	for name, r := range p.tmpl.Resources {
@@ -585,7 +598,7 @@ func TestTimeouts(t *testing.T) {
 	if rm := lambdaconfig.ResponseMargin.Seconds(); maxWait+margin+rm >= mcp {
 		t.Errorf("ELICITATION_MAX_WAIT %v + ELICITATION_WAIT_MARGIN %v + the response margin %v >= McpFunction Timeout %v", maxWait, margin, rm, mcp)
 	}
-	for _, fn := range []string{"ReviewFunction", "SubmitFunction"} {
+	for _, fn := range []string{"ReviewFunction", "SubmitFunction", "OAuthFunction"} {
 		to := num(t, fn+" Timeout", get(p.tree, "Resources", fn, "Properties", "Timeout"))
 		if to >= 30 || to < 3 {
 			t.Errorf("%s Timeout %v s, want 3..29", fn, to)
@@ -857,6 +870,22 @@ func TestPolicies(t *testing.T) {
 	add("SubmitFunction", []string{"dynamodb:UpdateItem"}, "owner#", true)
 	add("SubmitFunction", []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem"}, "owner#", false)
 	add("ReviewFunction", append(reads, writes...), "owner#", false)
+	// The grants (OAuth): the OAuth function alone keeps them (a delete is
+	// a conditional update leaving a tombstone); the MCP function reads a
+	// token's family, nothing else of them; the others nothing.
+	add("OAuthFunction", []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}, "grant#", true)
+	add("OAuthFunction", []string{"dynamodb:DeleteItem", "dynamodb:Query"}, "grant#", false)
+	for _, prefix := range []string{"req#", "audit#", "outbox#", "owner#", "apikey#"} {
+		add("OAuthFunction", append(reads, writes...), prefix, false)
+	}
+	add("McpFunction", []string{"dynamodb:GetItem"}, "grant#family#", true)
+	add("McpFunction", append([]string{"dynamodb:Query"}, writes...), "grant#family#", false)
+	for _, kind := range []string{"grant#client#", "grant#login#", "grant#code#"} {
+		add("McpFunction", append(reads, writes...), kind, false)
+	}
+	for _, fn := range []string{"ReviewFunction", "SubmitFunction"} {
+		add(fn, append(reads, writes...), "grant#", false)
+	}
 	for _, fn := range fnNames() {
 		gs := tableGrants(t, p, fn)
 		for _, c := range cases[fn] {
@@ -879,7 +908,7 @@ func TestPolicies(t *testing.T) {
 	// functions the page-token keys (and the review function reviewer
 	// sign-in's client secret, the submit function the Slack app's), the MCP
 	// function the push-state keys.
-	ownSecret := map[string]string{"McpFunction": "{Ref:PushStateSecret}", "ReviewFunction": "{Ref:TokenSecret}", "SubmitFunction": "{Ref:TokenSecret}"}
+	ownSecret := map[string]string{"McpFunction": "{Ref:PushStateSecret}", "ReviewFunction": "{Ref:TokenSecret}", "SubmitFunction": "{Ref:TokenSecret}", "OAuthFunction": "{Ref:TokenSecret}"}
 	raw, _ := os.ReadFile(filepath.Join("..", "template.yaml"))
 	for _, fn := range fnNames() {
 		var secret bool
@@ -893,8 +922,16 @@ func TestPolicies(t *testing.T) {
 					}
 					continue
 				}
+				if strings.HasPrefix(a, "secretsmanager:") && fn == "McpFunction" && get(st, "Sid") == "TokenSecret" {
+					// The keyring OAuth tokens are verified with, where OAuth is on (the
+					// push-state secret again otherwise).
+					if a != "secretsmanager:GetSecretValue" || !strings.Contains(string(raw), "Resource: !If [OAuthOn, !Ref TokenSecret, !Ref PushStateSecret]") {
+						t.Errorf("%s: %s, want GetSecretValue on the token secret if OAuth is on, else the push-state secret", fn, a)
+					}
+					continue
+				}
 				if strings.HasPrefix(a, "secretsmanager:") {
-					if fn == "ReviewFunction" && get(st, "Sid") == "OidcClientSecret" {
+					if (fn == "ReviewFunction" || fn == "OAuthFunction") && get(st, "Sid") == "OidcClientSecret" {
 						// Reviewer sign-in's client secret, where the stack has one
 						// (the token secret again otherwise).
 						// (goformation reads !If as null: check the template's text.)
@@ -931,7 +968,7 @@ func TestSecret(t *testing.T) {
 	if int(n)%4 != 0 || n*3/4 < 32 || get(gen, "ExcludePunctuation") != true {
 		t.Errorf("GenerateSecretString %v: want ExcludePunctuation and a length that is a multiple of 4, decoding to >= 32 bytes", gen)
 	}
-	for _, fn := range []string{"ReviewFunction", "SubmitFunction"} {
+	for _, fn := range []string{"ReviewFunction", "SubmitFunction", "OAuthFunction"} {
 		if got := env(p, fn)["ELICITATION_TOKEN_SECRET_ARN"]; got != "{Ref:TokenSecret}" {
 			t.Errorf("%s ELICITATION_TOKEN_SECRET_ARN = %q, want !Ref TokenSecret", fn, got)
 		}
@@ -944,8 +981,12 @@ func TestSecret(t *testing.T) {
 			t.Errorf("%s sees the push-state secret, which only the MCP function uses", fn)
 		}
 	}
-	if _, ok := env(p, "McpFunction")["ELICITATION_TOKEN_SECRET_ARN"]; ok {
-		t.Error("the MCP function does not sign review tokens and should not see the secret")
+	// The MCP function signs nothing; with OAuth on it verifies tokens with
+	// keys derived from the keyring (goformation reads !If as null: check
+	// the text).
+	raw, _ := os.ReadFile(templatePath)
+	if got, ok := env(p, "McpFunction")["ELICITATION_TOKEN_SECRET_ARN"]; ok && (got != "" || !bytes.Contains(raw, []byte("ELICITATION_TOKEN_SECRET_ARN: !If [OAuthOn, !Ref TokenSecret, \"\"]"))) {
+		t.Errorf("the MCP function sees the token secret (%q) other than with OAuth on", got)
 	}
 }
 
@@ -979,6 +1020,9 @@ func TestThrottlingAlarmsOutputs(t *testing.T) {
 		}
 	}
 	outs := p.tree["Outputs"].(map[string]any)
+	if str(get(outs, "ConnectorUrl", "Condition")) != "OAuthOn" || !strings.Contains(string(p.raw), `Value: !If [HasPublicBaseUrl, !Sub "${PublicBaseUrl}/mcp", !Sub "https://${Api}.execute-api.${AWS::Region}.${AWS::URLSuffix}/mcp"]`) {
+		t.Errorf("output ConnectorUrl = %v, want the MCP URL (under PublicBaseUrl if set) with OAuth on", get(outs, "ConnectorUrl"))
+	}
 	for name, suffix := range map[string]string{"McpUrl": "/mcp", "ReviewBaseUrl": "/review/"} {
 		v := str(get(outs, name, "Value"))
 		if !strings.HasPrefix(v, "https://${Api}.execute-api.") || !strings.HasSuffix(v, suffix) {

@@ -21,12 +21,25 @@ import (
 // pointers (connect, keys create) are commands that work as printed: the
 // program as it was started, this server's URL, key setting and store.
 func (m *Main) PrintWelcome(w io.Writer) {
-	ep := hostconfig.Endpoint{URL: dialable(m.MCPURL), NeedsKey: m.Config.RequireAPIKey}
+	keys, oauth := m.Config.MCPAuth()
+	ep := hostconfig.Endpoint{URL: dialable(m.MCPURL), NeedsKey: keys || oauth}
+	if oauth {
+		ep.Auth = hostconfig.AuthOAuth
+	}
 	prog := invocation(os.Args[0])
 	fmt.Fprintf(w, "\nelicitation %s is running (store: %s)\n\n", version, m.storeName())
 	fmt.Fprintf(w, "  MCP endpoint (streamable HTTP):  %s\n", m.MCPURL)
 	fmt.Fprintf(w, "  Review pages:                    %s/review/…\n\n", m.ReviewBase)
-	if ep.NeedsKey {
+	switch {
+	case oauth:
+		fmt.Fprintf(w, `OAuth on: a host connects with the URL alone. The person signs in with %s
+and allows the host on the consent page; each person sees only their own requests.
+`, m.Config.OIDCIssuer)
+		if keys {
+			fmt.Fprintf(w, "API keys work beside it, for machine agents: %s keys create %s--principal NAME\n", prog, m.storeArgs())
+		}
+		fmt.Fprintln(w)
+	case keys:
 		fmt.Fprintf(w, `API keys are required: every MCP request must carry "Authorization: Bearer <key>".
 Create a key (printed once) with:
 
@@ -36,7 +49,7 @@ Create a key (printed once) with:
 Each key's principal sees only its own requests.
 
 `, prog, m.storeArgs(), keyPlaces(ep))
-	} else {
+	default:
 		fmt.Fprint(w, `No API keys: any program that can reach this endpoint may create requests, and read,
 wait on or cancel any request whose id it knows (ids are in tool results and in this log).
 Use --require-api-key when others share this machine or the address is reachable from elsewhere.
@@ -45,7 +58,10 @@ Use --require-api-key when others share this machine or the address is reachable
 	}
 	m.printReviewers(w)
 	connect := prog + " connect --url " + ep.URL
-	if ep.NeedsKey {
+	switch {
+	case oauth:
+		connect += " --auth oauth"
+	case keys:
 		connect += " --require-api-key"
 	}
 	fmt.Fprintf(w, "Connect a host (docs/hosts.md explains each; \"%s HOST\" prints one in full):\n\n", connect)

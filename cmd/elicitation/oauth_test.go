@@ -43,6 +43,12 @@ func TestServeWithOAuth(t *testing.T) {
 	m := start(t, "--addr", addr, "--data-dir", dir, "--oauth",
 		"--oidc-issuer", p.Issuer, "--oidc-client-id", oidctest.ClientID, "--oidc-client-secret", oidctest.ClientSecret)
 	base := "http://" + addr
+	var banner bytes.Buffer
+	m.PrintWelcome(&banner)
+	if b := banner.String(); !strings.Contains(b, "OAuth on: a host connects with the URL alone. The person signs in with "+p.Issuer) ||
+		!strings.Contains(b, "API keys work beside it") || strings.Contains(b, "Authorization") || !strings.Contains(b, "connect --url "+m.MCPURL+" --auth oauth") {
+		t.Errorf("the banner with OAuth on:\n%s", b)
+	}
 
 	// The challenge and the two metadata documents.
 	resp := post(t, m.MCPURL, "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
@@ -352,5 +358,35 @@ func TestOAuthOperatorClient(t *testing.T) {
 	}
 	if _, err := conf.TokenSource(context.Background(), &oauth2.Token{RefreshToken: tok.RefreshToken}).Token(); err != nil {
 		t.Errorf("refresh with the client's secret: %v", err)
+	}
+	// A token without the endpoint's scope: 403 insufficient_scope.
+	narrow := *conf
+	narrow.ClientSecret, narrow.Scopes = secret, []string{"openid"}
+	tok = oauthSignIn(t, base, m.MCPURL, "bob", &narrow)
+	resp := post(t, m.MCPURL, tok.AccessToken, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	if ch := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusForbidden || !strings.Contains(ch, `error="insufficient_scope"`) || !strings.Contains(ch, `scope="elicitation"`) {
+		t.Errorf("a token without the scope: %d %q, want 403 insufficient_scope naming elicitation", resp.StatusCode, ch)
+	}
+}
+
+// --api-keys=false: only people's OAuth tokens; an API key is refused.
+func TestOAuthWithoutAPIKeys(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"keys", "--data-dir", dir, "create", "--principal", "ci-bot", "--json"}, &out, io.Discard, noEnv); err != nil {
+		t.Fatal(err)
+	}
+	var key struct{ Key string }
+	_ = json.Unmarshal(out.Bytes(), &key)
+	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	p := oidctest.Start(t, "http://"+addr+reviewauth.CallbackPath)
+	m := start(t, "--addr", addr, "--data-dir", dir, "--oauth", "--api-keys=false",
+		"--oidc-issuer", p.Issuer, "--oidc-client-id", oidctest.ClientID, "--oidc-client-secret", oidctest.ClientSecret)
+	if resp := post(t, m.MCPURL, key.Key, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("an API key with --api-keys=false: %d, want 401", resp.StatusCode)
+	}
+	tok := oauthSignIn(t, "http://"+addr, m.MCPURL, "alice", nil)
+	if resp := post(t, m.MCPURL, tok.AccessToken, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`); resp.StatusCode != http.StatusOK {
+		t.Errorf("an OAuth token with --api-keys=false: %d, want 200", resp.StatusCode)
 	}
 }

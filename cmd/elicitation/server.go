@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-elicitation/elicitation/internal/accesstoken"
 	"github.com/mcp-elicitation/elicitation/internal/authserver"
 	"github.com/mcp-elicitation/elicitation/internal/clientreg"
 	"github.com/mcp-elicitation/elicitation/internal/compose"
@@ -112,7 +113,7 @@ func (m *Main) open(ctx context.Context, o options) error {
 	m.app, err = compose.Build(ctx, cfg, compose.Parts{
 		Store: openStore,
 		Pages: compose.Pages,
-		MCP: mcpendpoint.Part(openAPIKeys, func(ctx context.Context, a *compose.App) (*authserver.Server, error) {
+		MCP: mcpendpoint.Part(openAPIKeys, func(ctx context.Context, a *compose.App) (accesstoken.Verifier, error) {
 			s, err := oauth(ctx, a)
 			if err != nil {
 				return nil, err
@@ -147,24 +148,10 @@ func (m *Main) open(ctx context.Context, o options) error {
 		reviewMux = http.NewServeMux()
 		reviewMux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	}
-	signIn, err := m.reviewRoutes(ctx, reviewMux)
-	if err != nil {
+	if err := m.routes(ctx, mcpMux, reviewMux, oauth, resource); err != nil {
 		closeListeners()
 		_ = m.app.Close()
 		return err
-	}
-	if cfg.OAuthOn() {
-		as, err := oauth(ctx, m.app)
-		if err != nil {
-			closeListeners()
-			_ = m.app.Close()
-			return err
-		}
-		as.Routes(reviewMux, signIn)
-		prm := mcpendpoint.Metadata(as.Server)
-		mcpMux.Handle(mcpendpoint.MetadataPath, prm)
-		mcpMux.Handle(mcpendpoint.MetadataPath+"/mcp", prm)
-		m.Log.Info("OAuth on: hosts connect with the URL of /mcp alone, people sign in with the reviewers' issuer", "mcp", resource, "issuer", m.ReviewBase)
 	}
 
 	if cfg.CleanupInterval > 0 {
@@ -178,35 +165,46 @@ func (m *Main) open(ctx context.Context, o options) error {
 	return nil
 }
 
-// reviewRoutes puts on mux what the review listener serves besides
-// /healthz and OAuth: the review pages behind reviewer sign-in (the
-// middleware it returns), the deployment's key set, and Slack's
-// interactions where a Slack app is configured.
-func (m *Main) reviewRoutes(ctx context.Context, mux *http.ServeMux) (func(http.Handler) http.Handler, error) {
+// routes puts the review listener's routes on reviewMux (the pages behind
+// sign-in, the deployment's key set, the authorization server with OAuth
+// on, Slack's interactions)
+// and, with OAuth on, the protected resource's metadata on mcpMux.
+func (m *Main) routes(ctx context.Context, mcpMux, reviewMux *http.ServeMux, oauth func(context.Context, *compose.App) (*oauthpart.Server, error), resource string) error {
 	signIn, err := signin.Middleware(m.app, nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	pages := http.NewServeMux()
 	m.app.Pages.Routes(pages)
-	mux.Handle("/review/", signIn(pages))
-	// The one signing keyring's public keys: what verifies receipts and,
-	// with OAuth, access tokens.
+	reviewMux.Handle("/review/", signIn(pages))
+	// The one signing keyring's public keys, with or without OAuth: what
+	// verifies receipts and, with OAuth, access tokens.
 	keys, err := mcpendpoint.SigningKeys(ctx, m.app)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	mux.Handle("GET "+signing.JWKSPath, signing.Handler(keys))
+	reviewMux.Handle("GET "+signing.JWKSPath, signing.Handler(keys))
+	if m.Config.OAuthOn() {
+		as, err := oauth(ctx, m.app)
+		if err != nil {
+			return err
+		}
+		as.Routes(reviewMux, signIn)
+		prm := as.ResourceMetadata()
+		mcpMux.Handle(authserver.ResourceMetadataPath, prm)
+		mcpMux.Handle(authserver.ResourceMetadataPath+authserver.ResourcePath, prm)
+		m.Log.Info("OAuth on: hosts connect with the URL of /mcp alone, people sign in with the reviewers' issuer", "mcp", resource, "issuer", m.ReviewBase)
+	}
 	slack, err := slackpart.Handler(ctx, m.app)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if slack != nil {
 		// Slack signs its requests; no sign-in in front.
-		mux.Handle("POST "+slackpart.Path, slack)
+		reviewMux.Handle("POST "+slackpart.Path, slack)
 		m.Log.Info("decisions from Slack on: set the Slack app's interactivity request URL", "url", m.ReviewBase+slackpart.Path)
 	}
-	return signIn, nil
+	return nil
 }
 
 // startNotifying runs the notification deliverer in this process when

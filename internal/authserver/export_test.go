@@ -10,7 +10,7 @@ import (
 // Resign returns token with its claims changed by edit, signed again
 // with s's current key: what only the server could mint.
 func Resign(s *Server, token string, edit func(claims map[string]any)) (string, error) {
-	jws, err := jose.ParseSigned(token, []jose.SignatureAlgorithm{jose.ES256})
+	jws, err := jose.ParseSignedCompact(token, []jose.SignatureAlgorithm{jose.ES256})
 	if err != nil {
 		return "", err
 	}
@@ -34,3 +34,10 @@ func Resign(s *Server, token string, edit func(claims map[string]any)) (string, 
 
 // Epoch is t as a JWT NumericDate.
 func Epoch(t time.Time) float64 { return float64(t.Unix()) }
+
+// ForgetTokens empties s's cache of verified tokens.
+func ForgetTokens(s *Server) {
+	s.mu.Lock()
+	clear(s.tokens)
+	s.mu.Unlock()
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +19,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/authserver"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/grant/granttest"
+	"github.com/mcp-elicitation/elicitation/internal/ratelimit"
 	"github.com/mcp-elicitation/elicitation/internal/sealer"
 	"github.com/mcp-elicitation/elicitation/internal/signing"
 )
@@ -26,36 +28,50 @@ import (
 // signed in by a test header (what reviewer sign-in puts in the context).
 type harness struct {
 	srv    *authserver.Server
+	cfg    authserver.Config // what srv was built with
 	url    string
 	client authserver.Client
 }
 
 const personHeader = "X-Test-Person"
 
-func start(t *testing.T) *harness {
+// brokenClient is a client id whose lookup fails (the store is down),
+// with brokenText, which must not reach the client.
+const (
+	brokenClient = "broken"
+	brokenText   = "store unreachable at 10.1.2.3"
+)
+
+func start(t testing.TB) *harness {
 	t.Helper()
 	store := &granttest.Memory{}
 	h := &harness{client: authserver.Client{ID: "cli", Name: "Test Client", RedirectURIs: []string{"http://127.0.0.1/cb"}, Native: true, AuthMethod: "none", Refresh: true}}
 	ts := httptest.NewUnstartedServer(nil)
 	h.url = "http://" + ts.Listener.Addr().String()
 	var err error
-	h.srv, err = authserver.New(authserver.Config{
+	h.cfg = authserver.Config{
 		Store: store,
 		Clients: func(_ context.Context, id string) (authserver.Client, error) {
-			if id == h.client.ID {
+			switch id {
+			case h.client.ID:
 				return h.client, nil
+			case brokenClient:
+				return authserver.Client{}, errors.New(brokenText)
 			}
 			if id == "other" {
 				c := h.client
 				c.ID = "other"
 				return c, nil
 			}
-			return authserver.Client{}, errors.New("unknown client")
+			return authserver.Client{}, fmt.Errorf("test clients: %w", authserver.ErrUnknownClient)
 		},
-		Keys:     mustKeys(t, sealer.Key{ID: "k1", Secret: []byte(strings.Repeat("s", 32))}),
-		Base:     func(*http.Request) string { return h.url },
-		Insecure: true,
-	})
+		Keys:           mustKeys(t, sealer.Key{ID: "k1", Secret: []byte(strings.Repeat("s", 32))}),
+		Base:           func(*http.Request) string { return h.url },
+		Insecure:       true,
+		Source:         func(r *http.Request) string { return r.Header.Get("X-Test-Source") },
+		Authorizations: ratelimit.New(ratelimit.Rate{Count: 20, Per: time.Hour}, ratelimit.Rate{Count: 1000, Per: time.Hour}, 100),
+	}
+	h.srv, err = authserver.New(h.cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +98,7 @@ var hidden = regexp.MustCompile(`name="(id|t)" value="([^"]*)"`)
 
 // authorize runs the browser's part for person: the authorization
 // request, the consent page, allow; it returns the redirect to the client.
-func (h *harness) authorize(t *testing.T, person, verifier string, extra ...oauth2.AuthCodeOption) *url.URL {
+func (h *harness) authorize(t testing.TB, person, verifier string, extra ...oauth2.AuthCodeOption) *url.URL {
 	t.Helper()
 	opts := append([]oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", h.url+"/mcp")}, extra...)
 	resp := h.do(t, http.MethodGet, h.oauth2().AuthCodeURL("st-1", opts...), person, nil)
@@ -110,7 +126,7 @@ func (h *harness) authorize(t *testing.T, person, verifier string, extra ...oaut
 	return back
 }
 
-func (h *harness) do(t *testing.T, method, u, person string, form url.Values) *http.Response {
+func (h *harness) do(t testing.TB, method, u, person string, form url.Values) *http.Response {
 	t.Helper()
 	var rd io.Reader
 	if form != nil {
@@ -211,6 +227,47 @@ func TestRevocationEndpoint(t *testing.T) {
 	}
 }
 
+// Another process on the same store (the MCP function beside the OAuth
+// function) sees a revocation within its RevocationCacheTTL; with a
+// negative one, at once.
+func TestRevocationSeenByAnotherProcess(t *testing.T) {
+	t.Parallel()
+	h := start(t)
+	ctx := context.Background()
+	verifier := oauth2.GenerateVerifier()
+	back := h.authorize(t, "bob", verifier)
+	tok, err := h.oauth2().Exchange(ctx, back.Query().Get("code"), oauth2.VerifierOption(verifier))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := func(ttl time.Duration) *authserver.Server {
+		cfg := h.cfg
+		cfg.RevocationCacheTTL = ttl
+		s, err := authserver.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	cached, uncached := other(0), other(-1)
+	req := httptest.NewRequest(http.MethodPost, h.url+"/mcp", nil)
+	for _, s := range []*authserver.Server{cached, uncached} {
+		if a, err := s.Verify(ctx, tok.AccessToken, req); err != nil || a.Principal != "bob@example.com" {
+			t.Fatalf("before the revocation: %+v %v", a, err)
+		}
+	}
+	resp := h.do(t, http.MethodPost, h.url+authserver.RevokePath, "", url.Values{"token": {tok.AccessToken}, "client_id": {"cli"}, "token_type_hint": {"access_token"}})
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("revoke: %d %s", resp.StatusCode, body(resp))
+	}
+	if _, err := uncached.Verify(ctx, tok.AccessToken, req); !errors.Is(err, authserver.ErrInvalidToken) {
+		t.Errorf("without a cache, the revoked token: %v, want ErrInvalidToken", err)
+	}
+	if _, err := cached.Verify(ctx, tok.AccessToken, req); err != nil {
+		t.Errorf("within the default 30 s cache, the family found live is trusted: %v", err)
+	}
+}
+
 func TestRefusals(t *testing.T) {
 	t.Parallel()
 	h := start(t)
@@ -293,6 +350,42 @@ func TestRefusals(t *testing.T) {
 	})
 }
 
+// A client the server does not know (its registration expired, or the
+// server's data was reset) is told invalid_client at the token and
+// revocation endpoints, which makes a client register again; a lookup
+// that fails is a server_error that says nothing of why, so that the
+// client keeps its registration.
+func TestUnknownClient(t *testing.T) {
+	t.Parallel()
+	h := start(t)
+	for _, tc := range []struct {
+		name, path string
+		form       url.Values
+	}{
+		{"refresh", authserver.TokenPath, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"fam.secret"}}},
+		{"revoke", authserver.RevokePath, url.Values{"token": {"fam.secret"}}},
+	} {
+		for _, c := range []struct {
+			id, want string
+			status   int
+		}{{"forgotten", "invalid_client", http.StatusUnauthorized}, {brokenClient, "server_error", http.StatusInternalServerError}} {
+			t.Run(tc.name+"/"+c.id, func(t *testing.T) {
+				form := url.Values{"client_id": {c.id}}
+				for k, v := range tc.form {
+					form[k] = v
+				}
+				resp := h.do(t, http.MethodPost, h.url+tc.path, "", form)
+				b := body(resp)
+				var e struct{ Error string }
+				_ = json.Unmarshal([]byte(b), &e)
+				if resp.StatusCode != c.status || e.Error != c.want || strings.Contains(b, brokenText) {
+					t.Fatalf("%d %s, want %d %s (and nothing of the cause)", resp.StatusCode, b, c.status, c.want)
+				}
+			})
+		}
+	}
+}
+
 func TestMetadata(t *testing.T) {
 	t.Parallel()
 	h := start(t)
@@ -360,11 +453,70 @@ func TestResignedTokens(t *testing.T) {
 	}
 }
 
-func mustKeys(t *testing.T, keys ...sealer.Key) []signing.Key {
+func mustKeys(t testing.TB, keys ...sealer.Key) []signing.Key {
 	t.Helper()
 	out, err := signing.Derive(keys)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// A flood of authorization requests from one source is refused (429 with
+// Retry-After) before it keeps a sign-in in progress; another source
+// still starts one.
+func TestAuthorizationFlood(t *testing.T) {
+	t.Parallel()
+	h := start(t)
+	get := func(source string) *http.Response {
+		req, _ := http.NewRequest(http.MethodGet, h.oauth2().AuthCodeURL("s", oauth2.S256ChallengeOption(oauth2.GenerateVerifier())), nil)
+		req.Header.Set("X-Test-Source", source)
+		resp, err := noFollow.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	for i := range 20 {
+		if resp := get("flood"); resp.StatusCode != http.StatusFound {
+			t.Fatalf("authorization %d of the flooding source: %d", i, resp.StatusCode)
+		}
+	}
+	if resp := get("flood"); resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("the 21st authorization of one source: %d, want 429 with Retry-After", resp.StatusCode)
+	}
+	if resp := get("other"); resp.StatusCode != http.StatusFound {
+		t.Fatalf("another source during the flood: %d", resp.StatusCode)
+	}
+}
+
+// BenchmarkVerify is /mcp's check of an access token: "first", the ES256
+// signature, the claims and the person (the family's liveness cached);
+// "again", the same token on a later call, from the cache of verified
+// tokens (the family's liveness still checked).
+func BenchmarkVerify(b *testing.B) {
+	h := start(b)
+	verifier := oauth2.GenerateVerifier()
+	back := h.authorize(b, "alice", verifier)
+	tok, err := h.oauth2().Exchange(context.Background(), back.Query().Get("code"), oauth2.VerifierOption(verifier))
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodPost, h.url+"/mcp", nil)
+	ctx := context.Background()
+	for _, first := range []bool{true, false} {
+		name := map[bool]string{true: "first", false: "again"}[first]
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if first {
+					authserver.ForgetTokens(h.srv)
+				}
+				if _, err := h.srv.Verify(ctx, tok.AccessToken, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

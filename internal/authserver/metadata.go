@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/zitadel/oidc/v3/pkg/oidc"
@@ -56,11 +57,18 @@ func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
 // resource of an authorization or token request must be the one this
 // server protects (and is what the token will be bound to), and an
 // authorization request without a scope asks for the default scopes.
+// It also marks every token response Cache-Control: no-store (RFC 6749
+// section 5.1, OAuth 2.1 section 3.2.3), which op leaves out.
 func (s *Server) intercept(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		resource := s.Resource(r)
 		switch r.URL.Path {
 		case AuthorizePath:
+			if wait := s.cfg.Authorizations.Take(s.cfg.Source(r), s.now()); wait > 0 {
+				w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+				oauthError(w, http.StatusTooManyRequests, "temporarily_unavailable", "too many sign-ins started from this address: try again later")
+				return
+			}
 			q := r.URL.Query()
 			if got := q.Get("resource"); got != "" && !sameResource(got, resource) {
 				oauthError(w, http.StatusBadRequest, "invalid_target", "this server issues tokens for "+resource+" only")
@@ -72,6 +80,7 @@ func (s *Server) intercept(next http.Handler) http.Handler {
 			}
 			r = r.WithContext(contextWithResource(r, resource))
 		case TokenPath:
+			w.Header().Set("Cache-Control", "no-store")
 			if err := r.ParseForm(); err == nil {
 				if got := r.PostForm.Get("resource"); got != "" && !sameResource(got, resource) {
 					oauthError(w, http.StatusBadRequest, "invalid_target", "this server issues tokens for "+resource+" only")

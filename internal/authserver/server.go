@@ -32,6 +32,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/op"
 
 	"github.com/mcp-elicitation/elicitation/internal/grant"
+	"github.com/mcp-elicitation/elicitation/internal/ratelimit"
 	"github.com/mcp-elicitation/elicitation/internal/signing"
 )
 
@@ -75,10 +76,17 @@ type Client struct {
 	Refresh bool
 }
 
+// ErrUnknownClient, wrapped in the error of Config.Clients, says that no
+// client has the id (the token and revocation endpoints answer
+// invalid_client, and a client then registers again); any other error
+// is the lookup failing (server_error, and the client keeps what it has).
+var ErrUnknownClient = errors.New("unknown client")
+
 // Config configures a Server.
 type Config struct {
 	Store grant.Store
-	// Clients finds a client by id; an unknown one is an error.
+	// Clients finds a client by id; an unknown one is an error wrapping
+	// ErrUnknownClient.
 	Clients func(ctx context.Context, id string) (Client, error)
 	// Keys is the deployment's signing keyring (internal/signing), the
 	// first current.
@@ -103,10 +111,17 @@ type Config struct {
 	// RevocationCacheTTL bounds how long Verify trusts a family it found
 	// live, so that a busy agent costs one store read per family and
 	// period, not one per call; a revocation by another process takes
-	// effect within it (at once in this process). Default 30 seconds.
+	// effect within it (at once in this process). Default (zero) 30
+	// seconds; negative: no cache, a read per Verify.
 	RevocationCacheTTL time.Duration
-	Now                func() time.Time
-	Logger             *slog.Logger
+	// Authorizations bounds authorization requests (each keeps a sign-in
+	// in progress for LoginTTL) per source and in all; default 60 an hour
+	// per source, 5,000 in all. Source names a request's source (default
+	// its remote address; behind a gateway, the caller's).
+	Authorizations *ratelimit.Limiter
+	Source         func(*http.Request) string
+	Now            func() time.Time
+	Logger         *slog.Logger
 	// Consent renders the consent page; default the built-in page.
 	Consent ConsentPage
 }
@@ -118,8 +133,9 @@ type Server struct {
 	provider *op.Provider
 	log      *slog.Logger
 
-	mu   sync.Mutex
-	live map[string]time.Time // family id → checked live until
+	mu     sync.Mutex
+	live   map[string]time.Time // family id → checked live until
+	tokens map[string]verified  // SHA-256 of a token and the resource → what it grants
 }
 
 // New returns a Server for cfg.
@@ -135,7 +151,7 @@ func New(cfg Config) (*Server, error) {
 		keys[i] = signingKey{k: k}
 	}
 	setDefaults(&cfg)
-	s := &Server{cfg: cfg, keys: keys, log: cfg.Logger, live: map[string]time.Time{}}
+	s := &Server{cfg: cfg, keys: keys, log: cfg.Logger, live: map[string]time.Time{}, tokens: map[string]verified{}}
 	opts := []op.Option{
 		op.WithCustomAuthEndpoint(op.NewEndpoint(strings.TrimPrefix(AuthorizePath, "/"))),
 		op.WithCustomTokenEndpoint(op.NewEndpoint(strings.TrimPrefix(TokenPath, "/"))),
@@ -179,7 +195,15 @@ func setDefaults(cfg *Config) {
 	def(&cfg.AccessTTL, time.Hour)
 	def(&cfg.RefreshTTL, 30*24*time.Hour)
 	def(&cfg.LoginTTL, 10*time.Minute)
-	def(&cfg.RevocationCacheTTL, 30*time.Second)
+	if cfg.RevocationCacheTTL == 0 {
+		cfg.RevocationCacheTTL = 30 * time.Second
+	}
+	if cfg.Authorizations == nil {
+		cfg.Authorizations = ratelimit.New(ratelimit.Rate{Count: 60, Per: time.Hour}, ratelimit.Rate{Count: 5000, Per: time.Hour}, 10000)
+	}
+	if cfg.Source == nil {
+		cfg.Source = ratelimit.RemoteIP
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -196,7 +220,8 @@ func (s *Server) now() time.Time { return s.cfg.Now() }
 // secret is a 32-byte secret for purpose, derived from the current
 // signing key: the consent form's MAC, op's code encryption.
 func (s *Server) secret(purpose string) []byte {
-	b, _ := hkdf.Key(sha256.New, s.keys[0].k.Private.D.Bytes(), nil, "elicitation oauth "+purpose, 32)
+	d, _ := s.keys[0].k.Private.Bytes()
+	b, _ := hkdf.Key(sha256.New, d, nil, "elicitation oauth "+purpose, 32)
 	return b
 }
 

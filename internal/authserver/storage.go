@@ -37,7 +37,7 @@ func (st storage) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest, 
 	}
 	now := st.s.now()
 	scopes := req.Scopes
-	c, err := st.s.cfg.Clients(ctx, req.ClientID)
+	c, err := st.client(ctx, req.ClientID)
 	if err != nil {
 		return nil, err
 	}
@@ -239,16 +239,35 @@ func (st storage) KeySet(context.Context) ([]op.Key, error) {
 }
 
 func (st storage) GetClientByClientID(ctx context.Context, id string) (op.Client, error) {
-	c, err := st.s.cfg.Clients(ctx, id)
+	c, err := st.client(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	return opClient{c: c, issuer: op.IssuerFromContext(ctx), scopes: st.s.cfg.Scopes}, nil
 }
 
-func (st storage) AuthorizeClientIDSecret(ctx context.Context, id, secret string) error {
+// client looks id up, its failure as OAuth says it: invalid_client for a
+// client nobody knows (the client registers again), server_error, with
+// nothing of the cause, when the lookup failed (op would otherwise answer
+// a bare error as a server_error carrying its text).
+func (st storage) client(ctx context.Context, id string) (Client, error) {
 	c, err := st.s.cfg.Clients(ctx, id)
-	if err != nil || c.CheckSecret == nil || !c.CheckSecret(secret) {
+	switch {
+	case errors.Is(err, ErrUnknownClient):
+		return Client{}, oidc.ErrInvalidClient().WithDescription("unknown client: register again").WithParent(err)
+	case err != nil:
+		st.s.log.ErrorContext(ctx, "look up a client", "err", err)
+		return Client{}, oidc.ErrServerError().WithParent(err)
+	}
+	return c, nil
+}
+
+func (st storage) AuthorizeClientIDSecret(ctx context.Context, id, secret string) error {
+	c, err := st.client(ctx, id)
+	if err != nil {
+		return err
+	}
+	if c.CheckSecret == nil || !c.CheckSecret(secret) {
 		return oidc.ErrInvalidClient().WithDescription("the client could not be authenticated")
 	}
 	return nil

@@ -3,7 +3,6 @@ package authserver
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"slices"
 	"time"
@@ -11,29 +10,19 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
-	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/accesstoken"
 )
 
 // Access is what a valid access token grants.
-type Access struct {
-	// Principal is the person (as reviewers are named: a verified e-mail,
-	// else "sub:" and the subject).
-	Principal string
-	// Person is who signed in, as reviewer sign-in names them.
-	Person   elicitation.Identity
-	ClientID string
-	Scopes   []string
-	Expires  time.Time
-}
+type Access = accesstoken.Access
 
 // The refusals of Verify.
 var (
-	// ErrInvalidToken: not a token of this server for this resource, or
-	// expired, or revoked (RFC 6750 invalid_token).
-	ErrInvalidToken = errors.New("invalid access token")
-	// ErrUnavailable: the store could not be read.
-	ErrUnavailable = errors.New("token check unavailable")
+	ErrInvalidToken = accesstoken.ErrInvalid
+	ErrUnavailable  = accesstoken.ErrUnavailable
 )
+
+var _ accesstoken.Verifier = (*Server)(nil)
 
 // Verify checks an access token presented to the protected resource of
 // r: signed by one of this deployment's keys, issued by it, not expired,
@@ -41,27 +30,72 @@ var (
 // read at most once per RevocationCacheTTL per process; the rest needs no
 // store.
 func (s *Server) Verify(ctx context.Context, token string, r *http.Request) (Access, error) {
+	key := hash(token) + "\x00" + s.Resource(r)
+	if a, famID, ok := s.cachedToken(key); ok {
+		if err := s.checkLive(ctx, famID); err != nil {
+			return Access{}, err
+		}
+		return a, nil
+	}
+	a, famID, err := s.verify(ctx, token, r)
+	if err != nil {
+		return Access{}, err
+	}
+	s.cacheToken(key, a, famID)
+	return a, nil
+}
+
+// verify is Verify without the cache of tokens already verified.
+func (s *Server) verify(ctx context.Context, token string, r *http.Request) (Access, string, error) {
 	issuer := s.cfg.Base(r)
 	v := op.NewAccessTokenVerifier(issuer, &op.OpenIDKeySet{Storage: storage{s}}, op.WithSupportedAccessTokenSigningAlgorithms("ES256"))
 	claims, err := op.VerifyAccessToken[*oidc.AccessTokenClaims](ctx, token, v)
 	if err != nil || !slices.ContainsFunc(claims.Audience, func(a string) bool { return sameResource(a, s.Resource(r)) }) {
-		return Access{}, ErrInvalidToken
+		return Access{}, "", ErrInvalidToken
 	}
 	famID, _, ok := splitToken(claims.JWTID)
 	if !ok {
-		return Access{}, ErrInvalidToken
+		return Access{}, "", ErrInvalidToken
 	}
 	if err := s.checkLive(ctx, famID); err != nil {
-		return Access{}, err
+		return Access{}, "", err
 	}
 	a := Access{Principal: claims.Subject, ClientID: claims.ClientID, Scopes: claims.Scopes, Expires: claims.Expiration.AsTime()}
 	if raw, ok := claims.Claims[personClaim]; ok {
 		b, _ := json.Marshal(raw)
 		if json.Unmarshal(b, &a.Person) != nil || a.Person.Principal() != a.Principal {
-			return Access{}, ErrInvalidToken
+			return Access{}, "", ErrInvalidToken
 		}
 	}
-	return a, nil
+	return a, famID, nil
+}
+
+// verified is a token Verify accepted: what it grants and its family,
+// whose liveness is still checked on every use.
+type verified struct {
+	access Access
+	family string
+}
+
+// cachedToken returns what the token under key was found to grant, if
+// it was, and is not past its expiry.
+func (s *Server) cachedToken(key string) (Access, string, bool) {
+	s.mu.Lock()
+	v, ok := s.tokens[key]
+	s.mu.Unlock()
+	if !ok || !time.Now().Before(v.access.Expires) {
+		return Access{}, "", false
+	}
+	return v.access, v.family, true
+}
+
+func (s *Server) cacheToken(key string, a Access, famID string) {
+	s.mu.Lock()
+	if len(s.tokens) >= maxLive {
+		clear(s.tokens)
+	}
+	s.tokens[key] = verified{access: a, family: famID}
+	s.mu.Unlock()
 }
 
 // checkLive reports whether the family famID is live, from the cache when

@@ -1,108 +1,13 @@
 package clientreg
 
 import (
-	"container/list"
-	"net"
 	"net/http"
-	"net/netip"
-	"sync"
-	"time"
 
-	"golang.org/x/time/rate"
+	"github.com/mcp-elicitation/elicitation/internal/ratelimit"
 )
 
-// Rate is a number of registrations per window: Count may come at once,
-// and they come back evenly over Per.
-type Rate struct {
-	Count int
-	Per   time.Duration
-}
+// Rate is a number of registrations per window (ratelimit.Rate).
+type Rate = ratelimit.Rate
 
-func (r Rate) valid() bool { return r.Count > 0 && r.Per > 0 }
-
-func (r Rate) limiter() *rate.Limiter {
-	return rate.NewLimiter(rate.Limit(float64(r.Count)/r.Per.Seconds()), r.Count)
-}
-
-// limiter counts registrations per source (a token bucket each, for at
-// most max sources, the least recently seen forgotten first) and in all,
-// so that one source's flood spends its own bucket, not the others'.
-type limiter struct {
-	mu        sync.Mutex
-	perSource Rate
-	global    *rate.Limiter
-	max       int
-	sources   map[string]*list.Element // of *sourceBucket
-	recent    *list.List               // most recently seen first
-}
-
-type sourceBucket struct {
-	source string
-	bucket *rate.Limiter
-}
-
-func newLimiter(perSource, global Rate, maxSources int) *limiter {
-	return &limiter{
-		perSource: perSource,
-		global:    global.limiter(),
-		max:       maxSources,
-		sources:   make(map[string]*list.Element),
-		recent:    list.New(),
-	}
-}
-
-// take spends one registration of source at now: 0 when allowed, else how
-// long until one would be (and nothing is spent).
-func (l *limiter) take(source string, now time.Time) time.Duration {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	own := l.bucket(source).ReserveN(now, 1)
-	if d := own.DelayFrom(now); d > 0 {
-		own.CancelAt(now)
-		return d
-	}
-	all := l.global.ReserveN(now, 1)
-	if d := all.DelayFrom(now); d > 0 {
-		all.CancelAt(now)
-		own.CancelAt(now)
-		return d
-	}
-	return 0
-}
-
-// bucket returns source's bucket, making it (and forgetting the least
-// recently seen source when full) the first time.
-func (l *limiter) bucket(source string) *rate.Limiter {
-	if e, ok := l.sources[source]; ok {
-		l.recent.MoveToFront(e)
-		return e.Value.(*sourceBucket).bucket
-	}
-	if l.recent.Len() >= l.max {
-		oldest := l.recent.Back()
-		l.recent.Remove(oldest)
-		delete(l.sources, oldest.Value.(*sourceBucket).source)
-	}
-	b := &sourceBucket{source: source, bucket: l.perSource.limiter()}
-	l.sources[source] = l.recent.PushFront(b)
-	return b.bucket
-}
-
-// RemoteIP is the default source of a registration: the address the
-// request came from, an IPv6 one as its /64 (what one host is usually
-// given).
-func RemoteIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	addr, err := netip.ParseAddr(host)
-	if err != nil {
-		return host
-	}
-	addr = addr.Unmap()
-	if addr.Is6() {
-		prefix, _ := addr.Prefix(64)
-		return prefix.String()
-	}
-	return addr.String()
-}
+// RemoteIP is the default source of a registration (ratelimit.RemoteIP).
+func RemoteIP(r *http.Request) string { return ratelimit.RemoteIP(r) }

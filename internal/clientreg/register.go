@@ -50,7 +50,7 @@ func (r *Registry) serveRegister(w http.ResponseWriter, req *http.Request) {
 		writeJSONError(w, http.StatusMethodNotAllowed, "invalid_request", "registration takes POST")
 		return
 	}
-	if wait := r.limits.take(r.source(req), r.now()); wait > 0 {
+	if wait := r.limits.Take(r.source(req), r.now()); wait > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
 		writeJSONError(w, http.StatusTooManyRequests, "too_many_requests", "too many registrations; retry later")
 		return

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/grant"
+	"github.com/mcp-elicitation/elicitation/internal/ratelimit"
 )
 
 // ErrUnknownClient: no operator client, metadata document or registered
@@ -67,7 +68,7 @@ type Registry struct {
 	store     grant.Store
 	operators map[string]Client
 	ttl       time.Duration
-	limits    *limiter
+	limits    *ratelimit.Limiter
 	source    func(*http.Request) string
 	docs      *documents
 	now       func() time.Time
@@ -89,7 +90,7 @@ func New(cfg Config) (*Registry, error) {
 		store:     cfg.Store,
 		operators: operators,
 		ttl:       cfg.ClientTTL,
-		limits:    newLimiter(cfg.PerSource, cfg.Global, cfg.MaxSources),
+		limits:    ratelimit.New(cfg.PerSource, cfg.Global, cfg.MaxSources),
 		source:    cfg.Source,
 		docs:      newDocuments(cfg.Documents, cfg.Now),
 		now:       cfg.Now,
@@ -101,10 +102,10 @@ func withDefaults(cfg Config) Config {
 	if cfg.ClientTTL <= 0 {
 		cfg.ClientTTL = DefaultClientTTL
 	}
-	if !cfg.PerSource.valid() {
+	if !cfg.PerSource.Valid() {
 		cfg.PerSource = DefaultPerSource
 	}
-	if !cfg.Global.valid() {
+	if !cfg.Global.Valid() {
 		cfg.Global = DefaultGlobal
 	}
 	if cfg.MaxSources <= 0 {

@@ -98,6 +98,10 @@ type Settings struct {
 	// OAuthClients are the operator's pre-registered OAuth clients: a
 	// JSON array (clientreg.Client's form), or a file holding one.
 	OAuthClients string
+	// OAuthRevocationCacheTTL is how long the MCP endpoint trusts a token
+	// family it found live (authserver.Config.RevocationCacheTTL); 0
+	// reads the family on every call.
+	OAuthRevocationCacheTTL time.Duration
 
 	// Push sends the review URL to hosts that can show it (SPEC §3
 	// "Best-effort push"); a request's push: false still turns it off.
@@ -277,6 +281,10 @@ var Table = []Setting{
 	{Name: "api-keys", Scope: Both, Default: "true",
 		Usage: "with OAuth on, also accept API keys on /mcp (machine agents); false: only people's OAuth tokens",
 		bind:  func(s *Settings) Value { return (*boolValue)(&s.APIKeys) }},
+	{Name: "oauth-revocation-cache-ttl", Scope: Both, Default: "30s",
+		Usage: "how long /mcp trusts an OAuth token's grant it found live without a read (a revocation by another process takes effect within it; 0: a read per call)",
+		bind:  func(s *Settings) Value { return (*durationValue)(&s.OAuthRevocationCacheTTL) },
+		check: between(func(s *Settings) time.Duration { return s.OAuthRevocationCacheTTL }, 0, time.Hour)},
 	{Name: "push", Scope: Both, Default: "true",
 		Usage: "push the review URL to MCP hosts that declare URL elicitation (a request's push: false also turns it off)",
 		bind:  func(s *Settings) Value { return (*boolValue)(&s.Push) }},

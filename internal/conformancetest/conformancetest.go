@@ -66,7 +66,7 @@ func Run(t *testing.T, url, revision string, known Known) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, suite, "server", "--url", url, "--requirements", revision, "-o", out)
 	log, _ := cmd.CombinedOutput() // it exits non-zero on failures: the checks decide
-	got := read(t, out)
+	got := readDir(t, out, resultDir)
 	for key := range known {
 		if name, _, _ := strings.Cut(key, "/"); !want[name] {
 			t.Errorf("known %q names no scenario of the %s requirements", key, revision)
@@ -166,13 +166,14 @@ func scenarios(t *testing.T, node, suite, revision string) map[string]bool {
 // result directories are named server-<scenario>-<timestamp>.
 var resultDir = regexp.MustCompile(`^server-(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$`)
 
-// read returns the checks the suite saved under dir, by scenario.
-func read(t *testing.T, dir string) map[string][]Check {
+// readDir returns the checks the suite saved under dir, by scenario: the
+// result directories named as pattern says, its first group the scenario.
+func readDir(t *testing.T, dir string, pattern *regexp.Regexp) map[string][]Check {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(dir, "*", "checks.json"))
 	all := map[string][]Check{}
 	for _, f := range files {
-		m := resultDir.FindStringSubmatch(filepath.Base(filepath.Dir(f)))
+		m := pattern.FindStringSubmatch(filepath.Base(filepath.Dir(f)))
 		if m == nil {
 			t.Fatalf("%s: not a scenario's result directory", f)
 		}

@@ -1,5 +1,5 @@
-// Package lambdaconfig holds what the three Lambda functions
-// (functions/mcp, functions/review, functions/submit) need beyond
+// Package lambdaconfig holds what the Lambda functions (functions/mcp,
+// functions/review, functions/submit, functions/oauth) need beyond
 // internal/compose: the AWS SDK's part of the environment, the DynamoDB and
 // Secrets Manager clients built from it, and routing under API Gateway.
 // Each main reads its settings with FromEnv, builds its part with
@@ -16,6 +16,8 @@ package lambdaconfig
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -32,6 +34,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/dynamostore"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/grant"
 )
 
 // AWSEnv is the AWS SDK's part of the environment. The functions build
@@ -160,6 +163,31 @@ func Secret(e AWSEnv) func(context.Context, string) (string, error) {
 		}
 		return aws.ToString(out.SecretString), nil
 	}
+}
+
+// Grants opens the authorization server's grant store (clients, logins,
+// codes, token families: grant#<kind>#<id> items) in the app's table, for
+// oauthpart.Options.Grants.
+func Grants(a *compose.App) (grant.Store, error) {
+	st, ok := a.Store.(*dynamostore.Store)
+	if !ok {
+		return nil, fmt.Errorf("no grant store in a store of type %T", a.Store)
+	}
+	return st.Grants(a.Now), nil
+}
+
+// SourceIP is the address of the caller of r as API Gateway saw it (the
+// HTTP API's requestContext.http.sourceIp), else r's remote address:
+// whom a per-source limit counts (client registrations), never the
+// gateway's own address.
+func SourceIP(r *http.Request) string {
+	if rc, ok := core.GetAPIGatewayV2ContextFromContext(r.Context()); ok && rc.HTTP.SourceIP != "" {
+		return rc.HTTP.SourceIP
+	}
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
 }
 
 // stripStage removes a named stage's prefix from the path, which HTTP API

@@ -198,3 +198,33 @@ func TestResponseMargin(t *testing.T) {
 		t.Error("the handler answered only after the invocation's deadline")
 	}
 }
+
+// SourceIP is the caller's address from the gateway's request context, not
+// an X-Forwarded-For the caller wrote; without API Gateway, the remote
+// address.
+func TestSourceIP(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ source, forwarded, want string }{
+		{"203.0.113.10", "", "203.0.113.10"},
+		{"203.0.113.10", "198.51.100.7", "203.0.113.10"},
+		{"2001:db8::1", "", "2001:db8::1"},
+	} {
+		var got string
+		h := lambdaconfig.Route("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			got = lambdaconfig.SourceIP(r)
+			w.WriteHeader(http.StatusNoContent)
+		}))
+		ev := event("POST", "/oauth/register", "$default")
+		ev.RequestContext.HTTP.SourceIP = tc.source
+		ev.Headers = map[string]string{"x-forwarded-for": tc.forwarded}
+		serve(t, h, ev)
+		if got != tc.want {
+			t.Errorf("source %s, X-Forwarded-For %q: SourceIP %q, want %q", tc.source, tc.forwarded, got, tc.want)
+		}
+	}
+	r := httptest.NewRequest("POST", "http://localhost/oauth/register", nil)
+	r.RemoteAddr = "192.0.2.4:5555"
+	if got := lambdaconfig.SourceIP(r); got != "192.0.2.4" {
+		t.Errorf("without API Gateway: %q, want the remote address 192.0.2.4", got)
+	}
+}

@@ -14,11 +14,14 @@ const module = "github.com/mcp-elicitation/elicitation/"
 
 // Prefixes of import paths, by what they bring.
 var (
-	awsSDK   = []string{"github.com/aws/aws-sdk-go-v2", "github.com/aws/smithy-go"}
-	lambda   = []string{"github.com/aws/aws-lambda-go", "github.com/awslabs/aws-lambda-go-api-proxy"}
-	mcpSDK   = []string{"github.com/modelcontextprotocol/"}
-	openID   = []string{"github.com/coreos/go-oidc"}
-	everyAWS = slices.Concat(awsSDK, lambda)
+	awsSDK = []string{"github.com/aws/aws-sdk-go-v2", "github.com/aws/smithy-go"}
+	lambda = []string{"github.com/aws/aws-lambda-go", "github.com/awslabs/aws-lambda-go-api-proxy"}
+	mcpSDK = []string{"github.com/modelcontextprotocol/"}
+	openID = []string{"github.com/coreos/go-oidc"}
+	// The authorization server for MCP clients and the OAuth framework it
+	// is built on.
+	oauthServer = []string{"github.com/zitadel/", "github.com/mcp-elicitation/elicitation/internal/authserver"}
+	everyAWS    = slices.Concat(awsSDK, lambda)
 	// The SDK's default configuration loader and the credential chain it
 	// brings (SSO, SSO-OIDC, STS, IMDS, processes): a function builds its
 	// clients from the Lambda environment (internal/lambdaconfig).
@@ -40,13 +43,17 @@ var forbidden = []row{
 	{"cmd/mcp-elicitation-proxy", everyAWS, "the proxy's embedded service uses the embedded store only (compose/embeddedstore)"},
 	{"cmd/elicitation", lambda, "the local server needs no Lambda runtime or API Gateway adapter (DynamoDB through the AWS SDK is its own option)"},
 	{"cmd/elicitation-bench", everyAWS, "the load generator talks MCP over HTTP"},
+	{"cmd/mcp-elicitation-proxy", oauthServer, "the proxy's embedded service takes no OAuth tokens: the MCP endpoint links accesstoken's interface, not the server"},
+	{"internal/compose/mcpendpoint", oauthServer, "the MCP endpoint verifies through accesstoken.Verifier; the binary that serves OAuth hands it the server"},
 	{"functions/mcp", openID, "reviewer sign-in is the review and submit functions' (compose/signin)"},
 	{"functions/review", mcpSDK, "the review page is plain HTTP"},
 	{"functions/submit", mcpSDK, "the submission endpoint is plain HTTP"},
 	{"functions/notify", mcpSDK, "notifications are sent over HTTP and SMTP"},
+	{"functions/oauth", mcpSDK, "the authorization server and the protected-resource metadata are plain HTTP (authserver.ResourceMetadata)"},
 	{"functions/mcp", credChain, "a function's AWS clients come from the Lambda environment (lambdaconfig), not config.LoadDefaultConfig"},
 	{"functions/review", credChain, "a function's AWS clients come from the Lambda environment (lambdaconfig), not config.LoadDefaultConfig"},
 	{"functions/submit", credChain, "a function's AWS clients come from the Lambda environment (lambdaconfig), not config.LoadDefaultConfig"},
+	{"functions/oauth", credChain, "a function's AWS clients come from the Lambda environment (lambdaconfig), not config.LoadDefaultConfig"},
 	{"functions/notify", credChain, "a function's AWS clients come from the Lambda environment (lambdaconfig), not config.LoadDefaultConfig"},
 	// Packages every deployment shares.
 	{"internal/compose", slices.Concat(everyAWS, mcpSDK, openID), "the composition is deployment-neutral: the Lambda side (internal/lambdaconfig) and the MCP part (compose/mcpendpoint) add theirs"},

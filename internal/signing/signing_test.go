@@ -58,7 +58,7 @@ func TestDerive(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&set); err != nil || resp.Header.Get("Content-Type") != "application/jwk-set+json" {
 		t.Fatalf("key set: %v %s", err, resp.Header.Get("Content-Type"))
 	}
-	parsed, _ := jose.ParseSigned(compact, []jose.SignatureAlgorithm{jose.ES256})
+	parsed, _ := jose.ParseSignedCompact(compact, []jose.SignatureAlgorithm{jose.ES256})
 	keys := set.Key(a[0].ID)
 	if len(keys) != 1 {
 		t.Fatalf("the published set has no key %s after the rotation", a[0].ID)

@@ -11,8 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-elicitation/elicitation/internal/accesstoken"
 	"github.com/mcp-elicitation/elicitation/internal/apikey"
-	"github.com/mcp-elicitation/elicitation/internal/authserver"
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
 	"github.com/mcp-elicitation/elicitation/internal/receipt"
@@ -25,7 +25,7 @@ import (
 // opener. oauth returns the deployment's authorization server, called
 // only when Settings.MCPAuth takes OAuth tokens (nil: a deployment without
 // one refuses such settings).
-func Part(apiKeys func(context.Context, compose.Settings) (apikey.Store, error), oauth func(context.Context, *compose.App) (*authserver.Server, error)) func(context.Context, *compose.App) (http.Handler, error) {
+func Part(apiKeys func(context.Context, compose.Settings) (apikey.Store, error), oauth func(context.Context, *compose.App) (accesstoken.Verifier, error)) func(context.Context, *compose.App) (http.Handler, error) {
 	return func(ctx context.Context, a *compose.App) (http.Handler, error) {
 		s := a.Settings
 		opts := mcptools.Options{

@@ -8,8 +8,10 @@
 package oauthpart
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -45,6 +47,10 @@ type Options struct {
 	// Documents configures client ID metadata documents (tests let
 	// loopback documents through).
 	Documents clientreg.DocumentOptions
+	// Source names the source of a registration or an authorization
+	// request for their limits; nil: the remote address
+	// (ratelimit.RemoteIP).
+	Source func(*http.Request) string
 }
 
 // Once returns a function that builds a's authorization server once,
@@ -93,7 +99,7 @@ func build(ctx context.Context, a *compose.App, o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("OAuth: %w", err)
 	}
-	clients, err := clientreg.New(clientreg.Config{Store: grants, Operator: operator, Documents: o.Documents, Now: a.Now, Logger: a.Log})
+	clients, err := clientreg.New(clientreg.Config{Store: grants, Operator: operator, Documents: o.Documents, Source: o.Source, Now: a.Now, Logger: a.Log})
 	if err != nil {
 		return nil, fmt.Errorf("OAuth clients: %w", err)
 	}
@@ -102,6 +108,10 @@ func build(ctx context.Context, a *compose.App, o Options) (*Server, error) {
 		Store: grants,
 		Clients: func(ctx context.Context, id string) (authserver.Client, error) {
 			c, err := clients.Lookup(ctx, id)
+			var doc *clientreg.DocumentError
+			if errors.Is(err, clientreg.ErrUnknownClient) || errors.As(err, &doc) {
+				return authserver.Client{}, fmt.Errorf("%w: %w", authserver.ErrUnknownClient, err)
+			}
 			if err != nil {
 				return authserver.Client{}, err
 			}
@@ -111,8 +121,11 @@ func build(ctx context.Context, a *compose.App, o Options) (*Server, error) {
 		Base:     base,
 		Resource: o.Resource,
 		Insecure: insecure(s.PublicURL),
-		Now:      a.Now,
-		Logger:   a.Log,
+		// The setting's 0 (no cache) is authserver's negative.
+		RevocationCacheTTL: cmp.Or(s.OAuthRevocationCacheTTL, -1),
+		Source:             o.Source,
+		Now:                a.Now,
+		Logger:             a.Log,
 	})
 	if err != nil {
 		return nil, err

@@ -67,7 +67,7 @@ func Start(t testing.TB) *Local {
 // the endpoint.
 func ServeMCP(t testing.TB, emb *gate.Embedded) string {
 	t.Helper()
-	h, err := mcpendpoint.Part(embeddedstore.APIKeys)(context.Background(), emb.App)
+	h, err := mcpendpoint.Part(embeddedstore.APIKeys, nil)(context.Background(), emb.App)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,121 @@
+// Package ratelimit counts what callers spend per source and in all: a
+// token bucket per source (a bounded number of them, the least recently
+// seen forgotten first) and one for everyone, so that one source's flood
+// spends its own bucket, not the others'. The authorization server uses it
+// for dynamic client registration (internal/clientreg) and for
+// authorization requests (internal/authserver).
+package ratelimit
+
+import (
+	"container/list"
+	"net"
+	"net/http"
+	"net/netip"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Rate is a number of events per window: Count may come at once, and
+// they come back evenly over Per.
+type Rate struct {
+	Count int
+	Per   time.Duration
+}
+
+// Valid: a rate that lets something through.
+func (r Rate) Valid() bool { return r.Count > 0 && r.Per > 0 }
+
+func (r Rate) limiter() *rate.Limiter {
+	return rate.NewLimiter(rate.Limit(float64(r.Count)/r.Per.Seconds()), r.Count)
+}
+
+// Limiter counts events per source and in all. Safe for concurrent use.
+type Limiter struct {
+	mu        sync.Mutex
+	perSource Rate
+	global    *rate.Limiter
+	max       int
+	sources   map[string]*list.Element // of *sourceBucket
+	recent    *list.List               // most recently seen first
+}
+
+type sourceBucket struct {
+	source string
+	bucket *rate.Limiter
+}
+
+// New returns a Limiter of perSource for each of at most maxSources
+// sources, and global in all.
+func New(perSource, global Rate, maxSources int) *Limiter {
+	return &Limiter{
+		perSource: perSource,
+		global:    global.limiter(),
+		max:       maxSources,
+		sources:   make(map[string]*list.Element),
+		recent:    list.New(),
+	}
+}
+
+// Take spends one event of source at now: 0 when allowed, else how long
+// until one would be (and nothing is spent).
+func (l *Limiter) Take(source string, now time.Time) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	own := l.bucket(source).ReserveN(now, 1)
+	if d := own.DelayFrom(now); d > 0 {
+		own.CancelAt(now)
+		return d
+	}
+	all := l.global.ReserveN(now, 1)
+	if d := all.DelayFrom(now); d > 0 {
+		all.CancelAt(now)
+		own.CancelAt(now)
+		return d
+	}
+	return 0
+}
+
+// bucket returns source's bucket, making it (and forgetting the least
+// recently seen source when full) the first time.
+func (l *Limiter) bucket(source string) *rate.Limiter {
+	if e, ok := l.sources[source]; ok {
+		l.recent.MoveToFront(e)
+		return e.Value.(*sourceBucket).bucket
+	}
+	if l.recent.Len() >= l.max {
+		oldest := l.recent.Back()
+		l.recent.Remove(oldest)
+		delete(l.sources, oldest.Value.(*sourceBucket).source)
+	}
+	b := &sourceBucket{source: source, bucket: l.perSource.limiter()}
+	l.sources[source] = l.recent.PushFront(b)
+	return b.bucket
+}
+
+// RemoteIP is the usual source of a request: the address it came from
+// (AddressSource).
+func RemoteIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return AddressSource(host)
+}
+
+// AddressSource is the source of a request from the IP address ip: the
+// address, an IPv6 one as its /64 (what one host is usually given); a
+// source behind a proxy or a gateway passes it the caller's address.
+func AddressSource(ip string) string {
+	addr, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ip
+	}
+	addr = addr.Unmap()
+	if addr.Is6() {
+		prefix, _ := addr.Prefix(64)
+		return prefix.String()
+	}
+	return addr.String()
+}
