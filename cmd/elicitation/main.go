@@ -12,6 +12,7 @@
 //	elicitation check [flags]        check every page of the embedded store's file
 //	elicitation keys create|revoke|list [flags]   administer API keys
 //	elicitation health [--addr ADDR]  ask a running server's /healthz
+//	elicitation receipt --issuer URL [flags] RECEIPT   check an approval receipt
 //	elicitation version
 //
 // Without a command it prints the usage and exits 2. Run "elicitation
@@ -112,8 +113,9 @@ var commands = map[string]command{
 	"connect": func(_ context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 		return runConnect(args, stdout, stderr, getenv)
 	},
-	"call":   runCall,
-	"health": runHealth,
+	"call":    runCall,
+	"health":  runHealth,
+	"receipt": runReceipt,
 	"version": func(_ context.Context, _ []string, stdout, _ io.Writer, _ func(string) string) error {
 		_, err := fmt.Fprintln(stdout, "elicitation", version)
 		return err
@@ -192,6 +194,7 @@ Commands:
   check     check every page of the embedded store's file (run it while the server is stopped)
   keys      administer API keys: elicitation keys create --principal NAME | list | revoke ID
   health    ask a running server's /healthz (exit 0 when it answers ok, else 1): elicitation health [--addr ADDR]
+  receipt   check an approval receipt against a deployment's key set: elicitation receipt --issuer URL [--elicitation ID] RECEIPT
   version   print the version
 
 Run "elicitation <command> -h" for a command's flags.

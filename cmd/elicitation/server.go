@@ -24,6 +24,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/localserver"
 	"github.com/mcp-elicitation/elicitation/internal/notify"
+	"github.com/mcp-elicitation/elicitation/internal/signing"
 )
 
 // Main is a running local server. Start it, then Close it; tests start it
@@ -165,7 +166,8 @@ func (m *Main) open(ctx context.Context, o options) error {
 }
 
 // routes puts the review listener's routes on reviewMux (the pages behind
-// sign-in, the authorization server with OAuth on, Slack's interactions)
+// sign-in, the deployment's key set, the authorization server with OAuth
+// on, Slack's interactions)
 // and, with OAuth on, the protected resource's metadata on mcpMux.
 func (m *Main) routes(ctx context.Context, mcpMux, reviewMux *http.ServeMux, oauth func(context.Context, *compose.App) (*oauthpart.Server, error), resource string) error {
 	signIn, err := signin.Middleware(m.app, nil)
@@ -175,6 +177,13 @@ func (m *Main) routes(ctx context.Context, mcpMux, reviewMux *http.ServeMux, oau
 	pages := http.NewServeMux()
 	m.app.Pages.Routes(pages)
 	reviewMux.Handle("/review/", signIn(pages))
+	// The one signing keyring's public keys, with or without OAuth: what
+	// verifies receipts and, with OAuth, access tokens.
+	keys, err := mcpendpoint.SigningKeys(ctx, m.app)
+	if err != nil {
+		return err
+	}
+	reviewMux.Handle("GET "+signing.JWKSPath, signing.Handler(keys))
 	if m.Config.OAuthOn() {
 		as, err := oauth(ctx, m.app)
 		if err != nil {

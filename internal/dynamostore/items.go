@@ -73,6 +73,7 @@ const (
 	attrSeq       = "seq"
 	attrPrev      = "prev"
 	attrHash      = "hash"
+	attrIssuer    = "issuer"
 )
 
 // The retention index: a sparse, keys-only global secondary index over the
@@ -357,6 +358,7 @@ func auditItem(id string, e elicitation.AuditEntry, tok string, ttl types.Attrib
 	putStr(it, attrPrev, e.Prev)
 	it[attrHash] = str(e.Hash)
 	it[attrWriteToken] = str(tok)
+	putStr(it, attrIssuer, e.Issuer)
 	it[attrTTL] = ttl
 	return it
 }
@@ -386,6 +388,7 @@ func decodeAudit(it item) elicitation.AuditEntry {
 		Seq:       uint64(max(seq, 0)),
 		Prev:      getS(it, attrPrev),
 		Hash:      getS(it, attrHash),
+		Issuer:    getS(it, attrIssuer),
 	}
 }
 

@@ -41,6 +41,11 @@ type AuditEntry struct {
 	Seq  uint64 `json:"seq,omitempty"`
 	Prev string `json:"prev,omitempty"`
 	Hash string `json:"hash,omitempty"`
+
+	// Issuer is the issuer that signed Principal in (the identity
+	// provider's, "https://slack.com" for a Slack account), for decided
+	// and approved entries of a signed-in reviewer; empty without sign-in.
+	Issuer string `json:"issuer,omitempty"`
 }
 
 // AuditTrail is a request's audit trail as read back.

@@ -87,7 +87,8 @@ func ChainEntry(id string, head AuditHead, e AuditEntry) AuditEntry {
 // bytes (8 bytes, big-endian) followed by its UTF-8 bytes:
 //
 //	"elicitation-audit-v1", id, Seq (decimal), At (Unix nanoseconds in
-//	decimal, "" for the zero time), Action, Principal, Detail, Via, Prev
+//	decimal, "" for the zero time), Action, Principal, Detail, Via,
+//	Issuer, Prev
 //
 // e's own Hash is not part of it. Every part is length-prefixed, so no two
 // different entries share an encoding, and any language recomputes it.
@@ -99,7 +100,7 @@ func EntryHash(id string, e AuditEntry) string {
 	h := sha256.New()
 	for _, part := range []string{
 		auditChainTag, id, strconv.FormatUint(e.Seq, 10), at,
-		string(e.Action), e.Principal, e.Detail, string(e.Via), e.Prev,
+		string(e.Action), e.Principal, e.Detail, string(e.Via), e.Issuer, e.Prev,
 	} {
 		h.Write(binary.BigEndian.AppendUint64(nil, uint64(len(part))))
 		h.Write([]byte(part))

@@ -28,7 +28,7 @@ func TestEntryHashIsStable(t *testing.T) {
 	e := AuditEntry{At: time.Unix(1, 5).UTC(), Action: ActionCreated, Principal: "alice", Detail: "approval", Via: ViaPage}
 	// Recomputed outside Go, in Python, from EntryHash's documentation: a
 	// change to the encoding would break every stored chain.
-	const want = "92db16a95c6b7877519cbb28fa783b037f88acf081e649fe6b6321e06d52719d"
+	const want = "95853c89f2824f52651f71f6fde3c646dfdcbca6d151993789b2e715a6723c23"
 	if got := ChainEntry("req-1", AuditHead{}, e).Hash; got != want {
 		t.Errorf("hash = %s, want %s", got, want)
 	}
@@ -42,6 +42,7 @@ func TestEntryHashIsStable(t *testing.T) {
 		"via":       func() AuditEntry { x := base; x.Via = ViaSlack; return x }(),
 		"seq":       func() AuditEntry { x := base; x.Seq = 2; return x }(),
 		"prev":      func() AuditEntry { x := base; x.Prev = "00"; return x }(),
+		"issuer":    func() AuditEntry { x := base; x.Issuer = "https://slack.com"; return x }(),
 		"shifted":   func() AuditEntry { x := base; x.Principal, x.Detail = "alicea", "pproval"; return x }(),
 	} {
 		if EntryHash("req-1", alt) == base.Hash {

@@ -264,6 +264,7 @@ func (s *Service) WaitBound(ctx context.Context, wait time.Duration) time.Durati
 type Result struct {
 	State       State
 	Decision    Decision
+	Message     string // the request's message, as the reviewer read it
 	Context     json.RawMessage
 	Form        json.RawMessage // approval form values, else nil
 	SelectedIDs []string        // selection, when submitted
@@ -313,7 +314,7 @@ func (s *Service) Result(ctx context.Context, principal, id string) (Result, err
 		return Result{}, fmt.Errorf("result %s: %w", id, err)
 	}
 	r := Result{
-		State: s.derive(st), Decision: st.Decision, Context: rec.Payload.Context, Comment: CommentOf(rec.Answer),
+		State: s.derive(st), Decision: st.Decision, Message: rec.Payload.Message, Context: rec.Payload.Context, Comment: CommentOf(rec.Answer),
 		DecidedBy: st.Decider(), AuditHead: OutcomeHead(tr.Entries),
 	}
 	if st.Quorum() > 1 {
@@ -552,6 +553,9 @@ func (s *Service) Submit(ctx context.Context, id, key string, sub Submission) (S
 		return refuse("missing submission id", invalid(ErrSubmissionIDMissing, "submission", "the submission has no id; reload the page"))
 	}
 	t := Resolution{Status: Status(sub.Decision), SubmissionID: sub.ID, At: s.now().UTC(), By: cmp.Or(sub.By, Reviewer), Via: cmp.Or(sub.Via, ViaPage)}
+	if id, ok := IdentityFrom(ctx); ok && t.By == id.Principal() {
+		t.Issuer = id.Issuer // who vouched for By: reviewer sign-in, or Slack
+	}
 	if st, resent, retry := s.resend(rec, sub, t); resent {
 		if retry {
 			return st, nil

@@ -203,6 +203,9 @@ type Resolution struct {
 	By           string
 	// Via says where the decision was made (empty for cancels).
 	Via Via
+	// Issuer signed By in (a signed-in reviewer's Identity.Issuer); empty
+	// without sign-in and for cancels.
+	Issuer string
 	// Answer is what was submitted (nil for declines and cancels).
 	Answer *Answer
 	// Detail goes into the audit entry (never argument values).
@@ -214,7 +217,7 @@ type Resolution struct {
 
 // AuditEntry is the entry a store writes together with the resolution.
 func (t Resolution) AuditEntry() AuditEntry {
-	e := AuditEntry{At: t.At, Principal: t.By, Detail: t.Detail, Via: t.Via}
+	e := AuditEntry{At: t.At, Principal: t.By, Detail: t.Detail, Via: t.Via, Issuer: t.Issuer}
 	switch t.Status {
 	case StatusCanceled:
 		e.Action = ActionCanceled

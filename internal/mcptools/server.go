@@ -31,6 +31,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/eventstore"
+	"github.com/mcp-elicitation/elicitation/internal/receipt"
 )
 
 // Options configure a Server. Service and ReviewURL are required; every other zero
@@ -75,6 +76,12 @@ type Options struct {
 	// without a session (2026-07-28); nil: those hosts are not pushed to.
 	// Every process serving one deployment needs the same keys.
 	Sealer Sealer
+
+	// Receipts signs the receipt of each result (elicit_result, a task's
+	// result) from its outcome and the HTTP request that asked for it (nil
+	// without one), which may name the deployment's public URL
+	// (internal/receipt); nil: results carry no receipt.
+	Receipts func(r *http.Request, o receipt.Outcome) (string, error)
 
 	// SessionIdle closes an MCP session that has received no request for
 	// this long (sessions.go); 0: DefaultSessionIdle, negative: never.
@@ -131,6 +138,7 @@ type Server struct {
 	hostForm  bool
 	app       bool
 	sealer    Sealer
+	receipts  func(*http.Request, receipt.Outcome) (string, error)
 	// sessionDone maps each session carrying pushes or watched tasks to a
 	// context that ends when it closes: one watcher per session, however
 	// many parts ask (sessionEnd).
@@ -165,7 +173,7 @@ func New(opts Options) *Server {
 	if opts.Service == nil || opts.ReviewURL == nil {
 		panic("mcptools.New: Options.Service or Options.ReviewURL is nil")
 	}
-	s := &Server{svc: opts.Service, reviewURL: opts.ReviewURL, onCreated: opts.OnCreated, log: opts.Logger, push: opts.Push, hostForm: opts.HostForm, app: opts.App, sealer: opts.Sealer, waits: newWaitSlots(opts), watches: newWatchSlots(opts)}
+	s := &Server{svc: opts.Service, reviewURL: opts.ReviewURL, onCreated: opts.OnCreated, log: opts.Logger, push: opts.Push, hostForm: opts.HostForm, app: opts.App, sealer: opts.Sealer, receipts: opts.Receipts, waits: newWaitSlots(opts), watches: newWatchSlots(opts)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

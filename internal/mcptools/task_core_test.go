@@ -16,6 +16,10 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools/tasktest"
+	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
+	"github.com/mcp-elicitation/elicitation/internal/receipt"
+	sealerpkg "github.com/mcp-elicitation/elicitation/internal/sealer"
+	"github.com/mcp-elicitation/elicitation/internal/signing"
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
@@ -95,6 +99,33 @@ func TestCoreDecide(t *testing.T) {
 			}
 			if n := w.audited(id, elicitation.ActionResultFetched); n != 2 {
 				t.Fatalf("audit has %d result_fetched entries, want 2", n)
+			}
+		})
+	}
+}
+
+// Where the deployment signs receipts, a task's result carries one, as
+// elicit_result's does: for this task's request, verified by the key set.
+func TestCoreReceipt(t *testing.T) {
+	t.Parallel()
+	k, err := sealerpkg.ParseKeys("k1:" + pagetoken.GenerateSecret())
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, _ := signing.Derive(k)
+	for _, ep := range endpoints {
+		t.Run(ep.name, func(t *testing.T) {
+			o := ep.o
+			o.receipts = keys
+			w := newWorld(t, o)
+			c := w.connect("tok-alice", core, -1, nil)
+			id, _ := startTask(t, c, "elicit_approval", approvalArgs)
+			w.decide(id, elicitation.Submission{Decision: elicitation.DecisionDeclined})
+			sc := tasktest.Structured(t, c.Must("tasks/result", id))
+			tok, _ := sc["receipt"].(string)
+			r, err := receipt.Verify(tok, signing.JWKS(keys), receipt.Expect{Issuer: receiptIssuer, Txn: id, Outcome: receipt.OutcomeDeclined, Now: w.clock.Now()})
+			if err != nil || r.Requester != "alice" {
+				t.Fatalf("the task's receipt: %v %+v (result %v)", err, r, sc)
 			}
 		})
 	}

@@ -191,7 +191,7 @@ type taskOutput struct {
 func (s *Server) taskResult(ctx context.Context, req *mcp.CallToolRequest, id string) (*mcp.CallToolResult, error) {
 	ctx = withCaller(ctx, req)
 	p := principal(req)
-	out, err := s.resultOf(ctx, p, id)
+	out, err := s.resultOf(ctx, req, p, id)
 	if elicitation.CodeOf(err) == elicitation.CodeNotFound {
 		return nil, err
 	}

@@ -21,7 +21,9 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools/tasktest"
 	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
+	"github.com/mcp-elicitation/elicitation/internal/receipt"
 	sealerpkg "github.com/mcp-elicitation/elicitation/internal/sealer"
+	"github.com/mcp-elicitation/elicitation/internal/signing"
 	"github.com/mcp-elicitation/elicitation/internal/testclock"
 )
 
@@ -38,6 +40,7 @@ type world struct {
 	waitShare  int
 	watchShare int
 	hostForm   bool
+	receipts   []signing.Key
 	onElicit   func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
 	dbPath     string
 	sealer     *sealerpkg.Keyring
@@ -58,6 +61,9 @@ type worldOptions struct {
 	waitShare  int  // mcptools.Options.WaitsPerPrincipal; 0: the default
 	watchShare int  // mcptools.Options.WatchesPerPrincipal; 0: the default
 	hostForm   bool // mcptools.Options.HostForm
+	// receipts signs results' receipts with these keys (issuer
+	// receiptIssuer); nil: none.
+	receipts []signing.Key
 	// onElicit, if set, is every client's elicitation handler.
 	onElicit func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
 }
@@ -68,7 +74,7 @@ func newWorld(t testing.TB, o worldOptions) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &world{t: t, stateless: o.stateless, maxWait: o.maxWait, waitShare: o.waitShare, watchShare: o.watchShare, hostForm: o.hostForm, onElicit: o.onElicit, dbPath: filepath.Join(t.TempDir(), "store.db"), sealer: k, created: map[string]string{}, clock: testclock.New(time.Now().UTC())}
+	w := &world{t: t, stateless: o.stateless, maxWait: o.maxWait, waitShare: o.waitShare, watchShare: o.watchShare, hostForm: o.hostForm, receipts: o.receipts, onElicit: o.onElicit, dbPath: filepath.Join(t.TempDir(), "store.db"), sealer: k, created: map[string]string{}, clock: testclock.New(time.Now().UTC())}
 	if w.maxWait == 0 {
 		w.maxWait = 5 * time.Second
 	}
@@ -101,6 +107,7 @@ func (w *world) start(n int) {
 			WaitsPerPrincipal:   w.waitShare,
 			WatchesPerPrincipal: w.watchShare,
 			Name:                "elicitation-test", Version: "test",
+			Receipts: w.receiptsOf(),
 		})
 		h := auth.RequireBearerToken(func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
 			if p, ok := tokens[tok]; ok {
@@ -112,6 +119,17 @@ func (w *world) start(n int) {
 		w.servers = append(w.servers, ts)
 		w.closers = append(w.closers, ts.Close, func() { _ = st.Close() })
 	}
+}
+
+// receiptIssuer is the iss of a world's receipts.
+const receiptIssuer = "https://deployment.example"
+
+func (w *world) receiptsOf() func(*http.Request, receipt.Outcome) (string, error) {
+	if w.receipts == nil {
+		return nil
+	}
+	is := receipt.Issuer{Keys: w.receipts, Now: w.clock.Now}
+	return func(_ *http.Request, o receipt.Outcome) (string, error) { return is.Issue(receiptIssuer, o) }
 }
 
 func (w *world) stop() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/receipt"
 )
 
 // The six tool names.
@@ -399,6 +401,9 @@ type resultOutput struct {
 	DecidedBy      *string              `json:"decidedBy"`
 	DecidedVia     elicitation.Via      `json:"decidedVia,omitempty"`
 	ApprovedBy     []string             `json:"approvedBy,omitempty"`
+	// Receipt is the signed approval receipt (internal/receipt), where the
+	// deployment has signing keys.
+	Receipt string `json:"receipt,omitempty"`
 }
 
 func (s *Server) result(ctx context.Context, req *mcp.CallToolRequest) (any, error) {
@@ -406,15 +411,31 @@ func (s *Server) result(ctx context.Context, req *mcp.CallToolRequest) (any, err
 	if err != nil {
 		return nil, err
 	}
-	return s.resultOf(ctx, principal(req), id)
+	return s.resultOf(ctx, req, principal(req), id)
 }
 
-// resultOf is elicit_result's output for principal's request id.
-func (s *Server) resultOf(ctx context.Context, principal, id string) (resultOutput, error) {
+// resultOf is elicit_result's output for principal's request id, asked
+// by req.
+func (s *Server) resultOf(ctx context.Context, req *mcp.CallToolRequest, principal, id string) (resultOutput, error) {
 	r, err := s.svc.Result(ctx, principal, id)
 	if err != nil {
 		return resultOutput{}, err
 	}
+	out := outputOf(r)
+	if s.receipts != nil {
+		tr, err := s.svc.Audit(ctx, principal, id)
+		if err != nil {
+			return resultOutput{}, err
+		}
+		if out.Receipt, err = s.receipts(s.httpRequest(req), receipt.Outcome{Result: r, Trail: tr}); err != nil {
+			return resultOutput{}, fmt.Errorf("receipt of %s: %w", id, err)
+		}
+	}
+	return out, nil
+}
+
+// outputOf is elicit_result's output for r, without a receipt.
+func outputOf(r elicitation.Result) resultOutput {
 	out := resultOutput{Status: r.State.Status, Decision: r.Decision, Context: r.Context, FormSubmission: r.Form, SelectedIDs: r.SelectedIDs, DecidedVia: r.State.DecidedVia}
 	if r.Comment != "" {
 		out.Comment = &r.Comment
@@ -423,7 +444,7 @@ func (s *Server) resultOf(ctx context.Context, principal, id string) (resultOutp
 		out.DecidedBy = &r.DecidedBy
 	}
 	out.ApprovedBy = r.ApprovedBy
-	return out, nil
+	return out
 }
 
 func (s *Server) cancel(ctx context.Context, req *mcp.CallToolRequest) (any, error) {

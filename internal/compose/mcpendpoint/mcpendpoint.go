@@ -15,6 +15,8 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/apikey"
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
+	"github.com/mcp-elicitation/elicitation/internal/receipt"
+	"github.com/mcp-elicitation/elicitation/internal/signing"
 )
 
 // Part returns compose.Parts.MCP for a deployment whose API keys apiKeys
@@ -48,6 +50,11 @@ func Part(apiKeys func(context.Context, compose.Settings) (apikey.Store, error),
 				a.Log.Info("no push-state keys: hosts without a session (protocol 2026-07-28) get the review URL in the result only", "setting", compose.Env("state-keys"))
 			}
 		}
+		receipts, err := Receipts(ctx, a)
+		if err != nil {
+			return nil, err
+		}
+		opts.Receipts = receipts
 		sessionLimits(&opts, s)
 		opts.MaxWaits, opts.WaitsPerPrincipal = s.WaitLimits()
 		opts.MaxWatches, opts.WatchesPerPrincipal = s.WatchLimits()
@@ -94,4 +101,43 @@ func SessionCap(s compose.Settings) func(*mcp.Server, http.Handler) http.Handler
 func sessionLimits(o *mcptools.Options, s compose.Settings) {
 	o.SessionIdle, o.MaxSessions, o.MaxBodyBytes = s.MCPLimits()
 	o.SessionsPerPrincipal = s.SessionShare
+}
+
+// Receipts signs each result's approval receipt with the deployment's
+// signing keyring (SigningKeys), its issuer the public URL (else the
+// request's base, as review URLs are built); nil when the deployment has
+// no keyring.
+func Receipts(ctx context.Context, a *compose.App) (func(*http.Request, receipt.Outcome) (string, error), error) {
+	keys, err := SigningKeys(ctx, a)
+	if err != nil || keys == nil {
+		return nil, err
+	}
+	is := receipt.Issuer{Keys: keys, Now: a.Now}
+	return func(r *http.Request, o receipt.Outcome) (string, error) {
+		return is.Issue(compose.ReviewBase(a.Settings.PublicURL, r), o)
+	}, nil
+}
+
+// SigningKeys is the deployment's signing keyring (internal/signing),
+// derived from the page-token keyring: the app's (a.Keys, set by the
+// review pages), else the one the settings name (--token-keys, the
+// page-token secret); nil when neither is there (an MCP function without
+// the page-token secret signs no receipts).
+func SigningKeys(ctx context.Context, a *compose.App) ([]signing.Key, error) {
+	ring, s := a.Keys, a.Settings
+	if ring == nil {
+		if s.TokenKeys == "" && s.TokenSecretARN == "" {
+			a.Log.Info("no page-token keyring: results carry no signed receipt", "setting", compose.Env("token-secret-arn"))
+			return nil, nil
+		}
+		var err error
+		if ring, err = compose.Keyring(ctx, s, a.Secret); err != nil {
+			return nil, err
+		}
+	}
+	keys, err := signing.Derive(ring.Derive(signing.Purpose))
+	if err != nil {
+		return nil, fmt.Errorf("signing keys: %w", err)
+	}
+	return keys, nil
 }

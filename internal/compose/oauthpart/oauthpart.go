@@ -32,7 +32,7 @@ type Server struct {
 	*authserver.Server
 	Clients *clientreg.Registry
 	// Keys is the deployment's signing keyring, published at
-	// signing.JWKSPath.
+	// signing.JWKSPath by the binary (with or without OAuth).
 	Keys []signing.Key
 }
 
@@ -141,10 +141,11 @@ func insecure(publicURL string) bool {
 }
 
 // Routes puts the server's endpoints on mux, the consent page behind
-// signIn (reviewer sign-in, which signs the person in first).
+// signIn (reviewer sign-in, which signs the person in first). The key set
+// (signing.JWKSPath) is not among them: the binary publishes it whether
+// OAuth is on or not.
 func (s *Server) Routes(mux *http.ServeMux, signIn func(http.Handler) http.Handler) {
 	h := s.Handler(s.Clients.RegisterHandler())
-	mux.Handle("GET "+signing.JWKSPath, signing.Handler(s.Keys))
 	for _, p := range authserver.Paths() {
 		if p == authserver.ConsentPath {
 			mux.Handle(p, signIn(h))

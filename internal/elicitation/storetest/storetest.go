@@ -209,7 +209,7 @@ func testTransitions(t *testing.T, open Factory) {
 		{"selection submitted", NewSelection(t, 5, time.Hour), elicitation.Resolution{Status: elicitation.StatusSubmitted, SubmissionID: "s1", By: "reviewer", Via: elicitation.ViaHostForm, Answer: answer}, elicitation.StatusSubmitted, answer, elicitation.DecisionSubmitted},
 		{"selection declined", NewSelection(t, 5, time.Hour), elicitation.Resolution{Status: elicitation.StatusDeclined, SubmissionID: "s1", By: "reviewer"}, elicitation.StatusDeclined, nil, elicitation.DecisionDeclined},
 		{"selection declined with a comment", NewSelection(t, 5, time.Hour), elicitation.Resolution{Status: elicitation.StatusDeclined, SubmissionID: "s1", By: "reviewer", Via: elicitation.ViaPage, Answer: declineNote}, elicitation.StatusDeclined, declineNote, elicitation.DecisionDeclined},
-		{"approval submitted with form", NewApproval(t, time.Hour), elicitation.Resolution{Status: elicitation.StatusSubmitted, SubmissionID: "s1", By: "bob", Via: elicitation.ViaApp, Answer: form}, elicitation.StatusSubmitted, form, elicitation.DecisionSubmitted},
+		{"approval submitted with form", NewApproval(t, time.Hour), elicitation.Resolution{Status: elicitation.StatusSubmitted, SubmissionID: "s1", By: "bob", Via: elicitation.ViaApp, Issuer: "https://idp.example", Answer: form}, elicitation.StatusSubmitted, form, elicitation.DecisionSubmitted},
 		{"approval canceled", NewApproval(t, time.Hour), elicitation.Resolution{Status: elicitation.StatusCanceled, By: "alice"}, elicitation.StatusCanceled, nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -253,8 +253,8 @@ func testTransitions(t *testing.T, open Factory) {
 			if want.DecidedVia != tc.res.Via && tc.res.Status != elicitation.StatusCanceled {
 				t.Errorf("Apply dropped Via %q: %q", tc.res.Via, want.DecidedVia)
 			}
-			if last := tr.Entries[len(tr.Entries)-1]; last.Via != tc.res.Via {
-				t.Errorf("audit entry via = %q, want %q", last.Via, tc.res.Via)
+			if last := tr.Entries[len(tr.Entries)-1]; last.Via != tc.res.Via || last.Issuer != tc.res.Issuer {
+				t.Errorf("audit entry via = %q, issuer %q, want %q, %q", last.Via, last.Issuer, tc.res.Via, tc.res.Issuer)
 			}
 		})
 	}
@@ -504,7 +504,7 @@ func wantEntries(t *testing.T, got, want []elicitation.AuditEntry) {
 	}
 	for i := range want {
 		g, w := got[i], want[i]
-		if !g.At.Equal(w.At) || g.Action != w.Action || g.Principal != w.Principal || g.Detail != w.Detail || g.Via != w.Via {
+		if !g.At.Equal(w.At) || g.Action != w.Action || g.Principal != w.Principal || g.Detail != w.Detail || g.Via != w.Via || g.Issuer != w.Issuer {
 			t.Errorf("entry %d = %+v, want %+v", i, g, w)
 		}
 	}
