@@ -67,9 +67,12 @@ func protectedResource(t *testing.T) (mcpURL string, registered <-chan map[strin
 		}
 		reply(w, http.StatusCreated, client)
 	})
-	srv := httptest.NewServer(mux)
+	// The address is known, and base set, before the first request can
+	// arrive: a stray connection to a reused port must not race the write.
+	srv := httptest.NewUnstartedServer(mux)
+	base = "http://" + srv.Listener.Addr().String()
+	srv.Start()
 	t.Cleanup(srv.Close)
-	base = srv.URL
 	return base + "/mcp", regs
 }
 
