@@ -279,6 +279,9 @@ type Result struct {
 	// receipt carries, so that the trail up to it can be checked with
 	// VerifyAudit). Zero if that entry predates the chain.
 	AuditHead AuditHead
+	// Trail is the audit trail AuditHead was read from (a receipt names
+	// the approvers from it), so that its caller need not read it again.
+	Trail AuditTrail
 }
 
 // Result reads the outcome of a decided request and marks it consumed. It
@@ -315,7 +318,7 @@ func (s *Service) Result(ctx context.Context, principal, id string) (Result, err
 	}
 	r := Result{
 		State: s.derive(st), Decision: st.Decision, Message: rec.Payload.Message, Context: rec.Payload.Context, Comment: CommentOf(rec.Answer),
-		DecidedBy: st.Decider(), AuditHead: OutcomeHead(tr.Entries),
+		DecidedBy: st.Decider(), AuditHead: OutcomeHead(tr.Entries), Trail: tr,
 	}
 	if st.Quorum() > 1 {
 		r.ApprovedBy = make([]string, 0, len(st.Approvers))

@@ -423,11 +423,7 @@ func (s *Server) resultOf(ctx context.Context, req *mcp.CallToolRequest, princip
 	}
 	out := outputOf(r)
 	if s.receipts != nil {
-		tr, err := s.svc.Audit(ctx, principal, id)
-		if err != nil {
-			return resultOutput{}, err
-		}
-		if out.Receipt, err = s.receipts(s.httpRequest(req), receipt.Outcome{Result: r, Trail: tr}); err != nil {
+		if out.Receipt, err = s.receipts(s.httpRequest(req), receipt.Outcome{Result: r, Trail: r.Trail}); err != nil {
 			return resultOutput{}, fmt.Errorf("receipt of %s: %w", id, err)
 		}
 	}
