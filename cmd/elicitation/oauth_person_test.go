@@ -68,18 +68,24 @@ func allowAsAlice(ctx context.Context, browser *http.Client, authURL, base, clie
 		!strings.Contains(page, html.EscapeString(clientName)) || !strings.Contains(page, "alice@example.com") {
 		return nil, "", fmt.Errorf("no consent page for %s and alice: HTTP %d at %s\n%.1500s", clientName, resp.StatusCode, resp.Request.URL, page)
 	}
-	form := url.Values{"decision": {"allow"}}
-	for _, f := range consentField.FindAllStringSubmatch(page, -1) {
-		form.Set(f[1], html.UnescapeString(f[2]))
-	}
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, resp.Request.URL.String(), strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Origin", base)
-	resp, err = browser.Do(req)
+	resp, err = allowConsent(ctx, browser, resp.Request.URL.String(), page, base)
 	if err != nil {
 		return nil, "", fmt.Errorf("allow: %w", err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	return resp, string(b), err
+}
+
+// allowConsent posts Allow on the consent page at consentURL, whose HTML
+// is page, from base's origin, as the browser's form would.
+func allowConsent(ctx context.Context, browser *http.Client, consentURL, page, base string) (*http.Response, error) {
+	form := url.Values{"decision": {"allow"}}
+	for _, f := range consentField.FindAllStringSubmatch(page, -1) {
+		form.Set(f[1], html.UnescapeString(f[2]))
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, consentURL, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", base)
+	return browser.Do(req)
 }

@@ -10,7 +10,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -108,14 +107,7 @@ func TestServeWithOAuth(t *testing.T) {
 	if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(page, "Test Host") || !strings.Contains(page, "127.0.0.1:7777") || !strings.Contains(page, "alice@example.com") {
 		t.Fatalf("consent page: %v %v\n%.1500s", resp, err, page)
 	}
-	form := url.Values{"decision": {"allow"}}
-	for _, f := range regexp.MustCompile(`name="(id|t)" value="([^"]*)"`).FindAllStringSubmatch(page, -1) {
-		form.Set(f[1], f[2])
-	}
-	req, _ := http.NewRequest(http.MethodPost, resp.Request.URL.String(), strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Origin", base)
-	resp, err = browser.Do(req)
+	resp, err = allowConsent(ctx, browser, resp.Request.URL.String(), page, base)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,14 +256,7 @@ func oauthSignIn(t *testing.T, base, mcpURL, person string, conf *oauth2.Config)
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("consent page: %v %v\n%.800s", resp, err, page)
 	}
-	form := url.Values{"decision": {"allow"}}
-	for _, f := range regexp.MustCompile(`name="(id|t)" value="([^"]*)"`).FindAllStringSubmatch(page, -1) {
-		form.Set(f[1], f[2])
-	}
-	req, _ := http.NewRequest(http.MethodPost, resp.Request.URL.String(), strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Origin", base)
-	if resp, err = browser.Do(req); err != nil {
+	if resp, err = allowConsent(ctx, browser, resp.Request.URL.String(), page, base); err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
