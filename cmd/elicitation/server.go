@@ -179,7 +179,7 @@ func (m *Main) routes(ctx context.Context, mcpMux, reviewMux *http.ServeMux, oau
 	reviewMux.Handle("/review/", signIn(pages))
 	// The one signing keyring's public keys, with or without OAuth: what
 	// verifies receipts and, with OAuth, access tokens.
-	keys, err := mcpendpoint.SigningKeys(ctx, m.app)
+	keys, err := m.app.SigningKeys(ctx)
 	if err != nil {
 		return err
 	}

@@ -10,12 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
 	"github.com/mcp-elicitation/elicitation/internal/review"
 	"github.com/mcp-elicitation/elicitation/internal/sealer"
+	"github.com/mcp-elicitation/elicitation/internal/signing"
 )
 
 // Parts are what a deployment brings to Build: how it opens its store and
@@ -80,6 +82,34 @@ type App struct {
 	Secret func(ctx context.Context, arn string) (string, error)
 
 	closers []func() error
+
+	signingOnce sync.Once
+	signingKeys []signing.Key
+	signingErr  error
+}
+
+// SigningKeys returns the deployment's one signing keyring
+// (internal/signing: receipts, OAuth access tokens, the published key
+// set), derived once, whoever asks first, from the page-token keyring:
+// a.Keys (set by Pages), else the one the settings name (--token-keys,
+// the page-token secret). Nil, and no error, when there is neither (an
+// MCP function without the page-token secret).
+func (a *App) SigningKeys(ctx context.Context) ([]signing.Key, error) {
+	a.signingOnce.Do(func() {
+		ring, s := a.Keys, a.Settings
+		if ring == nil {
+			if s.TokenKeys == "" && s.TokenSecretARN == "" {
+				return
+			}
+			if ring, a.signingErr = Keyring(ctx, s, a.Secret); a.signingErr != nil {
+				return
+			}
+		}
+		if a.signingKeys, a.signingErr = signing.Derive(ring.Derive(signing.Purpose)); a.signingErr != nil {
+			a.signingErr = fmt.Errorf("signing keys: %w", a.signingErr)
+		}
+	})
+	return a.signingKeys, a.signingErr
 }
 
 // Build composes the service of s from parts: the store, the service over

@@ -16,7 +16,6 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
 	"github.com/mcp-elicitation/elicitation/internal/receipt"
-	"github.com/mcp-elicitation/elicitation/internal/signing"
 )
 
 // Part returns compose.Parts.MCP for a deployment whose API keys apiKeys
@@ -104,40 +103,20 @@ func sessionLimits(o *mcptools.Options, s compose.Settings) {
 }
 
 // Receipts signs each result's approval receipt with the deployment's
-// signing keyring (SigningKeys), its issuer the public URL (else the
+// signing keyring (App.SigningKeys), its issuer the public URL (else the
 // request's base, as review URLs are built); nil when the deployment has
 // no keyring.
 func Receipts(ctx context.Context, a *compose.App) (func(*http.Request, receipt.Outcome) (string, error), error) {
-	keys, err := SigningKeys(ctx, a)
-	if err != nil || keys == nil {
+	keys, err := a.SigningKeys(ctx)
+	if err != nil {
 		return nil, err
+	}
+	if keys == nil {
+		a.Log.Info("no page-token keyring: results carry no signed receipt", "setting", compose.Env("token-secret-arn"))
+		return nil, nil
 	}
 	is := receipt.Issuer{Keys: keys, Now: a.Now}
 	return func(r *http.Request, o receipt.Outcome) (string, error) {
 		return is.Issue(compose.ReviewBase(a.Settings.PublicURL, r), o)
 	}, nil
-}
-
-// SigningKeys is the deployment's signing keyring (internal/signing),
-// derived from the page-token keyring: the app's (a.Keys, set by the
-// review pages), else the one the settings name (--token-keys, the
-// page-token secret); nil when neither is there (an MCP function without
-// the page-token secret signs no receipts).
-func SigningKeys(ctx context.Context, a *compose.App) ([]signing.Key, error) {
-	ring, s := a.Keys, a.Settings
-	if ring == nil {
-		if s.TokenKeys == "" && s.TokenSecretARN == "" {
-			a.Log.Info("no page-token keyring: results carry no signed receipt", "setting", compose.Env("token-secret-arn"))
-			return nil, nil
-		}
-		var err error
-		if ring, err = compose.Keyring(ctx, s, a.Secret); err != nil {
-			return nil, err
-		}
-	}
-	keys, err := signing.Derive(ring.Derive(signing.Purpose))
-	if err != nil {
-		return nil, fmt.Errorf("signing keys: %w", err)
-	}
-	return keys, nil
 }

@@ -85,19 +85,16 @@ func build(ctx context.Context, a *compose.App, o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("OAuth: open the grant store: %w", err)
 	}
-	keys := a.Keys
-	if keys == nil {
-		if keys, err = compose.Keyring(ctx, s, a.Secret); err != nil {
-			return nil, err
-		}
-	}
 	operator, err := operatorClients(s.OAuthClients)
 	if err != nil {
 		return nil, err
 	}
-	signer, err := signing.Derive(keys.Derive(signing.Purpose))
+	signer, err := a.SigningKeys(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("OAuth: %w", err)
+	}
+	if signer == nil {
+		return nil, fmt.Errorf("OAuth: no signing keys: set %s (or --token-keys)", compose.Env("token-secret-arn"))
 	}
 	clients, err := clientreg.New(clientreg.Config{Store: grants, Operator: operator, Documents: o.Documents, Source: o.Source, Now: a.Now, Logger: a.Log})
 	if err != nil {
