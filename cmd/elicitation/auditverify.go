@@ -26,10 +26,10 @@ func runAuditVerify(ctx context.Context, args []string, stdout, stderr io.Writer
 		return err
 	}
 	fs.StringVar(&head, "head", "", "SEQ:HASH: also require the trail to reach this head (a receipt's), with one ID")
-	if err := fs.Parse(args); err != nil {
+	flags, ids := splitOperands(fs, args)
+	if err := fs.Parse(flags); err != nil {
 		return err
 	}
-	ids := fs.Args()
 	want, err := parseHead(head)
 	if err != nil || (head != "" && len(ids) != 1) {
 		return errors.Join(err, errors.New("usage: elicitation audit verify [flags] [--head SEQ:HASH ELICITATION_ID | ELICITATION_ID...]"))

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -225,6 +226,28 @@ func rewriteDynamoTrail(t *testing.T, db *dynamodb.Client, table, id string, ent
 		}
 		if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: it}); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// Ids may start with "-" (base64url): wherever they stand among the
+// flags they are ids, not unknown flags; a flag's value stays its own.
+func TestSplitOperands(t *testing.T) {
+	t.Parallel()
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.String("head", "", "")
+	fs.Bool("v", false, "")
+	for _, tc := range []struct {
+		args, flags, ids []string
+	}{
+		{[]string{"-llf7n1jcHEM5ioeQ0mmqQ", "abc"}, nil, []string{"-llf7n1jcHEM5ioeQ0mmqQ", "abc"}},
+		{[]string{"--head", "5:ab", "-x1"}, []string{"--head", "5:ab"}, []string{"-x1"}},
+		{[]string{"-v", "-x1", "--head=1:a", "y"}, []string{"-v", "--head=1:a"}, []string{"-x1", "y"}},
+		{[]string{"--", "-v", "--head"}, nil, []string{"-v", "--head"}},
+	} {
+		flags, ids := splitOperands(fs, tc.args)
+		if fmt.Sprint(flags) != fmt.Sprint(tc.flags) || fmt.Sprint(ids) != fmt.Sprint(tc.ids) {
+			t.Errorf("splitOperands(%q) = %q, %q; want %q, %q", tc.args, flags, ids, tc.flags, tc.ids)
 		}
 	}
 }

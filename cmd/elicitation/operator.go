@@ -87,6 +87,33 @@ func trailingOperand(fs *flag.FlagSet, args []string) (rest []string, operand st
 	return args[:n-1], args[n-1]
 }
 
+// splitOperands separates args into fs's flags (with the values of those
+// that take the next argument) and the operands, wherever they stand: an
+// elicitation id may start with "-" (ids are base64url) and is an
+// operand unless it names a flag of fs; everything after "--" is too.
+// It is trailingOperand for commands that take several ids.
+func splitOperands(fs *flag.FlagSet, args []string) (flags, operands []string) {
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		name := strings.TrimLeft(arg, "-")
+		if j := strings.IndexByte(name, '='); j >= 0 {
+			name = name[:j]
+		}
+		switch {
+		case arg == "--":
+			return flags, append(operands, args[i+1:]...)
+		case len(arg) < 2 || arg[0] != '-' || !(name == "h" || name == "help" || fs.Lookup(name) != nil):
+			operands = append(operands, arg)
+		case isValueFlag(fs, arg) && i+1 < len(args):
+			flags = append(flags, arg, args[i+1])
+			i++
+		default:
+			flags = append(flags, arg)
+		}
+	}
+	return flags, operands
+}
+
 // isValueFlag reports whether arg is a flag of fs that takes its value as
 // the next argument ("--data-dir" before "DIR", not "--data-dir=DIR", and
 // not a boolean flag).
