@@ -100,7 +100,7 @@ func (s *Server) hostFormPlan(ctx context.Context, req *mcp.CallToolRequest, ask
 		}
 		return seal, false, why
 	}
-	return seal, true, "asked in the host: the next elicit_await shows the host's form; the reviewUrl stays open and the first answer wins"
+	return seal, true, "asked in the host: the next elicit_await (for a task, its input request) shows the host's form; the reviewUrl stays open and the first answer wins"
 }
 
 // askOnSession shows the host's form on a session, as an elicitation/create

@@ -27,9 +27,11 @@ import (
 //     server/discover's capabilities.extensions; a creating tool called by
 //     a client that declares the extension in its per-request capabilities
 //     answers with resultType "task"; tasks/get inlines the result once the
-//     task is over and, while it waits, offers the review link as a
-//     URL-mode input request to a host that declared URL elicitation;
-//     tasks/update takes the host's answer to it; tasks/cancel; and
+//     task is over and, while it waits, offers the host's own form (a
+//     request created with askInHost, where elicit_await would show it) or
+//     else the review link as a URL-mode input request to a host that
+//     declared URL elicitation; tasks/update takes the host's answer to it
+//     (the form's is submitted as the page would); tasks/cancel; and
 //     notifications/tasks through subscriptions/listen.
 //
 // A task is the request its tool created: the task id is the request's id,

@@ -2,10 +2,12 @@ package mcptools_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
@@ -70,5 +72,72 @@ func TestCoreHostForm(t *testing.T) {
 	w.decide(id, elicitation.Submission{Decision: elicitation.DecisionDeclined})
 	if sc := tasktest.Structured(t, c.Must("tasks/result", id)); sc["decision"] != "declined" || sc["decidedVia"] != "page" {
 		t.Fatalf("tasks/result after the page decided: %v", sc)
+	}
+}
+
+// TestExtHostForm: a 2026-07-28 task created with askInHost, for a host
+// that declared form elicitation, offers the host's form as its input
+// request (in place of the review link); tasks/update submits the answer
+// as the review page would: an answer the form does not allow is refused
+// with the reason and leaves the form outstanding, an accepted one decides
+// the task (via host-form), and a later answer is not outstanding any more
+// (acknowledged, nothing changes). A cancelled form decides nothing: the
+// task goes back to working, on the page.
+func TestExtHostForm(t *testing.T) {
+	t.Parallel()
+	form := map[string]any{"type": "object", "required": []any{"confirm"},
+		"properties": map[string]any{"confirm": map[string]any{"type": "boolean"}}}
+	args := map[string]any{"message": "Delete notes.txt?", "requestedSchema": form, "askInHost": true}
+	for _, ep := range endpoints {
+		t.Run(ep.name, func(t *testing.T) {
+			o := ep.o
+			o.hostForm = true
+			w := newWorld(t, o)
+			c := w.connect("tok-alice", ext, -1, extURLCaps)
+
+			id := startExt(t, c, "elicit_approval", args)
+			got := c.Must("tasks/get", id)
+			ir, _ := got["inputRequests"].(map[string]any)
+			f, _ := ir["hostForm"].(map[string]any)
+			p, _ := f["params"].(map[string]any)
+			if got["status"] != "input_required" || len(ir) != 1 || f["method"] != "elicitation/create" || p["mode"] != "form" || !strings.HasPrefix(p["message"].(string), "Delete notes.txt?") {
+				t.Fatalf("tasks/get of a task asked in the host: %v", got)
+			}
+			if _, e := c.Do("tasks/update", id, map[string]any{"hostForm": map[string]any{"action": "accept", "content": map[string]any{"confirm": "yes"}}}); e == nil || e.Code != jsonrpc.CodeInvalidParams || !strings.Contains(e.Message, "confirm") {
+				t.Fatalf("tasks/update with an answer outside the form: %v, want invalid params naming the field", e)
+			}
+			if _, e := c.Do("tasks/update", id, map[string]any{"hostForm": "yes"}); e == nil || e.Code != jsonrpc.CodeInvalidParams {
+				t.Fatalf("tasks/update with no answer object: %v, want invalid params", e)
+			}
+			if got := c.Must("tasks/get", id); got["status"] != "input_required" {
+				t.Fatalf("tasks/get after refused answers: %v, want the form still outstanding", got)
+			}
+			if ack, e := c.Do("tasks/update", id, map[string]any{"hostForm": map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}}); e != nil || ack["resultType"] != "complete" || ack["status"] != nil {
+				t.Fatalf("tasks/update with the answer: %v %v", ack, e)
+			}
+			got = c.Must("tasks/get", id)
+			sc := tasktest.Structured(t, got["result"].(map[string]any))
+			if got["status"] != "completed" || sc["decision"] != "submitted" || sc["decidedVia"] != "host-form" || fmt.Sprint(sc["formSubmission"]) != "map[confirm:true]" {
+				t.Fatalf("tasks/get after the host answered: %v", got)
+			}
+			if ack, e := c.Do("tasks/update", id, map[string]any{"hostForm": map[string]any{"action": "decline"}}); e != nil || ack["resultType"] != "complete" {
+				t.Fatalf("a second answer: %v %v, want acknowledged", ack, e)
+			}
+			if sc := tasktest.Structured(t, c.Must("tasks/get", id)["result"].(map[string]any)); sc["decision"] != "submitted" {
+				t.Fatalf("the second answer changed the decision: %v", sc)
+			}
+
+			id = startExt(t, c, "elicit_approval", args)
+			if _, e := c.Do("tasks/update", id, map[string]any{"hostForm": map[string]any{"action": "cancel"}}); e != nil {
+				t.Fatalf("tasks/update cancel: %v", e)
+			}
+			if got := c.Must("tasks/get", id); got["status"] != "working" || got["inputRequests"] != nil {
+				t.Fatalf("tasks/get after the form was closed: %v, want working with nothing asked", got)
+			}
+			w.decide(id, elicitation.Submission{Decision: elicitation.DecisionDeclined})
+			if sc := tasktest.Structured(t, c.Must("tasks/get", id)["result"].(map[string]any)); sc["decision"] != "declined" || sc["decidedVia"] != "page" {
+				t.Fatalf("tasks/get after the page decided: %v", sc)
+			}
+		})
 	}
 }
