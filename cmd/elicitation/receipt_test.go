@@ -239,3 +239,36 @@ func TestReceiptWithSignIn(t *testing.T) {
 		}
 	}
 }
+
+// A decision in the host's own form (--host-form, askInHost) comes back
+// with a receipt naming that channel: no sign-in, so no approver identity,
+// and the digest of exactly the form the host submitted.
+func TestReceiptFromHostForm(t *testing.T) {
+	t.Parallel()
+	m := start(t, "--data-dir", t.TempDir(), "--host-form")
+	answer := map[string]any{"ticket": "OPS-7"}
+	c := mcp.NewClient(&mcp.Implementation{Name: "form-host", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: answer}, nil
+		}})
+	s, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: m.MCPURL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	form := map[string]any{"type": "object", "properties": map[string]any{"ticket": map[string]any{"type": "string"}}, "required": []string{"ticket"}}
+	id := call(t, s, "elicit_approval", map[string]any{"message": "Open the change?", "requestedSchema": form, "askInHost": true})["elicitationId"].(string)
+	if got := call(t, s, "elicit_await", map[string]any{"elicitationId": id}); got["status"] != "submitted" {
+		t.Fatalf("elicit_await after the host's form: %v", got)
+	}
+	res := call(t, s, "elicit_result", map[string]any{"elicitationId": id})
+	r := verified(t, m, res["receipt"].(string), receipt.Expect{Txn: id, Outcome: receipt.OutcomeApproved})
+	d, ok := r.Detail()
+	want, err := receipt.Digest(json.RawMessage(`{"ticket":"OPS-7"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := r.Approvers; len(a) != 1 || a[0].Via != "host-form" || !a[0].Anonymous || a[0].Principal != "" || !ok || d.FormSHA256 != want {
+		t.Errorf("receipt of a host-form decision: approvers %+v, detail %+v (want form digest %s)", a, d, want)
+	}
+}

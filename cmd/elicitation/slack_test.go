@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-elicitation/elicitation/internal/receipt"
 	"github.com/mcp-elicitation/elicitation/internal/slackact/slacktest"
 )
 
@@ -97,6 +98,12 @@ func TestServeSlackDecision(t *testing.T) {
 	res := call(t, s, "elicit_result", map[string]any{"elicitationId": id})
 	if res["decision"] != "submitted" || res["decidedVia"] != "slack" {
 		t.Fatalf("result %v", res)
+	}
+	// The receipt attests the Slack press: the mapped reviewer, the channel.
+	tok, _ := res["receipt"].(string)
+	r := verified(t, m, tok, receipt.Expect{Txn: id, Outcome: receipt.OutcomeApproved})
+	if a := r.Approvers; len(a) != 1 || a[0].Principal != "alice@example.com" || a[0].Via != "slack" || a[0].Anonymous {
+		t.Errorf("receipt of a Slack decision: approvers %+v", a)
 	}
 }
 
