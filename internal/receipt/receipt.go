@@ -134,7 +134,7 @@ type Detail struct {
 // as far as it trusts the requester (Claims.Requester).
 type Call struct {
 	Tool            string `json:"tool"`
-	ArgumentsSHA256 string `json:"argumentsSha256"`
+	ArgumentsSHA256 string `json:"argumentsSha256,omitempty"`
 	Upstream        string `json:"upstream,omitempty"`
 }
 

@@ -196,24 +196,22 @@ func (g *Gate) check(ctx context.Context, c Call, approved bool) (Decision, erro
 // binds to. It is the review request's context, so the service's audit
 // trail of that request names the tool and the digest.
 //
-// A confirmation's view also names the call as receipt.Call does (tool,
-// argumentsSha256: the RFC 8785 digest of the unmasked arguments that
-// will be forwarded, upstream: the upstream's URL), so that the receipt
-// of its approval names exactly the call the upstream receives.
+// Its tool is a receipt.Call's, which a confirmation's view completes (the
+// RFC 8785 digest of the unmasked arguments that will be forwarded, the
+// upstream's URL), so that the receipt of its approval names exactly the
+// call the upstream receives.
 type view struct {
-	Tool            string         `json:"tool"`
+	receipt.Call
 	Title           string         `json:"title,omitempty"`
 	Description     string         `json:"description,omitempty"`
 	Arguments       map[string]any `json:"arguments"`
 	ArgumentsDigest string         `json:"argumentsDigest"`
-	ArgumentsSHA256 string         `json:"argumentsSha256,omitempty"`
-	Upstream        string         `json:"upstream,omitempty"`
 	Why             string         `json:"why,omitempty"`
 	Missing         []string       `json:"missing,omitempty"`
 }
 
 func (g *Gate) view(t Tool, obj map[string]any, digest, why string) view {
-	return view{Tool: t.Name, Title: t.Title, Description: t.Description, Arguments: Mask(obj, t.Properties, g.matcher), ArgumentsDigest: digest, Why: why}
+	return view{Call: receipt.Call{Tool: t.Name}, Title: t.Title, Description: t.Description, Arguments: Mask(obj, t.Properties, g.matcher), ArgumentsDigest: digest, Why: why}
 }
 
 // decide logs one gate decision: tool name and argument digest, never
