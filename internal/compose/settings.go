@@ -256,7 +256,7 @@ var Table = []Setting{
 		Usage: `page-token signing keys "kid:base64secret[,kid:base64secret…]", the first signs; default: --token-secret-arn, else a random key kept in --data-dir`,
 		bind:  func(s *Settings) Value { return (*stringValue)(&s.TokenKeys) }},
 	{Name: "token-secret-arn", Scope: Lambda, Renamed: "TOKEN_SECRET_ARN",
-		Usage: "Secrets Manager secret holding the page-token keyring (the review and submit functions read it at start-up)",
+		Usage: "Secrets Manager secret holding the page-token keyring (the review, submit and MCP functions read it at start-up; the MCP function signs receipts with keys derived from it)",
 		bind:  func(s *Settings) Value { return (*stringValue)(&s.TokenSecretARN) }},
 	{Name: "state-keys", Scope: Both,
 		Usage: `keys sealing the request state of a push without a session "kid:base64secret[,…]", the first seals; every process of a deployment needs the same; default: --state-secret-arn on Lambda, else a random key kept in --data-dir`,

@@ -130,7 +130,7 @@ func newStack(t testing.TB, o stackOptions) *stack {
 		case "mcp":
 			timeout = o.mcpTimeout
 			env = append(env, "ELICITATION_MAX_WAIT=20s", "ELICITATION_WAIT_MARGIN=2s", "ELICITATION_RETENTION=7d", "ELICITATION_API_KEY_CACHE_TTL=30s",
-				"ELICITATION_STATE_SECRET_ARN="+stateSecretARN, "AWS_ENDPOINT_URL_SECRETS_MANAGER="+s.sm.URL)
+				"ELICITATION_STATE_SECRET_ARN="+stateSecretARN, "ELICITATION_TOKEN_SECRET_ARN="+tokenSecretARN, "AWS_ENDPOINT_URL_SECRETS_MANAGER="+s.sm.URL)
 			env = append(env, o.extraEnv...)
 		default:
 			env = append(env, "ELICITATION_TOKEN_SECRET_ARN="+tokenSecretARN, "AWS_ENDPOINT_URL_SECRETS_MANAGER="+s.sm.URL)
@@ -407,8 +407,8 @@ func TestEvents(t *testing.T) {
 			t.Errorf("events/%s.json is not exercised by this test", name)
 		}
 	}
-	if n := s.sm.ReadsOf(tokenSecretARN); n != 2 {
-		t.Errorf("the token secret was read %d times, want once per function start (2)", n)
+	if n := s.sm.ReadsOf(tokenSecretARN); n != 3 {
+		t.Errorf("the token secret was read %d times, want once per function start (3: the MCP function signs receipts with keys derived from it)", n)
 	}
 	if n := s.sm.ReadsOf(stateSecretARN); n != 1 {
 		t.Errorf("the push-state secret was read %d times, want once, by the MCP function's start", n)

@@ -71,7 +71,7 @@ func (p *Proxy) act(ctx context.Context, req *mcp.CallToolRequest, c *plan.Call,
 		if pl.Args != nil {
 			log.Info("forwarding the call with the elicited fields")
 		}
-		return p.forward(ctx, req, pl.Args)
+		return p.forward(ctx, req, pl.Args, nil)
 	case plan.Block:
 		log.Info("tool call not forwarded", "err", pl.Outcome.Error, "reason", pl.Outcome.Reason, "fields", pl.Outcome.MissingOrAmbiguous)
 		return pl.Outcome.Result(), nil
@@ -134,8 +134,8 @@ type executor struct {
 
 func (x executor) Request() *mcp.CallToolRequest { return x.req }
 
-func (x executor) Forward(ctx context.Context, args json.RawMessage) (*mcp.CallToolResult, error) {
-	return x.p.forward(ctx, x.req, args)
+func (x executor) Forward(ctx context.Context, args json.RawMessage, meta mcp.Meta) (*mcp.CallToolResult, error) {
+	return x.p.forward(ctx, x.req, args, meta)
 }
 
 func (x executor) Elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
@@ -143,8 +143,9 @@ func (x executor) Elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp.El
 }
 
 // forward calls the upstream tool once with args (nil: the call's own) and
-// passes its result on as the upstream sent it.
-func (p *Proxy) forward(ctx context.Context, req *mcp.CallToolRequest, args json.RawMessage) (*mcp.CallToolResult, error) {
+// meta added to its _meta, and passes its result on as the upstream sent
+// it.
+func (p *Proxy) forward(ctx context.Context, req *mcp.CallToolRequest, args json.RawMessage, meta mcp.Meta) (*mcp.CallToolResult, error) {
 	cs, err := p.up.Session()
 	if err != nil {
 		return nil, upstreamUnavailable(err)
@@ -159,6 +160,12 @@ func (p *Proxy) forward(ctx context.Context, req *mcp.CallToolRequest, args json
 		Meta:      cleanMeta(req.Params.Meta),
 		Name:      req.Params.Name,
 		Arguments: args,
+	}
+	for k, v := range meta {
+		if params.Meta == nil {
+			params.Meta = mcp.Meta{}
+		}
+		params.Meta[k] = v
 	}
 	if tok := req.Params.GetProgressToken(); tok != nil {
 		upTok, done := p.progress.add(progressRoute{ctx: ctx, session: req.Session, token: tok})

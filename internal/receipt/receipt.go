@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
@@ -38,6 +39,11 @@ const Type = "approval-receipt+jwt"
 // DetailType is the RFC 9396 authorization_details type of what was
 // approved.
 const DetailType = "elicitation"
+
+// MetaKey is the key of a forwarded tools/call's params._meta under which
+// the proxy's gate hands the upstream the receipt of the call's approval
+// (docs/gate.md).
+const MetaKey = "io.github.mcp-elicitation/receipt"
 
 // Outcomes of a receipt.
 const (
@@ -110,9 +116,38 @@ type Detail struct {
 	ContextSHA256 string `json:"context_sha256,omitempty"`
 	FormSHA256    string `json:"form_sha256,omitempty"`
 	// Tool and ArgumentsSHA256 name an upstream tool call the approval
-	// was for (the proxy's gate) and digest its arguments.
-	Tool            string `json:"tool,omitempty"`
-	ArgumentsSHA256 string `json:"arguments_sha256,omitempty"`
+	// was for (the proxy's gate) and digest its arguments; Locations (RFC
+	// 9396) name the upstream server, by the URL the gate reaches it at,
+	// when it is reached over HTTP.
+	Tool            string   `json:"tool,omitempty"`
+	ArgumentsSHA256 string   `json:"arguments_sha256,omitempty"`
+	Locations       []string `json:"locations,omitempty"`
+}
+
+// Call is how a request's context names the upstream tool call it asks a
+// reviewer to approve (the proxy's gate writes it into the context it
+// shows): the tool, the Digest of the exact arguments that will be
+// forwarded, and the upstream's URL if any. A receipt of a request whose
+// context is a JSON object holding a tool and a well-formed digest names
+// that call in its authorization detail. The receipt attests what the
+// requester declared and the reviewer was shown, so an upstream trusts it
+// as far as it trusts the requester (Claims.Requester).
+type Call struct {
+	Tool            string `json:"tool"`
+	ArgumentsSHA256 string `json:"argumentsSha256,omitempty"`
+	Upstream        string `json:"upstream,omitempty"`
+}
+
+// callOf is the call a context names, if it names one.
+func callOf(context json.RawMessage) (Call, bool) {
+	var c Call
+	if json.Unmarshal(context, &c) != nil || c.Tool == "" || len(c.ArgumentsSHA256) != sha256.Size*2 {
+		return Call{}, false
+	}
+	if _, err := hex.DecodeString(c.ArgumentsSHA256); err != nil || strings.ToLower(c.ArgumentsSHA256) != c.ArgumentsSHA256 {
+		return Call{}, false
+	}
+	return c, true
 }
 
 // Digest is the lowercase hex SHA-256 of v's RFC 8785 canonical form; ""
@@ -130,12 +165,13 @@ func Digest(v json.RawMessage) (string, error) {
 }
 
 // Outcome is what a receipt is built from: what the Service returned for
-// a decided request (elicitation.Service.Result and Audit), and for the
-// gate the upstream call it approves.
+// a decided request (elicitation.Service.Result and Audit), and the
+// upstream call it approves, if any.
 type Outcome struct {
 	Result elicitation.Result
 	Trail  elicitation.AuditTrail
-	// Tool and Arguments: the upstream call, if any.
+	// Tool and Arguments: the upstream call, if any; without Tool, the
+	// call the request's context names (Call), if it names one.
 	Tool      string
 	Arguments json.RawMessage
 }
@@ -214,6 +250,12 @@ func claimsOf(o Outcome) (Claims, error) {
 	}
 	if d.ArgumentsSHA256, err = Digest(o.Arguments); err != nil {
 		return Claims{}, fmt.Errorf("receipt of %s: arguments: %w", st.ID, err)
+	}
+	if call, ok := callOf(r.Context); ok && o.Tool == "" {
+		d.Tool, d.ArgumentsSHA256 = call.Tool, call.ArgumentsSHA256
+		if call.Upstream != "" {
+			d.Locations = []string{call.Upstream}
+		}
 	}
 	c := Claims{Txn: st.ID, Requester: st.Owner, Outcome: outcome, Quorum: st.Quorum(), Approvers: approvers(st, o.Trail), AuthorizationDetails: []Detail{d}}
 	if !r.AuditHead.IsZero() {

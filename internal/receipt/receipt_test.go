@@ -251,6 +251,67 @@ func TestVerifyRefuses(t *testing.T) {
 		{name: "another outcome", tok: tok, expect: func(e *receipt.Expect) { e.Outcome = receipt.OutcomeDeclined }, want: receipt.ErrOutcome},
 		{name: "another tool", tok: tok, expect: func(e *receipt.Expect) { e.Tool = "delete" }, want: receipt.ErrTool},
 		{name: "another call's arguments", tok: tok, expect: func(e *receipt.Expect) { e.Arguments = json.RawMessage(`{"env":"prod","version":3}`) }, want: receipt.ErrArguments},
+		{name: "another upstream", tok: tok, expect: func(e *receipt.Expect) { e.Upstream = "https://other.example/mcp" }, want: receipt.ErrUpstream},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := expect
+			if tc.expect != nil {
+				tc.expect(&e)
+			}
+			if _, err := receipt.Verify(tc.tok, set, e); !errors.Is(err, tc.want) {
+				t.Errorf("Verify = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+// A request whose context names the upstream call (as the proxy's gate
+// writes it) gets a receipt naming that tool, arguments digest and
+// upstream; a context that names no well-formed call names none.
+func TestCallFromContext(t *testing.T) {
+	t.Parallel()
+	k := keys(t, "k1")
+	set := signing.JWKS(k)
+	is := receipt.Issuer{Keys: k, Now: func() time.Time { return t0 }}
+	args := json.RawMessage(`{"env":"prod","version":2,"token":"s3cret"}`)
+	digest, err := receipt.Digest(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withContext := func(ctx string) string {
+		t.Helper()
+		o := quorum()
+		o.Tool, o.Arguments = "", nil
+		o.Result.Context = json.RawMessage(ctx)
+		tok, err := is.Issue(iss, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	up := "https://upstream.example/mcp"
+	tok := withContext(`{"tool":"deploy","arguments":{"env":"prod","version":2,"token":"***"},"argumentsSha256":"` + digest + `","upstream":"` + up + `"}`)
+	expect := receipt.Expect{Issuer: iss, Outcome: receipt.OutcomeApproved, Tool: "deploy", Arguments: args, Upstream: up, Now: t0.Add(time.Minute)}
+	c, err := receipt.Verify(tok, set, expect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := c.Detail(); d.Tool != "deploy" || d.ArgumentsSHA256 != digest || len(d.Locations) != 1 || d.Locations[0] != up {
+		t.Errorf("detail %+v", d)
+	}
+	for _, tc := range []struct {
+		name   string
+		tok    string
+		expect func(*receipt.Expect)
+		want   error
+	}{
+		{name: "another upstream", tok: tok, expect: func(e *receipt.Expect) { e.Upstream = "https://upstream.example/other" }, want: receipt.ErrUpstream},
+		{name: "the arguments with the masked value", tok: tok, expect: func(e *receipt.Expect) { e.Arguments = json.RawMessage(`{"env":"prod","version":2,"token":"***"}`) }, want: receipt.ErrArguments},
+		{name: "no upstream named", tok: withContext(`{"tool":"deploy","argumentsSha256":"` + digest + `"}`), want: receipt.ErrUpstream},
+		{name: "an upper-case digest", tok: withContext(`{"tool":"deploy","argumentsSha256":"` + strings.ToUpper(digest) + `"}`), want: receipt.ErrTool},
+		{name: "a short digest", tok: withContext(`{"tool":"deploy","argumentsSha256":"` + digest[:10] + `"}`), want: receipt.ErrTool},
+		{name: "no tool", tok: withContext(`{"argumentsSha256":"` + digest + `"}`), want: receipt.ErrTool},
+		{name: "a context that is not an object", tok: withContext(`["deploy"]`), want: receipt.ErrTool},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := expect

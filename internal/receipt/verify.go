@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
@@ -26,6 +27,7 @@ var (
 	ErrOutcome    = errors.New("another outcome")
 	ErrTool       = errors.New("for another tool")
 	ErrArguments  = errors.New("for another call's arguments")
+	ErrUpstream   = errors.New("for another upstream server")
 )
 
 // Leeway is the clock skew Verify allows on iat and exp.
@@ -44,6 +46,9 @@ type Expect struct {
 	// whose Digest the receipt must carry.
 	Tool      string
 	Arguments json.RawMessage
+	// Upstream is the upstream server's URL as the gate reaches it, which
+	// the receipt's locations must name.
+	Upstream string
 	// Now is the time to check iat and exp at; zero: time.Now.
 	Now time.Time
 }
@@ -52,8 +57,8 @@ type Expect struct {
 // and returns its claims: the algorithm is ES256 and nothing else, the
 // header's typ is Type, its kid names a key of keys, the signature is
 // that key's, iss is expect.Issuer, the time is between iat and exp
-// (within Leeway), and the elicitation, outcome, tool and arguments digest
-// are those expected. Each refusal wraps one of the Err values above.
+// (within Leeway), and the elicitation, outcome, tool, arguments digest
+// and upstream are those expected. Each refusal wraps one of the Err values above.
 func Verify(token string, keys jose.JSONWebKeySet, expect Expect) (Claims, error) {
 	jws, err := jose.ParseSignedCompact(token, []jose.SignatureAlgorithm{jose.ES256})
 	if err != nil || len(jws.Signatures) != 1 {
@@ -107,7 +112,7 @@ func (e Expect) check(c Claims) error {
 
 // checkCall checks the upstream call the receipt approves.
 func (e Expect) checkCall(c Claims) error {
-	if e.Tool == "" && len(e.Arguments) == 0 {
+	if e.Tool == "" && len(e.Arguments) == 0 && e.Upstream == "" {
 		return nil
 	}
 	d, ok := c.Detail()
@@ -116,6 +121,9 @@ func (e Expect) checkCall(c Claims) error {
 	}
 	if e.Tool != "" && d.Tool != e.Tool {
 		return fmt.Errorf("%w: %q", ErrTool, d.Tool)
+	}
+	if e.Upstream != "" && !slices.Contains(d.Locations, e.Upstream) {
+		return fmt.Errorf("%w: %q", ErrUpstream, d.Locations)
 	}
 	if len(e.Arguments) == 0 {
 		return nil

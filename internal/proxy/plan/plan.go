@@ -29,6 +29,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
+	"github.com/mcp-elicitation/elicitation/internal/receipt"
 )
 
 // Tool is what the planner reads of one upstream tool's listing.
@@ -156,8 +157,9 @@ type Executor interface {
 	// Request is the downstream tools/call.
 	Request() *mcp.CallToolRequest
 	// Forward calls the upstream tool once with args (nil: the call's
-	// own) and returns its result as the upstream sent it.
-	Forward(ctx context.Context, args json.RawMessage) (*mcp.CallToolResult, error)
+	// own), meta added to the call's _meta, and returns its result as the
+	// upstream sent it.
+	Forward(ctx context.Context, args json.RawMessage, meta mcp.Meta) (*mcp.CallToolResult, error)
 	// Elicit asks the downstream client with a form during the call (on
 	// a session; a 2026-07-28 client gets an input request instead).
 	Elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error)
@@ -382,7 +384,10 @@ func ParseArgs(raw json.RawMessage) *Object {
 // UpstreamMetaKey reports whether a key of a downstream request's _meta is
 // passed upstream. The downstream's io.modelcontextprotocol/* keys (its
 // protocol version, capabilities and identity) are not: the upstream
-// speaks its own protocol version and refuses foreign ones.
+// speaks its own protocol version and refuses foreign ones. Nor is an
+// approval receipt (receipt.MetaKey): only the gate attaches one, for the
+// approval it obtained, so the upstream never sees a receipt the agent
+// chose.
 func UpstreamMetaKey(key string) bool {
-	return !strings.HasPrefix(key, "io.modelcontextprotocol/")
+	return !strings.HasPrefix(key, "io.modelcontextprotocol/") && key != receipt.MetaKey
 }
