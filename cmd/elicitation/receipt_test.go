@@ -20,11 +20,11 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools/pushtest"
-	"github.com/mcp-elicitation/elicitation/internal/receipt"
 	"github.com/mcp-elicitation/elicitation/internal/reviewauth"
 	"github.com/mcp-elicitation/elicitation/internal/reviewauth/oidctest"
 	"github.com/mcp-elicitation/elicitation/internal/signing"
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
+	"github.com/mcp-elicitation/elicitation/receipt"
 )
 
 func ringKey(id string) string {

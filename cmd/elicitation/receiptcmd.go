@@ -10,12 +10,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcp-elicitation/elicitation/internal/receipt"
 	"github.com/mcp-elicitation/elicitation/internal/signing"
+	"github.com/mcp-elicitation/elicitation/receipt"
 )
 
 // runReceipt checks an approval receipt as a third party would
-// (internal/receipt.Verify): against the key set the deployment --issuer
+// (receipt.Verify): against the key set the deployment --issuer
 // publishes (or --keys), and the elicitation, outcome, tool and arguments
 // it must be for. It prints the claims, or says why it refuses the
 // receipt.

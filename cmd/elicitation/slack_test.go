@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-elicitation/elicitation/internal/receipt"
 	"github.com/mcp-elicitation/elicitation/internal/slackact/slacktest"
+	"github.com/mcp-elicitation/elicitation/receipt"
 )
 
 // TestServeSlackDecision: "elicitation serve" with a Slack app posts the

@@ -30,8 +30,8 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcp-elicitation/elicitation/internal/receipt"
 	"github.com/mcp-elicitation/elicitation/internal/signing"
+	"github.com/mcp-elicitation/elicitation/receipt"
 )
 
 func main() {

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/mcp-elicitation/elicitation/internal/lambdatest"
-	"github.com/mcp-elicitation/elicitation/internal/receipt"
 	"github.com/mcp-elicitation/elicitation/internal/signing"
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
+	"github.com/mcp-elicitation/elicitation/receipt"
 )
 
 // On AWS, with OAuth off, elicit_result carries a receipt signed by the

@@ -29,9 +29,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-elicitation/elicitation/internal/attest"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/eventstore"
-	"github.com/mcp-elicitation/elicitation/internal/receipt"
 )
 
 // Options configure a Server. Service and ReviewURL are required; every other zero
@@ -80,8 +80,8 @@ type Options struct {
 	// Receipts signs the receipt of each result (elicit_result, a task's
 	// result) from its outcome and the HTTP request that asked for it (nil
 	// without one), which may name the deployment's public URL
-	// (internal/receipt); nil: results carry no receipt.
-	Receipts func(r *http.Request, o receipt.Outcome) (string, error)
+	// (internal/attest); nil: results carry no receipt.
+	Receipts func(r *http.Request, o attest.Outcome) (string, error)
 
 	// SessionIdle closes an MCP session that has received no request for
 	// this long (sessions.go); 0: DefaultSessionIdle, negative: never.
@@ -138,7 +138,7 @@ type Server struct {
 	hostForm  bool
 	app       bool
 	sealer    Sealer
-	receipts  func(*http.Request, receipt.Outcome) (string, error)
+	receipts  func(*http.Request, attest.Outcome) (string, error)
 	// sessionDone maps each session carrying pushes or watched tasks to a
 	// context that ends when it closes: one watcher per session, however
 	// many parts ask (sessionEnd).

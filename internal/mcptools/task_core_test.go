@@ -17,10 +17,10 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools/tasktest"
 	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
-	"github.com/mcp-elicitation/elicitation/internal/receipt"
 	sealerpkg "github.com/mcp-elicitation/elicitation/internal/sealer"
 	"github.com/mcp-elicitation/elicitation/internal/signing"
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
+	"github.com/mcp-elicitation/elicitation/receipt"
 )
 
 const core = "2025-11-25"

@@ -15,13 +15,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-elicitation/elicitation/internal/attest"
 	"github.com/mcp-elicitation/elicitation/internal/boltstore"
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools/tasktest"
 	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
-	"github.com/mcp-elicitation/elicitation/internal/receipt"
 	sealerpkg "github.com/mcp-elicitation/elicitation/internal/sealer"
 	"github.com/mcp-elicitation/elicitation/internal/signing"
 	"github.com/mcp-elicitation/elicitation/internal/testclock"
@@ -124,12 +124,12 @@ func (w *world) start(n int) {
 // receiptIssuer is the iss of a world's receipts.
 const receiptIssuer = "https://deployment.example"
 
-func (w *world) receiptsOf() func(*http.Request, receipt.Outcome) (string, error) {
+func (w *world) receiptsOf() func(*http.Request, attest.Outcome) (string, error) {
 	if w.receipts == nil {
 		return nil
 	}
-	is := receipt.Issuer{Keys: w.receipts, Now: w.clock.Now}
-	return func(_ *http.Request, o receipt.Outcome) (string, error) { return is.Issue(receiptIssuer, o) }
+	is := attest.Issuer{Keys: w.receipts, Now: w.clock.Now}
+	return func(_ *http.Request, o attest.Outcome) (string, error) { return is.Issue(receiptIssuer, o) }
 }
 
 func (w *world) stop() {

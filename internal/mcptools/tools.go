@@ -11,8 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-elicitation/elicitation/internal/attest"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
-	"github.com/mcp-elicitation/elicitation/internal/receipt"
 )
 
 // The six tool names.
@@ -401,7 +401,7 @@ type resultOutput struct {
 	DecidedBy      *string              `json:"decidedBy"`
 	DecidedVia     elicitation.Via      `json:"decidedVia,omitempty"`
 	ApprovedBy     []string             `json:"approvedBy,omitempty"`
-	// Receipt is the signed approval receipt (internal/receipt), where the
+	// Receipt is the signed approval receipt (internal/attest issues it; package receipt verifies it), where the
 	// deployment has signing keys.
 	Receipt string `json:"receipt,omitempty"`
 }
@@ -423,7 +423,7 @@ func (s *Server) resultOf(ctx context.Context, req *mcp.CallToolRequest, princip
 	}
 	out := outputOf(r)
 	if s.receipts != nil {
-		if out.Receipt, err = s.receipts(s.httpRequest(req), receipt.Outcome{Result: r, Trail: r.Trail}); err != nil {
+		if out.Receipt, err = s.receipts(s.httpRequest(req), attest.Outcome{Result: r, Trail: r.Trail}); err != nil {
 			return resultOutput{}, fmt.Errorf("receipt of %s: %w", id, err)
 		}
 	}

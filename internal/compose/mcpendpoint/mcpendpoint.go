@@ -13,9 +13,9 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/accesstoken"
 	"github.com/mcp-elicitation/elicitation/internal/apikey"
+	"github.com/mcp-elicitation/elicitation/internal/attest"
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
-	"github.com/mcp-elicitation/elicitation/internal/receipt"
 )
 
 // Part returns compose.Parts.MCP for a deployment whose API keys apiKeys
@@ -106,7 +106,7 @@ func sessionLimits(o *mcptools.Options, s compose.Settings) {
 // signing keyring (App.SigningKeys), its issuer the public URL (else the
 // request's base, as review URLs are built); nil when the deployment has
 // no keyring.
-func Receipts(ctx context.Context, a *compose.App) (func(*http.Request, receipt.Outcome) (string, error), error) {
+func Receipts(ctx context.Context, a *compose.App) (func(*http.Request, attest.Outcome) (string, error), error) {
 	keys, err := a.SigningKeys(ctx)
 	if err != nil {
 		return nil, err
@@ -115,8 +115,8 @@ func Receipts(ctx context.Context, a *compose.App) (func(*http.Request, receipt.
 		a.Log.Info("no page-token keyring: results carry no signed receipt", "setting", compose.Env("token-secret-arn"))
 		return nil, nil
 	}
-	is := receipt.Issuer{Keys: keys, Now: a.Now}
-	return func(r *http.Request, o receipt.Outcome) (string, error) {
+	is := attest.Issuer{Keys: keys, Now: a.Now}
+	return func(r *http.Request, o attest.Outcome) (string, error) {
 		return is.Issue(compose.ReviewBase(a.Settings.PublicURL, r), o)
 	}, nil
 }

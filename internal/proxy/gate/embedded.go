@@ -10,13 +10,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-elicitation/elicitation/internal/attest"
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/compose/embeddedstore"
 	"github.com/mcp-elicitation/elicitation/internal/compose/signin"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/localserver"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
-	"github.com/mcp-elicitation/elicitation/internal/receipt"
 	"github.com/mcp-elicitation/elicitation/internal/signing"
 )
 
@@ -33,7 +33,7 @@ type Embedded struct {
 	App *compose.App
 	// ReviewBase is the base of review URLs.
 	ReviewBase string
-	receipts   receipt.Issuer
+	receipts   attest.Issuer
 
 	srv *localserver.Server
 	tmp string
@@ -123,7 +123,7 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 		emb.Close()
 		return nil, fmt.Errorf("embedded elicitation service: %w", err)
 	}
-	emb.receipts = receipt.Issuer{Keys: keys, Now: app.Now}
+	emb.receipts = attest.Issuer{Keys: keys, Now: app.Now}
 	routes := http.NewServeMux()
 	app.Pages.Routes(routes)
 	routes.Handle("GET "+signing.JWKSPath, signing.Handler(keys))

@@ -26,7 +26,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
-	"github.com/mcp-elicitation/elicitation/internal/receipt"
+	"github.com/mcp-elicitation/elicitation/receipt"
 )
 
 // Caller calls an upstream tool (for candidate sources).

@@ -17,9 +17,9 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/gate"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
-	"github.com/mcp-elicitation/elicitation/internal/receipt"
 	"github.com/mcp-elicitation/elicitation/internal/signing"
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
+	"github.com/mcp-elicitation/elicitation/receipt"
 )
 
 type env struct {

@@ -13,7 +13,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
-	"github.com/mcp-elicitation/elicitation/internal/receipt"
+	"github.com/mcp-elicitation/elicitation/receipt"
 )
 
 // OpenOptions are what Open needs beyond the configuration.

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcp-elicitation/elicitation/internal/attest"
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
-	"github.com/mcp-elicitation/elicitation/internal/receipt"
 )
 
 // localService is the embedded elicitation service called in process:
@@ -24,7 +24,7 @@ type localService struct {
 	// receipts signs each outcome's receipt, as elicit_result does, for
 	// the deployment at issuer.
 	issuer   string
-	receipts receipt.Issuer
+	receipts attest.Issuer
 }
 
 var _ Service = (*localService)(nil)
@@ -106,7 +106,7 @@ func (s *localService) Result(ctx context.Context, id string) (Outcome, error) {
 		out.Comment = &r.Comment
 	}
 	if len(s.receipts.Keys) > 0 {
-		if out.Receipt, err = s.receipts.Issue(s.issuer, receipt.Outcome{Result: r, Trail: r.Trail}); err != nil {
+		if out.Receipt, err = s.receipts.Issue(s.issuer, attest.Outcome{Result: r, Trail: r.Trail}); err != nil {
 			return Outcome{}, fmt.Errorf("elicitation service: elicit_result: receipt of %s: %w", id, err)
 		}
 	}

@@ -27,8 +27,8 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/gate"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
-	"github.com/mcp-elicitation/elicitation/internal/receipt"
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
+	"github.com/mcp-elicitation/elicitation/receipt"
 )
 
 // receiptUpstream builds examples/receipt-upstream and runs it on a free

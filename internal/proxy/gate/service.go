@@ -58,7 +58,7 @@ type Outcome struct {
 	FormSubmission json.RawMessage `json:"formSubmission"`
 	SelectedIDs    []string        `json:"selectedIds"`
 	Comment        *string         `json:"comment"`
-	// Receipt is the signed receipt of the decision (internal/receipt),
+	// Receipt is the signed receipt of the decision (internal/attest),
 	// when the service signs them.
 	Receipt string `json:"receipt,omitempty"`
 }

@@ -29,7 +29,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
-	"github.com/mcp-elicitation/elicitation/internal/receipt"
+	"github.com/mcp-elicitation/elicitation/receipt"
 )
 
 // Tool is what the planner reads of one upstream tool's listing.

@@ -1,4 +1,4 @@
-package receipt_test
+package attest_test
 
 import (
 	"context"
@@ -7,11 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-elicitation/elicitation/internal/attest"
 	"github.com/mcp-elicitation/elicitation/internal/boltstore"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
-	"github.com/mcp-elicitation/elicitation/internal/receipt"
 	"github.com/mcp-elicitation/elicitation/internal/signing"
 	"github.com/mcp-elicitation/elicitation/internal/testclock"
+	"github.com/mcp-elicitation/elicitation/receipt"
 )
 
 func service(t *testing.T, signIn bool) (*elicitation.Service, *testclock.Clock) {
@@ -26,7 +27,7 @@ func service(t *testing.T, signIn bool) (*elicitation.Service, *testclock.Clock)
 }
 
 // outcome reads what the MCP edge builds a receipt from.
-func outcome(t *testing.T, svc *elicitation.Service, owner, id string) receipt.Outcome {
+func outcome(t *testing.T, svc *elicitation.Service, owner, id string) attest.Outcome {
 	t.Helper()
 	r, err := svc.Result(context.Background(), owner, id)
 	if err != nil {
@@ -36,7 +37,7 @@ func outcome(t *testing.T, svc *elicitation.Service, owner, id string) receipt.O
 	if err != nil {
 		t.Fatal(err)
 	}
-	return receipt.Outcome{Result: r, Trail: tr}
+	return attest.Outcome{Result: r, Trail: tr}
 }
 
 // From the Service's own records: a quorum decided on the page by a
@@ -62,7 +63,7 @@ func TestIssueFromService(t *testing.T) {
 	if _, err := svc.Submit(slack, cr.State.ID, cr.ReviewKey, elicitation.Submission{ID: "s1", By: "bob@example.com", Via: elicitation.ViaSlack, Decision: elicitation.DecisionSubmitted, SelectedIDs: []string{"b"}}); err != nil {
 		t.Fatal(err)
 	}
-	is := receipt.Issuer{Keys: k, Now: clock.Now}
+	is := attest.Issuer{Keys: k, Now: clock.Now}
 	tok, err := is.Issue(iss, outcome(t, svc, "agent", cr.State.ID))
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +88,7 @@ func TestIssueFromService(t *testing.T) {
 	if _, err := anon.Submit(page, cr.State.ID, cr.ReviewKey, elicitation.Submission{ID: "h1", Via: elicitation.ViaHostForm, Decision: elicitation.DecisionDeclined}); err != nil {
 		t.Fatal(err)
 	}
-	tok, err = receipt.Issuer{Keys: k, Now: clock.Now}.Issue(iss, outcome(t, anon, "agent", cr.State.ID))
+	tok, err = attest.Issuer{Keys: k, Now: clock.Now}.Issue(iss, outcome(t, anon, "agent", cr.State.ID))
 	if err != nil {
 		t.Fatal(err)
 	}

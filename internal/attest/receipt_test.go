@@ -1,4 +1,4 @@
-package receipt_test
+package attest_test
 
 import (
 	"encoding/base64"
@@ -10,10 +10,11 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 
+	"github.com/mcp-elicitation/elicitation/internal/attest"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
-	"github.com/mcp-elicitation/elicitation/internal/receipt"
 	"github.com/mcp-elicitation/elicitation/internal/sealer"
 	"github.com/mcp-elicitation/elicitation/internal/signing"
+	"github.com/mcp-elicitation/elicitation/receipt"
 )
 
 const iss = "https://review.example"
@@ -35,14 +36,14 @@ func keys(t *testing.T, ids ...string) []signing.Key {
 
 // quorum is an approval of two signed-in reviewers (one on the page, one
 // in Slack) with a context and a form.
-func quorum() receipt.Outcome {
+func quorum() attest.Outcome {
 	st := elicitation.State{
 		ID: "el-1", Kind: elicitation.KindApproval, Owner: "agent-key", Status: elicitation.StatusConsumed,
 		CreatedAt: t0, ExpiresAt: t0.Add(time.Hour), RetainUntil: t0.Add(7 * 24 * time.Hour),
 		Decision: elicitation.DecisionSubmitted, DecidedAt: t0.Add(2 * time.Minute), DecidedBy: "bob@example.com", DecidedVia: elicitation.ViaSlack,
 		Approvals: 2, Approvers: []elicitation.Approval{{By: "alice@example.com", At: t0.Add(time.Minute)}, {By: "bob@example.com", At: t0.Add(2 * time.Minute)}},
 	}
-	return receipt.Outcome{
+	return attest.Outcome{
 		Result: elicitation.Result{State: st, Decision: st.Decision, Message: "Deploy v2?", Context: json.RawMessage(`{"b": 2, "a": [1.0, "x"]}`), Form: json.RawMessage(`{"reason":"ok"}`)},
 		Trail: elicitation.AuditTrail{Entries: []elicitation.AuditEntry{
 			{At: t0, Action: elicitation.ActionCreated, Principal: "agent-key"},
@@ -55,13 +56,13 @@ func quorum() receipt.Outcome {
 
 // anonymous is a selection declined on the page of a deployment without
 // sign-in.
-func anonymous() receipt.Outcome {
+func anonymous() attest.Outcome {
 	st := elicitation.State{
 		ID: "el-2", Kind: elicitation.KindSelection, Owner: elicitation.Anonymous, Status: elicitation.StatusConsumed,
 		CreatedAt: t0, ExpiresAt: t0.Add(time.Hour), RetainUntil: t0.Add(7 * 24 * time.Hour),
 		Decision: elicitation.DecisionDeclined, DecidedAt: t0.Add(time.Minute), DecidedBy: elicitation.Reviewer, DecidedVia: elicitation.ViaPage,
 	}
-	return receipt.Outcome{
+	return attest.Outcome{
 		Result: elicitation.Result{State: st, Decision: st.Decision, Message: "Which?"},
 		Trail: elicitation.AuditTrail{Entries: []elicitation.AuditEntry{
 			{At: t0.Add(time.Minute), Action: elicitation.ActionDecided, Principal: elicitation.Reviewer, Via: elicitation.ViaPage},
@@ -72,7 +73,7 @@ func anonymous() receipt.Outcome {
 func TestIssue(t *testing.T) {
 	t.Parallel()
 	k := keys(t, "k1")
-	is := receipt.Issuer{Keys: k, Now: func() time.Time { return t0.Add(3 * time.Minute) }}
+	is := attest.Issuer{Keys: k, Now: func() time.Time { return t0.Add(3 * time.Minute) }}
 	tok, err := is.Issue(iss, quorum())
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +123,7 @@ func TestIssue(t *testing.T) {
 	// Nothing decided, nothing to attest.
 	o := anonymous()
 	o.Result.State.Decision, o.Result.State.Status = "", elicitation.StatusCanceled
-	if _, err := is.Issue(iss, o); !errors.Is(err, receipt.ErrNotFinal) {
+	if _, err := is.Issue(iss, o); !errors.Is(err, attest.ErrNotFinal) {
 		t.Errorf("a canceled request's receipt: %v", err)
 	}
 }
@@ -189,7 +190,7 @@ func TestVerifyRefuses(t *testing.T) {
 	k := keys(t, "k1")
 	set := signing.JWKS(k)
 	other := keys(t, "k9")
-	is := receipt.Issuer{Keys: k, Now: func() time.Time { return t0 }}
+	is := attest.Issuer{Keys: k, Now: func() time.Time { return t0 }}
 	tok, err := is.Issue(iss, quorum())
 	if err != nil {
 		t.Fatal(err)
@@ -272,7 +273,7 @@ func TestCallFromContext(t *testing.T) {
 	t.Parallel()
 	k := keys(t, "k1")
 	set := signing.JWKS(k)
-	is := receipt.Issuer{Keys: k, Now: func() time.Time { return t0 }}
+	is := attest.Issuer{Keys: k, Now: func() time.Time { return t0 }}
 	args := json.RawMessage(`{"env":"prod","version":2,"token":"s3cret"}`)
 	digest, err := receipt.Digest(args)
 	if err != nil {
@@ -331,7 +332,7 @@ func TestCallFromContext(t *testing.T) {
 func TestRotation(t *testing.T) {
 	t.Parallel()
 	old := keys(t, "k1")
-	tok, err := receipt.Issuer{Keys: old, Now: func() time.Time { return t0 }}.Issue(iss, quorum())
+	tok, err := attest.Issuer{Keys: old, Now: func() time.Time { return t0 }}.Issue(iss, quorum())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +341,7 @@ func TestRotation(t *testing.T) {
 	if _, err := receipt.Verify(tok, signing.JWKS(rotated), expect); err != nil {
 		t.Errorf("the previous key's receipt after a rotation: %v", err)
 	}
-	fresh, _ := receipt.Issuer{Keys: rotated, Now: func() time.Time { return t0 }}.Issue(iss, quorum())
+	fresh, _ := attest.Issuer{Keys: rotated, Now: func() time.Time { return t0 }}.Issue(iss, quorum())
 	if h, _, _ := segments(fresh); h["kid"] != rotated[0].ID {
 		t.Errorf("a rotated keyring signs with %v, not its current key %s", h["kid"], rotated[0].ID)
 	}
@@ -353,7 +354,7 @@ func TestRotation(t *testing.T) {
 // what checking one costs a verifier.
 func BenchmarkIssue(b *testing.B) {
 	k, _ := signing.Derive([]sealer.Key{{ID: "k1", Secret: []byte(strings.Repeat("k", 32))}})
-	is := receipt.Issuer{Keys: k}
+	is := attest.Issuer{Keys: k}
 	o := quorum()
 	for b.Loop() {
 		if _, err := is.Issue(iss, o); err != nil {
@@ -366,7 +367,7 @@ func BenchmarkVerify(b *testing.B) {
 	k, _ := signing.Derive([]sealer.Key{{ID: "k1", Secret: []byte(strings.Repeat("k", 32))}})
 	o := quorum()
 	o.Result.State.RetainUntil = time.Now().Add(time.Hour)
-	tok, _ := receipt.Issuer{Keys: k}.Issue(iss, o)
+	tok, _ := attest.Issuer{Keys: k}.Issue(iss, o)
 	set := signing.JWKS(k)
 	expect := receipt.Expect{Issuer: iss, Tool: "deploy", Arguments: o.Arguments}
 	for b.Loop() {
