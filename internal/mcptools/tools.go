@@ -400,7 +400,9 @@ type resultOutput struct {
 	Comment        *string              `json:"comment"`
 	DecidedBy      *string              `json:"decidedBy"`
 	DecidedVia     elicitation.Via      `json:"decidedVia,omitempty"`
-	ApprovedBy     []string             `json:"approvedBy,omitempty"`
+	// DecidedRule names the standing approval that decided (decidedVia rule).
+	DecidedRule string   `json:"decidedRule,omitempty"`
+	ApprovedBy  []string `json:"approvedBy,omitempty"`
 	// Receipt is the signed approval receipt (internal/receipt), where the
 	// deployment has signing keys.
 	Receipt string `json:"receipt,omitempty"`
@@ -432,7 +434,7 @@ func (s *Server) resultOf(ctx context.Context, req *mcp.CallToolRequest, princip
 
 // outputOf is elicit_result's output for r, without a receipt.
 func outputOf(r elicitation.Result) resultOutput {
-	out := resultOutput{Status: r.State.Status, Decision: r.Decision, Context: r.Context, FormSubmission: r.Form, SelectedIDs: r.SelectedIDs, DecidedVia: r.State.DecidedVia}
+	out := resultOutput{Status: r.State.Status, Decision: r.Decision, Context: r.Context, FormSubmission: r.Form, SelectedIDs: r.SelectedIDs, DecidedVia: r.State.DecidedVia, DecidedRule: r.State.DecidedRule}
 	if r.Comment != "" {
 		out.Comment = &r.Comment
 	}

@@ -91,8 +91,11 @@ type Approver struct {
 	Issuer string `json:"issuer,omitempty"`
 	// At is when the decision landed (NumericDate).
 	At int64 `json:"at"`
-	// Via is where: page, app, host-form or slack.
+	// Via is where: page, app, host-form, slack or rule (a standing
+	// approval the reviewer made decided, in their name).
 	Via string `json:"via,omitempty"`
+	// Rule names the standing approval that decided (Via rule).
+	Rule string `json:"rule,omitempty"`
 	// Decision is OutcomeApproved or OutcomeDeclined.
 	Decision string `json:"decision"`
 }
@@ -239,6 +242,9 @@ func approvers(st elicitation.State, trail elicitation.AuditTrail) []Approver {
 			d = OutcomeDeclined
 		}
 		out = append(out, approver(st.DecidedBy, st.DecidedAt, d, trail))
+		if st.DecidedVia == elicitation.ViaRule {
+			out[len(out)-1].Rule = st.DecidedRule
+		}
 	}
 	return out
 }
