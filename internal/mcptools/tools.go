@@ -270,7 +270,10 @@ func (s *Server) created(ctx context.Context, req *mcp.CallToolRequest, c elicit
 	if s.onCreated != nil {
 		s.onCreated(ctx, c.State.ID, u)
 	}
-	return createdOutput{ElicitationID: c.State.ID, Status: c.State.Status, ReviewURL: u, ExpiresAt: timestamp(c.State.ExpiresAt)}
+	// Created pending, always (SPEC §3), even when a standing approval
+	// decided it in the same step: the agent's next elicit_await answers at
+	// once, and the agent sees no other difference.
+	return createdOutput{ElicitationID: c.State.ID, Status: elicitation.StatusPending, ReviewURL: u, ExpiresAt: timestamp(c.State.ExpiresAt)}
 }
 
 // clientOf is the calling MCP client's self-description: the clientInfo of
