@@ -207,5 +207,5 @@ func ruleMade(sub elicitation.Submission, now time.Time) string {
 	if sub.Rule == nil {
 		return ""
 	}
-	return fmt.Sprintf("Later requests like this one are approved for you too: up to %d, for %s. See or revoke it in your inbox.", sub.Rule.MaxUses, humanDuration(sub.Rule.ExpiresAt.Sub(now)))
+	return fmt.Sprintf("Later requests like this one are approved for you too: up to %d, for %s. See or revoke it in your inbox.", sub.Rule.MaxUses, humanDuration(sub.Rule.ExpiresAt.Sub(now).Round(time.Minute)))
 }
