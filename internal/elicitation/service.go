@@ -579,13 +579,9 @@ func (s *Service) Submit(ctx context.Context, id, key string, sub Submission) (S
 		return refuse(refusalReason(err), err)
 	}
 	t.Answer = answer
-	var rule *Rule
-	if sub.Rule != nil {
-		r, err := s.ruleFrom(ctx, rec, sub, answer)
-		if err != nil {
-			return refuse(refusalReason(err), err)
-		}
-		rule = &r
+	rule, err := s.ruleWith(ctx, rec, sub, answer)
+	if err != nil {
+		return refuse(refusalReason(err), err)
 	}
 	s.resolutionOutbox(&t, rec)
 	if CommentOf(answer) != "" {
@@ -602,12 +598,7 @@ func (s *Service) Submit(ctx context.Context, id, key string, sub Submission) (S
 	if st.Status != StatusPending {
 		s.queued(t.Outbox)
 	}
-	if rule != nil && st.Status == StatusSubmitted {
-		if err := s.saveRule(ctx, *rule); err != nil {
-			return s.derive(st), err
-		}
-	}
-	return s.derive(st), nil
+	return s.derive(st), s.saveRule(ctx, rule, st)
 }
 
 // resend decides a submission from a page that was already counted: resent

@@ -126,11 +126,13 @@ type RuleAuthor struct {
 
 // Identity is the author as a signed-in reviewer.
 func (a RuleAuthor) Identity() Identity {
-	return Identity{Issuer: a.Issuer, Subject: a.Subject, Email: a.Email, EmailVerified: a.EmailVerified, Groups: a.Groups}
+	return Identity(a)
 }
 
 func authorOf(id Identity) RuleAuthor {
-	return RuleAuthor{Issuer: id.Issuer, Subject: id.Subject, Email: id.Email, EmailVerified: id.EmailVerified, Groups: slices.Clone(id.Groups)}
+	a := RuleAuthor(id)
+	a.Groups = slices.Clone(id.Groups)
+	return a
 }
 
 // Rule is a standing approval.
@@ -358,25 +360,33 @@ func (c Constraint) check(i int) error {
 	case ConstraintEqual, ConstraintOneOf:
 		return c.checkValues(bad)
 	case ConstraintRange:
-		switch {
-		case len(c.Values) > 0 || c.Prefix != "":
-			return bad("a range takes min and max only")
-		case c.Min == nil && c.Max == nil:
-			return bad("a range needs a min, a max or both")
-		case c.Min != nil && c.Max != nil && *c.Min > *c.Max:
-			return bad("min %g is above max %g", *c.Min, *c.Max)
-		}
-		return nil
+		return c.checkRange(bad)
 	case ConstraintPrefix:
-		switch {
-		case len(c.Values) > 0 || c.Min != nil || c.Max != nil:
-			return bad("a prefix takes prefix only")
-		case c.Prefix == "" || len(c.Prefix) > MaxConstraintBytes:
-			return bad("the prefix must be 1 to %d bytes", MaxConstraintBytes)
-		}
-		return nil
+		return c.checkPrefix(bad)
 	}
 	return bad("op %q is not one of equal, oneOf, range, prefix", truncate(string(c.Op), 32))
+}
+
+func (c Constraint) checkRange(bad func(string, ...any) error) error {
+	switch {
+	case len(c.Values) > 0 || c.Prefix != "":
+		return bad("a range takes min and max only")
+	case c.Min == nil && c.Max == nil:
+		return bad("a range needs a min, a max or both")
+	case c.Min != nil && c.Max != nil && *c.Min > *c.Max:
+		return bad("min %g is above max %g", *c.Min, *c.Max)
+	}
+	return nil
+}
+
+func (c Constraint) checkPrefix(bad func(string, ...any) error) error {
+	switch {
+	case len(c.Values) > 0 || c.Min != nil || c.Max != nil:
+		return bad("a prefix takes prefix only")
+	case c.Prefix == "" || len(c.Prefix) > MaxConstraintBytes:
+		return bad("the prefix must be 1 to %d bytes", MaxConstraintBytes)
+	}
+	return nil
 }
 
 func (c Constraint) checkValues(bad func(string, ...any) error) error {

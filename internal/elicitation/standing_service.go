@@ -19,9 +19,25 @@ type RuleInput struct {
 	// MaxUses is how many later requests the rule may decide (1 to
 	// MaxRuleUses).
 	MaxUses int
-	// Constraints hold chosen fields of the context to values (EqualTo
-	// builds the page's); every one must hold for the request decided now.
+	// Constraints hold chosen fields of the context to values; every one
+	// must hold for the request decided now.
 	Constraints []Constraint
+	// Equal names fields of the context held to this request's own values
+	// (EqualTo): what the review page sends.
+	Equal [][]string
+}
+
+// ruleWith is the rule sub asks to make with its answer (nil: none),
+// validated (ruleFrom).
+func (s *Service) ruleWith(ctx context.Context, rec Record, sub Submission, answer *Answer) (*Rule, error) {
+	if sub.Rule == nil {
+		return nil, nil
+	}
+	r, err := s.ruleFrom(ctx, rec, sub, answer)
+	if err != nil {
+		return nil, err
+	}
+	return &r, nil
 }
 
 // ruleFrom validates in, sent with sub's answer by the signed-in reviewer
@@ -50,14 +66,46 @@ func (s *Service) ruleFrom(ctx context.Context, rec Record, sub Submission, answ
 	}
 	r.RetainUntil = r.ExpiresAt.Add(s.retention)
 	r.Tool, _ = GateTool(rec.Payload.Context)
+	r.Constraints = slices.Clone(r.Constraints)
+	for _, path := range sub.Rule.Equal {
+		c, err := EqualTo(rec.Payload.Context, path)
+		if err != nil {
+			return Rule{}, err
+		}
+		r.Constraints = append(r.Constraints, c)
+	}
 	if r.Kind == KindSelection && answer != nil {
 		r.SelectedIDs = slices.Clone(answer.SelectedIDs)
 	}
 	if err := s.checkRule(r, rec); err != nil {
 		return Rule{}, err
 	}
-	return r, nil
+	return r, s.roomForRule(ctx, r)
 }
+
+// roomForRule refuses a rule whose author already holds MaxRulesPerAuthor
+// live ones (read before anything is decided; two made at once may pass it
+// together).
+func (s *Service) roomForRule(ctx context.Context, r Rule) error {
+	rs, err := s.store.RulesBy(ctx, r.By)
+	if err != nil {
+		return fmt.Errorf("standing approval: %w", err)
+	}
+	live := 0
+	for _, o := range rs {
+		if o.LiveAt(r.CreatedAt) {
+			live++
+		}
+	}
+	if live >= MaxRulesPerAuthor {
+		return &Error{Code: CodeBusy, Kind: ErrTooManyRules, Field: "rule",
+			Message: fmt.Sprintf("you hold %d standing approvals, the most at once; revoke one in your inbox first", live)}
+	}
+	return nil
+}
+
+// StandingMaxTTL is how long a standing approval may last at most.
+func (s *Service) StandingMaxTTL() time.Duration { return s.standing.maxTTL() }
 
 // checkRule validates r's bounds and constraints, made from rec.
 func (s *Service) checkRule(r Rule, rec Record) error {
@@ -87,24 +135,14 @@ func (s *Service) checkRule(r Rule, rec Record) error {
 	return nil
 }
 
-// saveRule stores r, made with a decision that landed, under the author's
-// bound of live rules, and records it in the trail of the request it was
-// made from.
-func (s *Service) saveRule(ctx context.Context, r Rule) error {
-	rs, err := s.store.RulesBy(ctx, r.By)
-	if err != nil {
-		return fmt.Errorf("standing approval: %w", err)
+// saveRule stores r (nil: none), made with the approval that left the
+// request in state st, once that approval decided it, and records it in
+// the trail of the request it was made from.
+func (s *Service) saveRule(ctx context.Context, rule *Rule, st State) error {
+	if rule == nil || st.Status != StatusSubmitted {
+		return nil
 	}
-	live := 0
-	for _, o := range rs {
-		if o.LiveAt(r.CreatedAt) {
-			live++
-		}
-	}
-	if live >= MaxRulesPerAuthor {
-		return &Error{Code: CodeBusy, Kind: ErrTooManyRules, Field: "rule",
-			Message: fmt.Sprintf("you hold %d standing approvals, the most at once; revoke one in your inbox first (your approval was recorded)", live)}
-	}
+	r := *rule
 	if err := s.store.CreateRule(ctx, r); err != nil {
 		return fmt.Errorf("standing approval: %w", err)
 	}

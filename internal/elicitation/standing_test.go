@@ -99,10 +99,6 @@ func TestConstraintCheck(t *testing.T) {
 	}
 }
 
-func contains(s, sub string) bool {
-	return len(sub) == 0 || len(s) >= len(sub) && (s[:len(sub)] == sub || contains(s[1:], sub))
-}
-
 func TestRuleMatches(t *testing.T) {
 	t.Parallel()
 	gate := Payload{Context: json.RawMessage(gateContext)}
