@@ -22,7 +22,7 @@ type standing struct {
 	store *boltstore.Store
 }
 
-func newStanding(t *testing.T, pol elicitation.ReviewerPolicy, sp elicitation.StandingPolicy) standing {
+func newStanding(t testing.TB, pol elicitation.ReviewerPolicy, sp elicitation.StandingPolicy) standing {
 	t.Helper()
 	st, err := boltstore.Open(filepath.Join(t.TempDir(), "s.db"))
 	if err != nil {
