@@ -227,3 +227,36 @@ func TestStandingApprovalBadInput(t *testing.T) {
 		t.Errorf("%d rules were stored, want none", len(rs))
 	}
 }
+
+// A selection's standing approval picks the options its decision picked,
+// in later selections of the same principal that offer them.
+func TestStandingApprovalOfASelection(t *testing.T) {
+	t.Parallel()
+	s := newStanding(t, elicitation.ReviewerPolicy{}, elicitation.StandingPolicy{})
+	rev := signedIn("rev@example.com")
+	pick := func(ids ...string) elicitation.Input {
+		var opts []json.RawMessage
+		for _, id := range ids {
+			opts = append(opts, json.RawMessage(`{"id":"`+id+`"}`))
+		}
+		return elicitation.Input{Message: "Which region?", Options: opts}
+	}
+	c, err := s.svc.CreateSelection(context.Background(), "agent", pick("eu", "us"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.svc.Submit(rev, c.State.ID, elicitation.NoKey, elicitation.Submission{ID: "p1", Decision: elicitation.DecisionSubmitted, SelectedIDs: []string{"eu"},
+		Rule: &elicitation.RuleInput{ExpiresAt: s.clock.Now().Add(time.Hour), MaxUses: 5}}); err != nil {
+		t.Fatal(err)
+	}
+	next, err := s.svc.CreateSelection(context.Background(), "agent", pick("us", "eu", "ap"))
+	if err != nil || next.State.Status != elicitation.StatusSubmitted {
+		t.Fatalf("a selection offering eu: %+v, %v; want decided", next.State, err)
+	}
+	if res, err := s.svc.Result(context.Background(), "agent", next.State.ID); err != nil || len(res.SelectedIDs) != 1 || res.SelectedIDs[0] != "eu" {
+		t.Errorf("the rule picked %v, %v; want [eu]", res.SelectedIDs, err)
+	}
+	if other, _ := s.svc.CreateSelection(context.Background(), "agent", pick("us", "ap")); other.State.Status != elicitation.StatusPending {
+		t.Errorf("a selection without eu: %s, want pending", other.State.Status)
+	}
+}
