@@ -258,7 +258,8 @@ func (s *Server) create(ctx context.Context, req *mcp.CallToolRequest, in create
 	}
 	out := s.created(ctx, req, c)
 	out.HostForm = why
-	s.afterCreated(req, in.push, c.State, in.message, out.ReviewURL)
+	// A request a standing approval decided at once asks nobody: no push.
+	s.afterCreated(req, in.push && c.State.Status == elicitation.StatusPending, c.State, in.message, out.ReviewURL)
 	return out, nil
 }
 
