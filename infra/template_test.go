@@ -223,7 +223,7 @@ var functions = map[string]struct {
 }{
 	"McpFunction":    {"mcp", []string{"ANY /mcp"}},
 	"ReviewFunction": {"review", []string{"GET /review/{id}/{key}", "GET /review/{id}", "GET /review", "GET /.well-known/jwks.json"}},
-	"SubmitFunction": {"submit", []string{"POST /review/{id}/{key}", "POST /review/{id}", "POST /slack/interactions"}},
+	"SubmitFunction": {"submit", []string{"POST /review/{id}/{key}", "POST /review/{id}", "POST /review", "POST /slack/interactions"}},
 	// With OAuth on (Condition OAuthOn). The consent page's exact path wins
 	// over the submit function's POST /review/{id}/{key}: HTTP API prefers
 	// a full match of route and method to one with path variables.

@@ -87,8 +87,11 @@ type Approver struct {
 	Issuer string `json:"issuer,omitempty"`
 	// At is when the decision landed (NumericDate).
 	At int64 `json:"at"`
-	// Via is where: page, app, host-form or slack.
+	// Via is where: page, app, host-form, slack or rule (a standing
+	// approval the reviewer made decided, in their name).
 	Via string `json:"via,omitempty"`
+	// Rule names the standing approval that decided (Via rule).
+	Rule string `json:"rule,omitempty"`
 	// Decision is OutcomeApproved or OutcomeDeclined.
 	Decision string `json:"decision"`
 }

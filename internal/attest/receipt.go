@@ -161,6 +161,9 @@ func approvers(st elicitation.State, trail elicitation.AuditTrail) []receipt.App
 			d = receipt.OutcomeDeclined
 		}
 		out = append(out, approver(st.DecidedBy, st.DecidedAt, d, trail))
+		if st.DecidedVia == elicitation.ViaRule {
+			out[len(out)-1].Rule = st.DecidedRule
+		}
 	}
 	return out
 }

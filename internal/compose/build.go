@@ -157,6 +157,7 @@ func (a *App) build(ctx context.Context, p Parts) error {
 	a.Service = elicitation.NewService(elicitation.Config{
 		Store: store, Now: a.Now, MaxWait: s.MaxWait, WaitMargin: s.WaitMargin, Retention: s.Retention, Templates: a.Templates,
 		Notifications: a.Notifications, SignIn: s.SignIn(), Policy: policy, MaxPending: s.PendingBound(),
+		Standing: elicitation.StandingPolicy{MaxTTL: s.StandingMaxTTL, RequireArgument: s.StandingRequireArgument},
 	})
 	if p.Pages != nil {
 		if a.Pages, err = p.Pages(ctx, a); err != nil {

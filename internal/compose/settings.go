@@ -149,6 +149,10 @@ type Settings struct {
 	// request as its reviewer.
 	Reviewers string
 	BarOwner  bool
+	// Standing approvals (with sign-in): how long one may last at most,
+	// and whether one for a gate call must hold one of its arguments.
+	StandingMaxTTL          time.Duration
+	StandingRequireArgument bool
 
 	CleanupInterval time.Duration // local: how often to remove requests past retention; 0 never
 	LogLevel        slog.Level
@@ -347,6 +351,13 @@ var Table = []Setting{
 	{Name: "bar-owner", Scope: Both, Default: "true",
 		Usage: "with sign-in: refuse a reviewer whose e-mail address or subject is the principal that created the request (name API key principals after their owners' addresses)",
 		bind:  func(s *Settings) Value { return (*boolValue)(&s.BarOwner) }},
+	{Name: "standing-approval-max-ttl", Scope: Both, Default: elicitation.DefaultRuleMaxTTL.String(),
+		Usage: "with sign-in: the longest a standing approval (\"approve calls like this for…\", docs/review-page.md) may last; the page offers no longer",
+		bind:  func(s *Settings) Value { return (*durationValue)(&s.StandingMaxTTL) },
+		check: between(func(s *Settings) time.Duration { return s.StandingMaxTTL }, time.Minute, 30*24*time.Hour)},
+	{Name: "standing-approval-require-argument", Scope: Both, Default: "true",
+		Usage: "with sign-in: a standing approval of a tool call the proxy's gate asks about must hold at least one of the call's arguments to a value (false: the tool alone may be approved standing)",
+		bind:  func(s *Settings) Value { return (*boolValue)(&s.StandingRequireArgument) }},
 	{Name: "cleanup-interval", Scope: Local, Default: "1h",
 		Usage: `how often to remove requests past their retention (0 disables; "elicitation cleanup" does it once)`,
 		bind:  func(s *Settings) Value { return (*durationValue)(&s.CleanupInterval) },

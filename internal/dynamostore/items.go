@@ -50,6 +50,7 @@ const (
 	attrDecidedAt    = "decidedAt"
 	attrDecidedBy    = "decidedBy"
 	attrDecidedVia   = "decidedVia"
+	attrDecidedRule  = "decidedRule" // the standing approval that decided
 	attrSubmissionID = "submissionId"
 	attrAnswerDigest = "answerDigest"
 	attrConsumedAt   = "consumedAt"
@@ -192,6 +193,7 @@ func stateItem(st elicitation.State, tok string) item {
 	putTime(it, attrDecidedAt, st.DecidedAt)
 	putStr(it, attrDecidedBy, st.DecidedBy)
 	putStr(it, attrDecidedVia, string(st.DecidedVia))
+	putStr(it, attrDecidedRule, st.DecidedRule)
 	putStr(it, attrSubmissionID, st.SubmissionID)
 	putStr(it, attrAnswerDigest, st.AnswerDigest)
 	putTime(it, attrConsumedAt, st.ConsumedAt)
@@ -238,6 +240,7 @@ func decodeState(it item) stored {
 			DecidedAt:    getTime(it, attrDecidedAt),
 			DecidedBy:    getS(it, attrDecidedBy),
 			DecidedVia:   elicitation.Via(getS(it, attrDecidedVia)),
+			DecidedRule:  getS(it, attrDecidedRule),
 			SubmissionID: getS(it, attrSubmissionID),
 			AnswerDigest: getS(it, attrAnswerDigest),
 			ConsumedAt:   getTime(it, attrConsumedAt),

@@ -388,7 +388,7 @@ func (s *Store) resolveItems(id string, cur stored, t elicitation.Resolution, to
 	}
 	for _, f := range []struct{ name, value string }{
 		{attrDecision, string(next.Decision)}, {attrDecidedBy, next.DecidedBy}, {attrSubmissionID, next.SubmissionID},
-		{attrAnswerDigest, next.AnswerDigest}, {attrDecidedVia, string(next.DecidedVia)},
+		{attrAnswerDigest, next.AnswerDigest}, {attrDecidedVia, string(next.DecidedVia)}, {attrDecidedRule, next.DecidedRule},
 	} {
 		if f.value != "" {
 			set += ", #" + f.name + " = :" + f.name

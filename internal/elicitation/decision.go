@@ -23,6 +23,9 @@ type Submission struct {
 	By string
 	// Via says where the answer was given; empty means ViaPage.
 	Via Via
+	// Rule, with an approval, also makes it a standing approval of
+	// requests like this one (nil: none).
+	Rule *RuleInput
 }
 
 // Via names where a decision was made: the review page, the MCP App in

@@ -69,7 +69,10 @@ type State struct {
 	DecidedBy string    `json:"decidedBy,omitempty"`
 	// DecidedVia says where the decision was made (empty for cancels and
 	// for decisions stored before it was recorded).
-	DecidedVia   Via    `json:"decidedVia,omitempty"`
+	DecidedVia Via `json:"decidedVia,omitempty"`
+	// DecidedRule names the standing approval that decided (DecidedVia
+	// ViaRule), else empty.
+	DecidedRule  string `json:"decidedRule,omitempty"`
 	SubmissionID string `json:"submissionId,omitempty"`
 	// AnswerDigest names the decision and answer that won (see
 	// Resolution.Digest): a resend of SubmissionID is a retry only with it.

@@ -50,6 +50,8 @@ type Config struct {
 	// requests from crowding everyone else's out of a reviewer's inbox,
 	// which reads the MaxInbox most urgent.
 	MaxPending int
+	// Standing bounds standing approvals (with SignIn).
+	Standing StandingPolicy
 }
 
 // DefaultMaxPending is the default Config.MaxPending: far below MaxInbox,
@@ -72,13 +74,14 @@ type Service struct {
 	notify     Notifications
 	signIn     bool
 	policy     ReviewerPolicy
-	maxPending int          // 0: no bound
+	maxPending int // 0: no bound
+	standing   StandingPolicy
 	watching   atomic.Int64 // polling watches running (watch.go)
 }
 
 // NewService returns a Service for cfg.
 func NewService(cfg Config) *Service {
-	s := &Service{store: cfg.Store, now: cfg.Now, retention: cfg.Retention, maxWait: cfg.MaxWait, margin: cfg.WaitMargin, templates: cfg.Templates, notify: cfg.Notifications, signIn: cfg.SignIn, policy: cfg.Policy}
+	s := &Service{store: cfg.Store, now: cfg.Now, retention: cfg.Retention, maxWait: cfg.MaxWait, margin: cfg.WaitMargin, templates: cfg.Templates, notify: cfg.Notifications, signIn: cfg.SignIn, policy: cfg.Policy, standing: cfg.Standing}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -179,6 +182,9 @@ func (s *Service) create(ctx context.Context, principal string, kind Kind, p Pay
 	entry := AuditEntry{At: now, Action: ActionCreated, Principal: principal, Detail: withNote(ctx, string(kind))}
 	if p.Scheduled, p.Escalate, err = s.schedule(st, targets, n.Escalate); err != nil {
 		return Created{}, err
+	}
+	if c, ok, err := s.byRule(ctx, st, p, entry, key); ok || err != nil {
+		return c, err
 	}
 	var outbox []Delivery
 	if s.notify != nil {
@@ -573,6 +579,10 @@ func (s *Service) Submit(ctx context.Context, id, key string, sub Submission) (S
 		return refuse(refusalReason(err), err)
 	}
 	t.Answer = answer
+	rule, err := s.ruleWith(ctx, rec, sub, answer)
+	if err != nil {
+		return refuse(refusalReason(err), err)
+	}
 	s.resolutionOutbox(&t, rec)
 	if CommentOf(answer) != "" {
 		// The audit says that a comment came with the decision, never what it says.
@@ -588,7 +598,7 @@ func (s *Service) Submit(ctx context.Context, id, key string, sub Submission) (S
 	if st.Status != StatusPending {
 		s.queued(t.Outbox)
 	}
-	return s.derive(st), nil
+	return s.derive(st), s.saveRule(ctx, rule, st)
 }
 
 // resend decides a submission from a page that was already counted: resent

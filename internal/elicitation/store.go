@@ -31,6 +31,7 @@ type Store interface {
 	Outbox
 	Inbox
 	Owned
+	Rules
 }
 
 // ServiceStore is what the Service uses: requests, their audit trails,
@@ -42,6 +43,7 @@ type ServiceStore interface {
 	Waiter
 	Inbox
 	Owned
+	Rules
 }
 
 // Requests holds the requests: their creation, reads and the transitions.
@@ -210,6 +212,8 @@ type Resolution struct {
 	Answer *Answer
 	// Detail goes into the audit entry (never argument values).
 	Detail string
+	// Rule names the standing approval that decided (Via ViaRule).
+	Rule string
 	// Outbox holds the deliveries that tell of this resolution; Withdraw
 	// the scheduled ones it makes moot (the expiry notices).
 	Outbox, Withdraw []Delivery
@@ -237,6 +241,7 @@ func (t Resolution) Apply(s State) State {
 	if t.Status != StatusCanceled {
 		s.Decision = Decision(t.Status)
 		s.DecidedVia = t.Via
+		s.DecidedRule = t.Rule
 		s.AnswerDigest = t.Digest()
 	}
 	return s

@@ -178,7 +178,7 @@ var statusOutputSchema = schema(`{
 					"action": {"type": "string", "enum": ["created", "rendered", "submission_refused", "approved", "decided", "canceled", "result_fetched", "notified"]},
 					"principal": {"type": "string"},
 					"detail": {"type": "string"},
-					"via": {"type": "string", "enum": ["page", "app", "host-form", "slack"], "description": "Decided and approved entries: where the answer was given."}
+					"via": {"type": "string", "enum": ["page", "app", "host-form", "slack", "rule"], "description": "Decided and approved entries: where the answer was given."}
 				}, "required": ["at", "action", "principal"]}},
 				"omitted": {"type": "object", "additionalProperties": {"type": "integer"}}
 			},
@@ -198,7 +198,8 @@ var resultOutputSchema = schema(`{
 		"selectedIds": {"type": ["array", "null"], "items": {"type": "string"}, "description": "The ids of the picked options (selection, submitted), else null."},
 		"comment": {"type": ["string", "null"], "maxLength": ` + strconv.Itoa(elicitation.MaxCommentChars) + `, "description": "The reviewer's optional plain-text note, sent with either decision (with a decline: what to change or refine), else null."},
 		"decidedBy": {"type": ["string", "null"], "description": "Who decided: the signed-in reviewer's verified e-mail address (else sub: and their subject) on a server with reviewer sign-in; null where the reviewer is not known (the review link alone decided)."},
-		"decidedVia": {"type": "string", "enum": ["page", "app", "host-form", "slack"], "description": "Where the decision was made: page (the review page), app (the MCP App in the host), host-form (the host's own form), slack (a Slack message's buttons). Absent for decisions recorded before it was kept."},
+		"decidedVia": {"type": "string", "enum": ["page", "app", "host-form", "slack", "rule"], "description": "Where the decision was made: page (the review page), app (the MCP App in the host), host-form (the host's own form), slack (a Slack message's buttons), rule (a standing approval the reviewer decidedBy made earlier decided it at once). Absent for decisions recorded before it was kept."},
+		"decidedRule": {"type": "string", "description": "With decidedVia rule: the id of the standing approval that decided."},
 		"approvedBy": {"type": "array", "items": {"type": "string"}, "description": "With approvals above 1: the distinct reviewers whose approvals were counted, in order. Absent otherwise."},
 		"receipt": {"type": "string", "description": "A signed approval receipt: a JWT (ES256, typ approval-receipt+jwt) that anyone can check offline against the deployment's key set at /.well-known/jwks.json. It names the request (txn), who asked, the outcome, each reviewer counted (identity, issuer, time, channel; anonymous without sign-in), the quorum, and SHA-256 digests of the context and the form over RFC 8785 canonical JSON. Pass it on to whoever must know the human decided. Absent where the deployment has no signing keys."}
 	},

@@ -258,7 +258,8 @@ func (s *Server) create(ctx context.Context, req *mcp.CallToolRequest, in create
 	}
 	out := s.created(ctx, req, c)
 	out.HostForm = why
-	s.afterCreated(req, in.push, c.State, in.message, out.ReviewURL)
+	// A request a standing approval decided at once asks nobody: no push.
+	s.afterCreated(req, in.push && c.State.Status == elicitation.StatusPending, c.State, in.message, out.ReviewURL)
 	return out, nil
 }
 
@@ -270,7 +271,10 @@ func (s *Server) created(ctx context.Context, req *mcp.CallToolRequest, c elicit
 	if s.onCreated != nil {
 		s.onCreated(ctx, c.State.ID, u)
 	}
-	return createdOutput{ElicitationID: c.State.ID, Status: c.State.Status, ReviewURL: u, ExpiresAt: timestamp(c.State.ExpiresAt)}
+	// Created pending, always (SPEC §3), even when a standing approval
+	// decided it in the same step: the agent's next elicit_await answers at
+	// once, and the agent sees no other difference.
+	return createdOutput{ElicitationID: c.State.ID, Status: elicitation.StatusPending, ReviewURL: u, ExpiresAt: timestamp(c.State.ExpiresAt)}
 }
 
 // clientOf is the calling MCP client's self-description: the clientInfo of
@@ -400,8 +404,11 @@ type resultOutput struct {
 	Comment        *string              `json:"comment"`
 	DecidedBy      *string              `json:"decidedBy"`
 	DecidedVia     elicitation.Via      `json:"decidedVia,omitempty"`
-	ApprovedBy     []string             `json:"approvedBy,omitempty"`
-	// Receipt is the signed approval receipt (internal/attest issues it; package receipt verifies it), where the
+	// DecidedRule names the standing approval that decided (decidedVia rule).
+	DecidedRule string   `json:"decidedRule,omitempty"`
+	ApprovedBy  []string `json:"approvedBy,omitempty"`
+	// Receipt is the signed approval receipt (internal/attest issues it;
+	// package receipt verifies it), where the
 	// deployment has signing keys.
 	Receipt string `json:"receipt,omitempty"`
 }
@@ -432,7 +439,7 @@ func (s *Server) resultOf(ctx context.Context, req *mcp.CallToolRequest, princip
 
 // outputOf is elicit_result's output for r, without a receipt.
 func outputOf(r elicitation.Result) resultOutput {
-	out := resultOutput{Status: r.State.Status, Decision: r.Decision, Context: r.Context, FormSubmission: r.Form, SelectedIDs: r.SelectedIDs, DecidedVia: r.State.DecidedVia}
+	out := resultOutput{Status: r.State.Status, Decision: r.Decision, Context: r.Context, FormSubmission: r.Form, SelectedIDs: r.SelectedIDs, DecidedVia: r.State.DecidedVia, DecidedRule: r.State.DecidedRule}
 	if r.Comment != "" {
 		out.Comment = &r.Comment
 	}

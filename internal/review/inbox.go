@@ -48,6 +48,8 @@ type inboxView struct {
 	Agents            []choice
 	Kinds             []choice
 	Rows              []inboxRow
+	// Standing lists the reviewer's standing approvals (inbox_rules.go).
+	Standing *rulesView
 }
 
 type inboxProblem struct {
@@ -128,7 +130,9 @@ func (h *Handler) serveInbox(w http.ResponseWriter, r *http.Request) {
 		}})
 		return
 	}
-	h.writeInbox(w, http.StatusOK, inboxPage(l, f, id.Principal()))
+	v := inboxPage(l, f, id.Principal())
+	v.Standing = h.standingRules(r.Context())
+	h.writeInbox(w, http.StatusOK, v)
 }
 
 // inboxFilter reads the filter's query parameters, or says what is wrong

@@ -39,6 +39,11 @@ type Service interface {
 	// ReviewerInbox lists the pending requests a signed-in reviewer may
 	// decide.
 	ReviewerInbox(ctx context.Context, id elicitation.Identity, f elicitation.InboxFilter) (elicitation.InboxListing, error)
+	// Rules lists the signed-in reviewer's standing approvals; RevokeRule
+	// revokes one of them; StandingMaxTTL is how long one may last.
+	Rules(ctx context.Context) ([]elicitation.Rule, error)
+	RevokeRule(ctx context.Context, id string) (elicitation.Rule, error)
+	StandingMaxTTL() time.Duration
 }
 
 // Tokens seals and opens page tokens; *pagetoken.Keyring implements it.
@@ -185,7 +190,8 @@ func (h *Handler) Routes(mux *http.ServeMux) {
 		mux.HandleFunc(p, other("GET, HEAD, POST"))
 	}
 	mux.Handle("GET /review/{$}", h.InboxHandler())
-	mux.HandleFunc("/review/{$}", other("GET, HEAD"))
+	mux.Handle("POST /review/{$}", h.SubmitHandler()) // revoke a standing approval
+	mux.HandleFunc("/review/{$}", other("GET, HEAD, POST"))
 	// A truncated or extended review link: the not-found page, with the
 	// page's headers, rather than the mux's bare 404.
 	mux.HandleFunc("/review/", func(w http.ResponseWriter, r *http.Request) { h.respond(w, r, outNotFound, reply{}) })

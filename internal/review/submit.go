@@ -28,8 +28,12 @@ func (h *Handler) serveSubmit(w http.ResponseWriter, r *http.Request) {
 		h.respond(w, r, outMethod, reply{})
 		return
 	}
-	id, key, ok, _ := pathIDs(r)
-	if !ok {
+	id, key, ok, root := pathIDs(r)
+	switch {
+	case root:
+		h.serveRevoke(w, r)
+		return
+	case !ok:
 		h.respond(w, r, outNotFound, reply{})
 		return
 	}
@@ -73,6 +77,12 @@ func (h *Handler) serveSubmit(w http.ResponseWriter, r *http.Request) {
 		sub.SelectedIDs = form["option"]
 		sub.Form = formValues(form)
 	}
+	rule, err := ruleInput(form, h.now())
+	if err != nil {
+		h.reshow(w, r, x, outInvalid, priorOf(form, err))
+		return
+	}
+	sub.Rule = rule
 	st, err := h.svc.Submit(r.Context(), id, key, sub)
 	switch o := submitted(err, st, sub); o {
 	case outInvalid:
@@ -113,7 +123,7 @@ func (h *Handler) reshow(w http.ResponseWriter, r *http.Request, x reply, o outc
 // and filter the reviewer sent, and, for a refused answer, what to fix.
 func priorOf(form url.Values, cause error) func(elicitation.Payload) *prior {
 	return func(p elicitation.Payload) *prior {
-		pr := &prior{selected: form["option"], form: formValues(form), fields: map[string]string{}, comment: form.Get("comment")}
+		pr := &prior{selected: form["option"], form: formValues(form), fields: map[string]string{}, comment: form.Get("comment"), standing: standingSent(form)}
 		if form.Get("filter") != "clear" {
 			pr.query = strings.TrimSpace(form.Get("q"))
 		}

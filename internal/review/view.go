@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -36,6 +37,8 @@ type pageView struct {
 	Selection *selectionView
 	Approval  *approvalView
 	Comment   commentView
+	// Standing offers a standing approval with the approval (standing.go).
+	Standing *standingView
 
 	SubmitLabel, SubmitMeaning, DeclineLabel, DeclineMeaning string
 }
@@ -69,6 +72,8 @@ type prior struct {
 	form     map[string][]string
 	comment  string
 	query    string
+	// standing is the standing approval part of the form sent.
+	standing url.Values
 }
 
 const formPrefix = "f."
@@ -141,6 +146,9 @@ func (h *Handler) pendingView(rv elicitation.Review, pr *prior, reviewer string)
 			return nil, err
 		}
 		v.Approval = a
+		if reviewer != "" {
+			v.Standing = standingOffer(rec, h.svc.StandingMaxTTL(), pr)
+		}
 	}
 	return v, nil
 }

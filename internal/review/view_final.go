@@ -103,6 +103,9 @@ func receiptPage(rec elicitation.Record, st elicitation.State, sub elicitation.S
 	default:
 		f.Heading = "Approved"
 		f.Text = []string{"The agent has your approval."}
+		if t := ruleMade(sub, st.DecidedAt); t != "" {
+			f.Text = append(f.Text, t)
+		}
 	}
 	v.Title = f.Heading
 	answer := rec.Answer

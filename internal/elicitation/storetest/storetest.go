@@ -42,7 +42,7 @@ func Run(t *testing.T, open Factory) {
 		{"Watch", testWatch}, {"LargeSelection", testLargeSelection}, {"Outbox", testOutbox},
 		{"OutboxClaims", testOutboxClaims}, {"OutboxResolve", testOutboxResolve}, {"OutboxFairness", testOutboxFairness},
 		{"OutboxScheduled", testOutboxScheduled}, {"Inbox", testInbox}, {"Owned", testOwned},
-		{"Quorum", testQuorum}, {"PendingCap", testPendingCap},
+		{"Quorum", testQuorum}, {"PendingCap", testPendingCap}, {"Rules", testRules}, {"Standing", testStanding},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

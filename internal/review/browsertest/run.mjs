@@ -627,7 +627,39 @@ async function inboxPages(f, page) {
   return { first: 200, last };
 }
 
-const flows = { wide, pickOne, multi, decline, approve, decided, expired, xss, axe, screenshot, measure, longList, comment, markdown, context, rowsFit, words, inbox, inboxPages };
+// standing: a signed-in reviewer (f.as) on a request's page (f.url) ticks
+// "Approve, and also approve calls like this for…", sets the uses and
+// approves; the page's new controls are tap targets and axe-clean (in the
+// scheme and viewport given), the receipt says what was made, the inbox
+// lists it (axe-clean too) and its Revoke button revokes it.
+async function standing(f, page) {
+  await page.goto(base + '/__test/signin?as=' + f.as);
+  await page.goto(base + f.url);
+  must((await page.locator('fieldset.standing > legend').textContent()).includes('Approve, and also approve calls like this for'), 'no standing approval offered');
+  await tapTo(page.locator('#rule-on'));
+  await page.locator('#rule-uses').fill(String(f.uses));
+  await page.locator('#rule-for').selectOption('4h0m0s');
+  await checkTap(page);
+  const smallChecks = await page.evaluate(() => [...document.querySelectorAll('fieldset.standing label.check')].filter((l) => l.getBoundingClientRect().height < 44).length);
+  must(smallChecks === 0, `${smallChecks} standing approval checkboxes under 44 px`);
+  await axeCheck(page, 'the decision form with a standing approval');
+  const st = await submit(page, 'submitted');
+  const text = await page.locator('main').textContent();
+  must(st === 200 && (await heading(page)) === 'Approved' && text.includes(`up to ${f.uses}, for 4 hours`), `approve with a rule: ${st} ${await heading(page)}`);
+  await page.goto(base + '/review/');
+  must((await page.locator('ul.rules > li').count()) === 1, 'the inbox does not list the rule');
+  await checkTap(page);
+  await axeCheck(page, 'the inbox with a standing approval');
+  const revoked = page.waitForResponse((r) => r.request().method() === 'GET' && new URL(r.url()).pathname === '/review/' && r.request().redirectedFrom() !== null, { timeout: 20000 });
+  await press(page.locator('form.revoke button'));
+  await revoked;
+  await page.waitForLoadState('load');
+  const status = (await page.locator('ul.rules .status').first().textContent()).trim();
+  must(status === 'revoked' && (await page.locator('form.revoke').count()) === 0, `after Revoke the rule is ${status}`);
+  return { status };
+}
+
+const flows = { standing, wide, pickOne, multi, decline, approve, decided, expired, xss, axe, screenshot, measure, longList, comment, markdown, context, rowsFit, words, inbox, inboxPages };
 
 for (const f of plan.flows) {
   const t = Date.now();

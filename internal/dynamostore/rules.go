@@ -1,0 +1,230 @@
+package dynamostore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+)
+
+// Standing approvals (elicitation.Rules): each rule is one item in the
+// partition of the principal and kind it decides for, rule#p#<digest>, so
+// that a create reads its candidates with one query, and one pointer item
+// in its author's partition, rule#a#<digest>, for the author's listing
+// and revocation. The uses, the expiry and the revocation are attributes
+// of the rule's item, so that UseRule is one conditional update. IAM
+// (template.yaml) lets the MCP function read and use rules (rule#p#*) and
+// the review and submit functions make, list and revoke them.
+// docs/dynamodb.md lists the attributes.
+const (
+	ruleForPrefix = "rule#p#"
+	ruleByPrefix  = "rule#a#"
+
+	attrRuleUses    = "uses"
+	attrRuleMax     = "maxUses"
+	attrRuleRevoked = "revoked"
+	attrRuleRef     = "ref" // the pointer's: the rule item's pk
+)
+
+var _ elicitation.Rules = (*Store)(nil)
+
+func digestKey(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
+}
+
+func ruleForPK(principal string, kind elicitation.Kind) string {
+	return ruleForPrefix + digestKey(principal, string(kind))
+}
+
+func ruleByPK(author string) string { return ruleByPrefix + digestKey(author) }
+
+// ruleItem is r's item: its JSON (without the fields kept as attributes)
+// and the attributes UseRule and RevokeRule condition on.
+func ruleItem(r elicitation.Rule) (item, error) {
+	uses, revoked := r.Uses, r.RevokedAt
+	r.Uses, r.RevokedAt = 0, time.Time{}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("encode rule %s: %w", r.ID, err)
+	}
+	it := key(ruleForPK(r.Principal, r.Kind), r.ID)
+	it[attrData] = str(string(b))
+	it[attrRuleUses] = num(int64(uses))
+	it[attrRuleMax] = num(int64(r.MaxUses))
+	putTime(it, attrExpiresAt, r.ExpiresAt)
+	putTime(it, attrRuleRevoked, revoked)
+	it[attrTTL] = ttlOf(r.RetainUntil)
+	return it, nil
+}
+
+func decodeRule(it item) (elicitation.Rule, error) {
+	var r elicitation.Rule
+	if err := json.Unmarshal([]byte(getS(it, attrData)), &r); err != nil {
+		return elicitation.Rule{}, fmt.Errorf("decode rule %s: %w", getS(it, attrSK), err)
+	}
+	uses, _ := getN(it, attrRuleUses)
+	r.Uses = int(uses)
+	r.RevokedAt = getTime(it, attrRuleRevoked)
+	return r, nil
+}
+
+// CreateRule implements elicitation.Rules: the rule's item and its
+// author's pointer in one transaction, neither over an existing item.
+func (s *Store) CreateRule(ctx context.Context, r elicitation.Rule) error {
+	it, err := ruleItem(r)
+	if err != nil {
+		return err
+	}
+	ptr := key(ruleByPK(r.By), r.ID)
+	ptr[attrRuleRef] = it[attrPK]
+	ptr[attrTTL] = it[attrTTL]
+	cond := aws.String("attribute_not_exists(#pk)")
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Put: &types.Put{TableName: s.table, Item: it, ConditionExpression: cond, ExpressionAttributeNames: names(attrPK)}},
+		{Put: &types.Put{TableName: s.table, Item: ptr, ConditionExpression: cond, ExpressionAttributeNames: names(attrPK)}},
+	}})
+	var canceled *types.TransactionCanceledException
+	if errors.As(err, &canceled) {
+		return fmt.Errorf("create rule %s: %w", r.ID, elicitation.ErrConflict)
+	}
+	if err != nil {
+		return fmt.Errorf("create rule %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// RulesFor implements elicitation.Rules: one consistent query of the
+// principal and kind's partition.
+func (s *Store) RulesFor(ctx context.Context, principal string, kind elicitation.Kind, now time.Time) ([]elicitation.Rule, error) {
+	var out []elicitation.Rule
+	err := s.each(ctx, &dynamodb.QueryInput{
+		KeyConditionExpression:    aws.String("#pk = :pk"),
+		ExpressionAttributeNames:  names(attrPK),
+		ExpressionAttributeValues: item{":pk": str(ruleForPK(principal, kind))},
+		ConsistentRead:            aws.Bool(true),
+	}, func(it item) error {
+		r, err := decodeRule(it)
+		if err != nil {
+			return err
+		}
+		if r.Principal == principal && r.Kind == kind && r.LiveAt(now) {
+			out = append(out, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rules for %s: %w", principal, err)
+	}
+	return out, nil
+}
+
+// RulesBy implements elicitation.Rules: the author's pointers, then each
+// rule's item (consistent reads).
+func (s *Store) RulesBy(ctx context.Context, author string) ([]elicitation.Rule, error) {
+	var out []elicitation.Rule
+	err := s.each(ctx, &dynamodb.QueryInput{
+		KeyConditionExpression:    aws.String("#pk = :pk"),
+		ExpressionAttributeNames:  names(attrPK),
+		ExpressionAttributeValues: item{":pk": str(ruleByPK(author))},
+		ConsistentRead:            aws.Bool(true),
+	}, func(ptr item) error {
+		r, ok, err := s.getRule(ctx, getS(ptr, attrRuleRef), getS(ptr, attrSK))
+		if ok && r.By == author {
+			out = append(out, r)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rules by %s: %w", author, err)
+	}
+	slices.SortFunc(out, func(a, b elicitation.Rule) int { return b.CreatedAt.Compare(a.CreatedAt) })
+	return out, nil
+}
+
+func (s *Store) getRule(ctx context.Context, pk, id string) (elicitation.Rule, bool, error) {
+	got, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: s.table, Key: key(pk, id), ConsistentRead: aws.Bool(true)})
+	if err != nil || got.Item == nil {
+		return elicitation.Rule{}, false, err
+	}
+	r, err := decodeRule(got.Item)
+	return r, err == nil, err
+}
+
+// RevokeRule implements elicitation.Rules: the author's pointer names the
+// rule's item, whose revocation is one update (the first time kept).
+func (s *Store) RevokeRule(ctx context.Context, author, id string, at time.Time) (elicitation.Rule, error) {
+	got, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: s.table, Key: key(ruleByPK(author), id), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return elicitation.Rule{}, fmt.Errorf("revoke rule %s: %w", id, err)
+	}
+	if got.Item == nil {
+		return elicitation.Rule{}, fmt.Errorf("revoke rule %s: %w", id, elicitation.ErrNotFound)
+	}
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: s.table, Key: key(getS(got.Item, attrRuleRef), id),
+		UpdateExpression:          aws.String("SET #revoked = if_not_exists(#revoked, :at)"),
+		ConditionExpression:       aws.String("attribute_exists(#pk)"),
+		ExpressionAttributeNames:  names(attrPK, attrRuleRevoked),
+		ExpressionAttributeValues: item{":at": num(at.UnixNano())},
+		ReturnValues:              types.ReturnValueAllNew,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &ccf):
+		return elicitation.Rule{}, fmt.Errorf("revoke rule %s: %w", id, elicitation.ErrNotFound)
+	case err != nil:
+		return elicitation.Rule{}, fmt.Errorf("revoke rule %s: %w", id, err)
+	}
+	r, err := decodeRule(out.Attributes)
+	if err == nil && r.By != author {
+		err = elicitation.ErrNotFound // a pointer to another's rule: never written so
+	}
+	if err != nil {
+		return elicitation.Rule{}, fmt.Errorf("revoke rule %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// UseRule implements elicitation.Rules: one update, ADD uses 1,
+// conditioned on the rule being there, not revoked, not expired at at and
+// below its uses; of concurrent uses of the last one, one lands.
+func (s *Store) UseRule(ctx context.Context, r elicitation.Rule, at time.Time) (elicitation.Rule, error) {
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: s.table, Key: key(ruleForPK(r.Principal, r.Kind), r.ID),
+		UpdateExpression:                    aws.String("ADD #uses :one"),
+		ConditionExpression:                 aws.String("attribute_exists(#pk) AND attribute_not_exists(#revoked) AND #expiresAt > :at AND #uses < #maxUses"),
+		ExpressionAttributeNames:            names(attrPK, attrRuleRevoked, attrExpiresAt, attrRuleUses, attrRuleMax),
+		ExpressionAttributeValues:           item{":one": num(1), ":at": num(at.UnixNano())},
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &ccf) && ccf.Item == nil:
+		return elicitation.Rule{}, fmt.Errorf("use rule %s: %w", r.ID, elicitation.ErrNotFound)
+	case errors.As(err, &ccf):
+		return elicitation.Rule{}, fmt.Errorf("use rule %s: %w", r.ID, elicitation.ErrRuleSpent)
+	case err != nil:
+		return elicitation.Rule{}, fmt.Errorf("use rule %s: %w", r.ID, err)
+	}
+	used, err := decodeRule(out.Attributes)
+	if err != nil {
+		return elicitation.Rule{}, fmt.Errorf("use rule %s: %w", r.ID, err)
+	}
+	return used, nil
+}
