@@ -50,6 +50,9 @@ type Config struct {
 	// requests from crowding everyone else's out of a reviewer's inbox,
 	// which reads the MaxInbox most urgent.
 	MaxPending int
+	// Observer is told of creations, resolutions and expiries (observe.go);
+	// nil: nobody.
+	Observer Observer
 }
 
 // DefaultMaxPending is the default Config.MaxPending: far below MaxInbox,
@@ -74,11 +77,13 @@ type Service struct {
 	policy     ReviewerPolicy
 	maxPending int          // 0: no bound
 	watching   atomic.Int64 // polling watches running (watch.go)
+	waiting    atomic.Int64 // waits running (await.go), watches among them
+	observe    Observer
 }
 
 // NewService returns a Service for cfg.
 func NewService(cfg Config) *Service {
-	s := &Service{store: cfg.Store, now: cfg.Now, retention: cfg.Retention, maxWait: cfg.MaxWait, margin: cfg.WaitMargin, templates: cfg.Templates, notify: cfg.Notifications, signIn: cfg.SignIn, policy: cfg.Policy}
+	s := &Service{store: cfg.Store, now: cfg.Now, retention: cfg.Retention, maxWait: cfg.MaxWait, margin: cfg.WaitMargin, templates: cfg.Templates, notify: cfg.Notifications, signIn: cfg.SignIn, policy: cfg.Policy, observe: cfg.Observer}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -193,6 +198,7 @@ func (s *Service) create(ctx context.Context, principal string, kind Kind, p Pay
 		return Created{}, fmt.Errorf("create %s: %w", st.ID, err)
 	}
 	s.queued(r.Outbox)
+	s.observer().Created(st)
 	return Created{State: st, ReviewKey: key}, nil
 }
 
@@ -373,6 +379,7 @@ func (s *Service) Cancel(ctx context.Context, principal, id string) (State, erro
 		return State{}, fmt.Errorf("cancel %s: %w", id, err)
 	}
 	s.queued(t.Outbox)
+	s.resolved(st, t)
 	return s.derive(st), nil
 }
 
@@ -588,6 +595,7 @@ func (s *Service) Submit(ctx context.Context, id, key string, sub Submission) (S
 	if st.Status != StatusPending {
 		s.queued(t.Outbox)
 	}
+	s.resolved(st, t)
 	return s.derive(st), nil
 }
 
