@@ -28,7 +28,8 @@ func main() {
 	exitIf(log, err)
 	app, err := compose.Build(context.Background(), s, compose.Parts{
 		Log: log, Store: lambdaconfig.Store(lambdaconfig.DynamoDB(env)), Secret: lambdaconfig.Secret(env),
-		Notify: notifypart.Part(nil, sesmail.FromConfig(env.AWSConfig())),
+		Notify:  notifypart.Part(nil, sesmail.FromConfig(env.AWSConfig())),
+		Metrics: compose.EMF(s, os.Stdout),
 	})
 	exitIf(log, err)
 	d := notifypart.Deliverer(app)
