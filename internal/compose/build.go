@@ -199,6 +199,18 @@ func EMF(s Settings, w io.Writer) *metrics.Counts {
 	return metrics.NewEMF(w, s.MetricsNamespace, s.MetricsPrincipals, nil)
 }
 
+// insights computes the Insights page from the store, when it lists its
+// requests (both stores do) and reviewers sign in (the page is theirs).
+func (a *App) insights() review.InsightsSource {
+	st, ok := a.Store.(metrics.InsightsStore)
+	if !ok || !a.Settings.SignIn() {
+		return nil
+	}
+	return func(ctx context.Context, now time.Time) (metrics.Insights, error) {
+		return metrics.ComputeInsights(ctx, st, now)
+	}
+}
+
 // Pages is Parts.Pages: the page-token keys (Keyring) and the review
 // page and submission handlers over the app's service.
 func Pages(ctx context.Context, a *App) (*review.Handler, error) {
@@ -211,7 +223,7 @@ func Pages(ctx context.Context, a *App) (*review.Handler, error) {
 	if o := review.Origin(a.Settings.PublicURL); o != "" {
 		trusted = []string{o}
 	}
-	return review.New(review.Options{Service: a.Service, Tokens: keys, Logger: a.Log, Now: a.Now, Templates: a.Templates, TrustedOrigins: trusted}), nil
+	return review.New(review.Options{Service: a.Service, Tokens: keys, Logger: a.Log, Now: a.Now, Templates: a.Templates, TrustedOrigins: trusted, Insights: a.insights()}), nil
 }
 
 // ReviewURL builds the review URL of request id with key, as the agent
