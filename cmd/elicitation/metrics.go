@@ -87,6 +87,19 @@ func (lm *localMetrics) serve(app *compose.App, srv *localserver.Server) (string
 	return "http://" + lm.ln.Addr().String() + "/metrics", nil
 }
 
+// serveMetrics serves lm's metrics, if any (--metrics-addr).
+func (m *Main) serveMetrics(lm *localMetrics) error {
+	if lm == nil {
+		return nil
+	}
+	url, err := lm.serve(m.app, m.srv)
+	if err != nil {
+		return err
+	}
+	m.MetricsURL, m.metrics = url, lm
+	return nil
+}
+
 // sweep notices the requests expired since the last sweep.
 func (lm *localMetrics) sweep(ctx context.Context, app *compose.App) {
 	pass, cancel := context.WithTimeout(ctx, time.Minute)

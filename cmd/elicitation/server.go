@@ -167,13 +167,10 @@ func (m *Main) open(ctx context.Context, o options) error {
 		return err
 	}
 
-	if lm != nil {
-		if m.MetricsURL, err = lm.serve(m.app, m.srv); err != nil {
-			closeListeners()
-			_ = m.app.Close()
-			return err
-		}
-		m.metrics = lm
+	if err := m.serveMetrics(lm); err != nil {
+		closeListeners()
+		_ = m.app.Close()
+		return err
 	}
 	if cfg.CleanupInterval > 0 {
 		m.srv.Cleanup(lm.cleaner(m.app), cfg.CleanupInterval, o.now)
