@@ -776,8 +776,9 @@ func allowed(gs []grant, action, prefix string) bool {
 // indexGrants names the indexes each function may query, one statement
 // each: the review function the reviewer's inbox and the keys-only index
 // of kept requests (the Insights page), the MCP function the owners'
-// index (tasks/list).
-var indexGrants = map[string][]string{"ReviewFunction": {"pending", "retain"}, "McpFunction": {"owned"}}
+// index (tasks/list), the notify function the pending index (the
+// metrics' expiry sweep).
+var indexGrants = map[string][]string{"ReviewFunction": {"pending", "retain"}, "McpFunction": {"owned"}, "NotifyFunction": {"pending"}}
 
 // indexLeading is the LeadingKeys each index's grant is held to: the
 // pending index's one partition, the owners' digests.

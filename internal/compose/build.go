@@ -199,6 +199,20 @@ func EMF(s Settings, w io.Writer) *metrics.Counts {
 	return metrics.NewEMF(w, s.MetricsNamespace, s.MetricsPrincipals, nil)
 }
 
+// ExpirySweep notices expired requests for the metrics (a metrics.Expiry
+// over the app's service), or does nothing without metrics: the notify
+// function runs it on its schedule (the local server runs its own loop).
+func ExpirySweep(a *App) func(ctx context.Context) error {
+	if a.Metrics == nil {
+		return func(context.Context) error { return nil }
+	}
+	e := &metrics.Expiry{Service: a.Service}
+	return func(ctx context.Context) error {
+		_, err := e.Sweep(ctx)
+		return err
+	}
+}
+
 // insights computes the Insights page from the store, when it lists its
 // requests (both stores do) and reviewers sign in (the page is theirs).
 func (a *App) insights() review.InsightsSource {

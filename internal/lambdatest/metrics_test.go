@@ -1,12 +1,20 @@
 package lambdatest_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcp-elicitation/elicitation/internal/compose"
+	"github.com/mcp-elicitation/elicitation/internal/dynamostore"
+	"github.com/mcp-elicitation/elicitation/internal/dynamostore/dynamotest"
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/lambdatest"
 	"github.com/mcp-elicitation/elicitation/internal/metrics"
+	"github.com/mcp-elicitation/elicitation/internal/testclock"
 	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
@@ -56,5 +64,45 @@ func TestMetricsOnLambda(t *testing.T) {
 	}
 	if !ok {
 		t.Fatalf("EMF line %s", b)
+	}
+}
+
+// TestExpirySweepUnderNotifyPolicy: the metrics' expiry sweep, as the
+// notify function runs it on its schedule, through the IAM enforcer with
+// the notify function's policy from template.yaml (the pending index, the
+// request's state, the audit trail's once-only append), on DynamoDB Local
+// with the test clock: a request past its expiry is counted once, in an
+// EMF line, and a second sweep counts nothing.
+func TestExpirySweepUnderNotifyPolicy(t *testing.T) {
+	testenv.Slow(t, "DynamoDB Local")
+	t.Parallel()
+	endpoint := dynamotest.Endpoint(t)
+	table := dynamotest.Table(t, dynamotest.Client(endpoint))
+	enf := lambdatest.NewEnforcer(t, "NotifyFunction", lambdatest.Policies(t)["NotifyFunction"], endpoint)
+	clock := testclock.New(time.Now().UTC())
+	creator := elicitation.NewService(elicitation.Config{Store: dynamostore.New(dynamotest.Client(endpoint), table, dynamostore.Options{}), Now: clock.Now})
+	if _, err := creator.CreateApproval(context.Background(), "alice", elicitation.ApprovalInput{Message: "Ship?", Context: json.RawMessage(`1`), TimeoutSeconds: 60}); err != nil {
+		t.Fatal(err)
+	}
+	var lines bytes.Buffer
+	a := &compose.App{Metrics: metrics.NewEMF(&lines, "Elicitation", 0, clock.Now)}
+	a.Service = elicitation.NewService(elicitation.Config{Store: dynamostore.New(dynamotest.Client(enf.URL), table, dynamostore.Options{}), Now: clock.Now, Observer: a.Metrics})
+	sweep := compose.ExpirySweep(a)
+	if err := sweep(context.Background()); err != nil || lines.Len() != 0 {
+		t.Fatalf("a sweep before the expiry: %v, lines %q", err, lines.String())
+	}
+	clock.Add(61 * time.Second)
+	for range 2 {
+		if err := sweep(context.Background()); err != nil {
+			t.Fatalf("sweep: %v (refused: %v)", err, enf.Denied())
+		}
+	}
+	if denied := enf.Denied(); len(denied) > 0 {
+		t.Fatalf("the notify function's policy refused %v", denied)
+	}
+	got := strings.Split(strings.TrimSpace(lines.String()), "\n")
+	var l map[string]any
+	if len(got) != 1 || json.Unmarshal([]byte(got[0]), &l) != nil || l[metrics.RequestsExpired] != 1.0 || l["principal"] != "alice" || l["kind"] != "approval" {
+		t.Fatalf("EMF lines after two sweeps: %q", got)
 	}
 }
