@@ -12,7 +12,8 @@ import "embed"
 // and inbox.css (the signed-in reviewer's inbox, styled by page.css and
 // its own few rules after it), and app.html (the MCP App's page, served
 // by package mcptools as a ui:// resource), and consent.html (the page where
-// a person lets an MCP client connect as them, package authserver).
+// a person lets an MCP client connect as them, package authserver), and
+// insights.html and insights.css (the signed-in reviewers' Insights page).
 //
-//go:embed page.html page.css frame.css inbox.html inbox.css app.html consent.html
+//go:embed page.html page.css frame.css inbox.html inbox.css app.html consent.html insights.html insights.css
 var FS embed.FS

@@ -34,13 +34,16 @@ type Main struct {
 	Service *elicitation.Service
 	Log     *slog.Logger
 
-	// MCPURL is the MCP endpoint; ReviewBase the base of review URLs.
-	MCPURL, ReviewBase string
+	// MCPURL is the MCP endpoint; ReviewBase the base of review URLs;
+	// MetricsURL the Prometheus endpoint (empty without --metrics-addr).
+	MCPURL, ReviewBase, MetricsURL string
 
 	app *compose.App
 	// srv is the lifecycle: the listeners with their limits, the cleanup
 	// loop and the notification worker, and their closing.
 	srv *localserver.Server
+	// metrics are --metrics-addr's (nil: none).
+	metrics *localMetrics
 }
 
 // Start opens the store, builds the handlers and starts listening.
@@ -82,11 +85,20 @@ func (m *Main) open(ctx context.Context, o options) error {
 			return err
 		}
 	}
+	lm, err := openMetrics(cfg)
+	if err != nil {
+		_ = mcpLn.Close()
+		if reviewLn != mcpLn {
+			_ = reviewLn.Close()
+		}
+		return err
+	}
 	closeListeners := func() {
 		_ = mcpLn.Close()
 		if reviewLn != mcpLn {
 			_ = reviewLn.Close()
 		}
+		lm.close()
 	}
 	m.MCPURL = "http://" + mcpLn.Addr().String() + "/mcp"
 	m.ReviewBase = strings.TrimSuffix(cfg.PublicURL, "/")
@@ -120,9 +132,10 @@ func (m *Main) open(ctx context.Context, o options) error {
 			}
 			return s.Server, nil
 		}),
-		Notify: notifypart.Part(os.LookupEnv, sesFromAWS),
-		Log:    m.Log,
-		Now:    o.now,
+		Notify:  notifypart.Part(os.LookupEnv, sesFromAWS),
+		Log:     m.Log,
+		Now:     o.now,
+		Metrics: lm.counts(),
 		OnCreated: func(_ context.Context, id, url string) {
 			// The local user needs the URL to open it; it carries the
 			// reviewer's key, so it goes to this terminal only.
@@ -154,8 +167,13 @@ func (m *Main) open(ctx context.Context, o options) error {
 		return err
 	}
 
+	if err := m.serveMetrics(lm); err != nil {
+		closeListeners()
+		_ = m.app.Close()
+		return err
+	}
 	if cfg.CleanupInterval > 0 {
-		m.srv.Cleanup(m.app.Store, cfg.CleanupInterval, o.now)
+		m.srv.Cleanup(lm.cleaner(m.app), cfg.CleanupInterval, o.now)
 	}
 	m.startNotifying()
 	m.srv.Serve(mcpLn, mcpMux)

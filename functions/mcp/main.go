@@ -32,7 +32,7 @@ func main() {
 	exitIf(log, err)
 	db := lambdaconfig.DynamoDB(env)
 	app, err := compose.Build(context.Background(), s, compose.Parts{
-		Log: log, Store: lambdaconfig.Store(db), Secret: lambdaconfig.Secret(env), MCP: mcpendpoint.Part(dynamoKeys(db), oauth()),
+		Log: log, Metrics: compose.EMF(s, os.Stdout), Store: lambdaconfig.Store(db), Secret: lambdaconfig.Secret(env), MCP: mcpendpoint.Part(dynamoKeys(db), oauth()),
 		Notify: notifypart.RoutingPart,
 	})
 	exitIf(log, err)

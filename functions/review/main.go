@@ -31,7 +31,7 @@ func main() {
 	log := s.Logger(os.Stderr, true)
 	exitIf(log, err)
 	app, err := compose.Build(context.Background(), s, compose.Parts{
-		Log: log, Store: lambdaconfig.Store(lambdaconfig.PageDynamoDB(env)), Secret: lambdaconfig.Secret(env), Pages: compose.Pages,
+		Log: log, Metrics: compose.EMF(s, os.Stdout), Store: lambdaconfig.Store(lambdaconfig.PageDynamoDB(env)), Secret: lambdaconfig.Secret(env), Pages: compose.Pages,
 	})
 	exitIf(log, err)
 	signIn, err := signin.Middleware(app, lambdaconfig.Secret(env))

@@ -31,7 +31,7 @@ func main() {
 	log := s.Logger(os.Stderr, true)
 	exitIf(log, err)
 	app, err := compose.Build(context.Background(), s, compose.Parts{
-		Log: log, Store: lambdaconfig.Store(lambdaconfig.PageDynamoDB(env)), Secret: lambdaconfig.Secret(env), Pages: compose.Pages,
+		Log: log, Metrics: compose.EMF(s, os.Stdout), Store: lambdaconfig.Store(lambdaconfig.PageDynamoDB(env)), Secret: lambdaconfig.Secret(env), Pages: compose.Pages,
 		Notify: notifypart.RoutingPart,
 	})
 	exitIf(log, err)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/metrics"
 	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
 	"github.com/mcp-elicitation/elicitation/internal/review"
 	"github.com/mcp-elicitation/elicitation/internal/sealer"
@@ -57,6 +58,11 @@ type Parts struct {
 	// URL (the local server prints it for its user; it carries the
 	// reviewer's key, so nowhere more public than that).
 	OnCreated func(ctx context.Context, id, reviewURL string)
+
+	// Metrics counts what the service and its deliverer do
+	// (internal/metrics: the local server's Prometheus encoding, the
+	// functions' EMF lines, EMF); nil: nothing is counted.
+	Metrics *metrics.Counts
 }
 
 // App is a composed service: its parts, built once, shared by its handlers.
@@ -78,6 +84,8 @@ type App struct {
 	Notifications elicitation.Notifications
 	// OnCreated is Parts.OnCreated (the MCP part calls it).
 	OnCreated func(ctx context.Context, id, reviewURL string)
+	// Metrics is Parts.Metrics (nil: none).
+	Metrics *metrics.Counts
 	// Secret is Parts.Secret (parts read their keys with it).
 	Secret func(ctx context.Context, arn string) (string, error)
 
@@ -120,7 +128,7 @@ func Build(ctx context.Context, s Settings, p Parts) (*App, error) {
 	if p.Store == nil {
 		return nil, errors.New("compose.Build: Parts.Store is nil")
 	}
-	a := &App{Settings: s, Log: p.Log, Now: p.Now, OnCreated: p.OnCreated, Secret: p.Secret}
+	a := &App{Settings: s, Log: p.Log, Now: p.Now, OnCreated: p.OnCreated, Secret: p.Secret, Metrics: p.Metrics}
 	if a.Log == nil {
 		a.Log = s.Logger(os.Stderr, false)
 	}
@@ -158,6 +166,7 @@ func (a *App) build(ctx context.Context, p Parts) error {
 		Store: store, Now: a.Now, MaxWait: s.MaxWait, WaitMargin: s.WaitMargin, Retention: s.Retention, Templates: a.Templates,
 		Notifications: a.Notifications, SignIn: s.SignIn(), Policy: policy, MaxPending: s.PendingBound(),
 		Standing: elicitation.StandingPolicy{MaxTTL: s.StandingMaxTTL, RequireArgument: s.StandingRequireArgument},
+		Observer: a.observer(),
 	})
 	if p.Pages != nil {
 		if a.Pages, err = p.Pages(ctx, a); err != nil {
@@ -172,6 +181,51 @@ func (a *App) build(ctx context.Context, p Parts) error {
 	return nil
 }
 
+// observer is the Service's observer: Metrics, or none.
+func (a *App) observer() elicitation.Observer {
+	if a.Metrics == nil {
+		return nil
+	}
+	return a.Metrics
+}
+
+// EMF is Parts.Metrics of a Lambda function: the CloudWatch embedded
+// metric format lines it writes to w (its standard output, which
+// CloudWatch Logs reads) in the namespace the settings name, or nil with
+// none (--metrics-namespace empty).
+func EMF(s Settings, w io.Writer) *metrics.Counts {
+	if s.MetricsNamespace == "" {
+		return nil
+	}
+	return metrics.NewEMF(w, s.MetricsNamespace, s.MetricsPrincipals, nil)
+}
+
+// ExpirySweep notices expired requests for the metrics (a metrics.Expiry
+// over the app's service), or does nothing without metrics: the notify
+// function runs it on its schedule (the local server runs its own loop).
+func ExpirySweep(a *App) func(ctx context.Context) error {
+	if a.Metrics == nil {
+		return func(context.Context) error { return nil }
+	}
+	e := &metrics.Expiry{Service: a.Service}
+	return func(ctx context.Context) error {
+		_, err := e.Sweep(ctx)
+		return err
+	}
+}
+
+// insights computes the Insights page from the store, when it lists its
+// requests (both stores do) and reviewers sign in (the page is theirs).
+func (a *App) insights() review.InsightsSource {
+	st, ok := a.Store.(metrics.InsightsStore)
+	if !ok || !a.Settings.SignIn() {
+		return nil
+	}
+	return func(ctx context.Context, now time.Time) (metrics.Insights, error) {
+		return metrics.ComputeInsights(ctx, st, now)
+	}
+}
+
 // Pages is Parts.Pages: the page-token keys (Keyring) and the review
 // page and submission handlers over the app's service.
 func Pages(ctx context.Context, a *App) (*review.Handler, error) {
@@ -184,7 +238,7 @@ func Pages(ctx context.Context, a *App) (*review.Handler, error) {
 	if o := review.Origin(a.Settings.PublicURL); o != "" {
 		trusted = []string{o}
 	}
-	return review.New(review.Options{Service: a.Service, Tokens: keys, Logger: a.Log, Now: a.Now, Templates: a.Templates, TrustedOrigins: trusted}), nil
+	return review.New(review.Options{Service: a.Service, Tokens: keys, Logger: a.Log, Now: a.Now, Templates: a.Templates, TrustedOrigins: trusted, Insights: a.insights()}), nil
 }
 
 // ReviewURL builds the review URL of request id with key, as the agent

@@ -157,6 +157,14 @@ type Settings struct {
 	CleanupInterval time.Duration // local: how often to remove requests past retention; 0 never
 	LogLevel        slog.Level
 
+	// Metrics (docs/operations.md): the local server's Prometheus
+	// listener (empty: none), the CloudWatch namespace of the Lambda
+	// functions' embedded metric lines (empty: none), and how many
+	// principals get a label of their own.
+	MetricsAddr       string
+	MetricsNamespace  string
+	MetricsPrincipals int
+
 	// Limits of the listeners and of MCP sessions (limits.go).
 	Limits
 
@@ -362,6 +370,21 @@ var Table = []Setting{
 		Usage: `how often to remove requests past their retention (0 disables; "elicitation cleanup" does it once)`,
 		bind:  func(s *Settings) Value { return (*durationValue)(&s.CleanupInterval) },
 		check: between(func(s *Settings) time.Duration { return s.CleanupInterval }, 0, 1<<63-1)},
+	{Name: "metrics-addr", Scope: Local,
+		Usage: "serve Prometheus metrics at /metrics on this address (for example 127.0.0.1:9464); empty: none. A listener of its own, so that the review page's listener never shows them",
+		bind:  func(s *Settings) Value { return (*stringValue)(&s.MetricsAddr) }},
+	{Name: "metrics-namespace", Scope: Lambda, Default: "Elicitation",
+		Usage: "CloudWatch namespace of the metrics the functions write to their logs in the embedded metric format; empty: none",
+		bind:  func(s *Settings) Value { return (*stringValue)(&s.MetricsNamespace) }},
+	{Name: "metrics-principals", Scope: Both, Default: "50",
+		Usage: "how many distinct principals get a metrics label of their own; later ones are counted as \"other\"",
+		bind:  func(s *Settings) Value { return (*intValue)(&s.MetricsPrincipals) },
+		check: func(s *Settings) error {
+			if s.MetricsPrincipals < 1 || s.MetricsPrincipals > 1000 {
+				return errors.New("must be from 1 to 1000")
+			}
+			return nil
+		}},
 	{Name: "log-level", Scope: Both, Default: "info", Renamed: "LOG_LEVEL",
 		Usage: "debug, info, warn or error",
 		bind:  func(s *Settings) Value { return (*levelValue)(&s.LogLevel) }},

@@ -51,6 +51,7 @@ func (s *Service) watchFunc(ctx context.Context, principal, id string, bound fun
 		return
 	}
 	a := &awaiting{s: s, ctx: ctx, id: id, done: done, last: st}
+	s.waiting.Add(1)
 	a.start(b, every)
 }
 
@@ -162,6 +163,7 @@ func (a *awaiting) end(st State, err error) {
 		return
 	}
 	a.ended = true
+	a.s.waiting.Add(-1)
 	if a.reread != nil {
 		a.reread.Stop()
 	}

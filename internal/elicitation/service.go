@@ -52,6 +52,9 @@ type Config struct {
 	MaxPending int
 	// Standing bounds standing approvals (with SignIn).
 	Standing StandingPolicy
+	// Observer is told of creations, resolutions and expiries (observe.go);
+	// nil: nobody.
+	Observer Observer
 }
 
 // DefaultMaxPending is the default Config.MaxPending: far below MaxInbox,
@@ -77,11 +80,13 @@ type Service struct {
 	maxPending int // 0: no bound
 	standing   StandingPolicy
 	watching   atomic.Int64 // polling watches running (watch.go)
+	waiting    atomic.Int64 // waits running (await.go), watches among them
+	observe    Observer
 }
 
 // NewService returns a Service for cfg.
 func NewService(cfg Config) *Service {
-	s := &Service{store: cfg.Store, now: cfg.Now, retention: cfg.Retention, maxWait: cfg.MaxWait, margin: cfg.WaitMargin, templates: cfg.Templates, notify: cfg.Notifications, signIn: cfg.SignIn, policy: cfg.Policy, standing: cfg.Standing}
+	s := &Service{store: cfg.Store, now: cfg.Now, retention: cfg.Retention, maxWait: cfg.MaxWait, margin: cfg.WaitMargin, templates: cfg.Templates, notify: cfg.Notifications, signIn: cfg.SignIn, policy: cfg.Policy, standing: cfg.Standing, observe: cfg.Observer}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -199,6 +204,7 @@ func (s *Service) create(ctx context.Context, principal string, kind Kind, p Pay
 		return Created{}, fmt.Errorf("create %s: %w", st.ID, err)
 	}
 	s.queued(r.Outbox)
+	s.observer().Created(st)
 	return Created{State: st, ReviewKey: key}, nil
 }
 
@@ -379,6 +385,7 @@ func (s *Service) Cancel(ctx context.Context, principal, id string) (State, erro
 		return State{}, fmt.Errorf("cancel %s: %w", id, err)
 	}
 	s.queued(t.Outbox)
+	s.resolved(st, t)
 	return s.derive(st), nil
 }
 
@@ -598,6 +605,7 @@ func (s *Service) Submit(ctx context.Context, id, key string, sub Submission) (S
 	if st.Status != StatusPending {
 		s.queued(t.Outbox)
 	}
+	s.resolved(st, t)
 	return s.derive(st), s.saveRule(ctx, rule, st)
 }
 

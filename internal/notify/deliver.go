@@ -49,6 +49,8 @@ type Deliverer struct {
 	// DefaultMaxAttempts.
 	MaxAttempts int
 	Log         *slog.Logger
+	// Observer is told of each send's outcome (nil: nobody).
+	Observer Observer
 
 	health health
 }
@@ -139,6 +141,7 @@ func (d *Deliverer) Attempt(ctx context.Context, dl elicitation.Delivery, stream
 	sctx, cancel := context.WithTimeout(ctx, d.bound(stream))
 	serr := sender.Send(sctx, elicitation.NoticeOf(c, rec))
 	cancel()
+	d.observed(ctx, c.Target, serr)
 	if serr == nil {
 		return d.settle(ctx, c, time.Time{}, Delivered, fmt.Sprintf("%s: delivered (attempt %d)", what, c.Attempts))
 	}
@@ -153,6 +156,19 @@ func (d *Deliverer) Attempt(ctx context.Context, dl elicitation.Delivery, stream
 	}
 	retry := d.now().Add(d.backoff()(c.Attempts))
 	return d.settle(ctx, c, retry, Retrying, fmt.Sprintf("%s: attempt %d failed (%s); next attempt at %s", what, c.Attempts, why.Reason, retry.Format(time.RFC3339)))
+}
+
+// Observer is told of each send to a target, by the target's type
+// (webhook, slack, email, ntfy), for counting (package metrics). A send
+// cut short by the deliverer's own shutdown is not told.
+type Observer interface {
+	Notified(targetType string, delivered bool)
+}
+
+func (d *Deliverer) observed(ctx context.Context, target string, serr error) {
+	if d.Observer != nil && ctx.Err() == nil {
+		d.Observer.Notified(d.Targets.Type(target), serr == nil)
+	}
 }
 
 // describe names a delivery in its audit entries: "created to oncall",

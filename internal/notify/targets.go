@@ -73,6 +73,10 @@ func New(cfg Config, o Options) (*Targets, error) {
 	return t, nil
 }
 
+// Type is the type of the target name (webhook, slack, email, ntfy), ""
+// if it is not configured.
+func (t *Targets) Type(name string) string { return t.cfg.Targets[name].Type }
+
 // Names lists the configured targets.
 func (t *Targets) Names() []string { return slices.Clone(t.names) }
 

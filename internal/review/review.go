@@ -83,6 +83,9 @@ type Options struct {
 	// submission may come from (CheckOrigin): the public URL's origin,
 	// when a proxy or tunnel in front changes the Host header.
 	TrustedOrigins []string
+	// Insights computes the signed-in reviewers' Insights page
+	// (/review/insights, insights.go); nil: the page is not found.
+	Insights InsightsSource
 }
 
 // Defaults of Options.
@@ -108,6 +111,9 @@ type Handler struct {
 	page     *template.Template
 	pageCSS  template.CSS
 	inboxCSS template.CSS
+	// insights computes the Insights page (insights.go); nil: none.
+	insights    InsightsSource
+	insightsCSS template.CSS
 }
 
 // New returns a Handler for o.
@@ -115,7 +121,7 @@ func New(o Options) *Handler {
 	h := &Handler{
 		svc: o.Service, tokens: o.Tokens, log: o.Logger, now: o.Now, renderID: o.NewRenderID,
 		ttl: o.TokenTTL, maxBody: o.MaxBodyBytes, maxValue: o.MaxValueBytes, tpl: o.Templates,
-		trusted: o.TrustedOrigins,
+		trusted: o.TrustedOrigins, insights: o.Insights,
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
@@ -143,9 +149,10 @@ func New(o Options) *Handler {
 		img = "https: data:"
 	}
 	h.csp = csp(img)
-	h.page = template.Must(template.New("").ParseFS(templates.FS, "page.html", "inbox.html"))
+	h.page = template.Must(template.New("").ParseFS(templates.FS, "page.html", "inbox.html", "insights.html"))
 	h.pageCSS = template.CSS(mustRead("page.css"))
 	h.inboxCSS = template.CSS(mustRead("inbox.css"))
+	h.insightsCSS = template.CSS(mustRead("insights.css"))
 	return h
 }
 
@@ -273,6 +280,9 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request) {
 		return
 	case !ok:
 		h.respond(w, r, outNotFound, reply{})
+		return
+	case id == InsightsPath && key == elicitation.NoKey:
+		h.serveInsights(w, r)
 		return
 	}
 	rv, err := h.svc.OpenReview(r.Context(), id, key)

@@ -139,5 +139,9 @@ func Deliverer(a *compose.App) *notify.Deliverer {
 	if !ok || t == nil {
 		return nil
 	}
-	return &notify.Deliverer{Store: a.Store, Targets: t, Now: a.Now, Log: a.Log}
+	d := &notify.Deliverer{Store: a.Store, Targets: t, Now: a.Now, Log: a.Log}
+	if a.Metrics != nil {
+		d.Observer = a.Metrics
+	}
+	return d
 }

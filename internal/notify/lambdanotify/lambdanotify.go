@@ -27,6 +27,10 @@ type targetReader interface {
 type Handler struct {
 	D   *notify.Deliverer
 	Log *slog.Logger
+	// Sweep, if set, runs on each scheduled invocation before the due
+	// deliveries (the metrics' expiry sweep); its failure is logged, and
+	// the deliveries go on.
+	Sweep func(ctx context.Context) error
 }
 
 // Result is the answer to an invocation: how many deliveries it attempted
@@ -48,6 +52,11 @@ func (h *Handler) Handle(ctx context.Context, raw json.RawMessage) (any, error) 
 			return nil, fmt.Errorf("decode the stream batch: %w", err)
 		}
 		return h.Stream(ctx, ev), nil
+	}
+	if h.Sweep != nil {
+		if err := h.Sweep(ctx); err != nil {
+			h.Log.ErrorContext(ctx, "expiry sweep failed", "err", err)
+		}
 	}
 	n, err := h.D.DeliverDue(ctx)
 	if err != nil {

@@ -3,6 +3,7 @@ package lambdanotify_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,6 +21,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/notify"
 	"github.com/mcp-elicitation/elicitation/internal/notify/lambdanotify"
+	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
 func TestMain(m *testing.M) { os.Exit(dynamotest.Main(m)) }
@@ -140,5 +142,29 @@ func TestStreamBatchNotHeldByHangingTarget(t *testing.T) {
 	defer cancel2()
 	if res := fresh.Stream(short, batch); res.Attempted != 0 || stuckHits.Load() != tried || goodHits.Load() != 1 {
 		t.Errorf("without time for an attempt: attempted %d, %d more attempts; want none", res.Attempted, stuckHits.Load()-tried+goodHits.Load()-1)
+	}
+}
+
+// TestScheduleRunsTheSweepFirst: a scheduled invocation runs the Handler's
+// Sweep (the metrics' expiry sweep) before the due deliveries, and goes on
+// to them when it fails; a stream batch does not run it.
+func TestScheduleRunsTheSweepFirst(t *testing.T) {
+	testenv.Slow(t, "DynamoDB Local")
+	t.Parallel()
+	st, _, _ := dynamotest.Store(t, dynamostore.Options{})
+	targets, err := notify.New(notify.Config{Targets: map[string]notify.TargetConfig{
+		"hook": {Type: notify.TypeWebhook, URL: "https://hooks.example/x", Secret: secret},
+	}}, notify.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	swept := 0
+	h := &lambdanotify.Handler{D: &notify.Deliverer{Store: st, Targets: targets, Log: slog.New(slog.DiscardHandler)}, Log: slog.New(slog.DiscardHandler),
+		Sweep: func(context.Context) error { swept++; return errors.New("the index is unreachable") }}
+	if _, err := h.Handle(context.Background(), json.RawMessage(`{"source":"aws.events"}`)); err != nil || swept != 1 {
+		t.Fatalf("a scheduled invocation: %v, swept %d times; want the deliveries done after the sweep's failure, swept once", err, swept)
+	}
+	if _, err := h.Handle(context.Background(), json.RawMessage(`{"Records":[]}`)); err != nil || swept != 1 {
+		t.Fatalf("a stream batch: %v, swept %d times; want no sweep", err, swept)
 	}
 }

@@ -12,6 +12,7 @@ const base = plan.base;
 const viewports = {
   p390: { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 },
   p320: { viewport: { width: 320, height: 640 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 },
+  p375: { viewport: { width: 375, height: 667 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 },
   d1280: { viewport: { width: 1280, height: 800 }, isMobile: false, hasTouch: false, deviceScaleFactor: 1 },
 };
 
@@ -659,7 +660,20 @@ async function standing(f, page) {
   return { status };
 }
 
-const flows = { standing, wide, pickOne, multi, decline, approve, decided, expired, xss, axe, screenshot, measure, longList, comment, markdown, context, rowsFit, words, inbox, inboxPages };
+// insights: the signed-in reviewer's Insights page: its heading, no
+// sideways scroll, axe, and the link back to the inbox.
+async function insights(f, page) {
+  await page.goto(base + '/__test/signin?as=' + f.as);
+  await page.goto(base + '/review/insights');
+  must((await heading(page)) === 'Insights', `heading ${await heading(page)}`);
+  await checkTap(page);
+  await axeCheck(page, 'the Insights page');
+  const lists = await page.locator('dl.figures').count();
+  await Promise.all([page.waitForURL((u) => u.pathname === '/review/'), page.locator('a', { hasText: 'Back to the inbox' }).click()]);
+  return { lists };
+}
+
+const flows = { standing, insights, wide, pickOne, multi, decline, approve, decided, expired, xss, axe, screenshot, measure, longList, comment, markdown, context, rowsFit, words, inbox, inboxPages };
 
 for (const f of plan.flows) {
   const t = Date.now();

@@ -1,0 +1,99 @@
+package review
+
+import (
+	"context"
+	"fmt"
+	"html/template"
+	"net/http"
+	"time"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/metrics"
+)
+
+// The Insights page: GET /review/insights shows a signed-in reviewer the
+// figures of the last 7 days (metrics.ComputeInsights, from the store):
+// per agent and kind, how many requests were created, approved, declined,
+// expired and canceled, how many are pending now, and the median and 90th
+// percentile time to decision. No script; on a phone, each agent's
+// figures stack as a short list.
+
+// InsightsPath is the Insights page's path segment under /review/.
+const InsightsPath = "insights"
+
+// InsightsSource computes the Insights page's figures at now.
+type InsightsSource func(ctx context.Context, now time.Time) (metrics.Insights, error)
+
+type insightsView struct {
+	Title       string
+	PageCSS     template.CSS
+	InboxCSS    template.CSS
+	InsightsCSS template.CSS
+	Reviewer    string
+	Problem     *inboxProblem
+
+	Since, Until, SinceISO, UntilISO string
+	Capped                           string
+	Total                            insightsRow
+	Rows                             []insightsRow
+}
+
+type insightsRow struct {
+	metrics.InsightsRow
+	Who  string
+	Kind string
+}
+
+func (h *Handler) serveInsights(w http.ResponseWriter, r *http.Request) {
+	id, signedIn := elicitation.IdentityFrom(r.Context())
+	if !signedIn || h.insights == nil {
+		h.writeInsights(w, http.StatusNotFound, &insightsView{Title: "Insights need reviewer sign-in", Problem: &inboxProblem{
+			Heading: "Insights need reviewer sign-in",
+			Text:    []string{"This page shows signed-in reviewers how requests fare; this server does not sign reviewers in, so there is nothing to show."},
+		}})
+		return
+	}
+	in, err := h.insights(r.Context(), h.now().UTC())
+	if err != nil {
+		h.log.ErrorContext(r.Context(), "review insights", "err", err)
+		h.writeInsights(w, http.StatusInternalServerError, &insightsView{Title: "Something went wrong", Reviewer: id.Principal(), Problem: &inboxProblem{
+			Heading: "Something went wrong", Text: []string{"The server could not count the requests. Try again in a moment."},
+			Link: &link{Href: "", Text: "Reload the page"},
+		}})
+		return
+	}
+	h.writeInsights(w, http.StatusOK, insightsPage(in, id.Principal()))
+}
+
+// insightsPage is the view of in.
+func insightsPage(in metrics.Insights, reviewer string) *insightsView {
+	const day = "Mon 2 Jan 15:04"
+	v := &insightsView{
+		Title: "Insights", Reviewer: reviewer,
+		Since: in.Since.Format(day), Until: in.Until.Format(day),
+		SinceISO: in.Since.Format(time.RFC3339), UntilISO: in.Until.Format(time.RFC3339),
+		Total: insightsRow{InsightsRow: rounded(in.Total)},
+	}
+	if in.Capped {
+		v.Capped = fmt.Sprintf("There are more requests than this page reads: these figures are of the first %d the store listed.", in.Read)
+	}
+	for _, r := range in.Rows {
+		kind := "Approve or decline"
+		if r.Kind == elicitation.KindSelection {
+			kind = "Choose for the agent"
+		}
+		v.Rows = append(v.Rows, insightsRow{InsightsRow: rounded(r), Who: ownerLabel(r.Principal), Kind: kind})
+	}
+	return v
+}
+
+// rounded shows times to decision to the second.
+func rounded(r metrics.InsightsRow) metrics.InsightsRow {
+	r.Median, r.P90 = r.Median.Round(time.Second), r.P90.Round(time.Second)
+	return r
+}
+
+func (h *Handler) writeInsights(w http.ResponseWriter, status int, v *insightsView) {
+	v.PageCSS, v.InboxCSS, v.InsightsCSS = h.pageCSS, h.inboxCSS, h.insightsCSS
+	h.execute(w, status, "insights", v)
+}
