@@ -116,7 +116,10 @@ func (s *Server) askOnSession(ctx context.Context, req *mcp.CallToolRequest, id 
 	defer cancel()
 	if task, ok := req.Params.Meta[MetaRelatedTask]; ok {
 		// The form shown during a task's tasks/result belongs to the task.
-		params.Meta = mcp.Meta{MetaRelatedTask: task}
+		if params.Meta == nil {
+			params.Meta = mcp.Meta{}
+		}
+		params.Meta[MetaRelatedTask] = task
 	}
 	res, err := req.Session.Elicit(fctx, params)
 	left := max(bound-time.Since(start), time.Nanosecond)
