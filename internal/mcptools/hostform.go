@@ -37,6 +37,10 @@ import (
 // request, the principal, its expiry and a nonce that names the
 // submission, so a replayed answer is the retry it is, and an altered one
 // is refused.
+//
+// A host that negotiated app-rendered elicitations (appelicit.go) is
+// offered the same form without askInHost or Options.HostForm, naming the
+// MCP App's page in its _meta, wherever the app may decide the request.
 
 // Purposes of the host form's sealed values.
 const (
