@@ -37,6 +37,10 @@ import (
 // request, the principal, its expiry and a nonce that names the
 // submission, so a replayed answer is the retry it is, and an altered one
 // is refused.
+//
+// A host that negotiated app-rendered elicitations (appelicit.go) is
+// offered the same form without askInHost or Options.HostForm, naming the
+// MCP App's page in its _meta, wherever the app may decide the request.
 
 // Purposes of the host form's sealed values.
 const (
@@ -116,7 +120,10 @@ func (s *Server) askOnSession(ctx context.Context, req *mcp.CallToolRequest, id 
 	defer cancel()
 	if task, ok := req.Params.Meta[MetaRelatedTask]; ok {
 		// The form shown during a task's tasks/result belongs to the task.
-		params.Meta = mcp.Meta{MetaRelatedTask: task}
+		if params.Meta == nil {
+			params.Meta = mcp.Meta{}
+		}
+		params.Meta[MetaRelatedTask] = task
 	}
 	res, err := req.Session.Elicit(fctx, params)
 	left := max(bound-time.Since(start), time.Nanosecond)

@@ -28,9 +28,15 @@ type formHost struct {
 
 func connectFormHost(t *testing.T, e *env, version string, auto bool) (*mcp.ClientSession, *formHost) {
 	t.Helper()
+	return connectFormHostWith(t, e, version, auto, &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}})
+}
+
+// connectFormHostWith is connectFormHost declaring caps.
+func connectFormHostWith(t *testing.T, e *env, version string, auto bool, caps *mcp.ClientCapabilities) (*mcp.ClientSession, *formHost) {
+	t.Helper()
 	h := &formHost{shown: make(chan *mcp.ElicitParams, 8), answers: make(chan *mcp.ElicitResult, 8), cancelled: make(chan struct{}, 8), late: &mcp.ElicitResult{Action: "cancel"}}
 	client := mcp.NewClient(&mcp.Implementation{Name: "form-host", Version: "1"}, &mcp.ClientOptions{
-		Capabilities:   &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}},
+		Capabilities:   caps,
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: !auto},
 		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			h.shown <- req.Params

@@ -94,13 +94,16 @@ func (s *Server) offerAnswered(ctx context.Context, req *mcp.CallToolRequest, id
 }
 
 // hostFormOffer is the host's own form for request id where the
-// deployment, the request and the host allow it; nil otherwise.
+// deployment, the request and the host allow it, rendered by the MCP App
+// where the host negotiated that (appElicits, which needs no askInHost);
+// nil otherwise.
 func (s *Server) hostFormOffer(ctx context.Context, req *mcp.CallToolRequest, id string) (*offer, error) {
-	if !s.hostForm || s.sealer == nil || !s.canAskInHost(req) {
+	inApp := s.appElicits(req)
+	if s.sealer == nil || !s.canAskInHost(req) || !s.hostForm && !inApp {
 		return nil, nil
 	}
 	st, p, err := s.svc.HostForm(ctx, principal(req), id)
-	if err != nil || st.Status != elicitation.StatusPending || !p.AskInHost {
+	if err != nil || st.Status != elicitation.StatusPending || p.HostLink == "" || !inApp && !p.AskInHost {
 		return nil, err
 	}
 	if s.svc.HostFormRefusal(ctx, p.Reviewers, 0) != "" {
@@ -112,7 +115,12 @@ func (s *Server) hostFormOffer(ctx context.Context, req *mcp.CallToolRequest, id
 	if err != nil {
 		return nil, err
 	}
-	return &offer{key: hostInputKey, how: "form elicitation in the host", purpose: purposeHostState, params: params, expires: st.ExpiresAt}, nil
+	how := "form elicitation in the host"
+	if inApp {
+		appRendered(params, id)
+		how = "app-rendered elicitation in the host"
+	}
+	return &offer{key: hostInputKey, how: how, purpose: purposeHostState, params: params, expires: st.ExpiresAt}, nil
 }
 
 // linkOffer is the review link of request id, for a host without a session

@@ -239,11 +239,14 @@ func New(opts Options) *Server {
 // capabilities are the server's: tools and prompts whose lists never
 // change, and logging, which the SDK's default offered and clients of the
 // session eras may set (the conformance suite's logging-set-level); with
-// the MCP App, resources (its one page), whose list never changes either.
+// the MCP App, resources (its one page), whose list never changes either,
+// and the io.modelcontextprotocol/ui extension with app-rendered
+// elicitations (appelicit.go).
 func capabilities(app bool) *mcp.ServerCapabilities {
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Prompts: &mcp.PromptCapabilities{}}
 	if app {
 		caps.Resources = &mcp.ResourceCapabilities{}
+		caps.Extensions = map[string]any{UIExtension: uiServerCapability()}
 	}
 	//lint:ignore SA1019 deprecated from 2026-07-28 on, still part of the session eras this server serves
 	caps.Logging = &mcp.LoggingCapabilities{}

@@ -40,6 +40,7 @@ type world struct {
 	waitShare  int
 	watchShare int
 	hostForm   bool
+	app        bool
 	receipts   []signing.Key
 	onElicit   func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
 	dbPath     string
@@ -61,6 +62,7 @@ type worldOptions struct {
 	waitShare  int  // mcptools.Options.WaitsPerPrincipal; 0: the default
 	watchShare int  // mcptools.Options.WatchesPerPrincipal; 0: the default
 	hostForm   bool // mcptools.Options.HostForm
+	app        bool // mcptools.Options.App
 	// receipts signs results' receipts with these keys (issuer
 	// receiptIssuer); nil: none.
 	receipts []signing.Key
@@ -74,7 +76,7 @@ func newWorld(t testing.TB, o worldOptions) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &world{t: t, stateless: o.stateless, maxWait: o.maxWait, waitShare: o.waitShare, watchShare: o.watchShare, hostForm: o.hostForm, receipts: o.receipts, onElicit: o.onElicit, dbPath: filepath.Join(t.TempDir(), "store.db"), sealer: k, created: map[string]string{}, clock: testclock.New(time.Now().UTC())}
+	w := &world{t: t, stateless: o.stateless, maxWait: o.maxWait, waitShare: o.waitShare, watchShare: o.watchShare, hostForm: o.hostForm, app: o.app, receipts: o.receipts, onElicit: o.onElicit, dbPath: filepath.Join(t.TempDir(), "store.db"), sealer: k, created: map[string]string{}, clock: testclock.New(time.Now().UTC())}
 	if w.maxWait == 0 {
 		w.maxWait = 5 * time.Second
 	}
@@ -103,7 +105,7 @@ func (w *world) start(n int) {
 				w.created[id] = u
 				w.mu.Unlock()
 			},
-			Push: true, HostForm: w.hostForm, Sealer: w.sealer,
+			Push: true, HostForm: w.hostForm, App: w.app, Sealer: w.sealer,
 			WaitsPerPrincipal:   w.waitShare,
 			WatchesPerPrincipal: w.watchShare,
 			Name:                "elicitation-test", Version: "test",

@@ -54,9 +54,10 @@ const CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-i
 
 const browser = await launchChromium(plan.chromium);
 
-// host shows the page for one tool call: it returns the frame, the bridge
-// and what the host saw (dialogs, the methods the app sent, requests the
-// browser made).
+// host shows the page for one tool call (or, with args null, for an
+// elicitation the host then sends it): it returns the frame, the bridge
+// and what the host saw (dialogs, the methods the app sent, its
+// ui/initialize params, requests the browser made).
 async function host(client, html, toolName, args, result, { width = 480, theme = "light", variables = {} } = {}) {
   const ctx = await browser.newContext({ viewport: { width: width + 40, height: 900 }, colorScheme: theme });
   const page = await ctx.newPage();
@@ -69,7 +70,11 @@ async function host(client, html, toolName, args, result, { width = 480, theme =
     async send(msg) { await page.evaluate((m) => document.getElementById("app").contentWindow.postMessage(m, "*"), msg); },
     async close() { this.onclose?.(); },
   };
-  await page.exposeBinding("__toHost", (_src, msg) => { if (msg && msg.method) seen.methods.push(msg.method); transport.onmessage?.(msg); });
+  await page.exposeBinding("__toHost", (_src, msg) => {
+    if (msg && msg.method) seen.methods.push(msg.method);
+    if (msg && msg.method === "ui/initialize") seen.init = msg.params;
+    transport.onmessage?.(msg);
+  });
   await page.setContent(`<!DOCTYPE html><html lang="en"><head><title>Host</title></head><body style="margin:20px"><main aria-label="Conversation"><h1>A conversation</h1>
 <iframe id="app" title="Elicitation review" sandbox="allow-scripts" style="width:${width}px;height:840px;border:1px solid #888"></iframe></main>
 <script>window.addEventListener("message", (e) => { const f = document.getElementById("app"); if (f && e.source === f.contentWindow) window.__toHost(e.data); });</script></body></html>`);
@@ -83,8 +88,10 @@ async function host(client, html, toolName, args, result, { width = 480, theme =
   const doc = html.replace("<head>", `<head><meta http-equiv="Content-Security-Policy" content="${CSP}">`);
   await page.evaluate((d) => { document.getElementById("app").srcdoc = d; }, doc);
   await initialized;
-  await bridge.sendToolInput({ arguments: args });
-  await bridge.sendToolResult(result);
+  if (args) {
+    await bridge.sendToolInput({ arguments: args });
+    await bridge.sendToolResult(result);
+  }
   const frame = page.frames().find((f) => f !== page.mainFrame());
   return { ctx, page, frame, bridge, seen, app: page.frameLocator("#app") };
 }
@@ -261,6 +268,81 @@ await flow("signed-in-refused", async () => {
   await h.ctx.close();
   await other.close();
   return { why, direct: direct.text };
+});
+
+// app-elicitation: a host that renders elicitations in apps (SEP-3118)
+// declares elicitation inside the ui extension, beside form elicitation;
+// elicit_await (no askInHost) asks it a form elicitation naming the page
+// in _meta.ui.resourceUri and the request in _meta.elicitationId; the host
+// renders the page, sends it the elicitation/create over the bridge once
+// the app declared appCapabilities.elicitation, and returns the app's
+// ElicitResult as its answer, which lands as the review page's would.
+await flow("app-elicitation", async () => {
+  const asks = [];
+  let shown;
+  const nextShown = () => new Promise((r) => { shown = r; });
+  const asker = new Client({ name: "apps-elicitation-host", version: "1.0.0" },
+    { capabilities: { elicitation: { form: {} }, extensions: { [UI]: { mimeTypes: [MIME], elicitation: {} } } } });
+  asker.setRequestHandler("elicitation/create", async (req) => {
+    const p = req.params;
+    const uri = p._meta?.ui?.resourceUri;
+    must(p.mode === undefined || p.mode === "form", "mode " + p.mode);
+    must(typeof uri === "string" && uri.startsWith("ui://"), "no ui:// resource in the elicitation: " + JSON.stringify(p._meta));
+    const read = await asker.readResource({ uri });
+    const h = await host(asker, read.contents[0].text, "", null, null);
+    const caps = h.seen.init?.appCapabilities?.elicitation;
+    must(caps && typeof caps === "object" && !Array.isArray(caps), "the app declared no elicitation capability: " + JSON.stringify(h.seen.init));
+    const answer = h.bridge.request({ method: "elicitation/create", params: p }, { timeout: 60000 });
+    shown({ h, params: p });
+    const result = await answer;
+    asks.push({ params: p, result });
+    return result;
+  });
+  await asker.connect(new StreamableHTTPClientTransport(new URL(plan.mcp)));
+  must(typeof asker.getServerCapabilities()?.extensions?.[UI]?.elicitation === "object", "server capabilities " + JSON.stringify(asker.getServerCapabilities()));
+
+  // A single-select, accepted with a comment.
+  let created = structured(await asker.callTool({ name: "elicit_selection", arguments: { message: "Which **region**?", options: [{ id: "eu", label: "Europe" }, { id: "us", label: "America" }], minSelections: 1, maxSelections: 1 } }));
+  let showing = nextShown();
+  let awaiting = tool(asker, "elicit_await", { elicitationId: created.elicitationId, waitSeconds: 20 });
+  let { h, params } = await showing;
+  must(params._meta.elicitationId === created.elicitationId, "elicitationId " + JSON.stringify(params._meta));
+  await h.app.locator("#submit").waitFor();
+  must((await h.app.locator("#message strong").textContent()) === "region", "the app shows no rendered message");
+  const violations = await axe(h);
+  must(violations.length === 0, "axe: " + violations.join(" | "));
+  await h.app.getByLabel("America").check();
+  await h.app.getByLabel("Comment (optional)").fill("closer to users");
+  await h.app.locator("#submit").click();
+  await status(h.app, /^Sent: /);
+  await nothingRan(h);
+  await h.ctx.close();
+  let awaited = await awaiting;
+  must(!awaited.isError && awaited.out.status === "submitted", "await " + JSON.stringify(awaited));
+  must(JSON.stringify(asks[0].result) === JSON.stringify({ action: "accept", content: { selection: "us", comment: "closer to users" } }), "the app answered " + JSON.stringify(asks[0].result));
+  let result = (await tool(asker, "elicit_result", { elicitationId: created.elicitationId })).out;
+  must(result.decision === "submitted" && JSON.stringify(result.selectedIds) === '["us"]' && result.comment === "closer to users" && result.decidedVia === "host-form", "result " + JSON.stringify(result));
+
+  // An approval whose form has its own comment field, declined: the
+  // reviewer's note goes under reviewerComment, as the server's form says.
+  created = structured(await asker.callTool({ name: "elicit_approval", arguments: { message: "Publish?", requestedSchema: { type: "object", properties: { comment: { type: "string", title: "Release note" } } } } }));
+  showing = nextShown();
+  awaiting = tool(asker, "elicit_await", { elicitationId: created.elicitationId, waitSeconds: 20 });
+  ({ h, params } = await showing);
+  must(params.requestedSchema.properties.reviewerComment, "no reviewerComment in the form " + JSON.stringify(params.requestedSchema));
+  await h.app.locator("#decline").waitFor();
+  await h.app.locator("#comment").fill("not yet");
+  await h.app.locator("#decline").click();
+  await status(h.app, /^Sent: declined/);
+  await nothingRan(h);
+  await h.ctx.close();
+  awaited = await awaiting;
+  must(!awaited.isError && awaited.out.status === "declined", "await " + JSON.stringify(awaited));
+  must(JSON.stringify(asks[1].result) === JSON.stringify({ action: "decline", content: { reviewerComment: "not yet" } }), "the app answered " + JSON.stringify(asks[1].result));
+  result = (await tool(asker, "elicit_result", { elicitationId: created.elicitationId })).out;
+  must(result.decision === "declined" && result.comment === "not yet" && result.decidedVia === "host-form", "result " + JSON.stringify(result));
+  await asker.close();
+  return { answers: asks.map((a) => a.result) };
 });
 
 await client.close();
