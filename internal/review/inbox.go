@@ -70,6 +70,10 @@ type inboxRow struct {
 	Left, ExpiresISO     string
 	Soon                 bool
 	Quorum               string
+	// ID and Pick: the row's checkbox of a batch (batch.go), on the
+	// approvals (a selection always needs its options picked).
+	ID   string
+	Pick bool
 }
 
 // soonLeft is the time left under which a row's deadline is marked.
@@ -271,7 +275,7 @@ func inboxRowOf(it elicitation.InboxItem) inboxRow {
 		Href: "./" + url.PathEscape(it.ID), Headline: headlineText(it.Headline), By: it.Owner,
 		Anonymous: it.Owner == "" || it.Owner == elicitation.Anonymous,
 		Left:      humanDuration(it.Left) + " left", ExpiresISO: it.ExpiresAt.UTC().Format(time.RFC3339),
-		Soon: it.Left < soonLeft,
+		Soon: it.Left < soonLeft, ID: it.ID, Pick: it.Kind == elicitation.KindApproval,
 	}
 	if row.Headline == "" {
 		row.Headline = "(no message)"

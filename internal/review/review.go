@@ -185,7 +185,8 @@ func (h *Handler) Routes(mux *http.ServeMux) {
 		mux.HandleFunc(p, other("GET, HEAD, POST"))
 	}
 	mux.Handle("GET /review/{$}", h.InboxHandler())
-	mux.HandleFunc("/review/{$}", other("GET, HEAD"))
+	mux.Handle("POST /review/{$}", h.SubmitHandler()) // the inbox's batch
+	mux.HandleFunc("/review/{$}", other("GET, HEAD, POST"))
 	// A truncated or extended review link: the not-found page, with the
 	// page's headers, rather than the mux's bare 404.
 	mux.HandleFunc("/review/", func(w http.ResponseWriter, r *http.Request) { h.respond(w, r, outNotFound, reply{}) })

@@ -28,7 +28,11 @@ func (h *Handler) serveSubmit(w http.ResponseWriter, r *http.Request) {
 		h.respond(w, r, outMethod, reply{})
 		return
 	}
-	id, key, ok, _ := pathIDs(r)
+	id, key, ok, root := pathIDs(r)
+	if root {
+		h.serveBatch(w, r) // POST /review/: the inbox's batch (batch.go)
+		return
+	}
 	if !ok {
 		h.respond(w, r, outNotFound, reply{})
 		return
