@@ -31,6 +31,7 @@ type Store interface {
 	Outbox
 	Inbox
 	Owned
+	Delegations
 }
 
 // ServiceStore is what the Service uses: requests, their audit trails,
@@ -210,6 +211,9 @@ type Resolution struct {
 	Answer *Answer
 	// Detail goes into the audit entry (never argument values).
 	Detail string
+	// For is the reviewer By decided for through a delegation (empty:
+	// for themselves); the audit entry's detail says so.
+	For string
 	// Outbox holds the deliveries that tell of this resolution; Withdraw
 	// the scheduled ones it makes moot (the expiry notices).
 	Outbox, Withdraw []Delivery
@@ -223,9 +227,18 @@ func (t Resolution) AuditEntry() AuditEntry {
 		e.Action = ActionCanceled
 	default:
 		e.Action = ActionDecided
-		e.Detail = cmp.Or(e.Detail, string(t.Status))
+		e.Detail = t.ForNote(cmp.Or(e.Detail, string(t.Status)))
 	}
 	return e
+}
+
+// ForNote is detail with, for a decision made through a delegation, whom
+// it was made for ("submitted, for alice@example.com").
+func (t Resolution) ForNote(detail string) string {
+	if t.For == "" {
+		return detail
+	}
+	return detail + ", for " + t.For
 }
 
 // Apply returns s after t, as a store writes it.
