@@ -106,18 +106,18 @@ func checkDelegation(id Identity, in DelegationInput, now time.Time) (Delegation
 		return Delegation{}, invalid(ErrDelegationInvalid, "to", "%q is not an e-mail address: delegate to one reviewer, named by address", truncate(in.To, 64))
 	case to[0] == from:
 		return Delegation{}, invalid(ErrDelegationInvalid, "to", "you cannot delegate to yourself; name another reviewer")
-	case in.Start.IsZero() || in.End.IsZero():
-		return Delegation{}, invalid(ErrDelegationInvalid, "start", "give when the delegation starts and when it ends")
-	case !in.End.After(in.Start):
+	case in.End.IsZero():
+		return Delegation{}, invalid(ErrDelegationInvalid, "end", "give when the delegation ends")
+	case !in.Start.IsZero() && !in.End.After(in.Start):
 		return Delegation{}, invalid(ErrDelegationInvalid, "end", "the delegation must end after it starts")
 	case !in.End.After(now):
 		return Delegation{}, invalid(ErrDelegationInvalid, "end", "the delegation's end is in the past")
-	case in.End.Sub(in.Start) > MaxDelegationWindow:
+	case in.End.Sub(laterOf(in.Start, now)) > MaxDelegationWindow:
 		return Delegation{}, invalid(ErrDelegationInvalid, "end", "a delegation lasts at most %d days", int(MaxDelegationWindow/(24*time.Hour)))
 	}
 	start := in.Start
 	if start.Before(now) {
-		start = now // a start already past: from now on
+		start = now // none, or one already past: from now on
 	}
 	return Delegation{ID: newDelegationID(), From: from, To: to[0], Start: start.UTC(), End: in.End.UTC(), CreatedAt: now.UTC()}, nil
 }
@@ -251,4 +251,11 @@ func SortDelegations(ds []Delegation) {
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
+}
+
+func laterOf(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

@@ -52,7 +52,7 @@ func TestDelegateBadInput(t *testing.T) {
 		{"end before start", alice, elicitation.DelegationInput{To: "bob@example.com", Start: now.Add(2 * time.Hour), End: now.Add(time.Hour)}, "end", "end after it starts"},
 		{"in the past", alice, elicitation.DelegationInput{To: "bob@example.com", Start: now.Add(-3 * time.Hour), End: now.Add(-time.Hour)}, "end", "in the past"},
 		{"too long", alice, elicitation.DelegationInput{To: "bob@example.com", Start: now, End: now.Add(elicitation.MaxDelegationWindow + time.Hour)}, "end", "at most 90 days"},
-		{"no window", alice, elicitation.DelegationInput{To: "bob@example.com"}, "start", "starts"},
+		{"no end", alice, elicitation.DelegationInput{To: "bob@example.com"}, "end", "ends"},
 		{"an unverified delegator", unverified, elicitation.DelegationInput{To: "bob@example.com", Start: now, End: now.Add(time.Hour)}, "from", "verified e-mail"},
 	} {
 		_, err := svc.Delegate(ctx, tc.id, tc.in)

@@ -92,7 +92,8 @@ var decisionVerbs = map[elicitation.Decision]string{
 	elicitation.DecisionDeclined:  "Decline",
 }
 
-// serveBatch handles POST /review/: step 1 (no token) or step 2 (token).
+// serveBatch handles POST /review/: a batch's step 1 (no token) or step 2
+// (token), or the out-of-office form (delegate, end-delegation).
 func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request) {
 	id, signedIn := elicitation.IdentityFrom(r.Context())
 	if !signedIn {
@@ -107,9 +108,18 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request) {
 			"Nothing was decided. Open your inbox yourself and select the requests there.")
 		return
 	}
-	form, status, msg := h.readBatchForm(w, r)
+	form, status, msg := h.readInboxForm(w, r)
 	if status != 0 {
-		h.batchProblem(w, status, who, "This batch could not be read", msg)
+		h.batchProblem(w, status, who, "This could not be read", msg)
+		return
+	}
+	if form.Has("delegate") || form.Has("end-delegation") {
+		h.serveDelegation(w, r, id, form) // the inbox's out-of-office form (delegation.go)
+		return
+	}
+	d := elicitation.Decision(form.Get("decision"))
+	if _, ok := decisionVerbs[d]; !ok || len(form["decision"]) != 1 {
+		h.batchProblem(w, http.StatusBadRequest, who, "This batch could not be read", "Choose Approve or Decline. Nothing was decided.")
 		return
 	}
 	if form.Has("token") {
@@ -119,9 +129,9 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request) {
 	h.reviewBatch(w, r, id, form)
 }
 
-// readBatchForm reads and bounds the body; a non-zero status is the
-// refusal, with its sentence.
-func (h *Handler) readBatchForm(w http.ResponseWriter, r *http.Request) (url.Values, int, string) {
+// readInboxForm reads and bounds the body of a POST to the inbox; a
+// non-zero status is the refusal, with its sentence.
+func (h *Handler) readInboxForm(w http.ResponseWriter, r *http.Request) (url.Values, int, string) {
 	r.Body = http.MaxBytesReader(w, r.Body, h.maxBody)
 	if err := r.ParseForm(); err != nil {
 		var tooBig *http.MaxBytesError
@@ -137,10 +147,6 @@ func (h *Handler) readBatchForm(w http.ResponseWriter, r *http.Request) (url.Val
 				return nil, http.StatusRequestEntityTooLarge, "One of the submitted values is longer than the server accepts. Nothing was decided."
 			}
 		}
-	}
-	d := elicitation.Decision(form.Get("decision"))
-	if _, ok := decisionVerbs[d]; !ok || len(form["decision"]) != 1 {
-		return nil, http.StatusBadRequest, "Choose Approve or Decline. Nothing was decided."
 	}
 	return form, 0, ""
 }

@@ -48,6 +48,8 @@ type inboxView struct {
 	Agents            []choice
 	Kinds             []choice
 	Rows              []inboxRow
+	// Delegation is the out-of-office section (delegation.go).
+	Delegation *delegationView
 }
 
 type inboxProblem struct {
@@ -132,7 +134,9 @@ func (h *Handler) serveInbox(w http.ResponseWriter, r *http.Request) {
 		}})
 		return
 	}
-	h.writeInbox(w, http.StatusOK, inboxPage(l, f, id.Principal()))
+	v := inboxPage(l, f, id.Principal())
+	v.Delegation = h.delegationSection(r.Context(), id)
+	h.writeInbox(w, http.StatusOK, v)
 }
 
 // inboxFilter reads the filter's query parameters, or says what is wrong

@@ -39,6 +39,11 @@ type Service interface {
 	// ReviewerInbox lists the pending requests a signed-in reviewer may
 	// decide.
 	ReviewerInbox(ctx context.Context, id elicitation.Identity, f elicitation.InboxFilter) (elicitation.InboxListing, error)
+	// Delegate, EndDelegation and ReviewerDelegations are the inbox's
+	// out-of-office section (delegation.go).
+	Delegate(ctx context.Context, id elicitation.Identity, in elicitation.DelegationInput) (elicitation.Delegation, error)
+	EndDelegation(ctx context.Context, id elicitation.Identity, delegationID string) (elicitation.Delegation, error)
+	ReviewerDelegations(ctx context.Context, id elicitation.Identity) (from, to []elicitation.Delegation, err error)
 }
 
 // Tokens seals and opens page tokens; *pagetoken.Keyring implements it.
