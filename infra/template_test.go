@@ -223,7 +223,7 @@ var functions = map[string]struct {
 }{
 	"McpFunction":    {"mcp", []string{"ANY /mcp"}},
 	"ReviewFunction": {"review", []string{"GET /review/{id}/{key}", "GET /review/{id}", "GET /review"}},
-	"SubmitFunction": {"submit", []string{"POST /review/{id}/{key}", "POST /review/{id}", "POST /slack/interactions"}},
+	"SubmitFunction": {"submit", []string{"POST /review/{id}/{key}", "POST /review/{id}", "POST /review", "POST /slack/interactions"}},
 	// With OAuth on (Condition OAuthOn). The consent page's exact path wins
 	// over the submit function's POST /review/{id}/{key}: HTTP API prefers
 	// a full match of route and method to one with path variables.
@@ -774,9 +774,10 @@ func allowed(gs []grant, action, prefix string) bool {
 }
 
 // indexGrants names the one index each function may query: the review
-// function the reviewer's inbox, the MCP function the owners' index
+// function the reviewer's inbox, the submit function the same (a batch's
+// "every request that matches"), the MCP function the owners' index
 // (tasks/list).
-var indexGrants = map[string]string{"ReviewFunction": "pending", "McpFunction": "owned"}
+var indexGrants = map[string]string{"ReviewFunction": "pending", "SubmitFunction": "pending", "McpFunction": "owned"}
 
 // indexLeading is the LeadingKeys each index's grant is held to: the
 // pending index's one partition, the owners' digests.
