@@ -221,18 +221,6 @@ func (s *Service) delegatedTo(ctx context.Context, id Identity) ([]Delegation, e
 	return slices.DeleteFunc(l, func(d Delegation) bool { return d.To != who || !d.ActiveAt(now) }), nil
 }
 
-// DelegatesOf are the reviewers the delegations active at now let decide
-// for principal (reminders and escalation reach them too).
-func DelegatesOf(ds []Delegation, principal string, now time.Time) []string {
-	var out []string
-	for _, d := range ds {
-		if d.From == strings.ToLower(principal) && d.ActiveAt(now) && !slices.Contains(out, d.To) {
-			out = append(out, d.To)
-		}
-	}
-	return out
-}
-
 // CheckDelegationKey checks a delegation's from and id as a store keys
 // them.
 func CheckDelegationKey(from, id string) error {
