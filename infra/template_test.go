@@ -775,10 +775,11 @@ func allowed(gs []grant, action, prefix string) bool {
 
 // indexGrants names the indexes each function may query, one statement
 // each: the review function the reviewer's inbox and the keys-only index
-// of kept requests (the Insights page), the MCP function the owners'
-// index (tasks/list), the notify function the pending index (the
+// of kept requests (the Insights page), the submit function the pending
+// index (a batch's "every request that matches"), the MCP function the
+// owners' index (tasks/list), the notify function the pending index (the
 // metrics' expiry sweep).
-var indexGrants = map[string][]string{"ReviewFunction": {"pending", "retain"}, "McpFunction": {"owned"}, "NotifyFunction": {"pending"}}
+var indexGrants = map[string][]string{"ReviewFunction": {"pending", "retain"}, "SubmitFunction": {"pending"}, "McpFunction": {"owned"}, "NotifyFunction": {"pending"}}
 
 // indexLeading is the LeadingKeys each index's grant is held to: the
 // pending index's one partition, the owners' digests.

@@ -8,6 +8,7 @@
 //	elicitation audit [flags] ID     print a request's audit trail
 //	elicitation audit verify [ID...] check the audit trails' hash chains
 //	elicitation cleanup [flags]      remove requests past their retention
+//	elicitation delegations [--all]  list the reviewers' delegations (out of office)
 //	elicitation compact [flags]      shrink the embedded store's file
 //	elicitation check [flags]        check every page of the embedded store's file
 //	elicitation keys create|revoke|list [flags]   administer API keys
@@ -104,12 +105,13 @@ var errNoCommand = errors.New("no command given (elicitation serve runs the serv
 type command func(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error
 
 var commands = map[string]command{
-	"serve":   runServe,
-	"audit":   runAudit,
-	"cleanup": runCleanup,
-	"compact": runCompact,
-	"check":   runCheck,
-	"keys":    runKeys,
+	"serve":       runServe,
+	"audit":       runAudit,
+	"cleanup":     runCleanup,
+	"delegations": runDelegations,
+	"compact":     runCompact,
+	"check":       runCheck,
+	"keys":        runKeys,
 	"connect": func(_ context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 		return runConnect(args, stdout, stderr, getenv)
 	},
@@ -190,6 +192,7 @@ Commands:
   audit     print a request's audit trail:   elicitation audit [flags] ELICITATION_ID
             or check the trails' hash chains (all, or those named): elicitation audit verify [flags] [ELICITATION_ID…]
   cleanup   remove requests past their retention
+  delegations  list the reviewers' delegations (out of office) as JSON: elicitation delegations [--all]
   compact   shrink the embedded store's file to what it holds (run it while the server is stopped)
   check     check every page of the embedded store's file (run it while the server is stopped)
   keys      administer API keys: elicitation keys create --principal NAME | list | revoke ID

@@ -199,6 +199,10 @@ func (s *Service) ReviewerInbox(ctx context.Context, id Identity, f InboxFilter)
 	if err != nil {
 		return InboxListing{}, fmt.Errorf("inbox: %w", err)
 	}
+	ds, err := s.delegatedTo(ctx, id)
+	if err != nil {
+		return InboxListing{}, fmt.Errorf("inbox: %w", err)
+	}
 	var l InboxListing
 	if len(entries) > MaxInbox {
 		entries, l.Partial = entries[:MaxInbox], true
@@ -209,7 +213,7 @@ func (s *Service) ReviewerInbox(ctx context.Context, id Identity, f InboxFilter)
 	owners := map[string]bool{}
 	rows := make([]int, 0, len(entries)) // the entries that match f, in order
 	for i, e := range entries {
-		if !e.ExpiresAt.After(now) || s.policy.MayDecide(id, e.Owner, e.Reviewers) != nil {
+		if !e.ExpiresAt.After(now) || s.policy.MayDecide(id, e.Owner, e.Reviewers, ds...) != nil {
 			continue
 		}
 		l.All++

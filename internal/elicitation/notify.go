@@ -2,6 +2,9 @@ package elicitation
 
 import (
 	"errors"
+	"net/mail"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -167,6 +170,28 @@ type Notice struct {
 	// reviewer answer where the notice reaches them (Slack's buttons): set
 	// with ReviewURL only, and never part of a webhook's body.
 	Choices *Choices `json:"-"`
+	// Delegates are, for a reminder or an escalation, the delegations
+	// active when it is sent (delegation.go; the deliverer sets them): a sender that addresses
+	// people (e-mail) sends it to the delegates of its addresses too
+	// (AlsoTo). Never part of a webhook's body.
+	Delegates []Delegation `json:"-"`
+}
+
+// AlsoTo is to with the delegates, through n.Delegates, of each address
+// in it, each address once.
+func (n Notice) AlsoTo(to []string) []string {
+	out := slices.Clone(to)
+	for _, a := range to {
+		if p, err := mail.ParseAddress(a); err == nil {
+			a = p.Address
+		}
+		for _, d := range n.Delegates {
+			if strings.EqualFold(d.From, a) && !slices.ContainsFunc(out, func(o string) bool { return strings.EqualFold(o, d.To) }) {
+				out = append(out, d.To)
+			}
+		}
+	}
+	return out
 }
 
 // Choices is what a pending request asks of its reviewer, as a notice

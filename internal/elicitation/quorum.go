@@ -112,6 +112,6 @@ func (t Resolution) Step(s State) Step {
 		next = t.Apply(next)
 		return Step{Next: next, Entry: t.AuditEntry(), Answer: t.Answer, Outbox: t.Outbox, Withdraw: t.Withdraw}
 	}
-	e := AuditEntry{At: t.At, Action: ActionApproved, Principal: t.By, Detail: fmt.Sprintf("%d of %d approvals", len(next.Approvers), s.Quorum()), Via: t.Via, Issuer: t.Issuer}
+	e := AuditEntry{At: t.At, Action: ActionApproved, Principal: t.By, Detail: t.ForNote(fmt.Sprintf("%d of %d approvals", len(next.Approvers), s.Quorum())), Via: t.Via, Issuer: t.Issuer}
 	return Step{Next: next, Entry: e}
 }

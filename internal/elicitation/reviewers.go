@@ -123,9 +123,36 @@ func checkApprovals(n int, reviewers []string) error {
 
 // MayDecide reports whether the signed-in reviewer id may decide a request
 // created by owner whose payload names reviewers (else the policy's
-// default list). The error, an *Error with CodeForbidden, says why not in
-// words the reviewer can act on.
-func (pol ReviewerPolicy) MayDecide(id Identity, owner string, reviewers []string) error {
+// default list), also for another reviewer through one of ds, the
+// delegations to id active now (delegation.go). The error, an *Error with
+// CodeForbidden, says why not in words the reviewer can act on.
+func (pol ReviewerPolicy) MayDecide(id Identity, owner string, reviewers []string, ds ...Delegation) error {
+	_, err := pol.DecidesFor(id, owner, reviewers, ds)
+	return err
+}
+
+// DecidesFor is MayDecide that also says for whom id would decide: "" for
+// themselves, else the delegator of the first of ds (delegations to id,
+// active now) who may decide the request because it names their address.
+// A delegation never lifts the owner bar, from either side.
+func (pol ReviewerPolicy) DecidesFor(id Identity, owner string, reviewers []string, ds []Delegation) (string, error) {
+	err := pol.mayDecideSelf(id, owner, reviewers)
+	if err == nil || errors.Is(err, ErrOwnerBarred) {
+		return "", err
+	}
+	for _, d := range ds {
+		if d.To != id.Principal() {
+			continue
+		}
+		// The delegator as the rule sees them: their address, no groups.
+		if pol.mayDecideSelf(Identity{Subject: "delegator", Email: d.From, EmailVerified: true}, owner, reviewers) == nil {
+			return d.From, nil
+		}
+	}
+	return "", err
+}
+
+func (pol ReviewerPolicy) mayDecideSelf(id Identity, owner string, reviewers []string) error {
 	if pol.BarOwner && isOwner(id, owner) {
 		return &Error{Code: CodeForbidden, Kind: ErrOwnerBarred, Field: "reviewer",
 			Message: "you created this request (through your agent), so you cannot decide it; ask another reviewer"}

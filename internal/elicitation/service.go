@@ -428,7 +428,7 @@ func (s *Service) OpenReview(ctx context.Context, id, key string) (Review, error
 		return Review{}, err
 	}
 	now := s.now().UTC()
-	by, refused := s.reviewer(ctx, rec)
+	by, _, refused := s.reviewer(ctx, rec)
 	detail := string(rec.State.Status)
 	if refused != nil {
 		detail = "refused: " + refusalReason(refused)
@@ -450,15 +450,31 @@ var errNotSignedIn = fmt.Errorf("not signed in: %w", ErrForbidden)
 // reviewer names the reviewer of a review request for the audit trail and
 // says whether they may decide rec (nil) or not (a *Error, CodeForbidden).
 // Without sign-in every holder of the review link is Reviewer.
-func (s *Service) reviewer(ctx context.Context, rec Record) (string, error) {
+// forWhom is the reviewer they decide for through a delegation, if any.
+func (s *Service) reviewer(ctx context.Context, rec Record) (by, forWhom string, err error) {
 	if !s.signIn {
-		return Reviewer, nil
+		return Reviewer, "", nil
 	}
 	id, ok := IdentityFrom(ctx)
 	if !ok {
-		return Reviewer, ErrNotSignedIn
+		return Reviewer, "", ErrNotSignedIn
 	}
-	return id.Principal(), s.policy.MayDecide(id, rec.State.Owner, rec.Payload.Reviewers)
+	forWhom, err = s.mayDecide(ctx, id, rec)
+	return id.Principal(), forWhom, err
+}
+
+// mayDecide applies the one may-decide rule (ReviewerPolicy.DecidesFor)
+// to the signed-in reviewer id and rec, reading the delegations to id only
+// when id may not decide it on their own.
+func (s *Service) mayDecide(ctx context.Context, id Identity, rec Record) (forWhom string, err error) {
+	if err := s.policy.MayDecide(id, rec.State.Owner, rec.Payload.Reviewers); err == nil || errors.Is(err, ErrOwnerBarred) {
+		return "", err
+	}
+	ds, derr := s.delegatedTo(ctx, id)
+	if derr != nil {
+		return "", derr
+	}
+	return s.policy.DecidesFor(id, rec.State.Owner, rec.Payload.Reviewers, ds)
 }
 
 // MayDecide checks, without recording anything, what Submit would check
@@ -472,7 +488,7 @@ func (s *Service) MayDecide(ctx context.Context, id, key string) (State, error) 
 	if err != nil {
 		return State{}, err
 	}
-	if _, err := s.reviewer(ctx, rec); err != nil {
+	if _, _, err := s.reviewer(ctx, rec); err != nil {
 		return rec.State, fmt.Errorf("review %s: %w", id, err)
 	}
 	if err := s.closed(rec.State); err != nil {
@@ -519,7 +535,11 @@ func (s *Service) opens(ctx context.Context, rec Record, key string) bool {
 		return rec.Payload.ReviewKeyMatches(key)
 	}
 	id, ok := IdentityFrom(ctx)
-	return s.signIn && ok && s.policy.MayDecide(id, rec.State.Owner, rec.Payload.Reviewers) == nil
+	if !s.signIn || !ok {
+		return false
+	}
+	_, err := s.mayDecide(ctx, id, rec)
+	return err == nil
 }
 
 // RefuseSubmission records a submission attempt refused before it reached
@@ -558,7 +578,7 @@ func (s *Service) Submit(ctx context.Context, id, key string, sub Submission) (S
 		}
 		return rec.State, fmt.Errorf("submit %s: %w", id, cause)
 	}
-	by, forbidden := s.reviewer(ctx, rec)
+	by, forWhom, forbidden := s.reviewer(ctx, rec)
 	if s.signIn || sub.By == "" {
 		sub.By = by
 	}
@@ -568,7 +588,7 @@ func (s *Service) Submit(ctx context.Context, id, key string, sub Submission) (S
 	if sub.ID == "" {
 		return refuse("missing submission id", invalid(ErrSubmissionIDMissing, "submission", "the submission has no id; reload the page"))
 	}
-	t := Resolution{Status: Status(sub.Decision), SubmissionID: sub.ID, At: s.now().UTC(), By: cmp.Or(sub.By, Reviewer), Via: cmp.Or(sub.Via, ViaPage)}
+	t := Resolution{Status: Status(sub.Decision), SubmissionID: sub.ID, At: s.now().UTC(), By: cmp.Or(sub.By, Reviewer), Via: cmp.Or(sub.Via, ViaPage), For: forWhom}
 	if id, ok := IdentityFrom(ctx); ok && t.By == id.Principal() {
 		t.Issuer = id.Issuer // who vouched for By: reviewer sign-in, or Slack
 	}

@@ -32,6 +32,7 @@ type Store interface {
 	Inbox
 	Owned
 	Rules
+	Delegations
 }
 
 // ServiceStore is what the Service uses: requests, their audit trails,
@@ -214,6 +215,9 @@ type Resolution struct {
 	Detail string
 	// Rule names the standing approval that decided (Via ViaRule).
 	Rule string
+	// For is the reviewer By decided for through a delegation (empty:
+	// for themselves); the audit entry's detail says so.
+	For string
 	// Outbox holds the deliveries that tell of this resolution; Withdraw
 	// the scheduled ones it makes moot (the expiry notices).
 	Outbox, Withdraw []Delivery
@@ -227,9 +231,18 @@ func (t Resolution) AuditEntry() AuditEntry {
 		e.Action = ActionCanceled
 	default:
 		e.Action = ActionDecided
-		e.Detail = cmp.Or(e.Detail, string(t.Status))
+		e.Detail = t.ForNote(cmp.Or(e.Detail, string(t.Status)))
 	}
 	return e
+}
+
+// ForNote is detail with, for a decision made through a delegation, whom
+// it was made for ("submitted, for alice@example.com").
+func (t Resolution) ForNote(detail string) string {
+	if t.For == "" {
+		return detail
+	}
+	return detail + ", for " + t.For
 }
 
 // Apply returns s after t, as a store writes it.

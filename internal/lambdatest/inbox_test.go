@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/lambdatest"
 	"github.com/mcp-elicitation/elicitation/internal/reviewauth"
@@ -22,7 +23,9 @@ import (
 // Local through the IAM enforcer (the function's policy must allow the
 // Query of the pending index): Bob signs in at /review, sees both pending
 // requests, opens one at /review/{id} without its key and decides it
-// through the submit function; the inbox then lists the other one only.
+// through the submit function; the inbox then lists the other one only,
+// which a batch (POST /review, the submit function) leaves out: it has a
+// form to fill.
 func TestInboxOnLambda(t *testing.T) {
 	testenv.Slow(t, "Lambda emulator")
 	t.Parallel()
@@ -38,7 +41,7 @@ func TestInboxOnLambda(t *testing.T) {
 		switch {
 		case method == http.MethodGet:
 			return "GET " + route, s.fn["review"]
-		case method == http.MethodPost && route != "/review":
+		case method == http.MethodPost:
 			return "POST " + route, s.fn["submit"]
 		}
 		return "", nil
@@ -106,5 +109,35 @@ func TestInboxOnLambda(t *testing.T) {
 	}
 	if code, body := get(gw.URL + "/review/"); code != http.StatusOK || len(rows(body)) != 1 || rows(body)[0] != appr.ElicitationID {
 		t.Errorf("the inbox after the decision: %d, rows %v", code, rows(body))
+	}
+	// A batch through the submit function (POST /review): every request
+	// waiting, listed for confirmation (its IAM policy must allow the
+	// pending index's query and the delegations' reads); the approval has
+	// a form to fill, so it is left out, and nothing is decided.
+	post := func(form url.Values) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, gw.URL+"/review/", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", gw.URL)
+		resp, err := bob.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	code, body = post(url.Values{"decision": {"declined"}, "all": {"1"}})
+	if code != http.StatusOK || !strings.Contains(body, "Nothing here can be decided at once") || !strings.Contains(body, "Left out: it has a form to fill.") || strings.Contains(body, `name="token"`) {
+		t.Fatalf("the batch's confirmation: %d\n%.2000s", code, body)
+	}
+	if out, _ := tool(t, s.fn["mcp"], event(t, "mcp-elicit-status", phKey, s.keys["alice"], phID, appr.ElicitationID)); out.Status != "pending" {
+		t.Fatalf("after bob's batch: %+v", out)
+	}
+	// Out of office: the submit function writes the delegation, the review
+	// function's inbox (after the redirect) lists it.
+	code, body = post(url.Values{"delegate": {"1"}, "to": {"carol@example.com"}, "end": {time.Now().UTC().Add(time.Hour).Format("2006-01-02T15:04")}})
+	if code != http.StatusOK || !strings.Contains(body, "<strong>carol@example.com</strong> decides for you until") {
+		t.Fatalf("bob's delegation: %d\n%.2000s", code, body)
 	}
 }

@@ -139,7 +139,7 @@ func (d *Deliverer) Attempt(ctx context.Context, dl elicitation.Delivery, stream
 		return d.settle(ctx, c, time.Time{}, Dropped, what+": dropped (the request is no longer pending)")
 	}
 	sctx, cancel := context.WithTimeout(ctx, d.bound(stream))
-	serr := sender.Send(sctx, elicitation.NoticeOf(c, rec))
+	serr := sender.Send(sctx, d.notice(ctx, c, rec, now))
 	cancel()
 	d.observed(ctx, c.Target, serr)
 	if serr == nil {
@@ -354,4 +354,30 @@ func (w *Worker) Run(ctx context.Context) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// notice is the notice c delivers about rec: for a reminder or an
+// escalation, with the delegations active at now (when the store keeps
+// them), so that it reaches the delegates of the reviewers it addresses
+// too (elicitation.Notice.AlsoTo). A failure to read them sends it to the
+// reviewers alone (logged): the notice is not held back for it.
+func (d *Deliverer) notice(ctx context.Context, c elicitation.Delivery, rec elicitation.Record, now time.Time) elicitation.Notice {
+	n := elicitation.NoticeOf(c, rec)
+	ds, ok := d.Store.(interface {
+		ListDelegations(ctx context.Context, after time.Time) ([]elicitation.Delegation, error)
+	})
+	if !c.Pending() || !ok {
+		return n
+	}
+	all, err := ds.ListDelegations(ctx, now)
+	if err != nil {
+		d.log().WarnContext(ctx, "notice without delegates", "elicitationId", c.RequestID, "err", err)
+		return n
+	}
+	for _, dl := range all {
+		if dl.ActiveAt(now) {
+			n.Delegates = append(n.Delegates, dl)
+		}
+	}
+	return n
 }

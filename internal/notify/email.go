@@ -91,15 +91,16 @@ func (s *SMTP) Send(ctx context.Context, n elicitation.Notice) error {
 	if s.Now != nil {
 		now = s.Now
 	}
-	m := NewMail(s.From, s.To, n)
+	to := n.AlsoTo(s.To) // a reminder or escalation reaches the delegates too
+	m := NewMail(s.From, to, n)
 	from, err := mail.ParseAddress(s.From)
 	if err != nil {
 		return &SendError{Reason: "bad sender address", Permanent: true}
 	}
-	return s.send(ctx, from.Address, m.Bytes(now()))
+	return s.send(ctx, from.Address, to, m.Bytes(now()))
 }
 
-func (s *SMTP) send(ctx context.Context, from string, msg []byte) error {
+func (s *SMTP) send(ctx context.Context, from string, rcpt []string, msg []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, AttemptTimeout)
 	defer cancel()
 	host, _, err := net.SplitHostPort(s.Config.Addr)
@@ -130,7 +131,7 @@ func (s *SMTP) send(ctx context.Context, from string, msg []byte) error {
 	if err := c.Mail(from); err != nil {
 		return smtpError(err)
 	}
-	for _, to := range s.To {
+	for _, to := range rcpt {
 		a, err := mail.ParseAddress(to)
 		if err != nil {
 			return &SendError{Reason: "bad recipient address", Permanent: true}

@@ -50,6 +50,8 @@ type inboxView struct {
 	Rows              []inboxRow
 	// Standing lists the reviewer's standing approvals (inbox_rules.go).
 	Standing *rulesView
+	// Delegation is the out-of-office section (delegation.go).
+	Delegation *delegationView
 }
 
 type inboxProblem struct {
@@ -72,6 +74,10 @@ type inboxRow struct {
 	Left, ExpiresISO     string
 	Soon                 bool
 	Quorum               string
+	// ID and Pick: the row's checkbox of a batch (batch.go), on the
+	// approvals (a selection always needs its options picked).
+	ID   string
+	Pick bool
 }
 
 // soonLeft is the time left under which a row's deadline is marked.
@@ -132,6 +138,7 @@ func (h *Handler) serveInbox(w http.ResponseWriter, r *http.Request) {
 	}
 	v := inboxPage(l, f, id.Principal())
 	v.Standing = h.standingRules(r.Context())
+	v.Delegation = h.delegationSection(r.Context(), id)
 	h.writeInbox(w, http.StatusOK, v)
 }
 
@@ -275,7 +282,7 @@ func inboxRowOf(it elicitation.InboxItem) inboxRow {
 		Href: "./" + url.PathEscape(it.ID), Headline: headlineText(it.Headline), By: it.Owner,
 		Anonymous: it.Owner == "" || it.Owner == elicitation.Anonymous,
 		Left:      humanDuration(it.Left) + " left", ExpiresISO: it.ExpiresAt.UTC().Format(time.RFC3339),
-		Soon: it.Left < soonLeft,
+		Soon: it.Left < soonLeft, ID: it.ID, Pick: it.Kind == elicitation.KindApproval,
 	}
 	if row.Headline == "" {
 		row.Headline = "(no message)"
@@ -339,4 +346,35 @@ func headlineText(h string) string {
 		return s
 	}
 	return h
+}
+
+// serveInboxPost handles POST /review/, the inbox's forms, for the
+// signed-in reviewer and from this site only: revoking a standing
+// approval (revoke, inbox_rules.go), the out-of-office form (delegate,
+// end-delegation: delegation.go) or a batch (batch.go).
+func (h *Handler) serveInboxPost(w http.ResponseWriter, r *http.Request) {
+	id, signedIn := elicitation.IdentityFrom(r.Context())
+	if !signedIn {
+		h.batchProblem(w, http.StatusNotFound, "", "The inbox needs reviewer sign-in",
+			"Deciding several requests at once needs to know who you are: this server does not sign reviewers in. Open the review link you were sent to answer a request.")
+		return
+	}
+	who := id.Principal()
+	if err := CheckOrigin(r, h.trusted); err != nil {
+		h.log.WarnContext(r.Context(), "inbox form refused", "err", err)
+		h.batchProblem(w, http.StatusForbidden, who, "This came from another site",
+			"Nothing was changed. Open your inbox yourself and do it there.")
+		return
+	}
+	form, status, msg := h.readInboxForm(w, r)
+	switch {
+	case status != 0:
+		h.batchProblem(w, status, who, "This could not be read", msg)
+	case form.Has("revoke"):
+		h.serveRevoke(w, r, form)
+	case form.Has("delegate") || form.Has("end-delegation"):
+		h.serveDelegation(w, r, id, form)
+	default:
+		h.serveBatch(w, r, id, form)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -17,9 +18,6 @@ import (
 // served by the submit handler, which revokes and sends the reviewer back
 // to the inbox. A revoke is in the store at once: the next create in any
 // process reads it.
-
-// maxRevokeBody caps a revoke's body: one rule id.
-const maxRevokeBody = 1 << 10
 
 type rulesView struct {
 	Rules   []ruleRow
@@ -92,18 +90,12 @@ func constraintText(c elicitation.Constraint) string {
 
 // serveRevoke handles POST /review/: the Revoke button of a standing
 // approval in the inbox.
-func (h *Handler) serveRevoke(w http.ResponseWriter, r *http.Request) {
-	if err := CheckOrigin(r, h.trusted); err != nil {
-		h.log.WarnContext(r.Context(), "standing approval revoke refused", "err", err)
-		h.revokeProblem(w, http.StatusForbidden, "This came from another site", "Nothing was revoked. Open your inbox yourself and revoke it there.")
-		return
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxRevokeBody)
-	if err := r.ParseForm(); err != nil || len(r.PostForm["revoke"]) != 1 {
+func (h *Handler) serveRevoke(w http.ResponseWriter, r *http.Request, form url.Values) {
+	if len(form["revoke"]) != 1 {
 		h.revokeProblem(w, http.StatusBadRequest, "The submission could not be read", "Nothing was revoked. Reload your inbox and try again.")
 		return
 	}
-	_, err := h.svc.RevokeRule(r.Context(), r.PostForm.Get("revoke"))
+	_, err := h.svc.RevokeRule(r.Context(), form.Get("revoke"))
 	switch {
 	case errors.Is(err, elicitation.ErrNotFound):
 		h.revokeProblem(w, http.StatusNotFound, "Standing approval not found", "You have no standing approval with this id. Reload your inbox.")

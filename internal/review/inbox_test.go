@@ -273,9 +273,15 @@ func TestInboxWithoutSignIn(t *testing.T) {
 		checkHeaders(t, r)
 	}
 	compareGolden(t, "inbox-no-sign-in", plain.get("/review/").Body)
-	// POST /review/ revokes a standing approval (inbox_rules.go): it needs sign-in.
-	if r := plain.postBody("/review/", "application/x-www-form-urlencoded", strings.NewReader("revoke=x")); r.Status != http.StatusForbidden {
-		t.Errorf("POST /review/ without sign-in: %d, want 403", r.Status)
+	// POST /review/ is the inbox's forms (a batch: batch_test.go; revoking a
+	// standing approval: inbox_rules_test.go), which need sign-in too.
+	for _, body := range []url.Values{{"decision": {"submitted"}, "id": {"x"}}, {"revoke": {"x"}}} {
+		if r := plain.post("/review/", body); r.Status != http.StatusNotFound || !strings.Contains(r.Body, "The inbox needs reviewer sign-in") {
+			t.Errorf("POST /review/ %v: %d", body, r.Status)
+		}
+	}
+	if r := doReq(plain.mux, "PUT", "/review/", ""); r.Status != http.StatusMethodNotAllowed || r.Header.Get("Allow") != "GET, HEAD, POST" {
+		t.Errorf("PUT /review/: %d, Allow %q", r.Status, r.Header.Get("Allow"))
 	}
 }
 

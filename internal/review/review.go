@@ -44,6 +44,11 @@ type Service interface {
 	Rules(ctx context.Context) ([]elicitation.Rule, error)
 	RevokeRule(ctx context.Context, id string) (elicitation.Rule, error)
 	StandingMaxTTL() time.Duration
+	// Delegate, EndDelegation and ReviewerDelegations are the inbox's
+	// out-of-office section (delegation.go).
+	Delegate(ctx context.Context, id elicitation.Identity, in elicitation.DelegationInput) (elicitation.Delegation, error)
+	EndDelegation(ctx context.Context, id elicitation.Identity, delegationID string) (elicitation.Delegation, error)
+	ReviewerDelegations(ctx context.Context, id elicitation.Identity) (from, to []elicitation.Delegation, err error)
 }
 
 // Tokens seals and opens page tokens; *pagetoken.Keyring implements it.
@@ -197,7 +202,7 @@ func (h *Handler) Routes(mux *http.ServeMux) {
 		mux.HandleFunc(p, other("GET, HEAD, POST"))
 	}
 	mux.Handle("GET /review/{$}", h.InboxHandler())
-	mux.Handle("POST /review/{$}", h.SubmitHandler()) // revoke a standing approval
+	mux.Handle("POST /review/{$}", h.SubmitHandler()) // the inbox's forms: a batch, out of office, revoking a standing approval
 	mux.HandleFunc("/review/{$}", other("GET, HEAD, POST"))
 	// A truncated or extended review link: the not-found page, with the
 	// page's headers, rather than the mux's bare 404.

@@ -29,11 +29,11 @@ func (h *Handler) serveSubmit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, key, ok, root := pathIDs(r)
-	switch {
-	case root:
-		h.serveRevoke(w, r)
+	if root {
+		h.serveInboxPost(w, r) // POST /review/: the inbox's forms (inbox.go)
 		return
-	case !ok:
+	}
+	if !ok {
 		h.respond(w, r, outNotFound, reply{})
 		return
 	}

@@ -32,11 +32,12 @@ type SES struct {
 
 // Send implements Sender.
 func (s *SES) Send(ctx context.Context, n elicitation.Notice) error {
-	m := notify.NewMail(s.From, s.To, n)
+	to := n.AlsoTo(s.To) // a reminder or escalation reaches the delegates too
+	m := notify.NewMail(s.From, to, n)
 	utf8 := aws.String("UTF-8")
 	in := &sesv2.SendEmailInput{
 		FromEmailAddress: aws.String(s.From),
-		Destination:      &sestypes.Destination{ToAddresses: s.To},
+		Destination:      &sestypes.Destination{ToAddresses: to},
 		Content: &sestypes.EmailContent{Simple: &sestypes.Message{
 			Subject: &sestypes.Content{Data: aws.String(m.Subject), Charset: utf8},
 			Body: &sestypes.Body{

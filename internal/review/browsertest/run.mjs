@@ -673,7 +673,62 @@ async function insights(f, page) {
   return { lists };
 }
 
-const flows = { standing, insights, wide, pickOne, multi, decline, approve, decided, expired, xss, axe, screenshot, measure, longList, comment, markdown, context, rowsFit, words, inbox, inboxPages };
+// batch: batch triage from the inbox (no script: the page's CSP forbids
+// it): tick f.tick approvals (each checkbox a 44 px target), "Approve
+// selected…" shows the confirmation listing exactly those, with the page
+// still tap-sized, unscrolled sideways and axe-clean; confirming decides
+// each and lists its outcome; the inbox then has f.tick rows fewer. With
+// f.shots, screenshots of the inbox with the ticks and of the confirmation.
+async function batch(f, page) {
+  await page.goto(base + '/__test/signin?as=' + f.as);
+  must(new URL(page.url()).pathname === '/review/', `signed in at ${page.url()}`);
+  const rows = async () => page.locator('ol.inbox > li').count();
+  const n0 = await rows();
+  const picks = page.locator('ol.inbox label.pick input[type=checkbox]');
+  must((await picks.count()) >= f.tick, `${await picks.count()} checkboxes, want at least ${f.tick}`);
+  const small = await page.evaluate(() => [...document.querySelectorAll('label.pick, label.check')].filter((l) => l.getBoundingClientRect().height < 44 || l.getBoundingClientRect().width < 44).length);
+  must(small === 0, `${small} batch checkboxes under 44 px`);
+  const headlines = [];
+  for (let i = 0; i < f.tick; i++) {
+    await tapTo(picks.nth(i));
+    headlines.push((await page.locator('ol.inbox > li:has(label.pick)').nth(i).locator('a.open').textContent()).trim());
+  }
+  await checkTap(page);
+  await axeCheck(page, 'the inbox with ticks');
+  if (f.shots) await shot(page, f.shots[0]);
+  await Promise.all([page.waitForResponse((r) => r.request().method() === 'POST'), press(page.locator('form#batch button[value=' + f.decision + ']'))]);
+  await page.waitForLoadState('load');
+  must((await heading(page)) === f.confirmHeading, `confirmation heading ${JSON.stringify(await heading(page))}`);
+  const listed = (await page.locator('ol.batch-list a.open').allTextContents()).map((s) => s.trim());
+  must(JSON.stringify(listed) === JSON.stringify(headlines), `confirmation lists ${JSON.stringify(listed)}, ticked ${JSON.stringify(headlines)}`);
+  await checkTap(page);
+  await axeCheck(page, 'the batch confirmation');
+  if (f.shots) await shot(page, f.shots[1]);
+  await page.locator('#comment').fill('done from the inbox');
+  await Promise.all([page.waitForResponse((r) => r.request().method() === 'POST'), press(page.locator('form.confirm button[type=submit]'))]);
+  await page.waitForLoadState('load');
+  must((await heading(page)) === f.doneHeading, `result heading ${JSON.stringify(await heading(page))}`);
+  const oks = await page.locator('p.outcome.ok').count();
+  must(oks === f.tick, `${oks} outcomes ok, want ${f.tick}`);
+  await checkTap(page);
+  await axeCheck(page, 'the batch result');
+  await press(page.locator('a.back'));
+  await page.locator('#shown').waitFor(); // only the inbox has it
+  const n1 = await rows();
+  must(n1 === n0 - f.tick, `${n1} rows after the batch, want ${n0 - f.tick}`);
+  return { rows: [n0, n1], listed };
+}
+
+// shot saves a full-page screenshot as file in the plan's directory.
+async function shot(page, file) {
+  const h = await page.evaluate(() => document.documentElement.scrollHeight);
+  const vp = page.viewportSize();
+  await page.setViewportSize({ width: vp.width, height: h });
+  await page.screenshot({ path: join(plan.screenshots, file), scale: 'css' });
+  await page.setViewportSize(vp);
+}
+
+const flows = { standing, insights, batch, wide, pickOne, multi, decline, approve, decided, expired, xss, axe, screenshot, measure, longList, comment, markdown, context, rowsFit, words, inbox, inboxPages };
 
 for (const f of plan.flows) {
   const t = Date.now();

@@ -1,0 +1,152 @@
+package dynamostore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+)
+
+// Delegations (elicitation.Delegations): one item each in the partition
+// "dlg", sort key the id: data (the delegation as JSON), frm (its
+// delegator), endAt (its end, unix nanoseconds, which the conditions
+// compare) and ttl (its end plus DelegationRetention), so DynamoDB's TTL
+// removes it some time after. There are few, so a listing is one strongly
+// consistent query of the partition.
+const (
+	delegationPK   = "dlg"
+	attrFrom       = "frm"
+	attrDelegEnd   = "endAt"
+	delegationData = attrData
+)
+
+var _ elicitation.Delegations = (*Store)(nil)
+
+func delegationItem(d elicitation.Delegation) (item, error) {
+	b, err := json.Marshal(d)
+	if err != nil {
+		return nil, fmt.Errorf("encode delegation %s: %w", d.ID, err)
+	}
+	it := key(delegationPK, d.ID)
+	it[delegationData] = &types.AttributeValueMemberB{Value: b}
+	it[attrFrom] = str(d.From)
+	it[attrDelegEnd] = num(d.End.UnixNano())
+	it[attrTTL] = ttlOf(d.End.Add(elicitation.DelegationRetention))
+	return it, nil
+}
+
+// PutDelegation implements elicitation.Delegations: a query of the
+// delegator's delegations that have not ended, then a PutItem conditioned
+// on the id being new. Two puts by one delegator at the same instant may
+// pass MaxDelegationsFrom by one (the bound keeps the listing small; it
+// is not a security limit).
+func (s *Store) PutDelegation(ctx context.Context, d elicitation.Delegation) error {
+	if err := elicitation.CheckDelegationKey(d.From, d.ID); err != nil {
+		return fmt.Errorf("put delegation: %w", err)
+	}
+	all, err := s.ListDelegations(ctx, d.CreatedAt)
+	if err != nil {
+		return fmt.Errorf("put delegation: %w", err)
+	}
+	open := 0
+	for _, o := range all {
+		if o.From == d.From {
+			open++
+		}
+	}
+	if open >= elicitation.MaxDelegationsFrom {
+		return fmt.Errorf("delegations of %s: %w", d.From, elicitation.ErrTooManyDelegations)
+	}
+	it, err := delegationItem(d)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: s.table, Item: it,
+		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
+		ExpressionAttributeNames: names(attrPK),
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return fmt.Errorf("delegation %s: %w", d.ID, elicitation.ErrConflict)
+	}
+	if err != nil {
+		return fmt.Errorf("put delegation: %w", err)
+	}
+	return nil
+}
+
+// EndDelegation implements elicitation.Delegations: a strongly consistent
+// read, then a PutItem conditioned on the delegator and the end read.
+func (s *Store) EndDelegation(ctx context.Context, from, id string, at time.Time) (elicitation.Delegation, error) {
+	if err := elicitation.CheckDelegationKey(from, id); err != nil {
+		return elicitation.Delegation{}, fmt.Errorf("end delegation: %w", err)
+	}
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: s.table, Key: key(delegationPK, id), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return elicitation.Delegation{}, fmt.Errorf("end delegation: %w", err)
+	}
+	var d elicitation.Delegation
+	if out.Item == nil || json.Unmarshal(getB(out.Item, delegationData), &d) != nil || d.From != from {
+		return elicitation.Delegation{}, fmt.Errorf("delegation %s: %w", id, elicitation.ErrNotFound)
+	}
+	if !d.End.After(at) {
+		return elicitation.Delegation{}, fmt.Errorf("delegation %s ended: %w", id, elicitation.ErrConflict)
+	}
+	read := d.End
+	d.End, d.EndedAt = at.UTC(), at.UTC()
+	it, err := delegationItem(d)
+	if err != nil {
+		return elicitation.Delegation{}, err
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: s.table, Item: it,
+		ConditionExpression:       aws.String("#frm = :from AND #endAt = :read"),
+		ExpressionAttributeNames:  names(attrFrom, attrDelegEnd),
+		ExpressionAttributeValues: item{":from": str(from), ":read": num(read.UnixNano())},
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return elicitation.Delegation{}, fmt.Errorf("delegation %s changed meanwhile: %w", id, elicitation.ErrConflict)
+	}
+	if err != nil {
+		return elicitation.Delegation{}, fmt.Errorf("end delegation: %w", err)
+	}
+	return d, nil
+}
+
+// ListDelegations implements elicitation.Delegations.
+func (s *Store) ListDelegations(ctx context.Context, after time.Time) ([]elicitation.Delegation, error) {
+	var out []elicitation.Delegation
+	from := int64(math.MinInt64) // the zero time: every one kept (its UnixNano is not defined)
+	if !after.IsZero() {
+		from = after.UnixNano()
+	}
+	err := s.each(ctx, &dynamodb.QueryInput{
+		KeyConditionExpression:    aws.String("#pk = :pk"),
+		FilterExpression:          aws.String("#endAt > :after"),
+		ExpressionAttributeNames:  names(attrPK, attrDelegEnd),
+		ExpressionAttributeValues: item{":pk": str(delegationPK), ":after": num(from)},
+		ConsistentRead:            aws.Bool(true),
+	}, func(it item) error {
+		var d elicitation.Delegation
+		if err := json.Unmarshal(getB(it, delegationData), &d); err != nil {
+			return fmt.Errorf("decode delegation %s: %w", getS(it, attrSK), err)
+		}
+		out = append(out, d)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list delegations: %w", err)
+	}
+	elicitation.SortDelegations(out)
+	return out[:min(len(out), elicitation.MaxDelegations)], nil
+}

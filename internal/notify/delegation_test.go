@@ -1,0 +1,79 @@
+package notify_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/mcp-elicitation/elicitation/internal/boltstore"
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/notify"
+	"github.com/mcp-elicitation/elicitation/internal/testclock"
+)
+
+// TestRemindersReachTheDelegate: while alice has delegated to bob, the
+// reminders and escalation notices an e-mail target sends to alice reach
+// bob too (a real SMTP server, Mailpit); the created notice (not a
+// reminder) and a reminder after the delegation's end reach alice alone.
+func TestRemindersReachTheDelegate(t *testing.T) {
+	t.Parallel()
+	mp := startMailpit(t)
+	st, err := boltstore.Open(dbPath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	all := []elicitation.Event{elicitation.EventCreated, elicitation.EventEscalated}
+	cfg := notify.Config{
+		Targets:  map[string]notify.TargetConfig{"approvers": {Type: notify.TypeEmail, To: []string{"Alice Reviewer <alice@example.com>"}, Events: all, Remind: "15m"}},
+		Escalate: []notify.StepConfig{{After: "40m", Notify: []string{"approvers"}}},
+		Email:    notify.EmailConfig{From: "Elicitation <elicitation@example.com>", SMTP: notify.SMTPConfig{Addr: mp.SMTP, TLS: "none"}},
+	}
+	targets, err := notify.New(cfg, notify.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := testclock.New(time.Now().UTC())
+	svc := elicitation.NewService(elicitation.Config{Store: st, Now: clk.Now, Notifications: targets})
+	d := &notify.Deliverer{Store: st, Targets: targets, Now: clk.Now, Log: slog.New(slog.DiscardHandler)}
+	ctx := context.Background()
+	sweep := func(want int) {
+		t.Helper()
+		if n, err := d.DeliverDue(ctx); err != nil || n != want {
+			t.Fatalf("DeliverDue = %d, %v; want %d", n, err, want)
+		}
+	}
+	link := func(id, key string) string { return "https://review.example/review/" + id + "/" + key }
+	if _, err := svc.CreateApproval(ctx, "deploy-bot", elicitation.ApprovalInput{Message: "Deploy?", Context: json.RawMessage(`1`), TimeoutSeconds: 3600,
+		Notify: elicitation.Notify{Targets: []string{"approvers"}, ReviewLink: link}}); err != nil {
+		t.Fatal(err)
+	}
+	sweep(1) // created
+	now := clk.Now()
+	if err := st.PutDelegation(ctx, elicitation.Delegation{ID: "d1", From: "alice@example.com", To: "bob@example.com", Start: now, End: now.Add(42 * time.Minute), CreatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Add(15 * time.Minute)
+	sweep(1) // reminder 1
+	clk.Add(15 * time.Minute)
+	sweep(1) // reminder 2
+	clk.Add(10 * time.Minute)
+	sweep(1) // the escalation
+	clk.Add(5 * time.Minute)
+	sweep(1) // reminder 3, past the delegation's end
+	list := mp.waitMessages(t, 5)
+	got := map[string]int{}
+	for _, m := range list {
+		var to []string
+		for _, a := range m.To {
+			to = append(to, a.Address)
+		}
+		b, _ := json.Marshal(to)
+		got[string(b)]++
+	}
+	if got[`["alice@example.com","bob@example.com"]`] != 3 || got[`["alice@example.com"]`] != 2 || len(list) != 5 {
+		t.Errorf("recipients %v, want reminders 1 and 2 and the escalation to alice and bob, the created notice and reminder 3 (after the end) to alice alone", got)
+	}
+}

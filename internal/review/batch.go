@@ -1,0 +1,437 @@
+package review
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
+)
+
+// Batch triage: POST /review/ (the inbox's own address) approves or
+// declines several pending requests with one look, in two steps, no
+// script.
+//
+//  1. The inbox's form sends the ticked requests (id, repeated) or every
+//     request that matches its filter (all=1 with agent and kind), and the
+//     decision. Nothing is decided: the answer is a confirmation page that
+//     lists exactly what would be decided, what is left out and why (a form
+//     to fill, options to pick, already decided), and carries a batch token.
+//  2. The confirmation page sends the same ids and decision with the token
+//     (and an optional comment). Each request is then decided on its own
+//     through Service.Submit, the one path and the checks of a single
+//     decision on its page (/review/{id}, NoKey): its own audit entry,
+//     outcome and notices.
+//
+// The batch token is a page token (internal/pagetoken) whose subject is a
+// digest of the decision and the ids, not a request id, bound to the
+// signed-in reviewer: it cannot be used for another reviewer, another set
+// of requests, another decision, or as a single request's page token (nor
+// a page token as a batch token). Each request's submission id is derived
+// from the token's render id, so the confirmation sent again (a double
+// tap, a lost response) decides nothing twice: the Service answers each
+// with the success it was.
+//
+// A batch that names a request the reviewer may not decide (another
+// reviewer's, one they asked through their agent, an unknown id) is
+// refused whole, and nothing is decided or recorded: the inbox never
+// offers such a request, so the batch was not made by it.
+
+// MaxBatch bounds how many requests one batch decides.
+const MaxBatch = 50
+
+// batchTokenTTL bounds how long a confirmation page can be sent (never
+// more than the handler's TokenTTL).
+const batchTokenTTL = 15 * time.Minute
+
+// batchView is what the "batch" template renders: the confirmation (Items,
+// Out, Token) or the results (Done).
+type batchView struct {
+	Title    string
+	PageCSS  template.CSS
+	InboxCSS template.CSS
+	Reviewer string
+	Problem  *inboxProblem
+
+	Heading  string
+	Notes    []string
+	Decision string // elicitation.DecisionSubmitted or DecisionDeclined
+	Verb     string // "Approve", "Decline"
+	Items    []batchItem
+	Out      []batchItem
+	Token    string
+	Done     []batchItem
+	Back     string
+}
+
+// batchItem is one request of a batch: what the inbox shows of it and,
+// when it is left out or decided, what happened.
+type batchItem struct {
+	ID, Href, Headline, Kind, By string
+	Anonymous                    bool
+	Left, ExpiresISO             string
+	Soon                         bool
+	Quorum                       string
+	Outcome                      string
+	OK                           bool
+}
+
+// decisionVerbs name the decisions a batch may take.
+var decisionVerbs = map[elicitation.Decision]string{
+	elicitation.DecisionSubmitted: "Approve",
+	elicitation.DecisionDeclined:  "Decline",
+}
+
+// serveBatch handles a batch posted to the inbox: its step 1 (no token)
+// or step 2 (token).
+func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, id elicitation.Identity, form url.Values) {
+	who := id.Principal()
+	d := elicitation.Decision(form.Get("decision"))
+	if _, ok := decisionVerbs[d]; !ok || len(form["decision"]) != 1 {
+		h.batchProblem(w, http.StatusBadRequest, who, "This batch could not be read", "Choose Approve or Decline. Nothing was decided.")
+		return
+	}
+	if form.Has("token") {
+		h.confirmBatch(w, r, who, form)
+		return
+	}
+	h.reviewBatch(w, r, id, form)
+}
+
+// readInboxForm reads and bounds the body of a POST to the inbox; a
+// non-zero status is the refusal, with its sentence.
+func (h *Handler) readInboxForm(w http.ResponseWriter, r *http.Request) (url.Values, int, string) {
+	r.Body = http.MaxBytesReader(w, r.Body, h.maxBody)
+	if err := r.ParseForm(); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, http.StatusRequestEntityTooLarge, "The submission is larger than the server accepts. Nothing was decided."
+		}
+		return nil, http.StatusBadRequest, "The submission is not a form. Nothing was decided."
+	}
+	form := r.PostForm
+	for k, vs := range form {
+		for _, v := range vs {
+			if len(k)+len(v) > h.maxValue {
+				return nil, http.StatusRequestEntityTooLarge, "One of the submitted values is longer than the server accepts. Nothing was decided."
+			}
+		}
+	}
+	return form, 0, ""
+}
+
+// batchIDs are the ids a form names, in order, without repeats; bad says
+// what is wrong with them.
+func batchIDs(form url.Values) (ids []string, bad string) {
+	for _, v := range form["id"] {
+		if v == "" || len(v) > maxCursorID || strings.ContainsFunc(v, func(r rune) bool {
+			return !(r == '-' || r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
+		}) {
+			return nil, "One of the selected requests is not a request id. Nothing was decided."
+		}
+		if !slices.Contains(ids, v) {
+			ids = append(ids, v)
+		}
+	}
+	switch {
+	case len(ids) == 0:
+		return nil, "Select at least one request (tick it in the list), or choose every request that matches the filter. Nothing was decided."
+	case len(ids) > MaxBatch:
+		return nil, fmt.Sprintf("You selected %d requests; at most %d can be decided at once. Nothing was decided.", len(ids), MaxBatch)
+	}
+	return ids, ""
+}
+
+// reviewBatch is step 1: the confirmation page, deciding nothing.
+func (h *Handler) reviewBatch(w http.ResponseWriter, r *http.Request, id elicitation.Identity, form url.Values) {
+	who := id.Principal()
+	d := elicitation.Decision(form.Get("decision"))
+	v := &batchView{Reviewer: who, Decision: string(d), Verb: decisionVerbs[d], Back: "./"}
+	var ids []string
+	if form.Get("all") != "" {
+		f, bad := inboxFilter(url.Values{"agent": form["agent"], "kind": form["kind"]})
+		if bad != "" {
+			h.batchProblem(w, http.StatusBadRequest, who, "This batch could not be read", bad)
+			return
+		}
+		v.Back = pageHref(f, "", elicitation.InboxCursor{})
+		f.Limit = MaxBatch
+		l, err := h.svc.ReviewerInbox(r.Context(), id, f)
+		if err != nil {
+			h.batchFailed(w, r, who, err)
+			return
+		}
+		for _, it := range l.Items {
+			ids = append(ids, it.ID)
+		}
+		if l.Total > len(l.Items) {
+			v.Notes = append(v.Notes, fmt.Sprintf("%d requests match; only the %d most urgent are listed here (at most %d are decided at once). Decide these, then select again for the rest.", l.Total, len(l.Items), MaxBatch))
+		}
+		if len(ids) == 0 {
+			h.batchProblem(w, http.StatusBadRequest, who, "Nothing to decide", "Nothing waiting for you matches this filter any more. Nothing was decided.")
+			return
+		}
+	} else {
+		var bad string
+		if ids, bad = batchIDs(form); bad != "" {
+			h.batchProblem(w, http.StatusBadRequest, who, "This batch could not be read", bad)
+			return
+		}
+	}
+	items, refused, err := h.batchItems(r.Context(), ids)
+	switch {
+	case err != nil:
+		h.batchFailed(w, r, who, err)
+		return
+	case refused != "":
+		h.batchRefused(w, r, who, refused)
+		return
+	}
+	for _, it := range items {
+		if it.Outcome == "" {
+			it.Outcome = leftOut(it.rec, d, who)
+		}
+		if it.Outcome != "" {
+			v.Out = append(v.Out, it.batchItem)
+		} else {
+			v.Items = append(v.Items, it.batchItem)
+		}
+	}
+	if len(v.Items) > 0 {
+		keep := make([]string, len(v.Items))
+		for i, it := range v.Items {
+			keep[i] = it.ID
+		}
+		now := h.now()
+		tok, err := h.tokens.Seal(pagetoken.Claims{ElicitationID: batchSubject(d, keep), RenderID: h.renderID(),
+			Expires: now.Add(min(h.ttl, batchTokenTTL)), Reviewer: tokenReviewer(r.Context())})
+		if err != nil {
+			h.batchFailed(w, r, who, err)
+			return
+		}
+		v.Token = tok
+	}
+	v.Heading = confirmHeading(v.Verb, len(v.Items))
+	v.Title = v.Heading
+	h.writeBatch(w, http.StatusOK, v)
+}
+
+func confirmHeading(verb string, n int) string {
+	switch n {
+	case 0:
+		return "Nothing here can be decided at once"
+	case 1:
+		return verb + " 1 request?"
+	}
+	return fmt.Sprintf("%s %d requests?", verb, n)
+}
+
+// loaded is a request of a batch as read for it.
+type loaded struct {
+	batchItem
+	rec elicitation.Record
+}
+
+// batchItems reads each request the way its page without the key does
+// (Service.Receipt with NoKey: the may-decide rule, nothing audited).
+// refused names the first request the reviewer may not decide (the whole
+// batch is then refused); a request no longer pending has its Outcome set.
+func (h *Handler) batchItems(ctx context.Context, ids []string) (items []loaded, refused string, err error) {
+	for _, id := range ids {
+		rv, err := h.svc.Receipt(ctx, id, elicitation.NoKey)
+		switch {
+		case errors.Is(err, elicitation.ErrNotFound), elicitation.CodeOf(err) == elicitation.CodeForbidden:
+			return nil, id, nil
+		case err != nil:
+			return nil, "", err
+		}
+		it := loaded{batchItem: batchItemOf(rv), rec: rv.Record}
+		if rv.State.Status != elicitation.StatusPending {
+			it.Outcome = closedOutcome(rv.State.Status)
+		}
+		items = append(items, it)
+	}
+	return items, "", nil
+}
+
+// batchItemOf is how a batch lists a request: as the inbox's row does.
+func batchItemOf(rv elicitation.Review) batchItem {
+	st := rv.State
+	e := elicitation.InboxEntryOf(elicitation.Request{State: st, Payload: rv.Payload})
+	row := inboxRowOf(elicitation.InboxItem{InboxEntry: e, Left: st.ExpiresAt.Sub(rv.Now), Votes: len(st.Approvers)})
+	it := batchItem{ID: st.ID, Href: row.Href, Headline: row.Headline, Kind: row.Kind, By: row.By, Anonymous: row.Anonymous,
+		Left: row.Left, ExpiresISO: row.ExpiresISO, Soon: row.Soon}
+	if st.Approvals > 1 {
+		it.Quorum = fmt.Sprintf("%d of %d approvals", len(st.Approvers), st.Approvals)
+	}
+	return it
+}
+
+// leftOut says why a pending request cannot be decided in a batch, or ""
+// if it can: a batch gives no form values and picks no options.
+func leftOut(rec elicitation.Record, d elicitation.Decision, who string) string {
+	switch {
+	case rec.State.Kind == elicitation.KindSelection:
+		return "Left out: it asks you to choose options. Open it to choose."
+	case rec.Payload.Schema != nil:
+		return "Left out: it has a form to fill. Open it to fill it in."
+	case d == elicitation.DecisionSubmitted && slices.ContainsFunc(rec.State.Approvers, func(a elicitation.Approval) bool { return strings.EqualFold(a.By, who) }):
+		return "Left out: your approval is already counted; it needs other reviewers'."
+	}
+	return ""
+}
+
+// closedOutcome says that a request is no longer pending, and why.
+func closedOutcome(s elicitation.Status) string {
+	switch s {
+	case elicitation.StatusExpired:
+		return "Not decided: it expired."
+	case elicitation.StatusCanceled:
+		return "Not decided: the agent canceled it."
+	}
+	return "Not decided: it has already been answered."
+}
+
+// batchSubject is what a batch token binds in place of a request id: the
+// decision and the ids, as a digest (a request id has no '.').
+func batchSubject(d elicitation.Decision, ids []string) string {
+	s := slices.Clone(ids)
+	slices.Sort(s)
+	sum := sha256.Sum256([]byte("elicitation inbox batch\x00" + string(d) + "\x00" + strings.Join(s, "\x00")))
+	return "batch." + base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+// confirmBatch is step 2: check the token against who and what, then
+// decide each request on its own.
+func (h *Handler) confirmBatch(w http.ResponseWriter, r *http.Request, who string, form url.Values) {
+	d := elicitation.Decision(form.Get("decision"))
+	ids, bad := batchIDs(form)
+	if bad != "" {
+		h.batchProblem(w, http.StatusBadRequest, who, "This batch could not be read", bad)
+		return
+	}
+	claims, problem := h.openBatchToken(r.Context(), form["token"], d, ids)
+	if problem != "" {
+		h.log.WarnContext(r.Context(), "review batch refused", "reason", problem)
+		h.batchProblem(w, http.StatusForbidden, who, "This confirmation cannot be sent", problem)
+		return
+	}
+	items, refused, err := h.batchItems(r.Context(), ids)
+	switch {
+	case err != nil:
+		h.batchFailed(w, r, who, err)
+		return
+	case refused != "":
+		h.batchRefused(w, r, who, refused)
+		return
+	}
+	v := &batchView{Reviewer: who, Verb: decisionVerbs[d], Back: "./"}
+	decided := 0
+	for _, it := range items {
+		sub := elicitation.Submission{ID: claims.RenderID + "." + it.ID, Decision: d, Comment: form.Get("comment")}
+		st, err := h.svc.Submit(r.Context(), it.ID, elicitation.NoKey, sub)
+		o := submitted(err, st, sub)
+		if o == outInternal {
+			h.log.ErrorContext(r.Context(), "review batch decision", "elicitationId", it.ID, "err", err)
+		}
+		it.Outcome, it.OK = batchOutcome(o, err, st)
+		if it.OK {
+			decided++
+		}
+		v.Done = append(v.Done, it.batchItem)
+	}
+	v.Heading = doneHeading(d, decided, len(items))
+	v.Title = v.Heading
+	h.writeBatch(w, http.StatusOK, v)
+}
+
+// openBatchToken checks a batch token: authentic, not expired, for this
+// decision and these ids, rendered for the signed-in reviewer. problem is
+// the sentence of a refusal.
+func (h *Handler) openBatchToken(ctx context.Context, tokens []string, d elicitation.Decision, ids []string) (pagetoken.Claims, string) {
+	const invalid = "The confirmation's security token is missing or not valid for these requests, this decision or you, so nothing was decided. Go back to your inbox and select again."
+	if len(tokens) != 1 || tokens[0] == "" {
+		return pagetoken.Claims{}, invalid
+	}
+	c, err := h.tokens.Open(tokens[0], h.now())
+	switch {
+	case errors.Is(err, pagetoken.ErrExpired) && c.ElicitationID == batchSubject(d, ids):
+		return pagetoken.Claims{}, "This confirmation is too old to send. Nothing was decided. Go back to your inbox and select again."
+	case err != nil, c.ElicitationID != batchSubject(d, ids),
+		subtle.ConstantTimeCompare([]byte(c.Reviewer), []byte(tokenReviewer(ctx))) != 1:
+		return pagetoken.Claims{}, invalid
+	}
+	return c, ""
+}
+
+// batchOutcome says what became of one request of a confirmed batch; ok
+// when the reviewer's decision was recorded (or counted, for a quorum).
+func batchOutcome(o outcome, err error, st elicitation.State) (string, bool) {
+	switch o {
+	case outRecorded:
+		if st.Decision == elicitation.DecisionDeclined {
+			return "Declined.", true
+		}
+		return "Approved.", true
+	case outCounted:
+		return fmt.Sprintf("Your approval is counted (%d of %d); it needs other reviewers'.", len(st.Approvers), st.Approvals), true
+	case outVoteRefused:
+		return "Not counted: " + elicitation.PublicMessage(err) + ".", false
+	case outForbidden, outNotFound:
+		return "Not decided: you may no longer decide it.", false
+	case outRefuseExpired:
+		return closedOutcome(elicitation.StatusExpired), false
+	case outRefuseCanceled:
+		return closedOutcome(elicitation.StatusCanceled), false
+	case outRefuseDecided:
+		return closedOutcome(elicitation.StatusSubmitted), false
+	case outInvalid:
+		return "Not decided: " + elicitation.PublicMessage(err) + ". Open it to answer.", false
+	}
+	return "Not decided: something went wrong. Open it to try again.", false
+}
+
+func doneHeading(d elicitation.Decision, decided, n int) string {
+	done := "approved"
+	if d == elicitation.DecisionDeclined {
+		done = "declined"
+	}
+	if decided == n {
+		return fmt.Sprintf("%d of %d %s", decided, n, done)
+	}
+	return fmt.Sprintf("%d of %d %s, %d not decided", decided, n, done, n-decided)
+}
+
+// batchRefused refuses a batch that names a request the reviewer may not
+// decide: nothing is decided, nothing recorded on that request.
+func (h *Handler) batchRefused(w http.ResponseWriter, r *http.Request, who, id string) {
+	h.log.WarnContext(r.Context(), "review batch names a request the reviewer may not decide", "elicitationId", id)
+	h.batchProblem(w, http.StatusForbidden, who, "You cannot decide this batch",
+		fmt.Sprintf("The batch names a request you may not decide (id %s): it names other reviewers, your own agent asked it, or there is no such request. Nothing was decided.", id))
+}
+
+func (h *Handler) batchFailed(w http.ResponseWriter, r *http.Request, who string, err error) {
+	h.log.ErrorContext(r.Context(), "review batch", "err", err)
+	h.batchProblem(w, http.StatusInternalServerError, who, "Something went wrong", "The server could not read the requests you selected. Nothing was decided. Try again in a moment.")
+}
+
+func (h *Handler) batchProblem(w http.ResponseWriter, status int, who, heading, text string) {
+	h.writeBatch(w, status, &batchView{Title: heading, Reviewer: who, Problem: &inboxProblem{
+		Heading: heading, Text: []string{text}, Link: &link{Href: "./", Text: "Back to your inbox"},
+	}})
+}
+
+func (h *Handler) writeBatch(w http.ResponseWriter, status int, v *batchView) {
+	v.PageCSS, v.InboxCSS = h.pageCSS, h.inboxCSS
+	h.execute(w, status, "batch", v)
+}

@@ -1,0 +1,106 @@
+package review_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+)
+
+// TestInboxDelegation: carol delegates to bob from her inbox's form (a
+// POST, origin-checked, for the signed-in reviewer only); bob's inbox
+// then lists the request that names only carol and says he may decide
+// for her; he approves it in a batch, which records the decision as his,
+// for carol; carol ends the delegation and bob's inbox no longer lists
+// what names her. Bad input is a clear 400 and writes nothing.
+func TestInboxDelegation(t *testing.T) {
+	e := newSignedInEnv(t)
+	f := newInboxFixture(e)
+	later := e.create("deploy-bot", elicitation.ApprovalInput{Message: "Carol again", TimeoutSeconds: 3500, Reviewers: []string{"carol@example.com"}})
+	end := e.clock.Now().Add(2 * time.Hour).Format("2006-01-02T15:04")
+	past := e.clock.Now().Add(-time.Hour).Format("2006-01-02T15:04")
+	for name, form := range map[string]url.Values{
+		"to herself":       {"delegate": {"1"}, "to": {"Carol@example.com"}, "end": {end}},
+		"to a group":       {"delegate": {"1"}, "to": {"group:ops"}, "end": {end}},
+		"to no address":    {"delegate": {"1"}, "to": {"bob"}, "end": {end}},
+		"no end":           {"delegate": {"1"}, "to": {"bob@example.com"}},
+		"an end past":      {"delegate": {"1"}, "to": {"bob@example.com"}, "end": {past}},
+		"end before start": {"delegate": {"1"}, "to": {"bob@example.com"}, "start": {end}, "end": {e.clock.Now().Add(time.Hour).Format("2006-01-02T15:04")}},
+		"a bad date":       {"delegate": {"1"}, "to": {"bob@example.com"}, "end": {"tomorrow"}},
+	} {
+		if r := e.postAs("carol", "/review/", form); r.Status != http.StatusBadRequest || !strings.Contains(r.Body, "This delegation cannot be made") || !strings.Contains(r.Body, "Nothing was changed") {
+			t.Errorf("%s: %d\n%s", name, r.Status, r.Body)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/review/", strings.NewReader(url.Values{"delegate": {"1"}, "to": {"bob@example.com"}, "end": {end}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	res, err := e.as("carol").Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := read(t, res); r.Status != http.StatusForbidden {
+		t.Errorf("cross-site delegation: %d", r.Status)
+	}
+	if ds, err := e.svc.OperatorDelegations(context.Background(), true); err != nil || len(ds) != 0 {
+		t.Fatalf("refused delegations wrote %v, %v", ds, err)
+	}
+	if got := rows(e.getAs("bob", "/review/").Body); strings.Contains(strings.Join(got, " "), f["carols"].ID) {
+		t.Fatal("bob lists carol's request before any delegation")
+	}
+
+	noRedirect := e.as("carol")
+	noRedirect.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	req, _ = http.NewRequest(http.MethodPost, e.srv.URL+"/review/", strings.NewReader(url.Values{"delegate": {"1"}, "to": {"Bob@Example.com"}, "end": {end}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", e.srv.URL)
+	res, err = noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := read(t, res); r.Status != http.StatusSeeOther || r.Header.Get("Location") != "./#delegation" {
+		t.Fatalf("delegate: %d %q", r.Status, r.Header.Get("Location"))
+	}
+	carols := e.getAs("carol", "/review/").Body
+	if !strings.Contains(carols, "<strong>bob@example.com</strong> decides for you until") {
+		t.Errorf("carol's inbox does not list her delegation:\n%s", carols)
+	}
+	bobs := e.getAs("bob", "/review/")
+	if !strings.Contains(strings.Join(rows(bobs.Body), " "), f["carols"].ID) || !strings.Contains(bobs.Body, "You may decide for <strong>carol@example.com</strong>") {
+		t.Fatalf("bob's inbox after the delegation: %v", rows(bobs.Body))
+	}
+	b := e.selectBatch("bob", url.Values{"decision": {"submitted"}, "id": {f["carols"].ID}})
+	if r := e.confirm("bob", b, "submitted", ""); r.Status != http.StatusOK || outcomes(r.Body)[f["carols"].ID] != "Approved." {
+		t.Fatalf("bob's batch for carol: %d %v", r.Status, outcomes(r.Body))
+	}
+	rec := e.load(f["carols"].ID)
+	d := e.decidedEntries(f["carols"].ID)
+	if rec.State.DecidedBy != "bob@example.com" || len(d) != 1 || d[0].Principal != "bob@example.com" || d[0].Detail != "submitted, for carol@example.com" {
+		t.Errorf("decided %q, entries %+v", rec.State.DecidedBy, d)
+	}
+
+	// Only the delegator ends a delegation, once.
+	ds, err := e.svc.OperatorDelegations(context.Background(), false)
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("delegations %v, %v", ds, err)
+	}
+	if r := e.postAs("bob", "/review/", url.Values{"end-delegation": {ds[0].ID}}); r.Status != http.StatusNotFound {
+		t.Errorf("bob ended carol's delegation: %d", r.Status)
+	}
+	if r := e.postAs("carol", "/review/", url.Values{"end-delegation": {ds[0].ID}}); r.Status != http.StatusOK || strings.Contains(r.Body, "decides for you") {
+		t.Errorf("carol ends it: %d", r.Status)
+	}
+	if r := e.postAs("carol", "/review/", url.Values{"end-delegation": {ds[0].ID}}); r.Status != http.StatusConflict {
+		t.Errorf("ended twice: %d", r.Status)
+	}
+	if got := strings.Join(rows(e.getAs("bob", "/review/").Body), " "); strings.Contains(got, later.ID) {
+		t.Error("bob still lists what names carol after she ended the delegation")
+	}
+	if r := e.getAs("bob", "/review/"+later.ID); r.Status != http.StatusNotFound {
+		t.Errorf("bob opens carol's request after the end: %d", r.Status)
+	}
+}

@@ -1,0 +1,9 @@
+package review
+
+// What the external tests reach inside: to mint a batch token that step 1
+// would never give (one naming a request the reviewer may not decide), so
+// that step 2's own check is tested.
+var (
+	BatchSubject  = batchSubject
+	TokenReviewer = tokenReviewer
+)
