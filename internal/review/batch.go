@@ -188,13 +188,8 @@ func (h *Handler) reviewBatch(w http.ResponseWriter, r *http.Request, id elicita
 			return
 		}
 	}
-	items, refused, err := h.batchItems(r.Context(), ids)
-	switch {
-	case err != nil:
-		h.batchFailed(w, r, who, err)
-		return
-	case refused != "":
-		h.batchRefused(w, r, who, refused)
+	items, ok := h.loadBatch(w, r, who, ids)
+	if !ok {
 		return
 	}
 	for _, it := range items {
@@ -240,6 +235,21 @@ func confirmHeading(verb string, n int) string {
 type loaded struct {
 	batchItem
 	rec elicitation.Record
+}
+
+// loadBatch is batchItems, or the page that says why the batch cannot
+// go on (ok false: it is written).
+func (h *Handler) loadBatch(w http.ResponseWriter, r *http.Request, who string, ids []string) (items []loaded, ok bool) {
+	items, refused, err := h.batchItems(r.Context(), ids)
+	switch {
+	case err != nil:
+		h.batchFailed(w, r, who, err)
+		return nil, false
+	case refused != "":
+		h.batchRefused(w, r, who, refused)
+		return nil, false
+	}
+	return items, true
 }
 
 // batchItems reads each request the way its page without the key does
@@ -326,13 +336,8 @@ func (h *Handler) confirmBatch(w http.ResponseWriter, r *http.Request, who strin
 		h.batchProblem(w, http.StatusForbidden, who, "This confirmation cannot be sent", problem)
 		return
 	}
-	items, refused, err := h.batchItems(r.Context(), ids)
-	switch {
-	case err != nil:
-		h.batchFailed(w, r, who, err)
-		return
-	case refused != "":
-		h.batchRefused(w, r, who, refused)
+	items, ok := h.loadBatch(w, r, who, ids)
+	if !ok {
 		return
 	}
 	v := &batchView{Reviewer: who, Verb: decisionVerbs[d], Back: "./"}
