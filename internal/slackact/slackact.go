@@ -289,17 +289,17 @@ func (h *Handler) selectOption(ctx context.Context, responseURL string, t target
 // approveStanding approves and makes a standing approval (Approve for 1
 // hour): lasting notify.SlackStanding under the operator's cap, for
 // notify.SlackStandingUses later requests, holding every field the domain
-// holds by default (Payload.RuleFields), on a request the domain offers it
-// for where the reviewer sees no fields (Record.StandingInPlace). The Service checks the rule as it checks
-// the page's; a refusal records no decision and no rule, and the reviewer
-// is told why. Once it lands, the reviewer is told what was made.
+// holds by default (Payload.RuleFields), on a request the domain offers
+// it for where the reviewer sees no fields (Record.StandingInPlace). The
+// Service checks the rule as it checks the page's; a refusal records no
+// decision and no rule, and the reviewer is told why. Once it lands, the
+// reviewer is told what was made.
 func (h *Handler) approveStanding(ctx context.Context, responseURL string, t target, sub elicitation.Submission) {
 	rv, err := h.svc.Receipt(ctx, t.id, t.key)
 	if err != nil {
 		h.refused(ctx, responseURL, t, err)
 		return
 	}
-	fields, _ := rv.Payload.RuleFields()
 	if !rv.Record.StandingInPlace() {
 		h.ephemeral(ctx, responseURL, "This request cannot be approved standing from Slack: it asks for a form, several approvals or a choice, "+
 			"or a standing approval could not hold all of it. Use Approve, or Review and decide (which shows the fields a standing approval holds).")
@@ -307,6 +307,7 @@ func (h *Handler) approveStanding(ctx context.Context, responseURL string, t tar
 	}
 	now := h.now()
 	in := &elicitation.RuleInput{ExpiresAt: now.Add(notify.SlackStanding(h.svc.StandingMaxTTL())), MaxUses: notify.SlackStandingUses}
+	fields, _ := rv.Payload.RuleFields()
 	for _, f := range fields {
 		in.Equal = append(in.Equal, f.Path)
 	}
