@@ -207,11 +207,15 @@ type Choices struct {
 	// the principals counted so far.
 	Approvals int
 	Approvers []string
+	// Standing: an approval of the request may also be made standing
+	// from the notice (Record.StandingInPlace), where reviewers sign in.
+	Standing bool
 }
 
 // ChoicesOf is what rec asks.
 func ChoicesOf(rec Record) *Choices {
-	c := &Choices{Options: rec.Payload.Options, MinSelections: rec.Payload.MinSelections, MaxSelections: rec.Payload.MaxSelections, Approvals: rec.State.Approvals}
+	c := &Choices{Options: rec.Payload.Options, MinSelections: rec.Payload.MinSelections, MaxSelections: rec.Payload.MaxSelections, Approvals: rec.State.Approvals,
+		Standing: rec.StandingInPlace()}
 	if rec.State.Kind == KindApproval && rec.Payload.Schema != nil {
 		_, err := rec.Payload.Schema.ParseForm(nil)
 		c.FormRequired = err != nil

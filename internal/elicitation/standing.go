@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -259,6 +260,79 @@ func GateTool(ctx json.RawMessage) (tool string, ok bool) {
 		return "", false
 	}
 	return *v.Tool, true
+}
+
+// StandingOffered reports whether a reviewer approving rec is offered to
+// make the approval standing, on every surface that offers it (the review
+// page's "Approve, and also approve calls like this for…", an interactive
+// Slack message's "Approve for 1 hour"): an approval with no form to fill
+// that one approval decides. The Service checks again when the rule is
+// made (Submission.Rule), and refuses one that needs sign-in it does not
+// have.
+func (r Record) StandingOffered() bool {
+	return r.State.Kind == KindApproval && r.Payload.Schema == nil && r.State.Quorum() <= 1
+}
+
+// RuleField is a field of a request's context that a standing approval
+// made from it holds to its value by default: Path names it from the
+// context's top (RuleInput.Equal takes it), Value is its JSON as the
+// request has it.
+type RuleField struct {
+	Path  []string
+	Value json.RawMessage
+}
+
+// RuleFields are the fields a standing approval made from a request with
+// payload p holds by default, the one choice every surface makes: of a
+// call the proxy's gate asks about (GateTool names its tool), its
+// arguments; else the context's top-level fields. In name order, at most
+// MaxRuleConstraints, leaving out a value larger than MaxConstraintBytes
+// (no constraint could hold it). None for a context that is not a JSON
+// object.
+//
+// whole reports whether they hold all of the request a rule can tell
+// requests by: every argument of a gate call that has some (its tool the
+// rule holds anyway), or every field of a context that has some. A rule
+// from a request that is not whole also decides requests that differ from
+// it in what it leaves out (one from a request without context: any other
+// of the agent's; from a gate call without arguments: any call of the
+// tool); a surface that does not show the reviewer the fields
+// (Record.StandingInPlace) offers none there.
+func (p Payload) RuleFields() (fields []RuleField, whole bool) {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(p.Context, &top) != nil {
+		return nil, false
+	}
+	var prefix []string
+	tool, _ := GateTool(p.Context)
+	if tool != "" {
+		prefix = []string{"arguments"}
+		var v struct {
+			Arguments map[string]json.RawMessage `json:"arguments"`
+		}
+		_ = json.Unmarshal(p.Context, &v)
+		top = v.Arguments
+	}
+	for _, k := range slices.Sorted(maps.Keys(top)) {
+		if len(fields) == MaxRuleConstraints {
+			break
+		}
+		if len(top[k]) > MaxConstraintBytes {
+			continue
+		}
+		fields = append(fields, RuleField{Path: append(slices.Clone(prefix), k), Value: top[k]})
+	}
+	return fields, len(top) > 0 && len(fields) == len(top)
+}
+
+// StandingInPlace reports whether an approval of r may be made standing
+// where the reviewer sees only its message, not the fields a rule holds
+// (a notice's buttons: Slack's Approve for 1 hour): where the review page
+// offers it (StandingOffered) and the default fields hold the whole
+// request (RuleFields).
+func (r Record) StandingInPlace() bool {
+	_, whole := r.Payload.RuleFields()
+	return r.StandingOffered() && whole
 }
 
 // decodeContext decodes a context for matching, numbers kept as written.

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -25,6 +27,36 @@ type RuleInput struct {
 	// Equal names fields of the context held to this request's own values
 	// (EqualTo): what the review page sends.
 	Equal [][]string
+}
+
+// Summary is the sentence that tells the reviewer, at now, what the
+// standing approval in made with their approval (every surface says it
+// so): how many later requests it may decide and for how long.
+func (in RuleInput) Summary(now time.Time) string {
+	return fmt.Sprintf("Later requests like this one are approved for you too: up to %d, for %s. See or revoke it in your inbox.",
+		in.MaxUses, HumanDuration(in.ExpiresAt.Sub(now).Round(time.Minute)))
+}
+
+// HumanDuration is d as a reviewer reads it: "less than a minute",
+// "1 minute", "25 minutes", "1 hour", "4 hours", "1 h 30 min".
+func HumanDuration(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return "less than a minute"
+	case d < 2*time.Minute:
+		return "1 minute"
+	case d < time.Hour:
+		return strconv.Itoa(int(d/time.Minute)) + " minutes"
+	}
+	h := int(math.Round(d.Hours()*10)) / 10
+	m := int(d/time.Minute) % 60
+	if m == 0 {
+		if h == 1 {
+			return "1 hour"
+		}
+		return strconv.Itoa(h) + " hours"
+	}
+	return fmt.Sprintf("%d h %d min", int(d/time.Hour), m)
 }
 
 // ruleWith is the rule sub asks to make with its answer (nil: none),
@@ -104,8 +136,14 @@ func (s *Service) roomForRule(ctx context.Context, r Rule) error {
 	return nil
 }
 
-// StandingMaxTTL is how long a standing approval may last at most.
-func (s *Service) StandingMaxTTL() time.Duration { return s.standing.maxTTL() }
+// StandingMaxTTL is how long a standing approval may last at most; 0
+// without reviewer sign-in, where none can be made.
+func (s *Service) StandingMaxTTL() time.Duration {
+	if !s.signIn {
+		return 0
+	}
+	return s.standing.maxTTL()
+}
 
 // checkRule validates r's bounds and constraints, made from rec.
 func (s *Service) checkRule(r Rule, rec Record) error {

@@ -260,3 +260,23 @@ func TestStandingApprovalOfASelection(t *testing.T) {
 		t.Errorf("a selection without eu: %s, want pending", other.State.Status)
 	}
 }
+
+// TestStandingMaxTTL: the operator's cap (its default when unset) with
+// sign-in; 0 without, where no standing approval can be made.
+func TestStandingMaxTTL(t *testing.T) {
+	t.Parallel()
+	if got := newStanding(t, elicitation.ReviewerPolicy{}, elicitation.StandingPolicy{}).svc.StandingMaxTTL(); got != elicitation.DefaultRuleMaxTTL {
+		t.Errorf("default: %s", got)
+	}
+	if got := newStanding(t, elicitation.ReviewerPolicy{}, elicitation.StandingPolicy{MaxTTL: 15 * time.Minute}).svc.StandingMaxTTL(); got != 15*time.Minute {
+		t.Errorf("15m cap: %s", got)
+	}
+	st, err := boltstore.Open(filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	if got := elicitation.NewService(elicitation.Config{Store: st, Standing: elicitation.StandingPolicy{MaxTTL: time.Hour}}).StandingMaxTTL(); got != 0 {
+		t.Errorf("without sign-in: %s", got)
+	}
+}

@@ -3,6 +3,8 @@ package elicitation
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -172,6 +174,109 @@ func TestGateTool(t *testing.T) {
 	} {
 		if got, _ := GateTool(json.RawMessage(ctx)); got != want {
 			t.Errorf("GateTool(%s) = %q, want %q", ctx, got, want)
+		}
+	}
+}
+
+// TestRuleFields: the fields a standing approval holds by default, the
+// one choice the review page and Slack make: a gate call's arguments,
+// else the context's top-level fields, in name order, at most
+// MaxRuleConstraints, none too large to hold.
+func TestRuleFields(t *testing.T) {
+	t.Parallel()
+	var many strings.Builder
+	many.WriteString("{")
+	for i := range MaxRuleConstraints + 5 {
+		if i > 0 {
+			many.WriteString(",")
+		}
+		fmt.Fprintf(&many, `"f%02d":%d`, i, i)
+	}
+	many.WriteString("}")
+	big := `"` + strings.Repeat("x", MaxConstraintBytes) + `"`
+	for _, tc := range []struct {
+		name, ctx string
+		want      []string // paths joined by dots
+		whole     bool
+	}{
+		{"context", `{"version":"1.3","service":"api"}`, []string{"service", "version"}, true},
+		{"gate call", gateContext, []string{"arguments.env", "arguments.opts", "arguments.path", "arguments.replicas"}, true},
+		{"gate call without arguments", `{"tool":"deploy","arguments":{},"argumentsDigest":"sha256:x"}`, nil, false},
+		{"too many", many.String(), func() (out []string) {
+			for i := range MaxRuleConstraints {
+				out = append(out, fmt.Sprintf("f%02d", i))
+			}
+			return out
+		}(), false},
+		{"too large", `{"a":` + big + `,"b":1}`, []string{"b"}, false},
+		{"empty", `{}`, nil, false},
+		{"not an object", `[1,2]`, nil, false},
+		{"none", ``, nil, false},
+	} {
+		var got []string
+		fs, whole := Payload{Context: json.RawMessage(tc.ctx)}.RuleFields()
+		if whole != tc.whole {
+			t.Errorf("%s: whole %v, want %v", tc.name, whole, tc.whole)
+		}
+		for _, f := range fs {
+			got = append(got, strings.Join(f.Path, "."))
+			if _, err := EqualTo(json.RawMessage(tc.ctx), f.Path); err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: fields %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if fs, _ := (Payload{Context: json.RawMessage(gateContext)}).RuleFields(); string(fs[1].Value) != `{"b":1,"a":[1,2]}` {
+		t.Errorf("a value as the request has it: %s", fs[1].Value)
+	}
+}
+
+// TestStandingOffered: an approval with no form that one approval
+// decides may be made standing (StandingOffered); from a notice's
+// buttons, only where its default fields hold the whole request
+// (StandingInPlace).
+func TestStandingOffered(t *testing.T) {
+	t.Parallel()
+	schema, err := ParseFormSchema(json.RawMessage(`{"type":"object","properties":{"note":{"type":"string"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := json.RawMessage(`{"service":"api"}`)
+	for _, tc := range []struct {
+		name             string
+		rec              Record
+		offered, inPlace bool
+	}{
+		{"approval", Record{State: State{Kind: KindApproval}, Payload: Payload{Context: ctx}}, true, true},
+		{"approval, quorum of one", Record{State: State{Kind: KindApproval, Approvals: 1}, Payload: Payload{Context: ctx}}, true, true},
+		{"approval without context", Record{State: State{Kind: KindApproval}}, true, false},
+		{"quorum of two", Record{State: State{Kind: KindApproval, Approvals: 2}, Payload: Payload{Context: ctx}}, false, false},
+		{"a form", Record{State: State{Kind: KindApproval}, Payload: Payload{Schema: schema, Context: ctx}}, false, false},
+		{"a selection", Record{State: State{Kind: KindSelection}, Payload: Payload{Context: ctx}}, false, false},
+	} {
+		if got := tc.rec.StandingOffered(); got != tc.offered {
+			t.Errorf("%s: offered %v, want %v", tc.name, got, tc.offered)
+		}
+		if got := tc.rec.StandingInPlace(); got != tc.inPlace {
+			t.Errorf("%s: in place %v, want %v", tc.name, got, tc.inPlace)
+		}
+	}
+}
+
+func TestRuleInputSummary(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	for d, want := range map[time.Duration]string{
+		time.Hour:                    "up to 10, for 1 hour.",
+		15*time.Minute + time.Second: "up to 10, for 15 minutes.",
+		90 * time.Minute:             "up to 10, for 1 h 30 min.",
+		24 * time.Hour:               "up to 10, for 24 hours.",
+	} {
+		got := RuleInput{ExpiresAt: now.Add(d), MaxUses: 10}.Summary(now)
+		if !strings.HasPrefix(got, "Later requests like this one are approved for you too: ") || !strings.Contains(got, want) {
+			t.Errorf("%s: %q, want it to say %q", d, got, want)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf16"
 
 	"github.com/slack-go/slack"
@@ -23,6 +24,10 @@ type Slack struct {
 	// Interactive adds the buttons that decide in Slack
 	// (SlackInteractiveMessage) to notices that carry a review link.
 	Interactive bool
+	// StandingFor is how long the standing approval that an interactive
+	// message's Approve for… button makes lasts (SlackStanding); 0: no
+	// such button.
+	StandingFor time.Duration
 }
 
 // Send implements Sender. If Slack refuses the message as such (HTTP 400:
@@ -34,7 +39,7 @@ type Slack struct {
 func (s *Slack) Send(ctx context.Context, n elicitation.Notice) error {
 	msg := SlackMessage(n)
 	if s.Interactive {
-		msg = SlackInteractiveMessage(n)
+		msg = SlackInteractiveMessage(n, s.StandingFor)
 	}
 	err := s.post(ctx, msg)
 	var se *SendError
@@ -93,20 +98,22 @@ func units(s string) int {
 
 // SlackMessage is the incoming-webhook payload for n: slack-go's message
 // and Block Kit blocks.
-func SlackMessage(n elicitation.Notice) *slack.WebhookMessage { return slackMessage(n, false) }
+func SlackMessage(n elicitation.Notice) *slack.WebhookMessage { return slackMessage(n, false, 0) }
 
 // SlackInteractiveMessage is the payload for n with the buttons that
 // decide in Slack (SlackDecidable): Approve, Approve with comment and
-// Decline for an approval; a button per option and Decline for a
-// single-choice selection; Choose (a dialog of checkboxes) and Decline for
-// a multiple-choice one; and always the Review and decide link. Each
-// decision button's value is the review URL, which the interaction
-// handler reads the request and its key from.
-func SlackInteractiveMessage(n elicitation.Notice) *slack.WebhookMessage {
-	return slackMessage(n, true)
+// Decline for an approval, and Approve for 1 hour (a standing approval
+// lasting standing, SlackStanding) where standing is not 0 and the
+// approval may be made standing (Choices.Standing); a button per option
+// and Decline for a single-choice selection; Choose (a dialog of
+// checkboxes) and Decline for a multiple-choice one; and always the Review
+// and decide link. Each decision button's value is the review URL, which
+// the interaction handler reads the request and its key from.
+func SlackInteractiveMessage(n elicitation.Notice, standing time.Duration) *slack.WebhookMessage {
+	return slackMessage(n, true, standing)
 }
 
-func slackMessage(n elicitation.Notice, interactive bool) *slack.WebhookMessage {
+func slackMessage(n elicitation.Notice, interactive bool, standing time.Duration) *slack.WebhookMessage {
 	title := Summary(Title(n), 150)
 	blocks := []slack.Block{
 		slack.NewHeaderBlock(SlackPlain(title)),
@@ -128,7 +135,7 @@ func slackMessage(n elicitation.Notice, interactive bool) *slack.WebhookMessage 
 		link := slackButton(SlackActionReview, "Review and decide", "", slack.StylePrimary, nil)
 		link.URL = u
 		if interactive && SlackDecidable(n.Kind, n.Choices) {
-			blocks = append(blocks, decisionBlocks(n, u, link)...)
+			blocks = append(blocks, decisionBlocks(n, u, link, standing)...)
 		} else {
 			blocks = append(blocks, slack.NewActionBlock("", link))
 		}
@@ -160,7 +167,28 @@ const (
 	// SlackActionSelect and the option's index (0-based) picks that
 	// option of a single-choice selection.
 	SlackActionSelect = "elicitation.select."
+	// SlackActionApproveStanding approves and makes a standing approval:
+	// for SlackStanding, SlackStandingUses uses, holding every field
+	// elicitation.Payload.RuleFields names.
+	SlackActionApproveStanding = "elicitation.approve_standing"
 )
+
+// The standing approval an interactive message's Approve for 1 hour makes.
+const (
+	// SlackStandingFor is how long it lasts, unless the operator's cap is
+	// shorter (SlackStanding).
+	SlackStandingFor = time.Hour
+	// SlackStandingUses is how many later requests it may decide.
+	SlackStandingUses = 10
+)
+
+// SlackStanding is how long the standing approval of the Approve for…
+// button lasts under the operator's cap maxTTL (Service.StandingMaxTTL):
+// SlackStandingFor, or maxTTL if shorter; 0 (no such button) for a cap of
+// 0, where reviewers do not sign in.
+func SlackStanding(maxTTL time.Duration) time.Duration {
+	return max(min(SlackStandingFor, maxTTL), 0)
+}
 
 // MaxSlackOptions is the most options a selection may have to be decided
 // in Slack; a larger one shows only Review and decide.
@@ -195,15 +223,19 @@ func quorumLine(c *elicitation.Choices) string {
 }
 
 // decisionBlocks are the buttons of an interactive message, and the link.
-func decisionBlocks(n elicitation.Notice, u string, link *slack.ButtonBlockElement) []slack.Block {
+func decisionBlocks(n elicitation.Notice, u string, link *slack.ButtonBlockElement, standing time.Duration) []slack.Block {
 	c := n.Choices
 	decline := slackButton(SlackActionDecline, "Decline", u, slack.StyleDanger, nil)
 	link.Style = ""
 	if n.Kind == elicitation.KindApproval {
 		approve := slackButton(SlackActionApprove, "Approve", u, slack.StylePrimary,
 			slackConfirm("Approve this request?", "The agent goes ahead as asked. This is recorded under your name.", "Approve"))
-		return []slack.Block{slack.NewActionBlock("elicitation.decide",
-			approve, slackButton(SlackActionApproveComment, "Approve with comment", u, "", nil), decline, link)}
+		els := []slack.BlockElement{approve}
+		if standing > 0 && c.Standing {
+			els = append(els, standingButton(u, standing))
+		}
+		els = append(els, slackButton(SlackActionApproveComment, "Approve with comment", u, "", nil), decline, link)
+		return []slack.Block{slack.NewActionBlock("elicitation.decide", els...)}
 	}
 	decline.Text = SlackPlain("None of these")
 	if !SlackSingleChoice(c) {
@@ -218,6 +250,16 @@ func decisionBlocks(n elicitation.Notice, u string, link *slack.ButtonBlockEleme
 		slack.NewActionBlock("elicitation.options", opts...),
 		slack.NewActionBlock("elicitation.decide", decline, link),
 	}
+}
+
+// standingButton is Approve for…: it approves and makes a standing
+// approval lasting d.
+func standingButton(u string, d time.Duration) *slack.ButtonBlockElement {
+	label := "Approve for " + elicitation.HumanDuration(d)
+	return slackButton(SlackActionApproveStanding, label, u, "", slackConfirm(label+"?",
+		"The agent goes ahead as asked. For "+elicitation.HumanDuration(d)+", up to "+strconv.Itoa(SlackStandingUses)+
+			" later requests of the same agent that match this one (the same tool and arguments, or the same context) are approved in your name too, without asking. Revoke it in your inbox.",
+		"Approve"))
 }
 
 func slackButton(action, text, value string, style slack.Style, confirm *slack.ConfirmationBlockObject) *slack.ButtonBlockElement {

@@ -298,20 +298,24 @@ func TestSlackInteractiveBlockKit(t *testing.T) {
 	}
 	n := sampleNotice(elicitation.EventCreated)
 	cases := map[string]struct {
-		kind    elicitation.Kind
-		c       *elicitation.Choices
-		buttons int
+		kind     elicitation.Kind
+		c        *elicitation.Choices
+		standing time.Duration // how long Approve for… approves
+		buttons  int
 	}{
-		"approval":         {elicitation.KindApproval, &elicitation.Choices{Approvals: 10, Approvers: []string{long}}, 4},
-		"form":             {elicitation.KindApproval, &elicitation.Choices{FormRequired: true}, 1},
-		"single of five":   {elicitation.KindSelection, &elicitation.Choices{Options: opts, MinSelections: 1, MaxSelections: 1}, 7},
-		"multiple":         {elicitation.KindSelection, &elicitation.Choices{Options: opts, MinSelections: 1, MaxSelections: 5}, 3},
-		"six":              {elicitation.KindSelection, &elicitation.Choices{Options: append(opts, opts[0]), MinSelections: 1, MaxSelections: 1}, 1},
-		"no choices (old)": {elicitation.KindApproval, nil, 1},
+		"approval":         {elicitation.KindApproval, &elicitation.Choices{Approvals: 10, Approvers: []string{long}}, time.Hour, 4},
+		"standing":         {elicitation.KindApproval, &elicitation.Choices{Standing: true}, time.Hour, 5},
+		"standing, capped": {elicitation.KindApproval, &elicitation.Choices{Standing: true}, 15 * time.Minute, 5},
+		"no sign-in":       {elicitation.KindApproval, &elicitation.Choices{Standing: true}, 0, 4},
+		"form":             {elicitation.KindApproval, &elicitation.Choices{FormRequired: true, Standing: true}, time.Hour, 1},
+		"single of five":   {elicitation.KindSelection, &elicitation.Choices{Options: opts, MinSelections: 1, MaxSelections: 1}, time.Hour, 7},
+		"multiple":         {elicitation.KindSelection, &elicitation.Choices{Options: opts, MinSelections: 1, MaxSelections: 5}, time.Hour, 3},
+		"six":              {elicitation.KindSelection, &elicitation.Choices{Options: append(opts, opts[0]), MinSelections: 1, MaxSelections: 1}, time.Hour, 1},
+		"no choices (old)": {elicitation.KindApproval, nil, time.Hour, 1},
 	}
 	for name, tc := range cases {
 		n.Kind, n.Choices = tc.kind, tc.c
-		b, _ := json.Marshal(notify.SlackInteractiveMessage(n))
+		b, _ := json.Marshal(notify.SlackInteractiveMessage(n, tc.standing))
 		var doc any
 		_ = json.Unmarshal(b, &doc)
 		if err := rs.Validate(doc); err != nil {
@@ -346,4 +350,32 @@ func mrkdwnTexts(v any) []string {
 		}
 	}
 	return out
+}
+
+// TestSlackStandingButton: Approve for… lasts an hour, or the operator's
+// shorter cap, and says so; without sign-in (a cap of 0) there is none.
+func TestSlackStandingButton(t *testing.T) {
+	t.Parallel()
+	n := sampleNotice(elicitation.EventCreated)
+	n.Kind, n.Choices = elicitation.KindApproval, &elicitation.Choices{Standing: true}
+	for _, tc := range []struct {
+		maxTTL time.Duration
+		want   time.Duration
+		label  string
+	}{
+		{24 * time.Hour, time.Hour, "Approve for 1 hour"},
+		{time.Hour, time.Hour, "Approve for 1 hour"},
+		{15 * time.Minute, 15 * time.Minute, "Approve for 15 minutes"},
+		{0, 0, ""},
+	} {
+		d := notify.SlackStanding(tc.maxTTL)
+		if d != tc.want {
+			t.Errorf("SlackStanding(%s) = %s, want %s", tc.maxTTL, d, tc.want)
+		}
+		b, _ := json.Marshal(notify.SlackInteractiveMessage(n, d))
+		has := strings.Contains(string(b), `"action_id":"`+notify.SlackActionApproveStanding+`"`)
+		if has != (tc.label != "") || tc.label != "" && !strings.Contains(string(b), `"text":"`+tc.label+`"`) {
+			t.Errorf("cap %s: the message %s, want the button %q", tc.maxTTL, b, tc.label)
+		}
+	}
 }

@@ -34,6 +34,10 @@ type Options struct {
 	SES func(from string, to []string, configurationSet string) Sender
 	// Now is the clock of webhook timestamps and mail dates; default time.Now.
 	Now func() time.Time
+	// SlackStandingFor is how long the standing approval of an interactive
+	// Slack message's Approve for… button lasts (SlackStanding of the
+	// operator's cap); 0, as where reviewers do not sign in: no such button.
+	SlackStandingFor time.Duration
 }
 
 // New builds the targets of cfg (validated by Parse).
@@ -56,7 +60,7 @@ func New(cfg Config, o Options) (*Targets, error) {
 		case TypeWebhook:
 			t.senders[name] = &Webhook{URL: tc.URL, Secret: []byte(tc.Secret), Client: o.HTTPClient, Now: o.Now}
 		case TypeSlack:
-			t.senders[name] = &Slack{URL: tc.URL, Client: o.HTTPClient, Interactive: tc.Interactive}
+			t.senders[name] = &Slack{URL: tc.URL, Client: o.HTTPClient, Interactive: tc.Interactive, StandingFor: o.SlackStandingFor}
 		case TypeNtfy:
 			t.senders[name] = &Ntfy{URL: tc.URL, Topic: tc.Topic, Token: tc.Token, Client: o.HTTPClient}
 		case TypeEmail:

@@ -281,7 +281,7 @@ func inboxRowOf(it elicitation.InboxItem) inboxRow {
 	row := inboxRow{
 		Href: "./" + url.PathEscape(it.ID), Headline: headlineText(it.Headline), By: it.Owner,
 		Anonymous: it.Owner == "" || it.Owner == elicitation.Anonymous,
-		Left:      humanDuration(it.Left) + " left", ExpiresISO: it.ExpiresAt.UTC().Format(time.RFC3339),
+		Left:      elicitation.HumanDuration(it.Left) + " left", ExpiresISO: it.ExpiresAt.UTC().Format(time.RFC3339),
 		Soon: it.Left < soonLeft, ID: it.ID, Pick: it.Kind == elicitation.KindApproval,
 	}
 	if row.Headline == "" {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -55,9 +54,9 @@ type ruleFieldView struct {
 }
 
 // standingOffer is the standing approval part of rec's decision form, or nil
-// where a rule cannot decide rec.
+// where the domain offers none (Record.StandingOffered).
 func standingOffer(rec elicitation.Record, maxTTL time.Duration, pr *prior) *standingView {
-	if rec.State.Kind != elicitation.KindApproval || rec.Payload.Schema != nil || rec.State.Quorum() > 1 {
+	if !rec.StandingOffered() {
 		return nil
 	}
 	v := &standingView{Principal: rec.State.Owner, Uses: strconv.Itoa(defaultRuleUses), MaxUses: elicitation.MaxRuleUses}
@@ -72,9 +71,10 @@ func standingOffer(rec elicitation.Record, maxTTL time.Duration, pr *prior) *sta
 		v.Uses = sent.Get(ruleUses)
 	}
 	v.Durations = durationChoices(maxTTL, cmpDuration(sent.Get(ruleFor), time.Hour))
-	for i, f := range ruleFields(rec.Payload.Context, v.Tool != "") {
-		b, _ := json.Marshal(f.path)
-		fv := ruleFieldView{ID: "rule-f" + strconv.Itoa(i), Value: string(b), Label: strings.Join(f.path, "."), Shown: f.shown, Checked: true}
+	fields, _ := rec.Payload.RuleFields()
+	for i, f := range fields {
+		b, _ := json.Marshal(f.Path)
+		fv := ruleFieldView{ID: "rule-f" + strconv.Itoa(i), Value: string(b), Label: strings.Join(f.Path, "."), Shown: shownValue(f.Value), Checked: true}
 		if sent != nil {
 			fv.Checked = slices.Contains(sent[ruleField], fv.Value)
 		}
@@ -104,7 +104,7 @@ func durationChoices(maxTTL, want time.Duration) []choice {
 	}
 	out := make([]choice, len(ds))
 	for i, d := range ds {
-		out[i] = choice{Value: d.String(), Label: humanDuration(d), Selected: d == want}
+		out[i] = choice{Value: d.String(), Label: elicitation.HumanDuration(d), Selected: d == want}
 	}
 	return out
 }
@@ -114,48 +114,6 @@ func cmpDuration(s string, def time.Duration) time.Duration {
 		return d
 	}
 	return def
-}
-
-type ruleFieldOf struct {
-	path  []string
-	shown string
-}
-
-// ruleFields are the fields the page offers to hold: a gate call's
-// arguments, else the context's top-level fields, in name order, at most
-// elicitation.MaxRuleConstraints.
-func ruleFields(ctx json.RawMessage, gate bool) []ruleFieldOf {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(ctx, &top) != nil {
-		return nil
-	}
-	var prefix []string
-	if gate {
-		prefix = []string{"arguments"}
-		top = nil
-		var v struct {
-			Arguments map[string]json.RawMessage `json:"arguments"`
-		}
-		_ = json.Unmarshal(ctx, &v)
-		top = v.Arguments
-	}
-	names := make([]string, 0, len(top))
-	for k := range top {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	var out []ruleFieldOf
-	for _, k := range names {
-		if len(out) == elicitation.MaxRuleConstraints || len(top[k]) > elicitation.MaxConstraintBytes {
-			continue
-		}
-		shown := string(top[k])
-		if r := []rune(shown); len(r) > maxValueShown {
-			shown = string(r[:maxValueShown-1]) + "…"
-		}
-		out = append(out, ruleFieldOf{path: append(slices.Clone(prefix), k), shown: shown})
-	}
-	return out
 }
 
 // ruleInput reads the standing approval the form asks for, at now: nil
@@ -183,6 +141,15 @@ func ruleInput(form url.Values, now time.Time) (*elicitation.RuleInput, error) {
 	return in, nil
 }
 
+// shownValue is a field's JSON value as the page shows it, cut at
+// maxValueShown characters.
+func shownValue(v json.RawMessage) string {
+	if r := []rune(string(v)); len(r) > maxValueShown {
+		return string(r[:maxValueShown-1]) + "…"
+	}
+	return string(v)
+}
+
 func truncateText(s string, n int) string {
 	if r := []rune(s); len(r) > n {
 		return string(r[:n]) + "…"
@@ -207,5 +174,5 @@ func ruleMade(sub elicitation.Submission, now time.Time) string {
 	if sub.Rule == nil {
 		return ""
 	}
-	return fmt.Sprintf("Later requests like this one are approved for you too: up to %d, for %s. See or revoke it in your inbox.", sub.Rule.MaxUses, humanDuration(sub.Rule.ExpiresAt.Sub(now).Round(time.Minute)))
+	return sub.Rule.Summary(now)
 }

@@ -3,9 +3,7 @@ package review
 import (
 	"fmt"
 	"html/template"
-	"math"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -102,7 +100,7 @@ func asked(st elicitation.State, p elicitation.Payload, now time.Time) askedView
 		By: st.Owner, Client: p.Client.String(),
 		At: timeText(st.CreatedAt), AtISO: st.CreatedAt.UTC().Format(time.RFC3339),
 		Expires: timeText(st.ExpiresAt), ExpiresISO: st.ExpiresAt.UTC().Format(time.RFC3339),
-		ExpiresIn: humanDuration(st.ExpiresAt.Sub(now)) + " left",
+		ExpiresIn: elicitation.HumanDuration(st.ExpiresAt.Sub(now)) + " left",
 	}
 	a.Anonymous = a.By == "" || a.By == elicitation.Anonymous
 	return a
@@ -151,24 +149,4 @@ func (h *Handler) pendingView(rv elicitation.Review, pr *prior, reviewer string)
 		}
 	}
 	return v, nil
-}
-
-func humanDuration(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return "less than a minute"
-	case d < 2*time.Minute:
-		return "1 minute"
-	case d < time.Hour:
-		return strconv.Itoa(int(d/time.Minute)) + " minutes"
-	}
-	h := int(math.Round(d.Hours()*10)) / 10
-	m := int(d/time.Minute) % 60
-	if m == 0 {
-		if h == 1 {
-			return "1 hour"
-		}
-		return strconv.Itoa(h) + " hours"
-	}
-	return fmt.Sprintf("%d h %d min", int(d/time.Hour), m)
 }

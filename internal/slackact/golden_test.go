@@ -99,7 +99,8 @@ func TestBlockKitGolden(t *testing.T) {
 		"approval-quorum": with(func(n *elicitation.Notice) {
 			n.Choices.Approvals, n.Choices.Approvers = 2, []string{"alice@example.com"}
 		}),
-		"approval-form": with(func(n *elicitation.Notice) { n.Choices.FormRequired = true }),
+		"approval-standing": with(func(n *elicitation.Notice) { n.Choices.Standing = true }),
+		"approval-form":     with(func(n *elicitation.Notice) { n.Choices.FormRequired = true }),
 		"selection-one": with(func(n *elicitation.Notice) {
 			n.Kind, n.Choices.Options, n.Choices.MinSelections, n.Choices.MaxSelections = elicitation.KindSelection, options("eu-west-1", "us-east-1", "ap-south-1"), 1, 1
 		}),
@@ -116,7 +117,7 @@ func TestBlockKitGolden(t *testing.T) {
 	for name, n := range messages {
 		t.Run("message-"+name, func(t *testing.T) {
 			t.Parallel()
-			msg := notify.SlackInteractiveMessage(n)
+			msg := notify.SlackInteractiveMessage(n, time.Hour)
 			b, _ := json.Marshal(msg)
 			var doc any
 			_ = json.Unmarshal(b, &doc)

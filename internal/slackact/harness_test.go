@@ -290,6 +290,8 @@ type envOptions struct {
 	teams    []string
 	botToken string // default botToken
 	owner    string // default deploy-bot
+	// standing bounds standing approvals (with signIn).
+	standing elicitation.StandingPolicy
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -313,11 +315,17 @@ func newEnv(t *testing.T, o envOptions) *env {
 		Targets: map[string]notify.TargetConfig{"approvals": {Type: notify.TypeSlack, URL: e.slack.srv.URL + "/services/T0/B0/x", Interactive: true}},
 		Slack:   notify.SlackAppConfig{Users: o.users, Teams: o.teams},
 	}
-	targets, err := notify.New(cfg, notify.Options{Now: e.clock.Now})
+	no := notify.Options{Now: e.clock.Now}
+	if o.signIn {
+		// As the deployment wires it (internal/compose/notifypart).
+		no.SlackStandingFor = notify.SlackStanding(cmp.Or(o.standing.MaxTTL, elicitation.DefaultRuleMaxTTL))
+	}
+	targets, err := notify.New(cfg, no)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.svc = elicitation.NewService(elicitation.Config{Store: st, Now: e.clock.Now, Notifications: targets, SignIn: o.signIn, Policy: elicitation.ReviewerPolicy{BarOwner: true}})
+	e.svc = elicitation.NewService(elicitation.Config{Store: st, Now: e.clock.Now, Notifications: targets, SignIn: o.signIn,
+		Policy: elicitation.ReviewerPolicy{BarOwner: true}, Standing: o.standing})
 	e.dlv = &notify.Deliverer{Store: st, Targets: targets, Now: e.clock.Now, Log: slog.New(slog.DiscardHandler)}
 	if o.botToken == "" {
 		o.botToken = botToken

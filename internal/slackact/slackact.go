@@ -8,7 +8,9 @@
 // identity, so that who may decide is decided exactly as on the review
 // page; and the original message is updated through the interaction's
 // response_url to show who decided. A user the mapping does not know, or
-// who may not decide, is told so in a note only they see.
+// who may not decide, is told so in a note only they see. Approve for 1
+// hour also makes a standing approval, as the review page's fieldset
+// would with its starting choices (approveStanding).
 //
 // docs/notifications.md is the operator's guide; docs/security.md says
 // what a decision made in Slack proves.
@@ -48,6 +50,9 @@ type Service interface {
 	Submit(ctx context.Context, id, key string, sub elicitation.Submission) (elicitation.State, error)
 	Receipt(ctx context.Context, id, key string) (elicitation.Review, error)
 	MayDecide(ctx context.Context, id, key string) (elicitation.State, error)
+	// StandingMaxTTL bounds the standing approval Approve for 1 hour
+	// makes (notify.SlackStanding); 0 without reviewer sign-in.
+	StandingMaxTTL() time.Duration
 }
 
 // Options configure the handler; Service, SigningSecret and BotToken are
@@ -253,6 +258,8 @@ func (h *Handler) blockActions(ctx context.Context, in *interaction) {
 	switch {
 	case a.ActionID == notify.SlackActionApprove:
 		h.decide(ctx, in.ResponseURL, t, sub, false)
+	case a.ActionID == notify.SlackActionApproveStanding:
+		h.approveStanding(ctx, in.ResponseURL, t, sub)
 	case strings.HasPrefix(a.ActionID, notify.SlackActionSelect):
 		h.selectOption(ctx, in.ResponseURL, t, sub, strings.TrimPrefix(a.ActionID, notify.SlackActionSelect))
 	case a.ActionID == notify.SlackActionDecline || a.ActionID == notify.SlackActionApproveComment || a.ActionID == notify.SlackActionChoose:
@@ -277,6 +284,37 @@ func (h *Handler) selectOption(ctx context.Context, responseURL string, t target
 	}
 	sub.SelectedIDs = []string{rv.Payload.Options[i].ID}
 	h.decide(ctx, responseURL, t, sub, false)
+}
+
+// approveStanding approves and makes a standing approval (Approve for 1
+// hour): lasting notify.SlackStanding under the operator's cap, for
+// notify.SlackStandingUses later requests, holding every field the domain
+// holds by default (Payload.RuleFields), on a request the domain offers
+// it for where the reviewer sees no fields (Record.StandingInPlace). The
+// Service checks the rule as it checks the page's; a refusal records no
+// decision and no rule, and the reviewer is told why. Once it lands, the
+// reviewer is told what was made.
+func (h *Handler) approveStanding(ctx context.Context, responseURL string, t target, sub elicitation.Submission) {
+	rv, err := h.svc.Receipt(ctx, t.id, t.key)
+	if err != nil {
+		h.refused(ctx, responseURL, t, err)
+		return
+	}
+	if !rv.Record.StandingInPlace() {
+		h.ephemeral(ctx, responseURL, "This request cannot be approved standing from Slack: it asks for a form, several approvals or a choice, "+
+			"or a standing approval could not hold all of it. Use Approve, or Review and decide (which shows the fields a standing approval holds).")
+		return
+	}
+	now := h.now()
+	in := &elicitation.RuleInput{ExpiresAt: now.Add(notify.SlackStanding(h.svc.StandingMaxTTL())), MaxUses: notify.SlackStandingUses}
+	fields, _ := rv.Payload.RuleFields()
+	for _, f := range fields {
+		in.Equal = append(in.Equal, f.Path)
+	}
+	sub.Rule = in
+	if h.decide(ctx, responseURL, t, sub, false) == nil {
+		h.ephemeral(ctx, responseURL, "Approved. "+in.Summary(now))
+	}
 }
 
 // decide lands sub: first the check of MayDecide, which records nothing
@@ -314,6 +352,9 @@ func (h *Handler) refused(ctx context.Context, responseURL string, t target, err
 	switch {
 	case errors.Is(err, elicitation.ErrConflict), errors.Is(err, elicitation.ErrCanceled), errors.Is(err, elicitation.ErrExpired):
 		h.update(ctx, responseURL, t)
+	case refusesRule(err):
+		h.ephemeral(ctx, responseURL, "Nothing was approved: "+sentence(elicitation.PublicMessage(err))+
+			" Use Approve alone, or Review and decide to choose what a standing approval holds.")
 	case errors.Is(err, elicitation.ErrNotFound):
 		h.ephemeral(ctx, responseURL, "This request no longer exists (it was removed after its retention period).")
 	case errors.Is(err, elicitation.ErrOwnerBarred):
@@ -326,6 +367,17 @@ func (h *Handler) refused(ctx context.Context, responseURL string, t target, err
 	default:
 		h.ephemeral(ctx, responseURL, sentence(elicitation.PublicMessage(err)))
 	}
+}
+
+// refusesRule says whether err refuses the standing approval asked for
+// with a decision, rather than the decision.
+func refusesRule(err error) bool {
+	for _, e := range []error{elicitation.ErrRuleInvalid, elicitation.ErrRuleNeedsArgument, elicitation.ErrRuleNeedsSignIn, elicitation.ErrRuleQuorum, elicitation.ErrTooManyRules} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 func sentence(s string) string {
@@ -347,7 +399,7 @@ func (h *Handler) update(ctx context.Context, responseURL string, t target) {
 		h.log.WarnContext(ctx, "slack interaction: the request could not be read back", "elicitationId", t.id, "err", err)
 		return
 	}
-	msg := notify.SlackInteractiveMessage(noticeOf(rv, t.link))
+	msg := notify.SlackInteractiveMessage(noticeOf(rv, t.link), notify.SlackStanding(h.svc.StandingMaxTTL()))
 	msg.ReplaceOriginal = true
 	h.respond(ctx, responseURL, msg)
 }

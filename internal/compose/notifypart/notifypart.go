@@ -84,6 +84,11 @@ func Targets(ctx context.Context, s compose.Settings, secret func(context.Contex
 		return nil, fmt.Errorf("%s: %w", from, err)
 	}
 	var o notify.Options
+	if s.SignIn() {
+		// Interactive Slack messages offer Approve for 1 hour (the
+		// Service's StandingMaxTTL is this cap with sign-in).
+		o.SlackStandingFor = notify.SlackStanding(s.StandingMaxTTL)
+	}
 	if cfg.Email.SES.Enabled {
 		if ses == nil {
 			return nil, fmt.Errorf("%s: email.ses.enabled, but this deployment sends no e-mail through SES", from)
