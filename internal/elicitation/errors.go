@@ -51,6 +51,11 @@ var (
 	// requests pending at once (Request.MaxPending). The Service answers
 	// it as a Busy *Error saying so; it is an ErrBusy.
 	ErrTooManyPending = fmt.Errorf("too many pending requests: %w", ErrBusy)
+	// ErrRuleNotSaved: Submit recorded the approval, but the standing
+	// approval asked for with it could not be stored. The decision stands
+	// (Submit returns its state with this error); later requests are
+	// asked of a human as before.
+	ErrRuleNotSaved = errors.New("the approval is recorded, but the standing approval could not be saved")
 )
 
 // Error is an error whose message is safe to show to an agent or a reviewer:

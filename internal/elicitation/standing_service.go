@@ -175,19 +175,25 @@ func (s *Service) checkRule(r Rule, rec Record) error {
 
 // saveRule stores r (nil: none), made with the approval that left the
 // request in state st, once that approval decided it, and records it in
-// the trail of the request it was made from.
+// the trail of the request it was made from. A rule not stored is an
+// ErrRuleNotSaved: the approval stands.
 func (s *Service) saveRule(ctx context.Context, rule *Rule, st State) error {
 	if rule == nil || st.Status != StatusSubmitted {
 		return nil
 	}
 	r := *rule
 	if err := s.store.CreateRule(ctx, r); err != nil {
-		return fmt.Errorf("standing approval: %w", err)
+		return fmt.Errorf("%w: %w", ErrRuleNotSaved, err)
 	}
 	e := AuditEntry{At: r.CreatedAt, Action: ActionRuleCreated, Principal: r.By, Issuer: r.Author.Issuer,
 		Detail: fmt.Sprintf("rule %s: up to %d uses until %s", r.ID, r.MaxUses, r.ExpiresAt.Format(time.RFC3339))}
 	if err := s.store.Append(ctx, r.From, e); err != nil {
-		return fmt.Errorf("standing approval %s: %w", r.ID, err)
+		// A rule the trail does not name must not decide anything: take
+		// it back (were that to fail too, the author's inbox lists it).
+		if _, rerr := s.store.RevokeRule(ctx, r.By, r.ID, r.CreatedAt); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		return fmt.Errorf("%w: standing approval %s: %w", ErrRuleNotSaved, r.ID, err)
 	}
 	return nil
 }

@@ -280,3 +280,59 @@ func TestStandingMaxTTL(t *testing.T) {
 		t.Errorf("without sign-in: %s", got)
 	}
 }
+
+// ruleFaults is an embedded store whose rule writes fail as asked: the
+// rule itself, or the rule_created entry of the trail it was made from.
+type ruleFaults struct {
+	*boltstore.Store
+	createFails, auditFails bool
+}
+
+var errFault = errors.New("disk full")
+
+func (f *ruleFaults) CreateRule(ctx context.Context, r elicitation.Rule) error {
+	if f.createFails {
+		return errFault
+	}
+	return f.Store.CreateRule(ctx, r)
+}
+
+func (f *ruleFaults) Append(ctx context.Context, id string, e elicitation.AuditEntry) error {
+	if f.auditFails && e.Action == elicitation.ActionRuleCreated {
+		return errFault
+	}
+	return f.Store.Append(ctx, id, e)
+}
+
+// TestStandingApprovalNotSaved: a rule that cannot be stored, or whose
+// creation the trail cannot record, leaves the approval standing, says
+// ErrRuleNotSaved, and decides nothing later.
+func TestStandingApprovalNotSaved(t *testing.T) {
+	t.Parallel()
+	for name, f := range map[string]*ruleFaults{"rule": {createFails: true}, "trail": {auditFails: true}} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			bs, err := boltstore.Open(filepath.Join(t.TempDir(), "s.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = bs.Close() })
+			f.Store = bs
+			c := testclock.New(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
+			s := standing{elicitation.NewService(elicitation.Config{Store: f, Now: c.Now, SignIn: true, Standing: elicitation.StandingPolicy{RequireArgument: true}}), c, bs}
+			rev := signedIn("rev@example.com")
+			first := s.create(t, "agent", gateCall("staging"))
+			err = s.approveWith(rev, first.ID, &elicitation.RuleInput{ExpiresAt: c.Now().Add(time.Hour), MaxUses: 2, Constraints: onEnv(t, "staging")})
+			if !errors.Is(err, elicitation.ErrRuleNotSaved) {
+				t.Fatalf("approve with a rule the store refuses: %v, want ErrRuleNotSaved", err)
+			}
+			if st, err := s.svc.Status(context.Background(), "agent", first.ID); err != nil || st.Status != elicitation.StatusSubmitted {
+				t.Fatalf("the approval: %+v, %v; want it to stand", st, err)
+			}
+			c.Add(time.Minute)
+			if next := s.create(t, "agent", gateCall("staging")); next.Status != elicitation.StatusPending {
+				t.Errorf("a like call after the rule was lost: %s, want pending (asked of a human)", next.Status)
+			}
+		})
+	}
+}

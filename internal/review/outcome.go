@@ -183,13 +183,14 @@ func submitted(err error, st elicitation.State, sub elicitation.Submission) outc
 // reply is what a page is built from; which fields matter depends on the
 // outcome's page.
 type reply struct {
-	id, key string
-	review  elicitation.Review     // pagePending, pageClosed, pageReceipt
-	state   elicitation.State      // pageReceipt: the state Submit returned
-	sub     elicitation.Submission // pageReceipt: what was sent
-	prior   *prior                 // pagePending: what to show again
-	refusal string                 // overrides the rule's audit reason
-	err     error                  // outInternal: logged, never shown
+	id, key  string
+	review   elicitation.Review     // pagePending, pageClosed, pageReceipt
+	state    elicitation.State      // pageReceipt: the state Submit returned
+	sub      elicitation.Submission // pageReceipt: what was sent
+	prior    *prior                 // pagePending: what to show again
+	refusal  string                 // overrides the rule's audit reason
+	ruleLost bool                   // pageReceipt: the standing approval asked for was not saved
+	err      error                  // outInternal: logged, never shown
 }
 
 // respond writes outcome o: it audits a refusal the rule names (a wrong key
@@ -222,7 +223,7 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, o outcome, x r
 			return
 		}
 	case pageReceipt:
-		v = receiptPage(x.review.Record, x.state, x.sub)
+		v = receiptPage(x.review.Record, x.state, x.sub, x.ruleLost)
 	case pageCounted:
 		v = approvalCounted(x.state)
 	case pageClosed:

@@ -3,6 +3,7 @@ package review
 import (
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,9 +36,24 @@ func TestOutcomesTable(t *testing.T) {
 func TestReceiptNamesTheReviewer(t *testing.T) {
 	for by, want := range map[string]string{"alice@example.com": "alice@example.com", elicitation.Reviewer: ""} {
 		st := elicitation.State{ID: "x", Kind: elicitation.KindApproval, Decision: elicitation.DecisionSubmitted, DecidedAt: time.Date(2026, 3, 14, 9, 30, 0, 0, time.UTC), DecidedBy: by}
-		r := receiptPage(elicitation.Record{State: st}, st, elicitation.Submission{}).Final.Receipt
+		r := receiptPage(elicitation.Record{State: st}, st, elicitation.Submission{}, false).Final.Receipt
 		if r.By != want || r.At != "Sat 14 Mar 2026, 09:30 UTC" {
 			t.Errorf("decided by %q: receipt By %q At %q", by, r.By, r.At)
+		}
+	}
+}
+
+// TestReceiptSaysWhatRuleWasMade: an approval with a standing approval
+// says what was made, or, when the Service could not save it, that later
+// requests are asked as before, never that they are approved.
+func TestReceiptSaysWhatRuleWasMade(t *testing.T) {
+	at := time.Date(2026, 3, 14, 9, 30, 0, 0, time.UTC)
+	st := elicitation.State{ID: "x", Kind: elicitation.KindApproval, Decision: elicitation.DecisionSubmitted, DecidedAt: at}
+	sub := elicitation.Submission{Decision: elicitation.DecisionSubmitted, Rule: &elicitation.RuleInput{ExpiresAt: at.Add(time.Hour), MaxUses: 10}}
+	for lost, want := range map[bool]string{false: "are approved for you too", true: "could not be saved"} {
+		text := strings.Join(receiptPage(elicitation.Record{State: st}, st, sub, lost).Final.Text, " ")
+		if !strings.Contains(text, want) || lost == strings.Contains(text, "approved for you too") {
+			t.Errorf("rule lost %v: %q, want %q", lost, text, want)
 		}
 	}
 }

@@ -84,6 +84,12 @@ func (h *Handler) serveSubmit(w http.ResponseWriter, r *http.Request) {
 	}
 	sub.Rule = rule
 	st, err := h.svc.Submit(r.Context(), id, key, sub)
+	ruleLost := errors.Is(err, elicitation.ErrRuleNotSaved)
+	if ruleLost {
+		// The approval stands; the page says the rule was not made.
+		h.log.ErrorContext(r.Context(), "standing approval not saved", "elicitationId", id, "err", err)
+		err = nil
+	}
 	switch o := submitted(err, st, sub); o {
 	case outInvalid:
 		h.reshow(w, r, x, outInvalid, priorOf(form, err))
@@ -94,7 +100,7 @@ func (h *Handler) serveSubmit(w http.ResponseWriter, r *http.Request) {
 			h.log.WarnContext(r.Context(), "review receipt", "elicitationId", id, "err", rerr)
 			rv = elicitation.Review{}
 		}
-		h.respond(w, r, o, reply{id: id, key: key, review: rv, state: st, sub: sub})
+		h.respond(w, r, o, reply{id: id, key: key, review: rv, state: st, sub: sub, ruleLost: ruleLost})
 	default:
 		h.respond(w, r, o, reply{id: id, key: key, state: st, err: err})
 	}

@@ -81,8 +81,9 @@ func answeredText(st elicitation.State) string {
 
 // receiptPage is the page after a decision landed (or its retry): what was
 // recorded and when. rec is the request read back after the decision; if
-// that read failed, rec is zero and the page falls back to sub.
-func receiptPage(rec elicitation.Record, st elicitation.State, sub elicitation.Submission) *pageView {
+// that read failed, rec is zero and the page falls back to sub. ruleLost:
+// the standing approval sub asked for could not be saved.
+func receiptPage(rec elicitation.Record, st elicitation.State, sub elicitation.Submission, ruleLost bool) *pageView {
 	v := &pageView{Message: messageHTML(rec.Payload.Message), Final: &finalView{Class: "done"}}
 	if rec.Payload.Message == "" {
 		v.Message = ""
@@ -103,7 +104,10 @@ func receiptPage(rec elicitation.Record, st elicitation.State, sub elicitation.S
 	default:
 		f.Heading = "Approved"
 		f.Text = []string{"The agent has your approval."}
-		if t := ruleMade(sub, st.DecidedAt); t != "" {
+		switch t := ruleMade(sub, st.DecidedAt); {
+		case ruleLost:
+			f.Text = append(f.Text, "The standing approval could not be saved: later requests like this one will be asked of you as before. Approve the next one with a standing approval to try again.")
+		case t != "":
 			f.Text = append(f.Text, t)
 		}
 	}

@@ -312,8 +312,12 @@ func (h *Handler) approveStanding(ctx context.Context, responseURL string, t tar
 		in.Equal = append(in.Equal, f.Path)
 	}
 	sub.Rule = in
-	if h.decide(ctx, responseURL, t, sub, false) == nil {
+	switch err := h.decide(ctx, responseURL, t, sub, false); {
+	case err == nil:
 		h.ephemeral(ctx, responseURL, "Approved. "+in.Summary(now))
+	case errors.Is(err, elicitation.ErrRuleNotSaved):
+		h.log.ErrorContext(ctx, "slack interaction: standing approval not saved", "elicitationId", t.id, "err", err)
+		h.ephemeral(ctx, responseURL, "Approved, but the standing approval could not be saved: later requests like this one will be asked of you as before.")
 	}
 }
 
@@ -331,7 +335,7 @@ func (h *Handler) decide(ctx context.Context, responseURL string, t target, sub 
 		_, err = h.svc.Submit(ctx, t.id, t.key, sub)
 	}
 	switch {
-	case err == nil:
+	case err == nil, errors.Is(err, elicitation.ErrRuleNotSaved): // the approval stands
 		h.update(ctx, responseURL, t)
 	case !inDialog || elicitation.CodeOf(err) != elicitation.CodeInvalidArgument:
 		h.refused(ctx, responseURL, t, err)
