@@ -262,15 +262,20 @@ func GateTool(ctx json.RawMessage) (tool string, ok bool) {
 	return *v.Tool, true
 }
 
-// StandingOffered reports whether a reviewer approving rec is offered to
-// make the approval standing, on every surface that offers it (the review
-// page's "Approve, and also approve calls like this for…", an interactive
-// Slack message's "Approve for 1 hour"): an approval with no form to fill
-// that one approval decides. The Service checks again when the rule is
-// made (Submission.Rule), and refuses one that needs sign-in it does not
-// have.
+// StandingOffered reports whether a reviewer answering rec is offered to
+// make the answer standing on the review page ("Approve, and also approve
+// calls like this for…"; for a selection, "Send this choice, and also…"):
+// an approval with no form to fill, or a selection, that one answer
+// decides. The Service checks again when the rule is made
+// (Submission.Rule), and refuses one that needs sign-in it does not have.
 func (r Record) StandingOffered() bool {
-	return r.State.Kind == KindApproval && r.Payload.Schema == nil && r.State.Quorum() <= 1
+	switch r.State.Kind {
+	case KindApproval:
+		return r.Payload.Schema == nil && r.State.Quorum() <= 1
+	case KindSelection:
+		return r.State.Quorum() <= 1
+	}
+	return false
 }
 
 // RuleField is a field of a request's context that a standing approval
@@ -327,12 +332,12 @@ func (p Payload) RuleFields() (fields []RuleField, whole bool) {
 
 // StandingInPlace reports whether an approval of r may be made standing
 // where the reviewer sees only its message, not the fields a rule holds
-// (a notice's buttons: Slack's Approve for 1 hour): where the review page
-// offers it (StandingOffered) and the default fields hold the whole
-// request (RuleFields).
+// (a notice's buttons: Slack's Approve for 1 hour): an approval where the
+// review page offers it (StandingOffered) and the default fields hold the
+// whole request (RuleFields).
 func (r Record) StandingInPlace() bool {
 	_, whole := r.Payload.RuleFields()
-	return r.StandingOffered() && whole
+	return r.State.Kind == KindApproval && r.StandingOffered() && whole
 }
 
 // decodeContext decodes a context for matching, numbers kept as written.

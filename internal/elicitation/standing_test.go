@@ -254,7 +254,8 @@ func TestStandingOffered(t *testing.T) {
 		{"approval without context", Record{State: State{Kind: KindApproval}}, true, false},
 		{"quorum of two", Record{State: State{Kind: KindApproval, Approvals: 2}, Payload: Payload{Context: ctx}}, false, false},
 		{"a form", Record{State: State{Kind: KindApproval}, Payload: Payload{Schema: schema, Context: ctx}}, false, false},
-		{"a selection", Record{State: State{Kind: KindSelection}, Payload: Payload{Context: ctx}}, false, false},
+		{"a selection", Record{State: State{Kind: KindSelection}, Payload: Payload{Context: ctx}}, true, false},
+		{"a selection, quorum of two", Record{State: State{Kind: KindSelection, Approvals: 2}, Payload: Payload{Context: ctx}}, false, false},
 	} {
 		if got := tc.rec.StandingOffered(); got != tc.offered {
 			t.Errorf("%s: offered %v, want %v", tc.name, got, tc.offered)

@@ -40,6 +40,7 @@ const maxValueShown = 80
 
 type standingView struct {
 	On        bool
+	Selection bool // the rule picks this answer's options in later selections
 	Principal string
 	Tool      string
 	Durations []choice
@@ -59,7 +60,7 @@ func standingOffer(rec elicitation.Record, maxTTL time.Duration, pr *prior) *sta
 	if !rec.StandingOffered() {
 		return nil
 	}
-	v := &standingView{Principal: rec.State.Owner, Uses: strconv.Itoa(defaultRuleUses), MaxUses: elicitation.MaxRuleUses}
+	v := &standingView{Selection: rec.State.Kind == elicitation.KindSelection, Principal: rec.State.Owner, Uses: strconv.Itoa(defaultRuleUses), MaxUses: elicitation.MaxRuleUses}
 	if v.Principal == "" || v.Principal == elicitation.Anonymous {
 		v.Principal = "an agent without credentials"
 	}

@@ -129,6 +129,52 @@ func TestStandingApprovalPage(t *testing.T) {
 	}
 }
 
+// TestStandingSelectionPage: a selection's page offers to pick the same
+// options in later requests like it; the rule made with a pick answers the
+// next selection from the same agent that offers them, at its creation,
+// and not one that lacks them or comes from another agent.
+func TestStandingSelectionPage(t *testing.T) {
+	e := newSignedInEnv(t)
+	pick := func(owner string, ids ...string) created {
+		var opts []json.RawMessage
+		for _, id := range ids {
+			opts = append(opts, json.RawMessage(`{"id":"`+id+`","label":"Region `+id+`"}`))
+		}
+		c, err := e.svc.CreateSelection(context.Background(), owner, elicitation.SelectionInput{Message: "Which region?", Options: opts, TimeoutSeconds: 3600})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return created{c.State.ID, c.ReviewKey}
+	}
+	first := pick("agent", "eu", "us")
+	tok, page := e.pageToken("bob", first)
+	if want := "Send this choice, and also pick it for requests like this for…"; !strings.Contains(page.Body, want) {
+		t.Errorf("the selection's page lacks %q", want)
+	}
+	f := ruleForm(tok, "3")
+	f.Set("option", "eu")
+	if r := e.postAs("bob", "/review/"+first.ID, f); r.Status != http.StatusOK {
+		t.Fatalf("pick with a rule: %d %s", r.Status, r.Body)
+	}
+	next := pick("agent", "us", "eu", "ap")
+	if st := e.state(next); st.Status != elicitation.StatusSubmitted || st.DecidedVia != elicitation.ViaRule || st.DecidedBy != "bob@example.com" {
+		t.Fatalf("the next like selection: %+v, want answered by bob's rule", st)
+	}
+	if res, err := e.svc.Result(context.Background(), "agent", next.ID); err != nil || strings.Join(res.SelectedIDs, ",") != "eu" {
+		t.Errorf("the rule's answer: %v, %v; want eu", res.SelectedIDs, err)
+	}
+	for name, owner := range map[string]string{"without eu": "agent", "from another agent": "other-agent"} {
+		ids := []string{"eu", "us"}
+		if owner == "agent" {
+			ids = []string{"us", "ap"}
+		}
+		c := pick(owner, ids...)
+		if st, err := e.svc.Status(context.Background(), owner, c.ID); err != nil || st.Status != elicitation.StatusPending {
+			t.Errorf("a selection %s: %s, %v; want pending", name, st.Status, err)
+		}
+	}
+}
+
 // TestStandingApprovalNotOffered: no offer without sign-in, on a form to
 // fill, or on a quorum.
 func TestStandingApprovalNotOffered(t *testing.T) {

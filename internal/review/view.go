@@ -144,9 +144,9 @@ func (h *Handler) pendingView(rv elicitation.Review, pr *prior, reviewer string)
 			return nil, err
 		}
 		v.Approval = a
-		if reviewer != "" {
-			v.Standing = standingOffer(rec, h.svc.StandingMaxTTL(), pr)
-		}
+	}
+	if reviewer != "" {
+		v.Standing = standingOffer(rec, h.svc.StandingMaxTTL(), pr)
 	}
 	return v, nil
 }
