@@ -3,11 +3,13 @@ package mcptools_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
@@ -322,9 +324,9 @@ func TestHostFormSessionless(t *testing.T) {
 	}
 	// A state for another request is refused; a good answer lands once.
 	other, otherState := ask(map[string]any{"message": "Which?", "options": threeOptions, "maxSelections": 2})
-	res, err = answerInHost(cs, id, otherState, &mcp.ElicitResult{Action: "accept", Content: map[string]any{"reason": "ok"}})
-	if err != nil || !res.IsError || !strings.Contains(text(res), "belongs to another request") {
-		t.Errorf("foreign state: %q, %v", text(res), err)
+	_, err = answerInHost(cs, id, otherState, &mcp.ElicitResult{Action: "accept", Content: map[string]any{"reason": "ok"}})
+	if je := (*jsonrpc.Error)(nil); !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams || !strings.Contains(je.Message, "belongs to another request") {
+		t.Errorf("foreign state: %v, want a -32602 error", err)
 	}
 	res, err = answerInHost(cs, id, state, &mcp.ElicitResult{Action: "accept", Content: map[string]any{"reason": "ok", "ok": true, "comment": "go"}})
 	if err != nil || res.IsError || !strings.Contains(text(res), `"submitted"`) {
@@ -354,9 +356,10 @@ func TestHostFormSessionless(t *testing.T) {
 	// An answer after expiry decides nothing.
 	late, lateState := ask(map[string]any{"message": "Late?", "options": threeOptions, "timeoutSeconds": 60})
 	e.clock.Add(2 * time.Minute)
-	res, err = answerInHost(cs, late["elicitationId"].(string), lateState, &mcp.ElicitResult{Action: "accept", Content: map[string]any{"selection": "a"}})
-	if err != nil || !strings.Contains(text(res), "expired") {
-		t.Fatalf("answer after expiry: %q, %v", text(res), err)
+	// Its state expired with it: the retry is refused (-32602).
+	_, err = answerInHost(cs, late["elicitationId"].(string), lateState, &mcp.ElicitResult{Action: "accept", Content: map[string]any{"selection": "a"}})
+	if je := (*jsonrpc.Error)(nil); !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams || !strings.Contains(je.Message, "expired") {
+		t.Fatalf("answer after expiry: %v, want a -32602 error saying the state expired", err)
 	}
 	tr, err := e.svc.OperatorAudit(context.Background(), late["elicitationId"].(string))
 	if err != nil {

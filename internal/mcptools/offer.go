@@ -2,10 +2,8 @@ package mcptools
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -51,10 +49,9 @@ func (s *Server) awaitOffers(ctx context.Context, req *mcp.CallToolRequest, id s
 		left, err := s.askOnSession(ctx, req, id, o.params, bound)
 		return nil, left, err
 	}
-	state, _ := json.Marshal(pushState{ID: id, Principal: principal, Expires: o.expires, WaitUntil: s.svc.Now().Add(bound), Nonce: rand.Text()})
 	return &mcp.CallToolResult{
 		InputRequests: mcp.InputRequestMap{o.key: o.params},
-		RequestState:  s.sealer.Seal(o.purpose, state),
+		RequestState:  sealState(s.sealer, o.purpose, pushState{ID: id, Principal: principal, Expires: o.expires, WaitUntil: s.svc.Now().Add(bound)}),
 	}, 0, nil
 }
 
@@ -70,7 +67,7 @@ func (s *Server) offerAnswered(ctx context.Context, req *mcp.CallToolRequest, id
 	if form {
 		purpose = purposeHostState
 	}
-	st, err := s.openState(purpose, req.Params.RequestState, id, principal, now)
+	st, err := openState(s.sealer, purpose, req.Params.RequestState, id, principal, now)
 	if err != nil {
 		return 0, err
 	}
