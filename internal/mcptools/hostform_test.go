@@ -447,3 +447,50 @@ func TestHostFormInputRequiredRound(t *testing.T) {
 		t.Errorf("result = %v", res)
 	}
 }
+
+// TestHostFormAskedAgain: on 2026-07-28 a retry that carries the form's
+// request state but not the form's answer (inputResponses missing or
+// keyed otherwise) is asked the form again under a fresh state, and the
+// answer under that state lands; nothing is decided meanwhile.
+func TestHostFormAskedAgain(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{stateless: true, hostForm: true})
+	cs, _ := connectFormHost(t, e, proto20260728, false)
+	c := ok(t, cs, mcptools.ToolApproval, map[string]any{"message": "Deploy?", "askInHost": true,
+		"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean"}}}})
+	id := c["elicitationId"].(string)
+	await := func(state string, inputs mcp.InputResponseMap) *mcp.CallToolResult {
+		t.Helper()
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: mcptools.ToolAwait,
+			Arguments: map[string]any{"elicitationId": id, "waitSeconds": 0.1}, RequestState: state, InputResponses: inputs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	asked := func(res *mcp.CallToolResult, when string) string {
+		t.Helper()
+		p, isForm := res.InputRequests["hostForm"].(*mcp.ElicitParams)
+		if !res.NeedsInput() || !isForm || p.Mode == "url" || res.RequestState == "" {
+			t.Fatalf("%s: %+v, want the host's form asked", when, res)
+		}
+		return res.RequestState
+	}
+	first := asked(await("", nil), "first await")
+	for name, inputs := range map[string]mcp.InputResponseMap{
+		"no inputResponses": nil,
+		"another key":       {"wrong_key": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"ok": true}}},
+	} {
+		if again := asked(await(first, inputs), name); again == first {
+			t.Errorf("%s: asked again under the same state", name)
+		}
+	}
+	if st := ok(t, cs, mcptools.ToolStatus, map[string]any{"elicitationId": id}); st["status"] != "pending" {
+		t.Fatalf("asking again decided: %v", st)
+	}
+	again := asked(await(first, nil), "asked again")
+	res := await(again, mcp.InputResponseMap{"hostForm": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"ok": true}}})
+	if res.IsError || !strings.Contains(text(res), `"submitted"`) {
+		t.Fatalf("the answer under the fresh state: %q", text(res))
+	}
+}
