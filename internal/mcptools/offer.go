@@ -50,7 +50,7 @@ func (s *Server) awaitOffers(ctx context.Context, req *mcp.CallToolRequest, id s
 	}
 	return &mcp.CallToolResult{
 		InputRequests: mcp.InputRequestMap{o.key: o.params},
-		RequestState:  sealState(s.sealer, o.purpose, pushState{ID: id, Principal: principal, Expires: o.expires, WaitUntil: s.svc.Now().Add(bound)}),
+		RequestState:  SealState(s.sealer, o.purpose, RequestState{ID: id, Principal: principal, Expires: o.expires, WaitUntil: s.svc.Now().Add(bound)}),
 	}, 0, nil
 }
 
@@ -67,9 +67,9 @@ func (s *Server) offerAnswered(ctx context.Context, req *mcp.CallToolRequest, id
 	if form {
 		purpose = purposeHostState
 	}
-	st, err := openState(s.sealer, purpose, req.Params.RequestState, id, principal, now)
+	st, err := OpenState(s.sealer, purpose, req.Params.RequestState, id, principal, now)
 	if err != nil && !form {
-		if hst, herr := openState(s.sealer, purposeHostState, req.Params.RequestState, id, principal, now); herr == nil {
+		if hst, herr := OpenState(s.sealer, purposeHostState, req.Params.RequestState, id, principal, now); herr == nil {
 			return s.formAgain(ctx, req, id, hst)
 		}
 	}
@@ -100,7 +100,7 @@ func (s *Server) offerAnswered(ctx context.Context, req *mcp.CallToolRequest, id
 // re-requests what is missing), under a fresh state for the same wait,
 // while the request may still be decided in the host; else the wait left
 // goes on. Nothing is recorded: the form was offered once already.
-func (s *Server) formAgain(ctx context.Context, req *mcp.CallToolRequest, id string, st pushState) (*mcp.CallToolResult, time.Duration, error) {
+func (s *Server) formAgain(ctx context.Context, req *mcp.CallToolRequest, id string, st RequestState) (*mcp.CallToolResult, time.Duration, error) {
 	left := max(st.WaitUntil.Sub(s.svc.Now()), time.Nanosecond)
 	o, err := s.hostFormOffer(ctx, req, id)
 	if o == nil || err != nil {
@@ -108,7 +108,7 @@ func (s *Server) formAgain(ctx context.Context, req *mcp.CallToolRequest, id str
 	}
 	return &mcp.CallToolResult{
 		InputRequests: mcp.InputRequestMap{o.key: o.params},
-		RequestState:  sealState(s.sealer, o.purpose, pushState{ID: id, Principal: st.Principal, Expires: o.expires, WaitUntil: st.WaitUntil}),
+		RequestState:  SealState(s.sealer, o.purpose, RequestState{ID: id, Principal: st.Principal, Expires: o.expires, WaitUntil: st.WaitUntil}),
 	}, 0, nil
 }
 

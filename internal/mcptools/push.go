@@ -174,4 +174,4 @@ func (s *Server) pushOnSession(ss *mcp.ServerSession, st elicitation.State, mess
 }
 
 // The request state of a multi round-trip without a session
-// (pushState, openState, errBadState) is rounds.go's.
+// (RequestState, OpenState, errBadState) is rounds.go's.

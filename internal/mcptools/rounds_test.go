@@ -2,90 +2,62 @@ package mcptools_test
 
 import (
 	"errors"
-	"maps"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
 	"github.com/mcp-elicitation/elicitation/internal/sealer"
 )
 
-// asking is a 2026-07-28 tools/call of principal declaring caps in its _meta.
-func asking(principal string, caps map[string]any) *mcp.CallToolRequest {
-	return &mcp.CallToolRequest{
-		Params: &mcp.CallToolParamsRaw{Meta: mcp.Meta{"io.modelcontextprotocol/clientCapabilities": caps}},
-		Extra:  &mcp.RequestExtra{TokenInfo: &auth.TokenInfo{UserID: principal}},
-	}
-}
-
-// TestRoundsDeclared: a client is asked only for the inputs it declared.
-func TestRoundsDeclared(t *testing.T) {
+// TestRequestState: a request state opens with what it binds, unless it
+// was altered, sealed by other keys or for another purpose, is another
+// request's or principal's, or expired: each refused as the retry's
+// invalid params (-32602).
+func TestRequestState(t *testing.T) {
 	t.Parallel()
-	inputs := mcp.InputRequestMap{
-		"form":     &mcp.ElicitParams{Message: "m", RequestedSchema: map[string]any{"type": "object"}},
-		"url":      &mcp.ElicitParams{Mode: "url", Message: "m", URL: "https://x.invalid/", ElicitationID: "e"},
-		"sampling": &mcp.CreateMessageParams{MaxTokens: 1},
-		"roots":    &mcp.ListRootsParams{},
-	}
-	empty := map[string]any{}
-	for _, c := range []struct {
-		caps map[string]any
-		want []string
-	}{
-		{map[string]any{}, nil},
-		{map[string]any{"elicitation": empty}, []string{"form"}},
-		{map[string]any{"elicitation": map[string]any{"url": empty}}, []string{"url"}},
-		{map[string]any{"elicitation": map[string]any{"form": empty, "url": empty}}, []string{"form", "url"}},
-		{map[string]any{"sampling": empty}, []string{"sampling"}},
-		{map[string]any{"roots": empty, "sampling": empty}, []string{"roots", "sampling"}},
-	} {
-		got, _ := mcptools.NewRounds(nil, time.Now).Ask(asking("alice", c.caps), "p", inputs, nil)
-		if keys := slices.Sorted(maps.Keys(got)); !slices.Equal(keys, c.want) {
-			t.Errorf("caps %v: asked %v, want %v", c.caps, keys, c.want)
-		}
-	}
-}
-
-// TestRoundsState: a request state comes back with its memo, unless it was
-// altered, sealed for another purpose, or is another principal's, or
-// expired: each refused as the request's invalid params (-32602).
-func TestRoundsState(t *testing.T) {
-	t.Parallel()
-	keys, err := sealer.ParseKeyring(sealer.GenerateSecret())
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys, other := keyring(t), keyring(t)
 	now := time.Now()
-	r := mcptools.NewRounds(keys, func() time.Time { return now })
-	caps := map[string]any{"elicitation": map[string]any{}}
-	_, state := r.Ask(asking("alice", caps), "tool a", mcp.InputRequestMap{}, []byte(`{"step":2}`))
-	if memo, err := r.Resume(asking("alice", caps), "tool a", state); err != nil || string(memo) != `{"step":2}` {
-		t.Fatalf("resume = %s, %v", memo, err)
+	st := mcptools.RequestState{ID: "e1", Principal: "alice", Expires: now.Add(time.Minute), Memo: []byte(`{"step":2}`)}
+	sealed := mcptools.SealState(keys, "p", st)
+	if again := mcptools.SealState(keys, "p", st); again == sealed {
+		t.Error("two states sealed alike: the nonce should make each unique")
 	}
-	later := mcptools.NewRounds(keys, func() time.Time { return now.Add(mcptools.StateTTL) })
+	got, err := mcptools.OpenState(keys, "p", sealed, "e1", "alice", now)
+	if err != nil || string(got.Memo) != `{"step":2}` || got.Nonce == "" || !got.Expires.Equal(st.Expires) {
+		t.Fatalf("open = %+v, %v", got, err)
+	}
 	for _, c := range []struct {
-		name, who, purpose, state string
-		r                         *mcptools.Rounds
-		want                      string
+		name           string
+		keys           mcptools.Sealer
+		purpose, state string
+		id, principal  string
+		at             time.Time
+		want           string
 	}{
-		{"tampered", "alice", "tool a", state + "-TAMPERED", r, "altered or foreign"},
-		{"another purpose", "alice", "tool b", state, r, "altered or foreign"},
-		{"another principal", "bob", "tool a", state, r, "belongs to another request or another agent"},
-		{"expired", "alice", "tool a", state, later, "has expired"},
+		{"tampered", keys, "p", sealed + "-TAMPERED", "e1", "alice", now, "altered or foreign"},
+		{"other keys", other, "p", sealed, "e1", "alice", now, "altered or foreign"},
+		{"no keys", nil, "p", sealed, "e1", "alice", now, "is not one this server issued"},
+		{"another purpose", keys, "q", sealed, "e1", "alice", now, "altered or foreign"},
+		{"another request", keys, "p", sealed, "e2", "alice", now, "belongs to another request or another agent"},
+		{"another principal", keys, "p", sealed, "e1", "bob", now, "belongs to another request or another agent"},
+		{"expired", keys, "p", sealed, "e1", "alice", now.Add(time.Minute), "has expired"},
 	} {
-		_, err := c.r.Resume(asking(c.who, caps), c.purpose, c.state)
+		_, err := mcptools.OpenState(c.keys, c.purpose, c.state, c.id, c.principal, c.at)
 		var je *jsonrpc.Error
 		if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams || !strings.Contains(je.Message, c.want) {
 			t.Errorf("%s: %v, want a -32602 error saying %q", c.name, err, c.want)
 		}
 	}
-	if _, none := r.Ask(asking("alice", caps), "tool a", mcp.InputRequestMap{}, nil); none != "" {
-		t.Errorf("a round without memo has state %q", none)
+}
+
+func keyring(t *testing.T) *sealer.Keyring {
+	t.Helper()
+	k, err := sealer.ParseKeyring(sealer.GenerateSecret())
+	if err != nil {
+		t.Fatal(err)
 	}
+	return k
 }

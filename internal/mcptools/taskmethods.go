@@ -40,7 +40,7 @@ func (t *tasks) method(ctx context.Context, method string, req mcp.Request) (mcp
 			return nil, &jsonrpc.Error{Code: mcp.CodeHeaderMismatch, Message: nameMismatch + method}
 		}
 	}
-	tg := target{req: req, f: f, principal: principalOf(req.GetExtra())}
+	tg := target{req: req, f: f, principal: PrincipalOf(req.GetExtra())}
 	st, err := t.s.svc.Status(ctx, tg.principal, *id)
 	if err != nil {
 		return nil, t.readError(ctx, *id, err)
