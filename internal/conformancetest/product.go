@@ -48,14 +48,7 @@ func Product(revision string) Known {
 		"caching/sep-2549-resources-read-caching-hints":                               "skipped by the suite: resources/list is empty without --mcp-app, so there is no resources/read to check",
 		"http-custom-header-server-validation":                                        "no product tool declares an x-mcp-header annotation (none takes an argument a gateway routes on)",
 	})
-	for _, sc := range []string{
-		"input-required-result-basic-elicitation", "input-required-result-basic-sampling",
-		"input-required-result-basic-list-roots", "input-required-result-request-state",
-		"input-required-result-multiple-input-requests", "input-required-result-multi-round",
-		"input-required-result-missing-input-response", "input-required-result-non-tool-request",
-		"input-required-result-result-type", "input-required-result-tampered-state",
-		"input-required-result-capability-check", "input-required-result-ignore-extra-params",
-	} {
+	for _, sc := range InputRequiredScenarios {
 		k[sc] = "calls the suite's input-required fixture tools (test_input_required_result_*), which the product does not have; the fixture server runs it (TestConformanceFixture)"
 	}
 	for _, sc := range TasksScenarios {
@@ -63,6 +56,18 @@ func Product(revision string) Known {
 	}
 	k["tasks-status-notifications"] = StatusSkipped
 	return k
+}
+
+// InputRequiredScenarios are the suite's input-required-result-* scenarios
+// that call its input-required fixtures (test_input_required_result_*),
+// which the fixture server has (its inputs.go).
+var InputRequiredScenarios = []string{
+	"input-required-result-basic-elicitation", "input-required-result-basic-sampling",
+	"input-required-result-basic-list-roots", "input-required-result-request-state",
+	"input-required-result-multiple-input-requests", "input-required-result-multi-round",
+	"input-required-result-missing-input-response", "input-required-result-non-tool-request",
+	"input-required-result-result-type", "input-required-result-tampered-state",
+	"input-required-result-capability-check", "input-required-result-ignore-extra-params",
 }
 
 // TasksScenarios are the suite's scenarios for the io.modelcontextprotocol/tasks

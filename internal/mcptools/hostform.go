@@ -169,7 +169,8 @@ func (s *Server) submitHostAnswer(ctx context.Context, principal, id string, res
 	}
 	key, err := s.sealer.Open(hostKeyPurpose(id), p.HostLink)
 	if err != nil {
-		return errBadState("is not one this server can use any more (its keys changed)")
+		// The request's own sealed key, not the retry's state: a tool error.
+		return badArg("requestState", "requestState is not one this server can use any more (its keys changed): call elicit_await again without it")
 	}
 	sub, err := hostSubmission(p, res, nonce)
 	if err == nil {

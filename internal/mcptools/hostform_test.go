@@ -3,11 +3,13 @@ package mcptools_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
@@ -322,9 +324,9 @@ func TestHostFormSessionless(t *testing.T) {
 	}
 	// A state for another request is refused; a good answer lands once.
 	other, otherState := ask(map[string]any{"message": "Which?", "options": threeOptions, "maxSelections": 2})
-	res, err = answerInHost(cs, id, otherState, &mcp.ElicitResult{Action: "accept", Content: map[string]any{"reason": "ok"}})
-	if err != nil || !res.IsError || !strings.Contains(text(res), "belongs to another request") {
-		t.Errorf("foreign state: %q, %v", text(res), err)
+	_, err = answerInHost(cs, id, otherState, &mcp.ElicitResult{Action: "accept", Content: map[string]any{"reason": "ok"}})
+	if je := (*jsonrpc.Error)(nil); !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams || !strings.Contains(je.Message, "belongs to another request") {
+		t.Errorf("foreign state: %v, want a -32602 error", err)
 	}
 	res, err = answerInHost(cs, id, state, &mcp.ElicitResult{Action: "accept", Content: map[string]any{"reason": "ok", "ok": true, "comment": "go"}})
 	if err != nil || res.IsError || !strings.Contains(text(res), `"submitted"`) {
@@ -354,9 +356,10 @@ func TestHostFormSessionless(t *testing.T) {
 	// An answer after expiry decides nothing.
 	late, lateState := ask(map[string]any{"message": "Late?", "options": threeOptions, "timeoutSeconds": 60})
 	e.clock.Add(2 * time.Minute)
-	res, err = answerInHost(cs, late["elicitationId"].(string), lateState, &mcp.ElicitResult{Action: "accept", Content: map[string]any{"selection": "a"}})
-	if err != nil || !strings.Contains(text(res), "expired") {
-		t.Fatalf("answer after expiry: %q, %v", text(res), err)
+	// Its state expired with it: the retry is refused (-32602).
+	_, err = answerInHost(cs, late["elicitationId"].(string), lateState, &mcp.ElicitResult{Action: "accept", Content: map[string]any{"selection": "a"}})
+	if je := (*jsonrpc.Error)(nil); !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams || !strings.Contains(je.Message, "expired") {
+		t.Fatalf("answer after expiry: %v, want a -32602 error saying the state expired", err)
 	}
 	tr, err := e.svc.OperatorAudit(context.Background(), late["elicitationId"].(string))
 	if err != nil {
@@ -442,5 +445,52 @@ func TestHostFormInputRequiredRound(t *testing.T) {
 	res := ok(t, cs, mcptools.ToolResult, map[string]any{"elicitationId": c["elicitationId"]})
 	if res["decision"] != "submitted" || res["comment"] != "ship it" || res["decidedVia"] != "host-form" {
 		t.Errorf("result = %v", res)
+	}
+}
+
+// TestHostFormAskedAgain: on 2026-07-28 a retry that carries the form's
+// request state but not the form's answer (inputResponses missing or
+// keyed otherwise) is asked the form again under a fresh state, and the
+// answer under that state lands; nothing is decided meanwhile.
+func TestHostFormAskedAgain(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{stateless: true, hostForm: true})
+	cs, _ := connectFormHost(t, e, proto20260728, false)
+	c := ok(t, cs, mcptools.ToolApproval, map[string]any{"message": "Deploy?", "askInHost": true,
+		"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean"}}}})
+	id := c["elicitationId"].(string)
+	await := func(state string, inputs mcp.InputResponseMap) *mcp.CallToolResult {
+		t.Helper()
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: mcptools.ToolAwait,
+			Arguments: map[string]any{"elicitationId": id, "waitSeconds": 0.1}, RequestState: state, InputResponses: inputs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	asked := func(res *mcp.CallToolResult, when string) string {
+		t.Helper()
+		p, isForm := res.InputRequests["hostForm"].(*mcp.ElicitParams)
+		if !res.NeedsInput() || !isForm || p.Mode == "url" || res.RequestState == "" {
+			t.Fatalf("%s: %+v, want the host's form asked", when, res)
+		}
+		return res.RequestState
+	}
+	first := asked(await("", nil), "first await")
+	for name, inputs := range map[string]mcp.InputResponseMap{
+		"no inputResponses": nil,
+		"another key":       {"wrong_key": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"ok": true}}},
+	} {
+		if again := asked(await(first, inputs), name); again == first {
+			t.Errorf("%s: asked again under the same state", name)
+		}
+	}
+	if st := ok(t, cs, mcptools.ToolStatus, map[string]any{"elicitationId": id}); st["status"] != "pending" {
+		t.Fatalf("asking again decided: %v", st)
+	}
+	again := asked(await(first, nil), "asked again")
+	res := await(again, mcp.InputResponseMap{"hostForm": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"ok": true}}})
+	if res.IsError || !strings.Contains(text(res), `"submitted"`) {
+		t.Fatalf("the answer under the fresh state: %q", text(res))
 	}
 }

@@ -2,10 +2,8 @@ package mcptools
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -30,8 +28,7 @@ type offer struct {
 // wait on a retry or after the host's form, else wait.
 func (s *Server) awaitOffers(ctx context.Context, req *mcp.CallToolRequest, id string, wait time.Duration) (res *mcp.CallToolResult, _ time.Duration, _ error) {
 	if req.Params.RequestState != "" {
-		left, err := s.offerAnswered(ctx, req, id)
-		return nil, left, err
+		return s.offerAnswered(ctx, req, id)
 	}
 	o, err := s.hostFormOffer(ctx, req, id)
 	if o == nil && err == nil {
@@ -51,10 +48,9 @@ func (s *Server) awaitOffers(ctx context.Context, req *mcp.CallToolRequest, id s
 		left, err := s.askOnSession(ctx, req, id, o.params, bound)
 		return nil, left, err
 	}
-	state, _ := json.Marshal(pushState{ID: id, Principal: principal, Expires: o.expires, WaitUntil: s.svc.Now().Add(bound), Nonce: rand.Text()})
 	return &mcp.CallToolResult{
 		InputRequests: mcp.InputRequestMap{o.key: o.params},
-		RequestState:  s.sealer.Seal(o.purpose, state),
+		RequestState:  SealState(s.sealer, o.purpose, RequestState{ID: id, Principal: principal, Expires: o.expires, WaitUntil: s.svc.Now().Add(bound)}),
 	}, 0, nil
 }
 
@@ -62,35 +58,58 @@ func (s *Server) awaitOffers(ctx context.Context, req *mcp.CallToolRequest, id s
 // returns the wait left: the host's answer to its form is submitted as the
 // review page would submit it; an answer to the link (accept, decline,
 // cancel, nothing) is recorded once, since the human's answer comes from
-// the review page.
-func (s *Server) offerAnswered(ctx context.Context, req *mcp.CallToolRequest, id string) (time.Duration, error) {
+// the review page. A retry of the form that lacks the form's answer is
+// asked the form again (formAgain).
+func (s *Server) offerAnswered(ctx context.Context, req *mcp.CallToolRequest, id string) (*mcp.CallToolResult, time.Duration, error) {
 	principal, now := principal(req), s.svc.Now()
 	answer, form := req.Params.InputResponses[hostInputKey]
 	purpose := purposeState
 	if form {
 		purpose = purposeHostState
 	}
-	st, err := s.openState(purpose, req.Params.RequestState, id, principal, now)
+	st, err := OpenState(s.sealer, purpose, req.Params.RequestState, id, principal, now)
+	if err != nil && !form {
+		if hst, herr := OpenState(s.sealer, purposeHostState, req.Params.RequestState, id, principal, now); herr == nil {
+			return s.formAgain(ctx, req, id, hst)
+		}
+	}
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
 	left := max(st.WaitUntil.Sub(now), time.Nanosecond)
 	if form {
 		res, ok := answer.(*mcp.ElicitResult)
 		if !ok {
-			return 0, badArg("inputResponses", "inputResponses.%s must be the answer to the host form", hostInputKey)
+			return nil, 0, badArg("inputResponses", "inputResponses.%s must be the answer to the host form", hostInputKey)
 		}
-		return left, s.submitHostAnswer(ctx, principal, id, res, st.Nonce)
+		return nil, left, s.submitHostAnswer(ctx, principal, id, res, st.Nonce)
 	}
 	sum := sha256.Sum256([]byte(st.Nonce))
 	first, err := s.svc.RecordPushAnswer(ctx, principal, id, "state "+hex.EncodeToString(sum[:8]))
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
 	if !first {
-		return 0, errBadState("was already used")
+		return nil, 0, errBadState("was already used")
 	}
-	return left, nil
+	return nil, left, nil
+}
+
+// formAgain answers a retry that carries the host form's request state st
+// but not the form's answer: the form is asked again (SEP-2322: a server
+// re-requests what is missing), under a fresh state for the same wait,
+// while the request may still be decided in the host; else the wait left
+// goes on. Nothing is recorded: the form was offered once already.
+func (s *Server) formAgain(ctx context.Context, req *mcp.CallToolRequest, id string, st RequestState) (*mcp.CallToolResult, time.Duration, error) {
+	left := max(st.WaitUntil.Sub(s.svc.Now()), time.Nanosecond)
+	o, err := s.hostFormOffer(ctx, req, id)
+	if o == nil || err != nil {
+		return nil, left, err
+	}
+	return &mcp.CallToolResult{
+		InputRequests: mcp.InputRequestMap{o.key: o.params},
+		RequestState:  SealState(s.sealer, o.purpose, RequestState{ID: id, Principal: st.Principal, Expires: o.expires, WaitUntil: st.WaitUntil}),
+	}, 0, nil
 }
 
 // hostFormOffer is the host's own form for request id where the

@@ -2,7 +2,6 @@ package mcptools
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -174,40 +173,5 @@ func (s *Server) pushOnSession(ss *mcp.ServerSession, st elicitation.State, mess
 	}
 }
 
-// pushState is what a sessionless push's request state binds.
-type pushState struct {
-	ID        string    `json:"e"`
-	Principal string    `json:"p"`
-	Expires   time.Time `json:"x"`
-	// WaitUntil is when the first call's wait would have ended: the retry
-	// continues that wait rather than starting a new one.
-	WaitUntil time.Time `json:"w"`
-	// Nonce makes each state unique, so that it is accepted once.
-	Nonce string `json:"n"`
-}
-
-// errBadState is the tool error for request state that is not this
-// server's for this request and principal, or is too old.
-func errBadState(why string) error {
-	return badArg("requestState", "requestState %s: call elicit_await again without it", why)
-}
-
-// openState checks the request state a retry carries, sealed for purpose
-// (purposeState, or the host form's purposeHostState).
-func (s *Server) openState(purpose, sealed, id, principal string, now time.Time) (pushState, error) {
-	if s.sealer == nil {
-		return pushState{}, errBadState("is not one this server issued")
-	}
-	b, err := s.sealer.Open(purpose, sealed)
-	var st pushState
-	if err != nil || json.Unmarshal(b, &st) != nil {
-		return pushState{}, errBadState("is not one this server issued (altered or foreign)")
-	}
-	if st.ID != id || st.Principal != principal {
-		return pushState{}, errBadState("belongs to another request or another agent")
-	}
-	if !now.Before(st.Expires) {
-		return pushState{}, errBadState("has expired")
-	}
-	return st, nil
-}
+// The request state of a multi round-trip without a session
+// (RequestState, OpenState, errBadState) is rounds.go's.

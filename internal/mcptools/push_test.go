@@ -2,6 +2,7 @@ package mcptools_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
@@ -66,12 +68,10 @@ func TestSessionlessPushState(t *testing.T) {
 
 	refused := func(who *mcp.ClientSession, id, state, want string) {
 		t.Helper()
-		res, err := who.CallTool(context.Background(), &mcp.CallToolParams{Name: mcptools.ToolAwait, Arguments: map[string]any{"elicitationId": id, "waitSeconds": 0.1}, RequestState: state})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := text(res); !res.IsError || !strings.Contains(got, want) {
-			t.Errorf("request state for %s: %q, want an error saying %q", id, got, want)
+		_, err := who.CallTool(context.Background(), &mcp.CallToolParams{Name: mcptools.ToolAwait, Arguments: map[string]any{"elicitationId": id, "waitSeconds": 0.1}, RequestState: state})
+		var je *jsonrpc.Error
+		if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams || !strings.Contains(je.Message, want) {
+			t.Errorf("request state for %s: %v, want a -32602 error saying %q", id, err, want)
 		}
 	}
 	refused(bob, id, state, "belongs to another request or another agent")
@@ -217,16 +217,16 @@ func TestSessionlessPushStateRacingRetries(t *testing.T) {
 	for range n {
 		select {
 		case err := <-errs:
-			t.Fatalf("racer: %v", err)
-		case res := <-results:
-			switch got := text(res); {
-			case !res.IsError:
-				accepted++
-			case strings.Contains(got, "was already used"):
-				used++
-			default:
-				t.Errorf("racer got %q", got)
+			var je *jsonrpc.Error
+			if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams || !strings.Contains(je.Message, "was already used") {
+				t.Errorf("racer: %v, want a -32602 error saying it was already used", err)
 			}
+			used++
+		case res := <-results:
+			if res.IsError {
+				t.Errorf("racer got %q", text(res))
+			}
+			accepted++
 		}
 	}
 	if accepted != 1 || used != n-1 {

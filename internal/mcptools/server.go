@@ -336,7 +336,7 @@ func bind(ctx context.Context, r *http.Request) (context.Context, context.Cancel
 
 // principal is the authenticated agent identity of a call: the user id
 // the bearer-token middleware recorded, else elicitation.Anonymous.
-func principal(req *mcp.CallToolRequest) string { return principalOf(req.Extra) }
+func principal(req *mcp.CallToolRequest) string { return PrincipalOf(req.Extra) }
 
 const anonymous = elicitation.Anonymous
 

@@ -76,7 +76,7 @@ func (t *tasks) create(ctx context.Context, next mcp.MethodHandler, cr *mcp.Call
 		t.s.log.ErrorContext(ctx, "task tool returned no request", "tool", cr.Params.Name)
 		return nil, errInternal
 	}
-	principal := principalOf(cr.Extra)
+	principal := PrincipalOf(cr.Extra)
 	st, err := t.s.svc.Status(ctx, principal, out.ElicitationID)
 	if err != nil {
 		t.s.log.ErrorContext(ctx, "reading a created task failed", "taskId", out.ElicitationID, "err", err)

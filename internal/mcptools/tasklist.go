@@ -35,7 +35,7 @@ func (t *tasks) list(ctx context.Context, req mcp.Request) (mcp.Result, error) {
 			return nil, errInvalid("tasks/list: the cursor is not one this server gave: pass nextCursor as it came, or no cursor to list from the newest task")
 		}
 	}
-	principal := principalOf(req.GetExtra())
+	principal := PrincipalOf(req.GetExtra())
 	states, next, err := t.s.svc.ListOwned(ctx, principal, after, ListPage)
 	if err != nil {
 		if ctx.Err() == nil {

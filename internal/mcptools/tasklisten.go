@@ -35,7 +35,7 @@ func (t *tasks) listen(ctx context.Context, req mcp.Request) (mcp.Result, bool, 
 		return nil, false, nil
 	}
 	subID := meta[listenIDMeta]
-	principal := principalOf(req.GetExtra())
+	principal := PrincipalOf(req.GetExtra())
 	var accepted []string
 	for _, id := range ids {
 		if len(accepted) == MaxListenTasks || slices.Contains(accepted, id) {

@@ -40,7 +40,7 @@ func (t *tasks) method(ctx context.Context, method string, req mcp.Request) (mcp
 			return nil, &jsonrpc.Error{Code: mcp.CodeHeaderMismatch, Message: nameMismatch + method}
 		}
 	}
-	tg := target{req: req, f: f, principal: principalOf(req.GetExtra())}
+	tg := target{req: req, f: f, principal: PrincipalOf(req.GetExtra())}
 	st, err := t.s.svc.Status(ctx, tg.principal, *id)
 	if err != nil {
 		return nil, t.readError(ctx, *id, err)
@@ -74,11 +74,25 @@ func offered(method string, f era, req mcp.Request) error {
 		return notFound("tasks/result is not part of the 2026-07-28 tasks extension: tasks/get carries the result once the task completes")
 	case f == eraCore && method == methodUpdate:
 		return notFound("tasks/update is part of the 2026-07-28 tasks extension, not of protocol " + FirstCoreVersion)
-	case f == eraSessionless && !declaresExtension(req):
-		data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{Extension: map[string]any{}}}})
-		return &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: "Missing required client capability: declare the " + Extension + " extension in the request's capabilities", Data: data}
+	case f == eraSessionless:
+		return RequireExtension(req)
 	}
 	return nil
+}
+
+// RequireExtension refuses a 2026-07-28 request that needs the Tasks
+// extension (a tasks/* method; a call of a tool that can only run as a
+// task, execution.taskSupport "required", which none of this server's
+// tools is: the conformance fixture's) when its capabilities do not
+// declare it: -32021, Missing Required Client Capability, naming the
+// extension in data.requiredCapabilities, as the extension asks. nil when
+// they do.
+func RequireExtension(req mcp.Request) error {
+	if declaresExtension(req) {
+		return nil
+	}
+	data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{Extension: map[string]any{}}}})
+	return &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: "Missing required client capability: declare the " + Extension + " extension in the request's capabilities", Data: data}
 }
 
 func paramsOf(req mcp.Request) (id *string, inputs map[string]json.RawMessage) {

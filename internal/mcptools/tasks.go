@@ -156,9 +156,9 @@ func (s *Server) keptLink(ctx context.Context, principal, id string) (link, mess
 	return string(b), message
 }
 
-// principalOf is the authenticated agent identity of a request: the user
+// PrincipalOf is the authenticated agent identity of a request: the user
 // id the bearer-token middleware recorded, else elicitation.Anonymous.
-func principalOf(extra *mcp.RequestExtra) string {
+func PrincipalOf(extra *mcp.RequestExtra) string {
 	if extra != nil && extra.TokenInfo != nil && extra.TokenInfo.UserID != "" {
 		return extra.TokenInfo.UserID
 	}

@@ -9,6 +9,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/attest"
@@ -122,7 +123,7 @@ const AuditNoteMeta = "elicitation/audit-note"
 // wrap turns a call into a ToolHandler: it binds the context of a tool
 // that can wait to the HTTP request (bind), returns the output as
 // structured content and the same JSON as text, and turns errors into tool
-// errors "code: sentence".
+// errors "code: sentence", but a JSON-RPC error, which refuses the request.
 func (s *Server) wrap(name string, f call) mcp.ToolHandler {
 	bound := canWait(name)
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -133,6 +134,11 @@ func (s *Server) wrap(name string, f call) mcp.ToolHandler {
 		}
 		ctx = withCaller(ctx, req)
 		out, err := f(ctx, req)
+		var refused *jsonrpc.Error
+		if errors.As(err, &refused) {
+			// The request itself is refused (a requestState, rounds.go).
+			return nil, refused
+		}
 		return s.toolResult(ctx, name, principal(req), out, err), nil
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/mcptools/tasktest"
@@ -319,7 +321,8 @@ func firstWaits(t *testing.T, h *host, want Want, id, reviewURL, message string)
 }
 
 // refusedStates: the request state the client's retry used is refused
-// when replayed, altered or foreign.
+// when replayed, altered or foreign, as the request's invalid parameters
+// (JSON-RPC -32602).
 func refusedStates(t *testing.T, h *host, id string) {
 	t.Helper()
 	state := h.states.Last()
@@ -327,8 +330,12 @@ func refusedStates(t *testing.T, h *host, id string) {
 		t.Fatal("no requestState seen")
 	}
 	for name, s := range map[string]string{"replayed": state, "tampered": state[:len(state)-2] + "xx", "foreign": "s1.k0.AAAA"} {
-		if _, errText := Call(t, h.cs, "elicit_await", map[string]any{"elicitationId": id, "waitSeconds": 0.1}, s); !strings.HasPrefix(errText, "invalid_argument: requestState") {
-			t.Errorf("%s request state: %q, want invalid_argument: requestState …", name, errText)
+		ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+		_, err := h.cs.CallTool(ctx, &mcp.CallToolParams{Name: "elicit_await", Arguments: map[string]any{"elicitationId": id, "waitSeconds": 0.1}, RequestState: s})
+		cancel()
+		var je *jsonrpc.Error
+		if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams || !strings.HasPrefix(je.Message, "requestState ") {
+			t.Errorf("%s request state: %v, want a -32602 error: requestState …", name, err)
 		}
 	}
 }
