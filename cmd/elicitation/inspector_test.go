@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -28,9 +29,13 @@ import (
 // names the app's page: the Inspector renders the app in its sandbox and
 // the approval clicked inside the app lands (app-approve); when the app
 // cannot be shown (the sandbox's page does not load), the Inspector's own
-// form answers the same elicitation (fallback). Each is asserted through
-// the server: the decision, the comment typed, via host-form, and the
-// audit trail's one offer, the app-rendered elicitation.
+// form answers the same elicitation (fallback). On 2026-07-28 (the
+// catalog's second row for the server) the Inspector runs elicit_approval
+// as a task and the app answers the task's input request (task-app); what
+// the Inspector shows for the task's result is logged (it refuses it: the
+// result is elicit_result's, not the tool's outputSchema; docs/hosts.md).
+// Each is asserted through the server: the decision, the comment typed,
+// via host-form, and the offers in the audit trail.
 func TestInspectorAppElicitation(t *testing.T) {
 	testenv.Slow(t, "the MCP Inspector web client in Chromium")
 	t.Parallel()
@@ -45,11 +50,12 @@ func TestInspectorAppElicitation(t *testing.T) {
 		t.Fatalf("the Inspector test needs Chromium at %s (or CHROMIUM_PATH): run `apt-get install -y chromium`", chromium)
 	}
 	m := start(t, "--data-dir", t.TempDir(), "--mcp-app", "--max-wait", "40s")
-	web, token := startInspectorWeb(t, node, launcher)
+	const modernRow = "elicitation-2026-07-28"
+	web, token := startInspectorWeb(t, node, launcher, modernRow, m.MCPURL)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	plan, _ := json.Marshal(map[string]string{"inspector": web, "token": token, "mcp": m.MCPURL, "chromium": chromium})
+	plan, _ := json.Marshal(map[string]string{"inspector": web, "token": token, "mcp": m.MCPURL, "chromium": chromium, "modernRow": modernRow})
 	cmd := exec.CommandContext(ctx, node, filepath.Join(testenv.Root(t), "cmd", "elicitation", "testdata", "inspector.mjs"), string(plan))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -58,22 +64,33 @@ func TestInspectorAppElicitation(t *testing.T) {
 	}
 	var out struct {
 		Results []struct {
-			Name, Error, ElicitationID string
-			OK                         bool
-			MS                         int
+			Name, Error, ElicitationID, ShownResult string
+			OK                                      bool
+			MS                                      int
 		}
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
 		t.Fatalf("node output: %v\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
-	comments := map[string]string{
-		"app-approve": "ship it, from the app in the Inspector",
-		"fallback":    "fine, from the Inspector's own form",
+	// Each flow's comment, and the offers its request's audit trail
+	// records: elicit_await's app-rendered elicitation once; none for the
+	// task, whose input request is offered on each tasks/get.
+	flows := map[string]struct {
+		comment string
+		offers  []string
+	}{
+		"app-approve": {"ship it, from the app in the Inspector", []string{"app-rendered elicitation in the host"}},
+		"fallback":    {"fine, from the Inspector's own form", []string{"app-rendered elicitation in the host"}},
+		"task-app":    {"release it, from the task's app", nil},
 	}
 	s := agent(t, m.MCPURL)
+	ids := map[string]bool{}
 	for _, r := range out.Results {
-		want, known := comments[r.Name]
-		delete(comments, r.Name)
+		ids[r.ElicitationID] = true
+	}
+	for _, r := range out.Results {
+		want, known := flows[r.Name]
+		delete(flows, r.Name)
 		switch {
 		case !known:
 			t.Errorf("unexpected flow %s", r.Name)
@@ -81,39 +98,77 @@ func TestInspectorAppElicitation(t *testing.T) {
 		case !r.OK:
 			t.Errorf("Inspector flow %s failed: %s", r.Name, r.Error)
 			continue
+		case r.Name == "task-app":
+			// The task's request is the one the other flows did not create.
+			r.ElicitationID = otherRequest(t, m, ids)
+			t.Logf("the Inspector shows for the task's result: %s", r.ShownResult)
 		}
 		t.Logf("Inspector flow %s ok (%d ms)", r.Name, r.MS)
 		res := call(t, s, "elicit_result", map[string]any{"elicitationId": r.ElicitationID})
-		if res["decision"] != "submitted" || res["comment"] != want || res["decidedVia"] != "host-form" {
-			t.Errorf("%s: elicit_result %v, want submitted via host-form with comment %q", r.Name, res, want)
+		if res["decision"] != "submitted" || res["comment"] != want.comment || res["decidedVia"] != "host-form" {
+			t.Errorf("%s: elicit_result %v, want submitted via host-form with comment %q", r.Name, res, want.comment)
 		}
-		tr, err := m.Service.OperatorAudit(context.Background(), r.ElicitationID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var offers []string
-		for _, e := range tr.Entries {
-			if e.Action == elicitation.ActionPushed {
-				offers = append(offers, e.Detail)
-			}
-		}
-		if len(offers) != 1 || offers[0] != "app-rendered elicitation in the host" {
-			t.Errorf("%s: offered the host %q, want only the app-rendered elicitation", r.Name, offers)
+		if got := offers(t, m, r.ElicitationID); !slices.Equal(got, want.offers) {
+			t.Errorf("%s: offered the host %q, want %q", r.Name, got, want.offers)
 		}
 	}
-	if len(comments) != 0 {
-		t.Errorf("flows without a result: %v\nstderr:\n%s", comments, stderr.String())
+	if len(flows) != 0 {
+		t.Errorf("flows without a result: %v\nstderr:\n%s", flows, stderr.String())
 	}
+}
+
+// offers are the pushes request id's audit trail records (how each was
+// offered to the host).
+func offers(t *testing.T, m *Main, id string) []string {
+	t.Helper()
+	tr, err := m.Service.OperatorAudit(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range tr.Entries {
+		if e.Action == elicitation.ActionPushed {
+			out = append(out, e.Detail)
+		}
+	}
+	return out
+}
+
+// otherRequest is the one request of the server's (all anonymous: no API
+// keys) not in known.
+func otherRequest(t *testing.T, m *Main, known map[string]bool) string {
+	t.Helper()
+	states, _, err := m.Service.ListOwned(context.Background(), elicitation.Anonymous, elicitation.OwnedPosition{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var other []string
+	for _, st := range states {
+		if !known[st.ID] {
+			other = append(other, st.ID)
+		}
+	}
+	if len(other) != 1 {
+		t.Fatalf("requests besides the other flows': %v", other)
+	}
+	return other[0]
 }
 
 // startInspectorWeb starts the Inspector's web client (its launcher's
 // --web: the SPA, its API with the MCP proxy, the MCP Apps sandbox) on
-// a free loopback port, with a scratch home, catalog and secret store,
-// and returns its address and the launch's API token (the deep link's
-// CSRF gate). It stops it when t ends.
-func startInspectorWeb(t *testing.T, node, launcher string) (web, token string) {
+// a free loopback port, with a scratch home and secret store and a
+// catalog holding one server, mcpURL as the row named modernRow, pinned to
+// protocol 2026-07-28; it returns its address and the launch's API token
+// (the deep link's CSRF gate). It stops it when t ends.
+func startInspectorWeb(t *testing.T, node, launcher, modernRow, mcpURL string) (web, token string) {
 	t.Helper()
 	dir := t.TempDir()
+	catalog, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		modernRow: map[string]string{"type": "streamable-http", "url": mcpURL, "protocolEra": "modern"},
+	}})
+	if err := os.WriteFile(filepath.Join(dir, "catalog.json"), catalog, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	port := testenv.FreePort(t)
 	token = rand.Text()
 	cmd := exec.Command(node, launcher, "--web")

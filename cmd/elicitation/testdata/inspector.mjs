@@ -7,7 +7,7 @@
 // app-elicitation modal, the sandbox proxy frame, the app's frame inside
 // it) when the app can be shown, and in its own elicitation form when it
 // cannot (here: the sandbox frame's page does not load).
-// argv: a JSON plan {inspector, token, mcp, chromium}. Prints one JSON line:
+// argv: a JSON plan {inspector, token, mcp, chromium, modernRow}. Prints one JSON line:
 // each flow's result and the request it decided, which the Go test then
 // reads from the server.
 import { launchChromium } from "../../../internal/testenv/chromium.mjs";
@@ -151,6 +151,42 @@ await flow("fallback", async () => {
   must(seen.pageErrors.length === 0, "page errors: " + seen.pageErrors.join("; "));
   await ctx.close();
   return { elicitationId: created.elicitationId, awaited: result.status };
+});
+
+// task-app: the Inspector on 2026-07-28 (the catalog's row for the server
+// pins protocolEra "modern"; connected from its Servers tab) runs
+// elicit_approval as a task (io.modelcontextprotocol/tasks), and renders
+// the task's input request, the app-rendered elicitation, in the app: no
+// elicit_await. The approval clicked in the app is the task's answer
+// (tasks/update). What the Inspector then shows for the task's result is
+// returned for the test to report (the result is elicit_result's, which
+// is not the creating tool's outputSchema).
+await flow("task-app", async () => {
+  const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await ctx.newPage();
+  const pageErrors = [];
+  page.on("pageerror", (e) => pageErrors.push(String(e.message || e)));
+  await page.goto(plan.inspector + "/", { waitUntil: "domcontentloaded" });
+  const card = page.locator(".mantine-Card-root").filter({ hasText: plan.modernRow }).first();
+  await card.getByRole("switch").click({ force: true, timeout: 30000 });
+  await page.locator('[data-testid="connection-status"][data-status="connected"]').waitFor({ state: "attached", timeout: 45000 });
+  must((await card.innerText()).includes("MCP 2026-07-28"), "the row did not negotiate 2026-07-28: " + (await card.innerText()));
+  await page.locator('label[for$="-Tools"]').first().click();
+  await runTool(page, "elicit_approval", { message: "Release **build 10**?" }, { context: { build: 10 } });
+  const modal = page.locator('[data-testid="app-elicitation"][data-app-elicitation-status="ready"]');
+  await modal.waitFor({ state: "attached", timeout: 45000 });
+  const app = page.frameLocator('[data-testid="app-elicitation"] iframe').frameLocator("iframe");
+  await app.locator("#comment").fill("release it, from the task's app");
+  await app.getByRole("button", { name: "Approve", exact: true }).click();
+  await page.locator('[data-testid="app-elicitation"]').waitFor({ state: "detached", timeout: 20000 });
+  // The task ends with the decision: the Inspector shows its result, or
+  // its complaint about it.
+  const shown = page.getByText(/Tool Call Failed|"decision"/).first();
+  await shown.waitFor({ timeout: 60000 });
+  const outcome = (await page.locator("main").innerText()).match(/Tool Call Failed[\s\S]*?schema\.|"decision": "\w+"/);
+  must(pageErrors.length === 0, "page errors: " + pageErrors.join("; "));
+  await ctx.close();
+  return { shownResult: outcome ? outcome[0].replace(/\s+/g, " ") : "" };
 });
 
 await browser.close();
