@@ -27,7 +27,8 @@ import (
 // (SEP-3118) and declares URL elicitation too; elicit_approval, run from
 // its Tools tab, pushes it nothing, and elicit_await's form elicitation
 // names the app's page: the Inspector renders the app in its sandbox and
-// the approval clicked inside the app lands (app-approve); when the app
+// the approval clicked inside the app lands (app-approve), as does a
+// selection picked in it (app-selection); when the app
 // cannot be shown (the sandbox's page does not load), the Inspector's own
 // form answers the same elicitation (fallback). On 2026-07-28 (the
 // catalog's second row for the server) the Inspector runs elicit_approval
@@ -79,9 +80,10 @@ func TestInspectorAppElicitation(t *testing.T) {
 		comment string
 		offers  []string
 	}{
-		"app-approve": {"ship it, from the app in the Inspector", []string{"app-rendered elicitation in the host"}},
-		"fallback":    {"fine, from the Inspector's own form", []string{"app-rendered elicitation in the host"}},
-		"task-app":    {"release it, from the task's app", nil},
+		"app-approve":   {"ship it, from the app in the Inspector", []string{"app-rendered elicitation in the host"}},
+		"app-selection": {"closer to users", []string{"app-rendered elicitation in the host"}},
+		"fallback":      {"fine, from the Inspector's own form", []string{"app-rendered elicitation in the host"}},
+		"task-app":      {"release it, from the task's app", nil},
 	}
 	s := agent(t, m.MCPURL)
 	ids := map[string]bool{}
@@ -105,6 +107,9 @@ func TestInspectorAppElicitation(t *testing.T) {
 		}
 		t.Logf("Inspector flow %s ok (%d ms)", r.Name, r.MS)
 		res := call(t, s, "elicit_result", map[string]any{"elicitationId": r.ElicitationID})
+		if r.Name == "app-selection" && !slices.Equal(anySlice(res["selectedIds"]), []any{"us"}) {
+			t.Errorf("%s: selectedIds %v, want [us]", r.Name, res["selectedIds"])
+		}
 		if res["decision"] != "submitted" || res["comment"] != want.comment || res["decidedVia"] != "host-form" {
 			t.Errorf("%s: elicit_result %v, want submitted via host-form with comment %q", r.Name, res, want.comment)
 		}
@@ -116,6 +121,8 @@ func TestInspectorAppElicitation(t *testing.T) {
 		t.Errorf("flows without a result: %v\nstderr:\n%s", flows, stderr.String())
 	}
 }
+
+func anySlice(v any) []any { s, _ := v.([]any); return s }
 
 // offers are the pushes request id's audit trail records (how each was
 // offered to the host).

@@ -54,6 +54,17 @@ async function lastResult(page) {
   return JSON.parse(await box.evaluate((e) => e.env.editor.getValue()));
 }
 
+// runToolJSON selects a tool and runs it with args, written whole in the
+// form's "Edit as JSON" editor.
+async function runToolJSON(page, name, args) {
+  await page.getByText(name, { exact: true }).click({ timeout: 15000 });
+  await page.getByRole("switch", { name: "Edit as JSON" }).check({ force: true });
+  await page.getByRole("textbox", { name: /^Arguments JSON,/ }).focus();
+  await page.keyboard.press("ControlOrMeta+A");
+  await page.keyboard.insertText(JSON.stringify(args));
+  await page.getByRole("button", { name: /execute tool/i }).click();
+}
+
 // runTool selects a tool in the Tools tab, fills its text fields (and an
 // Ace-edited JSON field with json), and runs it.
 async function runTool(page, name, fields, json) {
@@ -117,6 +128,29 @@ await flow("app-approve", async () => {
   await app.getByRole("button", { name: "Approve", exact: true }).click();
   // The app answered: the Inspector settles the elicitation and closes
   // the modal.
+  await page.locator('[data-testid="app-elicitation"]').waitFor({ state: "detached", timeout: 20000 });
+  const result = await awaited(page);
+  must(result.status === "submitted", "elicit_await " + JSON.stringify(result));
+  must((await page.getByRole("dialog", { name: /elicitation request/i }).count()) === 0, "the Inspector's own form showed too");
+  must(seen.pageErrors.length === 0, "page errors: " + seen.pageErrors.join("; "));
+  await ctx.close();
+  return { elicitationId: created.elicitationId, awaited: result.status };
+});
+
+// app-selection: a selection, picked and commented in the app: the
+// Inspector checks the app's answer against the form (the options as a
+// single-select) before it returns it.
+await flow("app-selection", async () => {
+  const { ctx, page, seen } = await open();
+  await runToolJSON(page, "elicit_selection", { message: "Which **region**?", options: [{ id: "eu", label: "Europe" }, { id: "us", label: "America" }] });
+  const created = await lastResult(page);
+  must(created.status === "pending" && created.elicitationId, "created " + JSON.stringify(created));
+  await runToolJSON(page, "elicit_await", { elicitationId: created.elicitationId, waitSeconds: 30 });
+  await page.locator('[data-testid="app-elicitation"][data-app-elicitation-status="ready"]').waitFor({ state: "attached", timeout: 45000 });
+  const app = page.frameLocator('[data-testid="app-elicitation"] iframe').frameLocator("iframe");
+  await app.getByLabel("America").check({ timeout: 30000 });
+  await app.locator("#comment").fill("closer to users");
+  await app.locator("#submit").click();
   await page.locator('[data-testid="app-elicitation"]').waitFor({ state: "detached", timeout: 20000 });
   const result = await awaited(page);
   must(result.status === "submitted", "elicit_await " + JSON.stringify(result));
