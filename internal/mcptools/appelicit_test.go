@@ -82,6 +82,23 @@ func TestAppElicitationOnSession(t *testing.T) {
 		t.Errorf("an answer outside the form decided: %v", st)
 	}
 
+	// A host that also declares URL elicitation (the Inspector 2.x web
+	// client) is not pushed the link on its session at creation, which
+	// would take the request's one offer: the first elicit_await offers it
+	// the app.
+	both := appElicitCaps(true)
+	both.Elicitation.URL = &mcp.URLElicitationCapabilities{}
+	cs, host = connectFormHostWith(t, newEnv(t, envOptions{app: true, push: true}), proto20251125, true, both)
+	c = ok(t, cs, mcptools.ToolApproval, map[string]any{"message": "Ship?", "context": map[string]any{"build": 8}})
+	host.answers <- &mcp.ElicitResult{Action: "accept", Content: map[string]any{"comment": "go"}}
+	if got := ok(t, cs, mcptools.ToolAwait, map[string]any{"elicitationId": c["elicitationId"], "waitSeconds": 5}); got["status"] != "submitted" {
+		t.Fatalf("await, host with URL elicitation = %v", got)
+	}
+	appRenderedMeta(t, host.form(t), c["elicitationId"].(string))
+	if len(host.shown) != 0 {
+		t.Errorf("shown besides the app: %v", <-host.shown)
+	}
+
 	for name, tc := range map[string]struct {
 		o    envOptions
 		caps *mcp.ClientCapabilities
