@@ -494,3 +494,28 @@ func TestHostFormAskedAgain(t *testing.T) {
 		t.Fatalf("the answer under the fresh state: %q", text(res))
 	}
 }
+
+// TestHostFormOnURLHost: a host that declares URL elicitation as well as
+// form is asked its form for an askInHost request, not pushed the review
+// link at creation: a request is offered to a host once, and the push
+// would take that offer.
+func TestHostFormOnURLHost(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{hostForm: true, push: true})
+	caps := &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}}
+	cs, host := connectFormHostWith(t, e, proto20251125, true, caps)
+	c := ok(t, cs, mcptools.ToolApproval, map[string]any{"message": "Deploy?", "context": map[string]any{"service": "api"}, "askInHost": true})
+	if !strings.HasPrefix(c["hostForm"].(string), "asked in the host") {
+		t.Fatalf("hostForm = %q", c["hostForm"])
+	}
+	host.answers <- &mcp.ElicitResult{Action: "accept", Content: map[string]any{"comment": "go"}}
+	if got := ok(t, cs, mcptools.ToolAwait, map[string]any{"elicitationId": c["elicitationId"]}); got["status"] != "submitted" {
+		t.Fatalf("await = %v", got)
+	}
+	if form := host.form(t); form.Mode != "form" {
+		t.Fatalf("the host was first shown a %q elicitation (%s), want its form", form.Mode, form.Message)
+	}
+	if res := ok(t, cs, mcptools.ToolResult, map[string]any{"elicitationId": c["elicitationId"]}); res["decidedVia"] != "host-form" || res["comment"] != "go" {
+		t.Errorf("result = %v, want decided in the host's form", res)
+	}
+}

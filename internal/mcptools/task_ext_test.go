@@ -2,6 +2,7 @@ package mcptools_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -59,6 +61,11 @@ func TestExtDecide(t *testing.T) {
 			if sc["decision"] != "declined" || sc["comment"] != "not yet" || sc["elicitationId"] != id || !strings.Contains(sc["reviewUrl"].(string), id) {
 				t.Fatalf("inline result: %v", sc)
 			}
+			// A client that checks a tool's result against the tool's listed
+			// output schema (the TypeScript SDK does) accepts the task's.
+			if err := listedOutputSchema(t, c.CS, "elicit_approval").Validate(sc); err != nil {
+				t.Errorf("the task's result does not match elicit_approval's listed outputSchema: %v", err)
+			}
 			// Every poll carries the result; the fetch is audited once.
 			for range 3 {
 				if again := tasktest.Structured(t, c.Must("tasks/get", id)["result"].(map[string]any)); again["decision"] != "declined" {
@@ -70,6 +77,32 @@ func TestExtDecide(t *testing.T) {
 			}
 		})
 	}
+}
+
+// listedOutputSchema is tool's outputSchema as tools/list gives it to cs.
+func listedOutputSchema(t *testing.T, cs *mcp.ClientSession, tool string) *jsonschema.Resolved {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	for _, tl := range res.Tools {
+		if tl.Name != tool {
+			continue
+		}
+		b, _ := json.Marshal(tl.OutputSchema)
+		var s jsonschema.Schema
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatalf("%s's output schema: %v", tool, err)
+		}
+		rs, err := s.Resolve(nil)
+		if err != nil {
+			t.Fatalf("%s's output schema: %v", tool, err)
+		}
+		return rs
+	}
+	t.Fatalf("tools/list has no %s", tool)
+	return nil
 }
 
 // A client that did not declare the extension gets the plain creation

@@ -123,19 +123,28 @@ func (t *tasks) discover(ctx context.Context, next mcp.MethodHandler, method str
 	return dr, nil
 }
 
-// listTools adds execution.taskSupport to every tool for 2025-11-25
-// clients (the SDK's Tool has no execution field).
+// listTools lets the creating tools' output schemas admit a task's result
+// for the eras with Tasks, and adds execution.taskSupport to every tool for
+// 2025-11-25 clients (the SDK's Tool has no execution field; the 2026-07-28
+// extension does not list it).
 func (t *tasks) listTools(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
 	res, err := next(ctx, method, req)
 	lr, ok := res.(*mcp.ListToolsResult)
-	if err != nil || !ok || eraOfRequest(req) != eraCore {
+	if err != nil || !ok {
 		return res, err
 	}
-	return &listToolsResult{lr}, nil
+	switch eraOfRequest(req) {
+	case eraCore:
+		return &listToolsResult{lr, true}, nil
+	case eraSessionless:
+		return &listToolsResult{lr, false}, nil
+	}
+	return res, nil
 }
 
 type listToolsResult struct {
 	*mcp.ListToolsResult
+	taskSupport bool // add execution.taskSupport (2025-11-25)
 }
 
 func (r *listToolsResult) MarshalJSON() ([]byte, error) {
@@ -158,6 +167,9 @@ func (r *listToolsResult) MarshalJSON() ([]byte, error) {
 					return err
 				}
 				m["outputSchema"] = both
+			}
+			if !r.taskSupport {
+				return nil
 			}
 			return setIn(m, "execution", "taskSupport", support)
 		})

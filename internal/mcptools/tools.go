@@ -265,12 +265,13 @@ func (s *Server) create(ctx context.Context, req *mcp.CallToolRequest, in create
 	out := s.created(ctx, req, c)
 	out.HostForm = why
 	// A request a standing approval decided at once asks nobody: no push.
-	// Nor does a host that negotiated app-rendered elicitations get the
-	// link pushed on its session: a request is offered to a host once
-	// (RecordPush), and its offer is the app, at the first elicit_await
-	// (hostFormOffer); the link is in the app and in this result.
-	appOffer := hostLink != nil && s.appElicits(req)
-	s.afterCreated(req, in.push && !appOffer && c.State.Status == elicitation.StatusPending, c.State, in.message, out.ReviewURL)
+	// Nor does a host whose offer is its form (askInHost) or the app it
+	// negotiated for app-rendered elicitations get the link pushed on its
+	// session: a request is offered to a host once (RecordPush), and that
+	// offer is made at the first elicit_await (hostFormOffer); the link is
+	// in the form's message, the app and this result.
+	hostOffer := hostLink != nil && (ask || s.appElicits(req))
+	s.afterCreated(req, in.push && !hostOffer && c.State.Status == elicitation.StatusPending, c.State, in.message, out.ReviewURL)
 	return out, nil
 }
 
