@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -59,7 +60,7 @@ func (s *Server) addAppTools() {
 	s.mcp.AddTool(&mcp.Tool{
 		Name: ToolAppDecide, Title: "Decide a request from the MCP App", Meta: appOnly,
 		Description: "For the elicitation MCP App only: submits or declines with the render token elicit_app_view returned.",
-		InputSchema: appDecideInputSchema, OutputSchema: awaitOutputSchema, Annotations: &mcp.ToolAnnotations{DestructiveHint: f},
+		InputSchema: appDecideInputSchema, OutputSchema: appDecideOutputSchema, Annotations: &mcp.ToolAnnotations{DestructiveHint: f},
 	}, s.wrap(ToolAppDecide, s.appDecide))
 }
 
@@ -71,10 +72,29 @@ var appDecideInputSchema = schema(`{
 		"decision": {"type": "string", "enum": ["submitted", "declined"]},
 		"selectedIds": {"type": "array", "items": {"type": "string"}, "description": "Selection: the picked option ids."},
 		"form": {"type": "object", "description": "Approval with a form: the values, typed as its requestedSchema says."},
-		"comment": {"type": "string", "description": "The reviewer's optional note."}
+		"comment": {"type": "string", "description": "The reviewer's optional note."},
+		"standing": {
+			"type": "object",
+			"description": "With submitted, where elicit_app_view offered standing: also approve later requests like this one (every field the view's standing.fields names held to its value) for minutes, up to uses of them. The server checks the bounds.",
+			"properties": {
+				"minutes": {"type": "integer", "description": "How long the standing approval lasts, at most the view's standing.maxMinutes."},
+				"uses": {"type": "integer", "description": "How many later requests it may decide."}
+			},
+			"required": ["minutes", "uses"],
+			"additionalProperties": false
+		}
 	},
 	"required": ["elicitationId", "renderToken", "decision"],
 	"additionalProperties": false
+}`)
+
+var appDecideOutputSchema = schema(`{
+	"type": "object",
+	"properties": {
+		"status": {"type": "string", "enum": ` + statusEnum + `},
+		"standing": {"type": "string", "description": "With standing: the standing approval made (what it decides, for how long), or that it was not saved (the approval stands)."}
+	},
+	"required": ["status"]
 }`)
 
 var appViewOutputSchema = schema(`{
@@ -99,7 +119,16 @@ var appViewOutputSchema = schema(`{
 		"client": {"type": "object", "properties": {"name": {"type": "string"}, "version": {"type": "string"}}},
 		"expiresAt": {"type": "string", "format": "date-time"},
 		"commentMaxChars": {"type": "integer"},
-		"renderToken": {"type": "string", "description": "Pass to elicit_app_decide."}
+		"renderToken": {"type": "string", "description": "Pass to elicit_app_decide."},
+		"standing": {
+			"type": "object",
+			"description": "Present where the approval may be made standing (the server signs reviewers in): elicit_app_decide's standing makes it, holding these fields to these values, for at most maxMinutes.",
+			"properties": {
+				"maxMinutes": {"type": "integer"},
+				"fields": {"type": "array", "items": {"type": "object", "properties": {"path": {"type": "array", "items": {"type": "string"}}, "value": {}}, "required": ["path", "value"]}}
+			},
+			"required": ["maxMinutes", "fields"]
+		}
 	},
 	"required": ["elicitationId", "kind", "status", "message", "expiresAt", "commentMaxChars", "renderToken"]
 }`)
@@ -133,6 +162,31 @@ type appViewOutput struct {
 	ExpiresAt       string              `json:"expiresAt"`
 	CommentMaxChars int                 `json:"commentMaxChars"`
 	RenderToken     string              `json:"renderToken"`
+	Standing        *appStanding        `json:"standing,omitempty"`
+}
+
+// appStanding is what the app offers to make an approval standing: at most
+// MaxMinutes, holding Fields (elicitation.Payload.RuleFields) to their
+// values.
+type appStanding struct {
+	MaxMinutes int            `json:"maxMinutes"`
+	Fields     []appRuleField `json:"fields"`
+}
+
+type appRuleField struct {
+	Path  []string        `json:"path"`
+	Value json.RawMessage `json:"value"`
+}
+
+type appDecideOutput struct {
+	Status   elicitation.Status `json:"status"`
+	Standing string             `json:"standing,omitempty"`
+}
+
+// appStandingArg is elicit_app_decide's standing.
+type appStandingArg struct {
+	Minutes int `json:"minutes"`
+	Uses    int `json:"uses"`
 }
 
 type appOption struct {
@@ -209,17 +263,71 @@ func (s *Server) appView(ctx context.Context, req *mcp.CallToolRequest) (any, er
 			out.Options = append(out.Options, appOption{ID: o.ID, Label: o.DisplayLabel()})
 		}
 	}
+	out.Standing = s.appStandingOffer(elicitation.Record{State: st, Payload: p})
+	return out, nil
+}
+
+// appStandingOffer is the standing approval the app offers for rec: where
+// the review page offers one (Record.StandingOffered) and the server can
+// make one (it signs reviewers in: StandingMaxTTL); nil otherwise.
+func (s *Server) appStandingOffer(rec elicitation.Record) *appStanding {
+	maxTTL := s.svc.StandingMaxTTL()
+	if maxTTL < time.Minute || !rec.StandingOffered() {
+		return nil
+	}
+	out := &appStanding{MaxMinutes: int(maxTTL / time.Minute), Fields: []appRuleField{}}
+	fields, _ := rec.Payload.RuleFields()
+	for _, f := range fields {
+		out.Fields = append(out.Fields, appRuleField{Path: f.Path, Value: f.Value})
+	}
+	return out
+}
+
+// maxStandingMinutes bounds the minutes elicit_app_decide turns into a
+// duration (no overflow); the Service refuses anything past its cap.
+const maxStandingMinutes = 1 << 30
+
+// appRule is the standing approval elicit_app_decide's standing asks for
+// at now: minutes and uses as sent (the Service checks them), holding
+// every field the view offered (Payload.RuleFields).
+func appRule(p elicitation.Payload, in *appStandingArg, now time.Time) *elicitation.RuleInput {
+	if in == nil {
+		return nil
+	}
+	r := &elicitation.RuleInput{ExpiresAt: now.Add(time.Duration(min(in.Minutes, maxStandingMinutes)) * time.Minute), MaxUses: in.Uses}
+	fields, _ := p.RuleFields()
+	for _, f := range fields {
+		r.Equal = append(r.Equal, f.Path)
+	}
+	return r
+}
+
+// appDecided is elicit_app_decide's output for st, reached at now with
+// rule (nil: none) and Submit's err: a rule not saved leaves the approval
+// standing, and the output says so.
+func (s *Server) appDecided(ctx context.Context, st elicitation.State, rule *elicitation.RuleInput, now time.Time, err error) (any, error) {
+	out := appDecideOutput{Status: st.StatusAt(now)}
+	switch {
+	case errors.Is(err, elicitation.ErrRuleNotSaved):
+		s.log.ErrorContext(ctx, "app decision: standing approval not saved", "elicitationId", st.ID, "err", err)
+		out.Standing = "not saved: the approval is recorded, but the standing approval could not be saved; later requests like this one will be asked as before"
+	case err != nil:
+		return nil, err
+	case rule != nil && out.Status == elicitation.StatusSubmitted:
+		out.Standing = rule.Summary(now)
+	}
 	return out, nil
 }
 
 func (s *Server) appDecide(ctx context.Context, req *mcp.CallToolRequest) (any, error) {
 	var in struct {
-		ID          string         `json:"elicitationId"`
-		Token       string         `json:"renderToken"`
-		Decision    string         `json:"decision"`
-		SelectedIDs []any          `json:"selectedIds"`
-		Form        map[string]any `json:"form"`
-		Comment     *string        `json:"comment"`
+		ID          string          `json:"elicitationId"`
+		Token       string          `json:"renderToken"`
+		Decision    string          `json:"decision"`
+		SelectedIDs []any           `json:"selectedIds"`
+		Form        map[string]any  `json:"form"`
+		Comment     *string         `json:"comment"`
+		Standing    *appStandingArg `json:"standing"`
 	}
 	if _, err := parseArgs(req.Params.Arguments, appDecideArgNames...); err != nil {
 		return nil, err
@@ -231,7 +339,7 @@ func (s *Server) appDecide(ctx context.Context, req *mcp.CallToolRequest) (any, 
 	if err != nil {
 		return nil, err
 	}
-	_, p, err := s.appRequest(ctx, req, in.ID)
+	before, p, err := s.appRequest(ctx, req, in.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -252,16 +360,18 @@ func (s *Server) appDecide(ctx context.Context, req *mcp.CallToolRequest) (any, 
 	if err != nil {
 		return nil, err
 	}
-	sub.ID, sub.Via = "app-"+r.Nonce, elicitation.ViaApp
+	now := s.svc.Now()
+	sub.ID, sub.Via, sub.Rule = "app-"+r.Nonce, elicitation.ViaApp, appRule(p, in.Standing, now)
 	key, err := s.sealer.Open(hostKeyPurpose(in.ID), p.HostLink)
 	if err != nil {
 		return nil, badArg("renderToken", "renderToken can no longer be used (the server's keys changed): open the review link")
 	}
 	st, err := s.svc.Submit(ctx, in.ID, string(key), sub)
-	if err != nil {
-		return nil, err
+	if before.Status != elicitation.StatusPending {
+		// A decision sent again: whatever it made was made the first time.
+		return s.appDecided(ctx, st, nil, now, err)
 	}
-	return statusOutput{Status: st.StatusAt(s.svc.Now())}, nil
+	return s.appDecided(ctx, st, sub.Rule, now, err)
 }
 
 // openRender checks a render token: this server's, for this request and
