@@ -1,6 +1,7 @@
 package mcptools
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -283,6 +284,24 @@ func (s *Server) appStandingOffer(rec elicitation.Record) *appStanding {
 	return out
 }
 
+// standingArg reads elicit_app_decide's standing (nil: none), as its
+// schema says: minutes and uses, integers, nothing else.
+func standingArg(raw json.RawMessage) (*appStandingArg, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var in struct {
+		Minutes *int `json:"minutes"`
+		Uses    *int `json:"uses"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if dec.Decode(&in) != nil || in.Minutes == nil || in.Uses == nil {
+		return nil, badArg("standing", "standing must be {minutes, uses}, two integers and nothing else")
+	}
+	return &appStandingArg{Minutes: *in.Minutes, Uses: *in.Uses}, nil
+}
+
 // maxStandingMinutes bounds the minutes elicit_app_decide turns into a
 // duration (no overflow); the Service refuses anything past its cap.
 const maxStandingMinutes = 1 << 30
@@ -327,13 +346,17 @@ func (s *Server) appDecide(ctx context.Context, req *mcp.CallToolRequest) (any, 
 		SelectedIDs []any           `json:"selectedIds"`
 		Form        map[string]any  `json:"form"`
 		Comment     *string         `json:"comment"`
-		Standing    *appStandingArg `json:"standing"`
+		Standing    json.RawMessage `json:"standing"`
 	}
 	if _, err := parseArgs(req.Params.Arguments, appDecideArgNames...); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
 		return nil, badArg("arguments", "the arguments do not fit elicit_app_decide's input schema")
+	}
+	standing, err := standingArg(in.Standing)
+	if err != nil {
+		return nil, err
 	}
 	r, err := s.openRender(in.Token, in.ID, principal(req))
 	if err != nil {
@@ -361,7 +384,7 @@ func (s *Server) appDecide(ctx context.Context, req *mcp.CallToolRequest) (any, 
 		return nil, err
 	}
 	now := s.svc.Now()
-	sub.ID, sub.Via, sub.Rule = "app-"+r.Nonce, elicitation.ViaApp, appRule(p, in.Standing, now)
+	sub.ID, sub.Via, sub.Rule = "app-"+r.Nonce, elicitation.ViaApp, appRule(p, standing, now)
 	key, err := s.sealer.Open(hostKeyPurpose(in.ID), p.HostLink)
 	if err != nil {
 		return nil, badArg("renderToken", "renderToken can no longer be used (the server's keys changed): open the review link")

@@ -21,12 +21,18 @@ func connectApp(t *testing.T, e *env, ui bool) *mcp.ClientSession {
 
 func connectAppAt(t *testing.T, e *env, ui bool, version string) *mcp.ClientSession {
 	t.Helper()
+	return connectAppWith(t, e, ui, version, "")
+}
+
+// connectAppWith is connectAppAt with a bearer token.
+func connectAppWith(t *testing.T, e *env, ui bool, version, token string) *mcp.ClientSession {
+	t.Helper()
 	caps := &mcp.ClientCapabilities{}
 	if ui {
 		caps.Extensions = map[string]any{mcptools.UIExtension: map[string]any{"mimeTypes": []string{"text/html;profile=mcp-app"}}}
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "app-host", Version: "1"}, &mcp.ClientOptions{Capabilities: caps})
-	tr := &mcp.StreamableClientTransport{Endpoint: e.servers[0].URL + "/mcp", HTTPClient: &http.Client{Transport: roundTrip{e: e}}, MaxRetries: -1, DisableStandaloneSSE: true}
+	tr := &mcp.StreamableClientTransport{Endpoint: e.servers[0].URL + "/mcp", HTTPClient: &http.Client{Transport: roundTrip{e: e, token: token}}, MaxRetries: -1, DisableStandaloneSSE: true}
 	cs, err := client.Connect(context.Background(), tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)

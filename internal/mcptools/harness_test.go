@@ -61,6 +61,11 @@ type envOptions struct {
 	stateless bool
 	instances int               // stateless handler instances; default 1
 	auth      map[string]string // bearer token -> principal; nil: no credentials
+	// persons are bearer tokens of people signed in with OAuth (as
+	// internal/compose/mcpendpoint's: TokenInfo.Extra[PersonKey]).
+	persons map[string]elicitation.Identity
+	// wrapStore, if set, wraps each instance's store (faults).
+	wrapStore func(elicitation.Store) elicitation.Store
 	maxWait   time.Duration
 	signIn    bool // reviewers sign in (elicitation.Config.SignIn)
 	push      bool // push, with push-state keys shared by the instances
@@ -97,7 +102,11 @@ func newEnv(t testing.TB, o envOptions) *env {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = st.Close() })
-		ws := storetest.NewWaitSignal(st, 1)
+		var inner elicitation.Store = st
+		if o.wrapStore != nil {
+			inner = o.wrapStore(st)
+		}
+		ws := storetest.NewWaitSignal(inner, 1)
 		svc := elicitation.NewService(elicitation.Config{Store: ws, Now: e.clock.Now, MaxWait: o.maxWait, SignIn: o.signIn})
 		e.svcs = append(e.svcs, svc)
 		if i == 0 {
@@ -130,10 +139,13 @@ func newEnv(t testing.TB, o envOptions) *env {
 				inner.ServeHTTP(w, r)
 			})
 		}
-		if o.auth != nil {
+		if o.auth != nil || o.persons != nil {
 			h = auth.RequireBearerToken(func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
 				if p, ok := o.auth[tok]; ok {
 					return &auth.TokenInfo{UserID: p, Expiration: time.Now().Add(time.Hour)}, nil
+				}
+				if id, ok := o.persons[tok]; ok {
+					return &auth.TokenInfo{UserID: id.Principal(), Expiration: time.Now().Add(time.Hour), Extra: map[string]any{mcptools.PersonKey: id}}, nil
 				}
 				return nil, auth.ErrInvalidToken
 			}, nil)(h)
