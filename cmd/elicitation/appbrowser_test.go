@@ -26,8 +26,10 @@ import (
 // link and why, and decides nothing; a host that renders elicitations in
 // apps (SEP-3118) has elicit_await's form elicitation rendered by the app,
 // whose ElicitResult lands (a single-select accepted, an approval declined
-// with the reviewer's comment under reviewerComment). axe-core checks
-// every view.
+// with the reviewer's comment under reviewerComment); a view offering a
+// standing approval (standing, added by the host) shows its checkbox and
+// the held fields as text, sends it with Approve only, and this server
+// without sign-in refuses it, deciding nothing. axe-core checks every view.
 func TestAppInChromium(t *testing.T) {
 	testenv.Slow(t, "Chromium and the ext-apps host bridge")
 	t.Parallel()
@@ -69,7 +71,7 @@ func TestAppInChromium(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
 		t.Fatalf("node output: %v\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
-	want := map[string]bool{"approval-form": true, "selection-500": true, "decline-templated": true, "signed-in-refused": true, "app-elicitation": true}
+	want := map[string]bool{"approval-form": true, "selection-500": true, "decline-templated": true, "signed-in-refused": true, "app-elicitation": true, "standing-offer": true}
 	for _, r := range out.Results {
 		delete(want, r.Name)
 		if !r.OK {

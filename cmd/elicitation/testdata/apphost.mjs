@@ -58,7 +58,7 @@ const browser = await launchChromium(plan.chromium);
 // elicitation the host then sends it): it returns the frame, the bridge
 // and what the host saw (dialogs, the methods the app sent, its
 // ui/initialize params, requests the browser made).
-async function host(client, html, toolName, args, result, { width = 480, theme = "light", variables = {} } = {}) {
+async function host(client, html, toolName, args, result, { width = 480, theme = "light", variables = {}, wrapCall = null } = {}) {
   const ctx = await browser.newContext({ viewport: { width: width + 40, height: 900 }, colorScheme: theme });
   const page = await ctx.newPage();
   const seen = { dialogs: [], methods: [], requests: [], console: [] };
@@ -85,6 +85,11 @@ async function host(client, html, toolName, args, result, { width = 480, theme =
   bridge.onopenlink = async ({ url }) => { seen.opened = url; return {}; };
   bridge.onsizechange = (p) => { seen.size = p; };
   await bridge.connect(transport);
+  if (wrapCall) {
+    // The host's own hand in the app's tool calls (connect set the forwarding to the server).
+    const forward = bridge.oncalltool;
+    bridge.oncalltool = (params, extra) => wrapCall(params, (p) => forward(p, extra));
+  }
   const doc = html.replace("<head>", `<head><meta http-equiv="Content-Security-Policy" content="${CSP}">`);
   await page.evaluate((d) => { document.getElementById("app").srcdoc = d; }, doc);
   await initialized;
@@ -245,6 +250,48 @@ await flow("decline-templated", async () => {
   must(violations.length === 0, "axe: " + violations.join(" | "));
   await h.ctx.close();
   return {};
+});
+
+// standing-offer: the view's standing (here added by the host to this
+// server's view, as a server with sign-in sends it) shows one checkbox
+// under the comment, "for 30 minutes" (the cap, shorter than 1 hour), the
+// held fields as text; ticked, Approve sends standing {minutes, uses}, which
+// this server (no sign-in) refuses with the reason, deciding nothing; a
+// decline never sends it. Tests with sign-in: TestAppStanding
+// (internal/mcptools).
+await flow("standing-offer", async () => {
+  const args = { message: "Deploy?", context: { env: "staging" } };
+  const res = await client.callTool({ name: "elicit_approval", arguments: args });
+  const created = structured(res);
+  const sent = [];
+  const evil = "<img src=x onerror=alert(1)>";
+  const wrapCall = async (params, forward) => {
+    if (params.name === "elicit_app_decide") sent.push(params.arguments);
+    const r = await forward(params);
+    if (params.name === "elicit_app_view" && !r.isError) {
+      r.structuredContent = { ...r.structuredContent, standing: { maxMinutes: 30, fields: [{ path: ["env"], value: "staging" }, { path: ["note"], value: evil }] } };
+    }
+    return r;
+  };
+  const h = await host(client, html, "elicit_approval", args, res, { wrapCall });
+  const box = h.app.getByLabel("Also approve later requests like this one for 30 minutes (up to 10)");
+  await box.waitFor();
+  const listed = await h.app.locator("#standing-fields li").allTextContents();
+  must(JSON.stringify(listed) === JSON.stringify(['env = "staging"', "note = " + JSON.stringify(evil)]), "held fields " + JSON.stringify(listed));
+  const violations = await axe(h);
+  must(violations.length === 0, "axe: " + violations.join(" | "));
+  await box.check();
+  await h.app.locator("#submit").click();
+  const refused = await status(h.app, /^Not recorded: /);
+  must(refused.includes("sign-in"), "standing without sign-in refused with: " + refused);
+  must(JSON.stringify(sent[0]?.standing) === JSON.stringify({ minutes: 30, uses: 10 }), "approve sent " + JSON.stringify(sent[0]));
+  must((await tool(client, "elicit_status", { elicitationId: created.elicitationId })).out.status === "pending", "decided by a refused standing approval");
+  await h.app.locator("#decline").click();
+  await status(h.app, /^Recorded: declined/);
+  must(sent.length === 2 && sent[1].decision === "declined" && !("standing" in sent[1]), "decline sent " + JSON.stringify(sent[1]));
+  await nothingRan(h);
+  await h.ctx.close();
+  return { refused };
 });
 
 await flow("signed-in-refused", async () => {
