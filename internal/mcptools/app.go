@@ -313,7 +313,7 @@ func appRule(p elicitation.Payload, in *appStandingArg, now time.Time) *elicitat
 	if in == nil {
 		return nil
 	}
-	r := &elicitation.RuleInput{ExpiresAt: now.Add(time.Duration(min(in.Minutes, maxStandingMinutes)) * time.Minute), MaxUses: in.Uses}
+	r := &elicitation.RuleInput{ExpiresAt: now.Add(time.Duration(max(min(in.Minutes, maxStandingMinutes), -maxStandingMinutes)) * time.Minute), MaxUses: in.Uses}
 	fields, _ := p.RuleFields()
 	for _, f := range fields {
 		r.Equal = append(r.Equal, f.Path)

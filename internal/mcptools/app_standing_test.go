@@ -84,6 +84,7 @@ func TestAppStanding(t *testing.T) {
 		{"no minutes", map[string]any{"decision": "submitted", "standing": map[string]any{"minutes": 0, "uses": 10}}, "is not in the future"},
 		{"past the cap", map[string]any{"decision": "submitted", "standing": map[string]any{"minutes": 24*60 + 1, "uses": 10}}, "lasts at most"},
 		{"huge", map[string]any{"decision": "submitted", "standing": map[string]any{"minutes": int64(1) << 60, "uses": 10}}, "lasts at most"},
+		{"hugely negative", map[string]any{"decision": "submitted", "standing": map[string]any{"minutes": -(int64(1) << 62), "uses": 10}}, "is not in the future"},
 		{"no uses", map[string]any{"decision": "submitted", "standing": map[string]any{"minutes": 60, "uses": 0}}, "1 to 1000 uses"},
 		{"too many uses", map[string]any{"decision": "submitted", "standing": map[string]any{"minutes": 60, "uses": 1001}}, "1 to 1000 uses"},
 		{"with a decline", map[string]any{"decision": "declined", "standing": map[string]any{"minutes": 60, "uses": 10}}, "not with a decline"},
