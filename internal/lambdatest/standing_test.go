@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -115,8 +116,15 @@ func (a *tsAgent) call(env string) (id, status string) {
 func TestStandingApprovalOnLambda(t *testing.T) {
 	testenv.Slow(t, "Lambda emulator")
 	t.Parallel()
-	var s *stack
+	// The stack is made after the gateway (its URL is the stack's), and the
+	// TypeScript agent's requests reach the gateway from another process,
+	// which orders nothing for the race detector: hand it over atomically.
+	var built atomic.Pointer[stack]
 	gw := lambdatest.Gateway(t, func(method, path string) (string, *lambdatest.Function) {
+		s := built.Load()
+		if s == nil {
+			return "", nil
+		}
 		if path == "/mcp" {
 			return "ANY /mcp", s.fn["mcp"]
 		}
@@ -135,13 +143,14 @@ func TestStandingApprovalOnLambda(t *testing.T) {
 		return "", nil
 	})
 	p := oidctest.Start(t, gw.URL+reviewauth.CallbackPath)
-	s = newStack(t, stackOptions{
+	s := newStack(t, stackOptions{
 		allEnv: []string{
 			"ELICITATION_PUBLIC_URL=" + gw.URL, "ELICITATION_OIDC_ISSUER=" + p.Issuer, "ELICITATION_OIDC_CLIENT_ID=" + oidctest.ClientID,
 			"ELICITATION_OIDC_CLIENT_SECRET_ARN=" + oidcSecretARN,
 		},
 		secrets: map[string]string{oidcSecretARN: oidctest.ClientSecret},
 	})
+	built.Store(s)
 	agent := startTSAgent(t, gw.URL+"/mcp", s.keys["alice"])
 	first, status := agent.call("staging")
 	if status != "pending" {
