@@ -207,7 +207,7 @@ func ExpirySweep(a *App) func(ctx context.Context) error {
 	if a.Metrics == nil {
 		return func(context.Context) error { return nil }
 	}
-	e := &metrics.Expiry{Service: a.Service}
+	e := &metrics.Expiry{Service: a.Service, Pending: a.Store, Gauges: a.Metrics}
 	return func(ctx context.Context) error {
 		_, err := e.Sweep(ctx)
 		return err

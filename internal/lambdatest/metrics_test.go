@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -71,8 +72,9 @@ func TestMetricsOnLambda(t *testing.T) {
 // notify function runs it on its schedule, through the IAM enforcer with
 // the notify function's policy from template.yaml (the pending index, the
 // request's state, the audit trail's once-only append), on DynamoDB Local
-// with the test clock: a request past its expiry is counted once, in an
-// EMF line, and a second sweep counts nothing.
+// with the test clock: each sweep records the requests pending (EMF gauge
+// lines: alice's one, then none); a request past its expiry is counted
+// once, in an EMF line, and a second sweep counts nothing.
 func TestExpirySweepUnderNotifyPolicy(t *testing.T) {
 	testenv.Slow(t, "DynamoDB Local")
 	t.Parallel()
@@ -85,12 +87,13 @@ func TestExpirySweepUnderNotifyPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	var lines bytes.Buffer
-	a := &compose.App{Metrics: metrics.NewEMF(&lines, "Elicitation", 0, clock.Now)}
-	a.Service = elicitation.NewService(elicitation.Config{Store: dynamostore.New(dynamotest.Client(enf.URL), table, dynamostore.Options{}), Now: clock.Now, Observer: a.Metrics})
+	a := &compose.App{Metrics: metrics.NewEMF(&lines, "Elicitation", 0, clock.Now), Store: dynamostore.New(dynamotest.Client(enf.URL), table, dynamostore.Options{})}
+	a.Service = elicitation.NewService(elicitation.Config{Store: a.Store, Now: clock.Now, Observer: a.Metrics})
 	sweep := compose.ExpirySweep(a)
-	if err := sweep(context.Background()); err != nil || lines.Len() != 0 {
+	if err := sweep(context.Background()); err != nil || lines.String() != pendingLines(t, &lines, "alice/approval=1", "<nil>/<nil>=1") {
 		t.Fatalf("a sweep before the expiry: %v, lines %q", err, lines.String())
 	}
+	lines.Reset()
 	clock.Add(61 * time.Second)
 	for range 2 {
 		if err := sweep(context.Background()); err != nil {
@@ -100,9 +103,41 @@ func TestExpirySweepUnderNotifyPolicy(t *testing.T) {
 	if denied := enf.Denied(); len(denied) > 0 {
 		t.Fatalf("the notify function's policy refused %v", denied)
 	}
-	got := strings.Split(strings.TrimSpace(lines.String()), "\n")
-	var l map[string]any
-	if len(got) != 1 || json.Unmarshal([]byte(got[0]), &l) != nil || l[metrics.RequestsExpired] != 1.0 || l["principal"] != "alice" || l["kind"] != "approval" {
-		t.Fatalf("EMF lines after two sweeps: %q", got)
+	var expired []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(lines.String()), "\n") {
+		var l map[string]any
+		if json.Unmarshal([]byte(line), &l) != nil {
+			t.Fatalf("not JSON: %q", line)
+		}
+		if _, ok := l[metrics.RequestsPending]; ok {
+			if l[metrics.RequestsPending] != 0.0 || l["principal"] != nil {
+				t.Errorf("a pending line after the expiry: %q, want none pending", line)
+			}
+			continue
+		}
+		expired = append(expired, l)
 	}
+	if len(expired) != 1 || expired[0][metrics.RequestsExpired] != 1.0 || expired[0]["principal"] != "alice" || expired[0]["kind"] != "approval" {
+		t.Fatalf("EMF lines after two sweeps: %q", lines.String())
+	}
+}
+
+// pendingLines is lines' text if every line is a pending gauge and they
+// read want ("principal/kind=n", in order), else "" (and the test fails).
+func pendingLines(t *testing.T, lines *bytes.Buffer, want ...string) string {
+	t.Helper()
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(lines.String()), "\n") {
+		var l map[string]any
+		if json.Unmarshal([]byte(line), &l) != nil || l[metrics.RequestsPending] == nil {
+			t.Errorf("not a pending gauge line: %q", line)
+			return ""
+		}
+		got = append(got, fmt.Sprintf("%v/%v=%v", l["principal"], l["kind"], l[metrics.RequestsPending]))
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("pending gauges %q, want %q", got, want)
+		return ""
+	}
+	return lines.String()
 }

@@ -1,6 +1,12 @@
 package metrics
 
 import (
+	"cmp"
+	"context"
+	"maps"
+	"slices"
+	"time"
+
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/notify"
 )
@@ -58,6 +64,36 @@ func (c *Counts) Resolved(st elicitation.State) {
 
 // Expired counts a request the expiry sweep found expired.
 func (c *Counts) Expired(st elicitation.State) { c.sink.count(RequestsExpired, c.labels(st)...) }
+
+// gaugeSink is a sink that records gauges as measurements: EMF, where no
+// scrape reads them (Prometheus reads its gauges at each scrape: Watch).
+type gaugeSink interface {
+	gauge(name string, v float64, labels ...Label)
+}
+
+// RecordPending records the requests pending at now, by principal and kind
+// and in all, from the pending index in (at most elicitation.MaxInbox), on
+// a sink that records gauges; on another it reads nothing.
+func (c *Counts) RecordPending(ctx context.Context, in elicitation.Inbox, now time.Time) error {
+	g, ok := c.sink.(gaugeSink)
+	if !ok {
+		return nil
+	}
+	counts, err := pendingCounts(ctx, in, now, c.principals)
+	if err != nil {
+		return err
+	}
+	keys := slices.SortedFunc(maps.Keys(counts), func(a, b Key) int {
+		return cmp.Or(cmp.Compare(a.Principal, b.Principal), cmp.Compare(a.Kind, b.Kind))
+	})
+	var total int64
+	for _, k := range keys {
+		g.gauge(RequestsPending, float64(counts[k]), Label{LabelPrincipal, k.Principal}, Label{LabelKind, string(k.Kind)})
+		total += counts[k]
+	}
+	g.gauge(RequestsPending, float64(total))
+	return nil
+}
 
 // Notified counts a send to a target of type targetType.
 func (c *Counts) Notified(targetType string, delivered bool) {

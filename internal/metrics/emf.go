@@ -57,6 +57,10 @@ type EMFMetricDefinition struct {
 
 func (s *emfSink) count(name string, labels ...Label) { s.write(name, "Count", 1, labels) }
 
+// gauge writes a value as it is now (a gauge): CloudWatch keeps each
+// line's value, so its Maximum over a period is the gauge.
+func (s *emfSink) gauge(name string, v float64, labels ...Label) { s.write(name, "Count", v, labels) }
+
 func (s *emfSink) seconds(name string, v float64, labels ...Label) {
 	s.write(name, "Seconds", v, labels)
 }

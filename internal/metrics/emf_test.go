@@ -3,6 +3,7 @@ package metrics
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -158,5 +159,44 @@ func TestPrincipalLabelsAreBounded(t *testing.T) {
 	got := []string{b.label("a"), b.label(""), b.label("c"), b.label("a"), b.label("d")}
 	if want := "a anonymous other a other"; strings.Join(got, " ") != want {
 		t.Errorf("labels %v, want %s", got, want)
+	}
+}
+
+// inbox is a pending index of fixed entries.
+type inbox []elicitation.InboxEntry
+
+func (in inbox) PendingEntries(_ context.Context, now time.Time, limit int) ([]elicitation.InboxEntry, error) {
+	var out []elicitation.InboxEntry
+	for _, e := range in {
+		if e.ExpiresAt.After(now) && len(out) < limit {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// TestEMFRecordsPending: RecordPending writes the requests pending now as
+// gauge lines, one per principal and kind (in that order) and one in all,
+// each a valid EMF line; a request past its expiry is not pending.
+func TestEMFRecordsPending(t *testing.T) {
+	now := time.Date(2026, 12, 5, 9, 0, 0, 0, time.UTC)
+	later := now.Add(time.Hour)
+	in := inbox{
+		{ID: "1", Owner: "ci", Kind: elicitation.KindApproval, ExpiresAt: later},
+		{ID: "2", Owner: "ci", Kind: elicitation.KindApproval, ExpiresAt: later},
+		{ID: "3", Owner: "bot", Kind: elicitation.KindSelection, ExpiresAt: later},
+		{ID: "4", Owner: "bot", Kind: elicitation.KindApproval, ExpiresAt: now},
+	}
+	var buf bytes.Buffer
+	if err := NewEMF(&buf, "Elicitation", 0, func() time.Time { return now }).RecordPending(context.Background(), in, now); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		l := CheckEMF(t, []byte(line))
+		got = append(got, fmt.Sprintf("%v/%v=%v", l[LabelPrincipal], l[LabelKind], l[RequestsPending]))
+	}
+	if want := "bot/selection=1 ci/approval=2 <nil>/<nil>=3"; strings.Join(got, " ") != want {
+		t.Errorf("pending lines %q, want %q", strings.Join(got, " "), want)
 	}
 }

@@ -20,6 +20,11 @@ const DefaultLookback = 24 * time.Hour
 // pass sweeps first).
 type Expiry struct {
 	Service *elicitation.Service
+	// Pending and Gauges, when both are set, make each sweep also record
+	// the requests pending now into Gauges (Counts.RecordPending): on
+	// Lambda, where no scrape reads the gauges.
+	Pending elicitation.Inbox
+	Gauges  *Counts
 	// Lookback is how far back the first sweep looks; default
 	// DefaultLookback.
 	Lookback time.Duration
@@ -39,8 +44,12 @@ func (e *Expiry) Sweep(ctx context.Context) (int, error) {
 		since = now.Add(-cmp.Or(e.Lookback, DefaultLookback))
 	}
 	n, err := e.Service.NoticeExpired(ctx, since)
-	if err == nil {
-		e.last = now
+	if err != nil {
+		return n, err
+	}
+	e.last = now
+	if e.Pending != nil && e.Gauges != nil {
+		err = e.Gauges.RecordPending(ctx, e.Pending, now)
 	}
 	return n, err
 }
