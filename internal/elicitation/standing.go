@@ -330,6 +330,18 @@ func (p Payload) RuleFields() (fields []RuleField, whole bool) {
 	return fields, len(top) > 0 && len(fields) == len(top)
 }
 
+// RuleHoldingAll is the standing approval, until expiresAt for at most
+// uses requests, that holds every field RuleFields offers: what a surface
+// that offers no choice of fields asks for (Slack, the MCP App).
+func (p Payload) RuleHoldingAll(expiresAt time.Time, uses int) *RuleInput {
+	in := &RuleInput{ExpiresAt: expiresAt, MaxUses: uses}
+	fields, _ := p.RuleFields()
+	for _, f := range fields {
+		in.Equal = append(in.Equal, f.Path)
+	}
+	return in
+}
+
 // StandingInPlace reports whether an approval of r may be made standing
 // where the reviewer sees only its message, not the fields a rule holds
 // (a notice's buttons: Slack's Approve for 1 hour): an approval where the

@@ -313,12 +313,8 @@ func appRule(p elicitation.Payload, in *appStandingArg, now time.Time) *elicitat
 	if in == nil {
 		return nil
 	}
-	r := &elicitation.RuleInput{ExpiresAt: now.Add(time.Duration(max(min(in.Minutes, maxStandingMinutes), -maxStandingMinutes)) * time.Minute), MaxUses: in.Uses}
-	fields, _ := p.RuleFields()
-	for _, f := range fields {
-		r.Equal = append(r.Equal, f.Path)
-	}
-	return r
+	minutes := max(min(in.Minutes, maxStandingMinutes), -maxStandingMinutes)
+	return p.RuleHoldingAll(now.Add(time.Duration(minutes)*time.Minute), in.Uses)
 }
 
 // appDecided is elicit_app_decide's output for st, reached at now with

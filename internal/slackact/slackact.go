@@ -306,11 +306,7 @@ func (h *Handler) approveStanding(ctx context.Context, responseURL string, t tar
 		return
 	}
 	now := h.now()
-	in := &elicitation.RuleInput{ExpiresAt: now.Add(notify.SlackStanding(h.svc.StandingMaxTTL())), MaxUses: notify.SlackStandingUses}
-	fields, _ := rv.Payload.RuleFields()
-	for _, f := range fields {
-		in.Equal = append(in.Equal, f.Path)
-	}
+	in := rv.Payload.RuleHoldingAll(now.Add(notify.SlackStanding(h.svc.StandingMaxTTL())), notify.SlackStandingUses)
 	sub.Rule = in
 	switch err := h.decide(ctx, responseURL, t, sub, false); {
 	case err == nil:
