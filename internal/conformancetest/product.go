@@ -60,7 +60,7 @@ func Product(revision string) Known {
 
 // InputRequiredScenarios are the suite's input-required-result-* scenarios
 // that call its input-required fixtures (test_input_required_result_*),
-// which the fixture server has (its inputs.go).
+// which the fixture server has (its inputs_test.go).
 var InputRequiredScenarios = []string{
 	"input-required-result-basic-elicitation", "input-required-result-basic-sampling",
 	"input-required-result-basic-list-roots", "input-required-result-request-state",
