@@ -293,12 +293,7 @@ func (d *decoder) root(n *yaml.Node) error {
 			cfg.ElicitationService, err = decodeElicitationService(v, p)
 			return err
 		},
-		"tools": func(v *yaml.Node, p string) error {
-			return d.eachKey(v, p, func(name string, v *yaml.Node, p string) (err error) {
-				cfg.Tools[name], err = d.tool(v, p)
-				return err
-			})
-		},
+		"tools": func(v *yaml.Node, p string) error { return eachValue(d, v, p, &cfg.Tools, d.tool) },
 	})
 	if err != nil {
 		return err
@@ -458,9 +453,8 @@ func (d *decoder) enabledOnly(dst *bool) func(*yaml.Node, string) error {
 	}
 }
 
-func (d *decoder) tool(n *yaml.Node, path string) (Tool, error) {
-	var t Tool
-	err := d.mapping(n, path, keys{
+func (d *decoder) tool(n *yaml.Node, path string, t *Tool) error {
+	return d.mapping(n, path, keys{
 		"required": func(v *yaml.Node, p string) error { return d.required(v, p, &t.Required) },
 		"elicit":   func(v *yaml.Node, p string) error { return d.elicit(v, p, &t.Elicit) },
 		// Null is the original's "not set".
@@ -477,7 +471,6 @@ func (d *decoder) tool(n *yaml.Node, path string) (Tool, error) {
 			return err
 		},
 	})
-	return t, err
 }
 
 // required decodes tools.<tool>.required. A name listed twice counts once,
@@ -508,28 +501,24 @@ func (d *decoder) elicit(v *yaml.Node, p string, e *Elicit) error {
 	return d.mapping(v, p, keys{
 		// A blank message is the original's "not set": the default one.
 		"message": func(v *yaml.Node, p string) error { return optStr(v, p, &e.Message) },
-		"fields": func(v *yaml.Node, p string) error {
-			e.Fields = map[string]Field{}
-			return d.eachKey(v, p, func(name string, v *yaml.Node, p string) error {
-				var f Field
-				err := d.mapping(v, p, keys{
-					"type": func(v *yaml.Node, p string) error {
-						var typ string
-						if err := str(v, p, &typ); err != nil {
-							return err
-						}
-						if !slices.Contains(fieldTypes, typ) {
-							return d.warn(v, p, fmt.Sprintf("type %q is not one a form can ask for (%s); the upstream's type is used", typ, strings.Join(fieldTypes, ", ")))
-						}
-						f.Type = typ
-						return nil
-					},
-					"description": func(v *yaml.Node, p string) error { return optStr(v, p, &f.Description) },
-				})
-				e.Fields[name] = f
+		"fields":  func(v *yaml.Node, p string) error { return eachValue(d, v, p, &e.Fields, d.field) },
+	})
+}
+
+func (d *decoder) field(v *yaml.Node, p string, f *Field) error {
+	return d.mapping(v, p, keys{
+		"type": func(v *yaml.Node, p string) error {
+			var typ string
+			if err := str(v, p, &typ); err != nil {
 				return err
-			})
+			}
+			if !slices.Contains(fieldTypes, typ) {
+				return d.warn(v, p, fmt.Sprintf("type %q is not one a form can ask for (%s); the upstream's type is used", typ, strings.Join(fieldTypes, ", ")))
+			}
+			f.Type = typ
+			return nil
 		},
+		"description": func(v *yaml.Node, p string) error { return optStr(v, p, &f.Description) },
 	})
 }
 
@@ -669,18 +658,10 @@ func (d *decoder) mapping(n *yaml.Node, path string, fields keys) error {
 	})
 }
 
-// mapping decodes a mapping whose keys must all be known: an unknown key is
-// an error whatever the mode. The gate's extension sections (gate.go) use
-// it; the original's sections go through (*decoder).mapping, which warns.
-func mapping(n *yaml.Node, path string, fields map[string]func(*yaml.Node, string) error) error {
-	return (&decoder{strict: true, extension: true}).mapping(n, path, fields)
-}
-
-// eachKey is (*decoder).eachKey for the port's own sections, where a
-// duplicate key is a mistake.
-func eachKey(n *yaml.Node, path string, each func(string, *yaml.Node, string) error) error {
-	return (&decoder{strict: true, extension: true}).eachKey(n, path, each)
-}
+// strict is the decoder of the port's own extension sections (gate.go):
+// an unknown key is an error whatever the mode, and so is a duplicate key;
+// the original's sections go through the load's decoder, which warns.
+func strict() *decoder { return &decoder{strict: true, extension: true} }
 
 // lastKeys returns the index in n.Content of each scalar key's last
 // occurrence in the mapping n.
@@ -703,6 +684,18 @@ func (d *decoder) duplicate(k *yaml.Node, path string, later *yaml.Node) error {
 		return errAt(k, path, "duplicate key")
 	}
 	return d.warn(k, path, fmt.Sprintf("duplicate key, ignored: the one at line %d is used (the last one wins, as with the original)", later.Line))
+}
+
+// eachValue decodes a mapping with arbitrary, non-blank keys into a new
+// *dst, each value with read (eachKey).
+func eachValue[T any](d *decoder, n *yaml.Node, path string, dst *map[string]T, read func(*yaml.Node, string, *T) error) error {
+	*dst = map[string]T{}
+	return d.eachKey(n, path, func(name string, v *yaml.Node, p string) error {
+		var x T
+		err := read(v, p, &x)
+		(*dst)[name] = x
+		return err
+	})
 }
 
 // eachKey decodes a mapping with arbitrary, non-blank keys; of a key given
