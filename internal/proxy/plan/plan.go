@@ -247,7 +247,7 @@ func (pl *Planner) rules(c *Call) Plan {
 	var secret, notElicitable []string
 	for i, m := range missing {
 		fields[i] = pl.field(c, m)
-		if _, ok := pl.matcher.Match(m, fields[i].sensitiveProperty()); ok {
+		if _, ok := pl.matcher.Match(m, PropertyOf(fields[i].prop)); ok {
 			secret = append(secret, m)
 		}
 		if !fields[i].elicitable() {
@@ -295,14 +295,11 @@ func (f *Form) Names() []string {
 
 func (pl *Planner) form(c *Call, fields []*Field) *Form {
 	msg := pl.cfg.Tools[c.Name].Elicit.Message
+	f := &Form{Fields: fields, Params: &mcp.ElicitParams{Mode: "form", Message: msg, RequestedSchema: formSchema(fields)}}
 	if msg == "" {
-		names := make([]string, len(fields))
-		for i, f := range fields {
-			names[i] = f.name
-		}
-		msg = fmt.Sprintf("The tool %s needs more information: %s.", c.Name, list(names))
+		f.Params.Message = fmt.Sprintf("The tool %s needs more information: %s.", c.Name, list(f.Names()))
 	}
-	return &Form{Fields: fields, Params: &mcp.ElicitParams{Mode: "form", Message: msg, RequestedSchema: formSchema(fields)}}
+	return f
 }
 
 // FormFor rebuilds the form that asked for names (a 2026-07-28 client's
