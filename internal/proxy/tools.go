@@ -250,17 +250,17 @@ func (p *Proxy) listTools(ctx context.Context, req mcp.Request) (mcp.Result, err
 			}
 		}
 	}
-	if _, err := p.up.Session(); err != nil && cursor == "" && !p.tools.loaded() {
+	cs, err := p.up.Session()
+	switch {
+	case err != nil && cursor == "" && !p.tools.loaded():
 		// The upstream has not answered yet: no tools so far; the list
 		// fills in, with tools/list_changed, once it does.
 		return newRawResult(json.RawMessage(`{"tools":[]}`), req), nil
+	case err != nil:
+		return nil, upstreamUnavailable(err)
 	}
 	// A cursor the cache does not know (the list changed meanwhile): ask
 	// the upstream.
-	cs, err := p.up.Session()
-	if err != nil {
-		return nil, upstreamUnavailable(err)
-	}
 	raw, err := listToolsRaw(ctx, cs, cursor)
 	if err != nil {
 		return nil, upstreamError(err)
