@@ -268,8 +268,8 @@ func (g *Gate) ambiguousPayload(name string, a *config.Ambiguity, status, reason
 	if status == StatusReject {
 		errName = ErrorBlocked
 	}
-	return &Payload{Error: errName, Tool: name, Status: status, Reason: reason, MissingOrAmbiguous: []string{a.Field},
-		Message: fmt.Sprintf("The tool %s was not called: the argument %s is ambiguous and %s. Call it again with a more specific %s (%s).", name, a.Field, why, a.Field, ambiguityHint(a))}
+	return &Payload{Outcome: plan.Outcome{Error: errName, Tool: name, Status: status, Reason: reason, MissingOrAmbiguous: []string{a.Field},
+		Message: fmt.Sprintf("The tool %s was not called: the argument %s is ambiguous and %s. Call it again with a more specific %s (%s).", name, a.Field, why, a.Field, ambiguityHint(a))}}
 }
 
 // refine asks a human for a more specific value of the ambiguous field.
