@@ -195,11 +195,6 @@ func supportsForm(caps *mcp.ClientCapabilities) bool {
 }
 
 func hashArgs(args json.RawMessage) string {
-	var b bytes.Buffer
-	if json.Compact(&b, args) != nil {
-		b.Reset()
-		b.Write(args)
-	}
-	sum := sha256.Sum256(b.Bytes())
+	sum := sha256.Sum256([]byte(compact(args)))
 	return base64.RawURLEncoding.EncodeToString(sum[:])
 }

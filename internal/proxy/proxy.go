@@ -123,15 +123,15 @@ func New(ctx context.Context, opts Options) (*Proxy, error) {
 		p.sealer = plan.NewRandomSealer()
 	}
 	p.planner = plan.New(cfg)
-	version := opts.Version
-	if version == "" {
-		version = "devel"
+	p.impl = &mcp.Implementation{Name: cfg.Proxy.Name, Version: opts.Version}
+	if p.impl.Version == "" {
+		p.impl.Version = "devel"
 	}
 	up, err := dialUpstream(ctx, upstreamOptions{
 		Upstream:            cfg.Upstream,
 		Dir:                 opts.UpstreamDir,
 		Stderr:              opts.UpstreamStderr,
-		Client:              &mcp.Implementation{Name: cfg.Proxy.Name, Version: version},
+		Client:              p.impl,
 		Logger:              p.logger,
 		ToolListChanged:     p.upstreamToolsChanged,
 		Progress:            p.forwardProgress,
@@ -153,7 +153,6 @@ func New(ctx context.Context, opts Options) (*Proxy, error) {
 		return nil, err
 	}
 	p.up = up
-	p.impl = &mcp.Implementation{Name: cfg.Proxy.Name, Version: version}
 	sopts := &mcp.ServerOptions{
 		Logger:             p.logger,
 		SubscribeHandler:   p.subscribe,

@@ -158,7 +158,7 @@ func (t *captureRoundTripper) RoundTrip(req *http.Request) (*http.Response, erro
 		ID json.RawMessage `json:"id"`
 	}
 	if json.Unmarshal(body, &head) == nil && len(head.ID) > 0 {
-		t.reg.add(compactID(head.ID), s)
+		t.reg.add(compact(head.ID), s)
 	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil || resp.Body == nil {
@@ -175,7 +175,9 @@ func (t *captureRoundTripper) RoundTrip(req *http.Request) (*http.Response, erro
 	return resp, nil
 }
 
-func compactID(raw json.RawMessage) string {
+// compact is raw without insignificant white space, or raw itself when it
+// is not JSON.
+func compact(raw json.RawMessage) string {
 	var b bytes.Buffer
 	if json.Compact(&b, raw) != nil {
 		return string(raw)
@@ -209,7 +211,7 @@ func deliverMessages(reg *registry, progress *progressTracker, data []byte) {
 		case msg.Method == "notifications/progress" && progress != nil:
 			progress.sawParams(msg.Params)
 		case msg.Method == "" && len(msg.ID) > 0 && msg.Result != nil:
-			reg.deliver(compactID(msg.ID), msg.Result)
+			reg.deliver(compact(msg.ID), msg.Result)
 		}
 	}
 }

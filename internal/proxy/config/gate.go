@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -162,13 +163,8 @@ type Candidates struct {
 }
 
 func decodeFallback(v *yaml.Node, p string, dst *string) error {
-	if err := str(v, p, dst); err != nil {
+	if err := str(v, p, dst); err != nil || slices.Contains(fallbacks, *dst) {
 		return err
-	}
-	for _, ok := range fallbacks {
-		if *dst == ok {
-			return nil
-		}
 	}
 	return errAt(v, p, fmt.Sprintf("unsupported value %q; use one of %s", *dst, strings.Join(fallbacks, ", ")))
 }
