@@ -339,7 +339,7 @@ func (d *decoder) upstream(n *yaml.Node, path string, u *Upstream) error {
 		"command": strKey(&u.Command),
 		"args": func(v *yaml.Node, p string) error {
 			argsNode = v
-			return strList(v, p, &u.Args, true)
+			return strList(v, p, &u.Args, argList)
 		},
 		"env": func(v *yaml.Node, p string) error {
 			envNode = v
@@ -429,7 +429,7 @@ func (d *decoder) policies(n *yaml.Node, path string, p *Policies) error {
 					if isNull(v) {
 						return nil // the original's None: the defaults
 					}
-					return markerList(v, path, dst)
+					return strList(v, path, dst, markers)
 				}
 			}
 			return d.mapping(v, path, keys{
@@ -477,7 +477,7 @@ func (d *decoder) tool(n *yaml.Node, path string, t *Tool) error {
 // as in the original, with a warning.
 func (d *decoder) required(v *yaml.Node, p string, dst *[]string) error {
 	var list []string
-	if err := strList(v, p, &list, false); err != nil {
+	if err := strList(v, p, &list, nonBlank); err != nil {
 		return err
 	}
 	seen := map[string]bool{}
@@ -788,43 +788,29 @@ func boolean(n *yaml.Node, path string, dst *bool) error {
 	return errAt(n, path, fmt.Sprintf("must be true or false (or yes/no, on/off), not %s", kindName(n)))
 }
 
-// strList decodes a list of non-blank strings. An argument list may hold
-// numbers and booleans too: they are passed as their text.
-func strList(n *yaml.Node, path string, dst *[]string, scalarsAsText bool) error {
+// The kinds of string list strList decodes.
+const (
+	nonBlank = iota // strings, none blank
+	argList         // an argument list: numbers and booleans too, passed as their text
+	markers         // blank strings skipped, as the original skips them
+)
+
+// strList decodes a list of strings of the given kind.
+func strList(n *yaml.Node, path string, dst *[]string, kind int) error {
 	if n.Kind != yaml.SequenceNode {
 		return errAt(n, path, fmt.Sprintf("must be a list, not %s", kindName(n)))
 	}
 	out := make([]string, 0, len(n.Content))
 	for i, item := range n.Content {
 		p := fmt.Sprintf("%s[%d]", path, i)
-		ok := item.Kind == yaml.ScalarNode && item.Tag == "!!str"
-		if scalarsAsText && item.Kind == yaml.ScalarNode && (item.Tag == "!!int" || item.Tag == "!!float" || item.Tag == "!!bool") {
-			ok = true
-		}
-		if !ok {
+		text := kind == argList && (item.Tag == "!!int" || item.Tag == "!!float" || item.Tag == "!!bool")
+		blank := strings.TrimSpace(item.Value) == ""
+		switch {
+		case item.Kind != yaml.ScalarNode || (item.Tag != "!!str" && !text):
 			return errAt(item, p, fmt.Sprintf("must be a string, not %s", kindName(item)))
-		}
-		if !scalarsAsText && strings.TrimSpace(item.Value) == "" {
+		case blank && kind == nonBlank:
 			return errAt(item, p, "must not be blank")
-		}
-		out = append(out, item.Value)
-	}
-	*dst = out
-	return nil
-}
-
-// markerList decodes a list of markers; blank ones are skipped, as the
-// original skips them.
-func markerList(n *yaml.Node, path string, dst *[]string) error {
-	if n.Kind != yaml.SequenceNode {
-		return errAt(n, path, fmt.Sprintf("must be a list, not %s", kindName(n)))
-	}
-	out := []string{}
-	for i, item := range n.Content {
-		if item.Kind != yaml.ScalarNode || item.Tag != "!!str" {
-			return errAt(item, fmt.Sprintf("%s[%d]", path, i), fmt.Sprintf("must be a string, not %s", kindName(item)))
-		}
-		if strings.TrimSpace(item.Value) != "" {
+		case !blank || kind != markers:
 			out = append(out, item.Value)
 		}
 	}

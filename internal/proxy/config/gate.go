@@ -174,7 +174,7 @@ func decodeElicitationService(n *yaml.Node, path string) (*ElicitationService, e
 	err := strict().mapping(n, path, keys{
 		"url":             urlKey(&s.URL),
 		"api_key_env":     envKey(&s.APIKeyEnv),
-		"reviewers":       func(v *yaml.Node, p string) error { return strList(v, p, &s.Reviewers, false) },
+		"reviewers":       func(v *yaml.Node, p string) error { return strList(v, p, &s.Reviewers, nonBlank) },
 		"wait_seconds":    func(v *yaml.Node, p string) error { return intIn(v, p, &s.WaitSeconds, 1, 300) },
 		"timeout_seconds": func(v *yaml.Node, p string) error { return intIn(v, p, &s.TimeoutSeconds, 60, 86400) },
 		"embedded": func(v *yaml.Node, p string) error {
@@ -410,7 +410,7 @@ func decodeAmbiguity(d *decoder, n *yaml.Node, path string) (*Ambiguity, error) 
 			}
 			return intIn(v, p, &a.QueryMinLength, 1, 10000)
 		},
-		"generic_terms": func(v *yaml.Node, p string) error { return strList(v, p, &a.GenericTerms, false) },
+		"generic_terms": func(v *yaml.Node, p string) error { return strList(v, p, &a.GenericTerms, nonBlank) },
 		"field":         strKey(&a.Field),
 		"message":       strKey(&a.Message),
 		"candidates": func(v *yaml.Node, p string) error {
