@@ -211,11 +211,7 @@ func (p *Proxy) relayListRoots(ctx context.Context, req *mcp.ListRootsRequest) (
 	if caps.RootsV2 == nil && !rootsDeclared(ss) {
 		return nil, errNoClient("roots/list: the client does not support roots")
 	}
-	params := &mcp.ListRootsParams{}
-	if req.Params != nil {
-		params.Meta = cleanMeta(req.Params.Meta)
-	}
-	res, err := ss.ListRoots(rctx, params)
+	res, err := ss.ListRoots(rctx, cleanParams(orEmpty(req.Params)))
 	return res, relayError(err)
 }
 
