@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -54,13 +55,7 @@ func (r *relay) track(ctx context.Context, req *mcp.CallToolRequest) func() {
 	return func() {
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		list := r.calls[req.Session]
-		for i, g := range list {
-			if g == f {
-				list = append(list[:i], list[i+1:]...)
-				break
-			}
-		}
+		list := slices.DeleteFunc(r.calls[req.Session], func(g *inflight) bool { return g == f })
 		if len(list) == 0 {
 			delete(r.calls, req.Session)
 		} else {

@@ -156,14 +156,10 @@ func listToolsRaw(ctx context.Context, cs *mcp.ClientSession, cursor string) (js
 // calls to the proxy. The SDK's copy is used only for routing and header
 // validation; tools/list is answered from the raw listing.
 func (p *Proxy) register(t *plan.Tool) {
-	var schema struct {
-		InputSchema json.RawMessage `json:"inputSchema"`
-	}
-	_ = json.Unmarshal(t.Raw, &schema)
 	handler := func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return p.callTool(ctx, req)
 	}
-	if err := addTool(p.server, &mcp.Tool{Name: t.Name, InputSchema: schema.InputSchema}, handler); err != nil {
+	if err := addTool(p.server, &mcp.Tool{Name: t.Name, InputSchema: t.InputSchema}, handler); err != nil {
 		// The SDK refuses some schemas that upstreams send (a type other
 		// than "object", malformed header annotations). Route the tool
 		// anyway: its listing is passed on unchanged regardless.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 
@@ -50,9 +51,7 @@ func (g *Gate) candidates(ctx context.Context, src *config.Candidates, obj map[s
 		return nil, fmt.Errorf("no upstream to call")
 	}
 	args := map[string]any{}
-	for k, v := range src.Arguments {
-		args[k] = v
-	}
+	maps.Copy(args, src.Arguments)
 	for to, from := range src.Pass {
 		if v, ok := obj[from]; ok {
 			args[to] = v

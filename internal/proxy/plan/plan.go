@@ -35,8 +35,9 @@ import (
 // Tool is what the planner reads of one upstream tool's listing.
 type Tool struct {
 	Name string
-	// Raw is the tool as the upstream listed it.
-	Raw json.RawMessage
+	// Raw is the tool as the upstream listed it, InputSchema its input
+	// schema.
+	Raw, InputSchema json.RawMessage
 	// SchemaRequired is the input schema's "required" list, in order.
 	SchemaRequired []string
 	// Properties holds each property's raw schema.
@@ -55,7 +56,7 @@ func ParseTool(raw json.RawMessage) (*Tool, error) {
 	if t.Name == "" {
 		return nil, errors.New("reading tool: no name")
 	}
-	out := &Tool{Name: t.Name, Raw: raw}
+	out := &Tool{Name: t.Name, Raw: raw, InputSchema: t.InputSchema}
 	var schema struct {
 		Required   []json.RawMessage          `json:"required"`
 		Properties map[string]json.RawMessage `json:"properties"`
