@@ -177,13 +177,11 @@ func formSchema(fields []*Field) json.RawMessage {
 		props.Set(f.name, f.formProperty())
 		names = append(names, f.name)
 	}
-	pb, _ := props.MarshalJSON()
-	rb, _ := Marshal(names)
-	schema := &Object{}
-	schema.Set("type", json.RawMessage(`"object"`))
-	schema.Set("properties", pb)
-	schema.Set("required", rb)
-	b, _ := schema.MarshalJSON()
+	b, _ := Marshal(struct {
+		Type       string   `json:"type"`
+		Properties *Object  `json:"properties"`
+		Required   []string `json:"required"`
+	}{"object", props, names})
 	return b
 }
 
