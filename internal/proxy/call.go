@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -161,19 +162,15 @@ func (p *Proxy) forward(ctx context.Context, req *mcp.CallToolRequest, args json
 		Name:      req.Params.Name,
 		Arguments: args,
 	}
-	for k, v := range meta {
-		if params.Meta == nil {
-			params.Meta = mcp.Meta{}
-		}
-		params.Meta[k] = v
+	tok := req.Params.GetProgressToken()
+	if params.Meta == nil && (len(meta) > 0 || tok != nil) {
+		params.Meta = mcp.Meta{}
 	}
-	if tok := req.Params.GetProgressToken(); tok != nil {
+	maps.Copy(params.Meta, meta)
+	if tok != nil {
 		upTok, done := p.progress.add(progressRoute{ctx: ctx, session: req.Session, token: tok})
 		defer done()
 		defer p.up.AwaitProgress(ctx, upTok)
-		if params.Meta == nil {
-			params.Meta = mcp.Meta{}
-		}
 		params.Meta["progressToken"] = upTok
 	}
 	ctx, sink := withSink(ctx)
@@ -198,11 +195,6 @@ func supportsForm(caps *mcp.ClientCapabilities) bool {
 }
 
 func hashArgs(args json.RawMessage) string {
-	var b bytes.Buffer
-	if json.Compact(&b, args) != nil {
-		b.Reset()
-		b.Write(args)
-	}
-	sum := sha256.Sum256(b.Bytes())
+	sum := sha256.Sum256([]byte(compact(args)))
 	return base64.RawURLEncoding.EncodeToString(sum[:])
 }

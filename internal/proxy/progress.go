@@ -59,10 +59,9 @@ func (p *Proxy) forwardProgress(_ context.Context, req *mcp.ProgressNotification
 	if !ok {
 		return
 	}
-	params := *req.Params
+	params := cleanParams(req.Params)
 	params.ProgressToken = rt.token
-	params.Meta = cleanMeta(params.Meta)
-	if err := rt.session.NotifyProgress(rt.ctx, &params); err != nil {
+	if err := rt.session.NotifyProgress(rt.ctx, params); err != nil {
 		p.logger.Debug("passing on upstream progress failed", "err", err)
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -124,15 +123,15 @@ func New(ctx context.Context, opts Options) (*Proxy, error) {
 		p.sealer = plan.NewRandomSealer()
 	}
 	p.planner = plan.New(cfg)
-	version := opts.Version
-	if version == "" {
-		version = "devel"
+	p.impl = &mcp.Implementation{Name: cfg.Proxy.Name, Version: opts.Version}
+	if p.impl.Version == "" {
+		p.impl.Version = "devel"
 	}
 	up, err := dialUpstream(ctx, upstreamOptions{
 		Upstream:            cfg.Upstream,
 		Dir:                 opts.UpstreamDir,
 		Stderr:              opts.UpstreamStderr,
-		Client:              &mcp.Implementation{Name: cfg.Proxy.Name, Version: version},
+		Client:              p.impl,
 		Logger:              p.logger,
 		ToolListChanged:     p.upstreamToolsChanged,
 		Progress:            p.forwardProgress,
@@ -154,7 +153,6 @@ func New(ctx context.Context, opts Options) (*Proxy, error) {
 		return nil, err
 	}
 	p.up = up
-	p.impl = &mcp.Implementation{Name: cfg.Proxy.Name, Version: version}
 	sopts := &mcp.ServerOptions{
 		Logger:             p.logger,
 		SubscribeHandler:   p.subscribe,
@@ -235,12 +233,6 @@ func (p *Proxy) Server() *mcp.Server { return p.server }
 // UpstreamPID returns the process id of a stdio upstream, or 0.
 func (p *Proxy) UpstreamPID() int { return p.up.ChildPID() }
 
-// RunStdio serves one downstream client on the process's stdin and stdout
-// until the client disconnects or ctx is done.
-func (p *Proxy) RunStdio(ctx context.Context) error {
-	return p.server.Run(ctx, p.WrapTransport(&mcp.IOTransport{Reader: os.Stdin, Writer: nopWriteCloser{os.Stdout}}))
-}
-
 // HTTPHandler serves MCP over streamable HTTP to any number of clients
 // through the one upstream connection. Clients of the stateful protocols
 // (up to 2025-11-25) get sessions, so the proxy can send them elicitation
@@ -307,9 +299,3 @@ func (p *Proxy) background(f func(ctx context.Context)) {
 		f(p.bgCtx)
 	}()
 }
-
-// nopWriteCloser leaves the process's standard output open when the
-// session ends, as mcp.StdioTransport does.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

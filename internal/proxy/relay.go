@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -54,13 +55,7 @@ func (r *relay) track(ctx context.Context, req *mcp.CallToolRequest) func() {
 	return func() {
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		list := r.calls[req.Session]
-		for i, g := range list {
-			if g == f {
-				list = append(list[:i], list[i+1:]...)
-				break
-			}
-		}
+		list := slices.DeleteFunc(r.calls[req.Session], func(g *inflight) bool { return g == f })
 		if len(list) == 0 {
 			delete(r.calls, req.Session)
 		} else {
@@ -141,9 +136,8 @@ func (p *Proxy) relayCreateMessage(ctx context.Context, req *mcp.CreateMessageRe
 	if clientCaps(ss).Sampling == nil {
 		return nil, errNoClient("sampling/createMessage: the client does not support sampling")
 	}
-	params := *req.Params
-	params.Meta = cleanMeta(params.Meta)
-	res, err := ss.CreateMessage(rctx, &params)
+	params := cleanParams(req.Params)
+	res, err := ss.CreateMessage(rctx, params)
 	return res, relayError(err)
 }
 
@@ -164,8 +158,7 @@ func (p *Proxy) relayElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.E
 	case req.Params.Mode != "url" && !supportsForm(clientCaps(ss)):
 		return nil, errNoClient("elicitation/create: the client does not support form elicitation")
 	}
-	params := *req.Params
-	params.Meta = cleanMeta(params.Meta)
+	params := cleanParams(req.Params)
 	if params.Mode == "url" && params.ElicitationID != "" {
 		p.relay.mu.Lock()
 		if p.relay.urls == nil {
@@ -177,7 +170,7 @@ func (p *Proxy) relayElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.E
 		p.relay.urls[params.ElicitationID] = ss
 		p.relay.mu.Unlock()
 	}
-	res, err := ss.Elicit(rctx, &params)
+	res, err := ss.Elicit(rctx, params)
 	return res, relayError(err)
 }
 
@@ -196,9 +189,8 @@ func (p *Proxy) relayElicitationComplete(ctx context.Context, req *mcp.Elicitati
 	if ss == nil {
 		return
 	}
-	params := *req.Params
-	params.Meta = cleanMeta(params.Meta)
-	if err := ss.NotifyElicitationComplete(ctx, &params); err != nil {
+	params := cleanParams(req.Params)
+	if err := ss.NotifyElicitationComplete(ctx, params); err != nil {
 		p.logger.Debug("passing on elicitation/complete failed", "err", err)
 	}
 }
@@ -214,11 +206,7 @@ func (p *Proxy) relayListRoots(ctx context.Context, req *mcp.ListRootsRequest) (
 	if caps.RootsV2 == nil && !rootsDeclared(ss) {
 		return nil, errNoClient("roots/list: the client does not support roots")
 	}
-	params := &mcp.ListRootsParams{}
-	if req.Params != nil {
-		params.Meta = cleanMeta(req.Params.Meta)
-	}
-	res, err := ss.ListRoots(rctx, params)
+	res, err := ss.ListRoots(rctx, cleanParams(orEmpty(req.Params)))
 	return res, relayError(err)
 }
 
@@ -245,15 +233,14 @@ func relayError(err error) error {
 // call is in flight, else to every session (each session's level, set with
 // logging/setLevel, filters it).
 func (p *Proxy) relayLogging(ctx context.Context, req *mcp.LoggingMessageRequest) {
-	params := *req.Params
-	params.Meta = cleanMeta(params.Meta)
+	params := cleanParams(req.Params)
 	if ss, rctx, done, err := p.route(ctx, "notifications/message", nil); err == nil {
 		defer done()
-		_ = ss.Log(rctx, &params)
+		_ = ss.Log(rctx, params)
 		return
 	}
 	for ss := range p.server.Sessions() {
-		_ = ss.Log(ctx, &params)
+		_ = ss.Log(ctx, params)
 	}
 }
 

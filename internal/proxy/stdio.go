@@ -63,11 +63,11 @@ type fastForwarder struct{ p *Proxy }
 // Untouched asks the planner. The fast path does not know the client's
 // capabilities, and needs not: a Forward plan never depends on them.
 func (f fastForwarder) Untouched(name string, args json.RawMessage) bool {
-	t, known := f.p.tools.get(name)
-	if !known {
+	c := f.p.planCall(name, args, nil, "")
+	if c.Tool == nil {
 		return false
 	}
-	pl := f.p.planner.Plan(&plan.Call{Name: name, Tool: t, Args: plan.ParseArgs(args), Raw: args})
+	pl := f.p.planner.Plan(c)
 	return pl.Action == plan.Forward && pl.Args == nil
 }
 
@@ -379,7 +379,7 @@ func (s *fastSession) tryFast(id jsonrpc.ID, raw json.RawMessage) bool {
 				out.Result = b
 			}
 		}
-		if werr := s.write(out); werr != nil {
+		if werr := writeMessage(s.w, out); werr != nil {
 			s.f.Logger().Debug("writing a forwarded tool result failed", "err", werr)
 		}
 	})
@@ -399,16 +399,6 @@ func (s *fastSession) tryFast(id jsonrpc.ID, raw json.RawMessage) bool {
 		cancel(context.Canceled.Error())
 	}
 	return true
-}
-
-// write sends msg to the client as the SDK's stdio transport does.
-func (s *fastSession) write(msg jsonrpc.Message) error {
-	data, err := jsonrpc.EncodeMessage(msg)
-	if err != nil {
-		return err
-	}
-	_, err = s.w.Write(append(data, '\n'))
-	return err
 }
 
 // finish removes fc from the calls in flight and reports whether it was
@@ -453,7 +443,7 @@ func (s *fastSession) cancelled(raw json.RawMessage) {
 	if cancel != nil {
 		cancel(context.Canceled.Error())
 	}
-	_ = s.write(&jsonrpc.Response{ID: fc.id, Error: context.Canceled})
+	_ = writeMessage(s.w, &jsonrpc.Response{ID: fc.id, Error: context.Canceled})
 }
 
 // abandonAll cancels every fast call in flight upstream when the client

@@ -156,14 +156,10 @@ func listToolsRaw(ctx context.Context, cs *mcp.ClientSession, cursor string) (js
 // calls to the proxy. The SDK's copy is used only for routing and header
 // validation; tools/list is answered from the raw listing.
 func (p *Proxy) register(t *plan.Tool) {
-	var schema struct {
-		InputSchema json.RawMessage `json:"inputSchema"`
-	}
-	_ = json.Unmarshal(t.Raw, &schema)
 	handler := func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return p.callTool(ctx, req)
 	}
-	if err := addTool(p.server, &mcp.Tool{Name: t.Name, InputSchema: schema.InputSchema}, handler); err != nil {
+	if err := addTool(p.server, &mcp.Tool{Name: t.Name, InputSchema: t.InputSchema}, handler); err != nil {
 		// The SDK refuses some schemas that upstreams send (a type other
 		// than "object", malformed header annotations). Route the tool
 		// anyway: its listing is passed on unchanged regardless.
@@ -250,17 +246,17 @@ func (p *Proxy) listTools(ctx context.Context, req mcp.Request) (mcp.Result, err
 			}
 		}
 	}
-	if _, err := p.up.Session(); err != nil && cursor == "" && !p.tools.loaded() {
+	cs, err := p.up.Session()
+	switch {
+	case err != nil && cursor == "" && !p.tools.loaded():
 		// The upstream has not answered yet: no tools so far; the list
 		// fills in, with tools/list_changed, once it does.
 		return newRawResult(json.RawMessage(`{"tools":[]}`), req), nil
+	case err != nil:
+		return nil, upstreamUnavailable(err)
 	}
 	// A cursor the cache does not know (the list changed meanwhile): ask
 	// the upstream.
-	cs, err := p.up.Session()
-	if err != nil {
-		return nil, upstreamUnavailable(err)
-	}
 	raw, err := listToolsRaw(ctx, cs, cursor)
 	if err != nil {
 		return nil, upstreamError(err)

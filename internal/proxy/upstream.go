@@ -391,12 +391,11 @@ func (c *upstreamConn) supervise(connected bool) {
 			if !c.reconnect() {
 				return
 			}
-			down := c.retries.connected()
+			msg := "upstream connected"
 			if everConnected {
-				c.logger.Info("upstream reconnected", "upstream", c.Describe(), "down", down)
-			} else {
-				c.logger.Info("upstream connected", "upstream", c.Describe(), "down", down)
+				msg = "upstream reconnected"
 			}
+			c.logger.Info(msg, "upstream", c.Describe(), "down", c.retries.connected())
 			everConnected = true
 			if c.opts.ToolListChanged != nil {
 				c.opts.ToolListChanged()

@@ -158,7 +158,7 @@ func (t *captureRoundTripper) RoundTrip(req *http.Request) (*http.Response, erro
 		ID json.RawMessage `json:"id"`
 	}
 	if json.Unmarshal(body, &head) == nil && len(head.ID) > 0 {
-		t.reg.add(compactID(head.ID), s)
+		t.reg.add(compact(head.ID), s)
 	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil || resp.Body == nil {
@@ -175,7 +175,9 @@ func (t *captureRoundTripper) RoundTrip(req *http.Request) (*http.Response, erro
 	return resp, nil
 }
 
-func compactID(raw json.RawMessage) string {
+// compact is raw without insignificant white space, or raw itself when it
+// is not JSON.
+func compact(raw json.RawMessage) string {
 	var b bytes.Buffer
 	if json.Compact(&b, raw) != nil {
 		return string(raw)
@@ -184,11 +186,13 @@ func compactID(raw json.RawMessage) string {
 }
 
 // deliverMessages hands the result of every response in data (one message
-// or a batch) to its sink.
-func deliverMessages(reg *registry, progress *progressTracker, data []byte) {
+// or a batch) to its sink; an upstream request that is the whole of data is
+// caller's (callers.saw), when callers is set.
+func deliverMessages(reg *registry, progress *progressTracker, data []byte, caller any, callers *callers) {
 	data = bytes.TrimSpace(data)
 	var msgs []json.RawMessage
-	if len(data) > 0 && data[0] == '[' {
+	batch := len(data) > 0 && data[0] == '['
+	if batch {
 		if json.Unmarshal(data, &msgs) != nil {
 			return
 		}
@@ -209,7 +213,9 @@ func deliverMessages(reg *registry, progress *progressTracker, data []byte) {
 		case msg.Method == "notifications/progress" && progress != nil:
 			progress.sawParams(msg.Params)
 		case msg.Method == "" && len(msg.ID) > 0 && msg.Result != nil:
-			reg.deliver(compactID(msg.ID), msg.Result)
+			reg.deliver(compact(msg.ID), msg.Result)
+		case msg.Method != "" && len(msg.ID) > 0 && !batch && caller != nil && callers != nil:
+			callers.saw(msg.Method, msg.Params, caller)
 		}
 	}
 }
@@ -227,7 +233,7 @@ func (b *jsonBodyTee) Read(p []byte) (int, error) {
 	b.buf.Write(p[:n])
 	if err == io.EOF && !b.done {
 		b.done = true
-		deliverMessages(b.reg, b.progress, b.buf.Bytes())
+		deliverMessages(b.reg, b.progress, b.buf.Bytes(), nil, nil)
 	}
 	return n, err
 }
@@ -262,10 +268,7 @@ func (b *sseBodyTee) feed(chunk []byte) {
 		b.pending = b.pending[i+1:]
 		if line == "" {
 			if b.data.Len() > 0 {
-				deliverMessages(b.reg, b.progress, b.data.Bytes())
-				if b.caller != nil && b.callers != nil {
-					b.callers.sawRequests(b.data.Bytes(), b.caller)
-				}
+				deliverMessages(b.reg, b.progress, b.data.Bytes(), b.caller, b.callers)
 				b.data.Reset()
 			}
 			continue
@@ -304,16 +307,10 @@ type callers struct {
 // handler asks for it).
 const maxCallers = 1000
 
-func (c *callers) sawRequests(data []byte, caller any) {
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
-	}
-	if json.Unmarshal(bytes.TrimSpace(data), &m) != nil || len(m.ID) == 0 || m.Method == "" {
-		return
-	}
-	key, ok := requestKey(m.Method, m.Params)
+// saw records that the upstream request method with params was sent on
+// caller's response stream.
+func (c *callers) saw(method string, params json.RawMessage, caller any) {
+	key, ok := requestKey(method, params)
 	if !ok {
 		return
 	}

@@ -293,12 +293,7 @@ func (d *decoder) root(n *yaml.Node) error {
 			cfg.ElicitationService, err = decodeElicitationService(v, p)
 			return err
 		},
-		"tools": func(v *yaml.Node, p string) error {
-			return d.eachKey(v, p, func(name string, v *yaml.Node, p string) (err error) {
-				cfg.Tools[name], err = d.tool(v, p)
-				return err
-			})
-		},
+		"tools": func(v *yaml.Node, p string) error { return eachValue(d, v, p, &cfg.Tools, d.tool) },
 	})
 	if err != nil {
 		return err
@@ -344,7 +339,7 @@ func (d *decoder) upstream(n *yaml.Node, path string, u *Upstream) error {
 		"command": strKey(&u.Command),
 		"args": func(v *yaml.Node, p string) error {
 			argsNode = v
-			return strList(v, p, &u.Args, true)
+			return strList(v, p, &u.Args, argList)
 		},
 		"env": func(v *yaml.Node, p string) error {
 			envNode = v
@@ -434,7 +429,7 @@ func (d *decoder) policies(n *yaml.Node, path string, p *Policies) error {
 					if isNull(v) {
 						return nil // the original's None: the defaults
 					}
-					return markerList(v, path, dst)
+					return strList(v, path, dst, markers)
 				}
 			}
 			return d.mapping(v, path, keys{
@@ -458,9 +453,8 @@ func (d *decoder) enabledOnly(dst *bool) func(*yaml.Node, string) error {
 	}
 }
 
-func (d *decoder) tool(n *yaml.Node, path string) (Tool, error) {
-	var t Tool
-	err := d.mapping(n, path, keys{
+func (d *decoder) tool(n *yaml.Node, path string, t *Tool) error {
+	return d.mapping(n, path, keys{
 		"required": func(v *yaml.Node, p string) error { return d.required(v, p, &t.Required) },
 		"elicit":   func(v *yaml.Node, p string) error { return d.elicit(v, p, &t.Elicit) },
 		// Null is the original's "not set".
@@ -477,14 +471,13 @@ func (d *decoder) tool(n *yaml.Node, path string) (Tool, error) {
 			return err
 		},
 	})
-	return t, err
 }
 
 // required decodes tools.<tool>.required. A name listed twice counts once,
 // as in the original, with a warning.
 func (d *decoder) required(v *yaml.Node, p string, dst *[]string) error {
 	var list []string
-	if err := strList(v, p, &list, false); err != nil {
+	if err := strList(v, p, &list, nonBlank); err != nil {
 		return err
 	}
 	seen := map[string]bool{}
@@ -508,28 +501,24 @@ func (d *decoder) elicit(v *yaml.Node, p string, e *Elicit) error {
 	return d.mapping(v, p, keys{
 		// A blank message is the original's "not set": the default one.
 		"message": func(v *yaml.Node, p string) error { return optStr(v, p, &e.Message) },
-		"fields": func(v *yaml.Node, p string) error {
-			e.Fields = map[string]Field{}
-			return d.eachKey(v, p, func(name string, v *yaml.Node, p string) error {
-				var f Field
-				err := d.mapping(v, p, keys{
-					"type": func(v *yaml.Node, p string) error {
-						var typ string
-						if err := str(v, p, &typ); err != nil {
-							return err
-						}
-						if !slices.Contains(fieldTypes, typ) {
-							return d.warn(v, p, fmt.Sprintf("type %q is not one a form can ask for (%s); the upstream's type is used", typ, strings.Join(fieldTypes, ", ")))
-						}
-						f.Type = typ
-						return nil
-					},
-					"description": func(v *yaml.Node, p string) error { return optStr(v, p, &f.Description) },
-				})
-				e.Fields[name] = f
+		"fields":  func(v *yaml.Node, p string) error { return eachValue(d, v, p, &e.Fields, d.field) },
+	})
+}
+
+func (d *decoder) field(v *yaml.Node, p string, f *Field) error {
+	return d.mapping(v, p, keys{
+		"type": func(v *yaml.Node, p string) error {
+			var typ string
+			if err := str(v, p, &typ); err != nil {
 				return err
-			})
+			}
+			if !slices.Contains(fieldTypes, typ) {
+				return d.warn(v, p, fmt.Sprintf("type %q is not one a form can ask for (%s); the upstream's type is used", typ, strings.Join(fieldTypes, ", ")))
+			}
+			f.Type = typ
+			return nil
 		},
+		"description": func(v *yaml.Node, p string) error { return optStr(v, p, &f.Description) },
 	})
 }
 
@@ -669,18 +658,10 @@ func (d *decoder) mapping(n *yaml.Node, path string, fields keys) error {
 	})
 }
 
-// mapping decodes a mapping whose keys must all be known: an unknown key is
-// an error whatever the mode. The gate's extension sections (gate.go) use
-// it; the original's sections go through (*decoder).mapping, which warns.
-func mapping(n *yaml.Node, path string, fields map[string]func(*yaml.Node, string) error) error {
-	return (&decoder{strict: true, extension: true}).mapping(n, path, fields)
-}
-
-// eachKey is (*decoder).eachKey for the port's own sections, where a
-// duplicate key is a mistake.
-func eachKey(n *yaml.Node, path string, each func(string, *yaml.Node, string) error) error {
-	return (&decoder{strict: true, extension: true}).eachKey(n, path, each)
-}
+// strict is the decoder of the port's own extension sections (gate.go):
+// an unknown key is an error whatever the mode, and so is a duplicate key;
+// the original's sections go through the load's decoder, which warns.
+func strict() *decoder { return &decoder{strict: true, extension: true} }
 
 // lastKeys returns the index in n.Content of each scalar key's last
 // occurrence in the mapping n.
@@ -703,6 +684,18 @@ func (d *decoder) duplicate(k *yaml.Node, path string, later *yaml.Node) error {
 		return errAt(k, path, "duplicate key")
 	}
 	return d.warn(k, path, fmt.Sprintf("duplicate key, ignored: the one at line %d is used (the last one wins, as with the original)", later.Line))
+}
+
+// eachValue decodes a mapping with arbitrary, non-blank keys into a new
+// *dst, each value with read (eachKey).
+func eachValue[T any](d *decoder, n *yaml.Node, path string, dst *map[string]T, read func(*yaml.Node, string, *T) error) error {
+	*dst = map[string]T{}
+	return d.eachKey(n, path, func(name string, v *yaml.Node, p string) error {
+		var x T
+		err := read(v, p, &x)
+		(*dst)[name] = x
+		return err
+	})
 }
 
 // eachKey decodes a mapping with arbitrary, non-blank keys; of a key given
@@ -795,43 +788,29 @@ func boolean(n *yaml.Node, path string, dst *bool) error {
 	return errAt(n, path, fmt.Sprintf("must be true or false (or yes/no, on/off), not %s", kindName(n)))
 }
 
-// strList decodes a list of non-blank strings. An argument list may hold
-// numbers and booleans too: they are passed as their text.
-func strList(n *yaml.Node, path string, dst *[]string, scalarsAsText bool) error {
+// The kinds of string list strList decodes.
+const (
+	nonBlank = iota // strings, none blank
+	argList         // an argument list: numbers and booleans too, passed as their text
+	markers         // blank strings skipped, as the original skips them
+)
+
+// strList decodes a list of strings of the given kind.
+func strList(n *yaml.Node, path string, dst *[]string, kind int) error {
 	if n.Kind != yaml.SequenceNode {
 		return errAt(n, path, fmt.Sprintf("must be a list, not %s", kindName(n)))
 	}
 	out := make([]string, 0, len(n.Content))
 	for i, item := range n.Content {
 		p := fmt.Sprintf("%s[%d]", path, i)
-		ok := item.Kind == yaml.ScalarNode && item.Tag == "!!str"
-		if scalarsAsText && item.Kind == yaml.ScalarNode && (item.Tag == "!!int" || item.Tag == "!!float" || item.Tag == "!!bool") {
-			ok = true
-		}
-		if !ok {
+		text := kind == argList && (item.Tag == "!!int" || item.Tag == "!!float" || item.Tag == "!!bool")
+		blank := strings.TrimSpace(item.Value) == ""
+		switch {
+		case item.Kind != yaml.ScalarNode || (item.Tag != "!!str" && !text):
 			return errAt(item, p, fmt.Sprintf("must be a string, not %s", kindName(item)))
-		}
-		if !scalarsAsText && strings.TrimSpace(item.Value) == "" {
+		case blank && kind == nonBlank:
 			return errAt(item, p, "must not be blank")
-		}
-		out = append(out, item.Value)
-	}
-	*dst = out
-	return nil
-}
-
-// markerList decodes a list of markers; blank ones are skipped, as the
-// original skips them.
-func markerList(n *yaml.Node, path string, dst *[]string) error {
-	if n.Kind != yaml.SequenceNode {
-		return errAt(n, path, fmt.Sprintf("must be a list, not %s", kindName(n)))
-	}
-	out := []string{}
-	for i, item := range n.Content {
-		if item.Kind != yaml.ScalarNode || item.Tag != "!!str" {
-			return errAt(item, fmt.Sprintf("%s[%d]", path, i), fmt.Sprintf("must be a string, not %s", kindName(item)))
-		}
-		if strings.TrimSpace(item.Value) != "" {
+		case !blank || kind != markers:
 			out = append(out, item.Value)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -162,29 +163,24 @@ type Candidates struct {
 }
 
 func decodeFallback(v *yaml.Node, p string, dst *string) error {
-	if err := str(v, p, dst); err != nil {
+	if err := str(v, p, dst); err != nil || slices.Contains(fallbacks, *dst) {
 		return err
-	}
-	for _, ok := range fallbacks {
-		if *dst == ok {
-			return nil
-		}
 	}
 	return errAt(v, p, fmt.Sprintf("unsupported value %q; use one of %s", *dst, strings.Join(fallbacks, ", ")))
 }
 
 func decodeElicitationService(n *yaml.Node, path string) (*ElicitationService, error) {
 	s := &ElicitationService{WaitSeconds: DefaultWaitSeconds, TimeoutSeconds: DefaultTimeoutSeconds, Line: n.Line}
-	err := mapping(n, path, map[string]func(*yaml.Node, string) error{
+	err := strict().mapping(n, path, keys{
 		"url":             urlKey(&s.URL),
 		"api_key_env":     envKey(&s.APIKeyEnv),
-		"reviewers":       func(v *yaml.Node, p string) error { return strList(v, p, &s.Reviewers, false) },
+		"reviewers":       func(v *yaml.Node, p string) error { return strList(v, p, &s.Reviewers, nonBlank) },
 		"wait_seconds":    func(v *yaml.Node, p string) error { return intIn(v, p, &s.WaitSeconds, 1, 300) },
 		"timeout_seconds": func(v *yaml.Node, p string) error { return intIn(v, p, &s.TimeoutSeconds, 60, 86400) },
 		"embedded": func(v *yaml.Node, p string) error {
 			e := &EmbeddedService{}
 			s.Embedded = e
-			err := mapping(v, p, map[string]func(*yaml.Node, string) error{
+			err := strict().mapping(v, p, keys{
 				"listen":     strKey(&e.Listen),
 				"public_url": urlKey(&e.PublicURL),
 				"data_dir":   strKey(&e.DataDir),
@@ -216,7 +212,7 @@ func decodeElicitationService(n *yaml.Node, path string) (*ElicitationService, e
 }
 
 func decodeSignIn(n *yaml.Node, path string, si *SignIn) error {
-	err := mapping(n, path, map[string]func(*yaml.Node, string) error{
+	err := strict().mapping(n, path, keys{
 		"issuer":            urlKey(&si.Issuer),
 		"client_id":         strKey(&si.ClientID),
 		"client_secret_env": envKey(&si.ClientSecretEnv),
@@ -315,7 +311,7 @@ func decodeCondition(n *yaml.Node, path string) (Condition, error) {
 	counted := func(read func(*yaml.Node, string) error) func(*yaml.Node, string) error {
 		return func(v *yaml.Node, p string) error { tests++; return read(v, p) }
 	}
-	err := mapping(n, path, map[string]func(*yaml.Node, string) error{
+	err := strict().mapping(n, path, keys{
 		"field":   strKey(&c.Field),
 		"present": counted(func(v *yaml.Node, p string) error { return conditionPresent(v, p, &c.Present) }),
 		"equals":  counted(func(v *yaml.Node, p string) error { return conditionEquals(v, p, &c.Equals) }),
@@ -414,7 +410,7 @@ func decodeAmbiguity(d *decoder, n *yaml.Node, path string) (*Ambiguity, error) 
 			}
 			return intIn(v, p, &a.QueryMinLength, 1, 10000)
 		},
-		"generic_terms": func(v *yaml.Node, p string) error { return strList(v, p, &a.GenericTerms, false) },
+		"generic_terms": func(v *yaml.Node, p string) error { return strList(v, p, &a.GenericTerms, nonBlank) },
 		"field":         strKey(&a.Field),
 		"message":       strKey(&a.Message),
 		"candidates": func(v *yaml.Node, p string) error {
@@ -437,36 +433,16 @@ func decodeAmbiguity(d *decoder, n *yaml.Node, path string) (*Ambiguity, error) 
 
 func decodeCandidates(n *yaml.Node, path string) (*Candidates, error) {
 	c := &Candidates{Max: DefaultMaxCandidates}
-	err := mapping(n, path, map[string]func(*yaml.Node, string) error{
-		"tool": strKey(&c.Tool),
-		"arguments": func(v *yaml.Node, p string) error {
-			c.Arguments = map[string]any{}
-			return eachKey(v, p, func(name string, v *yaml.Node, p string) error {
-				var x any
-				if err := anyValue(v, p, &x); err != nil {
-					return err
-				}
-				c.Arguments[name] = x
-				return nil
-			})
-		},
-		"pass": func(v *yaml.Node, p string) error {
-			c.Pass = map[string]string{}
-			return eachKey(v, p, func(name string, v *yaml.Node, p string) error {
-				var s string
-				if err := str(v, p, &s); err != nil {
-					return err
-				}
-				c.Pass[name] = s
-				return nil
-			})
-		},
-		"items":    strKey(&c.Items),
-		"id":       strKey(&c.ID),
-		"label":    strKey(&c.Label),
-		"value":    strKey(&c.Value),
-		"argument": strKey(&c.Argument),
-		"max":      func(v *yaml.Node, p string) error { return intIn(v, p, &c.Max, 1, 500) },
+	err := strict().mapping(n, path, keys{
+		"tool":      strKey(&c.Tool),
+		"arguments": func(v *yaml.Node, p string) error { return eachValue(strict(), v, p, &c.Arguments, anyValue) },
+		"pass":      func(v *yaml.Node, p string) error { return eachValue(strict(), v, p, &c.Pass, str) },
+		"items":     strKey(&c.Items),
+		"id":        strKey(&c.ID),
+		"label":     strKey(&c.Label),
+		"value":     strKey(&c.Value),
+		"argument":  strKey(&c.Argument),
+		"max":       func(v *yaml.Node, p string) error { return intIn(v, p, &c.Max, 1, 500) },
 	})
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 
@@ -50,9 +51,7 @@ func (g *Gate) candidates(ctx context.Context, src *config.Candidates, obj map[s
 		return nil, fmt.Errorf("no upstream to call")
 	}
 	args := map[string]any{}
-	for k, v := range src.Arguments {
-		args[k] = v
-	}
+	maps.Copy(args, src.Arguments)
 	for to, from := range src.Pass {
 		if v, ok := obj[from]; ok {
 			args[to] = v
@@ -162,6 +161,13 @@ func (g *Gate) pick(ctx context.Context, c Call, a *config.Ambiguity, obj map[st
 	name := c.Tool.Name
 	msg := ambiguityMessage(name, a, obj, true)
 	target := a.Candidates.Argument
+	// index is the candidate a choice names (1-based), or -1.
+	index := func(choice string) int {
+		if i, err := strconv.Atoi(choice); err == nil && i >= 1 && i <= len(cands) {
+			return i - 1
+		}
+		return -1
+	}
 	chosen := func(i int, channel, id string) (Decision, error) {
 		g.decide("select", name, digest, "picked", channel, id, "argument", target)
 		args, err := merge(c.Args, target, cands[i].value)
@@ -170,79 +176,90 @@ func (g *Gate) pick(ctx context.Context, c Call, a *config.Ambiguity, obj map[st
 		}
 		return forward(args)
 	}
-	if c.Host != nil {
-		i, d, done, err := g.pickOnHost(ctx, c.Host, name, a, msg, digest, cands)
-		switch {
-		case i >= 0:
-			return chosen(i, "host", "")
-		case done || err != nil:
-			return d, err
-		}
-	}
-	if g.svc == nil {
-		g.decide("select", name, digest, "unavailable", "none", "")
-		return refuse(g.ambiguousPayload(name, a, StatusNeeds, ReasonAmbiguous, "the client cannot show a form and no elicitation_service is configured"))
-	}
-	return g.pickOnPage(ctx, name, a, msg, digest, cands, chosen)
-}
-
-// pickOnHost asks the host's form for a pick: it returns the candidate's
-// index, or -1 and either the decision to return (done) or, when the
-// host's form failed and the review page may ask instead, neither.
-func (g *Gate) pickOnHost(ctx context.Context, host Host, name string, a *config.Ambiguity, msg, digest string, cands []candidate) (int, Decision, bool, error) {
 	oneOf := make([]map[string]any, len(cands))
+	opts := make([]map[string]any, len(cands))
 	for i, cd := range cands {
 		oneOf[i] = map[string]any{"const": strconv.Itoa(i + 1), "title": cd.label}
+		opts[i] = map[string]any{"id": strconv.Itoa(i + 1), "label": cd.label}
 	}
 	schema, _ := plan.Marshal(map[string]any{"type": "object", "required": []string{"choice"}, "properties": map[string]any{
 		"choice": map[string]any{"type": "string", "title": a.Field, "oneOf": oneOf}}})
-	res, err := host.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: msg, RequestedSchema: json.RawMessage(schema)})
-	done := func(d Decision, err error) (int, Decision, bool, error) { return -1, d, true, err }
-	switch ir := (*errInputRequired)(nil); {
-	case errors.As(err, &ir):
-		return done(Decision{}, err)
-	case err == nil && res.Action == "accept":
-		s, _ := res.Content["choice"].(string)
-		if i, err := strconv.Atoi(s); err == nil && i >= 1 && i <= len(cands) {
-			return i - 1, Decision{}, false, nil
-		}
-		return done(refuse(g.ambiguousPayload(name, a, "failed", ReasonReviewFailed, "the client's answer named no candidate")))
-	case err == nil:
-		g.decide("select", name, digest, res.Action, "host", "")
-		return done(refuse(g.ambiguousPayload(name, a, StatusReject, ReasonSelectionDeclined, "the user chose none of the candidates")))
-	case ctx.Err() != nil:
-		return done(Decision{}, ctx.Err())
-	case g.svc == nil:
-		return done(refuse(g.ambiguousPayload(name, a, StatusFailed, ReasonReviewFailed, "asking the user through the client failed")))
-	}
-	return -1, Decision{}, false, nil
+	return g.askAmbiguity(ctx, c, a, digest, ambiguityAsk{
+		kind: "select", msg: msg, schema: schema, none: "chose none of the candidates",
+		asked: "an ambiguous argument needs a human's pick, asked",
+		create: func(ctx context.Context) (Ticket, error) {
+			return g.svc.Selection(ctx, SelectionRequest{Message: msg, Options: opts, TimeoutSeconds: g.ttl, Reviewers: g.reviewers})
+		},
+		onHost: func(content map[string]any) (Decision, error) {
+			s, _ := content["choice"].(string)
+			if i := index(s); i >= 0 {
+				return chosen(i, "host", "")
+			}
+			return refuse(g.ambiguousPayload(name, a, "failed", ReasonReviewFailed, "the client's answer named no candidate"))
+		},
+		onPage: func(out *Outcome, ticket Ticket) (Decision, error) {
+			if out.Decision == "submitted" && len(out.SelectedIDs) == 1 {
+				if i := index(out.SelectedIDs[0]); i >= 0 {
+					return chosen(i, "review_page", ticket.ID)
+				}
+			}
+			g.decide("select", name, digest, "declined", "review_page", ticket.ID)
+			p := g.ambiguousPayload(name, a, StatusReject, ReasonSelectionDeclined, "the reviewer chose none of the candidates")
+			p.ElicitationID = ticket.ID
+			return refuse(p)
+		},
+	})
 }
 
-// pickOnPage asks for a pick on the review page.
-func (g *Gate) pickOnPage(ctx context.Context, name string, a *config.Ambiguity, msg, digest string, cands []candidate, chosen func(int, string, string) (Decision, error)) (Decision, error) {
-	opts := make([]map[string]any, len(cands))
-	for i, cd := range cands {
-		opts[i] = map[string]any{"id": strconv.Itoa(i + 1), "label": cd.label}
-	}
-	out, ticket, err := g.review(ctx, "select", name, digest, func(ctx context.Context) (Ticket, error) {
-		return g.svc.Selection(ctx, SelectionRequest{Message: msg, Options: opts, TimeoutSeconds: g.ttl, Reviewers: g.reviewers})
-	})
-	if err != nil {
-		return g.reviewFailed("select", name, digest, []string{a.Field}, err)
-	}
-	if out == nil {
-		g.decide("select", name, digest, "pending", "review_page", ticket.ID)
-		return refuse(pendingPayload(name, []string{a.Field}, ticket, "an ambiguous argument needs a human's pick, asked"))
-	}
-	if out.Decision == "submitted" && len(out.SelectedIDs) == 1 {
-		if i, err := strconv.Atoi(out.SelectedIDs[0]); err == nil && i >= 1 && i <= len(cands) {
-			return chosen(i-1, "review_page", ticket.ID)
+// ambiguityAsk is what pick and refine ask a human, on the host's form or
+// the review page (askAmbiguity).
+type ambiguityAsk struct {
+	kind, msg string
+	schema    json.RawMessage // the host's form
+	// none is what the human did who declined ("chose none of the
+	// candidates"); asked what a pending payload says was asked.
+	none, asked string
+	// create asks on the review page.
+	create func(context.Context) (Ticket, error)
+	// onHost acts on the host's accepted form, onPage on the review
+	// page's decided outcome.
+	onHost func(content map[string]any) (Decision, error)
+	onPage func(out *Outcome, ticket Ticket) (Decision, error)
+}
+
+// askAmbiguity asks about an ambiguous argument on the host's form, or on
+// the review page when the host has none (or its form failed).
+func (g *Gate) askAmbiguity(ctx context.Context, c Call, a *config.Ambiguity, digest string, ask ambiguityAsk) (Decision, error) {
+	name := c.Tool.Name
+	if c.Host != nil {
+		res, err := c.Host.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: ask.msg, RequestedSchema: ask.schema})
+		switch ir := (*errInputRequired)(nil); {
+		case errors.As(err, &ir):
+			return Decision{}, err
+		case err == nil && res.Action == "accept":
+			return ask.onHost(res.Content)
+		case err == nil:
+			g.decide(ask.kind, name, digest, res.Action, "host", "")
+			return refuse(g.ambiguousPayload(name, a, StatusReject, ReasonSelectionDeclined, "the user "+ask.none))
+		case ctx.Err() != nil:
+			return Decision{}, ctx.Err()
+		case g.svc == nil:
+			return refuse(g.ambiguousPayload(name, a, StatusFailed, ReasonReviewFailed, "asking the user through the client failed"))
 		}
 	}
-	g.decide("select", name, digest, "declined", "review_page", ticket.ID)
-	p := g.ambiguousPayload(name, a, StatusReject, ReasonSelectionDeclined, "the reviewer chose none of the candidates")
-	p.ElicitationID = ticket.ID
-	return refuse(p)
+	if g.svc == nil {
+		g.decide(ask.kind, name, digest, "unavailable", "none", "")
+		return refuse(g.ambiguousPayload(name, a, StatusNeeds, ReasonAmbiguous, "the client cannot show a form and no elicitation_service is configured"))
+	}
+	out, ticket, err := g.review(ctx, ask.kind, name, digest, ask.create)
+	if err != nil {
+		return g.reviewFailed(ask.kind, name, digest, []string{a.Field}, err)
+	}
+	if out == nil {
+		g.decide(ask.kind, name, digest, "pending", "review_page", ticket.ID)
+		return refuse(pendingPayload(name, []string{a.Field}, ticket, ask.asked))
+	}
+	return ask.onPage(out, ticket)
 }
 
 func (g *Gate) ambiguousPayload(name string, a *config.Ambiguity, status, reason, why string) *Payload {
@@ -250,8 +267,8 @@ func (g *Gate) ambiguousPayload(name string, a *config.Ambiguity, status, reason
 	if status == StatusReject {
 		errName = ErrorBlocked
 	}
-	return &Payload{Error: errName, Tool: name, Status: status, Reason: reason, MissingOrAmbiguous: []string{a.Field},
-		Message: fmt.Sprintf("The tool %s was not called: the argument %s is ambiguous and %s. Call it again with a more specific %s (%s).", name, a.Field, why, a.Field, ambiguityHint(a))}
+	return &Payload{Outcome: plan.Outcome{Error: errName, Tool: name, Status: status, Reason: reason, MissingOrAmbiguous: []string{a.Field},
+		Message: fmt.Sprintf("The tool %s was not called: the argument %s is ambiguous and %s. Call it again with a more specific %s (%s).", name, a.Field, why, a.Field, ambiguityHint(a))}}
 }
 
 // refine asks a human for a more specific value of the ambiguous field.
@@ -277,47 +294,24 @@ func (g *Gate) refine(ctx context.Context, c Call, a *config.Ambiguity, obj map[
 		}
 		return forward(args)
 	}
-	if c.Host != nil {
-		res, err := c.Host.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: msg, RequestedSchema: json.RawMessage(schema)})
-		if ir := (*errInputRequired)(nil); errors.As(err, &ir) {
-			return Decision{}, err
-		}
-		if err == nil {
-			if res.Action == "accept" {
-				return apply(res.Content, "host", "")
+	return g.askAmbiguity(ctx, c, a, digest, ambiguityAsk{
+		kind: "refine", msg: msg, schema: schema, none: "gave no more specific value",
+		asked: "an ambiguous argument needs a more specific value, asked",
+		create: func(ctx context.Context) (Ticket, error) {
+			v := g.view(c.Tool, obj, digest, "the argument "+a.Field+" is ambiguous")
+			return g.svc.Approval(ctx, ApprovalRequest{Message: msg, Context: v, Schema: json.RawMessage(schema), TimeoutSeconds: g.ttl, Reviewers: g.reviewers})
+		},
+		onHost: func(content map[string]any) (Decision, error) { return apply(content, "host", "") },
+		onPage: func(out *Outcome, ticket Ticket) (Decision, error) {
+			if out.Decision != "submitted" {
+				g.decide("refine", name, digest, "declined", "review_page", ticket.ID)
+				return refuse(g.ambiguousPayload(name, a, StatusReject, ReasonSelectionDeclined, "the reviewer gave no more specific value"))
 			}
-			g.decide("refine", name, digest, res.Action, "host", "")
-			return refuse(g.ambiguousPayload(name, a, StatusReject, ReasonSelectionDeclined, "the user gave no more specific value"))
-		}
-		if ctx.Err() != nil {
-			return Decision{}, ctx.Err()
-		}
-		if g.svc == nil {
-			return refuse(g.ambiguousPayload(name, a, StatusFailed, ReasonReviewFailed, "asking the user through the client failed"))
-		}
-	}
-	if g.svc == nil {
-		g.decide("refine", name, digest, "unavailable", "none", "")
-		return refuse(g.ambiguousPayload(name, a, StatusNeeds, ReasonAmbiguous, "the client cannot show a form and no elicitation_service is configured"))
-	}
-	v := g.view(c.Tool, obj, digest, "the argument "+a.Field+" is ambiguous")
-	out, ticket, err := g.review(ctx, "refine", name, digest, func(ctx context.Context) (Ticket, error) {
-		return g.svc.Approval(ctx, ApprovalRequest{Message: msg, Context: v, Schema: json.RawMessage(schema), TimeoutSeconds: g.ttl, Reviewers: g.reviewers})
+			var content map[string]any
+			_ = json.Unmarshal(out.FormSubmission, &content)
+			return apply(content, "review_page", ticket.ID)
+		},
 	})
-	if err != nil {
-		return g.reviewFailed("refine", name, digest, []string{a.Field}, err)
-	}
-	if out == nil {
-		g.decide("refine", name, digest, "pending", "review_page", ticket.ID)
-		return refuse(pendingPayload(name, []string{a.Field}, ticket, "an ambiguous argument needs a more specific value, asked"))
-	}
-	if out.Decision != "submitted" {
-		g.decide("refine", name, digest, "declined", "review_page", ticket.ID)
-		return refuse(g.ambiguousPayload(name, a, StatusReject, ReasonSelectionDeclined, "the reviewer gave no more specific value"))
-	}
-	var content map[string]any
-	_ = json.Unmarshal(out.FormSubmission, &content)
-	return apply(content, "review_page", ticket.ID)
 }
 
 // Fill asks the reviewer, on the review page, for the missing fields of a

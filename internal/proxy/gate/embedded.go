@@ -59,7 +59,7 @@ type EmbeddedOptions struct {
 }
 
 // StartEmbedded starts the embedded service.
-func StartEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
+func StartEmbedded(ctx context.Context, o EmbeddedOptions) (_ *Embedded, err error) {
 	e, log, version := o.Config, o.Logger, o.Version
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -84,6 +84,13 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 		emb.Close()
 		return nil, fmt.Errorf("embedded elicitation service: the review pages' address (elicitation_service.embedded.listen, or the proxy's --review-addr): %w", err)
 	}
+	defer func() {
+		if err != nil {
+			_ = reviewLn.Close()
+			emb.Close() // closes the app too, once built
+			err = fmt.Errorf("embedded elicitation service: %w", err)
+		}
+	}()
 	emb.ReviewBase = strings.TrimRight(e.PublicURL, "/")
 	if emb.ReviewBase == "" {
 		emb.ReviewBase = "http://" + reviewLn.Addr().String()
@@ -106,22 +113,16 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 		},
 	})
 	if err != nil {
-		_ = reviewLn.Close()
-		emb.Close()
-		return nil, fmt.Errorf("embedded elicitation service: %w", err)
+		return nil, err
 	}
 	emb.App = app
 	signIn, err := signin.Middleware(app, nil)
 	if err != nil {
-		_ = reviewLn.Close()
-		emb.Close() // closes the app too
-		return nil, fmt.Errorf("embedded elicitation service: %w", err)
+		return nil, err
 	}
 	keys, err := app.SigningKeys(ctx)
 	if err != nil {
-		_ = reviewLn.Close()
-		emb.Close()
-		return nil, fmt.Errorf("embedded elicitation service: %w", err)
+		return nil, err
 	}
 	emb.receipts = attest.Issuer{Keys: keys, Now: app.Now}
 	routes := http.NewServeMux()

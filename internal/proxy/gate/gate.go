@@ -254,15 +254,15 @@ func (g *Gate) confirm(ctx context.Context, c Call, rule *config.Confirm, obj ma
 			return Decision{}, ctx.Err()
 		case g.svc == nil:
 			g.decide("confirm", name, digest, "failed", "host", "", "errorType", fmt.Sprintf("%T", err))
-			return refuse(&Payload{Error: ErrorRequired, Tool: name, Status: StatusFailed, Reason: ReasonReviewFailed, ArgumentsDigest: digest,
-				Message: fmt.Sprintf("The tool %s was not called: it needs a human's approval and asking through the client failed. Call it again to ask again.", name)})
+			return refuse(&Payload{ArgumentsDigest: digest, Outcome: plan.Outcome{Error: ErrorRequired, Tool: name, Status: StatusFailed, Reason: ReasonReviewFailed,
+				Message: fmt.Sprintf("The tool %s was not called: it needs a human's approval and asking through the client failed. Call it again to ask again.", name)}})
 		}
 		g.log.Warn("the client's elicitation failed; asking on the review page instead", "tool", name, "errorType", fmt.Sprintf("%T", err))
 	}
 	if g.svc == nil {
 		g.decide("confirm", name, digest, "unavailable", "none", "")
-		return refuse(&Payload{Error: ErrorRequired, Tool: name, Status: StatusNeeds, Reason: ReasonConfirmationRequired, ArgumentsDigest: digest,
-			Message: fmt.Sprintf("The tool %s was not called: it needs a human's approval, the client cannot show a form and the proxy has no elicitation_service configured.", name)})
+		return refuse(&Payload{ArgumentsDigest: digest, Outcome: plan.Outcome{Error: ErrorRequired, Tool: name, Status: StatusNeeds, Reason: ReasonConfirmationRequired,
+			Message: fmt.Sprintf("The tool %s was not called: it needs a human's approval, the client cannot show a form and the proxy has no elicitation_service configured.", name)}})
 	}
 	out, ticket, err := g.review(ctx, "confirm", name, digest, func(ctx context.Context) (Ticket, error) {
 		return g.svc.Approval(ctx, ApprovalRequest{Message: msg, Context: v, TimeoutSeconds: g.ttl, Reviewers: g.reviewers})
@@ -278,9 +278,9 @@ func (g *Gate) confirm(ctx context.Context, c Call, rule *config.Confirm, obj ma
 	}
 	if out.Decision != "submitted" {
 		g.decide("confirm", name, digest, "declined", "review_page", ticket.ID)
-		return refuse(&Payload{Error: ErrorBlocked, Tool: name, Status: StatusReject, Reason: ReasonConfirmationDeclined,
-			ElicitationID: ticket.ID, Comment: out.Comment, ArgumentsDigest: digest,
-			Message: declinedMessage(name, out.Comment)})
+		return refuse(&Payload{Outcome: plan.Outcome{Error: ErrorBlocked, Tool: name, Status: StatusReject, Reason: ReasonConfirmationDeclined,
+			Message: declinedMessage(name, out.Comment)},
+			ElicitationID: ticket.ID, Comment: out.Comment, ArgumentsDigest: digest})
 	}
 	g.decide("confirm", name, digest, "approved", "review_page", ticket.ID)
 	return Decision{Args: c.Args, Receipt: out.Receipt}, nil
@@ -344,12 +344,12 @@ func (g *Gate) confirmedByHost(name, digest string, args json.RawMessage, res *m
 		if s, ok := res.Content["comment"].(string); ok && s != "" {
 			comment = &s
 		}
-		return refuse(&Payload{Error: ErrorBlocked, Tool: name, Status: StatusReject, Reason: ReasonConfirmationDeclined, Comment: comment, ArgumentsDigest: digest,
-			Message: declinedMessage(name, comment)})
+		return refuse(&Payload{Comment: comment, ArgumentsDigest: digest, Outcome: plan.Outcome{Error: ErrorBlocked, Tool: name, Status: StatusReject, Reason: ReasonConfirmationDeclined,
+			Message: declinedMessage(name, comment)}})
 	default:
 		g.decide("confirm", name, digest, "cancelled", "host", "")
-		return refuse(&Payload{Error: ErrorRequired, Tool: name, Status: StatusCancelled, Reason: ReasonConfirmationCancelled, ArgumentsDigest: digest,
-			Message: fmt.Sprintf("The tool %s was not called: the user dismissed the approval without answering. Call it again to ask again.", name)})
+		return refuse(&Payload{ArgumentsDigest: digest, Outcome: plan.Outcome{Error: ErrorRequired, Tool: name, Status: StatusCancelled, Reason: ReasonConfirmationCancelled,
+			Message: fmt.Sprintf("The tool %s was not called: the user dismissed the approval without answering. Call it again to ask again.", name)}})
 	}
 }
 
@@ -358,8 +358,8 @@ func (g *Gate) reviewFailed(kind, name, digest string, fields []string, err erro
 		return Decision{}, err
 	}
 	g.decide(kind, name, digest, "failed", "review_page", "", "err", err.Error())
-	return refuse(&Payload{Error: ErrorRequired, Tool: name, Status: StatusFailed, Reason: ReasonReviewFailed, MissingOrAmbiguous: fields, ArgumentsDigest: digest,
-		Message: fmt.Sprintf("The tool %s was not called: asking a human on the review page failed (the elicitation service could not be reached or refused the request). Call it again later.", name)})
+	return refuse(&Payload{ArgumentsDigest: digest, Outcome: plan.Outcome{Error: ErrorRequired, Tool: name, Status: StatusFailed, Reason: ReasonReviewFailed, MissingOrAmbiguous: fields,
+		Message: fmt.Sprintf("The tool %s was not called: asking a human on the review page failed (the elicitation service could not be reached or refused the request). Call it again later.", name)}})
 }
 
 // review asks on the review page, or picks up the review already asked for

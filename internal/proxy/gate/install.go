@@ -105,19 +105,19 @@ func (g *Gate) Install(pl *plan.Planner) {
 		return // no gate keys set: the planner stays the original's
 	}
 	pl.Use(func(c *plan.Call, p plan.Plan) plan.Plan {
+		var h plan.Holder
 		switch {
 		case p.Action == plan.Forward && g.holds(c):
-			if o := unreviewable(c); o != nil {
-				return plan.Plan{Action: plan.Block, Outcome: o, Missing: p.Missing}
-			}
-			return plan.Plan{Action: plan.Hold, Hold: &checkHold{g: g, c: c, p: p}, Missing: p.Missing}
+			h = &checkHold{g: g, c: c, p: p}
 		case p.Action == plan.Block && p.Outcome != nil && p.Outcome.Reason == plan.ReasonUnsupported && g.ReviewPageFallback():
-			if o := unreviewable(c); o != nil {
-				return plan.Plan{Action: plan.Block, Outcome: o, Missing: p.Missing}
-			}
-			return plan.Plan{Action: plan.Hold, Hold: &fillHold{g: g, pl: pl, c: c, p: p}, Missing: p.Missing}
+			h = &fillHold{g: g, pl: pl, c: c, p: p}
+		default:
+			return p
 		}
-		return p
+		if o := unreviewable(c); o != nil {
+			return plan.Plan{Action: plan.Block, Outcome: o, Missing: p.Missing}
+		}
+		return plan.Plan{Action: plan.Hold, Hold: h, Missing: p.Missing}
 	})
 }
 

@@ -18,7 +18,7 @@ func Mask(args map[string]any, props map[string]json.RawMessage, m *plan.Matcher
 	out := make(map[string]any, len(args))
 	for k, v := range args {
 		schema := decodeSchema(props[k])
-		if _, ok := m.Match(k, propertyOf(schema)); ok {
+		if _, ok := m.Match(k, plan.PropertyOf(schema)); ok {
 			out[k] = Masked
 			continue
 		}
@@ -63,10 +63,4 @@ func rawProps(v any) map[string]json.RawMessage {
 		}
 	}
 	return out
-}
-
-func propertyOf(s map[string]any) plan.Property {
-	str := func(k string) string { v, _ := s[k].(string); return v }
-	wo, _ := s["writeOnly"].(bool)
-	return plan.Property{Title: str("title"), Description: str("description"), Format: str("format"), WriteOnly: wo}
 }

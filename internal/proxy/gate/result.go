@@ -9,15 +9,10 @@ import (
 )
 
 // Payload is the structured result the gate returns instead of forwarding a
-// call. Its first six fields are those of the proxy's other structured
-// results (the Python original's); the rest say which review to follow.
+// call. Its first six fields are the proxy's other structured results' (the
+// Python original's, plan.Outcome); the rest say which review to follow.
 type Payload struct {
-	Error              string   `json:"error"`
-	Tool               string   `json:"tool"`
-	Status             string   `json:"status"`
-	Reason             string   `json:"reason"`
-	MissingOrAmbiguous []string `json:"missing_or_ambiguous"`
-	Message            string   `json:"message"`
+	plan.Outcome
 	// ElicitationID, ReviewURL and ExpiresAt name the review request a
 	// pending or decided call belongs to.
 	ElicitationID string `json:"elicitationId,omitempty"`
@@ -67,10 +62,10 @@ func (p *Payload) Result() *mcp.CallToolResult {
 
 func pendingPayload(tool string, fields []string, t Ticket, what string) *Payload {
 	return &Payload{
-		Error: ErrorPending, Tool: tool, Status: StatusPending, Reason: ReasonAwaitingReview,
-		MissingOrAmbiguous: fields,
-		ElicitationID:      t.ID, ReviewURL: t.ReviewURL, ExpiresAt: t.ExpiresAt,
-		Message: fmt.Sprintf("The tool %s was not called yet: %s on a review page. Give the user the reviewUrl (%s); "+
-			"once they have answered, call the tool again with the same arguments and the answer is picked up.", tool, what, t.ReviewURL),
+		Outcome: plan.Outcome{Error: ErrorPending, Tool: tool, Status: StatusPending, Reason: ReasonAwaitingReview,
+			MissingOrAmbiguous: fields,
+			Message: fmt.Sprintf("The tool %s was not called yet: %s on a review page. Give the user the reviewUrl (%s); "+
+				"once they have answered, call the tool again with the same arguments and the answer is picked up.", tool, what, t.ReviewURL)},
+		ElicitationID: t.ID, ReviewURL: t.ReviewURL, ExpiresAt: t.ExpiresAt,
 	}
 }

@@ -24,23 +24,24 @@ type Service interface {
 	Result(ctx context.Context, id string) (Outcome, error)
 }
 
-// ApprovalRequest is an elicit_approval: Context is shown read-only, Schema
-// (a flat MCP form schema) asks for values; either may be nil.
+// ApprovalRequest is an elicit_approval's arguments: Context is shown
+// read-only, Schema (a flat MCP form schema) asks for values; either may be
+// nil.
 type ApprovalRequest struct {
-	Message        string
-	Context        any
-	Schema         json.RawMessage
-	TimeoutSeconds int
+	Message        string          `json:"message"`
+	Context        any             `json:"context,omitempty"`
+	Schema         json.RawMessage `json:"requestedSchema,omitempty"`
+	TimeoutSeconds int             `json:"timeoutSeconds"`
 	// Reviewers, if any, are who may decide (the service needs sign-in).
-	Reviewers []string
+	Reviewers []string `json:"reviewers,omitempty"`
 }
 
 // SelectionRequest is an elicit_selection of exactly one option.
 type SelectionRequest struct {
-	Message        string
-	Options        []map[string]any
-	TimeoutSeconds int
-	Reviewers      []string
+	Message        string           `json:"message"`
+	Options        []map[string]any `json:"options"`
+	TimeoutSeconds int              `json:"timeoutSeconds"`
+	Reviewers      []string         `json:"reviewers,omitempty"`
 }
 
 // Ticket names a created review request.
@@ -200,29 +201,15 @@ func (s *MCPService) call(ctx context.Context, tool string, args any, out any) e
 
 // Approval creates an elicit_approval.
 func (s *MCPService) Approval(ctx context.Context, in ApprovalRequest) (Ticket, error) {
-	args := map[string]any{"message": in.Message, "timeoutSeconds": in.TimeoutSeconds}
-	if in.Context != nil {
-		args["context"] = in.Context
-	}
-	if len(in.Schema) > 0 {
-		args["requestedSchema"] = in.Schema
-	}
-	if len(in.Reviewers) > 0 {
-		args["reviewers"] = in.Reviewers
-	}
 	var t Ticket
-	err := s.call(ctx, "elicit_approval", args, &t)
+	err := s.call(ctx, "elicit_approval", in, &t)
 	return t, err
 }
 
 // Selection creates an elicit_selection of one option.
 func (s *MCPService) Selection(ctx context.Context, in SelectionRequest) (Ticket, error) {
-	args := map[string]any{"message": in.Message, "options": in.Options, "timeoutSeconds": in.TimeoutSeconds}
-	if len(in.Reviewers) > 0 {
-		args["reviewers"] = in.Reviewers
-	}
 	var t Ticket
-	err := s.call(ctx, "elicit_selection", args, &t)
+	err := s.call(ctx, "elicit_selection", in, &t)
 	return t, err
 }
 

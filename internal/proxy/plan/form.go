@@ -65,13 +65,6 @@ func allStrings(xs []any) bool {
 	return true
 }
 
-// sensitiveProperty is what the sensitive matcher reads from the schema.
-func (f *Field) sensitiveProperty() Property {
-	str := func(k string) string { s, _ := f.prop[k].(string); return s }
-	wo, _ := f.prop["writeOnly"].(bool)
-	return Property{Title: str("title"), Description: str("description"), Format: str("format"), WriteOnly: wo}
-}
-
 // elicitable reports whether a form can collect the value: primitives and
 // lists chosen from an enumeration can; objects and other lists cannot.
 func (f *Field) elicitable() bool {
@@ -184,13 +177,11 @@ func formSchema(fields []*Field) json.RawMessage {
 		props.Set(f.name, f.formProperty())
 		names = append(names, f.name)
 	}
-	pb, _ := props.MarshalJSON()
-	rb, _ := Marshal(names)
-	schema := &Object{}
-	schema.Set("type", json.RawMessage(`"object"`))
-	schema.Set("properties", pb)
-	schema.Set("required", rb)
-	b, _ := schema.MarshalJSON()
+	b, _ := Marshal(struct {
+		Type       string   `json:"type"`
+		Properties *Object  `json:"properties"`
+		Required   []string `json:"required"`
+	}{"object", props, names})
 	return b
 }
 

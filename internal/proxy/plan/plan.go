@@ -35,8 +35,9 @@ import (
 // Tool is what the planner reads of one upstream tool's listing.
 type Tool struct {
 	Name string
-	// Raw is the tool as the upstream listed it.
-	Raw json.RawMessage
+	// Raw is the tool as the upstream listed it, InputSchema its input
+	// schema.
+	Raw, InputSchema json.RawMessage
 	// SchemaRequired is the input schema's "required" list, in order.
 	SchemaRequired []string
 	// Properties holds each property's raw schema.
@@ -55,7 +56,7 @@ func ParseTool(raw json.RawMessage) (*Tool, error) {
 	if t.Name == "" {
 		return nil, errors.New("reading tool: no name")
 	}
-	out := &Tool{Name: t.Name, Raw: raw}
+	out := &Tool{Name: t.Name, Raw: raw, InputSchema: t.InputSchema}
 	var schema struct {
 		Required   []json.RawMessage          `json:"required"`
 		Properties map[string]json.RawMessage `json:"properties"`
@@ -247,7 +248,7 @@ func (pl *Planner) rules(c *Call) Plan {
 	var secret, notElicitable []string
 	for i, m := range missing {
 		fields[i] = pl.field(c, m)
-		if _, ok := pl.matcher.Match(m, fields[i].sensitiveProperty()); ok {
+		if _, ok := pl.matcher.Match(m, PropertyOf(fields[i].prop)); ok {
 			secret = append(secret, m)
 		}
 		if !fields[i].elicitable() {
@@ -295,14 +296,11 @@ func (f *Form) Names() []string {
 
 func (pl *Planner) form(c *Call, fields []*Field) *Form {
 	msg := pl.cfg.Tools[c.Name].Elicit.Message
+	f := &Form{Fields: fields, Params: &mcp.ElicitParams{Mode: "form", Message: msg, RequestedSchema: formSchema(fields)}}
 	if msg == "" {
-		names := make([]string, len(fields))
-		for i, f := range fields {
-			names[i] = f.name
-		}
-		msg = fmt.Sprintf("The tool %s needs more information: %s.", c.Name, list(names))
+		f.Params.Message = fmt.Sprintf("The tool %s needs more information: %s.", c.Name, list(f.Names()))
 	}
-	return &Form{Fields: fields, Params: &mcp.ElicitParams{Mode: "form", Message: msg, RequestedSchema: formSchema(fields)}}
+	return f
 }
 
 // FormFor rebuilds the form that asked for names (a 2026-07-28 client's

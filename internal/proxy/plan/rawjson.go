@@ -167,7 +167,6 @@ func (o *Object) Delete(key string) {
 // MarshalJSON writes the members in order with their raw values.
 func (o *Object) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
-	var enc *json.Encoder
 	b.WriteByte('{')
 	for i, m := range o.Members {
 		if i > 0 {
@@ -178,14 +177,11 @@ func (o *Object) MarshalJSON() ([]byte, error) {
 			b.WriteString(m.Key)
 			b.WriteByte('"')
 		} else {
-			if enc == nil {
-				enc = json.NewEncoder(&b)
-				enc.SetEscapeHTML(false)
-			}
-			if err := enc.Encode(m.Key); err != nil {
+			k, err := Marshal(m.Key)
+			if err != nil {
 				return nil, err
 			}
-			b.Truncate(b.Len() - 1) // Encode's newline
+			b.Write(k)
 		}
 		b.WriteByte(':')
 		b.Write(m.Value)

@@ -70,6 +70,13 @@ type Property struct {
 	WriteOnly bool
 }
 
+// PropertyOf reads a Property from a decoded property schema.
+func PropertyOf(schema map[string]any) Property {
+	str := func(k string) string { s, _ := schema[k].(string); return s }
+	wo, _ := schema["writeOnly"].(bool)
+	return Property{Title: str("title"), Description: str("description"), Format: str("format"), WriteOnly: wo}
+}
+
 // Match reports whether the field name, or its schema's title, description or
 // format, carries a marker, and returns the marker that matched.
 func (m *Matcher) Match(name string, p Property) (marker string, ok bool) {
