@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"html/template"
 	"net/http"
 	"net/url"
 	"slices"
@@ -57,11 +56,7 @@ const batchTokenTTL = 15 * time.Minute
 // batchView is what the "batch" template renders: the confirmation (Items,
 // Out, Token) or the results (Done).
 type batchView struct {
-	Title    string
-	PageCSS  template.CSS
-	InboxCSS template.CSS
-	Reviewer string
-	Problem  *inboxProblem
+	shell
 
 	Heading  string
 	Notes    []string
@@ -108,28 +103,6 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, id elicitat
 	h.reviewBatch(w, r, id, form)
 }
 
-// readInboxForm reads and bounds the body of a POST to the inbox; a
-// non-zero status is the refusal, with its sentence.
-func (h *Handler) readInboxForm(w http.ResponseWriter, r *http.Request) (url.Values, int, string) {
-	r.Body = http.MaxBytesReader(w, r.Body, h.maxBody)
-	if err := r.ParseForm(); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return nil, http.StatusRequestEntityTooLarge, "The submission is larger than the server accepts. Nothing was decided."
-		}
-		return nil, http.StatusBadRequest, "The submission is not a form. Nothing was decided."
-	}
-	form := r.PostForm
-	for k, vs := range form {
-		for _, v := range vs {
-			if len(k)+len(v) > h.maxValue {
-				return nil, http.StatusRequestEntityTooLarge, "One of the submitted values is longer than the server accepts. Nothing was decided."
-			}
-		}
-	}
-	return form, 0, ""
-}
-
 // batchIDs are the ids a form names, in order, without repeats; bad says
 // what is wrong with them.
 func batchIDs(form url.Values) (ids []string, bad string) {
@@ -156,7 +129,7 @@ func batchIDs(form url.Values) (ids []string, bad string) {
 func (h *Handler) reviewBatch(w http.ResponseWriter, r *http.Request, id elicitation.Identity, form url.Values) {
 	who := id.Principal()
 	d := elicitation.Decision(form.Get("decision"))
-	v := &batchView{Reviewer: who, Decision: string(d), Verb: decisionVerbs[d], Back: "./"}
+	v := &batchView{shell: shell{Reviewer: who}, Decision: string(d), Verb: decisionVerbs[d], Back: "./"}
 	var ids []string
 	if form.Get("all") != "" {
 		f, bad := inboxFilter(url.Values{"agent": form["agent"], "kind": form["kind"]})
@@ -218,7 +191,7 @@ func (h *Handler) reviewBatch(w http.ResponseWriter, r *http.Request, id elicita
 	}
 	v.Heading = confirmHeading(v.Verb, len(v.Items))
 	v.Title = v.Heading
-	h.writeBatch(w, http.StatusOK, v)
+	h.writeShell(w, http.StatusOK, "batch", v)
 }
 
 func confirmHeading(verb string, n int) string {
@@ -340,7 +313,7 @@ func (h *Handler) confirmBatch(w http.ResponseWriter, r *http.Request, who strin
 	if !ok {
 		return
 	}
-	v := &batchView{Reviewer: who, Verb: decisionVerbs[d], Back: "./"}
+	v := &batchView{shell: shell{Reviewer: who}, Verb: decisionVerbs[d], Back: "./"}
 	decided := 0
 	for _, it := range items {
 		sub := elicitation.Submission{ID: claims.RenderID + "." + it.ID, Decision: d, Comment: form.Get("comment")}
@@ -357,7 +330,7 @@ func (h *Handler) confirmBatch(w http.ResponseWriter, r *http.Request, who strin
 	}
 	v.Heading = doneHeading(d, decided, len(items))
 	v.Title = v.Heading
-	h.writeBatch(w, http.StatusOK, v)
+	h.writeShell(w, http.StatusOK, "batch", v)
 }
 
 // openBatchToken checks a batch token: authentic, not expired, for this
@@ -431,12 +404,5 @@ func (h *Handler) batchFailed(w http.ResponseWriter, r *http.Request, who string
 }
 
 func (h *Handler) batchProblem(w http.ResponseWriter, status int, who, heading, text string) {
-	h.writeBatch(w, status, &batchView{Title: heading, Reviewer: who, Problem: &inboxProblem{
-		Heading: heading, Text: []string{text}, Link: &link{Href: "./", Text: "Back to your inbox"},
-	}})
-}
-
-func (h *Handler) writeBatch(w http.ResponseWriter, status int, v *batchView) {
-	v.PageCSS, v.InboxCSS = h.pageCSS, h.inboxCSS
-	h.execute(w, status, "batch", v)
+	h.writeShell(w, status, "batch", &batchView{shell: problemShell(who, heading, inboxLink, text)})
 }

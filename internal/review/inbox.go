@@ -30,13 +30,40 @@ import (
 // MaxAgentFilter bounds the agent query parameter, in characters.
 const MaxAgentFilter = 256
 
+// shell is what the inbox's pages (the "inbox", "batch" and "insights"
+// templates) share: the title, the styles, who is signed in, and the
+// problem shown instead of the page, if any.
+type shell struct {
+	Title                          string
+	PageCSS, InboxCSS, InsightsCSS template.CSS
+	Reviewer                       string
+	Problem                        *inboxProblem
+}
+
+func (s *shell) base() *shell { return s }
+
+// problemShell is a page that shows only a problem: its heading, its
+// sentences and, unless nil, a link.
+func problemShell(who, heading string, l *link, text ...string) shell {
+	return shell{Title: heading, Reviewer: who, Problem: &inboxProblem{Heading: heading, Text: text, Link: l}}
+}
+
+// The links of the problem pages.
+var (
+	reloadLink = &link{Href: "", Text: "Reload the page"}
+	inboxLink  = &link{Href: "./", Text: "Back to your inbox"}
+)
+
+// writeShell writes the template name with v, a view of the inbox's pages.
+func (h *Handler) writeShell(w http.ResponseWriter, status int, name string, v interface{ base() *shell }) {
+	s := v.base()
+	s.PageCSS, s.InboxCSS, s.InsightsCSS = h.pageCSS, h.inboxCSS, h.insightsCSS
+	h.execute(w, status, name, v)
+}
+
 // inboxView is what inbox.html renders.
 type inboxView struct {
-	Title    string
-	PageCSS  template.CSS
-	InboxCSS template.CSS
-	Reviewer string
-	Problem  *inboxProblem
+	shell
 
 	Count    string // "12", or "3 of 12" when filtered
 	Shown    string // how many rows, of how many
@@ -103,43 +130,34 @@ func (h *Handler) serveInbox(w http.ResponseWriter, r *http.Request) {
 	if !signedIn {
 		// Without sign-in on this server (or, behind sign-in, a request
 		// that reached the handler without a session).
-		h.writeInbox(w, http.StatusNotFound, &inboxView{Title: "The inbox needs reviewer sign-in", Problem: &inboxProblem{
-			Heading: "The inbox needs reviewer sign-in",
-			Text: []string{
-				"This page lists the requests waiting for you, which needs to know who you are: this server does not sign reviewers in, so there is no inbox to show.",
-				"Open the review link you were sent to answer a request. To have an inbox, the operator turns on reviewer sign-in.",
-			},
-		}})
+		h.writeShell(w, http.StatusNotFound, "inbox", &inboxView{shell: problemShell("", "The inbox needs reviewer sign-in", nil,
+			"This page lists the requests waiting for you, which needs to know who you are: this server does not sign reviewers in, so there is no inbox to show.",
+			"Open the review link you were sent to answer a request. To have an inbox, the operator turns on reviewer sign-in.")})
 		return
 	}
 	f, bad := inboxFilter(r.URL.Query())
 	if bad != "" {
-		h.writeInbox(w, http.StatusBadRequest, &inboxView{Title: "This filter cannot be read", Reviewer: id.Principal(), Problem: &inboxProblem{
-			Heading: "This filter cannot be read", Text: []string{bad}, Link: &link{Href: "./", Text: "Show every request waiting for you, most urgent first"},
-		}})
+		h.writeShell(w, http.StatusBadRequest, "inbox", &inboxView{shell: problemShell(id.Principal(), "This filter cannot be read",
+			&link{Href: "./", Text: "Show every request waiting for you, most urgent first"}, bad)})
 		return
 	}
 	l, err := h.svc.ReviewerInbox(r.Context(), id, f)
 	if err != nil {
 		if elicitation.CodeOf(err) == elicitation.CodeInvalidArgument {
 			// The Service has no sign-in: the same page as without a session.
-			h.writeInbox(w, http.StatusNotFound, &inboxView{Title: "The inbox needs reviewer sign-in", Problem: &inboxProblem{
-				Heading: "The inbox needs reviewer sign-in",
-				Text:    []string{"This server does not sign reviewers in, so there is no inbox to show. Open the review link you were sent to answer a request."},
-			}})
+			h.writeShell(w, http.StatusNotFound, "inbox", &inboxView{shell: problemShell("", "The inbox needs reviewer sign-in", nil,
+				"This server does not sign reviewers in, so there is no inbox to show. Open the review link you were sent to answer a request.")})
 			return
 		}
 		h.log.ErrorContext(r.Context(), "review inbox", "err", err)
-		h.writeInbox(w, http.StatusInternalServerError, &inboxView{Title: "Something went wrong", Reviewer: id.Principal(), Problem: &inboxProblem{
-			Heading: "Something went wrong", Text: []string{"The server could not list the requests waiting for you. Try again in a moment."},
-			Link: &link{Href: "", Text: "Reload the page"},
-		}})
+		h.writeShell(w, http.StatusInternalServerError, "inbox", &inboxView{shell: problemShell(id.Principal(), "Something went wrong", reloadLink,
+			"The server could not list the requests waiting for you. Try again in a moment.")})
 		return
 	}
 	v := inboxPage(l, f, id.Principal())
 	v.Standing = h.standingRules(r.Context())
 	v.Delegation = h.delegationSection(r.Context(), id)
-	h.writeInbox(w, http.StatusOK, v)
+	h.writeShell(w, http.StatusOK, "inbox", v)
 }
 
 // inboxFilter reads the filter's query parameters, or says what is wrong
@@ -228,7 +246,7 @@ func pager(v *inboxView, l elicitation.InboxListing, f elicitation.InboxFilter) 
 
 // inboxPage builds the inbox of l, filtered by f, for reviewer.
 func inboxPage(l elicitation.InboxListing, f elicitation.InboxFilter, reviewer string) *inboxView {
-	v := &inboxView{Reviewer: reviewer, Filtered: f.Owner != "" || f.Kind != ""}
+	v := &inboxView{shell: shell{Reviewer: reviewer}, Filtered: f.Owner != "" || f.Kind != ""}
 	v.Count = fmt.Sprint(l.All)
 	if v.Filtered {
 		v.Count = fmt.Sprintf("%d of %d", l.Total, l.All)
@@ -308,11 +326,6 @@ func ownerLabel(o string) string {
 	return o
 }
 
-func (h *Handler) writeInbox(w http.ResponseWriter, status int, v *inboxView) {
-	v.PageCSS, v.InboxCSS = h.pageCSS, h.inboxCSS
-	h.execute(w, status, "inbox", v)
-}
-
 // headlineText is a headline (a message's first line) as the inbox shows
 // it: the text of its Markdown, as the review page would show it but
 // without the markup (emphasis, code and links as their words; raw HTML
@@ -366,10 +379,12 @@ func (h *Handler) serveInboxPost(w http.ResponseWriter, r *http.Request) {
 			"Nothing was changed. Open your inbox yourself and do it there.")
 		return
 	}
-	form, status, msg := h.readInboxForm(w, r)
+	form, o := h.readForm(w, r)
 	switch {
-	case status != 0:
-		h.batchProblem(w, status, who, "This could not be read", msg)
+	case o == outMalformed:
+		h.batchProblem(w, http.StatusBadRequest, who, "This could not be read", "The submission is not a form. Nothing was decided.")
+	case o != outRecorded: // too large: the sentence of the review page's refusal
+		h.batchProblem(w, outcomes[o].status, who, "This could not be read", outcomes[o].text[0])
 	case form.Has("revoke"):
 		h.serveRevoke(w, r, form)
 	case form.Has("delegate") || form.Has("end-delegation"):

@@ -117,5 +117,5 @@ func (h *Handler) serveRevoke(w http.ResponseWriter, r *http.Request, form url.V
 
 // revokeProblem writes the inbox's problem page for a revoke that failed.
 func (h *Handler) revokeProblem(w http.ResponseWriter, status int, heading, text string) {
-	h.writeInbox(w, status, &inboxView{Title: heading, Problem: &inboxProblem{Heading: heading, Text: []string{text}, Link: &link{Href: "./", Text: "Back to your inbox"}}})
+	h.writeShell(w, status, "inbox", &inboxView{shell: problemShell("", heading, inboxLink, text)})
 }

@@ -43,24 +43,10 @@ func (h *Handler) serveSubmit(w http.ResponseWriter, r *http.Request) {
 		h.respond(w, r, outCrossOrigin, x)
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, h.maxBody)
-	if err := r.ParseForm(); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			h.respond(w, r, outBodyTooLarge, x)
-			return
-		}
-		h.respond(w, r, outMalformed, x)
+	form, o := h.readForm(w, r)
+	if o != outRecorded {
+		h.respond(w, r, o, x)
 		return
-	}
-	form := r.PostForm
-	for k, vs := range form {
-		for _, v := range vs {
-			if len(k)+len(v) > h.maxValue {
-				h.respond(w, r, outValueTooLarge, x)
-				return
-			}
-		}
 	}
 	if form.Has("filter") {
 		h.reshow(w, r, x, outFiltered, priorOf(form, nil))
@@ -104,6 +90,28 @@ func (h *Handler) serveSubmit(w http.ResponseWriter, r *http.Request) {
 	default:
 		h.respond(w, r, o, reply{id: id, key: key, state: st, err: err})
 	}
+}
+
+// readForm reads and bounds the body of a POST: outRecorded means the
+// form may go on; any other outcome is the refusal (a body over
+// MaxBodyBytes, a value over MaxValueBytes, a body that is not a form).
+func (h *Handler) readForm(w http.ResponseWriter, r *http.Request) (url.Values, outcome) {
+	r.Body = http.MaxBytesReader(w, r.Body, h.maxBody)
+	if err := r.ParseForm(); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, outBodyTooLarge
+		}
+		return nil, outMalformed
+	}
+	for k, vs := range r.PostForm {
+		for _, v := range vs {
+			if len(k)+len(v) > h.maxValue {
+				return nil, outValueTooLarge
+			}
+		}
+	}
+	return r.PostForm, outRecorded
 }
 
 // reshow renders the request again after a POST that decided nothing (a
