@@ -72,13 +72,9 @@ type batchView struct {
 // batchItem is one request of a batch: what the inbox shows of it and,
 // when it is left out or decided, what happened.
 type batchItem struct {
-	ID, Href, Headline, Kind, By string
-	Anonymous                    bool
-	Left, ExpiresISO             string
-	Soon                         bool
-	Quorum                       string
-	Outcome                      string
-	OK                           bool
+	inboxRow
+	Outcome string
+	OK      bool
 }
 
 // decisionVerbs name the decisions a batch may take.
@@ -107,9 +103,7 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, id elicitat
 // what is wrong with them.
 func batchIDs(form url.Values) (ids []string, bad string) {
 	for _, v := range form["id"] {
-		if v == "" || len(v) > maxCursorID || strings.ContainsFunc(v, func(r rune) bool {
-			return !(r == '-' || r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
-		}) {
+		if !requestID(v) {
 			return nil, "One of the selected requests is not a request id. Nothing was decided."
 		}
 		if !slices.Contains(ids, v) {
@@ -251,10 +245,8 @@ func (h *Handler) batchItems(ctx context.Context, ids []string) (items []loaded,
 func batchItemOf(rv elicitation.Review) batchItem {
 	st := rv.State
 	e := elicitation.InboxEntryOf(elicitation.Request{State: st, Payload: rv.Payload})
-	row := inboxRowOf(elicitation.InboxItem{InboxEntry: e, Left: st.ExpiresAt.Sub(rv.Now), Votes: len(st.Approvers)})
-	it := batchItem{ID: st.ID, Href: row.Href, Headline: row.Headline, Kind: row.Kind, By: row.By, Anonymous: row.Anonymous,
-		Left: row.Left, ExpiresISO: row.ExpiresISO, Soon: row.Soon}
-	if st.Approvals > 1 {
+	it := batchItem{inboxRow: inboxRowOf(elicitation.InboxItem{InboxEntry: e, Left: st.ExpiresAt.Sub(rv.Now), Votes: len(st.Approvers)})}
+	if st.Approvals > 1 { // without the inbox's "yours counted": the batch's own outcome says
 		it.Quorum = fmt.Sprintf("%d of %d approvals", len(st.Approvers), st.Approvals)
 	}
 	return it

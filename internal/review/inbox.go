@@ -194,15 +194,21 @@ func inboxCursor(c elicitation.InboxCursor) string {
 	return strconv.FormatInt(c.ExpiresAt.UnixNano(), 10) + "." + c.ID
 }
 
-// maxCursorID bounds the id of a cursor, in bytes (ids are 22).
+// maxCursorID bounds the id of a cursor or a batch, in bytes (ids are 22).
 const maxCursorID = 64
+
+// requestID reports whether s can be a request id: 1 to maxCursorID of
+// base64url's characters.
+func requestID(s string) bool {
+	return s != "" && len(s) <= maxCursorID && !strings.ContainsFunc(s, func(r rune) bool {
+		return !(r == '-' || r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
+	})
+}
 
 func parseInboxCursor(s string) (elicitation.InboxCursor, bool) {
 	at, id, ok := strings.Cut(s, ".")
 	n, err := strconv.ParseInt(at, 10, 64)
-	if !ok || err != nil || n <= 0 || id == "" || len(id) > maxCursorID || strings.ContainsFunc(id, func(r rune) bool {
-		return !(r == '-' || r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
-	}) {
+	if !ok || err != nil || n <= 0 || !requestID(id) {
 		return elicitation.InboxCursor{}, false
 	}
 	return elicitation.InboxCursor{ExpiresAt: time.Unix(0, n).UTC(), ID: id}, true

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
@@ -235,8 +234,7 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, o outcome, x r
 	default:
 		text := rule.text
 		if rule.errText && x.err != nil {
-			msg := elicitation.PublicMessage(x.err)
-			text = append([]string{strings.ToUpper(msg[:1]) + msg[1:] + "."}, text...)
+			text = append([]string{sentence(elicitation.PublicMessage(x.err))}, text...)
 		}
 		v = &pageView{Title: rule.heading, Final: &finalView{Class: "problem", Heading: rule.heading, Text: text, Reload: rule.reload}}
 		if rule.switchAccount && x.id != "" && x.key != "" {

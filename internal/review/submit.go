@@ -146,8 +146,7 @@ func priorOf(form url.Values, cause error) func(elicitation.Payload) *prior {
 		}
 		var fe *elicitation.FormError
 		if !errors.As(cause, &fe) {
-			msg := elicitation.PublicMessage(cause)
-			pr.errors = []string{strings.ToUpper(msg[:1]) + msg[1:] + "."}
+			pr.errors = []string{sentence(elicitation.PublicMessage(cause))}
 			return pr
 		}
 		for _, f := range fe.Fields {

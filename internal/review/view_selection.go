@@ -67,7 +67,7 @@ func selection(p elicitation.Payload, out rendered, pr *prior) *selectionView {
 		s.Legend = "Pick options"
 	}
 	rule := p.SelectionRule()
-	s.Rule = strings.ToUpper(rule[:1]) + rule[1:] + "."
+	s.Rule = sentence(rule)
 	s.Count = rule
 	if p.MaxSelections > 1 {
 		s.Rule += " The server checks the count when you submit."
