@@ -137,15 +137,7 @@ func New(o Options) *Handler {
 	if h.renderID == nil {
 		h.renderID = pagetoken.NewRenderID
 	}
-	if h.ttl <= 0 {
-		h.ttl = DefaultTokenTTL
-	}
-	if h.maxBody <= 0 {
-		h.maxBody = DefaultMaxBodyBytes
-	}
-	if h.maxValue <= 0 {
-		h.maxValue = DefaultMaxValueBytes
-	}
+	h.ttl, h.maxBody, h.maxValue = orDefault(h.ttl, DefaultTokenTTL), orDefault(h.maxBody, DefaultMaxBodyBytes), orDefault(h.maxValue, DefaultMaxValueBytes)
 	if h.tpl == nil {
 		h.tpl = NewTemplateChecker()
 	}
@@ -159,6 +151,15 @@ func New(o Options) *Handler {
 	h.inboxCSS = template.CSS(mustRead("inbox.css"))
 	h.insightsCSS = template.CSS(mustRead("insights.css"))
 	return h
+}
+
+// orDefault is v, or def when v is not positive (an Options field left
+// zero).
+func orDefault[T int | int64 | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // csp is the page's Content-Security-Policy. No script at all; styles
