@@ -116,12 +116,7 @@ func selection(p elicitation.Payload, out rendered, pr *prior) *selectionView {
 			}
 		}
 	}
-	if out.Heading != "" {
-		s.HeadingDoc = &frameView{Doc: frameDoc(p.CSS, "", balance(out.Heading)), Height: frameHeight(out.Heading, 48, 320)}
-	}
-	if out.Footer != "" {
-		s.FooterDoc = &frameView{Doc: frameDoc(p.CSS, "", balance(out.Footer)), Height: frameHeight(out.Footer, 48, 320)}
-	}
+	s.HeadingDoc, s.FooterDoc = markupFrame(p.CSS, out.Heading, 48, 320), markupFrame(p.CSS, out.Footer, 48, 320)
 	return s
 }
 
