@@ -150,7 +150,7 @@ func (d *Deliverer) Attempt(ctx context.Context, dl elicitation.Delivery, stream
 		// deliverer sends it again (at least once).
 		return "", ctx.Err()
 	}
-	why := reasonOf(serr)
+	why := Reason(serr)
 	if why.Permanent || c.Attempts >= cmp.Or(d.MaxAttempts, DefaultMaxAttempts) {
 		return d.settle(ctx, c, time.Time{}, GaveUp, fmt.Sprintf("%s: gave up at attempt %d (%s)", what, c.Attempts, why.Reason))
 	}

@@ -114,7 +114,7 @@ func (s *SMTP) send(ctx context.Context, from string, rcpt []string, msg []byte)
 		conn, err = (&net.Dialer{}).DialContext(ctx, "tcp", s.Config.Addr)
 	}
 	if err != nil {
-		return reasonOf(err)
+		return Reason(err)
 	}
 	defer conn.Close()
 	if dl, ok := ctx.Deadline(); ok {
@@ -186,5 +186,5 @@ func smtpError(err error) error {
 	if errors.As(err, &te) {
 		return &SendError{Reason: fmt.Sprintf("SMTP %d", te.Code), Permanent: te.Code >= 500}
 	}
-	return reasonOf(err)
+	return Reason(err)
 }
