@@ -191,20 +191,15 @@ func parseTarget(link string) (target, bool) {
 	return target{id: id, key: key, link: link}, true
 }
 
-// reviewer is who a Slack user is to the service.
-type reviewer struct {
-	identity elicitation.Identity
-}
-
-// reviewerOf maps the interaction's user through the operator's mapping;
-// refusal is the note to show a user it does not map.
-func (h *Handler) reviewerOf(ctx context.Context, in *interaction) (reviewer, string) {
+// reviewerOf is who the interaction's user is to the service, through the
+// operator's mapping; refusal is the note to show a user it does not map.
+func (h *Handler) reviewerOf(ctx context.Context, in *interaction) (elicitation.Identity, string) {
 	team := in.Team.ID
 	if team == "" {
 		team = in.User.TeamID
 	}
 	if len(h.users.Teams) > 0 && !slices.Contains(h.users.Teams, team) {
-		return reviewer{}, "This Slack workspace is not one this deployment takes decisions from. Use Review and decide."
+		return elicitation.Identity{}, "This Slack workspace is not one this deployment takes decisions from. Use Review and decide."
 	}
 	u, ok := h.users.User(in.User.ID, "")
 	if !ok && in.User.ID != "" && h.users.ByEmail() {
@@ -216,12 +211,12 @@ func (h *Handler) reviewerOf(ctx context.Context, in *interaction) (reviewer, st
 		}
 	}
 	if !ok {
-		return reviewer{}, "Your Slack account is not mapped to a reviewer of this deployment, so you cannot decide here. Ask its operator to add you to the Slack mapping, or use Review and decide."
+		return elicitation.Identity{}, "Your Slack account is not mapped to a reviewer of this deployment, so you cannot decide here. Ask its operator to add you to the Slack mapping, or use Review and decide."
 	}
-	return reviewer{identity: elicitation.Identity{
+	return elicitation.Identity{
 		Issuer: "https://slack.com", Subject: "slack:" + team + ":" + in.User.ID,
 		Email: strings.ToLower(u.Reviewer), EmailVerified: true, Groups: u.Groups,
-	}}, ""
+	}, ""
 }
 
 // submissionID names one attempt: the same interaction (a replay, Slack
@@ -250,10 +245,10 @@ func (h *Handler) blockActions(ctx context.Context, in *interaction) {
 		h.ephemeral(ctx, in.ResponseURL, refusal)
 		return
 	}
-	ctx = elicitation.WithIdentity(ctx, who.identity)
+	ctx = elicitation.WithIdentity(ctx, who)
 	sub := elicitation.Submission{
 		ID: submissionID(in.Team.ID, in.User.ID, a.ActionID, a.ActionTs, in.Container.MessageTs),
-		By: who.identity.Principal(), Via: elicitation.ViaSlack, Decision: elicitation.DecisionSubmitted,
+		By: who.Principal(), Via: elicitation.ViaSlack, Decision: elicitation.DecisionSubmitted,
 	}
 	switch {
 	case a.ActionID == notify.SlackActionApprove:

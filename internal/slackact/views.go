@@ -122,13 +122,13 @@ func (h *Handler) viewSubmission(ctx context.Context, in *interaction) map[strin
 	if refusal != "" {
 		return fieldErrors(blockComment, refusal)
 	}
-	ctx = elicitation.WithIdentity(ctx, who.identity)
+	ctx = elicitation.WithIdentity(ctx, who)
 	var values map[string]map[string]slack.BlockAction
 	if in.View.State != nil {
 		values = in.View.State.Values
 	}
 	sub := elicitation.Submission{
-		ID: submissionID(in.Team.ID, in.User.ID, in.View.ID), By: who.identity.Principal(), Via: elicitation.ViaSlack,
+		ID: submissionID(in.Team.ID, in.User.ID, in.View.ID), By: who.Principal(), Via: elicitation.ViaSlack,
 		Decision: elicitation.DecisionSubmitted, Comment: values[blockComment][blockComment].Value,
 	}
 	switch meta.Action {
