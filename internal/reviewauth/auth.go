@@ -326,22 +326,19 @@ func (a *Auth) oauth2(p *oidc.Provider, base, secret string) *oauth2.Config {
 func (a *Auth) login(w http.ResponseWriter, r *http.Request, ret string, opts ...oauth2.AuthCodeOption) {
 	base, path, err := a.base(r)
 	if err != nil {
-		a.log.ErrorContext(r.Context(), "reviewer sign-in", "err", err)
-		a.cfg.Pages.SignInPage(w, r, review.SignInMisconfigured)
+		a.failed(w, r, review.SignInMisconfigured, err)
 		return
 	}
 	p, err := a.discover(r.Context())
 	if err != nil {
-		a.log.ErrorContext(r.Context(), "reviewer sign-in", "err", err)
-		a.cfg.Pages.SignInPage(w, r, review.SignInUnavailable)
+		a.failed(w, r, review.SignInUnavailable, err)
 		return
 	}
 	state := random()
 	c := loginClaims{Expires: a.cfg.Now().Add(LoginTTL), Nonce: random(), Verifier: oauth2.GenerateVerifier(), Return: ret}
 	v, err := a.sealLogin(state, c)
 	if err != nil {
-		a.log.ErrorContext(r.Context(), "reviewer sign-in", "err", err)
-		a.cfg.Pages.SignInPage(w, r, review.SignInFailed)
+		a.failed(w, r, review.SignInFailed, err)
 		return
 	}
 	a.dropOldLogins(w, r, path)
@@ -380,6 +377,12 @@ func (a *Auth) dropOldLogins(w http.ResponseWriter, r *http.Request, path string
 	}
 }
 
+// failed logs why a sign-in step failed and answers with the page of o.
+func (a *Auth) failed(w http.ResponseWriter, r *http.Request, o review.SignInOutcome, err error) {
+	a.log.ErrorContext(r.Context(), "reviewer sign-in", "err", err)
+	a.cfg.Pages.SignInPage(w, r, o)
+}
+
 func noStore(w http.ResponseWriter) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Referrer-Policy", "same-origin")
@@ -399,8 +402,7 @@ func (a *Auth) callback(w http.ResponseWriter, r *http.Request) {
 	}
 	base, path, err := a.base(r)
 	if err != nil {
-		a.log.ErrorContext(r.Context(), "reviewer sign-in", "err", err)
-		a.cfg.Pages.SignInPage(w, r, review.SignInMisconfigured)
+		a.failed(w, r, review.SignInMisconfigured, err)
 		return
 	}
 	q := r.URL.Query()
