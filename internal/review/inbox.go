@@ -117,15 +117,9 @@ var kindLabels = []choice{
 	{Value: string(elicitation.KindSelection), Label: "Choose for the agent"},
 }
 
-// InboxHandler serves GET /review/: the signed-in reviewer's inbox.
-func (h *Handler) InboxHandler() http.Handler { return http.HandlerFunc(h.serveInbox) }
-
+// serveInbox serves GET /review/ (servePage: the review path's root): the
+// signed-in reviewer's inbox.
 func (h *Handler) serveInbox(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		h.respond(w, r, outMethod, reply{})
-		return
-	}
 	id, signedIn := elicitation.IdentityFrom(r.Context())
 	if !signedIn {
 		// Without sign-in on this server (or, behind sign-in, a request

@@ -189,22 +189,18 @@ func Path(id, key string) string {
 // a signed-in reviewer who may decide, without the key), and GET /review/
 // (the signed-in reviewer's inbox).
 func (h *Handler) Routes(mux *http.ServeMux) {
-	// Any other method: the mux's own 405 would go out without the page's
-	// headers (CSP, no-store, the same-origin referrer policy).
-	other := func(allow string) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Allow", allow)
-			h.respond(w, r, outMethod, reply{})
-		}
-	}
-	for _, p := range []string{"/review/{id}/{key}", "/review/{id}"} {
+	// The inbox's POSTs are its forms: a batch, out of office, revoking a
+	// standing approval.
+	for _, p := range []string{"/review/{id}/{key}", "/review/{id}", "/review/{$}"} {
 		mux.Handle("GET "+p, h.PageHandler())
 		mux.Handle("POST "+p, h.SubmitHandler())
-		mux.HandleFunc(p, other("GET, HEAD, POST"))
+		// Any other method: the mux's own 405 would go out without the
+		// page's headers (CSP, no-store, the same-origin referrer policy).
+		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", "GET, HEAD, POST")
+			h.respond(w, r, outMethod, reply{})
+		})
 	}
-	mux.Handle("GET /review/{$}", h.InboxHandler())
-	mux.Handle("POST /review/{$}", h.SubmitHandler()) // the inbox's forms: a batch, out of office, revoking a standing approval
-	mux.HandleFunc("/review/{$}", other("GET, HEAD, POST"))
 	// A truncated or extended review link: the not-found page, with the
 	// page's headers, rather than the mux's bare 404.
 	mux.HandleFunc("/review/", func(w http.ResponseWriter, r *http.Request) { h.respond(w, r, outNotFound, reply{}) })
