@@ -133,7 +133,7 @@ func (h *Handler) reviewBatch(w http.ResponseWriter, r *http.Request, id elicita
 		}
 		v.Back = pageHref(f, "", elicitation.InboxCursor{})
 		f.Limit = MaxBatch
-		l, err := h.svc.ReviewerInbox(r.Context(), id, f)
+		l, err := h.Service.ReviewerInbox(r.Context(), id, f)
 		if err != nil {
 			h.batchFailed(w, r, who, err)
 			return
@@ -174,9 +174,9 @@ func (h *Handler) reviewBatch(w http.ResponseWriter, r *http.Request, id elicita
 		for i, it := range v.Items {
 			keep[i] = it.ID
 		}
-		now := h.now()
-		tok, err := h.tokens.Seal(pagetoken.Claims{ElicitationID: batchSubject(d, keep), RenderID: h.renderID(),
-			Expires: now.Add(min(h.ttl, batchTokenTTL)), Reviewer: tokenReviewer(r.Context())})
+		now := h.Now()
+		tok, err := h.Tokens.Seal(pagetoken.Claims{ElicitationID: batchSubject(d, keep), RenderID: h.NewRenderID(),
+			Expires: now.Add(min(h.TokenTTL, batchTokenTTL)), Reviewer: tokenReviewer(r.Context())})
 		if err != nil {
 			h.batchFailed(w, r, who, err)
 			return
@@ -225,7 +225,7 @@ func (h *Handler) loadBatch(w http.ResponseWriter, r *http.Request, who string, 
 // batch is then refused); a request no longer pending has its Outcome set.
 func (h *Handler) batchItems(ctx context.Context, ids []string) (items []loaded, refused string, err error) {
 	for _, id := range ids {
-		rv, err := h.svc.Receipt(ctx, id, elicitation.NoKey)
+		rv, err := h.Service.Receipt(ctx, id, elicitation.NoKey)
 		switch {
 		case errors.Is(err, elicitation.ErrNotFound), elicitation.CodeOf(err) == elicitation.CodeForbidden:
 			return nil, id, nil
@@ -297,7 +297,7 @@ func (h *Handler) confirmBatch(w http.ResponseWriter, r *http.Request, who strin
 	}
 	claims, problem := h.openBatchToken(r.Context(), form["token"], d, ids)
 	if problem != "" {
-		h.log.WarnContext(r.Context(), "review batch refused", "reason", problem)
+		h.Logger.WarnContext(r.Context(), "review batch refused", "reason", problem)
 		h.batchProblem(w, http.StatusForbidden, who, "This confirmation cannot be sent", problem)
 		return
 	}
@@ -309,10 +309,10 @@ func (h *Handler) confirmBatch(w http.ResponseWriter, r *http.Request, who strin
 	decided := 0
 	for _, it := range items {
 		sub := elicitation.Submission{ID: claims.RenderID + "." + it.ID, Decision: d, Comment: form.Get("comment")}
-		st, err := h.svc.Submit(r.Context(), it.ID, elicitation.NoKey, sub)
+		st, err := h.Service.Submit(r.Context(), it.ID, elicitation.NoKey, sub)
 		o := submitted(err, st, sub)
 		if o == outInternal {
-			h.log.ErrorContext(r.Context(), "review batch decision", "elicitationId", it.ID, "err", err)
+			h.Logger.ErrorContext(r.Context(), "review batch decision", "elicitationId", it.ID, "err", err)
 		}
 		it.Outcome, it.OK = batchOutcome(o, err, st)
 		if it.OK {
@@ -333,7 +333,7 @@ func (h *Handler) openBatchToken(ctx context.Context, tokens []string, d elicita
 	if len(tokens) != 1 || tokens[0] == "" {
 		return pagetoken.Claims{}, invalid
 	}
-	c, err := h.tokens.Open(tokens[0], h.now())
+	c, err := h.Tokens.Open(tokens[0], h.Now())
 	switch {
 	case errors.Is(err, pagetoken.ErrExpired) && c.ElicitationID == batchSubject(d, ids):
 		return pagetoken.Claims{}, "This confirmation is too old to send. Nothing was decided. Go back to your inbox and select again."
@@ -385,13 +385,13 @@ func doneHeading(d elicitation.Decision, decided, n int) string {
 // batchRefused refuses a batch that names a request the reviewer may not
 // decide: nothing is decided, nothing recorded on that request.
 func (h *Handler) batchRefused(w http.ResponseWriter, r *http.Request, who, id string) {
-	h.log.WarnContext(r.Context(), "review batch names a request the reviewer may not decide", "elicitationId", id)
+	h.Logger.WarnContext(r.Context(), "review batch names a request the reviewer may not decide", "elicitationId", id)
 	h.batchProblem(w, http.StatusForbidden, who, "You cannot decide this batch",
 		fmt.Sprintf("The batch names a request you may not decide (id %s): it names other reviewers, your own agent asked it, or there is no such request. Nothing was decided.", id))
 }
 
 func (h *Handler) batchFailed(w http.ResponseWriter, r *http.Request, who string, err error) {
-	h.log.ErrorContext(r.Context(), "review batch", "err", err)
+	h.Logger.ErrorContext(r.Context(), "review batch", "err", err)
 	h.batchProblem(w, http.StatusInternalServerError, who, "Something went wrong", "The server could not read the requests you selected. Nothing was decided. Try again in a moment.")
 }
 

@@ -135,7 +135,7 @@ func (h *Handler) serveInbox(w http.ResponseWriter, r *http.Request) {
 			&link{Href: "./", Text: "Show every request waiting for you, most urgent first"}, bad)})
 		return
 	}
-	l, err := h.svc.ReviewerInbox(r.Context(), id, f)
+	l, err := h.Service.ReviewerInbox(r.Context(), id, f)
 	if err != nil {
 		if elicitation.CodeOf(err) == elicitation.CodeInvalidArgument {
 			// The Service has no sign-in: the same page as without a session.
@@ -143,7 +143,7 @@ func (h *Handler) serveInbox(w http.ResponseWriter, r *http.Request) {
 				"This server does not sign reviewers in, so there is no inbox to show. Open the review link you were sent to answer a request.")})
 			return
 		}
-		h.log.ErrorContext(r.Context(), "review inbox", "err", err)
+		h.Logger.ErrorContext(r.Context(), "review inbox", "err", err)
 		h.writeShell(w, http.StatusInternalServerError, "inbox", &inboxView{shell: problemShell(id.Principal(), "Something went wrong", reloadLink,
 			"The server could not list the requests waiting for you. Try again in a moment.")})
 		return
@@ -373,8 +373,8 @@ func (h *Handler) serveInboxPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	who := id.Principal()
-	if err := CheckOrigin(r, h.trusted); err != nil {
-		h.log.WarnContext(r.Context(), "inbox form refused", "err", err)
+	if err := CheckOrigin(r, h.TrustedOrigins); err != nil {
+		h.Logger.WarnContext(r.Context(), "inbox form refused", "err", err)
 		h.batchProblem(w, http.StatusForbidden, who, "This came from another site",
 			"Nothing was changed. Open your inbox yourself and do it there.")
 		return

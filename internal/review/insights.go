@@ -40,14 +40,14 @@ type insightsRow struct {
 
 func (h *Handler) serveInsights(w http.ResponseWriter, r *http.Request) {
 	id, signedIn := elicitation.IdentityFrom(r.Context())
-	if !signedIn || h.insights == nil {
+	if !signedIn || h.Insights == nil {
 		h.writeShell(w, http.StatusNotFound, "insights", &insightsView{shell: problemShell("", "Insights need reviewer sign-in", nil,
 			"This page shows signed-in reviewers how requests fare; this server does not sign reviewers in, so there is nothing to show.")})
 		return
 	}
-	in, err := h.insights(r.Context(), h.now().UTC())
+	in, err := h.Insights(r.Context(), h.Now().UTC())
 	if err != nil {
-		h.log.ErrorContext(r.Context(), "review insights", "err", err)
+		h.Logger.ErrorContext(r.Context(), "review insights", "err", err)
 		h.writeShell(w, http.StatusInternalServerError, "insights", &insightsView{shell: problemShell(id.Principal(), "Something went wrong", reloadLink,
 			"The server could not count the requests. Try again in a moment.")})
 		return

@@ -202,16 +202,16 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, o outcome, x r
 		if id, ok := elicitation.IdentityFrom(r.Context()); ok {
 			by = id.Principal()
 		}
-		err := h.svc.RefuseSubmission(r.Context(), x.id, x.key, by, reason)
+		err := h.Service.RefuseSubmission(r.Context(), x.id, x.key, by, reason)
 		switch {
 		case errors.Is(err, elicitation.ErrNotFound):
 			o, rule = outNotFound, outcomes[outNotFound]
 		case err != nil:
-			h.log.ErrorContext(r.Context(), "audit refused submission", "elicitationId", x.id, "reason", reason, "err", err)
+			h.Logger.ErrorContext(r.Context(), "audit refused submission", "elicitationId", x.id, "reason", reason, "err", err)
 		}
 	}
 	if o == outInternal && x.err != nil {
-		h.log.ErrorContext(r.Context(), "review page", "method", r.Method, "elicitationId", x.id, "err", x.err)
+		h.Logger.ErrorContext(r.Context(), "review page", "method", r.Method, "elicitationId", x.id, "err", x.err)
 	}
 	var v *pageView
 	switch rule.page {

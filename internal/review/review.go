@@ -100,46 +100,30 @@ const (
 	DefaultMaxValueBytes = 32 << 10
 )
 
-// Handler serves the review page and the submission endpoint.
+// Handler serves the review page and the submission endpoint: its
+// Options, with the defaults in place, and what New builds of them.
 type Handler struct {
-	svc      Service
-	tokens   Tokens
-	log      *slog.Logger
-	now      func() time.Time
-	renderID func() string
-	ttl      time.Duration
-	maxBody  int64
-	maxValue int
-	tpl      *TemplateChecker
-	csp      string
-	trusted  []string
-	page     *template.Template
-	pageCSS  template.CSS
-	inboxCSS template.CSS
-	// insights computes the Insights page (insights.go); nil: none.
-	insights    InsightsSource
-	insightsCSS template.CSS
+	Options
+	csp                            string
+	page                           *template.Template
+	pageCSS, inboxCSS, insightsCSS template.CSS
 }
 
 // New returns a Handler for o.
 func New(o Options) *Handler {
-	h := &Handler{
-		svc: o.Service, tokens: o.Tokens, log: o.Logger, now: o.Now, renderID: o.NewRenderID,
-		ttl: o.TokenTTL, maxBody: o.MaxBodyBytes, maxValue: o.MaxValueBytes, tpl: o.Templates,
-		trusted: o.TrustedOrigins, insights: o.Insights,
+	h := &Handler{Options: o}
+	if h.Logger == nil {
+		h.Logger = slog.New(slog.DiscardHandler)
 	}
-	if h.log == nil {
-		h.log = slog.New(slog.DiscardHandler)
+	if h.Now == nil {
+		h.Now = time.Now
 	}
-	if h.now == nil {
-		h.now = time.Now
+	if h.NewRenderID == nil {
+		h.NewRenderID = pagetoken.NewRenderID
 	}
-	if h.renderID == nil {
-		h.renderID = pagetoken.NewRenderID
-	}
-	h.ttl, h.maxBody, h.maxValue = orDefault(h.ttl, DefaultTokenTTL), orDefault(h.maxBody, DefaultMaxBodyBytes), orDefault(h.maxValue, DefaultMaxValueBytes)
-	if h.tpl == nil {
-		h.tpl = NewTemplateChecker()
+	h.TokenTTL, h.MaxBodyBytes, h.MaxValueBytes = orDefault(h.TokenTTL, DefaultTokenTTL), orDefault(h.MaxBodyBytes, DefaultMaxBodyBytes), orDefault(h.MaxValueBytes, DefaultMaxValueBytes)
+	if h.Templates == nil {
+		h.Templates = NewTemplateChecker()
 	}
 	img := o.FrameImageSources
 	if strings.TrimSpace(img) == "" {
@@ -287,7 +271,7 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request) {
 		h.serveInsights(w, r)
 		return
 	}
-	rv, err := h.svc.OpenReview(r.Context(), id, key)
+	rv, err := h.Service.OpenReview(r.Context(), id, key)
 	if err != nil {
 		h.respond(w, r, failed(err), reply{id: id, key: key, err: err})
 		return
@@ -317,7 +301,7 @@ func (h *Handler) execute(w http.ResponseWriter, status int, name string, v any)
 	h.headers(w)
 	var b strings.Builder
 	if err := h.page.ExecuteTemplate(&b, name, v); err != nil {
-		h.log.Error("review "+name+" template", "err", err)
+		h.Logger.Error("review "+name+" template", "err", err)
 		w.WriteHeader(http.StatusInternalServerError)
 		_, _ = w.Write([]byte("internal error\n"))
 		return
