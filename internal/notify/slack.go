@@ -37,11 +37,7 @@ type Slack struct {
 // refused too is the delivery given up, with Slack's error word in the
 // audit trail.
 func (s *Slack) Send(ctx context.Context, n elicitation.Notice) error {
-	msg := SlackMessage(n)
-	if s.Interactive {
-		msg = SlackInteractiveMessage(n, s.StandingFor)
-	}
-	err := s.post(ctx, msg)
+	err := s.post(ctx, slackMessage(n, s.Interactive, s.StandingFor))
 	var se *SendError
 	if !errors.As(err, &se) || se.status != http.StatusBadRequest {
 		return err
