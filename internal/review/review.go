@@ -225,15 +225,14 @@ func pathIDs(r *http.Request) (id, key string, ok, root bool) {
 	return "", "", false, false
 }
 
-func (h *Handler) headers(w http.ResponseWriter) { Harden(w.Header(), h.csp) }
-
-// Harden sets the hardening headers of every page the review routes serve
-// (the review page's own and the sign-in pages of internal/reviewauth):
-// HTML, csp as the Content-Security-Policy, never framed, cached, indexed
-// or sent a referrer.
-func Harden(hd http.Header, csp string) {
+// headers sets the hardening headers of every page the review routes serve
+// (the review page's own and, through SignInPage, the sign-in pages of
+// internal/reviewauth): HTML, the page's Content-Security-Policy, never
+// framed, cached, indexed or sent a referrer.
+func (h *Handler) headers(w http.ResponseWriter) {
+	hd := w.Header()
 	hd.Set("Content-Type", "text/html; charset=utf-8")
-	hd.Set("Content-Security-Policy", csp)
+	hd.Set("Content-Security-Policy", h.csp)
 	hd.Set("X-Frame-Options", "DENY")
 	hd.Set("Referrer-Policy", "same-origin")
 	hd.Set("Cache-Control", "no-store")
