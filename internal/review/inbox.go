@@ -305,10 +305,7 @@ func inboxRowOf(it elicitation.InboxItem) inboxRow {
 	if row.Headline == "" {
 		row.Headline = "(no message)"
 	}
-	row.Kind = kindLabels[1].Label
-	if it.Kind == elicitation.KindSelection {
-		row.Kind = kindLabels[2].Label
-	}
+	row.Kind = kindLabel(it.Kind)
 	if it.Approvals > 1 {
 		yours := "yours missing"
 		if it.Voted {
@@ -317,6 +314,14 @@ func inboxRowOf(it elicitation.InboxItem) inboxRow {
 		row.Quorum = fmt.Sprintf("%d of %d approvals, %s", it.Votes, it.Approvals, yours)
 	}
 	return row
+}
+
+// kindLabel names kind as the review page does.
+func kindLabel(kind elicitation.Kind) string {
+	if kind == elicitation.KindSelection {
+		return kindLabels[2].Label
+	}
+	return kindLabels[1].Label
 }
 
 func ownerLabel(o string) string {

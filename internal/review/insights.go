@@ -68,11 +68,7 @@ func insightsPage(in metrics.Insights, reviewer string) *insightsView {
 		v.Capped = fmt.Sprintf("There are more requests than this page reads: these figures are of the first %d the store listed.", in.Read)
 	}
 	for _, r := range in.Rows {
-		kind := "Approve or decline"
-		if r.Kind == elicitation.KindSelection {
-			kind = "Choose for the agent"
-		}
-		v.Rows = append(v.Rows, insightsRow{InsightsRow: rounded(r), Who: ownerLabel(r.Principal), Kind: kind})
+		v.Rows = append(v.Rows, insightsRow{InsightsRow: rounded(r), Who: ownerLabel(r.Principal), Kind: kindLabel(r.Kind)})
 	}
 	return v
 }
