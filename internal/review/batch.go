@@ -204,33 +204,24 @@ type loaded struct {
 	rec elicitation.Record
 }
 
-// loadBatch is batchItems, or the page that says why the batch cannot
-// go on (ok false: it is written).
+// loadBatch reads each request the way its page without the key does
+// (Service.Receipt with NoKey: the may-decide rule, nothing audited); a
+// request no longer pending has its Outcome set. A batch that names a
+// request the reviewer may not decide is refused whole: nothing is
+// decided, nothing recorded on that request. ok false: the page that says
+// why the batch cannot go on is written.
 func (h *Handler) loadBatch(w http.ResponseWriter, r *http.Request, who string, ids []string) (items []loaded, ok bool) {
-	items, refused, err := h.batchItems(r.Context(), ids)
-	switch {
-	case err != nil:
-		h.batchFailed(w, r, who, err)
-		return nil, false
-	case refused != "":
-		h.batchRefused(w, r, who, refused)
-		return nil, false
-	}
-	return items, true
-}
-
-// batchItems reads each request the way its page without the key does
-// (Service.Receipt with NoKey: the may-decide rule, nothing audited).
-// refused names the first request the reviewer may not decide (the whole
-// batch is then refused); a request no longer pending has its Outcome set.
-func (h *Handler) batchItems(ctx context.Context, ids []string) (items []loaded, refused string, err error) {
 	for _, id := range ids {
-		rv, err := h.Service.Receipt(ctx, id, elicitation.NoKey)
+		rv, err := h.Service.Receipt(r.Context(), id, elicitation.NoKey)
 		switch {
 		case errors.Is(err, elicitation.ErrNotFound), elicitation.CodeOf(err) == elicitation.CodeForbidden:
-			return nil, id, nil
+			h.Logger.WarnContext(r.Context(), "review batch names a request the reviewer may not decide", "elicitationId", id)
+			h.batchProblem(w, http.StatusForbidden, who, "You cannot decide this batch",
+				fmt.Sprintf("The batch names a request you may not decide (id %s): it names other reviewers, your own agent asked it, or there is no such request. Nothing was decided.", id))
+			return nil, false
 		case err != nil:
-			return nil, "", err
+			h.batchFailed(w, r, who, err)
+			return nil, false
 		}
 		it := loaded{batchItem: batchItemOf(rv), rec: rv.Record}
 		if rv.State.Status != elicitation.StatusPending {
@@ -238,7 +229,7 @@ func (h *Handler) batchItems(ctx context.Context, ids []string) (items []loaded,
 		}
 		items = append(items, it)
 	}
-	return items, "", nil
+	return items, true
 }
 
 // batchItemOf is how a batch lists a request: as the inbox's row does.
@@ -380,14 +371,6 @@ func doneHeading(d elicitation.Decision, decided, n int) string {
 		return fmt.Sprintf("%d of %d %s", decided, n, done)
 	}
 	return fmt.Sprintf("%d of %d %s, %d not decided", decided, n, done, n-decided)
-}
-
-// batchRefused refuses a batch that names a request the reviewer may not
-// decide: nothing is decided, nothing recorded on that request.
-func (h *Handler) batchRefused(w http.ResponseWriter, r *http.Request, who, id string) {
-	h.Logger.WarnContext(r.Context(), "review batch names a request the reviewer may not decide", "elicitationId", id)
-	h.batchProblem(w, http.StatusForbidden, who, "You cannot decide this batch",
-		fmt.Sprintf("The batch names a request you may not decide (id %s): it names other reviewers, your own agent asked it, or there is no such request. Nothing was decided.", id))
 }
 
 func (h *Handler) batchFailed(w http.ResponseWriter, r *http.Request, who string, err error) {
