@@ -205,7 +205,8 @@ func (b *budget) run(tpl *safeliquid.Template, where string, bindings map[string
 	if err != nil {
 		return "", templateError(tpl.Name(), where, err)
 	}
-	if b.left -= len(s); b.left < 0 {
+	b.left -= len(s)
+	if b.left < 0 {
 		return "", over("the templates' output for the whole page exceeds %d bytes; make it smaller", b.limits.MaxPageBytes)
 	}
 	return s, nil

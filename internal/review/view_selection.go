@@ -116,7 +116,8 @@ func selection(p elicitation.Payload, out rendered, pr *prior) *selectionView {
 			}
 		}
 	}
-	s.HeadingDoc, s.FooterDoc = markupFrame(p.CSS, out.Heading, 48, 320), markupFrame(p.CSS, out.Footer, 48, 320)
+	s.HeadingDoc = markupFrame(p.CSS, out.Heading, 48, 320)
+	s.FooterDoc = markupFrame(p.CSS, out.Footer, 48, 320)
 	return s
 }
 
