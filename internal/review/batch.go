@@ -1,6 +1,7 @@
 package review
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -160,9 +161,7 @@ func (h *Handler) reviewBatch(w http.ResponseWriter, r *http.Request, id elicita
 		return
 	}
 	for _, it := range items {
-		if it.Outcome == "" {
-			it.Outcome = leftOut(it.rec, d, who)
-		}
+		it.Outcome = cmp.Or(it.Outcome, leftOut(it.rec, d, who))
 		if it.Outcome != "" {
 			v.Out = append(v.Out, it.batchItem)
 		} else {

@@ -1,6 +1,7 @@
 package review
 
 import (
+	"cmp"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -297,13 +298,10 @@ func shownText(l elicitation.InboxListing) string {
 
 func inboxRowOf(it elicitation.InboxItem) inboxRow {
 	row := inboxRow{
-		Href: "./" + url.PathEscape(it.ID), Headline: headlineText(it.Headline), By: it.Owner,
+		Href: "./" + url.PathEscape(it.ID), Headline: cmp.Or(headlineText(it.Headline), "(no message)"), By: it.Owner,
 		Anonymous: it.Owner == "" || it.Owner == elicitation.Anonymous,
 		Left:      elicitation.HumanDuration(it.Left) + " left", ExpiresISO: it.ExpiresAt.UTC().Format(time.RFC3339),
 		Soon: it.Left < soonLeft, ID: it.ID, Pick: it.Kind == elicitation.KindApproval,
-	}
-	if row.Headline == "" {
-		row.Headline = "(no message)"
 	}
 	row.Kind = kindLabel(it.Kind)
 	if it.Approvals > 1 {

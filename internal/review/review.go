@@ -9,6 +9,7 @@
 package review
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"html/template"
@@ -112,16 +113,16 @@ type Handler struct {
 // New returns a Handler for o.
 func New(o Options) *Handler {
 	h := &Handler{Options: o}
-	if h.Logger == nil {
-		h.Logger = slog.New(slog.DiscardHandler)
-	}
+	h.Logger = cmp.Or(h.Logger, slog.New(slog.DiscardHandler))
 	if h.Now == nil {
 		h.Now = time.Now
 	}
 	if h.NewRenderID == nil {
 		h.NewRenderID = pagetoken.NewRenderID
 	}
-	h.TokenTTL, h.MaxBodyBytes, h.MaxValueBytes = orDefault(h.TokenTTL, DefaultTokenTTL), orDefault(h.MaxBodyBytes, DefaultMaxBodyBytes), orDefault(h.MaxValueBytes, DefaultMaxValueBytes)
+	h.TokenTTL = orDefault(h.TokenTTL, DefaultTokenTTL)
+	h.MaxBodyBytes = orDefault(h.MaxBodyBytes, DefaultMaxBodyBytes)
+	h.MaxValueBytes = orDefault(h.MaxValueBytes, DefaultMaxValueBytes)
 	if h.Templates == nil {
 		h.Templates = NewTemplateChecker()
 	}

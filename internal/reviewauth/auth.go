@@ -25,6 +25,7 @@
 package reviewauth
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -161,14 +162,10 @@ func New(cfg Config) (*Auth, error) {
 	if len(cfg.Scopes) == 0 {
 		cfg.Scopes = []string{oidc.ScopeOpenID, "email", "profile"}
 	}
-	if cfg.GroupsClaim == "" {
-		cfg.GroupsClaim = DefaultGroupsClaim
-	}
+	cfg.GroupsClaim = cmp.Or(cfg.GroupsClaim, DefaultGroupsClaim)
+	cfg.HTTPClient = cmp.Or(cfg.HTTPClient, &http.Client{Timeout: 5 * time.Second})
 	if cfg.SessionTTL <= 0 {
 		cfg.SessionTTL = DefaultSessionTTL
-	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{Timeout: 5 * time.Second}
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -177,11 +174,7 @@ func New(cfg Config) (*Auth, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reviewer sign-in: %w", err)
 	}
-	a := &Auth{cfg: cfg, seal: signer{ring: ring}, flows: ring, log: cfg.Logger}
-	if a.log == nil {
-		a.log = slog.New(slog.DiscardHandler)
-	}
-	return a, nil
+	return &Auth{cfg: cfg, seal: signer{ring: ring}, flows: ring, log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))}, nil
 }
 
 // CheckBase refuses a public base URL a session cookie could not be kept

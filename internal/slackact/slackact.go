@@ -17,6 +17,7 @@
 package slackact
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -96,21 +97,15 @@ func New(o Options) (*Handler, error) {
 	case o.BotToken == "":
 		return nil, errors.New("slackact: the Slack app's bot token is not set (the comment dialog needs it)")
 	}
-	if o.APIURL == "" {
-		o.APIURL = DefaultAPIURL
-	}
+	o.APIURL = cmp.Or(o.APIURL, DefaultAPIURL)
 	u, err := url.Parse(strings.TrimRight(o.APIURL, "/"))
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return nil, errors.New("slackact: the Slack API URL must be an absolute http(s) URL")
 	}
-	if o.Client == nil {
-		o.Client = &http.Client{Timeout: 5 * time.Second}
-	}
+	o.Client = cmp.Or(o.Client, &http.Client{Timeout: 5 * time.Second})
+	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
 	if o.Now == nil {
 		o.Now = time.Now
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Handler{Options: o, apiURL: u, api: newWebAPI(u.String(), o.BotToken, o.Client)}, nil
 }
