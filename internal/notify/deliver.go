@@ -86,11 +86,15 @@ const (
 	Deferred Outcome = "deferred"
 )
 
-func (d *Deliverer) now() time.Time {
-	if d.Now != nil {
-		return d.Now().UTC()
+func (d *Deliverer) now() time.Time { return nowOf(d.Now).UTC() }
+
+// nowOf is the time by clock, or by time.Now when clock is nil (a Now
+// option left unset).
+func nowOf(clock func() time.Time) time.Time {
+	if clock != nil {
+		return clock()
 	}
-	return time.Now().UTC()
+	return time.Now()
 }
 
 func (d *Deliverer) log() *slog.Logger {
