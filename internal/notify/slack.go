@@ -37,7 +37,11 @@ type Slack struct {
 // refused too is the delivery given up, with Slack's error word in the
 // audit trail.
 func (s *Slack) Send(ctx context.Context, n elicitation.Notice) error {
-	err := s.post(ctx, slackMessage(n, s.Interactive, s.StandingFor))
+	msg := SlackMessage(n)
+	if s.Interactive {
+		msg = SlackInteractiveMessage(n, s.StandingFor)
+	}
+	err := s.post(ctx, msg)
 	var se *SendError
 	if !errors.As(err, &se) || se.status != http.StatusBadRequest {
 		return err
