@@ -86,11 +86,15 @@ const (
 	Deferred Outcome = "deferred"
 )
 
-func (d *Deliverer) now() time.Time {
-	if d.Now != nil {
-		return d.Now().UTC()
+func (d *Deliverer) now() time.Time { return nowOf(d.Now).UTC() }
+
+// nowOf is the time by clock, or by time.Now when clock is nil (a Now
+// option left unset).
+func nowOf(clock func() time.Time) time.Time {
+	if clock != nil {
+		return clock()
 	}
-	return time.Now().UTC()
+	return time.Now()
 }
 
 func (d *Deliverer) log() *slog.Logger {
@@ -150,7 +154,7 @@ func (d *Deliverer) Attempt(ctx context.Context, dl elicitation.Delivery, stream
 		// deliverer sends it again (at least once).
 		return "", ctx.Err()
 	}
-	why := reasonOf(serr)
+	why := Reason(serr)
 	if why.Permanent || c.Attempts >= cmp.Or(d.MaxAttempts, DefaultMaxAttempts) {
 		return d.settle(ctx, c, time.Time{}, GaveUp, fmt.Sprintf("%s: gave up at attempt %d (%s)", what, c.Attempts, why.Reason))
 	}

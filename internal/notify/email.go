@@ -87,17 +87,13 @@ type SMTP struct {
 
 // Send implements Sender.
 func (s *SMTP) Send(ctx context.Context, n elicitation.Notice) error {
-	now := time.Now
-	if s.Now != nil {
-		now = s.Now
-	}
 	to := n.AlsoTo(s.To) // a reminder or escalation reaches the delegates too
 	m := NewMail(s.From, to, n)
 	from, err := mail.ParseAddress(s.From)
 	if err != nil {
 		return &SendError{Reason: "bad sender address", Permanent: true}
 	}
-	return s.send(ctx, from.Address, to, m.Bytes(now()))
+	return s.send(ctx, from.Address, to, m.Bytes(nowOf(s.Now)))
 }
 
 func (s *SMTP) send(ctx context.Context, from string, rcpt []string, msg []byte) error {
@@ -114,7 +110,7 @@ func (s *SMTP) send(ctx context.Context, from string, rcpt []string, msg []byte)
 		conn, err = (&net.Dialer{}).DialContext(ctx, "tcp", s.Config.Addr)
 	}
 	if err != nil {
-		return reasonOf(err)
+		return Reason(err)
 	}
 	defer conn.Close()
 	if dl, ok := ctx.Deadline(); ok {
@@ -186,5 +182,5 @@ func smtpError(err error) error {
 	if errors.As(err, &te) {
 		return &SendError{Reason: fmt.Sprintf("SMTP %d", te.Code), Permanent: te.Code >= 500}
 	}
-	return reasonOf(err)
+	return Reason(err)
 }

@@ -36,10 +36,7 @@ func (e *SendError) Error() string { return e.Reason }
 
 // Reason turns a send's error into a SendError whose text is safe to
 // record (senders outside this package use it too).
-func Reason(err error) *SendError { return reasonOf(err) }
-
-// reasonOf turns an error into a SendError.
-func reasonOf(err error) *SendError {
+func Reason(err error) *SendError {
 	var se *SendError
 	if errors.As(err, &se) {
 		return se
@@ -132,7 +129,7 @@ func do(ctx context.Context, c *http.Client, url string, body []byte, headers ma
 	}
 	resp, err := c.Do(req)
 	if err != nil {
-		return "", reasonOf(err)
+		return "", Reason(err)
 	}
 	head, _ := io.ReadAll(io.LimitReader(resp.Body, 64))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))

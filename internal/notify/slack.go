@@ -47,7 +47,8 @@ func (s *Slack) Send(ctx context.Context, n elicitation.Notice) error {
 		return err
 	}
 	if ferr := s.post(ctx, SlackFallback(n)); ferr != nil {
-		return &SendError{Reason: se.Reason + ", and the plain-text fallback: " + reasonOf(ferr).Reason, Permanent: reasonOf(ferr).Permanent}
+		fe := Reason(ferr)
+		return &SendError{Reason: se.Reason + ", and the plain-text fallback: " + fe.Reason, Permanent: fe.Permanent}
 	}
 	return nil
 }
@@ -70,15 +71,19 @@ var slackEscape = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 // Block Kit's limits. Characters are counted as UTF-16 code units, which
 // is never fewer than Slack counts.
 func slackText(s string, max int) string {
-	s = strings.TrimSpace(s)
-	esc := slackEscape.Replace(s)
-	if units(esc) <= max {
-		return esc
+	return cutUnits(strings.TrimSpace(s), max, slackEscape.Replace)
+}
+
+// cutUnits is s with each character written as enc writes it, cut to at
+// most max UTF-16 code units: at a character boundary, with "…".
+func cutUnits(s string, max int, enc func(string) string) string {
+	if all := enc(s); units(all) <= max {
+		return all
 	}
 	var b strings.Builder
 	n := 0
 	for _, r := range s {
-		unit := slackEscape.Replace(string(r))
+		unit := enc(string(r))
 		if n+units(unit) > max-1 {
 			break
 		}
@@ -279,19 +284,7 @@ func plainCut(s string, max int) string {
 	if s == "" {
 		return "(no label)"
 	}
-	if units(s) <= max {
-		return s
-	}
-	var b strings.Builder
-	n := 0
-	for _, r := range s {
-		if n+utf16.RuneLen(r) > max-1 {
-			break
-		}
-		b.WriteRune(r)
-		n += utf16.RuneLen(r)
-	}
-	return strings.TrimSpace(b.String()) + "…"
+	return cutUnits(s, max, func(s string) string { return s })
 }
 
 // SlackAgentText is the verbatim mrkdwn text object of s (the agent's

@@ -1,6 +1,7 @@
 package notify
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"slices"
@@ -45,9 +46,7 @@ func New(cfg Config, o Options) (*Targets, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if o.HTTPClient == nil {
-		o.HTTPClient = HTTPClient()
-	}
+	o.HTTPClient = cmp.Or(o.HTTPClient, HTTPClient())
 	t := &Targets{cfg: cfg, names: cfg.Names(), senders: map[string]Sender{}, remind: map[string]time.Duration{}}
 	t.escalate, _ = cfg.escalation()
 	for name, tc := range cfg.Targets {

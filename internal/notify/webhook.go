@@ -81,11 +81,7 @@ func (w *Webhook) Send(ctx context.Context, n elicitation.Notice) error {
 	if err != nil {
 		return &SendError{Reason: "could not encode the notice", Permanent: true}
 	}
-	now := time.Now
-	if w.Now != nil {
-		now = w.Now
-	}
-	ts := now()
+	ts := nowOf(w.Now)
 	return post(ctx, w.Client, w.URL, body, map[string]string{
 		"Content-Type":  "application/json",
 		HeaderDelivery:  n.DeliveryID,

@@ -1,13 +1,13 @@
 package review
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"html/template"
 	"net/http"
 	"net/url"
 	"slices"
@@ -57,11 +57,7 @@ const batchTokenTTL = 15 * time.Minute
 // batchView is what the "batch" template renders: the confirmation (Items,
 // Out, Token) or the results (Done).
 type batchView struct {
-	Title    string
-	PageCSS  template.CSS
-	InboxCSS template.CSS
-	Reviewer string
-	Problem  *inboxProblem
+	shell
 
 	Heading  string
 	Notes    []string
@@ -77,13 +73,9 @@ type batchView struct {
 // batchItem is one request of a batch: what the inbox shows of it and,
 // when it is left out or decided, what happened.
 type batchItem struct {
-	ID, Href, Headline, Kind, By string
-	Anonymous                    bool
-	Left, ExpiresISO             string
-	Soon                         bool
-	Quorum                       string
-	Outcome                      string
-	OK                           bool
+	inboxRow
+	Outcome string
+	OK      bool
 }
 
 // decisionVerbs name the decisions a batch may take.
@@ -108,35 +100,11 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, id elicitat
 	h.reviewBatch(w, r, id, form)
 }
 
-// readInboxForm reads and bounds the body of a POST to the inbox; a
-// non-zero status is the refusal, with its sentence.
-func (h *Handler) readInboxForm(w http.ResponseWriter, r *http.Request) (url.Values, int, string) {
-	r.Body = http.MaxBytesReader(w, r.Body, h.maxBody)
-	if err := r.ParseForm(); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return nil, http.StatusRequestEntityTooLarge, "The submission is larger than the server accepts. Nothing was decided."
-		}
-		return nil, http.StatusBadRequest, "The submission is not a form. Nothing was decided."
-	}
-	form := r.PostForm
-	for k, vs := range form {
-		for _, v := range vs {
-			if len(k)+len(v) > h.maxValue {
-				return nil, http.StatusRequestEntityTooLarge, "One of the submitted values is longer than the server accepts. Nothing was decided."
-			}
-		}
-	}
-	return form, 0, ""
-}
-
 // batchIDs are the ids a form names, in order, without repeats; bad says
 // what is wrong with them.
 func batchIDs(form url.Values) (ids []string, bad string) {
 	for _, v := range form["id"] {
-		if v == "" || len(v) > maxCursorID || strings.ContainsFunc(v, func(r rune) bool {
-			return !(r == '-' || r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
-		}) {
+		if !requestID(v) {
 			return nil, "One of the selected requests is not a request id. Nothing was decided."
 		}
 		if !slices.Contains(ids, v) {
@@ -156,7 +124,7 @@ func batchIDs(form url.Values) (ids []string, bad string) {
 func (h *Handler) reviewBatch(w http.ResponseWriter, r *http.Request, id elicitation.Identity, form url.Values) {
 	who := id.Principal()
 	d := elicitation.Decision(form.Get("decision"))
-	v := &batchView{Reviewer: who, Decision: string(d), Verb: decisionVerbs[d], Back: "./"}
+	v := &batchView{shell: shell{Reviewer: who}, Decision: string(d), Verb: decisionVerbs[d], Back: "./"}
 	var ids []string
 	if form.Get("all") != "" {
 		f, bad := inboxFilter(url.Values{"agent": form["agent"], "kind": form["kind"]})
@@ -166,7 +134,7 @@ func (h *Handler) reviewBatch(w http.ResponseWriter, r *http.Request, id elicita
 		}
 		v.Back = pageHref(f, "", elicitation.InboxCursor{})
 		f.Limit = MaxBatch
-		l, err := h.svc.ReviewerInbox(r.Context(), id, f)
+		l, err := h.Service.ReviewerInbox(r.Context(), id, f)
 		if err != nil {
 			h.batchFailed(w, r, who, err)
 			return
@@ -193,9 +161,7 @@ func (h *Handler) reviewBatch(w http.ResponseWriter, r *http.Request, id elicita
 		return
 	}
 	for _, it := range items {
-		if it.Outcome == "" {
-			it.Outcome = leftOut(it.rec, d, who)
-		}
+		it.Outcome = cmp.Or(it.Outcome, leftOut(it.rec, d, who))
 		if it.Outcome != "" {
 			v.Out = append(v.Out, it.batchItem)
 		} else {
@@ -207,9 +173,9 @@ func (h *Handler) reviewBatch(w http.ResponseWriter, r *http.Request, id elicita
 		for i, it := range v.Items {
 			keep[i] = it.ID
 		}
-		now := h.now()
-		tok, err := h.tokens.Seal(pagetoken.Claims{ElicitationID: batchSubject(d, keep), RenderID: h.renderID(),
-			Expires: now.Add(min(h.ttl, batchTokenTTL)), Reviewer: tokenReviewer(r.Context())})
+		now := h.Now()
+		tok, err := h.Tokens.Seal(pagetoken.Claims{ElicitationID: batchSubject(d, keep), RenderID: h.NewRenderID(),
+			Expires: now.Add(min(h.TokenTTL, batchTokenTTL)), Reviewer: tokenReviewer(r.Context())})
 		if err != nil {
 			h.batchFailed(w, r, who, err)
 			return
@@ -218,7 +184,7 @@ func (h *Handler) reviewBatch(w http.ResponseWriter, r *http.Request, id elicita
 	}
 	v.Heading = confirmHeading(v.Verb, len(v.Items))
 	v.Title = v.Heading
-	h.writeBatch(w, http.StatusOK, v)
+	h.writeShell(w, http.StatusOK, "batch", v)
 }
 
 func confirmHeading(verb string, n int) string {
@@ -237,33 +203,24 @@ type loaded struct {
 	rec elicitation.Record
 }
 
-// loadBatch is batchItems, or the page that says why the batch cannot
-// go on (ok false: it is written).
+// loadBatch reads each request the way its page without the key does
+// (Service.Receipt with NoKey: the may-decide rule, nothing audited); a
+// request no longer pending has its Outcome set. A batch that names a
+// request the reviewer may not decide is refused whole: nothing is
+// decided, nothing recorded on that request. ok false: the page that says
+// why the batch cannot go on is written.
 func (h *Handler) loadBatch(w http.ResponseWriter, r *http.Request, who string, ids []string) (items []loaded, ok bool) {
-	items, refused, err := h.batchItems(r.Context(), ids)
-	switch {
-	case err != nil:
-		h.batchFailed(w, r, who, err)
-		return nil, false
-	case refused != "":
-		h.batchRefused(w, r, who, refused)
-		return nil, false
-	}
-	return items, true
-}
-
-// batchItems reads each request the way its page without the key does
-// (Service.Receipt with NoKey: the may-decide rule, nothing audited).
-// refused names the first request the reviewer may not decide (the whole
-// batch is then refused); a request no longer pending has its Outcome set.
-func (h *Handler) batchItems(ctx context.Context, ids []string) (items []loaded, refused string, err error) {
 	for _, id := range ids {
-		rv, err := h.svc.Receipt(ctx, id, elicitation.NoKey)
+		rv, err := h.Service.Receipt(r.Context(), id, elicitation.NoKey)
 		switch {
 		case errors.Is(err, elicitation.ErrNotFound), elicitation.CodeOf(err) == elicitation.CodeForbidden:
-			return nil, id, nil
+			h.Logger.WarnContext(r.Context(), "review batch names a request the reviewer may not decide", "elicitationId", id)
+			h.batchProblem(w, http.StatusForbidden, who, "You cannot decide this batch",
+				fmt.Sprintf("The batch names a request you may not decide (id %s): it names other reviewers, your own agent asked it, or there is no such request. Nothing was decided.", id))
+			return nil, false
 		case err != nil:
-			return nil, "", err
+			h.batchFailed(w, r, who, err)
+			return nil, false
 		}
 		it := loaded{batchItem: batchItemOf(rv), rec: rv.Record}
 		if rv.State.Status != elicitation.StatusPending {
@@ -271,17 +228,15 @@ func (h *Handler) batchItems(ctx context.Context, ids []string) (items []loaded,
 		}
 		items = append(items, it)
 	}
-	return items, "", nil
+	return items, true
 }
 
 // batchItemOf is how a batch lists a request: as the inbox's row does.
 func batchItemOf(rv elicitation.Review) batchItem {
 	st := rv.State
 	e := elicitation.InboxEntryOf(elicitation.Request{State: st, Payload: rv.Payload})
-	row := inboxRowOf(elicitation.InboxItem{InboxEntry: e, Left: st.ExpiresAt.Sub(rv.Now), Votes: len(st.Approvers)})
-	it := batchItem{ID: st.ID, Href: row.Href, Headline: row.Headline, Kind: row.Kind, By: row.By, Anonymous: row.Anonymous,
-		Left: row.Left, ExpiresISO: row.ExpiresISO, Soon: row.Soon}
-	if st.Approvals > 1 {
+	it := batchItem{inboxRow: inboxRowOf(elicitation.InboxItem{InboxEntry: e, Left: st.ExpiresAt.Sub(rv.Now), Votes: len(st.Approvers)})}
+	if st.Approvals > 1 { // without the inbox's "yours counted": the batch's own outcome says
 		it.Quorum = fmt.Sprintf("%d of %d approvals", len(st.Approvers), st.Approvals)
 	}
 	return it
@@ -332,7 +287,7 @@ func (h *Handler) confirmBatch(w http.ResponseWriter, r *http.Request, who strin
 	}
 	claims, problem := h.openBatchToken(r.Context(), form["token"], d, ids)
 	if problem != "" {
-		h.log.WarnContext(r.Context(), "review batch refused", "reason", problem)
+		h.Logger.WarnContext(r.Context(), "review batch refused", "reason", problem)
 		h.batchProblem(w, http.StatusForbidden, who, "This confirmation cannot be sent", problem)
 		return
 	}
@@ -340,14 +295,14 @@ func (h *Handler) confirmBatch(w http.ResponseWriter, r *http.Request, who strin
 	if !ok {
 		return
 	}
-	v := &batchView{Reviewer: who, Verb: decisionVerbs[d], Back: "./"}
+	v := &batchView{shell: shell{Reviewer: who}, Verb: decisionVerbs[d], Back: "./"}
 	decided := 0
 	for _, it := range items {
 		sub := elicitation.Submission{ID: claims.RenderID + "." + it.ID, Decision: d, Comment: form.Get("comment")}
-		st, err := h.svc.Submit(r.Context(), it.ID, elicitation.NoKey, sub)
+		st, err := h.Service.Submit(r.Context(), it.ID, elicitation.NoKey, sub)
 		o := submitted(err, st, sub)
 		if o == outInternal {
-			h.log.ErrorContext(r.Context(), "review batch decision", "elicitationId", it.ID, "err", err)
+			h.Logger.ErrorContext(r.Context(), "review batch decision", "elicitationId", it.ID, "err", err)
 		}
 		it.Outcome, it.OK = batchOutcome(o, err, st)
 		if it.OK {
@@ -357,7 +312,7 @@ func (h *Handler) confirmBatch(w http.ResponseWriter, r *http.Request, who strin
 	}
 	v.Heading = doneHeading(d, decided, len(items))
 	v.Title = v.Heading
-	h.writeBatch(w, http.StatusOK, v)
+	h.writeShell(w, http.StatusOK, "batch", v)
 }
 
 // openBatchToken checks a batch token: authentic, not expired, for this
@@ -368,7 +323,7 @@ func (h *Handler) openBatchToken(ctx context.Context, tokens []string, d elicita
 	if len(tokens) != 1 || tokens[0] == "" {
 		return pagetoken.Claims{}, invalid
 	}
-	c, err := h.tokens.Open(tokens[0], h.now())
+	c, err := h.Tokens.Open(tokens[0], h.Now())
 	switch {
 	case errors.Is(err, pagetoken.ErrExpired) && c.ElicitationID == batchSubject(d, ids):
 		return pagetoken.Claims{}, "This confirmation is too old to send. Nothing was decided. Go back to your inbox and select again."
@@ -417,26 +372,11 @@ func doneHeading(d elicitation.Decision, decided, n int) string {
 	return fmt.Sprintf("%d of %d %s, %d not decided", decided, n, done, n-decided)
 }
 
-// batchRefused refuses a batch that names a request the reviewer may not
-// decide: nothing is decided, nothing recorded on that request.
-func (h *Handler) batchRefused(w http.ResponseWriter, r *http.Request, who, id string) {
-	h.log.WarnContext(r.Context(), "review batch names a request the reviewer may not decide", "elicitationId", id)
-	h.batchProblem(w, http.StatusForbidden, who, "You cannot decide this batch",
-		fmt.Sprintf("The batch names a request you may not decide (id %s): it names other reviewers, your own agent asked it, or there is no such request. Nothing was decided.", id))
-}
-
 func (h *Handler) batchFailed(w http.ResponseWriter, r *http.Request, who string, err error) {
-	h.log.ErrorContext(r.Context(), "review batch", "err", err)
+	h.Logger.ErrorContext(r.Context(), "review batch", "err", err)
 	h.batchProblem(w, http.StatusInternalServerError, who, "Something went wrong", "The server could not read the requests you selected. Nothing was decided. Try again in a moment.")
 }
 
 func (h *Handler) batchProblem(w http.ResponseWriter, status int, who, heading, text string) {
-	h.writeBatch(w, status, &batchView{Title: heading, Reviewer: who, Problem: &inboxProblem{
-		Heading: heading, Text: []string{text}, Link: &link{Href: "./", Text: "Back to your inbox"},
-	}})
-}
-
-func (h *Handler) writeBatch(w http.ResponseWriter, status int, v *batchView) {
-	v.PageCSS, v.InboxCSS = h.pageCSS, h.inboxCSS
-	h.execute(w, status, "batch", v)
+	h.writeShell(w, status, "batch", &batchView{shell: problemShell(who, heading, inboxLink, text)})
 }

@@ -32,13 +32,13 @@ const dateTimeLocal = "2006-01-02T15:04"
 // delegationSection reads id's delegations for the inbox; nil when they
 // cannot be read (logged: the inbox still lists the requests).
 func (h *Handler) delegationSection(ctx context.Context, id elicitation.Identity) *delegationView {
-	from, to, err := h.svc.ReviewerDelegations(ctx, id)
+	from, to, err := h.Service.ReviewerDelegations(ctx, id)
 	if err != nil {
-		h.log.ErrorContext(ctx, "review inbox delegations", "err", err)
+		h.Logger.ErrorContext(ctx, "review inbox delegations", "err", err)
 		return nil
 	}
 	v := &delegationView{}
-	now := h.now()
+	now := h.Now()
 	for _, d := range from {
 		v.Yours = append(v.Yours, delegationRow{ID: d.ID, Who: d.To, Window: windowText(d, now)})
 	}
@@ -63,14 +63,14 @@ func (h *Handler) serveDelegation(w http.ResponseWriter, r *http.Request, id eli
 	who := id.Principal()
 	var err error
 	if did := form.Get("end-delegation"); did != "" {
-		_, err = h.svc.EndDelegation(r.Context(), id, did)
+		_, err = h.Service.EndDelegation(r.Context(), id, did)
 	} else {
 		in, bad := delegationInput(form)
 		if bad != "" {
 			h.batchProblem(w, http.StatusBadRequest, who, "This delegation cannot be made", bad+" Nothing was changed.")
 			return
 		}
-		_, err = h.svc.Delegate(r.Context(), id, in)
+		_, err = h.Service.Delegate(r.Context(), id, in)
 	}
 	switch {
 	case err == nil:
@@ -84,7 +84,7 @@ func (h *Handler) serveDelegation(w http.ResponseWriter, r *http.Request, id eli
 	case elicitation.CodeOf(err) == elicitation.CodeConflict:
 		h.batchProblem(w, http.StatusConflict, who, "This delegation has ended", "It ended already. Nothing was changed.")
 	default:
-		h.log.ErrorContext(r.Context(), "review delegation", "err", err)
+		h.Logger.ErrorContext(r.Context(), "review delegation", "err", err)
 		h.batchProblem(w, http.StatusInternalServerError, who, "Something went wrong", "The server could not save this. Nothing was changed. Try again in a moment.")
 	}
 }

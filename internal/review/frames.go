@@ -177,6 +177,15 @@ func frameHeight(markup string, lo, hi int) int {
 
 var stripTags = regexp.MustCompile(`<[^>]*>`)
 
+// markupFrame is the frame of a template's output markup, with the agent's
+// css, between lo and hi pixels high (frameHeight); nil for no output.
+func markupFrame(agentCSS, markup string, lo, hi int) *frameView {
+	if markup == "" {
+		return nil
+	}
+	return &frameView{Doc: frameDoc(agentCSS, "", balance(markup)), Height: frameHeight(markup, lo, hi)}
+}
+
 // MaxHoverFrames is the most options whose hoverTemplate output gets a
 // frame each (in a <details> beside the option). Chromium loads frames in
 // closed <details> eagerly, lazy or not, so longer lists get one frame

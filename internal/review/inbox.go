@@ -1,6 +1,7 @@
 package review
 
 import (
+	"cmp"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -30,13 +31,40 @@ import (
 // MaxAgentFilter bounds the agent query parameter, in characters.
 const MaxAgentFilter = 256
 
+// shell is what the inbox's pages (the "inbox", "batch" and "insights"
+// templates) share: the title, the styles, who is signed in, and the
+// problem shown instead of the page, if any.
+type shell struct {
+	Title                          string
+	PageCSS, InboxCSS, InsightsCSS template.CSS
+	Reviewer                       string
+	Problem                        *inboxProblem
+}
+
+func (s *shell) base() *shell { return s }
+
+// problemShell is a page that shows only a problem: its heading, its
+// sentences and, unless nil, a link.
+func problemShell(who, heading string, l *link, text ...string) shell {
+	return shell{Title: heading, Reviewer: who, Problem: &inboxProblem{Heading: heading, Text: text, Link: l}}
+}
+
+// The links of the problem pages.
+var (
+	reloadLink = &link{Href: "", Text: "Reload the page"}
+	inboxLink  = &link{Href: "./", Text: "Back to your inbox"}
+)
+
+// writeShell writes the template name with v, a view of the inbox's pages.
+func (h *Handler) writeShell(w http.ResponseWriter, status int, name string, v interface{ base() *shell }) {
+	s := v.base()
+	s.PageCSS, s.InboxCSS, s.InsightsCSS = h.pageCSS, h.inboxCSS, h.insightsCSS
+	h.execute(w, status, name, v)
+}
+
 // inboxView is what inbox.html renders.
 type inboxView struct {
-	Title    string
-	PageCSS  template.CSS
-	InboxCSS template.CSS
-	Reviewer string
-	Problem  *inboxProblem
+	shell
 
 	Count    string // "12", or "3 of 12" when filtered
 	Shown    string // how many rows, of how many
@@ -90,56 +118,41 @@ var kindLabels = []choice{
 	{Value: string(elicitation.KindSelection), Label: "Choose for the agent"},
 }
 
-// InboxHandler serves GET /review/: the signed-in reviewer's inbox.
-func (h *Handler) InboxHandler() http.Handler { return http.HandlerFunc(h.serveInbox) }
-
+// serveInbox serves GET /review/ (servePage: the review path's root): the
+// signed-in reviewer's inbox.
 func (h *Handler) serveInbox(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		h.respond(w, r, outMethod, reply{})
-		return
-	}
 	id, signedIn := elicitation.IdentityFrom(r.Context())
 	if !signedIn {
 		// Without sign-in on this server (or, behind sign-in, a request
 		// that reached the handler without a session).
-		h.writeInbox(w, http.StatusNotFound, &inboxView{Title: "The inbox needs reviewer sign-in", Problem: &inboxProblem{
-			Heading: "The inbox needs reviewer sign-in",
-			Text: []string{
-				"This page lists the requests waiting for you, which needs to know who you are: this server does not sign reviewers in, so there is no inbox to show.",
-				"Open the review link you were sent to answer a request. To have an inbox, the operator turns on reviewer sign-in.",
-			},
-		}})
+		h.writeShell(w, http.StatusNotFound, "inbox", &inboxView{shell: problemShell("", "The inbox needs reviewer sign-in", nil,
+			"This page lists the requests waiting for you, which needs to know who you are: this server does not sign reviewers in, so there is no inbox to show.",
+			"Open the review link you were sent to answer a request. To have an inbox, the operator turns on reviewer sign-in.")})
 		return
 	}
 	f, bad := inboxFilter(r.URL.Query())
 	if bad != "" {
-		h.writeInbox(w, http.StatusBadRequest, &inboxView{Title: "This filter cannot be read", Reviewer: id.Principal(), Problem: &inboxProblem{
-			Heading: "This filter cannot be read", Text: []string{bad}, Link: &link{Href: "./", Text: "Show every request waiting for you, most urgent first"},
-		}})
+		h.writeShell(w, http.StatusBadRequest, "inbox", &inboxView{shell: problemShell(id.Principal(), "This filter cannot be read",
+			&link{Href: "./", Text: "Show every request waiting for you, most urgent first"}, bad)})
 		return
 	}
-	l, err := h.svc.ReviewerInbox(r.Context(), id, f)
+	l, err := h.Service.ReviewerInbox(r.Context(), id, f)
 	if err != nil {
 		if elicitation.CodeOf(err) == elicitation.CodeInvalidArgument {
 			// The Service has no sign-in: the same page as without a session.
-			h.writeInbox(w, http.StatusNotFound, &inboxView{Title: "The inbox needs reviewer sign-in", Problem: &inboxProblem{
-				Heading: "The inbox needs reviewer sign-in",
-				Text:    []string{"This server does not sign reviewers in, so there is no inbox to show. Open the review link you were sent to answer a request."},
-			}})
+			h.writeShell(w, http.StatusNotFound, "inbox", &inboxView{shell: problemShell("", "The inbox needs reviewer sign-in", nil,
+				"This server does not sign reviewers in, so there is no inbox to show. Open the review link you were sent to answer a request.")})
 			return
 		}
-		h.log.ErrorContext(r.Context(), "review inbox", "err", err)
-		h.writeInbox(w, http.StatusInternalServerError, &inboxView{Title: "Something went wrong", Reviewer: id.Principal(), Problem: &inboxProblem{
-			Heading: "Something went wrong", Text: []string{"The server could not list the requests waiting for you. Try again in a moment."},
-			Link: &link{Href: "", Text: "Reload the page"},
-		}})
+		h.Logger.ErrorContext(r.Context(), "review inbox", "err", err)
+		h.writeShell(w, http.StatusInternalServerError, "inbox", &inboxView{shell: problemShell(id.Principal(), "Something went wrong", reloadLink,
+			"The server could not list the requests waiting for you. Try again in a moment.")})
 		return
 	}
 	v := inboxPage(l, f, id.Principal())
 	v.Standing = h.standingRules(r.Context())
 	v.Delegation = h.delegationSection(r.Context(), id)
-	h.writeInbox(w, http.StatusOK, v)
+	h.writeShell(w, http.StatusOK, "inbox", v)
 }
 
 // inboxFilter reads the filter's query parameters, or says what is wrong
@@ -176,15 +189,21 @@ func inboxCursor(c elicitation.InboxCursor) string {
 	return strconv.FormatInt(c.ExpiresAt.UnixNano(), 10) + "." + c.ID
 }
 
-// maxCursorID bounds the id of a cursor, in bytes (ids are 22).
+// maxCursorID bounds the id of a cursor or a batch, in bytes (ids are 22).
 const maxCursorID = 64
+
+// requestID reports whether s can be a request id: 1 to maxCursorID of
+// base64url's characters.
+func requestID(s string) bool {
+	return s != "" && len(s) <= maxCursorID && !strings.ContainsFunc(s, func(r rune) bool {
+		return !(r == '-' || r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
+	})
+}
 
 func parseInboxCursor(s string) (elicitation.InboxCursor, bool) {
 	at, id, ok := strings.Cut(s, ".")
 	n, err := strconv.ParseInt(at, 10, 64)
-	if !ok || err != nil || n <= 0 || id == "" || len(id) > maxCursorID || strings.ContainsFunc(id, func(r rune) bool {
-		return !(r == '-' || r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
-	}) {
+	if !ok || err != nil || n <= 0 || !requestID(id) {
 		return elicitation.InboxCursor{}, false
 	}
 	return elicitation.InboxCursor{ExpiresAt: time.Unix(0, n).UTC(), ID: id}, true
@@ -228,7 +247,7 @@ func pager(v *inboxView, l elicitation.InboxListing, f elicitation.InboxFilter) 
 
 // inboxPage builds the inbox of l, filtered by f, for reviewer.
 func inboxPage(l elicitation.InboxListing, f elicitation.InboxFilter, reviewer string) *inboxView {
-	v := &inboxView{Reviewer: reviewer, Filtered: f.Owner != "" || f.Kind != ""}
+	v := &inboxView{shell: shell{Reviewer: reviewer}, Filtered: f.Owner != "" || f.Kind != ""}
 	v.Count = fmt.Sprint(l.All)
 	if v.Filtered {
 		v.Count = fmt.Sprintf("%d of %d", l.Total, l.All)
@@ -279,18 +298,12 @@ func shownText(l elicitation.InboxListing) string {
 
 func inboxRowOf(it elicitation.InboxItem) inboxRow {
 	row := inboxRow{
-		Href: "./" + url.PathEscape(it.ID), Headline: headlineText(it.Headline), By: it.Owner,
+		Href: "./" + url.PathEscape(it.ID), Headline: cmp.Or(headlineText(it.Headline), "(no message)"), By: it.Owner,
 		Anonymous: it.Owner == "" || it.Owner == elicitation.Anonymous,
 		Left:      elicitation.HumanDuration(it.Left) + " left", ExpiresISO: it.ExpiresAt.UTC().Format(time.RFC3339),
 		Soon: it.Left < soonLeft, ID: it.ID, Pick: it.Kind == elicitation.KindApproval,
 	}
-	if row.Headline == "" {
-		row.Headline = "(no message)"
-	}
-	row.Kind = kindLabels[1].Label
-	if it.Kind == elicitation.KindSelection {
-		row.Kind = kindLabels[2].Label
-	}
+	row.Kind = kindLabel(it.Kind)
 	if it.Approvals > 1 {
 		yours := "yours missing"
 		if it.Voted {
@@ -301,16 +314,19 @@ func inboxRowOf(it elicitation.InboxItem) inboxRow {
 	return row
 }
 
+// kindLabel names kind as the review page does.
+func kindLabel(kind elicitation.Kind) string {
+	if kind == elicitation.KindSelection {
+		return kindLabels[2].Label
+	}
+	return kindLabels[1].Label
+}
+
 func ownerLabel(o string) string {
 	if o == "" || o == elicitation.Anonymous {
 		return "Agents without credentials"
 	}
 	return o
-}
-
-func (h *Handler) writeInbox(w http.ResponseWriter, status int, v *inboxView) {
-	v.PageCSS, v.InboxCSS = h.pageCSS, h.inboxCSS
-	h.execute(w, status, "inbox", v)
 }
 
 // headlineText is a headline (a message's first line) as the inbox shows
@@ -360,16 +376,18 @@ func (h *Handler) serveInboxPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	who := id.Principal()
-	if err := CheckOrigin(r, h.trusted); err != nil {
-		h.log.WarnContext(r.Context(), "inbox form refused", "err", err)
+	if err := CheckOrigin(r, h.TrustedOrigins); err != nil {
+		h.Logger.WarnContext(r.Context(), "inbox form refused", "err", err)
 		h.batchProblem(w, http.StatusForbidden, who, "This came from another site",
 			"Nothing was changed. Open your inbox yourself and do it there.")
 		return
 	}
-	form, status, msg := h.readInboxForm(w, r)
+	form, o := h.readForm(w, r)
 	switch {
-	case status != 0:
-		h.batchProblem(w, status, who, "This could not be read", msg)
+	case o == outMalformed:
+		h.batchProblem(w, http.StatusBadRequest, who, "This could not be read", "The submission is not a form. Nothing was decided.")
+	case o != outRecorded: // too large: the sentence of the review page's refusal
+		h.batchProblem(w, outcomes[o].status, who, "This could not be read", outcomes[o].text[0])
 	case form.Has("revoke"):
 		h.serveRevoke(w, r, form)
 	case form.Has("delegate") || form.Has("end-delegation"):

@@ -35,15 +35,15 @@ type ruleRow struct {
 // standingRules is the inbox's list of the reviewer's rules; nil when they
 // have none.
 func (h *Handler) standingRules(ctx context.Context) *rulesView {
-	rs, err := h.svc.Rules(ctx)
+	rs, err := h.Service.Rules(ctx)
 	if err != nil {
-		h.log.ErrorContext(ctx, "review inbox: standing approvals", "err", err)
+		h.Logger.ErrorContext(ctx, "review inbox: standing approvals", "err", err)
 		return &rulesView{Problem: "Your standing approvals could not be listed. Reload the page in a moment."}
 	}
 	if len(rs) == 0 {
 		return nil
 	}
-	now := h.now()
+	now := h.Now()
 	v := &rulesView{}
 	for _, r := range rs {
 		row := ruleRow{
@@ -95,7 +95,7 @@ func (h *Handler) serveRevoke(w http.ResponseWriter, r *http.Request, form url.V
 		h.revokeProblem(w, http.StatusBadRequest, "The submission could not be read", "Nothing was revoked. Reload your inbox and try again.")
 		return
 	}
-	_, err := h.svc.RevokeRule(r.Context(), form.Get("revoke"))
+	_, err := h.Service.RevokeRule(r.Context(), form.Get("revoke"))
 	switch {
 	case errors.Is(err, elicitation.ErrNotFound):
 		h.revokeProblem(w, http.StatusNotFound, "Standing approval not found", "You have no standing approval with this id. Reload your inbox.")
@@ -104,7 +104,7 @@ func (h *Handler) serveRevoke(w http.ResponseWriter, r *http.Request, form url.V
 		h.revokeProblem(w, http.StatusForbidden, "Sign in to revoke", "Nothing was revoked. Sign in, then revoke it from your inbox.")
 		return
 	case err != nil:
-		h.log.ErrorContext(r.Context(), "standing approval revoke", "err", err)
+		h.Logger.ErrorContext(r.Context(), "standing approval revoke", "err", err)
 		h.revokeProblem(w, http.StatusInternalServerError, "Something went wrong", "The standing approval may not be revoked. Reload your inbox and try again in a moment.")
 		return
 	}
@@ -117,5 +117,5 @@ func (h *Handler) serveRevoke(w http.ResponseWriter, r *http.Request, form url.V
 
 // revokeProblem writes the inbox's problem page for a revoke that failed.
 func (h *Handler) revokeProblem(w http.ResponseWriter, status int, heading, text string) {
-	h.writeInbox(w, status, &inboxView{Title: heading, Problem: &inboxProblem{Heading: heading, Text: []string{text}, Link: &link{Href: "./", Text: "Back to your inbox"}}})
+	h.writeShell(w, status, "inbox", &inboxView{shell: problemShell("", heading, inboxLink, text)})
 }

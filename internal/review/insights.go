@@ -3,7 +3,6 @@ package review
 import (
 	"context"
 	"fmt"
-	"html/template"
 	"net/http"
 	"time"
 
@@ -25,12 +24,7 @@ const InsightsPath = "insights"
 type InsightsSource func(ctx context.Context, now time.Time) (metrics.Insights, error)
 
 type insightsView struct {
-	Title       string
-	PageCSS     template.CSS
-	InboxCSS    template.CSS
-	InsightsCSS template.CSS
-	Reviewer    string
-	Problem     *inboxProblem
+	shell
 
 	Since, Until, SinceISO, UntilISO string
 	Capped                           string
@@ -46,30 +40,26 @@ type insightsRow struct {
 
 func (h *Handler) serveInsights(w http.ResponseWriter, r *http.Request) {
 	id, signedIn := elicitation.IdentityFrom(r.Context())
-	if !signedIn || h.insights == nil {
-		h.writeInsights(w, http.StatusNotFound, &insightsView{Title: "Insights need reviewer sign-in", Problem: &inboxProblem{
-			Heading: "Insights need reviewer sign-in",
-			Text:    []string{"This page shows signed-in reviewers how requests fare; this server does not sign reviewers in, so there is nothing to show."},
-		}})
+	if !signedIn || h.Insights == nil {
+		h.writeShell(w, http.StatusNotFound, "insights", &insightsView{shell: problemShell("", "Insights need reviewer sign-in", nil,
+			"This page shows signed-in reviewers how requests fare; this server does not sign reviewers in, so there is nothing to show.")})
 		return
 	}
-	in, err := h.insights(r.Context(), h.now().UTC())
+	in, err := h.Insights(r.Context(), h.Now().UTC())
 	if err != nil {
-		h.log.ErrorContext(r.Context(), "review insights", "err", err)
-		h.writeInsights(w, http.StatusInternalServerError, &insightsView{Title: "Something went wrong", Reviewer: id.Principal(), Problem: &inboxProblem{
-			Heading: "Something went wrong", Text: []string{"The server could not count the requests. Try again in a moment."},
-			Link: &link{Href: "", Text: "Reload the page"},
-		}})
+		h.Logger.ErrorContext(r.Context(), "review insights", "err", err)
+		h.writeShell(w, http.StatusInternalServerError, "insights", &insightsView{shell: problemShell(id.Principal(), "Something went wrong", reloadLink,
+			"The server could not count the requests. Try again in a moment.")})
 		return
 	}
-	h.writeInsights(w, http.StatusOK, insightsPage(in, id.Principal()))
+	h.writeShell(w, http.StatusOK, "insights", insightsPage(in, id.Principal()))
 }
 
 // insightsPage is the view of in.
 func insightsPage(in metrics.Insights, reviewer string) *insightsView {
 	const day = "Mon 2 Jan 15:04"
 	v := &insightsView{
-		Title: "Insights", Reviewer: reviewer,
+		shell: shell{Title: "Insights", Reviewer: reviewer},
 		Since: in.Since.Format(day), Until: in.Until.Format(day),
 		SinceISO: in.Since.Format(time.RFC3339), UntilISO: in.Until.Format(time.RFC3339),
 		Total: insightsRow{InsightsRow: rounded(in.Total)},
@@ -78,11 +68,7 @@ func insightsPage(in metrics.Insights, reviewer string) *insightsView {
 		v.Capped = fmt.Sprintf("There are more requests than this page reads: these figures are of the first %d the store listed.", in.Read)
 	}
 	for _, r := range in.Rows {
-		kind := "Approve or decline"
-		if r.Kind == elicitation.KindSelection {
-			kind = "Choose for the agent"
-		}
-		v.Rows = append(v.Rows, insightsRow{InsightsRow: rounded(r), Who: ownerLabel(r.Principal), Kind: kind})
+		v.Rows = append(v.Rows, insightsRow{InsightsRow: rounded(r), Who: ownerLabel(r.Principal), Kind: kindLabel(r.Kind)})
 	}
 	return v
 }
@@ -91,9 +77,4 @@ func insightsPage(in metrics.Insights, reviewer string) *insightsView {
 func rounded(r metrics.InsightsRow) metrics.InsightsRow {
 	r.Median, r.P90 = r.Median.Round(time.Second), r.P90.Round(time.Second)
 	return r
-}
-
-func (h *Handler) writeInsights(w http.ResponseWriter, status int, v *insightsView) {
-	v.PageCSS, v.InboxCSS, v.InsightsCSS = h.pageCSS, h.inboxCSS, h.insightsCSS
-	h.execute(w, status, "insights", v)
 }

@@ -61,24 +61,12 @@ func NewTemplateChecker() *TemplateChecker { return NewTemplateCheckerWith(Templ
 
 // NewTemplateCheckerWith returns a TemplateChecker with limits l.
 func NewTemplateCheckerWith(l TemplateLimits) *TemplateChecker {
-	if l.Engine.MaxOutputBytes <= 0 {
-		l.Engine.MaxOutputBytes = DefaultRenderOutputBytes
-	}
-	if l.Engine.MaxSteps <= 0 {
-		l.Engine.MaxSteps = DefaultRenderSteps
-	}
-	if l.Engine.MaxDuration <= 0 {
-		l.Engine.MaxDuration = DefaultRenderDuration
-	}
-	if l.PageSteps <= 0 {
-		l.PageSteps = DefaultPageSteps
-	}
-	if l.PageBudget <= 0 {
-		l.PageBudget = DefaultPageBudget
-	}
-	if l.MaxPageBytes <= 0 {
-		l.MaxPageBytes = DefaultMaxPageBytes
-	}
+	l.Engine.MaxOutputBytes = orDefault(l.Engine.MaxOutputBytes, DefaultRenderOutputBytes)
+	l.Engine.MaxSteps = orDefault(l.Engine.MaxSteps, DefaultRenderSteps)
+	l.Engine.MaxDuration = orDefault(l.Engine.MaxDuration, DefaultRenderDuration)
+	l.PageSteps = orDefault(l.PageSteps, DefaultPageSteps)
+	l.PageBudget = orDefault(l.PageBudget, DefaultPageBudget)
+	l.MaxPageBytes = orDefault(l.MaxPageBytes, DefaultMaxPageBytes)
 	return &TemplateChecker{engine: safeliquid.New(l.Engine), limits: l}
 }
 
@@ -202,22 +190,24 @@ type budget struct {
 }
 
 func (b *budget) run(tpl *safeliquid.Template, where string, bindings map[string]any) (string, error) {
+	// over is the refusal of a page past one of its bounds.
+	over := func(format string, bound any) error {
+		return &elicitation.Error{Code: elicitation.CodeInvalidArgument, Kind: elicitation.ErrTemplateInvalid, Field: tpl.Name(),
+			Message: tpl.Name() + where + ": " + fmt.Sprintf(format, bound)}
+	}
 	if time.Now().After(b.deadline) {
-		return "", &elicitation.Error{Code: elicitation.CodeInvalidArgument, Kind: elicitation.ErrTemplateInvalid, Field: tpl.Name(),
-			Message: fmt.Sprintf("%s%s: rendering the whole page took longer than %s; make the templates simpler", tpl.Name(), where, b.limits.PageBudget)}
+		return "", over("rendering the whole page took longer than %s; make the templates simpler", b.limits.PageBudget)
 	}
 	s, err := tpl.RenderBudget(&b.steps, bindings)
 	if le := (*safeliquid.LimitError)(nil); errors.As(err, &le) && le.Bound == "Budget" {
-		return "", &elicitation.Error{Code: elicitation.CodeInvalidArgument, Kind: elicitation.ErrTemplateInvalid, Field: tpl.Name(),
-			Message: fmt.Sprintf("%s%s: rendering the whole page took more than %d steps (tags, loop iterations, filter calls, writes); make the templates simpler", tpl.Name(), where, b.limits.PageSteps)}
+		return "", over("rendering the whole page took more than %d steps (tags, loop iterations, filter calls, writes); make the templates simpler", b.limits.PageSteps)
 	}
 	if err != nil {
 		return "", templateError(tpl.Name(), where, err)
 	}
 	b.left -= len(s)
 	if b.left < 0 {
-		return "", &elicitation.Error{Code: elicitation.CodeInvalidArgument, Kind: elicitation.ErrTemplateInvalid, Field: tpl.Name(),
-			Message: fmt.Sprintf("%s%s: the templates' output for the whole page exceeds %d bytes; make it smaller", tpl.Name(), where, b.limits.MaxPageBytes)}
+		return "", over("the templates' output for the whole page exceeds %d bytes; make it smaller", b.limits.MaxPageBytes)
 	}
 	return s, nil
 }

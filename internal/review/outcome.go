@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
@@ -203,16 +202,16 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, o outcome, x r
 		if id, ok := elicitation.IdentityFrom(r.Context()); ok {
 			by = id.Principal()
 		}
-		err := h.svc.RefuseSubmission(r.Context(), x.id, x.key, by, reason)
+		err := h.Service.RefuseSubmission(r.Context(), x.id, x.key, by, reason)
 		switch {
 		case errors.Is(err, elicitation.ErrNotFound):
 			o, rule = outNotFound, outcomes[outNotFound]
 		case err != nil:
-			h.log.ErrorContext(r.Context(), "audit refused submission", "elicitationId", x.id, "reason", reason, "err", err)
+			h.Logger.ErrorContext(r.Context(), "audit refused submission", "elicitationId", x.id, "reason", reason, "err", err)
 		}
 	}
 	if o == outInternal && x.err != nil {
-		h.log.ErrorContext(r.Context(), "review page", "method", r.Method, "elicitationId", x.id, "err", x.err)
+		h.Logger.ErrorContext(r.Context(), "review page", "method", r.Method, "elicitationId", x.id, "err", x.err)
 	}
 	var v *pageView
 	switch rule.page {
@@ -235,8 +234,7 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, o outcome, x r
 	default:
 		text := rule.text
 		if rule.errText && x.err != nil {
-			msg := elicitation.PublicMessage(x.err)
-			text = append([]string{strings.ToUpper(msg[:1]) + msg[1:] + "."}, text...)
+			text = append([]string{sentence(elicitation.PublicMessage(x.err))}, text...)
 		}
 		v = &pageView{Title: rule.heading, Final: &finalView{Class: "problem", Heading: rule.heading, Text: text, Reload: rule.reload}}
 		if rule.switchAccount && x.id != "" && x.key != "" {

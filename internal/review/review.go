@@ -9,6 +9,7 @@
 package review
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"html/template"
@@ -100,54 +101,30 @@ const (
 	DefaultMaxValueBytes = 32 << 10
 )
 
-// Handler serves the review page and the submission endpoint.
+// Handler serves the review page and the submission endpoint: its
+// Options, with the defaults in place, and what New builds of them.
 type Handler struct {
-	svc      Service
-	tokens   Tokens
-	log      *slog.Logger
-	now      func() time.Time
-	renderID func() string
-	ttl      time.Duration
-	maxBody  int64
-	maxValue int
-	tpl      *TemplateChecker
-	csp      string
-	trusted  []string
-	page     *template.Template
-	pageCSS  template.CSS
-	inboxCSS template.CSS
-	// insights computes the Insights page (insights.go); nil: none.
-	insights    InsightsSource
-	insightsCSS template.CSS
+	Options
+	csp                            string
+	page                           *template.Template
+	pageCSS, inboxCSS, insightsCSS template.CSS
 }
 
 // New returns a Handler for o.
 func New(o Options) *Handler {
-	h := &Handler{
-		svc: o.Service, tokens: o.Tokens, log: o.Logger, now: o.Now, renderID: o.NewRenderID,
-		ttl: o.TokenTTL, maxBody: o.MaxBodyBytes, maxValue: o.MaxValueBytes, tpl: o.Templates,
-		trusted: o.TrustedOrigins, insights: o.Insights,
+	h := &Handler{Options: o}
+	h.Logger = cmp.Or(h.Logger, slog.New(slog.DiscardHandler))
+	if h.Now == nil {
+		h.Now = time.Now
 	}
-	if h.log == nil {
-		h.log = slog.New(slog.DiscardHandler)
+	if h.NewRenderID == nil {
+		h.NewRenderID = pagetoken.NewRenderID
 	}
-	if h.now == nil {
-		h.now = time.Now
-	}
-	if h.renderID == nil {
-		h.renderID = pagetoken.NewRenderID
-	}
-	if h.ttl <= 0 {
-		h.ttl = DefaultTokenTTL
-	}
-	if h.maxBody <= 0 {
-		h.maxBody = DefaultMaxBodyBytes
-	}
-	if h.maxValue <= 0 {
-		h.maxValue = DefaultMaxValueBytes
-	}
-	if h.tpl == nil {
-		h.tpl = NewTemplateChecker()
+	h.TokenTTL = orDefault(h.TokenTTL, DefaultTokenTTL)
+	h.MaxBodyBytes = orDefault(h.MaxBodyBytes, DefaultMaxBodyBytes)
+	h.MaxValueBytes = orDefault(h.MaxValueBytes, DefaultMaxValueBytes)
+	if h.Templates == nil {
+		h.Templates = NewTemplateChecker()
 	}
 	img := o.FrameImageSources
 	if strings.TrimSpace(img) == "" {
@@ -159,6 +136,15 @@ func New(o Options) *Handler {
 	h.inboxCSS = template.CSS(mustRead("inbox.css"))
 	h.insightsCSS = template.CSS(mustRead("insights.css"))
 	return h
+}
+
+// orDefault is v, or def when v is not positive (an Options field left
+// zero).
+func orDefault[T int | int64 | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // csp is the page's Content-Security-Policy. No script at all; styles
@@ -188,22 +174,18 @@ func Path(id, key string) string {
 // a signed-in reviewer who may decide, without the key), and GET /review/
 // (the signed-in reviewer's inbox).
 func (h *Handler) Routes(mux *http.ServeMux) {
-	// Any other method: the mux's own 405 would go out without the page's
-	// headers (CSP, no-store, the same-origin referrer policy).
-	other := func(allow string) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Allow", allow)
-			h.respond(w, r, outMethod, reply{})
-		}
-	}
-	for _, p := range []string{"/review/{id}/{key}", "/review/{id}"} {
+	// The inbox's POSTs are its forms: a batch, out of office, revoking a
+	// standing approval.
+	for _, p := range []string{"/review/{id}/{key}", "/review/{id}", "/review/{$}"} {
 		mux.Handle("GET "+p, h.PageHandler())
 		mux.Handle("POST "+p, h.SubmitHandler())
-		mux.HandleFunc(p, other("GET, HEAD, POST"))
+		// Any other method: the mux's own 405 would go out without the
+		// page's headers (CSP, no-store, the same-origin referrer policy).
+		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", "GET, HEAD, POST")
+			h.respond(w, r, outMethod, reply{})
+		})
 	}
-	mux.Handle("GET /review/{$}", h.InboxHandler())
-	mux.Handle("POST /review/{$}", h.SubmitHandler()) // the inbox's forms: a batch, out of office, revoking a standing approval
-	mux.HandleFunc("/review/{$}", other("GET, HEAD, POST"))
 	// A truncated or extended review link: the not-found page, with the
 	// page's headers, rather than the mux's bare 404.
 	mux.HandleFunc("/review/", func(w http.ResponseWriter, r *http.Request) { h.respond(w, r, outNotFound, reply{}) })
@@ -244,15 +226,14 @@ func pathIDs(r *http.Request) (id, key string, ok, root bool) {
 	return "", "", false, false
 }
 
-func (h *Handler) headers(w http.ResponseWriter) { Harden(w.Header(), h.csp) }
-
-// Harden sets the hardening headers of every page the review routes serve
-// (the review page's own and the sign-in pages of internal/reviewauth):
-// HTML, csp as the Content-Security-Policy, never framed, cached, indexed
-// or sent a referrer.
-func Harden(hd http.Header, csp string) {
+// headers sets the hardening headers of every page the review routes serve
+// (the review page's own and, through SignInPage, the sign-in pages of
+// internal/reviewauth): HTML, the page's Content-Security-Policy, never
+// framed, cached, indexed or sent a referrer.
+func (h *Handler) headers(w http.ResponseWriter) {
+	hd := w.Header()
 	hd.Set("Content-Type", "text/html; charset=utf-8")
-	hd.Set("Content-Security-Policy", csp)
+	hd.Set("Content-Security-Policy", h.csp)
 	hd.Set("X-Frame-Options", "DENY")
 	hd.Set("Referrer-Policy", "same-origin")
 	hd.Set("Cache-Control", "no-store")
@@ -290,7 +271,7 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request) {
 		h.serveInsights(w, r)
 		return
 	}
-	rv, err := h.svc.OpenReview(r.Context(), id, key)
+	rv, err := h.Service.OpenReview(r.Context(), id, key)
 	if err != nil {
 		h.respond(w, r, failed(err), reply{id: id, key: key, err: err})
 		return
@@ -320,7 +301,7 @@ func (h *Handler) execute(w http.ResponseWriter, status int, name string, v any)
 	h.headers(w)
 	var b strings.Builder
 	if err := h.page.ExecuteTemplate(&b, name, v); err != nil {
-		h.log.Error("review "+name+" template", "err", err)
+		h.Logger.Error("review "+name+" template", "err", err)
 		w.WriteHeader(http.StatusInternalServerError)
 		_, _ = w.Write([]byte("internal error\n"))
 		return

@@ -38,29 +38,15 @@ func (h *Handler) serveSubmit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	x := reply{id: id, key: key}
-	if err := CheckOrigin(r, h.trusted); err != nil {
-		h.log.WarnContext(r.Context(), "review submission refused", "elicitationId", id, "err", err)
+	if err := CheckOrigin(r, h.TrustedOrigins); err != nil {
+		h.Logger.WarnContext(r.Context(), "review submission refused", "elicitationId", id, "err", err)
 		h.respond(w, r, outCrossOrigin, x)
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, h.maxBody)
-	if err := r.ParseForm(); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			h.respond(w, r, outBodyTooLarge, x)
-			return
-		}
-		h.respond(w, r, outMalformed, x)
+	form, o := h.readForm(w, r)
+	if o != outRecorded {
+		h.respond(w, r, o, x)
 		return
-	}
-	form := r.PostForm
-	for k, vs := range form {
-		for _, v := range vs {
-			if len(k)+len(v) > h.maxValue {
-				h.respond(w, r, outValueTooLarge, x)
-				return
-			}
-		}
 	}
 	if form.Has("filter") {
 		h.reshow(w, r, x, outFiltered, priorOf(form, nil))
@@ -77,27 +63,27 @@ func (h *Handler) serveSubmit(w http.ResponseWriter, r *http.Request) {
 		sub.SelectedIDs = form["option"]
 		sub.Form = formValues(form)
 	}
-	rule, err := ruleInput(form, h.now())
+	rule, err := ruleInput(form, h.Now())
 	if err != nil {
 		h.reshow(w, r, x, outInvalid, priorOf(form, err))
 		return
 	}
 	sub.Rule = rule
-	st, err := h.svc.Submit(r.Context(), id, key, sub)
+	st, err := h.Service.Submit(r.Context(), id, key, sub)
 	ruleLost := errors.Is(err, elicitation.ErrRuleNotSaved)
 	if ruleLost {
 		// The approval stands; the page says the rule was not made.
-		h.log.ErrorContext(r.Context(), "standing approval not saved", "elicitationId", id, "err", err)
+		h.Logger.ErrorContext(r.Context(), "standing approval not saved", "elicitationId", id, "err", err)
 		err = nil
 	}
 	switch o := submitted(err, st, sub); o {
 	case outInvalid:
 		h.reshow(w, r, x, outInvalid, priorOf(form, err))
 	case outRecorded:
-		rv, rerr := h.svc.Receipt(r.Context(), id, key)
+		rv, rerr := h.Service.Receipt(r.Context(), id, key)
 		if rerr != nil {
 			// The decision is recorded; only the read-back failed.
-			h.log.WarnContext(r.Context(), "review receipt", "elicitationId", id, "err", rerr)
+			h.Logger.WarnContext(r.Context(), "review receipt", "elicitationId", id, "err", rerr)
 			rv = elicitation.Review{}
 		}
 		h.respond(w, r, o, reply{id: id, key: key, review: rv, state: st, sub: sub, ruleLost: ruleLost})
@@ -106,11 +92,33 @@ func (h *Handler) serveSubmit(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// readForm reads and bounds the body of a POST: outRecorded means the
+// form may go on; any other outcome is the refusal (a body over
+// MaxBodyBytes, a value over MaxValueBytes, a body that is not a form).
+func (h *Handler) readForm(w http.ResponseWriter, r *http.Request) (url.Values, outcome) {
+	r.Body = http.MaxBytesReader(w, r.Body, h.MaxBodyBytes)
+	if err := r.ParseForm(); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, outBodyTooLarge
+		}
+		return nil, outMalformed
+	}
+	for k, vs := range r.PostForm {
+		for _, v := range vs {
+			if len(k)+len(v) > h.MaxValueBytes {
+				return nil, outValueTooLarge
+			}
+		}
+	}
+	return r.PostForm, outRecorded
+}
+
 // reshow renders the request again after a POST that decided nothing (a
 // filter, a refused answer) with what the reviewer had entered, or its
 // final state if it can no longer be answered.
 func (h *Handler) reshow(w http.ResponseWriter, r *http.Request, x reply, o outcome, pr func(elicitation.Payload) *prior) {
-	rv, err := h.svc.OpenReview(r.Context(), x.id, x.key)
+	rv, err := h.Service.OpenReview(r.Context(), x.id, x.key)
 	if err != nil {
 		x.err = err
 		h.respond(w, r, failed(err), x)
@@ -138,8 +146,7 @@ func priorOf(form url.Values, cause error) func(elicitation.Payload) *prior {
 		}
 		var fe *elicitation.FormError
 		if !errors.As(cause, &fe) {
-			msg := elicitation.PublicMessage(cause)
-			pr.errors = []string{strings.ToUpper(msg[:1]) + msg[1:] + "."}
+			pr.errors = []string{sentence(elicitation.PublicMessage(cause))}
 			return pr
 		}
 		for _, f := range fe.Fields {
@@ -172,10 +179,10 @@ func (h *Handler) checkToken(ctx context.Context, id string, tokens []string) (p
 	if len(tokens) > 1 {
 		return pagetoken.Claims{}, outTokenInvalid, "more than one page token"
 	}
-	now := h.now()
+	now := h.Now()
 	reviewer := tokenReviewer(ctx)
 	signedIn := reviewer != ""
-	c, err := h.tokens.Open(tokens[0], now)
+	c, err := h.Tokens.Open(tokens[0], now)
 	switch {
 	case errors.Is(err, pagetoken.ErrInvalid) || (err != nil && !errors.Is(err, pagetoken.ErrExpired)):
 		return pagetoken.Claims{}, outTokenInvalid, "invalid page token"

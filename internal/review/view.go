@@ -109,12 +109,12 @@ func asked(st elicitation.State, p elicitation.Payload, now time.Time) askedView
 // pendingView builds the page of a pending request with a fresh page token.
 func (h *Handler) pendingView(rv elicitation.Review, pr *prior, reviewer string) (*pageView, error) {
 	rec := rv.Record
-	now := h.now()
-	exp := now.Add(h.ttl)
+	now := h.Now()
+	exp := now.Add(h.TokenTTL)
 	if rec.State.ExpiresAt.Before(exp) {
 		exp = rec.State.ExpiresAt
 	}
-	tok, err := h.tokens.Seal(pagetoken.Claims{ElicitationID: rec.State.ID, RenderID: h.renderID(), Expires: exp, RequestExpires: rec.State.ExpiresAt, Reviewer: reviewer})
+	tok, err := h.Tokens.Seal(pagetoken.Claims{ElicitationID: rec.State.ID, RenderID: h.NewRenderID(), Expires: exp, RequestExpires: rec.State.ExpiresAt, Reviewer: reviewer})
 	if err != nil {
 		return nil, fmt.Errorf("seal page token: %w", err)
 	}
@@ -124,11 +124,11 @@ func (h *Handler) pendingView(rv elicitation.Review, pr *prior, reviewer string)
 	if pr != nil {
 		v.Errors, v.Comment.Value = pr.errors, pr.comment
 	}
-	out, terr := h.tpl.render(rec.Payload)
+	out, terr := h.Templates.render(rec.Payload)
 	if terr != nil {
 		// Templates were checked at creation; if one fails now (a slower
 		// machine, a changed bound), fall back to the default rendering.
-		h.log.Warn("review page: template failed, showing the default rendering", "elicitationId", rec.State.ID, "err", terr)
+		h.Logger.Warn("review page: template failed, showing the default rendering", "elicitationId", rec.State.ID, "err", terr)
 		v.Notice = "The presentation supplied with this request could not be shown, so it is shown plainly."
 		out = rendered{}
 	}
@@ -146,7 +146,7 @@ func (h *Handler) pendingView(rv elicitation.Review, pr *prior, reviewer string)
 		v.Approval = a
 	}
 	if reviewer != "" {
-		v.Standing = standingOffer(rec, h.svc.StandingMaxTTL(), pr)
+		v.Standing = standingOffer(rec, h.Service.StandingMaxTTL(), pr)
 	}
 	return v, nil
 }

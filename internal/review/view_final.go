@@ -54,9 +54,6 @@ func closedView(kind closedKind, rec elicitation.Record, st elicitation.State) *
 			f.Receipt = recorded(rec, st, rec.Answer)
 		}
 	}
-	if rec.Payload.Message == "" {
-		v.Message = ""
-	}
 	v.Title = f.Heading
 	return v
 }
@@ -85,9 +82,6 @@ func answeredText(st elicitation.State) string {
 // the standing approval sub asked for could not be saved.
 func receiptPage(rec elicitation.Record, st elicitation.State, sub elicitation.Submission, ruleLost bool) *pageView {
 	v := &pageView{Message: messageHTML(rec.Payload.Message), Final: &finalView{Class: "done"}}
-	if rec.Payload.Message == "" {
-		v.Message = ""
-	}
 	f := v.Final
 	declined := st.Decision == elicitation.DecisionDeclined
 	selection := st.Kind == elicitation.KindSelection

@@ -46,9 +46,7 @@ func approval(p elicitation.Payload, out rendered, pr *prior) (*approvalView, er
 		}
 		a.ContextJSON = s
 	}
-	if out.Display != "" {
-		a.DisplayDoc = &frameView{Doc: frameDoc(p.CSS, "", balance(out.Display)), Height: frameHeight(out.Display, 96, 480)}
-	}
+	a.DisplayDoc = markupFrame(p.CSS, out.Display, 96, 480)
 	if p.Schema != nil {
 		for i, f := range p.Schema.Fields {
 			a.Fields = append(a.Fields, field(i, f, pr))

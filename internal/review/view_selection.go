@@ -67,7 +67,7 @@ func selection(p elicitation.Payload, out rendered, pr *prior) *selectionView {
 		s.Legend = "Pick options"
 	}
 	rule := p.SelectionRule()
-	s.Rule = strings.ToUpper(rule[:1]) + rule[1:] + "."
+	s.Rule = sentence(rule)
 	s.Count = rule
 	if p.MaxSelections > 1 {
 		s.Rule += " The server checks the count when you submit."
@@ -116,12 +116,8 @@ func selection(p elicitation.Payload, out rendered, pr *prior) *selectionView {
 			}
 		}
 	}
-	if out.Heading != "" {
-		s.HeadingDoc = &frameView{Doc: frameDoc(p.CSS, "", balance(out.Heading)), Height: frameHeight(out.Heading, 48, 320)}
-	}
-	if out.Footer != "" {
-		s.FooterDoc = &frameView{Doc: frameDoc(p.CSS, "", balance(out.Footer)), Height: frameHeight(out.Footer, 48, 320)}
-	}
+	s.HeadingDoc = markupFrame(p.CSS, out.Heading, 48, 320)
+	s.FooterDoc = markupFrame(p.CSS, out.Footer, 48, 320)
 	return s
 }
 

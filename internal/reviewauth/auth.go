@@ -25,6 +25,7 @@
 package reviewauth
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -161,14 +162,10 @@ func New(cfg Config) (*Auth, error) {
 	if len(cfg.Scopes) == 0 {
 		cfg.Scopes = []string{oidc.ScopeOpenID, "email", "profile"}
 	}
-	if cfg.GroupsClaim == "" {
-		cfg.GroupsClaim = DefaultGroupsClaim
-	}
+	cfg.GroupsClaim = cmp.Or(cfg.GroupsClaim, DefaultGroupsClaim)
+	cfg.HTTPClient = cmp.Or(cfg.HTTPClient, &http.Client{Timeout: 5 * time.Second})
 	if cfg.SessionTTL <= 0 {
 		cfg.SessionTTL = DefaultSessionTTL
-	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{Timeout: 5 * time.Second}
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -177,11 +174,7 @@ func New(cfg Config) (*Auth, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reviewer sign-in: %w", err)
 	}
-	a := &Auth{cfg: cfg, seal: signer{ring: ring}, flows: ring, log: cfg.Logger}
-	if a.log == nil {
-		a.log = slog.New(slog.DiscardHandler)
-	}
-	return a, nil
+	return &Auth{cfg: cfg, seal: signer{ring: ring}, flows: ring, log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))}, nil
 }
 
 // CheckBase refuses a public base URL a session cookie could not be kept
@@ -326,22 +319,19 @@ func (a *Auth) oauth2(p *oidc.Provider, base, secret string) *oauth2.Config {
 func (a *Auth) login(w http.ResponseWriter, r *http.Request, ret string, opts ...oauth2.AuthCodeOption) {
 	base, path, err := a.base(r)
 	if err != nil {
-		a.log.ErrorContext(r.Context(), "reviewer sign-in", "err", err)
-		a.cfg.Pages.SignInPage(w, r, review.SignInMisconfigured)
+		a.failed(w, r, review.SignInMisconfigured, err)
 		return
 	}
 	p, err := a.discover(r.Context())
 	if err != nil {
-		a.log.ErrorContext(r.Context(), "reviewer sign-in", "err", err)
-		a.cfg.Pages.SignInPage(w, r, review.SignInUnavailable)
+		a.failed(w, r, review.SignInUnavailable, err)
 		return
 	}
 	state := random()
 	c := loginClaims{Expires: a.cfg.Now().Add(LoginTTL), Nonce: random(), Verifier: oauth2.GenerateVerifier(), Return: ret}
 	v, err := a.sealLogin(state, c)
 	if err != nil {
-		a.log.ErrorContext(r.Context(), "reviewer sign-in", "err", err)
-		a.cfg.Pages.SignInPage(w, r, review.SignInFailed)
+		a.failed(w, r, review.SignInFailed, err)
 		return
 	}
 	a.dropOldLogins(w, r, path)
@@ -380,6 +370,12 @@ func (a *Auth) dropOldLogins(w http.ResponseWriter, r *http.Request, path string
 	}
 }
 
+// failed logs why a sign-in step failed and answers with the page of o.
+func (a *Auth) failed(w http.ResponseWriter, r *http.Request, o review.SignInOutcome, err error) {
+	a.log.ErrorContext(r.Context(), "reviewer sign-in", "err", err)
+	a.cfg.Pages.SignInPage(w, r, o)
+}
+
 func noStore(w http.ResponseWriter) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Referrer-Policy", "same-origin")
@@ -399,8 +395,7 @@ func (a *Auth) callback(w http.ResponseWriter, r *http.Request) {
 	}
 	base, path, err := a.base(r)
 	if err != nil {
-		a.log.ErrorContext(r.Context(), "reviewer sign-in", "err", err)
-		a.cfg.Pages.SignInPage(w, r, review.SignInMisconfigured)
+		a.failed(w, r, review.SignInMisconfigured, err)
 		return
 	}
 	q := r.URL.Query()

@@ -17,6 +17,7 @@
 package slackact
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -78,16 +79,12 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Handler serves POST Path.
+// Handler serves POST Path: its Options, with the defaults in place, and
+// what New builds of them.
 type Handler struct {
-	svc    Service
-	secret []byte
+	Options
 	api    webAPI
-	client *http.Client // response_url posts
 	apiURL *url.URL
-	users  notify.SlackAppConfig
-	now    func() time.Time
-	log    *slog.Logger
 }
 
 // New returns the handler of o.
@@ -100,26 +97,17 @@ func New(o Options) (*Handler, error) {
 	case o.BotToken == "":
 		return nil, errors.New("slackact: the Slack app's bot token is not set (the comment dialog needs it)")
 	}
-	if o.APIURL == "" {
-		o.APIURL = DefaultAPIURL
-	}
+	o.APIURL = cmp.Or(o.APIURL, DefaultAPIURL)
 	u, err := url.Parse(strings.TrimRight(o.APIURL, "/"))
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return nil, errors.New("slackact: the Slack API URL must be an absolute http(s) URL")
 	}
-	if o.Client == nil {
-		o.Client = &http.Client{Timeout: 5 * time.Second}
-	}
+	o.Client = cmp.Or(o.Client, &http.Client{Timeout: 5 * time.Second})
+	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	return &Handler{
-		svc: o.Service, secret: []byte(o.SigningSecret), apiURL: u, users: o.Users, now: o.Now, log: o.Logger,
-		api: newWebAPI(u.String(), o.BotToken, o.Client), client: o.Client,
-	}, nil
+	return &Handler{Options: o, apiURL: u, api: newWebAPI(u.String(), o.BotToken, o.Client)}, nil
 }
 
 // interaction is Slack's interaction payload, as slack-go reads it.
@@ -137,8 +125,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "request too large", http.StatusRequestEntityTooLarge)
 		return
 	}
-	if err := Verify(h.secret, r.Header, body, h.now()); err != nil {
-		h.log.WarnContext(r.Context(), "slack interaction refused", "err", err)
+	if err := Verify([]byte(h.SigningSecret), r.Header, body, h.Now()); err != nil {
+		h.Logger.WarnContext(r.Context(), "slack interaction refused", "err", err)
 		http.Error(w, "invalid or stale Slack signature", http.StatusUnauthorized)
 		return
 	}
@@ -191,37 +179,32 @@ func parseTarget(link string) (target, bool) {
 	return target{id: id, key: key, link: link}, true
 }
 
-// reviewer is who a Slack user is to the service.
-type reviewer struct {
-	identity elicitation.Identity
-}
-
-// reviewerOf maps the interaction's user through the operator's mapping;
-// refusal is the note to show a user it does not map.
-func (h *Handler) reviewerOf(ctx context.Context, in *interaction) (reviewer, string) {
+// reviewerOf is who the interaction's user is to the service, through the
+// operator's mapping; refusal is the note to show a user it does not map.
+func (h *Handler) reviewerOf(ctx context.Context, in *interaction) (elicitation.Identity, string) {
 	team := in.Team.ID
 	if team == "" {
 		team = in.User.TeamID
 	}
-	if len(h.users.Teams) > 0 && !slices.Contains(h.users.Teams, team) {
-		return reviewer{}, "This Slack workspace is not one this deployment takes decisions from. Use Review and decide."
+	if len(h.Users.Teams) > 0 && !slices.Contains(h.Users.Teams, team) {
+		return elicitation.Identity{}, "This Slack workspace is not one this deployment takes decisions from. Use Review and decide."
 	}
-	u, ok := h.users.User(in.User.ID, "")
-	if !ok && in.User.ID != "" && h.users.ByEmail() {
+	u, ok := h.Users.User(in.User.ID, "")
+	if !ok && in.User.ID != "" && h.Users.ByEmail() {
 		email, err := h.api.userEmail(ctx, in.User.ID)
 		if err != nil {
-			h.log.WarnContext(ctx, "slack interaction: the user's e-mail could not be read", "err", err)
+			h.Logger.WarnContext(ctx, "slack interaction: the user's e-mail could not be read", "err", err)
 		} else {
-			u, ok = h.users.User("", email)
+			u, ok = h.Users.User("", email)
 		}
 	}
 	if !ok {
-		return reviewer{}, "Your Slack account is not mapped to a reviewer of this deployment, so you cannot decide here. Ask its operator to add you to the Slack mapping, or use Review and decide."
+		return elicitation.Identity{}, "Your Slack account is not mapped to a reviewer of this deployment, so you cannot decide here. Ask its operator to add you to the Slack mapping, or use Review and decide."
 	}
-	return reviewer{identity: elicitation.Identity{
+	return elicitation.Identity{
 		Issuer: "https://slack.com", Subject: "slack:" + team + ":" + in.User.ID,
 		Email: strings.ToLower(u.Reviewer), EmailVerified: true, Groups: u.Groups,
-	}}, ""
+	}, ""
 }
 
 // submissionID names one attempt: the same interaction (a replay, Slack
@@ -242,7 +225,7 @@ func (h *Handler) blockActions(ctx context.Context, in *interaction) {
 	}
 	t, ok := parseTarget(a.Value)
 	if !ok {
-		h.log.WarnContext(ctx, "slack interaction: a button that names no request")
+		h.Logger.WarnContext(ctx, "slack interaction: a button that names no request")
 		return
 	}
 	who, refusal := h.reviewerOf(ctx, in)
@@ -250,10 +233,10 @@ func (h *Handler) blockActions(ctx context.Context, in *interaction) {
 		h.ephemeral(ctx, in.ResponseURL, refusal)
 		return
 	}
-	ctx = elicitation.WithIdentity(ctx, who.identity)
+	ctx = elicitation.WithIdentity(ctx, who)
 	sub := elicitation.Submission{
 		ID: submissionID(in.Team.ID, in.User.ID, a.ActionID, a.ActionTs, in.Container.MessageTs),
-		By: who.identity.Principal(), Via: elicitation.ViaSlack, Decision: elicitation.DecisionSubmitted,
+		By: who.Principal(), Via: elicitation.ViaSlack, Decision: elicitation.DecisionSubmitted,
 	}
 	switch {
 	case a.ActionID == notify.SlackActionApprove:
@@ -272,7 +255,7 @@ func (h *Handler) blockActions(ctx context.Context, in *interaction) {
 
 // selectOption picks the option at index (an option button).
 func (h *Handler) selectOption(ctx context.Context, responseURL string, t target, sub elicitation.Submission, index string) {
-	rv, err := h.svc.Receipt(ctx, t.id, t.key)
+	rv, err := h.Service.Receipt(ctx, t.id, t.key)
 	if err != nil {
 		h.refused(ctx, responseURL, t, err)
 		return
@@ -295,7 +278,7 @@ func (h *Handler) selectOption(ctx context.Context, responseURL string, t target
 // decision and no rule, and the reviewer is told why. Once it lands, the
 // reviewer is told what was made.
 func (h *Handler) approveStanding(ctx context.Context, responseURL string, t target, sub elicitation.Submission) {
-	rv, err := h.svc.Receipt(ctx, t.id, t.key)
+	rv, err := h.Service.Receipt(ctx, t.id, t.key)
 	if err != nil {
 		h.refused(ctx, responseURL, t, err)
 		return
@@ -305,14 +288,14 @@ func (h *Handler) approveStanding(ctx context.Context, responseURL string, t tar
 			"or a standing approval could not hold all of it. Use Approve, or Review and decide (which shows the fields a standing approval holds).")
 		return
 	}
-	now := h.now()
-	in := rv.Payload.RuleHoldingAll(now.Add(notify.SlackStanding(h.svc.StandingMaxTTL())), notify.SlackStandingUses)
+	now := h.Now()
+	in := rv.Payload.RuleHoldingAll(now.Add(notify.SlackStanding(h.Service.StandingMaxTTL())), notify.SlackStandingUses)
 	sub.Rule = in
 	switch err := h.decide(ctx, responseURL, t, sub, false); {
 	case err == nil:
 		h.ephemeral(ctx, responseURL, "Approved. "+in.Summary(now))
 	case errors.Is(err, elicitation.ErrRuleNotSaved):
-		h.log.ErrorContext(ctx, "slack interaction: standing approval not saved", "elicitationId", t.id, "err", err)
+		h.Logger.ErrorContext(ctx, "slack interaction: standing approval not saved", "elicitationId", t.id, "err", err)
 		h.ephemeral(ctx, responseURL, "Approved, but the standing approval could not be saved: later requests like this one will be asked of you as before.")
 	}
 }
@@ -323,12 +306,12 @@ func (h *Handler) approveStanding(ctx context.Context, responseURL string, t tar
 // dialog (inDialog), an answer Submit finds invalid is left to the dialog
 // to show.
 func (h *Handler) decide(ctx context.Context, responseURL string, t target, sub elicitation.Submission, inDialog bool) error {
-	_, err := h.svc.MayDecide(ctx, t.id, t.key)
+	_, err := h.Service.MayDecide(ctx, t.id, t.key)
 	if err == nil || refusesPresser(err) {
 		// Submit refuses a presser who may not decide for the same
 		// reason, and audits it under the mapped identity, as it does the
 		// page's refused submission.
-		_, err = h.svc.Submit(ctx, t.id, t.key, sub)
+		_, err = h.Service.Submit(ctx, t.id, t.key, sub)
 	}
 	switch {
 	case err == nil, errors.Is(err, elicitation.ErrRuleNotSaved): // the approval stands
@@ -362,7 +345,7 @@ func (h *Handler) refused(ctx context.Context, responseURL string, t target, err
 	case errors.Is(err, elicitation.ErrNotReviewer):
 		h.ephemeral(ctx, responseURL, "You are not one of the reviewers this request names, so your decision was not recorded. Ask the agent's owner to add you.")
 	case elicitation.CodeOf(err) == elicitation.CodeInternal:
-		h.log.ErrorContext(ctx, "slack decision", "elicitationId", t.id, "err", err)
+		h.Logger.ErrorContext(ctx, "slack decision", "elicitationId", t.id, "err", err)
 		h.ephemeral(ctx, responseURL, "Your decision could not be recorded. Try again, or use Review and decide.")
 	default:
 		h.ephemeral(ctx, responseURL, sentence(elicitation.PublicMessage(err)))
@@ -394,12 +377,12 @@ func sentence(s string) string {
 // update replaces the original message with the request as it stands:
 // who decided, or the buttons again with the quorum's progress.
 func (h *Handler) update(ctx context.Context, responseURL string, t target) {
-	rv, err := h.svc.Receipt(ctx, t.id, t.key)
+	rv, err := h.Service.Receipt(ctx, t.id, t.key)
 	if err != nil {
-		h.log.WarnContext(ctx, "slack interaction: the request could not be read back", "elicitationId", t.id, "err", err)
+		h.Logger.WarnContext(ctx, "slack interaction: the request could not be read back", "elicitationId", t.id, "err", err)
 		return
 	}
-	msg := notify.SlackInteractiveMessage(noticeOf(rv, t.link), notify.SlackStanding(h.svc.StandingMaxTTL()))
+	msg := notify.SlackInteractiveMessage(noticeOf(rv, t.link), notify.SlackStanding(h.Service.StandingMaxTTL()))
 	msg.ReplaceOriginal = true
 	h.respond(ctx, responseURL, msg)
 }

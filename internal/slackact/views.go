@@ -37,14 +37,14 @@ type dialogMeta struct {
 // the button's submission: a user who may not decide has it refused, and
 // audited, by Submit, as decide does.
 func (h *Handler) openDialog(ctx context.Context, in *interaction, t target, action string, press elicitation.Submission) {
-	if _, err := h.svc.MayDecide(ctx, t.id, t.key); err != nil {
+	if _, err := h.Service.MayDecide(ctx, t.id, t.key); err != nil {
 		if refusesPresser(err) {
-			_, err = h.svc.Submit(ctx, t.id, t.key, press)
+			_, err = h.Service.Submit(ctx, t.id, t.key, press)
 		}
 		h.refused(ctx, in.ResponseURL, t, err)
 		return
 	}
-	rv, err := h.svc.Receipt(ctx, t.id, t.key)
+	rv, err := h.Service.Receipt(ctx, t.id, t.key)
 	if err != nil {
 		h.refused(ctx, in.ResponseURL, t, err)
 		return
@@ -55,7 +55,7 @@ func (h *Handler) openDialog(ctx context.Context, in *interaction, t target, act
 		return
 	}
 	if err := h.api.openView(ctx, in.TriggerID, DialogView(rv.Record, action, string(meta))); err != nil {
-		h.log.WarnContext(ctx, "slack interaction: the dialog could not be opened", "elicitationId", t.id, "err", err)
+		h.Logger.WarnContext(ctx, "slack interaction: the dialog could not be opened", "elicitationId", t.id, "err", err)
 		h.ephemeral(ctx, in.ResponseURL, "The dialog could not be opened. Try again, or use Review and decide.")
 	}
 }
@@ -122,13 +122,13 @@ func (h *Handler) viewSubmission(ctx context.Context, in *interaction) map[strin
 	if refusal != "" {
 		return fieldErrors(blockComment, refusal)
 	}
-	ctx = elicitation.WithIdentity(ctx, who.identity)
+	ctx = elicitation.WithIdentity(ctx, who)
 	var values map[string]map[string]slack.BlockAction
 	if in.View.State != nil {
 		values = in.View.State.Values
 	}
 	sub := elicitation.Submission{
-		ID: submissionID(in.Team.ID, in.User.ID, in.View.ID), By: who.identity.Principal(), Via: elicitation.ViaSlack,
+		ID: submissionID(in.Team.ID, in.User.ID, in.View.ID), By: who.Principal(), Via: elicitation.ViaSlack,
 		Decision: elicitation.DecisionSubmitted, Comment: values[blockComment][blockComment].Value,
 	}
 	switch meta.Action {
@@ -158,7 +158,7 @@ func (h *Handler) viewSubmission(ctx context.Context, in *interaction) map[strin
 // picked is the option ids of the checked boxes (their values are the
 // options' indexes).
 func (h *Handler) picked(ctx context.Context, t target, sel []slack.OptionBlockObject) ([]string, bool) {
-	rv, err := h.svc.Receipt(ctx, t.id, t.key)
+	rv, err := h.Service.Receipt(ctx, t.id, t.key)
 	if err != nil {
 		return nil, false
 	}

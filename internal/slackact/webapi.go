@@ -94,18 +94,18 @@ func (a webAPI) userEmail(ctx context.Context, user string) (string, error) {
 // a note only the user sees (ephemeral).
 func (h *Handler) respond(ctx context.Context, responseURL string, msg *slack.WebhookMessage) {
 	if !h.responseURLOK(responseURL) {
-		h.log.WarnContext(ctx, "slack interaction: response_url is not Slack's; nothing sent")
+		h.Logger.WarnContext(ctx, "slack interaction: response_url is not Slack's; nothing sent")
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	err := slack.PostWebhookCustomHTTPContext(ctx, responseURL, h.client, msg)
+	err := slack.PostWebhookCustomHTTPContext(ctx, responseURL, h.Client, msg)
 	var status slack.StatusCodeError
 	switch {
 	case errors.As(err, &status):
-		h.log.WarnContext(ctx, "slack response_url refused the message", "status", status.Code)
+		h.Logger.WarnContext(ctx, "slack response_url refused the message", "status", status.Code)
 	case err != nil:
-		h.log.WarnContext(ctx, "slack response_url unreachable")
+		h.Logger.WarnContext(ctx, "slack response_url unreachable")
 	}
 }
 
