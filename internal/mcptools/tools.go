@@ -247,18 +247,12 @@ func (s *Server) creating(selection bool) call {
 // create through the Service, answer with the creation result, then offer
 // the push.
 func (s *Server) create(ctx context.Context, req *mcp.CallToolRequest, in createInput) (any, error) {
-	in.notify.ReviewLink = s.reviewLink(s.httpRequest(req))
-	in.client = clientOf(req)
-	in.pushLink = s.pushLink(req, in.push)
-	hostLink, ask, why := s.hostFormPlan(ctx, req, in.askInHost, in.reviewers, in.approvals)
-	in.hostLink, in.askInHost = hostLink, ask
-	var c elicitation.Created
-	var err error
-	if in.selection {
-		c, err = s.svc.CreateSelection(ctx, principal(req), in.selectionInput())
-	} else {
-		c, err = s.svc.CreateApproval(ctx, principal(req), in.approval())
-	}
+	in.Notify.ReviewLink = s.reviewLink(s.httpRequest(req))
+	in.Client = clientOf(req)
+	in.PushLink = s.pushLink(req, in.push)
+	hostLink, ask, why := s.hostFormPlan(ctx, req, in.AskInHost, in.Reviewers, in.Approvals)
+	in.HostLink, in.AskInHost = hostLink, ask
+	c, err := s.svc.Create(ctx, principal(req), in.kind, in.Input)
 	if err != nil {
 		return nil, err
 	}
@@ -271,7 +265,7 @@ func (s *Server) create(ctx context.Context, req *mcp.CallToolRequest, in create
 	// offer is made at the first elicit_await (hostFormOffer); the link is
 	// in the form's message, the app and this result.
 	hostOffer := hostLink != nil && (ask || s.appElicits(req))
-	s.afterCreated(req, in.push && !hostOffer && c.State.Status == elicitation.StatusPending, c.State, in.message, out.ReviewURL)
+	s.afterCreated(req, in.push && !hostOffer && c.State.Status == elicitation.StatusPending, c.State, in.Message, out.ReviewURL)
 	return out, nil
 }
 
