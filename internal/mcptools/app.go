@@ -52,7 +52,6 @@ func (s *Server) addAppTools() {
 	if !s.app {
 		return
 	}
-	f := new(bool)
 	s.mcp.AddTool(&mcp.Tool{
 		Name: ToolAppView, Title: "Show a request in the MCP App", Meta: appOnly,
 		Description: "For the elicitation MCP App only: what the review page shows of a request, and a render token for elicit_app_decide.",
@@ -61,7 +60,7 @@ func (s *Server) addAppTools() {
 	s.mcp.AddTool(&mcp.Tool{
 		Name: ToolAppDecide, Title: "Decide a request from the MCP App", Meta: appOnly,
 		Description: "For the elicitation MCP App only: submits or declines with the render token elicit_app_view returned.",
-		InputSchema: appDecideInputSchema, OutputSchema: appDecideOutputSchema, Annotations: &mcp.ToolAnnotations{DestructiveHint: f},
+		InputSchema: appDecideInputSchema, OutputSchema: appDecideOutputSchema, Annotations: &mcp.ToolAnnotations{DestructiveHint: new(false)},
 	}, s.wrap(ToolAppDecide, s.appDecide))
 }
 

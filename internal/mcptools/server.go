@@ -19,6 +19,7 @@
 package mcptools
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"net/http"
@@ -173,17 +174,11 @@ func New(opts Options) *Server {
 	if opts.Service == nil || opts.ReviewURL == nil {
 		panic("mcptools.New: Options.Service or Options.ReviewURL is nil")
 	}
-	s := &Server{svc: opts.Service, reviewURL: opts.ReviewURL, onCreated: opts.OnCreated, log: opts.Logger, push: opts.Push, hostForm: opts.HostForm, app: opts.App, sealer: opts.Sealer, receipts: opts.Receipts, waits: newWaitSlots(opts), watches: newWatchSlots(opts)}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
-	}
-	impl := &mcp.Implementation{Name: opts.Name, Version: opts.Version, Title: "Human-in-the-loop elicitation"}
-	if impl.Name == "" {
-		impl.Name = "elicitation"
-	}
-	if impl.Version == "" {
-		impl.Version = "dev"
-	}
+	s := &Server{svc: opts.Service, reviewURL: opts.ReviewURL, onCreated: opts.OnCreated, log: opts.Logger, push: opts.Push, hostForm: opts.HostForm, app: opts.App, sealer: opts.Sealer, receipts: opts.Receipts,
+		waits:   newSlots(opts.MaxWaits, opts.WaitsPerPrincipal, DefaultMaxWaits, DefaultWaitsPerPrincipal),
+		watches: newSlots(opts.MaxWatches, opts.WatchesPerPrincipal, DefaultMaxWatches, DefaultWatchesPerPrincipal)}
+	s.log = cmp.Or(s.log, slog.New(slog.DiscardHandler))
+	impl := &mcp.Implementation{Name: cmp.Or(opts.Name, "elicitation"), Version: cmp.Or(opts.Version, "dev"), Title: "Human-in-the-loop elicitation"}
 	s.mcp = mcp.NewServer(impl, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       sdkLogger(s.log),

@@ -82,5 +82,3 @@ func PollInterval(first time.Duration, created, expires, now time.Time) time.Dur
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-
-func millis(d time.Duration) int64 { return d.Milliseconds() }

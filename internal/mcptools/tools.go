@@ -39,8 +39,6 @@ type tool struct {
 type call func(ctx context.Context, req *mcp.CallToolRequest) (any, error)
 
 func (s *Server) tools() []tool {
-	f, t := new(bool), new(bool)
-	*t = true
 	return []tool{
 		{&mcp.Tool{
 			Name:  ToolApproval,
@@ -51,7 +49,7 @@ func (s *Server) tools() []tool {
 				"Then call elicit_await until the status is not pending, and elicit_result for the decision (and formSubmission).",
 			InputSchema:  approvalInputSchema,
 			OutputSchema: createdOutputSchema,
-			Annotations:  &mcp.ToolAnnotations{DestructiveHint: f},
+			Annotations:  &mcp.ToolAnnotations{DestructiveHint: new(false)},
 		}, s.wrap(ToolApproval, s.creating(false))},
 		{&mcp.Tool{
 			Name:  ToolSelection,
@@ -62,7 +60,7 @@ func (s *Server) tools() []tool {
 				"Then call elicit_await until the status is not pending, and elicit_result for the decision and selectedIds.",
 			InputSchema:  selectionInputSchema,
 			OutputSchema: createdOutputSchema,
-			Annotations:  &mcp.ToolAnnotations{DestructiveHint: f},
+			Annotations:  &mcp.ToolAnnotations{DestructiveHint: new(false)},
 		}, s.wrap(ToolSelection, s.creating(true))},
 		{&mcp.Tool{
 			Name:  ToolAwait,
@@ -90,7 +88,7 @@ func (s *Server) tools() []tool {
 				"Errors: not_decided while pending (call elicit_await), expired, canceled.",
 			InputSchema:  idInputSchema,
 			OutputSchema: resultOutputSchema,
-			Annotations:  &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: f},
+			Annotations:  &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: new(false)},
 		}, s.wrap(ToolResult, s.result)},
 		{&mcp.Tool{
 			Name:  ToolCancel,
@@ -99,7 +97,7 @@ func (s *Server) tools() []tool {
 				"Errors: conflict if already decided, expired if it expired.",
 			InputSchema:  idInputSchema,
 			OutputSchema: cancelOutputSchema,
-			Annotations:  &mcp.ToolAnnotations{DestructiveHint: t, IdempotentHint: true},
+			Annotations:  &mcp.ToolAnnotations{DestructiveHint: new(true), IdempotentHint: true},
 		}, s.wrap(ToolCancel, s.cancel)},
 	}
 }
@@ -148,7 +146,9 @@ func (s *Server) wrap(name string, f call) mcp.ToolHandler {
 // deployment behind an OAuth token (PersonKey), whose answers in the host
 // the Service then judges as the review page judges a signed-in reviewer.
 func withCaller(ctx context.Context, req *mcp.CallToolRequest) context.Context {
-	ctx = auditNoteOf(req)(ctx)
+	if note, ok := req.Params.Meta[AuditNoteMeta].(string); ok {
+		ctx = elicitation.WithAuditNote(ctx, note)
+	}
 	if id, ok := personOf(req.GetExtra()); ok {
 		ctx = elicitation.WithIdentity(ctx, id)
 	}
@@ -166,18 +166,6 @@ func personOf(extra *mcp.RequestExtra) (elicitation.Identity, bool) {
 	}
 	id, ok := extra.TokenInfo.Extra[PersonKey].(elicitation.Identity)
 	return id, ok && id.Subject != "" && id.Principal() == extra.TokenInfo.UserID
-}
-
-// auditNoteOf returns what adds req's audit note, if any, to a context,
-// holding only the note.
-func auditNoteOf(req *mcp.CallToolRequest) func(context.Context) context.Context {
-	note, ok := req.Params.Meta[AuditNoteMeta].(string)
-	return func(ctx context.Context) context.Context {
-		if ok {
-			return elicitation.WithAuditNote(ctx, note)
-		}
-		return ctx
-	}
 }
 
 // toolResult is a call's result: out as structured content and the same
@@ -247,7 +235,8 @@ func (s *Server) creating(selection bool) call {
 // create through the Service, answer with the creation result, then offer
 // the push.
 func (s *Server) create(ctx context.Context, req *mcp.CallToolRequest, in createInput) (any, error) {
-	in.Notify.ReviewLink = s.reviewLink(s.httpRequest(req))
+	r := s.httpRequest(req)
+	in.Notify.ReviewLink = func(id, key string) string { return s.reviewURL(r, id, key) }
 	in.Client = clientOf(req)
 	in.PushLink = s.pushLink(req, in.push)
 	hostLink, ask, why := s.hostFormPlan(ctx, req, in.AskInHost, in.Reviewers, in.Approvals)
