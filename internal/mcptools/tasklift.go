@@ -101,11 +101,22 @@ func refuseListen(body []byte) []byte {
 	if _, ok := msg.Params.Meta.Caps.Extensions[Extension]; ok {
 		return nil
 	}
-	out, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "error": map[string]any{
-		"code":    -32021,
-		"message": "Missing required client capability: task notifications need the " + Extension + " extension in the request's capabilities",
-		"data":    map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{Extension: map[string]any{}}}},
-	}})
+	return errorResponse(msg.ID, mcp.CodeMissingRequiredClientCapabilities,
+		"Missing required client capability: task notifications need the "+Extension+" extension in the request's capabilities", missingExtension)
+}
+
+// missingExtension is the data of a -32021 refusal for want of the
+// extension: it names the extension in requiredCapabilities.
+var missingExtension = json.RawMessage(`{"requiredCapabilities":{"extensions":{"` + Extension + `":{}}}}`)
+
+// errorResponse is the JSON-RPC error response to the request id, its
+// members in the order json.Marshal gives a map's.
+func errorResponse(id json.RawMessage, code int64, message string, data json.RawMessage) []byte {
+	e := map[string]any{"code": code, "message": message}
+	if data != nil {
+		e["data"] = data
+	}
+	out, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": e})
 	return out
 }
 
@@ -162,9 +173,5 @@ func RefuseName(name string, body []byte) []byte {
 	if json.Unmarshal(body, &msg) != nil || len(msg.ID) == 0 || msg.Params.TaskID == nil || *msg.Params.TaskID == "" || *msg.Params.TaskID == name {
 		return nil
 	}
-	out, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "error": map[string]any{
-		"code":    mcp.CodeHeaderMismatch,
-		"message": nameMismatch + "tasks/get, tasks/update and tasks/cancel",
-	}})
-	return out
+	return errorResponse(msg.ID, mcp.CodeHeaderMismatch, nameMismatch+"tasks/get, tasks/update and tasks/cancel", nil)
 }

@@ -91,8 +91,7 @@ func RequireExtension(req mcp.Request) error {
 	if declaresExtension(req) {
 		return nil
 	}
-	data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{Extension: map[string]any{}}}})
-	return &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: "Missing required client capability: declare the " + Extension + " extension in the request's capabilities", Data: data}
+	return &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: "Missing required client capability: declare the " + Extension + " extension in the request's capabilities", Data: missingExtension}
 }
 
 func paramsOf(req mcp.Request) (id *string, inputs map[string]json.RawMessage) {
