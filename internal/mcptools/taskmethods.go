@@ -126,11 +126,15 @@ func (t *tasks) readError(ctx context.Context, id string, err error) error {
 // consumes the request and audits the fetch.
 func (t *tasks) result(ctx context.Context, tg target) (mcp.Result, error) {
 	if tg.view.pending {
-		status, err := t.s.taskAwait(ctx, t.toolRequest(tg), tg.state.ID)
+		req := t.toolRequest(tg)
+		wctx, done := bind(withCaller(ctx, req), t.s.httpRequest(req))
+		defer done()
+		res, st, err := t.s.awaitID(wctx, req, tg.state.ID, 0)
 		if err != nil {
 			return nil, t.callError(ctx, tg.state.ID, err)
 		}
-		if status == elicitation.StatusPending {
+		if res != nil || st.Status == elicitation.StatusPending {
+			// An input request (res) is not for a task's wait.
 			return nil, errStillWorking(t.s.svc.MaxWait().String())
 		}
 	}
@@ -142,14 +146,26 @@ func (t *tasks) result(ctx context.Context, tg target) (mcp.Result, error) {
 	return res, nil
 }
 
-// outcome is the task's result: the result tool's answer with the
-// request's id and review link (Options.Result).
+// outcome is a decided task's result as elicit_result answers it (it
+// consumes the request), with the request's id and the review link kept
+// with it; tasks/result and tasks/get call it. An error only for a request
+// that cannot be read (not found); the tool's own errors are isError
+// results.
 func (t *tasks) outcome(ctx context.Context, tg target) (*mcp.CallToolResult, error) {
-	res, err := t.s.taskResult(ctx, t.toolRequest(tg), tg.state.ID)
-	if err != nil {
-		return nil, t.callError(ctx, tg.state.ID, err)
+	req, id := t.toolRequest(tg), tg.state.ID
+	ctx = withCaller(ctx, req)
+	out, err := t.s.resultOf(ctx, req, tg.principal, id)
+	if elicitation.CodeOf(err) == elicitation.CodeNotFound {
+		return nil, errNotFound()
 	}
-	return res, nil
+	var task *taskOutput
+	if err == nil {
+		task = &taskOutput{resultOutput: out, ElicitationID: id}
+		if link, _ := t.s.keptLink(ctx, tg.principal, id); link != "" {
+			task.ReviewURL = &link
+		}
+	}
+	return t.s.toolResult(ctx, ToolResult, tg.principal, task, err), nil
 }
 
 // callError maps what failed when a tasks method waited or read the
