@@ -48,10 +48,14 @@ func (s *Server) awaitOffers(ctx context.Context, req *mcp.CallToolRequest, id s
 		left, err := s.askOnSession(ctx, req, id, o.params, bound)
 		return nil, left, err
 	}
-	return &mcp.CallToolResult{
-		InputRequests: mcp.InputRequestMap{o.key: o.params},
-		RequestState:  SealState(s.sealer, o.purpose, RequestState{ID: id, Principal: principal, Expires: o.expires, WaitUntil: s.svc.Now().Add(bound)}),
-	}, 0, nil
+	return s.inputRequired(o, RequestState{ID: id, Principal: principal, WaitUntil: s.svc.Now().Add(bound)}), 0, nil
+}
+
+// inputRequired is the input-required result that offers o, with st, to
+// expire with o, sealed as its request state.
+func (s *Server) inputRequired(o *offer, st RequestState) *mcp.CallToolResult {
+	st.Expires = o.expires
+	return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{o.key: o.params}, RequestState: SealState(s.sealer, o.purpose, st)}
 }
 
 // offerAnswered takes the retry of an offer made without a session and
@@ -106,10 +110,7 @@ func (s *Server) formAgain(ctx context.Context, req *mcp.CallToolRequest, id str
 	if o == nil || err != nil {
 		return nil, left, err
 	}
-	return &mcp.CallToolResult{
-		InputRequests: mcp.InputRequestMap{o.key: o.params},
-		RequestState:  SealState(s.sealer, o.purpose, RequestState{ID: id, Principal: st.Principal, Expires: o.expires, WaitUntil: st.WaitUntil}),
-	}, 0, nil
+	return s.inputRequired(o, RequestState{ID: id, Principal: st.Principal, WaitUntil: st.WaitUntil}), 0, nil
 }
 
 // hostFormOffer is the host's own form for request id where the
