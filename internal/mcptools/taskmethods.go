@@ -208,24 +208,21 @@ func (t *tasks) toolRequest(tg target) *mcp.CallToolRequest {
 // cancel withdraws the request (Service.Cancel, as elicit_cancel does):
 // the review page then refuses it.
 func (t *tasks) cancel(ctx context.Context, tg target) (mcp.Result, error) {
-	if tg.view.terminal {
-		if tg.f == eraSessionless {
-			return &ackResult{ResultType: "complete"}, nil // cooperative: nothing left to stop
-		}
-		return nil, errInvalid("task %s is already %s: only a working task can be cancelled", tg.state.ID, tg.view.Status)
+	var st elicitation.State
+	var err error
+	if tg.view.pending {
+		st, err = t.s.svc.Cancel(ctx, tg.principal, tg.state.ID)
 	}
-	st, err := t.s.svc.Cancel(ctx, tg.principal, tg.state.ID)
+	ended := errors.Is(err, elicitation.ErrConflict) || errors.Is(err, elicitation.ErrExpired)
 	switch {
-	case errors.Is(err, elicitation.ErrConflict) || errors.Is(err, elicitation.ErrExpired):
-		if tg.f == eraSessionless {
-			return &ackResult{ResultType: "complete"}, nil
-		}
-		return nil, errInvalid("task %s ended before it could be cancelled (the human answered, or it expired): call tasks/get", tg.state.ID)
-	case err != nil:
+	case err != nil && !ended:
 		return nil, t.readError(ctx, tg.state.ID, err)
-	}
-	if tg.f == eraSessionless {
-		return &ackResult{ResultType: "complete"}, nil
+	case tg.f == eraSessionless:
+		return &ackResult{ResultType: "complete"}, nil // cooperative: nothing left to stop
+	case !tg.view.pending:
+		return nil, errInvalid("task %s is already %s: only a working task can be cancelled", tg.state.ID, tg.view.Status)
+	case ended:
+		return nil, errInvalid("task %s ended before it could be cancelled (the human answered, or it expired): call tasks/get", tg.state.ID)
 	}
 	return &taskResult{coreTask: t.coreTask(viewOf(st, tg.f))}, nil
 }

@@ -35,7 +35,7 @@ type coreTask struct {
 
 func (t *tasks) coreTask(v view) coreTask {
 	c := coreTask{TaskID: v.ID, Status: v.Status, StatusMessage: v.Message, CreatedAt: timestamp(v.Created), LastUpdatedAt: timestamp(v.Updated), TTL: v.TTL.Milliseconds()}
-	if !v.terminal {
+	if v.pending {
 		c.PollInterval = t.pollInterval(v).Milliseconds()
 	}
 	return c
