@@ -48,22 +48,6 @@ const purposeAppToken = "elicitation app render token v1"
 
 var appOnly = mcp.Meta{"ui": map[string]any{"visibility": []string{"app"}}}
 
-func (s *Server) addAppTools() {
-	if !s.app {
-		return
-	}
-	s.mcp.AddTool(&mcp.Tool{
-		Name: ToolAppView, Title: "Show a request in the MCP App", Meta: appOnly,
-		Description: "For the elicitation MCP App only: what the review page shows of a request, and a render token for elicit_app_decide.",
-		InputSchema: idInputSchema, OutputSchema: appViewOutputSchema, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
-	}, s.wrap(ToolAppView, s.appView))
-	s.mcp.AddTool(&mcp.Tool{
-		Name: ToolAppDecide, Title: "Decide a request from the MCP App", Meta: appOnly,
-		Description: "For the elicitation MCP App only: submits or declines with the render token elicit_app_view returned.",
-		InputSchema: appDecideInputSchema, OutputSchema: appDecideOutputSchema, Annotations: &mcp.ToolAnnotations{DestructiveHint: new(false)},
-	}, s.wrap(ToolAppDecide, s.appDecide))
-}
-
 var appDecideInputSchema = schema(`{
 	"type": "object",
 	"properties": {

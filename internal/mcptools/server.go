@@ -190,12 +190,8 @@ func New(opts Options) *Server {
 		Capabilities: capabilities(opts.App),
 	})
 	for _, t := range s.tools() {
-		if s.app && (t.tool.Name == ToolApproval || t.tool.Name == ToolSelection) {
-			t.tool.Meta = appToolMeta()
-		}
 		s.mcp.AddTool(t.tool, t.handler)
 	}
-	s.addAppTools()
 	s.addAppResource()
 	s.addPrompts()
 	s.installTasks()

@@ -38,8 +38,9 @@ type tool struct {
 // whose elicitation.Code becomes the tool error's first word.
 type call func(ctx context.Context, req *mcp.CallToolRequest) (any, error)
 
+// tools are the server's tools: the six, and with the MCP App its two.
 func (s *Server) tools() []tool {
-	return []tool{
+	ts := []tool{
 		{&mcp.Tool{
 			Name:  ToolApproval,
 			Title: "Ask a human to approve (or fill a form)",
@@ -100,6 +101,23 @@ func (s *Server) tools() []tool {
 			Annotations:  &mcp.ToolAnnotations{DestructiveHint: new(true), IdempotentHint: true},
 		}, s.wrap(ToolCancel, s.cancel)},
 	}
+	if !s.app {
+		return ts
+	}
+	for _, t := range ts[:2] {
+		t.tool.Meta = appToolMeta() // the creating tools name the MCP App's page
+	}
+	return append(ts,
+		tool{&mcp.Tool{
+			Name: ToolAppView, Title: "Show a request in the MCP App", Meta: appOnly,
+			Description: "For the elicitation MCP App only: what the review page shows of a request, and a render token for elicit_app_decide.",
+			InputSchema: idInputSchema, OutputSchema: appViewOutputSchema, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+		}, s.wrap(ToolAppView, s.appView)},
+		tool{&mcp.Tool{
+			Name: ToolAppDecide, Title: "Decide a request from the MCP App", Meta: appOnly,
+			Description: "For the elicitation MCP App only: submits or declines with the render token elicit_app_view returned.",
+			InputSchema: appDecideInputSchema, OutputSchema: appDecideOutputSchema, Annotations: &mcp.ToolAnnotations{DestructiveHint: new(false)},
+		}, s.wrap(ToolAppDecide, s.appDecide)})
 }
 
 // canWait reports whether the tool name can wait: elicit_await for the
