@@ -167,10 +167,11 @@ type appDecideOutput struct {
 	Standing string             `json:"standing,omitempty"`
 }
 
-// appStandingArg is elicit_app_decide's standing.
+// appStandingArg is elicit_app_decide's standing (standingArg requires
+// both).
 type appStandingArg struct {
-	Minutes int `json:"minutes"`
-	Uses    int `json:"uses"`
+	Minutes *int `json:"minutes"`
+	Uses    *int `json:"uses"`
 }
 
 type appOption struct {
@@ -273,16 +274,13 @@ func standingArg(raw json.RawMessage) (*appStandingArg, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
-	var in struct {
-		Minutes *int `json:"minutes"`
-		Uses    *int `json:"uses"`
-	}
+	var in appStandingArg
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if dec.Decode(&in) != nil || in.Minutes == nil || in.Uses == nil {
 		return nil, badArg("standing", "standing must be {minutes, uses}, two integers and nothing else")
 	}
-	return &appStandingArg{Minutes: *in.Minutes, Uses: *in.Uses}, nil
+	return &in, nil
 }
 
 // maxStandingMinutes bounds the minutes elicit_app_decide turns into a
@@ -296,8 +294,8 @@ func appRule(p elicitation.Payload, in *appStandingArg, now time.Time) *elicitat
 	if in == nil {
 		return nil
 	}
-	minutes := max(min(in.Minutes, maxStandingMinutes), -maxStandingMinutes)
-	return p.RuleHoldingAll(now.Add(time.Duration(minutes)*time.Minute), in.Uses)
+	minutes := max(min(*in.Minutes, maxStandingMinutes), -maxStandingMinutes)
+	return p.RuleHoldingAll(now.Add(time.Duration(minutes)*time.Minute), *in.Uses)
 }
 
 // appDecided is elicit_app_decide's output for st, reached at now with

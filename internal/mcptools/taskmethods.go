@@ -189,10 +189,7 @@ func (t *tasks) callError(ctx context.Context, id string, err error) error {
 // request's own client's (same session, extra and era), so that they apply
 // every rule the tools always apply.
 func (t *tasks) toolRequest(tg target) *mcp.CallToolRequest {
-	p := &mcp.CallToolParamsRaw{}
-	if m := tg.req.GetParams().GetMeta(); m != nil {
-		p.Meta = maps.Clone(mcp.Meta(m))
-	}
+	p := &mcp.CallToolParamsRaw{Meta: maps.Clone(mcp.Meta(tg.req.GetParams().GetMeta()))}
 	if tg.f == eraCore {
 		// What the call sends the client meanwhile (the host's form during
 		// tasks/result) belongs to the task: the tool copies the key on.

@@ -115,10 +115,7 @@ func (t *tasks) discover(ctx context.Context, next mcp.MethodHandler, method str
 	}
 	caps := *dr.Capabilities
 	caps.Extensions = maps.Clone(caps.Extensions)
-	if caps.Extensions == nil {
-		caps.Extensions = map[string]any{}
-	}
-	caps.Extensions[Extension] = map[string]any{}
+	caps.AddExtension(Extension, nil)
 	dr.Capabilities = &caps
 	return dr, nil
 }
