@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"maps"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -347,9 +348,7 @@ func (s *Server) appDecide(ctx context.Context, req *mcp.CallToolRequest) (any, 
 	if answer.Action == "" {
 		return nil, badArg("decision", "decision must be submitted or declined")
 	}
-	for k, v := range in.Form {
-		answer.Content[k] = v
-	}
+	maps.Copy(answer.Content, in.Form)
 	if in.SelectedIDs != nil {
 		answer.Content[hostSelection] = in.SelectedIDs
 	}

@@ -221,8 +221,7 @@ func (s *Server) toolError(ctx context.Context, name, principal string, err erro
 		}
 		s.log.Log(ctx, level, "tool call failed", "tool", name, "principal", principal, "err", err)
 	}
-	res := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(code) + ": " + elicitation.PublicMessage(err)}}}
-	return res
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(code) + ": " + elicitation.PublicMessage(err)}}}
 }
 
 type createdOutput struct {
