@@ -235,58 +235,46 @@ type createdOutput struct {
 
 func timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
-// creating is the handler of a creating tool: elicit_selection's if
-// selection, else elicit_approval's.
+// creating is the handler of a creating tool, elicit_selection's if
+// selection, else elicit_approval's: the one shape of both. It fills in
+// what the call's transport tells (the review link, the client, the push
+// and host links), creates through the Service, answers with the creation
+// result, then offers the push (afterCreated: to a session that can take
+// it, never delaying or failing the creation).
 func (s *Server) creating(selection bool) call {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (any, error) {
 		in, err := decodeCreate(req.Params.Arguments, selection)
 		if err != nil {
 			return nil, err
 		}
-		return s.create(ctx, req, in)
+		r := s.httpRequest(req)
+		in.Notify.ReviewLink = func(id, key string) string { return s.reviewURL(r, id, key) }
+		in.Client = clientOf(req)
+		in.PushLink = s.pushLink(req, in.push)
+		hostLink, ask, why := s.hostFormPlan(ctx, req, in.AskInHost, in.Reviewers, in.Approvals)
+		in.HostLink, in.AskInHost = hostLink, ask
+		c, err := s.svc.Create(ctx, principal(req), in.kind, in.Input)
+		if err != nil {
+			return nil, err
+		}
+		u := s.reviewURL(r, c.State.ID, c.ReviewKey)
+		s.log.DebugContext(ctx, "elicitation created", "elicitationId", c.State.ID, "kind", c.State.Kind, "principal", c.State.Owner)
+		if s.onCreated != nil {
+			s.onCreated(ctx, c.State.ID, u)
+		}
+		// A request a standing approval decided at once asks nobody: no push.
+		// Nor does a host whose offer is its form (askInHost) or the app it
+		// negotiated for app-rendered elicitations get the link pushed on its
+		// session: a request is offered to a host once (RecordPush), and that
+		// offer is made at the first elicit_await (hostFormOffer); the link is
+		// in the form's message, the app and this result.
+		hostOffer := hostLink != nil && (ask || s.appElicits(req))
+		s.afterCreated(req, in.push && !hostOffer && c.State.Status == elicitation.StatusPending, c.State, in.Message, u)
+		// Created pending, always (SPEC §3), even when a standing approval
+		// decided it in the same step: the agent's next elicit_await answers
+		// at once, and the agent sees no other difference.
+		return createdOutput{ElicitationID: c.State.ID, Status: elicitation.StatusPending, ReviewURL: u, ExpiresAt: timestamp(c.State.ExpiresAt), HostForm: why}, nil
 	}
-}
-
-// create is the one shape of the creating tools: fill in what the call's
-// transport tells (the review link, the client, the push and host links),
-// create through the Service, answer with the creation result, then offer
-// the push.
-func (s *Server) create(ctx context.Context, req *mcp.CallToolRequest, in createInput) (any, error) {
-	r := s.httpRequest(req)
-	in.Notify.ReviewLink = func(id, key string) string { return s.reviewURL(r, id, key) }
-	in.Client = clientOf(req)
-	in.PushLink = s.pushLink(req, in.push)
-	hostLink, ask, why := s.hostFormPlan(ctx, req, in.AskInHost, in.Reviewers, in.Approvals)
-	in.HostLink, in.AskInHost = hostLink, ask
-	c, err := s.svc.Create(ctx, principal(req), in.kind, in.Input)
-	if err != nil {
-		return nil, err
-	}
-	out := s.created(ctx, req, c)
-	out.HostForm = why
-	// A request a standing approval decided at once asks nobody: no push.
-	// Nor does a host whose offer is its form (askInHost) or the app it
-	// negotiated for app-rendered elicitations get the link pushed on its
-	// session: a request is offered to a host once (RecordPush), and that
-	// offer is made at the first elicit_await (hostFormOffer); the link is
-	// in the form's message, the app and this result.
-	hostOffer := hostLink != nil && (ask || s.appElicits(req))
-	s.afterCreated(req, in.push && !hostOffer && c.State.Status == elicitation.StatusPending, c.State, in.Message, out.ReviewURL)
-	return out, nil
-}
-
-// created builds the creation result (afterCreated then offers its review
-// URL to a session that can take it, never delaying or failing it).
-func (s *Server) created(ctx context.Context, req *mcp.CallToolRequest, c elicitation.Created) createdOutput {
-	u := s.reviewURL(s.httpRequest(req), c.State.ID, c.ReviewKey)
-	s.log.DebugContext(ctx, "elicitation created", "elicitationId", c.State.ID, "kind", c.State.Kind, "principal", c.State.Owner)
-	if s.onCreated != nil {
-		s.onCreated(ctx, c.State.ID, u)
-	}
-	// Created pending, always (SPEC §3), even when a standing approval
-	// decided it in the same step: the agent's next elicit_await answers at
-	// once, and the agent sees no other difference.
-	return createdOutput{ElicitationID: c.State.ID, Status: elicitation.StatusPending, ReviewURL: u, ExpiresAt: timestamp(c.State.ExpiresAt)}
 }
 
 // clientOf is the calling MCP client's self-description: the clientInfo of
