@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 )
 
@@ -21,7 +22,9 @@ import (
 // ServeHTTP serves MCP over streamable HTTP.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sessionless := Sessionless(r)
-	ref := s.newRef()
+	// The reference names one in-flight request. It needs to be unique, not
+	// secret: this overwrites whatever a client sends in requestRefHeader.
+	ref := strconv.FormatUint(s.refs.Add(1), 36)
 	r2 := r.WithContext(r.Context())
 	r2.Header = maps.Clone(r.Header)
 	if r2.Header == nil {

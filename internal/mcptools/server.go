@@ -23,7 +23,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -237,7 +236,8 @@ func capabilities(app bool) *mcp.ServerCapabilities {
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Prompts: &mcp.PromptCapabilities{}}
 	if app {
 		caps.Resources = &mcp.ResourceCapabilities{}
-		caps.Extensions = map[string]any{UIExtension: uiServerCapability()}
+		// Its ui extension's setting: it renders elicitations in its MCP App.
+		caps.AddExtension(UIExtension, map[string]any{"elicitation": map[string]any{}})
 	}
 	//lint:ignore SA1019 deprecated from 2026-07-28 on, still part of the session eras this server serves
 	caps.Logging = &mcp.LoggingCapabilities{}
@@ -289,10 +289,6 @@ const instructions = `These tools ask a human to approve something, fill a form,
 // Handler returns the streamable HTTP handler serving the tools (mount it
 // at /mcp).
 func (s *Server) Handler() http.Handler { return s }
-
-// newRef names one in-flight request. It needs to be unique, not secret:
-// ServeHTTP overwrites whatever a client sends in requestRefHeader.
-func (s *Server) newRef() string { return strconv.FormatUint(s.refs.Add(1), 36) }
 
 // httpRequest returns the HTTP request that carried req, or nil.
 func (s *Server) httpRequest(req *mcp.CallToolRequest) *http.Request {

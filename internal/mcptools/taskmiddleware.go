@@ -232,10 +232,3 @@ func setIn(m map[string]json.RawMessage, outer, inner string, v any) error {
 	m[outer], err = json.Marshal(o)
 	return err
 }
-
-// errForbidden answers a task requested on a tool that does not run as
-// one (execution.taskSupport "forbidden") with -32601, as the
-// specification asks, and a sentence the agent can act on.
-func errForbidden(name string) error {
-	return errMethodNotFound("tool " + name + " does not run as a task (its execution.taskSupport is \"forbidden\"): call it without params.task")
-}
