@@ -3,7 +3,6 @@ package mcptools
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"maps"
@@ -118,14 +117,6 @@ var appViewOutputSchema = schema(`{
 	"required": ["elicitationId", "kind", "status", "message", "expiresAt", "commentMaxChars", "renderToken"]
 }`)
 
-// appRender is what a render token binds.
-type appRender struct {
-	ID        string    `json:"e"`
-	Principal string    `json:"p"`
-	Expires   time.Time `json:"x"`
-	Nonce     string    `json:"n"`
-}
-
 type appViewOutput struct {
 	ElicitationID   string              `json:"elicitationId"`
 	Kind            elicitation.Kind    `json:"kind"`
@@ -225,11 +216,10 @@ func (s *Server) appView(ctx context.Context, req *mcp.CallToolRequest) (any, er
 	if err != nil {
 		return nil, err
 	}
-	tok, _ := json.Marshal(appRender{ID: id, Principal: principal(req), Expires: st.ExpiresAt, Nonce: rand.Text()})
 	out := appViewOutput{
 		ElicitationID: id, Kind: st.Kind, Status: st.Status, Message: p.Message, MessageHTML: review.MessageHTML(p.Message),
 		Context: p.Context, Client: p.Client, CreatedAt: timestamp(st.CreatedAt), ExpiresAt: timestamp(st.ExpiresAt),
-		CommentMaxChars: elicitation.MaxCommentChars, RenderToken: s.sealer.Seal(purposeAppToken, tok),
+		CommentMaxChars: elicitation.MaxCommentChars, RenderToken: SealState(s.sealer, purposeAppToken, RequestState{ID: id, Principal: principal(req), Expires: st.ExpiresAt}),
 	}
 	if st.Owner != anonymous && st.Owner != "" {
 		out.AskedBy = st.Owner
@@ -373,19 +363,19 @@ func (s *Server) appDecide(ctx context.Context, req *mcp.CallToolRequest) (any, 
 	return s.appDecided(ctx, st, sub.Rule, now, err)
 }
 
-// openRender checks a render token: this server's, for this request and
-// principal, before the request's expiry.
-func (s *Server) openRender(sealed, id, principal string) (appRender, error) {
+// openRender checks a render token (a RequestState sealed by SealState):
+// this server's, for this request and principal, before its expiry.
+func (s *Server) openRender(sealed, id, principal string) (RequestState, error) {
 	b, err := s.sealer.Open(purposeAppToken, sealed)
-	var r appRender
+	var r RequestState
 	if err != nil || json.Unmarshal(b, &r) != nil {
-		return appRender{}, badArg("renderToken", "renderToken is not one this server issued (altered or foreign): call elicit_app_view again")
+		return RequestState{}, badArg("renderToken", "renderToken is not one this server issued (altered or foreign): call elicit_app_view again")
 	}
 	if r.ID != id || r.Principal != principal {
-		return appRender{}, badArg("renderToken", "renderToken belongs to another request or another agent")
+		return RequestState{}, badArg("renderToken", "renderToken belongs to another request or another agent")
 	}
 	if !s.svc.Now().Before(r.Expires) {
-		return appRender{}, elicitation.ErrExpired
+		return RequestState{}, elicitation.ErrExpired
 	}
 	return r, nil
 }
