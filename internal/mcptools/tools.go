@@ -429,26 +429,20 @@ func (s *Server) resultOf(ctx context.Context, req *mcp.CallToolRequest, princip
 	if err != nil {
 		return resultOutput{}, err
 	}
-	out := outputOf(r)
-	if s.receipts != nil {
-		if out.Receipt, err = s.receipts(s.httpRequest(req), attest.Outcome{Result: r, Trail: r.Trail}); err != nil {
-			return resultOutput{}, fmt.Errorf("receipt of %s: %w", id, err)
-		}
-	}
-	return out, nil
-}
-
-// outputOf is elicit_result's output for r, without a receipt.
-func outputOf(r elicitation.Result) resultOutput {
-	out := resultOutput{Status: r.State.Status, Decision: r.Decision, Context: r.Context, FormSubmission: r.Form, SelectedIDs: r.SelectedIDs, DecidedVia: r.State.DecidedVia, DecidedRule: r.State.DecidedRule}
+	out := resultOutput{Status: r.State.Status, Decision: r.Decision, Context: r.Context, FormSubmission: r.Form, SelectedIDs: r.SelectedIDs,
+		DecidedVia: r.State.DecidedVia, DecidedRule: r.State.DecidedRule, ApprovedBy: r.ApprovedBy}
 	if r.Comment != "" {
 		out.Comment = &r.Comment
 	}
 	if r.DecidedBy != "" {
 		out.DecidedBy = &r.DecidedBy
 	}
-	out.ApprovedBy = r.ApprovedBy
-	return out
+	if s.receipts != nil {
+		if out.Receipt, err = s.receipts(s.httpRequest(req), attest.Outcome{Result: r, Trail: r.Trail}); err != nil {
+			return resultOutput{}, fmt.Errorf("receipt of %s: %w", id, err)
+		}
+	}
+	return out, nil
 }
 
 func (s *Server) cancel(ctx context.Context, req *mcp.CallToolRequest) (any, error) {
