@@ -105,7 +105,7 @@ func (s *Server) tools() []tool {
 		return ts
 	}
 	for _, t := range ts[:2] {
-		// The creating tools name the MCP App's page.
+		// The creating tools (the first two) name the MCP App's page.
 		t.tool.Meta = mcp.Meta{"ui": map[string]any{"resourceUri": AppResourceURI}, legacyResourceURIMeta: AppResourceURI}
 	}
 	return append(ts,
