@@ -194,7 +194,7 @@ func (s *Server) appRequest(ctx context.Context, req *mcp.CallToolRequest, id st
 	if err := appClient(req); err != nil {
 		return elicitation.State{}, elicitation.Payload{}, err
 	}
-	st, p, err := s.svc.HostForm(ctx, principal(req), id)
+	st, p, err := s.svc.HostForm(ctx, PrincipalOf(req.Extra), id)
 	if err != nil {
 		return st, p, err
 	}
@@ -219,7 +219,7 @@ func (s *Server) appView(ctx context.Context, req *mcp.CallToolRequest) (any, er
 	out := appViewOutput{
 		ElicitationID: id, Kind: st.Kind, Status: st.Status, Message: p.Message, MessageHTML: review.MessageHTML(p.Message),
 		Context: p.Context, Client: p.Client, CreatedAt: timestamp(st.CreatedAt), ExpiresAt: timestamp(st.ExpiresAt),
-		CommentMaxChars: elicitation.MaxCommentChars, RenderToken: SealState(s.sealer, purposeAppToken, RequestState{ID: id, Principal: principal(req), Expires: st.ExpiresAt}),
+		CommentMaxChars: elicitation.MaxCommentChars, RenderToken: SealState(s.sealer, purposeAppToken, RequestState{ID: id, Principal: PrincipalOf(req.Extra), Expires: st.ExpiresAt}),
 	}
 	if st.Owner != anonymous && st.Owner != "" {
 		out.AskedBy = st.Owner
@@ -326,7 +326,7 @@ func (s *Server) appDecide(ctx context.Context, req *mcp.CallToolRequest) (any, 
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.openRender(in.Token, in.ID, principal(req))
+	r, err := s.openRender(in.Token, in.ID, PrincipalOf(req.Extra))
 	if err != nil {
 		return nil, err
 	}

@@ -37,7 +37,7 @@ func (s *Server) awaitOffers(ctx context.Context, req *mcp.CallToolRequest, id s
 	if o == nil || err != nil {
 		return nil, wait, err
 	}
-	principal := principal(req)
+	principal := PrincipalOf(req.Extra)
 	first, err := s.svc.RecordPush(ctx, principal, id, o.how)
 	if err != nil || !first {
 		return nil, wait, err
@@ -65,7 +65,7 @@ func (s *Server) inputRequired(o *offer, st RequestState) *mcp.CallToolResult {
 // the review page. A retry of the form that lacks the form's answer is
 // asked the form again (formAgain).
 func (s *Server) offerAnswered(ctx context.Context, req *mcp.CallToolRequest, id string) (*mcp.CallToolResult, time.Duration, error) {
-	principal, now := principal(req), s.svc.Now()
+	principal, now := PrincipalOf(req.Extra), s.svc.Now()
 	answer, form := req.Params.InputResponses[hostInputKey]
 	purpose := purposeState
 	if form {
@@ -122,7 +122,7 @@ func (s *Server) hostFormOffer(ctx context.Context, req *mcp.CallToolRequest, id
 	if s.sealer == nil || !s.canAskInHost(req) || !s.hostForm && !inApp {
 		return nil, nil
 	}
-	st, p, err := s.svc.HostForm(ctx, principal(req), id)
+	st, p, err := s.svc.HostForm(ctx, PrincipalOf(req.Extra), id)
 	if err != nil || st.Status != elicitation.StatusPending || p.HostLink == "" || !inApp && !p.AskInHost {
 		return nil, err
 	}
@@ -149,7 +149,7 @@ func (s *Server) linkOffer(ctx context.Context, req *mcp.CallToolRequest, id str
 	if s.pushModeOf(req) != pushInputResult {
 		return nil, nil
 	}
-	st, sealedLink, message, err := s.svc.PushLink(ctx, principal(req), id)
+	st, sealedLink, message, err := s.svc.PushLink(ctx, PrincipalOf(req.Extra), id)
 	if err != nil || st.Status != elicitation.StatusPending || sealedLink == "" {
 		return nil, err
 	}

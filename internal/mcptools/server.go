@@ -321,10 +321,6 @@ func bind(ctx context.Context, r *http.Request) (context.Context, context.Cancel
 	return ctx, func() { stop(); cancel() }
 }
 
-// principal is the authenticated agent identity of a call: the user id
-// the bearer-token middleware recorded, else elicitation.Anonymous.
-func principal(req *mcp.CallToolRequest) string { return PrincipalOf(req.Extra) }
-
 const anonymous = elicitation.Anonymous
 
 // limitPrincipal is who the limits count req against: Principal of the
@@ -333,7 +329,7 @@ func (s *Server) limitPrincipal(req *mcp.CallToolRequest) string {
 	if r := s.httpRequest(req); r != nil {
 		return Principal(r)
 	}
-	return principal(req)
+	return PrincipalOf(req.Extra)
 }
 
 // sessionEnd returns a context that ends when ss closes. The first call for

@@ -156,7 +156,7 @@ func (s *Server) wrap(name string, f call) mcp.ToolHandler {
 			// The request itself is refused (a requestState, rounds.go).
 			return nil, refused
 		}
-		return s.toolResult(ctx, name, principal(req), out, err), nil
+		return s.toolResult(ctx, name, PrincipalOf(req.Extra), out, err), nil
 	}
 }
 
@@ -254,7 +254,7 @@ func (s *Server) creating(selection bool) call {
 		in.PushLink = s.pushLink(req, in.push)
 		hostLink, ask, why := s.hostFormPlan(ctx, req, in.AskInHost, in.Reviewers, in.Approvals)
 		in.HostLink, in.AskInHost = hostLink, ask
-		c, err := s.svc.Create(ctx, principal(req), in.kind, in.Input)
+		c, err := s.svc.Create(ctx, PrincipalOf(req.Extra), in.kind, in.Input)
 		if err != nil {
 			return nil, err
 		}
@@ -334,7 +334,7 @@ func (s *Server) awaitID(ctx context.Context, req *mcp.CallToolRequest, id strin
 	if err != nil || res != nil {
 		return res, st, err
 	}
-	st, err = s.svc.Await(ctx, principal(req), id, wait)
+	st, err = s.svc.Await(ctx, PrincipalOf(req.Extra), id, wait)
 	return nil, st, err
 }
 
@@ -370,13 +370,13 @@ func (s *Server) status(ctx context.Context, req *mcp.CallToolRequest) (any, err
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.svc.Status(ctx, principal(req), id)
+	st, err := s.svc.Status(ctx, PrincipalOf(req.Extra), id)
 	if err != nil {
 		return nil, err
 	}
 	out := statusExpiresOutput{Status: st.Status, ExpiresAt: timestamp(st.ExpiresAt)}
 	if withAudit {
-		tr, err := s.svc.Audit(ctx, principal(req), id)
+		tr, err := s.svc.Audit(ctx, PrincipalOf(req.Extra), id)
 		if err != nil {
 			return nil, err
 		}
@@ -419,7 +419,7 @@ func (s *Server) result(ctx context.Context, req *mcp.CallToolRequest) (any, err
 	if err != nil {
 		return nil, err
 	}
-	return s.resultOf(ctx, req, principal(req), id)
+	return s.resultOf(ctx, req, PrincipalOf(req.Extra), id)
 }
 
 // resultOf is elicit_result's output for principal's request id, asked
@@ -450,7 +450,7 @@ func (s *Server) cancel(ctx context.Context, req *mcp.CallToolRequest) (any, err
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.svc.Cancel(ctx, principal(req), id)
+	st, err := s.svc.Cancel(ctx, PrincipalOf(req.Extra), id)
 	if err != nil {
 		return nil, err
 	}
