@@ -110,7 +110,7 @@ func paramsOf(req mcp.Request) (id *string, inputs map[string]json.RawMessage) {
 func (t *tasks) readError(ctx context.Context, id string, err error) error {
 	switch elicitation.CodeOf(err) {
 	case elicitation.CodeNotFound:
-		return errNotFound()
+		return errNotFound
 	case elicitation.CodeInvalidArgument:
 		return errInvalid("taskId: %s", elicitation.PublicMessage(err))
 	}
@@ -156,7 +156,7 @@ func (t *tasks) outcome(ctx context.Context, tg target) (*mcp.CallToolResult, er
 	ctx = withCaller(ctx, req)
 	out, err := t.s.resultOf(ctx, req, tg.principal, id)
 	if elicitation.CodeOf(err) == elicitation.CodeNotFound {
-		return nil, errNotFound()
+		return nil, errNotFound
 	}
 	var task *taskOutput
 	if err == nil {
@@ -175,7 +175,7 @@ func (t *tasks) outcome(ctx context.Context, tg target) (*mcp.CallToolResult, er
 func (t *tasks) callError(ctx context.Context, id string, err error) error {
 	switch elicitation.CodeOf(err) {
 	case elicitation.CodeNotFound:
-		return errNotFound()
+		return errNotFound
 	case elicitation.CodeBusy:
 		return &jsonrpc.Error{Code: CodeStillWorking, Message: "task still working: " + elicitation.PublicMessage(err)}
 	}

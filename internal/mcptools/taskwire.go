@@ -92,10 +92,8 @@ func (t *tasks) pollInterval(v view) time.Duration {
 // on; internal error text never leaves the process.
 var errInternal = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: the task could not be read; try again"}
 
-func errNotFound() error {
-	// The same for an unknown id and another principal's task.
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Failed to retrieve task: Task not found (no task with that taskId for this agent)"}
-}
+// errNotFound is the same for an unknown id and another principal's task.
+var errNotFound = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Failed to retrieve task: Task not found (no task with that taskId for this agent)"}
 
 func errInvalid(format string, args ...any) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
