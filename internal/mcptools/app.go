@@ -3,9 +3,9 @@ package mcptools
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"maps"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -47,23 +47,6 @@ const UIExtension = "io.modelcontextprotocol/ui"
 const purposeAppToken = "elicitation app render token v1"
 
 var appOnly = mcp.Meta{"ui": map[string]any{"visibility": []string{"app"}}}
-
-func (s *Server) addAppTools() {
-	if !s.app {
-		return
-	}
-	f := new(bool)
-	s.mcp.AddTool(&mcp.Tool{
-		Name: ToolAppView, Title: "Show a request in the MCP App", Meta: appOnly,
-		Description: "For the elicitation MCP App only: what the review page shows of a request, and a render token for elicit_app_decide.",
-		InputSchema: idInputSchema, OutputSchema: appViewOutputSchema, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
-	}, s.wrap(ToolAppView, s.appView))
-	s.mcp.AddTool(&mcp.Tool{
-		Name: ToolAppDecide, Title: "Decide a request from the MCP App", Meta: appOnly,
-		Description: "For the elicitation MCP App only: submits or declines with the render token elicit_app_view returned.",
-		InputSchema: appDecideInputSchema, OutputSchema: appDecideOutputSchema, Annotations: &mcp.ToolAnnotations{DestructiveHint: f},
-	}, s.wrap(ToolAppDecide, s.appDecide))
-}
 
 var appDecideInputSchema = schema(`{
 	"type": "object",
@@ -134,14 +117,6 @@ var appViewOutputSchema = schema(`{
 	"required": ["elicitationId", "kind", "status", "message", "expiresAt", "commentMaxChars", "renderToken"]
 }`)
 
-// appRender is what a render token binds.
-type appRender struct {
-	ID        string    `json:"e"`
-	Principal string    `json:"p"`
-	Expires   time.Time `json:"x"`
-	Nonce     string    `json:"n"`
-}
-
 type appViewOutput struct {
 	ElicitationID   string              `json:"elicitationId"`
 	Kind            elicitation.Kind    `json:"kind"`
@@ -184,10 +159,11 @@ type appDecideOutput struct {
 	Standing string             `json:"standing,omitempty"`
 }
 
-// appStandingArg is elicit_app_decide's standing.
+// appStandingArg is elicit_app_decide's standing (standingArg requires
+// both).
 type appStandingArg struct {
-	Minutes int `json:"minutes"`
-	Uses    int `json:"uses"`
+	Minutes *int `json:"minutes"`
+	Uses    *int `json:"uses"`
 }
 
 type appOption struct {
@@ -218,7 +194,7 @@ func (s *Server) appRequest(ctx context.Context, req *mcp.CallToolRequest, id st
 	if err := appClient(req); err != nil {
 		return elicitation.State{}, elicitation.Payload{}, err
 	}
-	st, p, err := s.svc.HostForm(ctx, principal(req), id)
+	st, p, err := s.svc.HostForm(ctx, PrincipalOf(req.Extra), id)
 	if err != nil {
 		return st, p, err
 	}
@@ -240,11 +216,10 @@ func (s *Server) appView(ctx context.Context, req *mcp.CallToolRequest) (any, er
 	if err != nil {
 		return nil, err
 	}
-	tok, _ := json.Marshal(appRender{ID: id, Principal: principal(req), Expires: st.ExpiresAt, Nonce: rand.Text()})
 	out := appViewOutput{
 		ElicitationID: id, Kind: st.Kind, Status: st.Status, Message: p.Message, MessageHTML: review.MessageHTML(p.Message),
 		Context: p.Context, Client: p.Client, CreatedAt: timestamp(st.CreatedAt), ExpiresAt: timestamp(st.ExpiresAt),
-		CommentMaxChars: elicitation.MaxCommentChars, RenderToken: s.sealer.Seal(purposeAppToken, tok),
+		CommentMaxChars: elicitation.MaxCommentChars, RenderToken: SealState(s.sealer, purposeAppToken, RequestState{ID: id, Principal: PrincipalOf(req.Extra), Expires: st.ExpiresAt}),
 	}
 	if st.Owner != anonymous && st.Owner != "" {
 		out.AskedBy = st.Owner
@@ -290,16 +265,13 @@ func standingArg(raw json.RawMessage) (*appStandingArg, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
-	var in struct {
-		Minutes *int `json:"minutes"`
-		Uses    *int `json:"uses"`
-	}
+	var in appStandingArg
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if dec.Decode(&in) != nil || in.Minutes == nil || in.Uses == nil {
 		return nil, badArg("standing", "standing must be {minutes, uses}, two integers and nothing else")
 	}
-	return &appStandingArg{Minutes: *in.Minutes, Uses: *in.Uses}, nil
+	return &in, nil
 }
 
 // maxStandingMinutes bounds the minutes elicit_app_decide turns into a
@@ -313,8 +285,8 @@ func appRule(p elicitation.Payload, in *appStandingArg, now time.Time) *elicitat
 	if in == nil {
 		return nil
 	}
-	minutes := max(min(in.Minutes, maxStandingMinutes), -maxStandingMinutes)
-	return p.RuleHoldingAll(now.Add(time.Duration(minutes)*time.Minute), in.Uses)
+	minutes := max(min(*in.Minutes, maxStandingMinutes), -maxStandingMinutes)
+	return p.RuleHoldingAll(now.Add(time.Duration(minutes)*time.Minute), *in.Uses)
 }
 
 // appDecided is elicit_app_decide's output for st, reached at now with
@@ -354,7 +326,7 @@ func (s *Server) appDecide(ctx context.Context, req *mcp.CallToolRequest) (any, 
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.openRender(in.Token, in.ID, principal(req))
+	r, err := s.openRender(in.Token, in.ID, PrincipalOf(req.Extra))
 	if err != nil {
 		return nil, err
 	}
@@ -366,9 +338,7 @@ func (s *Server) appDecide(ctx context.Context, req *mcp.CallToolRequest) (any, 
 	if answer.Action == "" {
 		return nil, badArg("decision", "decision must be submitted or declined")
 	}
-	for k, v := range in.Form {
-		answer.Content[k] = v
-	}
+	maps.Copy(answer.Content, in.Form)
 	if in.SelectedIDs != nil {
 		answer.Content[hostSelection] = in.SelectedIDs
 	}
@@ -393,19 +363,19 @@ func (s *Server) appDecide(ctx context.Context, req *mcp.CallToolRequest) (any, 
 	return s.appDecided(ctx, st, sub.Rule, now, err)
 }
 
-// openRender checks a render token: this server's, for this request and
-// principal, before the request's expiry.
-func (s *Server) openRender(sealed, id, principal string) (appRender, error) {
+// openRender checks a render token (a RequestState sealed by SealState):
+// this server's, for this request and principal, before its expiry.
+func (s *Server) openRender(sealed, id, principal string) (RequestState, error) {
 	b, err := s.sealer.Open(purposeAppToken, sealed)
-	var r appRender
+	var r RequestState
 	if err != nil || json.Unmarshal(b, &r) != nil {
-		return appRender{}, badArg("renderToken", "renderToken is not one this server issued (altered or foreign): call elicit_app_view again")
+		return RequestState{}, badArg("renderToken", "renderToken is not one this server issued (altered or foreign): call elicit_app_view again")
 	}
 	if r.ID != id || r.Principal != principal {
-		return appRender{}, badArg("renderToken", "renderToken belongs to another request or another agent")
+		return RequestState{}, badArg("renderToken", "renderToken belongs to another request or another agent")
 	}
 	if !s.svc.Now().Before(r.Expires) {
-		return appRender{}, elicitation.ErrExpired
+		return RequestState{}, elicitation.ErrExpired
 	}
 	return r, nil
 }

@@ -28,12 +28,6 @@ import (
 // _meta, so that the app can show the full review (elicit_app_view).
 const metaElicitationID = "elicitationId"
 
-// uiServerCapability is the server's io.modelcontextprotocol/ui extension
-// setting: it renders elicitations in its MCP App.
-func uiServerCapability() map[string]any {
-	return map[string]any{"elicitation": map[string]any{}}
-}
-
 // appElicits reports whether the client that sent req negotiated
 // app-rendered elicitations with this server: the MCP App on, form
 // elicitation, and the ui extension with the MCP App MIME type and a

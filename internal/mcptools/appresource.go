@@ -48,11 +48,6 @@ func appResourceMeta() mcp.Meta {
 	}}
 }
 
-// appToolMeta is the creating tools' _meta when the app is on.
-func appToolMeta() mcp.Meta {
-	return mcp.Meta{"ui": map[string]any{"resourceUri": AppResourceURI}, legacyResourceURIMeta: AppResourceURI}
-}
-
 func (s *Server) addAppResource() {
 	if !s.app {
 		return

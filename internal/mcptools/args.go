@@ -216,115 +216,99 @@ func (a args) elicitationID() (string, error) {
 }
 
 // createInput is what the creating tools take, decoded by one decoder
-// (decodeCreate): the arguments both take, then each kind's own; create
-// adds what the call's transport tells and builds the Service's input
-// (approval, selection).
+// (decodeCreate) into the Service's input: the arguments both take, then
+// each kind's own; create adds what the call's transport tells (the
+// review link, the client, the push and host links).
 type createInput struct {
-	selection bool
-
-	message            string
-	notify             elicitation.Notify
-	reviewers          []string
-	approvals          int
-	css                string
-	labels             elicitation.Labels
-	timeout            int
-	push, askInHost    bool
-	client             elicitation.Client
-	pushLink, hostLink func(id, key string) string
-
-	// elicit_approval's own.
-	context, schema json.RawMessage
-	displayTemplate string
-
-	// elicit_selection's own.
-	options                       []json.RawMessage
-	minSelections, maxSelections  int
-	rowTemplate, headingTemplate  string
-	footerTemplate, hoverTemplate string
+	elicitation.Input
+	kind elicitation.Kind
+	push bool
 }
 
 // decodeCreate decodes elicit_selection's arguments if selection, else
 // elicit_approval's.
 func decodeCreate(raw json.RawMessage, selection bool) (createInput, error) {
-	in := createInput{selection: selection}
+	in := createInput{kind: elicitation.KindApproval}
 	names, what := approvalArgNames, "tell the reviewer what you are asking them to approve"
 	if selection {
-		names, what = selectionArgNames, "tell the reviewer what to pick and why"
+		in.kind, names, what = elicitation.KindSelection, selectionArgNames, "tell the reviewer what to pick and why"
 	}
 	a, err := parseArgs(raw, names...)
 	if err != nil {
 		return in, err
 	}
-	if in.notify.Targets, err = a.notify(); err != nil {
+	if in.Notify.Targets, err = a.notify(); err != nil {
 		return in, err
 	}
-	if in.notify.Escalate, err = a.escalate(); err != nil {
+	if in.Notify.Escalate, err = a.escalate(); err != nil {
 		return in, err
 	}
-	if err = a.deciders(&in.reviewers, &in.approvals); err != nil {
+	if in.Reviewers, err = a.reviewers(); err != nil {
 		return in, err
 	}
-	if in.message, err = a.requiredStr("message", what); err != nil {
+	if in.Approvals, err = a.approvals(); err != nil {
+		return in, err
+	}
+	if in.Message, err = a.requiredStr("message", what); err != nil {
 		return in, err
 	}
 	if selection {
-		err = a.selectionArgs(&in)
+		err = a.selectionArgs(&in.Input)
 	} else {
-		err = a.approvalArgs(&in)
+		err = a.approvalArgs(&in.Input)
 	}
 	if err != nil {
 		return in, err
 	}
-	if in.css, err = a.str("css"); err != nil {
+	if in.CSS, err = a.str("css"); err != nil {
 		return in, err
 	}
-	if in.labels, err = a.labels(); err != nil {
+	if in.Labels, err = a.labels(); err != nil {
 		return in, err
 	}
-	if in.timeout, err = a.timeout(); err != nil {
+	if in.TimeoutSeconds, err = a.timeout(); err != nil {
 		return in, err
 	}
 	if in.push, err = a.pushArg(); err != nil {
 		return in, err
 	}
-	in.askInHost, err = a.boolean("askInHost")
+	in.AskInHost, err = a.boolean("askInHost")
 	return in, err
 }
 
 // approvalArgs reads elicit_approval's own arguments into in.
-func (a args) approvalArgs(in *createInput) (err error) {
-	in.context = a.raw("context")
+func (a args) approvalArgs(in *elicitation.Input) (err error) {
+	in.Context = a.raw("context")
 	if s := a.raw("requestedSchema"); s != nil {
 		if s[0] != '{' {
 			return badArg("requestedSchema", `requestedSchema must be a JSON object like {"type": "object", "properties": {...}, "required": [...]}`)
 		}
-		in.schema = s
+		in.RequestedSchema = s
 	}
-	in.displayTemplate, err = a.str("displayTemplate")
+	in.DisplayTemplate, err = a.str("displayTemplate")
 	return err
 }
 
 // selectionArgs reads elicit_selection's own arguments into in.
-func (a args) selectionArgs(in *createInput) (err error) {
+func (a args) selectionArgs(in *elicitation.Input) (err error) {
 	opts := a.raw("options")
 	if opts == nil {
 		return badArg("options", `options is required: an array of objects, each with a unique string "id" (and optionally a "label" and any other keys)`)
 	}
-	if opts[0] != '[' || json.Unmarshal(opts, &in.options) != nil {
+	if opts[0] != '[' || json.Unmarshal(opts, &in.Options) != nil {
 		return badArg("options", `options must be an array of objects, each with a unique string "id"`)
 	}
 	const bound = "a whole number at least 1 (default 1; 1 <= minSelections <= maxSelections <= number of options)"
-	if in.minSelections, _, err = a.integer("minSelections", 1, bound); err != nil {
+	if in.MinSelections, _, err = a.integer("minSelections", 1, bound); err != nil {
 		return err
 	}
-	if in.maxSelections, _, err = a.integer("maxSelections", 1, bound); err != nil {
+	if in.MaxSelections, _, err = a.integer("maxSelections", 1, bound); err != nil {
 		return err
 	}
 	for _, t := range []struct {
 		name string
 		dst  *string
-	}{{"rowTemplate", &in.rowTemplate}, {"headingTemplate", &in.headingTemplate}, {"footerTemplate", &in.footerTemplate}, {"hoverTemplate", &in.hoverTemplate}} {
+	}{{"rowTemplate", &in.RowTemplate}, {"headingTemplate", &in.HeadingTemplate}, {"footerTemplate", &in.FooterTemplate}, {"hoverTemplate", &in.HoverTemplate}} {
 		if *t.dst, err = a.str(t.name); err != nil {
 			return err
 		}
@@ -347,25 +331,6 @@ func (a args) pushArg() (bool, error) {
 	return true, badArg("push", "push must be true or false, not %s", describe(r))
 }
 
-// approval is the Service's input for an elicit_approval.
-func (in createInput) approval() elicitation.ApprovalInput {
-	var out elicitation.ApprovalInput
-	out.Message, out.Context, out.RequestedSchema, out.DisplayTemplate = in.message, in.context, in.schema, in.displayTemplate
-	out.CSS, out.Labels, out.TimeoutSeconds, out.Notify, out.Client = in.css, in.labels, in.timeout, in.notify, in.client
-	out.Reviewers, out.Approvals, out.PushLink, out.HostLink, out.AskInHost = in.reviewers, in.approvals, in.pushLink, in.hostLink, in.askInHost
-	return out
-}
-
-// selectionInput is the Service's input for an elicit_selection.
-func (in createInput) selectionInput() elicitation.SelectionInput {
-	var out elicitation.SelectionInput
-	out.Message, out.Options, out.MinSelections, out.MaxSelections = in.message, in.options, in.minSelections, in.maxSelections
-	out.RowTemplate, out.HeadingTemplate, out.FooterTemplate, out.HoverTemplate = in.rowTemplate, in.headingTemplate, in.footerTemplate, in.hoverTemplate
-	out.CSS, out.Labels, out.TimeoutSeconds, out.Notify, out.Client = in.css, in.labels, in.timeout, in.notify, in.client
-	out.Reviewers, out.Approvals, out.PushLink, out.HostLink, out.AskInHost = in.reviewers, in.approvals, in.pushLink, in.hostLink, in.askInHost
-	return out
-}
-
 // reviewers reads the optional reviewers: who may decide, checked against
 // the signed-in reviewer (the Service validates the entries and refuses
 // them on a server without reviewer sign-in).
@@ -386,14 +351,4 @@ func (a args) reviewers() ([]string, error) {
 func (a args) approvals() (int, error) {
 	n, _, err := a.integer("approvals", 1, fmt.Sprintf("a whole number of distinct reviewers from 1 to %d (default 1)", elicitation.MaxApprovals))
 	return n, err
-}
-
-// deciders reads reviewers and approvals into their destinations.
-func (a args) deciders(reviewers *[]string, approvals *int) error {
-	var err error
-	if *reviewers, err = a.reviewers(); err != nil {
-		return err
-	}
-	*approvals, err = a.approvals()
-	return err
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"slices"
+	"strconv"
 	"sync"
 )
 
@@ -20,7 +22,9 @@ import (
 // ServeHTTP serves MCP over streamable HTTP.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sessionless := Sessionless(r)
-	ref := s.newRef()
+	// The reference names one in-flight request. It needs to be unique, not
+	// secret: this overwrites whatever a client sends in requestRefHeader.
+	ref := strconv.FormatUint(s.refs.Add(1), 36)
 	r2 := r.WithContext(r.Context())
 	r2.Header = maps.Clone(r.Header)
 	if r2.Header == nil {
@@ -31,31 +35,29 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// every session-era request, and a 2026-07-28 subscriptions/listen.
 	tasks := !sessionless || r.Header.Get("Mcp-Method") == "subscriptions/listen"
 	ew := &edgeWriter{ResponseWriter: w, uncarry: tasks}
-	if r.Method == http.MethodPost && r.Body != nil && tasks {
+	// The Tasks' routing header is checked here too, where a mismatch can
+	// be answered HTTP 400 like the SDK's own header mismatches.
+	named := sessionless && NamedByTask(r.Header.Get("Mcp-Method"))
+	if r.Method == http.MethodPost && r.Body != nil && (tasks || named) {
 		body, ok := readBody(r2, s.maxBody)
-		if ok {
-			lifted, refusal := Lift(sessionless, body)
-			if refusal != nil {
-				w.Header().Set("Content-Type", "application/json")
-				_, _ = w.Write(refusal)
-				return
-			}
-			if lifted != nil {
-				setBody(r2, lifted, r.Body)
-			}
+		var lifted, refusal []byte
+		status := http.StatusOK
+		switch {
+		case !ok:
+		case named:
+			refusal, status = RefuseName(r.Header.Get("Mcp-Name"), body), http.StatusBadRequest
+		default:
+			lifted, refusal = Lift(sessionless, body)
 			ew.primeWithAnswer = !sessionless && r.Header.Get("Mcp-Session-Id") != "" && answeredAtOnce(body)
 		}
-	}
-	if r.Method == http.MethodPost && r.Body != nil && sessionless && NamedByTask(r.Header.Get("Mcp-Method")) {
-		// The Tasks' routing header is checked here, where a mismatch can
-		// be answered HTTP 400 like the SDK's own header mismatches.
-		if body, ok := readBody(r2, s.maxBody); ok {
-			if refusal := RefuseName(r.Header.Get("Mcp-Name"), body); refusal != nil {
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusBadRequest)
-				_, _ = w.Write(refusal)
-				return
-			}
+		if refusal != nil {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			_, _ = w.Write(refusal)
+			return
+		}
+		if lifted != nil {
+			setBody(r2, lifted, r.Body)
 		}
 	}
 	s.inflight.Store(ref, r)
@@ -115,27 +117,9 @@ var atOnceNames = func() [][]byte {
 // cannot wait gets nothing from that flush but a second write to the
 // connection.
 func answeredAtOnce(body []byte) bool {
-	if !mayName(body) {
+	if !slices.ContainsFunc(atOnceNames, func(n []byte) bool { return bytes.Contains(body, n) }) {
 		return false
 	}
-	id, method, name, ok := readHead(body)
-	return ok && method == "tools/call" && len(id) > 0 && !canWait(name)
-}
-
-// mayName reports whether body may be a call of a tool answered at once
-// (answeredAtOnce's first filter).
-func mayName(body []byte) bool {
-	for _, n := range atOnceNames {
-		if bytes.Contains(body, n) {
-			return true
-		}
-	}
-	return false
-}
-
-// readHead reads of body, a JSON-RPC message, its id, its method and of
-// its params the tool's name, and reports whether body is such a message.
-func readHead(body []byte) (id json.RawMessage, method, name string, ok bool) {
 	var msg struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
@@ -143,10 +127,7 @@ func readHead(body []byte) (id json.RawMessage, method, name string, ok bool) {
 			Name string `json:"name"`
 		} `json:"params"`
 	}
-	if json.Unmarshal(body, &msg) != nil {
-		return nil, "", "", false
-	}
-	return msg.ID, msg.Method, msg.Params.Name, true
+	return json.Unmarshal(body, &msg) == nil && msg.Method == "tools/call" && len(msg.ID) > 0 && !canWait(msg.Params.Name)
 }
 
 // primeEvent starts the SDK's priming event of an event stream.

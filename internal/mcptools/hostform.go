@@ -129,7 +129,7 @@ func (s *Server) askOnSession(ctx context.Context, req *mcp.CallToolRequest, id 
 	left := max(bound-time.Since(start), time.Nanosecond)
 	switch {
 	case err == nil:
-		return left, s.submitHostAnswer(ctx, principal(req), id, res, rand.Text())
+		return left, s.submitHostAnswer(ctx, PrincipalOf(req.Extra), id, res, rand.Text())
 	case ctx.Err() != nil:
 		return 0, ctx.Err()
 	case fctx.Err() != nil:

@@ -147,15 +147,10 @@ func pickedIDs(v any) ([]string, error) {
 	case string:
 		return []string{v}, nil
 	case []any:
-		ids := make([]string, len(v))
-		for i, x := range v {
-			s, ok := x.(string)
-			if !ok {
-				return nil, badArg("inputResponses", "the host form's %s must list option ids", hostSelection)
-			}
-			ids[i] = s
+		if ids, ok := stringsOf(v); ok {
+			return ids, nil
 		}
-		return ids, nil
+		return nil, badArg("inputResponses", "the host form's %s must list option ids", hostSelection)
 	}
 	return nil, badArg("inputResponses", "the host form's %s must be an option id or a list of them", hostSelection)
 }
@@ -199,15 +194,21 @@ func fieldText(t elicitation.FieldType, v any) ([]string, bool) {
 	case float64:
 		return []string{strconv.FormatFloat(x, 'g', -1, 64)}, t == elicitation.FieldNumber || t == elicitation.FieldInteger
 	case []any:
-		vals := make([]string, len(x))
-		for i, e := range x {
-			s, ok := e.(string)
-			if !ok {
-				return nil, false
-			}
-			vals[i] = s
-		}
-		return vals, t == elicitation.FieldMultiSelect
+		vals, ok := stringsOf(x)
+		return vals, ok && t == elicitation.FieldMultiSelect
 	}
 	return nil, false
+}
+
+// stringsOf is v's elements, where every one is a string.
+func stringsOf(v []any) ([]string, bool) {
+	out := make([]string, len(v))
+	for i, x := range v {
+		s, ok := x.(string)
+		if !ok {
+			return nil, false
+		}
+		out[i] = s
+	}
+	return out, true
 }

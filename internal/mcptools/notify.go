@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
@@ -75,10 +74,4 @@ func (a args) escalate() ([]elicitation.EscalationStep, error) {
 		out[i].After = d
 	}
 	return out, nil
-}
-
-// reviewLink builds the review URL of a new request for its created notice
-// the same way the creation result does.
-func (s *Server) reviewLink(r *http.Request) func(id, key string) string {
-	return func(id, key string) string { return s.reviewURL(r, id, key) }
 }

@@ -37,7 +37,7 @@ func (s *Server) awaitOffers(ctx context.Context, req *mcp.CallToolRequest, id s
 	if o == nil || err != nil {
 		return nil, wait, err
 	}
-	principal := principal(req)
+	principal := PrincipalOf(req.Extra)
 	first, err := s.svc.RecordPush(ctx, principal, id, o.how)
 	if err != nil || !first {
 		return nil, wait, err
@@ -48,10 +48,14 @@ func (s *Server) awaitOffers(ctx context.Context, req *mcp.CallToolRequest, id s
 		left, err := s.askOnSession(ctx, req, id, o.params, bound)
 		return nil, left, err
 	}
-	return &mcp.CallToolResult{
-		InputRequests: mcp.InputRequestMap{o.key: o.params},
-		RequestState:  SealState(s.sealer, o.purpose, RequestState{ID: id, Principal: principal, Expires: o.expires, WaitUntil: s.svc.Now().Add(bound)}),
-	}, 0, nil
+	return s.inputRequired(o, RequestState{ID: id, Principal: principal, WaitUntil: s.svc.Now().Add(bound)}), 0, nil
+}
+
+// inputRequired is the input-required result that offers o, with st, to
+// expire with o, sealed as its request state.
+func (s *Server) inputRequired(o *offer, st RequestState) *mcp.CallToolResult {
+	st.Expires = o.expires
+	return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{o.key: o.params}, RequestState: SealState(s.sealer, o.purpose, st)}
 }
 
 // offerAnswered takes the retry of an offer made without a session and
@@ -61,7 +65,7 @@ func (s *Server) awaitOffers(ctx context.Context, req *mcp.CallToolRequest, id s
 // the review page. A retry of the form that lacks the form's answer is
 // asked the form again (formAgain).
 func (s *Server) offerAnswered(ctx context.Context, req *mcp.CallToolRequest, id string) (*mcp.CallToolResult, time.Duration, error) {
-	principal, now := principal(req), s.svc.Now()
+	principal, now := PrincipalOf(req.Extra), s.svc.Now()
 	answer, form := req.Params.InputResponses[hostInputKey]
 	purpose := purposeState
 	if form {
@@ -106,10 +110,7 @@ func (s *Server) formAgain(ctx context.Context, req *mcp.CallToolRequest, id str
 	if o == nil || err != nil {
 		return nil, left, err
 	}
-	return &mcp.CallToolResult{
-		InputRequests: mcp.InputRequestMap{o.key: o.params},
-		RequestState:  SealState(s.sealer, o.purpose, RequestState{ID: id, Principal: st.Principal, Expires: o.expires, WaitUntil: st.WaitUntil}),
-	}, 0, nil
+	return s.inputRequired(o, RequestState{ID: id, Principal: st.Principal, WaitUntil: st.WaitUntil}), 0, nil
 }
 
 // hostFormOffer is the host's own form for request id where the
@@ -121,7 +122,7 @@ func (s *Server) hostFormOffer(ctx context.Context, req *mcp.CallToolRequest, id
 	if s.sealer == nil || !s.canAskInHost(req) || !s.hostForm && !inApp {
 		return nil, nil
 	}
-	st, p, err := s.svc.HostForm(ctx, principal(req), id)
+	st, p, err := s.svc.HostForm(ctx, PrincipalOf(req.Extra), id)
 	if err != nil || st.Status != elicitation.StatusPending || p.HostLink == "" || !inApp && !p.AskInHost {
 		return nil, err
 	}
@@ -148,7 +149,7 @@ func (s *Server) linkOffer(ctx context.Context, req *mcp.CallToolRequest, id str
 	if s.pushModeOf(req) != pushInputResult {
 		return nil, nil
 	}
-	st, sealedLink, message, err := s.svc.PushLink(ctx, principal(req), id)
+	st, sealedLink, message, err := s.svc.PushLink(ctx, PrincipalOf(req.Extra), id)
 	if err != nil || st.Status != elicitation.StatusPending || sealedLink == "" {
 		return nil, err
 	}

@@ -19,10 +19,10 @@
 package mcptools
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -173,17 +173,11 @@ func New(opts Options) *Server {
 	if opts.Service == nil || opts.ReviewURL == nil {
 		panic("mcptools.New: Options.Service or Options.ReviewURL is nil")
 	}
-	s := &Server{svc: opts.Service, reviewURL: opts.ReviewURL, onCreated: opts.OnCreated, log: opts.Logger, push: opts.Push, hostForm: opts.HostForm, app: opts.App, sealer: opts.Sealer, receipts: opts.Receipts, waits: newWaitSlots(opts), watches: newWatchSlots(opts)}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
-	}
-	impl := &mcp.Implementation{Name: opts.Name, Version: opts.Version, Title: "Human-in-the-loop elicitation"}
-	if impl.Name == "" {
-		impl.Name = "elicitation"
-	}
-	if impl.Version == "" {
-		impl.Version = "dev"
-	}
+	s := &Server{svc: opts.Service, reviewURL: opts.ReviewURL, onCreated: opts.OnCreated, log: opts.Logger, push: opts.Push, hostForm: opts.HostForm, app: opts.App, sealer: opts.Sealer, receipts: opts.Receipts,
+		waits:   newSlots(opts.MaxWaits, opts.WaitsPerPrincipal, DefaultMaxWaits, DefaultWaitsPerPrincipal),
+		watches: newSlots(opts.MaxWatches, opts.WatchesPerPrincipal, DefaultMaxWatches, DefaultWatchesPerPrincipal)}
+	s.log = cmp.Or(s.log, slog.New(slog.DiscardHandler))
+	impl := &mcp.Implementation{Name: cmp.Or(opts.Name, "elicitation"), Version: cmp.Or(opts.Version, "dev"), Title: "Human-in-the-loop elicitation"}
 	s.mcp = mcp.NewServer(impl, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       sdkLogger(s.log),
@@ -195,12 +189,8 @@ func New(opts Options) *Server {
 		Capabilities: capabilities(opts.App),
 	})
 	for _, t := range s.tools() {
-		if s.app && (t.tool.Name == ToolApproval || t.tool.Name == ToolSelection) {
-			t.tool.Meta = appToolMeta()
-		}
 		s.mcp.AddTool(t.tool, t.handler)
 	}
-	s.addAppTools()
 	s.addAppResource()
 	s.addPrompts()
 	s.installTasks()
@@ -246,7 +236,8 @@ func capabilities(app bool) *mcp.ServerCapabilities {
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Prompts: &mcp.PromptCapabilities{}}
 	if app {
 		caps.Resources = &mcp.ResourceCapabilities{}
-		caps.Extensions = map[string]any{UIExtension: uiServerCapability()}
+		// Its ui extension's setting: it renders elicitations in its MCP App.
+		caps.AddExtension(UIExtension, map[string]any{"elicitation": map[string]any{}})
 	}
 	//lint:ignore SA1019 deprecated from 2026-07-28 on, still part of the session eras this server serves
 	caps.Logging = &mcp.LoggingCapabilities{}
@@ -299,10 +290,6 @@ const instructions = `These tools ask a human to approve something, fill a form,
 // at /mcp).
 func (s *Server) Handler() http.Handler { return s }
 
-// newRef names one in-flight request. It needs to be unique, not secret:
-// ServeHTTP overwrites whatever a client sends in requestRefHeader.
-func (s *Server) newRef() string { return strconv.FormatUint(s.refs.Add(1), 36) }
-
 // httpRequest returns the HTTP request that carried req, or nil.
 func (s *Server) httpRequest(req *mcp.CallToolRequest) *http.Request {
 	if req.Extra == nil || req.Extra.Header == nil {
@@ -334,10 +321,6 @@ func bind(ctx context.Context, r *http.Request) (context.Context, context.Cancel
 	return ctx, func() { stop(); cancel() }
 }
 
-// principal is the authenticated agent identity of a call: the user id
-// the bearer-token middleware recorded, else elicitation.Anonymous.
-func principal(req *mcp.CallToolRequest) string { return PrincipalOf(req.Extra) }
-
 const anonymous = elicitation.Anonymous
 
 // limitPrincipal is who the limits count req against: Principal of the
@@ -346,7 +329,7 @@ func (s *Server) limitPrincipal(req *mcp.CallToolRequest) string {
 	if r := s.httpRequest(req); r != nil {
 		return Principal(r)
 	}
-	return principal(req)
+	return PrincipalOf(req.Extra)
 }
 
 // sessionEnd returns a context that ends when ss closes. The first call for

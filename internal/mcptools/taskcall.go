@@ -34,7 +34,9 @@ func (t *tasks) call(ctx context.Context, next mcp.MethodHandler, req mcp.Reques
 			return next(ctx, "tools/call", req)
 		}
 		if !isTaskTool(cr.Params.Name) {
-			return nil, errForbidden(cr.Params.Name)
+			// execution.taskSupport "forbidden": -32601, as the specification
+			// asks, and a sentence the agent can act on.
+			return nil, errMethodNotFound("tool " + cr.Params.Name + " does not run as a task (its execution.taskSupport is \"forbidden\"): call it without params.task")
 		}
 		ttl, err := checkTaskParam(raw)
 		if err != nil {

@@ -33,50 +33,50 @@ func Lift(ext bool, body []byte) (lifted, refusal []byte) {
 		return nil, nil
 	}
 	if !ext {
-		lifted, _ = lift(body)
-		return lifted, nil
+		return lift(body), nil
 	}
 	if refusal = refuseListen(body); refusal != nil {
 		return nil, refusal
 	}
-	lifted, _ = liftListen(body)
-	return lifted, nil
+	return liftListen(body), nil
 }
 
-// lift moves a tools/call message's params.task into params._meta; ok is
-// false when body is anything else (left for the SDK to judge).
-func lift(body []byte) ([]byte, bool) {
-	var msg map[string]json.RawMessage
-	if json.Unmarshal(body, &msg) != nil || string(msg["method"]) != `"tools/call"` {
-		return nil, false
+// message decodes body, a JSON-RPC message of method, and its params; ok
+// is false when body is anything else (left for the SDK to judge).
+func message(body []byte, method string) (msg, params map[string]json.RawMessage, ok bool) {
+	if json.Unmarshal(body, &msg) != nil || string(msg["method"]) != `"`+method+`"` || json.Unmarshal(msg["params"], &params) != nil {
+		return nil, nil, false
 	}
-	var params map[string]json.RawMessage
-	if json.Unmarshal(msg["params"], &params) != nil {
-		return nil, false
-	}
-	task, ok := params["task"]
-	if !ok {
-		return nil, false
+	return msg, params, true
+}
+
+// lift moves a tools/call message's params.task into params._meta; nil
+// when body is anything else.
+func lift(body []byte) []byte {
+	msg, params, ok := message(body, "tools/call")
+	task, has := params["task"]
+	if !ok || !has {
+		return nil
 	}
 	delete(params, "task")
 	return withMeta(msg, params, map[string]json.RawMessage{taskMeta: task})
 }
 
 // withMeta adds add's keys to params._meta (keeping its others) and
-// returns msg with those params, encoded; ok is false when params._meta
-// is not an object.
-func withMeta(msg, params, add map[string]json.RawMessage) ([]byte, bool) {
+// returns msg with those params, encoded; nil when params._meta is not an
+// object.
+func withMeta(msg, params, add map[string]json.RawMessage) []byte {
 	for k, v := range add {
 		if setIn(params, "_meta", k, v) != nil {
-			return nil, false
+			return nil
 		}
 	}
 	var err error
 	if msg["params"], err = json.Marshal(params); err != nil {
-		return nil, false
+		return nil
 	}
-	out, err := json.Marshal(msg)
-	return out, err == nil
+	out, _ := json.Marshal(msg)
+	return out
 }
 
 // refuseListen is the answer to a subscriptions/listen that asks for task
@@ -101,11 +101,22 @@ func refuseListen(body []byte) []byte {
 	if _, ok := msg.Params.Meta.Caps.Extensions[Extension]; ok {
 		return nil
 	}
-	out, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "error": map[string]any{
-		"code":    -32021,
-		"message": "Missing required client capability: task notifications need the " + Extension + " extension in the request's capabilities",
-		"data":    map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{Extension: map[string]any{}}}},
-	}})
+	return errorResponse(msg.ID, mcp.CodeMissingRequiredClientCapabilities,
+		"Missing required client capability: task notifications need the "+Extension+" extension in the request's capabilities", missingExtension)
+}
+
+// missingExtension is the data of a -32021 refusal for want of the
+// extension: it names the extension in requiredCapabilities.
+var missingExtension = json.RawMessage(`{"requiredCapabilities":{"extensions":{"` + Extension + `":{}}}}`)
+
+// errorResponse is the JSON-RPC error response to the request id, its
+// members in the order json.Marshal gives a map's.
+func errorResponse(id json.RawMessage, code int64, message string, data json.RawMessage) []byte {
+	e := map[string]any{"code": code, "message": message}
+	if data != nil {
+		e["data"] = data
+	}
+	out, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": e})
 	return out
 }
 
@@ -118,18 +129,14 @@ const (
 )
 
 // liftListen copies a subscriptions/listen's notifications.taskIds and id
-// into params._meta; ok is false when body is anything else.
-func liftListen(body []byte) ([]byte, bool) {
-	var msg map[string]json.RawMessage
-	if json.Unmarshal(body, &msg) != nil || string(msg["method"]) != `"subscriptions/listen"` || msg["id"] == nil {
-		return nil, false
-	}
-	var params map[string]json.RawMessage
+// into params._meta; nil when body is anything else.
+func liftListen(body []byte) []byte {
+	msg, params, ok := message(body, "subscriptions/listen")
 	var n struct {
 		TaskIDs []string `json:"taskIds"`
 	}
-	if json.Unmarshal(msg["params"], &params) != nil || json.Unmarshal(params["notifications"], &n) != nil || n.TaskIDs == nil {
-		return nil, false
+	if !ok || msg["id"] == nil || json.Unmarshal(params["notifications"], &n) != nil || n.TaskIDs == nil {
+		return nil
 	}
 	ids, _ := json.Marshal(n.TaskIDs) // strings only: cannot fail
 	return withMeta(msg, params, map[string]json.RawMessage{listenTaskIDsMeta: ids, listenIDMeta: msg["id"]})
@@ -162,9 +169,5 @@ func RefuseName(name string, body []byte) []byte {
 	if json.Unmarshal(body, &msg) != nil || len(msg.ID) == 0 || msg.Params.TaskID == nil || *msg.Params.TaskID == "" || *msg.Params.TaskID == name {
 		return nil
 	}
-	out, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "error": map[string]any{
-		"code":    mcp.CodeHeaderMismatch,
-		"message": nameMismatch + "tasks/get, tasks/update and tasks/cancel",
-	}})
-	return out
+	return errorResponse(msg.ID, mcp.CodeHeaderMismatch, nameMismatch+"tasks/get, tasks/update and tasks/cancel", nil)
 }

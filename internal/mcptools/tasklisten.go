@@ -36,7 +36,7 @@ func (t *tasks) listen(ctx context.Context, req mcp.Request) (mcp.Result, bool, 
 	}
 	subID := meta[listenIDMeta]
 	principal := PrincipalOf(req.GetExtra())
-	var accepted []string
+	accepted := []string{}
 	for _, id := range ids {
 		if len(accepted) == MaxListenTasks || slices.Contains(accepted, id) {
 			continue
@@ -52,7 +52,7 @@ func (t *tasks) listen(ctx context.Context, req mcp.Request) (mcp.Result, bool, 
 		}
 		defer release()
 	}
-	ack := map[string]any{"notifications": map[string]any{"taskIds": orEmpty(accepted)}, "_meta": map[string]any{mcp.MetaKeySubscriptionID: subID}}
+	ack := map[string]any{"notifications": map[string]any{"taskIds": accepted}, "_meta": map[string]any{mcp.MetaKeySubscriptionID: subID}}
 	if err := notify(ctx, ss, methodAcked, ack); err != nil {
 		return nil, true, errInternal
 	}
@@ -92,11 +92,4 @@ func (t *tasks) notifyWhenOver(ctx, watch context.Context, ss *mcp.ServerSession
 	if err := notify(ctx, ss, methodExtStatus, params); err != nil {
 		t.s.log.DebugContext(ctx, "task notification not delivered", "taskId", id, "err", err)
 	}
-}
-
-func orEmpty(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }

@@ -91,8 +91,7 @@ func RequireExtension(req mcp.Request) error {
 	if declaresExtension(req) {
 		return nil
 	}
-	data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{Extension: map[string]any{}}}})
-	return &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: "Missing required client capability: declare the " + Extension + " extension in the request's capabilities", Data: data}
+	return &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: "Missing required client capability: declare the " + Extension + " extension in the request's capabilities", Data: missingExtension}
 }
 
 func paramsOf(req mcp.Request) (id *string, inputs map[string]json.RawMessage) {
@@ -111,7 +110,7 @@ func paramsOf(req mcp.Request) (id *string, inputs map[string]json.RawMessage) {
 func (t *tasks) readError(ctx context.Context, id string, err error) error {
 	switch elicitation.CodeOf(err) {
 	case elicitation.CodeNotFound:
-		return errNotFound()
+		return errNotFound
 	case elicitation.CodeInvalidArgument:
 		return errInvalid("taskId: %s", elicitation.PublicMessage(err))
 	}
@@ -127,11 +126,15 @@ func (t *tasks) readError(ctx context.Context, id string, err error) error {
 // consumes the request and audits the fetch.
 func (t *tasks) result(ctx context.Context, tg target) (mcp.Result, error) {
 	if tg.view.pending {
-		status, err := t.s.taskAwait(ctx, t.toolRequest(tg), tg.state.ID)
+		req := t.toolRequest(tg)
+		wctx, done := bind(withCaller(ctx, req), t.s.httpRequest(req))
+		defer done()
+		res, st, err := t.s.awaitID(wctx, req, tg.state.ID, 0)
 		if err != nil {
 			return nil, t.callError(ctx, tg.state.ID, err)
 		}
-		if status == elicitation.StatusPending {
+		if res != nil || st.Status == elicitation.StatusPending {
+			// An input request (res) is not for a task's wait.
 			return nil, errStillWorking(t.s.svc.MaxWait().String())
 		}
 	}
@@ -143,14 +146,26 @@ func (t *tasks) result(ctx context.Context, tg target) (mcp.Result, error) {
 	return res, nil
 }
 
-// outcome is the task's result: the result tool's answer with the
-// request's id and review link (Options.Result).
+// outcome is a decided task's result as elicit_result answers it (it
+// consumes the request), with the request's id and the review link kept
+// with it; tasks/result and tasks/get call it. An error only for a request
+// that cannot be read (not found); the tool's own errors are isError
+// results.
 func (t *tasks) outcome(ctx context.Context, tg target) (*mcp.CallToolResult, error) {
-	res, err := t.s.taskResult(ctx, t.toolRequest(tg), tg.state.ID)
-	if err != nil {
-		return nil, t.callError(ctx, tg.state.ID, err)
+	req, id := t.toolRequest(tg), tg.state.ID
+	ctx = withCaller(ctx, req)
+	out, err := t.s.resultOf(ctx, req, tg.principal, id)
+	if elicitation.CodeOf(err) == elicitation.CodeNotFound {
+		return nil, errNotFound
 	}
-	return res, nil
+	var task *taskOutput
+	if err == nil {
+		task = &taskOutput{resultOutput: out, ElicitationID: id}
+		if link, _ := t.s.keptLink(ctx, tg.principal, id); link != "" {
+			task.ReviewURL = &link
+		}
+	}
+	return t.s.toolResult(ctx, ToolResult, tg.principal, task, err), nil
 }
 
 // callError maps what failed when a tasks method waited or read the
@@ -160,7 +175,7 @@ func (t *tasks) outcome(ctx context.Context, tg target) (*mcp.CallToolResult, er
 func (t *tasks) callError(ctx context.Context, id string, err error) error {
 	switch elicitation.CodeOf(err) {
 	case elicitation.CodeNotFound:
-		return errNotFound()
+		return errNotFound
 	case elicitation.CodeBusy:
 		return &jsonrpc.Error{Code: CodeStillWorking, Message: "task still working: " + elicitation.PublicMessage(err)}
 	}
@@ -174,10 +189,7 @@ func (t *tasks) callError(ctx context.Context, id string, err error) error {
 // request's own client's (same session, extra and era), so that they apply
 // every rule the tools always apply.
 func (t *tasks) toolRequest(tg target) *mcp.CallToolRequest {
-	p := &mcp.CallToolParamsRaw{}
-	if m := tg.req.GetParams().GetMeta(); m != nil {
-		p.Meta = maps.Clone(mcp.Meta(m))
-	}
+	p := &mcp.CallToolParamsRaw{Meta: maps.Clone(mcp.Meta(tg.req.GetParams().GetMeta()))}
 	if tg.f == eraCore {
 		// What the call sends the client meanwhile (the host's form during
 		// tasks/result) belongs to the task: the tool copies the key on.
@@ -193,24 +205,21 @@ func (t *tasks) toolRequest(tg target) *mcp.CallToolRequest {
 // cancel withdraws the request (Service.Cancel, as elicit_cancel does):
 // the review page then refuses it.
 func (t *tasks) cancel(ctx context.Context, tg target) (mcp.Result, error) {
-	if tg.view.terminal {
-		if tg.f == eraSessionless {
-			return &ackResult{ResultType: "complete"}, nil // cooperative: nothing left to stop
-		}
-		return nil, errInvalid("task %s is already %s: only a working task can be cancelled", tg.state.ID, tg.view.Status)
+	var st elicitation.State
+	var err error
+	if tg.view.pending {
+		st, err = t.s.svc.Cancel(ctx, tg.principal, tg.state.ID)
 	}
-	st, err := t.s.svc.Cancel(ctx, tg.principal, tg.state.ID)
+	ended := errors.Is(err, elicitation.ErrConflict) || errors.Is(err, elicitation.ErrExpired)
 	switch {
-	case errors.Is(err, elicitation.ErrConflict) || errors.Is(err, elicitation.ErrExpired):
-		if tg.f == eraSessionless {
-			return &ackResult{ResultType: "complete"}, nil
-		}
-		return nil, errInvalid("task %s ended before it could be cancelled (the human answered, or it expired): call tasks/get", tg.state.ID)
-	case err != nil:
+	case err != nil && !ended:
 		return nil, t.readError(ctx, tg.state.ID, err)
-	}
-	if tg.f == eraSessionless {
-		return &ackResult{ResultType: "complete"}, nil
+	case tg.f == eraSessionless:
+		return &ackResult{ResultType: "complete"}, nil // cooperative: nothing left to stop
+	case !tg.view.pending:
+		return nil, errInvalid("task %s is already %s: only a working task can be cancelled", tg.state.ID, tg.view.Status)
+	case ended:
+		return nil, errInvalid("task %s ended before it could be cancelled (the human answered, or it expired): call tasks/get", tg.state.ID)
 	}
 	return &taskResult{coreTask: t.coreTask(viewOf(st, tg.f))}, nil
 }

@@ -115,10 +115,7 @@ func (t *tasks) discover(ctx context.Context, next mcp.MethodHandler, method str
 	}
 	caps := *dr.Capabilities
 	caps.Extensions = maps.Clone(caps.Extensions)
-	if caps.Extensions == nil {
-		caps.Extensions = map[string]any{}
-	}
-	caps.Extensions[Extension] = map[string]any{}
+	caps.AddExtension(Extension, nil)
 	dr.Capabilities = &caps
 	return dr, nil
 }
@@ -234,11 +231,4 @@ func setIn(m map[string]json.RawMessage, outer, inner string, v any) error {
 	o[inner] = b
 	m[outer], err = json.Marshal(o)
 	return err
-}
-
-// errForbidden answers a task requested on a tool that does not run as
-// one (execution.taskSupport "forbidden") with -32601, as the
-// specification asks, and a sentence the agent can act on.
-func errForbidden(name string) error {
-	return errMethodNotFound("tool " + name + " does not run as a task (its execution.taskSupport is \"forbidden\"): call it without params.task")
 }

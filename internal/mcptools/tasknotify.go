@@ -78,21 +78,15 @@ func (t *tasks) watch(ss *mcp.ServerSession, principal, id string) {
 	}()
 }
 
-// Uncarry turns b, what the SDK writes of a response, back into the task
+// Uncarry turns event, what the SDK writes of a response, back into the task
 // notifications it carries, if it is one server-sent event that is a
 // carrier; ok is false for anything else, which goes out as it is. The
 // server's front door runs every session-era response and 2026-07-28
-// listen through it.
-func Uncarry(b []byte) (out []byte, ok bool) {
-	if !bytes.Contains(b, carrierMark) {
+// listen through it. It rewrites the data line of that event.
+func Uncarry(event []byte) (out []byte, ok bool) {
+	if !bytes.Contains(event, carrierMark) {
 		return nil, false
 	}
-	return uncarry(b)
-}
-
-// uncarry rewrites the data line of one server-sent event that is a
-// carrier; ok is false for anything else.
-func uncarry(event []byte) ([]byte, bool) {
 	lines := bytes.Split(event, []byte("\n"))
 	done := false
 	for i, line := range lines {

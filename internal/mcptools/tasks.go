@@ -3,11 +3,10 @@ package mcptools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
 
 // MCP Tasks (the task*.go files): a creating tool's call answers at once
@@ -39,9 +38,9 @@ import (
 // Nothing about a task is held in memory, so a task created by one process
 // can be polled through another, after a restart, or on a function invoked
 // once per request. The task's result is exactly what elicit_result
-// returns, from the same code (taskResult: so it is consumed and audited
+// returns, from the same code (tasks.outcome: so it is consumed and audited
 // the same way), with the request's id and review link added;
-// tasks/result waits as elicit_await does (taskAwait).
+// tasks/result waits as elicit_await does (tasks.result).
 //
 // Only the go-sdk's extension points are used: receiving middleware,
 // custom methods (AddReceivingCustomMethod), result types embedding
@@ -91,12 +90,13 @@ func (s *Server) installTasks() {
 	// the middleware answers them, because it alone sees the request's
 	// extra (its principal) and the rest of the chain (the tools). Only a
 	// method name clash with the SDK's own can fail: a bug.
-	for _, m := range []string{methodGet, methodResult, methodCancel, methodList} {
-		if err := mcp.AddReceivingCustomMethod(s.mcp, m, unreachable); err != nil {
-			panic("mcptools: installing tasks: " + err.Error())
-		}
-	}
-	if err := mcp.AddReceivingCustomMethod(s.mcp, methodUpdate, unreachableUpdate); err != nil {
+	err := errors.Join(
+		mcp.AddReceivingCustomMethod(s.mcp, methodGet, unreachable[*taskParams]),
+		mcp.AddReceivingCustomMethod(s.mcp, methodResult, unreachable[*taskParams]),
+		mcp.AddReceivingCustomMethod(s.mcp, methodCancel, unreachable[*taskParams]),
+		mcp.AddReceivingCustomMethod(s.mcp, methodList, unreachable[*taskParams]),
+		mcp.AddReceivingCustomMethod(s.mcp, methodUpdate, unreachable[*updateParams]))
+	if err != nil {
 		panic("mcptools: installing tasks: " + err.Error())
 	}
 	s.mcp.AddReceivingMiddleware(t.middleware)
@@ -130,11 +130,9 @@ type updateParams struct {
 	InputResponses map[string]json.RawMessage `json:"inputResponses,omitempty"`
 }
 
-func unreachable(context.Context, *mcp.ServerSession, *taskParams) (*mcp.ResultBase, error) {
-	return nil, errInternal
-}
-
-func unreachableUpdate(context.Context, *mcp.ServerSession, *updateParams) (*mcp.ResultBase, error) {
+// unreachable is the SDK's handler of a tasks method, which the
+// middleware answers before it.
+func unreachable[P any](context.Context, *mcp.ServerSession, P) (*mcp.ResultBase, error) {
 	return nil, errInternal
 }
 
@@ -165,44 +163,10 @@ func PrincipalOf(extra *mcp.RequestExtra) string {
 	return anonymous
 }
 
-// taskAwait waits for a task's request as elicit_await does for req,
-// within the server's full bound, and returns its status (tasks/result).
-func (s *Server) taskAwait(ctx context.Context, req *mcp.CallToolRequest, id string) (elicitation.Status, error) {
-	ctx, done := bind(withCaller(ctx, req), s.httpRequest(req))
-	defer done()
-	res, st, err := s.awaitID(ctx, req, id, 0)
-	if err == nil && res != nil {
-		return elicitation.StatusPending, nil // an input request: not for a task's wait
-	}
-	return st.Status, err
-}
-
 // taskOutput is a task's result: elicit_result's, with the request's id
 // and the review link kept with it (null when none is).
 type taskOutput struct {
 	resultOutput
 	ElicitationID string  `json:"elicitationId"`
 	ReviewURL     *string `json:"reviewUrl"`
-}
-
-// taskResult is a decided task's result as elicit_result answers req (it
-// consumes the request), with the request's id and the review link kept
-// with it; tasks/result and tasks/get call it. An error only for a request
-// that cannot be read (not found); the tool's own errors are isError
-// results.
-func (s *Server) taskResult(ctx context.Context, req *mcp.CallToolRequest, id string) (*mcp.CallToolResult, error) {
-	ctx = withCaller(ctx, req)
-	p := principal(req)
-	out, err := s.resultOf(ctx, req, p, id)
-	if elicitation.CodeOf(err) == elicitation.CodeNotFound {
-		return nil, err
-	}
-	var task *taskOutput
-	if err == nil {
-		task = &taskOutput{resultOutput: out, ElicitationID: id}
-		if link, _ := s.keptLink(ctx, p, id); link != "" {
-			task.ReviewURL = &link
-		}
-	}
-	return s.toolResult(ctx, ToolResult, p, task, err), nil
 }

@@ -18,16 +18,14 @@ const (
 
 // view is a request seen as a task.
 type view struct {
-	ID            string
-	Status        string
-	Message       string
-	Created       time.Time
-	Updated       time.Time
-	TTL           time.Duration
-	terminal      bool
-	hasResult     bool // the result tool gives an answer (decided or expired)
-	pending       bool
-	elicitationSt elicitation.Status
+	ID        string
+	Status    string
+	Message   string
+	Created   time.Time
+	Updated   time.Time
+	TTL       time.Duration
+	hasResult bool // the result tool gives an answer (decided or expired)
+	pending   bool
 }
 
 // viewOf maps a request's state (its status derived at now) to its task:
@@ -38,7 +36,7 @@ type view struct {
 // and completes a 2026-07-28 one (that flavour keeps failed for JSON-RPC
 // errors and returns isError results as completed).
 func viewOf(st elicitation.State, f era) view {
-	v := view{ID: st.ID, Created: st.CreatedAt.UTC(), Updated: st.CreatedAt.UTC(), TTL: st.ExpiresAt.Sub(st.CreatedAt), elicitationSt: st.Status}
+	v := view{ID: st.ID, Created: st.CreatedAt.UTC(), Updated: st.CreatedAt.UTC(), TTL: st.ExpiresAt.Sub(st.CreatedAt)}
 	if !st.DecidedAt.IsZero() {
 		v.Updated = st.DecidedAt.UTC()
 	}
@@ -47,20 +45,20 @@ func viewOf(st elicitation.State, f era) view {
 		v.Status, v.pending = statusWorking, true
 		v.Message = fmt.Sprintf("Waiting for a human to answer on the review page (the reviewUrl of the creation result); the task ends when they do, or when the request expires at %s.", stamp(st.ExpiresAt))
 	case st.Status == elicitation.StatusExpired:
-		v.Updated, v.terminal, v.hasResult = st.ExpiresAt.UTC(), true, true
+		v.Updated, v.hasResult = st.ExpiresAt.UTC(), true
 		v.Status = statusFailed
 		if f == eraSessionless {
 			v.Status = statusCompleted
 		}
 		v.Message = fmt.Sprintf("No human answered before the request expired at %s: ask again with a new request if you still need an answer (a longer timeoutSeconds gives the human more time).", stamp(st.ExpiresAt))
 	case st.Status == elicitation.StatusCanceled:
-		v.Status, v.terminal = statusCancelled, true
+		v.Status = statusCancelled
 		v.Message = "The request was withdrawn (tasks/cancel or elicit_cancel): the review page no longer accepts an answer, and none will come."
 	case st.Decision == elicitation.DecisionDeclined:
-		v.Status, v.terminal, v.hasResult = statusCompleted, true, true
+		v.Status, v.hasResult = statusCompleted, true
 		v.Message = "The human declined: read their comment in the result, then refine the request and ask again, or stop."
 	default:
-		v.Status, v.terminal, v.hasResult = statusCompleted, true, true
+		v.Status, v.hasResult = statusCompleted, true
 		v.Message = "The human answered: the result holds the decision."
 	}
 	return v
@@ -82,5 +80,3 @@ func PollInterval(first time.Duration, created, expires, now time.Time) time.Dur
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-
-func millis(d time.Duration) int64 { return d.Milliseconds() }

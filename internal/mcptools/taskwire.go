@@ -34,9 +34,9 @@ type coreTask struct {
 }
 
 func (t *tasks) coreTask(v view) coreTask {
-	c := coreTask{TaskID: v.ID, Status: v.Status, StatusMessage: v.Message, CreatedAt: rfc(v.Created), LastUpdatedAt: rfc(v.Updated), TTL: millis(v.TTL)}
-	if !v.terminal {
-		c.PollInterval = millis(t.pollInterval(v))
+	c := coreTask{TaskID: v.ID, Status: v.Status, StatusMessage: v.Message, CreatedAt: timestamp(v.Created), LastUpdatedAt: timestamp(v.Updated), TTL: v.TTL.Milliseconds()}
+	if v.pending {
+		c.PollInterval = t.pollInterval(v).Milliseconds()
 	}
 	return c
 }
@@ -71,11 +71,8 @@ type extTask struct {
 }
 
 func (t *tasks) extTask(v view, resultType string) *extTask {
-	e := &extTask{ResultType: resultType, TaskID: v.ID, Status: v.Status, StatusMessage: v.Message, CreatedAt: rfc(v.Created), LastUpdatedAt: rfc(v.Updated), TTLMs: millis(v.TTL)}
-	if !v.terminal {
-		e.PollIntervalMs = millis(t.pollInterval(v))
-	}
-	return e
+	c := t.coreTask(v)
+	return &extTask{ResultType: resultType, TaskID: c.TaskID, Status: c.Status, StatusMessage: c.StatusMessage, CreatedAt: c.CreatedAt, LastUpdatedAt: c.LastUpdatedAt, TTLMs: c.TTL, PollIntervalMs: c.PollInterval}
 }
 
 // ackResult is the 2026-07-28 empty acknowledgement (tasks/update,
@@ -91,16 +88,12 @@ func (t *tasks) pollInterval(v view) time.Duration {
 	return PollInterval(DefaultPollInterval, v.Created, v.Created.Add(v.TTL), t.s.svc.Now())
 }
 
-func rfc(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-
 // Errors. Every one is a JSON-RPC error with a sentence an agent can act
 // on; internal error text never leaves the process.
 var errInternal = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: the task could not be read; try again"}
 
-func errNotFound() error {
-	// The same for an unknown id and another principal's task.
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Failed to retrieve task: Task not found (no task with that taskId for this agent)"}
-}
+// errNotFound is the same for an unknown id and another principal's task.
+var errNotFound = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Failed to retrieve task: Task not found (no task with that taskId for this agent)"}
 
 func errInvalid(format string, args ...any) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}

@@ -38,10 +38,9 @@ type tool struct {
 // whose elicitation.Code becomes the tool error's first word.
 type call func(ctx context.Context, req *mcp.CallToolRequest) (any, error)
 
+// tools are the server's tools: the six, and with the MCP App its two.
 func (s *Server) tools() []tool {
-	f, t := new(bool), new(bool)
-	*t = true
-	return []tool{
+	ts := []tool{
 		{&mcp.Tool{
 			Name:  ToolApproval,
 			Title: "Ask a human to approve (or fill a form)",
@@ -51,7 +50,7 @@ func (s *Server) tools() []tool {
 				"Then call elicit_await until the status is not pending, and elicit_result for the decision (and formSubmission).",
 			InputSchema:  approvalInputSchema,
 			OutputSchema: createdOutputSchema,
-			Annotations:  &mcp.ToolAnnotations{DestructiveHint: f},
+			Annotations:  &mcp.ToolAnnotations{DestructiveHint: new(false)},
 		}, s.wrap(ToolApproval, s.creating(false))},
 		{&mcp.Tool{
 			Name:  ToolSelection,
@@ -62,7 +61,7 @@ func (s *Server) tools() []tool {
 				"Then call elicit_await until the status is not pending, and elicit_result for the decision and selectedIds.",
 			InputSchema:  selectionInputSchema,
 			OutputSchema: createdOutputSchema,
-			Annotations:  &mcp.ToolAnnotations{DestructiveHint: f},
+			Annotations:  &mcp.ToolAnnotations{DestructiveHint: new(false)},
 		}, s.wrap(ToolSelection, s.creating(true))},
 		{&mcp.Tool{
 			Name:  ToolAwait,
@@ -90,7 +89,7 @@ func (s *Server) tools() []tool {
 				"Errors: not_decided while pending (call elicit_await), expired, canceled.",
 			InputSchema:  idInputSchema,
 			OutputSchema: resultOutputSchema,
-			Annotations:  &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: f},
+			Annotations:  &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: new(false)},
 		}, s.wrap(ToolResult, s.result)},
 		{&mcp.Tool{
 			Name:  ToolCancel,
@@ -99,9 +98,27 @@ func (s *Server) tools() []tool {
 				"Errors: conflict if already decided, expired if it expired.",
 			InputSchema:  idInputSchema,
 			OutputSchema: cancelOutputSchema,
-			Annotations:  &mcp.ToolAnnotations{DestructiveHint: t, IdempotentHint: true},
+			Annotations:  &mcp.ToolAnnotations{DestructiveHint: new(true), IdempotentHint: true},
 		}, s.wrap(ToolCancel, s.cancel)},
 	}
+	if !s.app {
+		return ts
+	}
+	for _, t := range ts[:2] {
+		// The creating tools (the first two) name the MCP App's page.
+		t.tool.Meta = mcp.Meta{"ui": map[string]any{"resourceUri": AppResourceURI}, legacyResourceURIMeta: AppResourceURI}
+	}
+	return append(ts,
+		tool{&mcp.Tool{
+			Name: ToolAppView, Title: "Show a request in the MCP App", Meta: appOnly,
+			Description: "For the elicitation MCP App only: what the review page shows of a request, and a render token for elicit_app_decide.",
+			InputSchema: idInputSchema, OutputSchema: appViewOutputSchema, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+		}, s.wrap(ToolAppView, s.appView)},
+		tool{&mcp.Tool{
+			Name: ToolAppDecide, Title: "Decide a request from the MCP App", Meta: appOnly,
+			Description: "For the elicitation MCP App only: submits or declines with the render token elicit_app_view returned.",
+			InputSchema: appDecideInputSchema, OutputSchema: appDecideOutputSchema, Annotations: &mcp.ToolAnnotations{DestructiveHint: new(false)},
+		}, s.wrap(ToolAppDecide, s.appDecide)})
 }
 
 // canWait reports whether the tool name can wait: elicit_await for the
@@ -139,7 +156,7 @@ func (s *Server) wrap(name string, f call) mcp.ToolHandler {
 			// The request itself is refused (a requestState, rounds.go).
 			return nil, refused
 		}
-		return s.toolResult(ctx, name, principal(req), out, err), nil
+		return s.toolResult(ctx, name, PrincipalOf(req.Extra), out, err), nil
 	}
 }
 
@@ -148,7 +165,9 @@ func (s *Server) wrap(name string, f call) mcp.ToolHandler {
 // deployment behind an OAuth token (PersonKey), whose answers in the host
 // the Service then judges as the review page judges a signed-in reviewer.
 func withCaller(ctx context.Context, req *mcp.CallToolRequest) context.Context {
-	ctx = auditNoteOf(req)(ctx)
+	if note, ok := req.Params.Meta[AuditNoteMeta].(string); ok {
+		ctx = elicitation.WithAuditNote(ctx, note)
+	}
 	if id, ok := personOf(req.GetExtra()); ok {
 		ctx = elicitation.WithIdentity(ctx, id)
 	}
@@ -166,18 +185,6 @@ func personOf(extra *mcp.RequestExtra) (elicitation.Identity, bool) {
 	}
 	id, ok := extra.TokenInfo.Extra[PersonKey].(elicitation.Identity)
 	return id, ok && id.Subject != "" && id.Principal() == extra.TokenInfo.UserID
-}
-
-// auditNoteOf returns what adds req's audit note, if any, to a context,
-// holding only the note.
-func auditNoteOf(req *mcp.CallToolRequest) func(context.Context) context.Context {
-	note, ok := req.Params.Meta[AuditNoteMeta].(string)
-	return func(ctx context.Context) context.Context {
-		if ok {
-			return elicitation.WithAuditNote(ctx, note)
-		}
-		return ctx
-	}
 }
 
 // toolResult is a call's result: out as structured content and the same
@@ -215,8 +222,7 @@ func (s *Server) toolError(ctx context.Context, name, principal string, err erro
 		}
 		s.log.Log(ctx, level, "tool call failed", "tool", name, "principal", principal, "err", err)
 	}
-	res := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(code) + ": " + elicitation.PublicMessage(err)}}}
-	return res
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(code) + ": " + elicitation.PublicMessage(err)}}}
 }
 
 type createdOutput struct {
@@ -230,63 +236,46 @@ type createdOutput struct {
 
 func timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
-// creating is the handler of a creating tool: elicit_selection's if
-// selection, else elicit_approval's.
+// creating is the handler of a creating tool, elicit_selection's if
+// selection, else elicit_approval's: the one shape of both. It fills in
+// what the call's transport tells (the review link, the client, the push
+// and host links), creates through the Service, answers with the creation
+// result, then offers the push (afterCreated: to a session that can take
+// it, never delaying or failing the creation).
 func (s *Server) creating(selection bool) call {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (any, error) {
 		in, err := decodeCreate(req.Params.Arguments, selection)
 		if err != nil {
 			return nil, err
 		}
-		return s.create(ctx, req, in)
+		r := s.httpRequest(req)
+		in.Notify.ReviewLink = func(id, key string) string { return s.reviewURL(r, id, key) }
+		in.Client = clientOf(req)
+		in.PushLink = s.pushLink(req, in.push)
+		hostLink, ask, why := s.hostFormPlan(ctx, req, in.AskInHost, in.Reviewers, in.Approvals)
+		in.HostLink, in.AskInHost = hostLink, ask
+		c, err := s.svc.Create(ctx, PrincipalOf(req.Extra), in.kind, in.Input)
+		if err != nil {
+			return nil, err
+		}
+		u := s.reviewURL(r, c.State.ID, c.ReviewKey)
+		s.log.DebugContext(ctx, "elicitation created", "elicitationId", c.State.ID, "kind", c.State.Kind, "principal", c.State.Owner)
+		if s.onCreated != nil {
+			s.onCreated(ctx, c.State.ID, u)
+		}
+		// A request a standing approval decided at once asks nobody: no push.
+		// Nor does a host whose offer is its form (askInHost) or the app it
+		// negotiated for app-rendered elicitations get the link pushed on its
+		// session: a request is offered to a host once (RecordPush), and that
+		// offer is made at the first elicit_await (hostFormOffer); the link is
+		// in the form's message, the app and this result.
+		hostOffer := hostLink != nil && (ask || s.appElicits(req))
+		s.afterCreated(req, in.push && !hostOffer && c.State.Status == elicitation.StatusPending, c.State, in.Message, u)
+		// Created pending, always (SPEC §3), even when a standing approval
+		// decided it in the same step: the agent's next elicit_await answers
+		// at once, and the agent sees no other difference.
+		return createdOutput{ElicitationID: c.State.ID, Status: elicitation.StatusPending, ReviewURL: u, ExpiresAt: timestamp(c.State.ExpiresAt), HostForm: why}, nil
 	}
-}
-
-// create is the one shape of the creating tools: fill in what the call's
-// transport tells (the review link, the client, the push and host links),
-// create through the Service, answer with the creation result, then offer
-// the push.
-func (s *Server) create(ctx context.Context, req *mcp.CallToolRequest, in createInput) (any, error) {
-	in.notify.ReviewLink = s.reviewLink(s.httpRequest(req))
-	in.client = clientOf(req)
-	in.pushLink = s.pushLink(req, in.push)
-	hostLink, ask, why := s.hostFormPlan(ctx, req, in.askInHost, in.reviewers, in.approvals)
-	in.hostLink, in.askInHost = hostLink, ask
-	var c elicitation.Created
-	var err error
-	if in.selection {
-		c, err = s.svc.CreateSelection(ctx, principal(req), in.selectionInput())
-	} else {
-		c, err = s.svc.CreateApproval(ctx, principal(req), in.approval())
-	}
-	if err != nil {
-		return nil, err
-	}
-	out := s.created(ctx, req, c)
-	out.HostForm = why
-	// A request a standing approval decided at once asks nobody: no push.
-	// Nor does a host whose offer is its form (askInHost) or the app it
-	// negotiated for app-rendered elicitations get the link pushed on its
-	// session: a request is offered to a host once (RecordPush), and that
-	// offer is made at the first elicit_await (hostFormOffer); the link is
-	// in the form's message, the app and this result.
-	hostOffer := hostLink != nil && (ask || s.appElicits(req))
-	s.afterCreated(req, in.push && !hostOffer && c.State.Status == elicitation.StatusPending, c.State, in.message, out.ReviewURL)
-	return out, nil
-}
-
-// created builds the creation result (afterCreated then offers its review
-// URL to a session that can take it, never delaying or failing it).
-func (s *Server) created(ctx context.Context, req *mcp.CallToolRequest, c elicitation.Created) createdOutput {
-	u := s.reviewURL(s.httpRequest(req), c.State.ID, c.ReviewKey)
-	s.log.DebugContext(ctx, "elicitation created", "elicitationId", c.State.ID, "kind", c.State.Kind, "principal", c.State.Owner)
-	if s.onCreated != nil {
-		s.onCreated(ctx, c.State.ID, u)
-	}
-	// Created pending, always (SPEC §3), even when a standing approval
-	// decided it in the same step: the agent's next elicit_await answers at
-	// once, and the agent sees no other difference.
-	return createdOutput{ElicitationID: c.State.ID, Status: elicitation.StatusPending, ReviewURL: u, ExpiresAt: timestamp(c.State.ExpiresAt)}
 }
 
 // clientOf is the calling MCP client's self-description: the clientInfo of
@@ -345,7 +334,7 @@ func (s *Server) awaitID(ctx context.Context, req *mcp.CallToolRequest, id strin
 	if err != nil || res != nil {
 		return res, st, err
 	}
-	st, err = s.svc.Await(ctx, principal(req), id, wait)
+	st, err = s.svc.Await(ctx, PrincipalOf(req.Extra), id, wait)
 	return nil, st, err
 }
 
@@ -381,13 +370,13 @@ func (s *Server) status(ctx context.Context, req *mcp.CallToolRequest) (any, err
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.svc.Status(ctx, principal(req), id)
+	st, err := s.svc.Status(ctx, PrincipalOf(req.Extra), id)
 	if err != nil {
 		return nil, err
 	}
 	out := statusExpiresOutput{Status: st.Status, ExpiresAt: timestamp(st.ExpiresAt)}
 	if withAudit {
-		tr, err := s.svc.Audit(ctx, principal(req), id)
+		tr, err := s.svc.Audit(ctx, PrincipalOf(req.Extra), id)
 		if err != nil {
 			return nil, err
 		}
@@ -430,7 +419,7 @@ func (s *Server) result(ctx context.Context, req *mcp.CallToolRequest) (any, err
 	if err != nil {
 		return nil, err
 	}
-	return s.resultOf(ctx, req, principal(req), id)
+	return s.resultOf(ctx, req, PrincipalOf(req.Extra), id)
 }
 
 // resultOf is elicit_result's output for principal's request id, asked
@@ -440,7 +429,14 @@ func (s *Server) resultOf(ctx context.Context, req *mcp.CallToolRequest, princip
 	if err != nil {
 		return resultOutput{}, err
 	}
-	out := outputOf(r)
+	out := resultOutput{Status: r.State.Status, Decision: r.Decision, Context: r.Context, FormSubmission: r.Form, SelectedIDs: r.SelectedIDs,
+		DecidedVia: r.State.DecidedVia, DecidedRule: r.State.DecidedRule, ApprovedBy: r.ApprovedBy}
+	if r.Comment != "" {
+		out.Comment = &r.Comment
+	}
+	if r.DecidedBy != "" {
+		out.DecidedBy = &r.DecidedBy
+	}
 	if s.receipts != nil {
 		if out.Receipt, err = s.receipts(s.httpRequest(req), attest.Outcome{Result: r, Trail: r.Trail}); err != nil {
 			return resultOutput{}, fmt.Errorf("receipt of %s: %w", id, err)
@@ -449,25 +445,12 @@ func (s *Server) resultOf(ctx context.Context, req *mcp.CallToolRequest, princip
 	return out, nil
 }
 
-// outputOf is elicit_result's output for r, without a receipt.
-func outputOf(r elicitation.Result) resultOutput {
-	out := resultOutput{Status: r.State.Status, Decision: r.Decision, Context: r.Context, FormSubmission: r.Form, SelectedIDs: r.SelectedIDs, DecidedVia: r.State.DecidedVia, DecidedRule: r.State.DecidedRule}
-	if r.Comment != "" {
-		out.Comment = &r.Comment
-	}
-	if r.DecidedBy != "" {
-		out.DecidedBy = &r.DecidedBy
-	}
-	out.ApprovedBy = r.ApprovedBy
-	return out
-}
-
 func (s *Server) cancel(ctx context.Context, req *mcp.CallToolRequest) (any, error) {
 	id, err := idArg(req)
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.svc.Cancel(ctx, principal(req), id)
+	st, err := s.svc.Cancel(ctx, PrincipalOf(req.Extra), id)
 	if err != nil {
 		return nil, err
 	}

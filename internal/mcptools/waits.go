@@ -28,8 +28,8 @@ const (
 )
 
 // slots bounds something held per principal (Principal) and in all: the
-// elicit_await calls waiting at once on both eras (newWaitSlots), and the
-// watches that outlive a call (newWatchSlots).
+// elicit_await calls waiting at once on both eras (Server.waits), and the
+// watches that outlive a call (Server.watches).
 type slots struct {
 	max, share int // 0: no cap
 
@@ -44,14 +44,6 @@ func newSlots(max, share, defMax, defShare int) *slots {
 		w.share = w.max
 	}
 	return w
-}
-
-func newWaitSlots(o Options) *slots {
-	return newSlots(o.MaxWaits, o.WaitsPerPrincipal, DefaultMaxWaits, DefaultWaitsPerPrincipal)
-}
-
-func newWatchSlots(o Options) *slots {
-	return newSlots(o.MaxWatches, o.WatchesPerPrincipal, DefaultMaxWatches, DefaultWatchesPerPrincipal)
 }
 
 // hold takes a slot for principal unless its share or the total is full;
