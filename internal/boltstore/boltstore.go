@@ -189,12 +189,21 @@ func ensureIndex[T any](tx *bolt.Tx, index, from []byte, put func(T) error) erro
 	if _, err := tx.CreateBucket(index); err != nil {
 		return err
 	}
-	return tx.Bucket(from).ForEach(func(k, v []byte) error {
+	return eachJSON(tx.Bucket(from), put)
+}
+
+// eachJSON calls fn with every value of the bucket b (none if b is nil),
+// decoded from JSON.
+func eachJSON[T any](b *bolt.Bucket, fn func(T) error) error {
+	if b == nil {
+		return nil
+	}
+	return b.ForEach(func(k, v []byte) error {
 		var x T
 		if err := json.Unmarshal(v, &x); err != nil {
-			return fmt.Errorf("decode %s %x: %w", from, k, err)
+			return fmt.Errorf("decode %T %q: %w", x, k, err)
 		}
-		return put(x)
+		return fn(x)
 	})
 }
 

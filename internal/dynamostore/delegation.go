@@ -56,14 +56,8 @@ func (s *Store) PutDelegation(ctx context.Context, d elicitation.Delegation) err
 	if err != nil {
 		return fmt.Errorf("put delegation: %w", err)
 	}
-	open := 0
-	for _, o := range all {
-		if o.From == d.From {
-			open++
-		}
-	}
-	if open >= elicitation.MaxDelegationsFrom {
-		return fmt.Errorf("delegations of %s: %w", d.From, elicitation.ErrTooManyDelegations)
+	if err := elicitation.RoomFor(all, d); err != nil {
+		return err
 	}
 	it, err := delegationItem(d)
 	if err != nil {
@@ -95,14 +89,13 @@ func (s *Store) EndDelegation(ctx context.Context, from, id string, at time.Time
 		return elicitation.Delegation{}, fmt.Errorf("end delegation: %w", err)
 	}
 	var d elicitation.Delegation
-	if out.Item == nil || json.Unmarshal(getB(out.Item, delegationData), &d) != nil || d.From != from {
+	if out.Item == nil || json.Unmarshal(getB(out.Item, delegationData), &d) != nil {
 		return elicitation.Delegation{}, fmt.Errorf("delegation %s: %w", id, elicitation.ErrNotFound)
 	}
-	if !d.End.After(at) {
-		return elicitation.Delegation{}, fmt.Errorf("delegation %s ended: %w", id, elicitation.ErrConflict)
-	}
 	read := d.End
-	d.End, d.EndedAt = at.UTC(), at.UTC()
+	if d, err = d.Ended(from, at); err != nil {
+		return elicitation.Delegation{}, err
+	}
 	it, err := delegationItem(d)
 	if err != nil {
 		return elicitation.Delegation{}, err
@@ -147,6 +140,5 @@ func (s *Store) ListDelegations(ctx context.Context, after time.Time) ([]elicita
 	if err != nil {
 		return nil, fmt.Errorf("list delegations: %w", err)
 	}
-	elicitation.SortDelegations(out)
-	return out[:min(len(out), elicitation.MaxDelegations)], nil
+	return elicitation.Listed(out, after), nil
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -152,7 +151,7 @@ func (s *Store) RulesBy(ctx context.Context, author string) ([]elicitation.Rule,
 	if err != nil {
 		return nil, fmt.Errorf("rules by %s: %w", author, err)
 	}
-	slices.SortFunc(out, func(a, b elicitation.Rule) int { return b.CreatedAt.Compare(a.CreatedAt) })
+	elicitation.SortNewest(out)
 	return out, nil
 }
 
