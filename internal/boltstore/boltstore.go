@@ -556,14 +556,9 @@ func (s *Store) Audit(ctx context.Context, id string) (elicitation.AuditTrail, e
 				return err
 			}
 		}
-		for _, a := range []elicitation.Action{elicitation.ActionRendered, elicitation.ActionSubmissionRefused} {
+		for _, a := range elicitation.BoundedActions {
 			if v := tx.Bucket(bucketCounts).Get(countKey(id, a)); len(v) == 8 {
-				if n := binary.BigEndian.Uint64(v); n > elicitation.AuditCap {
-					if tr.Omitted == nil {
-						tr.Omitted = map[elicitation.Action]int{}
-					}
-					tr.Omitted[a] = int(n - elicitation.AuditCap)
-				}
+				tr.Omit(a, int(binary.BigEndian.Uint64(v))-elicitation.AuditCap)
 			}
 		}
 		return nil
@@ -720,7 +715,7 @@ func removeRequestData(tx *bolt.Tx, id []byte) error {
 			}
 		}
 	}
-	for _, a := range []elicitation.Action{elicitation.ActionRendered, elicitation.ActionSubmissionRefused} {
+	for _, a := range elicitation.BoundedActions {
 		if err := tx.Bucket(bucketCounts).Delete(countKey(string(id), a)); err != nil {
 			return err
 		}

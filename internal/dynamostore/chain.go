@@ -2,7 +2,6 @@ package dynamostore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -94,8 +93,7 @@ func (s *Store) putEntry(ctx context.Context, id string, e elicitation.AuditEntr
 			TableName: put.TableName, Item: put.Item,
 			ConditionExpression: put.ConditionExpression, ExpressionAttributeNames: put.ExpressionAttributeNames,
 		})
-		var ccf *types.ConditionalCheckFailedException
-		if !errors.As(err, &ccf) {
+		if !condFailed(err) {
 			return err
 		}
 		if mine, err := s.wroteEntry(ctx, put.Item, tok); err != nil || mine {
@@ -107,16 +105,14 @@ func (s *Store) putEntry(ctx context.Context, id string, e elicitation.AuditEntr
 	}
 }
 
-// wroteEntry reports whether the entry at it's key was written by the call
-// whose token is tok.
+// wroteEntry reports whether the item at it's key (an audit entry, a
+// mark) was written by the call whose token is tok.
 func (s *Store) wroteEntry(ctx context.Context, it item, tok string) (bool, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: s.table, Key: key(getS(it, attrPK), getS(it, attrSK)), ConsistentRead: aws.Bool(true),
-	})
+	got, err := s.get(ctx, key(getS(it, attrPK), getS(it, attrSK)))
 	if err != nil {
-		return false, fmt.Errorf("read the audit entry: %w", err)
+		return false, fmt.Errorf("read back %s: %w", getS(it, attrSK), err)
 	}
-	return out.Item != nil && getS(out.Item, attrWriteToken) == tok, nil
+	return got != nil && getS(got, attrWriteToken) == tok, nil
 }
 
 // EachRequest implements elicitation.RequestLister: it reads the retention

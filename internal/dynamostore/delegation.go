@@ -3,7 +3,6 @@ package dynamostore
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -68,8 +67,7 @@ func (s *Store) PutDelegation(ctx context.Context, d elicitation.Delegation) err
 		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
 		ExpressionAttributeNames: names(attrPK),
 	})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
+	if condFailed(err) {
 		return fmt.Errorf("delegation %s: %w", d.ID, elicitation.ErrConflict)
 	}
 	if err != nil {
@@ -84,12 +82,12 @@ func (s *Store) EndDelegation(ctx context.Context, from, id string, at time.Time
 	if err := elicitation.CheckDelegationKey(from, id); err != nil {
 		return elicitation.Delegation{}, fmt.Errorf("end delegation: %w", err)
 	}
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: s.table, Key: key(delegationPK, id), ConsistentRead: aws.Bool(true)})
+	got, err := s.get(ctx, key(delegationPK, id))
 	if err != nil {
 		return elicitation.Delegation{}, fmt.Errorf("end delegation: %w", err)
 	}
 	var d elicitation.Delegation
-	if out.Item == nil || json.Unmarshal(getB(out.Item, delegationData), &d) != nil {
+	if got == nil || json.Unmarshal(getB(got, delegationData), &d) != nil {
 		return elicitation.Delegation{}, fmt.Errorf("delegation %s: %w", id, elicitation.ErrNotFound)
 	}
 	read := d.End
@@ -106,8 +104,7 @@ func (s *Store) EndDelegation(ctx context.Context, from, id string, at time.Time
 		ExpressionAttributeNames:  names(attrFrom, attrDelegEnd),
 		ExpressionAttributeValues: item{":from": str(from), ":read": num(read.UnixNano())},
 	})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
+	if condFailed(err) {
 		return elicitation.Delegation{}, fmt.Errorf("delegation %s changed meanwhile: %w", id, elicitation.ErrConflict)
 	}
 	if err != nil {

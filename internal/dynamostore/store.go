@@ -128,16 +128,23 @@ func (s *Store) read(ctx context.Context, id string) (stored, error) {
 	if unkeyable(id) {
 		return stored{}, elicitation.ErrNotFound
 	}
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: s.table, Key: stateKey(id), ConsistentRead: aws.Bool(true),
-	})
+	it, err := s.get(ctx, stateKey(id))
 	if err != nil {
 		return stored{}, err
 	}
-	if out.Item == nil {
+	if it == nil {
 		return stored{}, elicitation.ErrNotFound
 	}
-	return decodeState(out.Item), nil
+	return decodeState(it), nil
+}
+
+// get reads the item at k with a strongly consistent read (nil: none).
+func (s *Store) get(ctx context.Context, k item) (item, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: s.table, Key: k, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, err
+	}
+	return out.Item, nil
 }
 
 // Create implements elicitation.Store.
@@ -259,17 +266,22 @@ func (s *Store) Load(ctx context.Context, id string) (elicitation.Record, error)
 
 // query reads a whole partition in sort-key order, page by page.
 func (s *Store) query(ctx context.Context, pk string, keysOnly bool, fn func(item)) error {
-	in := &dynamodb.QueryInput{
-		KeyConditionExpression:    aws.String("#pk = :pk"),
-		ExpressionAttributeNames:  names(attrPK),
-		ExpressionAttributeValues: item{":pk": str(pk)},
-		ConsistentRead:            aws.Bool(true),
-	}
+	in := byPK(pk)
 	if keysOnly {
 		in.ProjectionExpression = aws.String("#pk, #sk")
 		in.ExpressionAttributeNames = names(attrPK, attrSK)
 	}
 	return s.each(ctx, in, func(it item) error { fn(it); return nil })
+}
+
+// byPK is the strongly consistent query of the partition pk.
+func byPK(pk string) *dynamodb.QueryInput {
+	return &dynamodb.QueryInput{
+		KeyConditionExpression:    aws.String("#pk = :pk"),
+		ExpressionAttributeNames:  names(attrPK),
+		ExpressionAttributeValues: item{":pk": str(pk)},
+		ConsistentRead:            aws.Bool(true),
+	}
 }
 
 // errEnough, returned by each's fn, ends the query early without error.
@@ -305,8 +317,11 @@ func (s *Store) Resolve(ctx context.Context, id string, t elicitation.Resolution
 		if err != nil {
 			return elicitation.State{}, fmt.Errorf("resolve %s: %w", id, err)
 		}
-		if st, done, cerr := classify(id, cur, t); done {
-			return st, cerr
+		if done, cerr := t.Check(cur.State); done {
+			if cerr != nil {
+				cerr = fmt.Errorf("resolve %s: %w", id, cerr)
+			}
+			return cur.State, cerr
 		}
 		tok := newToken()
 		head, herr := s.head(ctx, id)
@@ -338,19 +353,6 @@ func (s *Store) Resolve(ctx context.Context, id string, t elicitation.Resolution
 			}
 		}
 	}
-}
-
-// classify answers a resolution from the current state when it cannot or
-// need not be written: done is false when the request is open to it.
-func classify(id string, cur stored, t elicitation.Resolution) (elicitation.State, bool, error) {
-	done, err := t.Check(cur.State)
-	if !done {
-		return elicitation.State{}, false, nil
-	}
-	if err != nil {
-		err = fmt.Errorf("resolve %s: %w", id, err)
-	}
-	return cur.State, true, err
 }
 
 func (s *Store) resolveItems(id string, cur stored, t elicitation.Resolution, tok string, head elicitation.AuditHead) ([]types.TransactWriteItem, error) {
@@ -576,13 +578,11 @@ func (s *Store) AppendOnce(ctx context.Context, id, mark string, e elicitation.A
 			return false, fmt.Errorf("append once %s: %w", id, err)
 		}
 		if conditionFailed(err, 0) {
-			out, gerr := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-				TableName: s.table, Key: key(getS(m, attrPK), getS(m, attrSK)), ConsistentRead: aws.Bool(true),
-			})
-			if gerr != nil {
-				return false, fmt.Errorf("append once %s: read the mark: %w", id, gerr)
+			mine, err := s.wroteEntry(ctx, m, tok)
+			if err != nil {
+				return false, fmt.Errorf("append once %s: %w", id, err)
 			}
-			return out.Item != nil && getS(out.Item, attrWriteToken) == tok, nil
+			return mine, nil
 		}
 		if aerr := s.backOff(ctx, attempt, err, tx); aerr != nil {
 			return false, fmt.Errorf("append once %s: %w", id, aerr)
@@ -602,13 +602,9 @@ func (s *Store) Audit(ctx context.Context, id string) (elicitation.AuditTrail, e
 			return // a mark, not an entry
 		}
 		if sk == skCounter {
-			for _, a := range []elicitation.Action{elicitation.ActionRendered, elicitation.ActionSubmissionRefused} {
-				if o, _ := getN(it, omittedCountAttr(a)); o > 0 {
-					if tr.Omitted == nil {
-						tr.Omitted = map[elicitation.Action]int{}
-					}
-					tr.Omitted[a] = int(o)
-				}
+			for _, a := range elicitation.BoundedActions {
+				o, _ := getN(it, omittedCountAttr(a))
+				tr.Omit(a, int(o))
 			}
 			return
 		}
@@ -632,6 +628,12 @@ func (s *Store) transact(ctx context.Context, tx []types.TransactWriteItem) erro
 func isCanceled(err error) bool {
 	var tce *types.TransactionCanceledException
 	return errors.As(err, &tce)
+}
+
+// condFailed reports whether err is a single write's failed condition.
+func condFailed(err error) bool {
+	var ccf *types.ConditionalCheckFailedException
+	return errors.As(err, &ccf)
 }
 
 // conditionFailed reports whether err is a transaction canceled by the
@@ -711,8 +713,7 @@ func (s *Store) remove(ctx context.Context, id string, now time.Time) (bool, err
 		ExpressionAttributeNames:  names(attrRetainUntil),
 		ExpressionAttributeValues: item{":now": num(now.UnixNano())},
 	})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
+	if condFailed(err) {
 		return false, nil
 	}
 	return err == nil, err
