@@ -66,14 +66,7 @@ func UnknownTarget(name string, known []string) *Error {
 }
 
 func quoteList(names []string) string {
-	out := ""
-	for i, n := range names {
-		if i > 0 {
-			out += ", "
-		}
-		out += `"` + n + `"`
-	}
-	return out
+	return `"` + strings.Join(names, `", "`) + `"`
 }
 
 // targets resolves a request's notify names.
