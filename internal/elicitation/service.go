@@ -693,15 +693,10 @@ func withDigest(rec Record) State {
 // closed is the error for submitting to a request in state st, or nil if
 // it is still open.
 func (s *Service) closed(st State) error {
-	switch st.StatusAt(s.now()) {
-	case StatusPending:
+	if st.StatusAt(s.now()) == StatusPending {
 		return nil
-	case StatusExpired:
-		return ErrExpired
-	case StatusCanceled:
-		return ErrCanceled
 	}
-	return ErrConflict
+	return cmp.Or(s.undecided(st), ErrConflict)
 }
 
 // refusalReason names what was wrong with a submission for the audit trail,
