@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -118,13 +119,26 @@ func (s *Store) wroteEntry(ctx context.Context, it item, tok string) (bool, erro
 // EachRequest implements elicitation.RequestLister: it reads the retention
 // index (every state item is in it), shard by shard.
 func (s *Store) EachRequest(ctx context.Context, fn func(id string) error) error {
+	return s.eachRetained(ctx, nil, fn)
+}
+
+// eachRetained calls fn with the id of every request in the retention
+// index, shard by shard, or with until of those retained until then at
+// most, until fn returns an error.
+func (s *Store) eachRetained(ctx context.Context, until *time.Time, fn func(id string) error) error {
 	for shard := range retainShards {
-		err := s.each(ctx, &dynamodb.QueryInput{
+		in := &dynamodb.QueryInput{
 			IndexName:                 aws.String(retainIndex),
 			KeyConditionExpression:    aws.String("#gpk = :gpk"),
 			ExpressionAttributeNames:  names(attrRetainShard),
 			ExpressionAttributeValues: item{":gpk": str("retain#" + strconv.Itoa(shard))},
-		}, func(it item) error { return fn(getS(it, attrPK)[len(reqPrefix):]) })
+		}
+		if until != nil {
+			in.KeyConditionExpression = aws.String("#gpk = :gpk AND #retainUntil <= :now")
+			in.ExpressionAttributeNames["#"+attrRetainUntil] = attrRetainUntil
+			in.ExpressionAttributeValues[":now"] = num(until.UnixNano())
+		}
+		err := s.each(ctx, in, func(it item) error { return fn(getS(it, attrPK)[len(reqPrefix):]) })
 		if err != nil {
 			return err
 		}

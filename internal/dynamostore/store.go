@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -372,31 +371,21 @@ func (s *Store) resolveItems(id string, cur stored, t elicitation.Resolution, to
 		":pending": str(string(elicitation.StatusPending)), ":at": num(t.At.UnixNano()),
 	}
 	ns := names(attrStatus, attrWriteToken, attrVersion, attrExpiresAt)
-	if !next.DecidedAt.IsZero() {
-		set += ", #decidedAt = :decidedAt"
-		vals[":decidedAt"] = num(next.DecidedAt.UnixNano())
-		ns["#"+attrDecidedAt] = attrDecidedAt
+	// The attributes of next's state item that differ from cur's (what
+	// the resolution decided), set as stateItem writes them.
+	decided := stateItem(next, tok)
+	for _, name := range []string{attrDecidedAt, attrApprovers, attrDecision, attrDecidedBy, attrSubmissionID, attrAnswerDigest, attrDecidedVia, attrDecidedRule} {
+		if v, ok := decided[name]; ok && (name != attrApprovers || cur.Quorum() > 1) {
+			set += ", #" + name + " = :" + name
+			vals[":"+name] = v
+			ns["#"+name] = name
+		}
 	}
 	if cur.Quorum() > 1 {
 		// A quorum's approvals accumulate: the write holds only if no
 		// other approval (or decision) landed since cur was read.
 		cond += " AND #version = :version"
 		vals[":version"] = num(cur.version)
-		if a := approversJSON(next.Approvers); a != "" {
-			set += ", #approvers = :approvers"
-			vals[":approvers"] = str(a)
-			ns["#"+attrApprovers] = attrApprovers
-		}
-	}
-	for _, f := range []struct{ name, value string }{
-		{attrDecision, string(next.Decision)}, {attrDecidedBy, next.DecidedBy}, {attrSubmissionID, next.SubmissionID},
-		{attrAnswerDigest, next.AnswerDigest}, {attrDecidedVia, string(next.DecidedVia)}, {attrDecidedRule, next.DecidedRule},
-	} {
-		if f.value != "" {
-			set += ", #" + f.name + " = :" + f.name
-			vals[":"+f.name] = str(f.value)
-			ns["#"+f.name] = f.name
-		}
 	}
 	if next.Status != elicitation.StatusPending {
 		// Leaves the inbox index.
@@ -651,26 +640,18 @@ func conditionFailed(err error, i int) bool {
 // interrupted cleanup is finished by the next one.
 func (s *Store) Cleanup(ctx context.Context, now time.Time) (int, error) {
 	removed := 0
-	for shard := range retainShards {
-		err := s.each(ctx, &dynamodb.QueryInput{
-			IndexName:                 aws.String(retainIndex),
-			KeyConditionExpression:    aws.String("#gpk = :gpk AND #retainUntil <= :now"),
-			ExpressionAttributeNames:  names(attrRetainShard, attrRetainUntil),
-			ExpressionAttributeValues: item{":gpk": str("retain#" + strconv.Itoa(shard)), ":now": num(now.UnixNano())},
-		}, func(it item) error {
-			id := getS(it, attrPK)[len(reqPrefix):]
-			ok, err := s.remove(ctx, id, now)
-			if ok {
-				removed++
-			}
-			if err != nil {
-				return fmt.Errorf("remove %s: %w", id, err)
-			}
-			return nil
-		})
-		if err != nil {
-			return removed, fmt.Errorf("cleanup: %w", err)
+	err := s.eachRetained(ctx, &now, func(id string) error {
+		ok, err := s.remove(ctx, id, now)
+		if ok {
+			removed++
 		}
+		if err != nil {
+			return fmt.Errorf("remove %s: %w", id, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return removed, fmt.Errorf("cleanup: %w", err)
 	}
 	if err := s.cleanupOutbox(ctx, now); err != nil {
 		return removed, err
