@@ -604,7 +604,7 @@ var afterCleanupBatch func()
 func (s *Store) Cleanup(ctx context.Context, now time.Time) (int, error) {
 	total := 0
 	for {
-		keys, err := s.dueKeys(ctx, now, CleanupRound)
+		keys, err := s.dueKeys(ctx, bucketRetain, now, CleanupRound)
 		if err != nil || len(keys) == 0 {
 			return total, s.finishCleanup(ctx, now, err)
 		}
@@ -634,13 +634,14 @@ func (s *Store) finishCleanup(ctx context.Context, now time.Time, err error) err
 	return s.cleanupGrants(ctx, now)
 }
 
-// dueKeys returns up to limit retention keys due at now, in their order.
-func (s *Store) dueKeys(ctx context.Context, now time.Time, limit int) ([][]byte, error) {
+// dueKeys returns up to limit keys of the index bucket (keys that start
+// with a time, 8 bytes) due at now, in their order.
+func (s *Store) dueKeys(ctx context.Context, bucket []byte, now time.Time, limit int) ([][]byte, error) {
 	var keys [][]byte
 	err := s.view(ctx, func(tx *bolt.Tx) error {
 		keys = nil
 		end := binary.BigEndian.AppendUint64(nil, uint64(now.UnixNano()))
-		c := tx.Bucket(bucketRetain).Cursor()
+		c := tx.Bucket(bucket).Cursor()
 		for k, _ := c.First(); k != nil && len(keys) < limit && bytes.Compare(k[:8], end) <= 0; k, _ = c.Next() {
 			keys = append(keys, bytes.Clone(k))
 		}
