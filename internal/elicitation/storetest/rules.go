@@ -101,20 +101,12 @@ func testRules(t *testing.T, open Factory) {
 func testRuleLastUse(ctx context.Context, t *testing.T, a, b elicitation.Store) {
 	r := NewRule("race@example.com", 3)
 	must(t, a.CreateRule(ctx, r))
-	wins := 0
-	for _, err := range race(16, a, b, func(_ int, h elicitation.Store) error {
+	won := wins(t, "UseRule", race(16, a, b, func(_ int, h elicitation.Store) error {
 		_, err := h.UseRule(ctx, r, T0)
 		return err
-	}) {
-		switch {
-		case err == nil:
-			wins++
-		case !errors.Is(err, elicitation.ErrRuleSpent):
-			t.Errorf("UseRule: %v", err)
-		}
-	}
-	if wins != 3 {
-		t.Errorf("%d concurrent uses landed, want exactly the rule's 3", wins)
+	}), elicitation.ErrRuleSpent)
+	if won != 3 {
+		t.Errorf("%d concurrent uses landed, want exactly the rule's 3", won)
 	}
 }
 
