@@ -2,6 +2,7 @@ package elicitation
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -237,13 +238,8 @@ func (in Input) selection(p *Payload) error {
 		seen[o.ID] = i
 		p.Options = append(p.Options, o)
 	}
-	p.MinSelections, p.MaxSelections = in.MinSelections, in.MaxSelections
-	if p.MinSelections == 0 {
-		p.MinSelections = defaultSelections
-	}
-	if p.MaxSelections == 0 {
-		p.MaxSelections = max(defaultSelections, p.MinSelections)
-	}
+	p.MinSelections = cmp.Or(in.MinSelections, defaultSelections)
+	p.MaxSelections = cmp.Or(in.MaxSelections, max(defaultSelections, p.MinSelections))
 	if p.MinSelections < 1 || p.MinSelections > p.MaxSelections || p.MaxSelections > len(p.Options) {
 		return invalid(ErrSelectionBounds, "minSelections", "need 1 <= minSelections (%d) <= maxSelections (%d) <= number of options (%d)", p.MinSelections, p.MaxSelections, len(p.Options))
 	}
