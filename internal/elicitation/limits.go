@@ -361,15 +361,7 @@ func trimJSON(raw json.RawMessage) json.RawMessage {
 // hasControl reports whether s holds a control character or is not valid
 // UTF-8: text a browser would rewrite when it submits a form.
 func hasControl(s string) bool {
-	if !utf8.ValidString(s) {
-		return true
-	}
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			return true
-		}
-	}
-	return false
+	return !utf8.ValidString(s) || strings.ContainsFunc(s, unicode.IsControl)
 }
 
 // CleanComment checks a reviewer's comment and returns it as stored: line
@@ -384,10 +376,8 @@ func CleanComment(s string) (string, error) {
 	if !utf8.ValidString(s) {
 		return "", invalid(ErrCommentInvalid, "comment", "the comment is not valid text")
 	}
-	for _, r := range s {
-		if unicode.IsControl(r) && r != '\n' && r != '\t' {
-			return "", invalid(ErrCommentInvalid, "comment", "the comment holds control characters; send plain text")
-		}
+	if strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }) {
+		return "", invalid(ErrCommentInvalid, "comment", "the comment holds control characters; send plain text")
 	}
 	return s, nil
 }
