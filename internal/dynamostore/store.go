@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -703,13 +704,11 @@ func (s *Store) remove(ctx context.Context, id string, now time.Time) (bool, err
 // deleteAll deletes keys with BatchWriteItem, 25 at a time, resending what
 // DynamoDB leaves unprocessed (after a pause that grows, without end).
 func (s *Store) deleteAll(ctx context.Context, keys []item) error {
-	for len(keys) > 0 {
-		n := min(25, len(keys))
-		reqs := make([]types.WriteRequest, n)
-		for i, k := range keys[:n] {
+	for chunk := range slices.Chunk(keys, 25) {
+		reqs := make([]types.WriteRequest, len(chunk))
+		for i, k := range chunk {
 			reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k}}
 		}
-		keys = keys[n:]
 		pending := map[string][]types.WriteRequest{*s.table: reqs}
 		for attempt := 1; len(pending) > 0; attempt++ {
 			out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})
