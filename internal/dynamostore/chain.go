@@ -3,6 +3,7 @@ package dynamostore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -52,20 +53,12 @@ func (s *Store) chained(id string, head elicitation.AuditHead, e elicitation.Aud
 	}}
 }
 
-// entryIndex is the position of the chained entry's put in tx (-1: none).
-func entryIndex(tx []types.TransactWriteItem) int {
-	for i, w := range tx {
-		if w.Put != nil && strings.HasPrefix(getS(w.Put.Item, attrSK), skChained) {
-			return i
-		}
-	}
-	return -1
-}
-
 // lostPlace reports whether tx was canceled because another writer's
-// entry took its entry's place in the chain.
+// entry took the place in the chain of its chained entry's put.
 func lostPlace(err error, tx []types.TransactWriteItem) bool {
-	i := entryIndex(tx)
+	i := slices.IndexFunc(tx, func(w types.TransactWriteItem) bool {
+		return w.Put != nil && strings.HasPrefix(getS(w.Put.Item, attrSK), skChained)
+	})
 	return i >= 0 && conditionFailed(err, i)
 }
 
@@ -73,9 +66,9 @@ func lostPlace(err error, tx []types.TransactWriteItem) bool {
 // with chainAttempts; otherwise with conflictAttempts).
 func (s *Store) backOff(ctx context.Context, attempt int, err error, tx []types.TransactWriteItem) error {
 	if lostPlace(err, tx) {
-		return s.againUpTo(ctx, attempt, chainAttempts, err)
+		return s.again(ctx, attempt, chainAttempts, err)
 	}
-	return s.again(ctx, attempt, err)
+	return s.again(ctx, attempt, conflictAttempts, err)
 }
 
 // putEntry appends one audit entry on its own, chained: the put is
@@ -100,7 +93,7 @@ func (s *Store) putEntry(ctx context.Context, id string, e elicitation.AuditEntr
 		if mine, err := s.wroteEntry(ctx, put.Item, tok); err != nil || mine {
 			return err
 		}
-		if err := s.againUpTo(ctx, attempt, chainAttempts, err); err != nil {
+		if err := s.again(ctx, attempt, chainAttempts, err); err != nil {
 			return err
 		}
 	}

@@ -79,15 +79,11 @@ func New(client *dynamodb.Client, table string, opts Options) *Store {
 const conflictAttempts = 8
 
 // again decides whether a write whose attempt lost a race (err) starts
-// again: after conflictAttempts it gives up; otherwise it waits first as
-// the client's retryer waits before a retry (a random while, growing with
+// again: after limit attempts (conflictAttempts, or chainAttempts for an
+// audit entry's place) it gives up; otherwise it waits first as the
+// client's retryer waits before a retry (a random while, growing with
 // attempt), so that contenders spread out. This is the store's one backoff.
-func (s *Store) again(ctx context.Context, attempt int, err error) error {
-	return s.againUpTo(ctx, attempt, conflictAttempts, err)
-}
-
-// againUpTo is again with limit attempts in place of conflictAttempts.
-func (s *Store) againUpTo(ctx context.Context, attempt, limit int, err error) error {
+func (s *Store) again(ctx context.Context, attempt, limit int, err error) error {
 	if attempt >= limit {
 		return fmt.Errorf("gave up after %d transaction conflicts: %w", attempt, err)
 	}
@@ -202,7 +198,7 @@ func (s *Store) Create(ctx context.Context, r elicitation.Request, created elici
 		switch {
 		case errors.Is(rerr, elicitation.ErrNotFound):
 			// Lost a race with a concurrent transaction: try again.
-			if aerr := s.again(ctx, attempt, err); aerr != nil {
+			if aerr := s.again(ctx, attempt, conflictAttempts, err); aerr != nil {
 				return fmt.Errorf("create %s: %w", id, aerr)
 			}
 			continue
@@ -716,7 +712,7 @@ func (s *Store) deleteAll(ctx context.Context, keys []item) error {
 				return fmt.Errorf("delete items: %w", err)
 			}
 			if pending = out.UnprocessedItems; len(pending) > 0 {
-				if err := s.again(ctx, min(attempt, conflictAttempts-1), nil); err != nil {
+				if err := s.again(ctx, min(attempt, conflictAttempts-1), conflictAttempts, nil); err != nil {
 					return fmt.Errorf("delete items: %w", err)
 				}
 			}
