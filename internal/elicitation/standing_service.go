@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,15 +47,14 @@ func HumanDuration(d time.Duration) string {
 	case d < time.Hour:
 		return strconv.Itoa(int(d/time.Minute)) + " minutes"
 	}
-	h := int(math.Round(d.Hours()*10)) / 10
-	m := int(d/time.Minute) % 60
+	h, m := int(d/time.Hour), int(d/time.Minute)%60
 	if m == 0 {
 		if h == 1 {
 			return "1 hour"
 		}
 		return strconv.Itoa(h) + " hours"
 	}
-	return fmt.Sprintf("%d h %d min", int(d/time.Hour), m)
+	return fmt.Sprintf("%d h %d min", h, m)
 }
 
 // ruleWith is the rule sub asks to make with its answer (nil: none),
