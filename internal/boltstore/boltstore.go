@@ -189,12 +189,21 @@ func ensureIndex[T any](tx *bolt.Tx, index, from []byte, put func(T) error) erro
 	if _, err := tx.CreateBucket(index); err != nil {
 		return err
 	}
-	return tx.Bucket(from).ForEach(func(k, v []byte) error {
+	return eachJSON(tx.Bucket(from), put)
+}
+
+// eachJSON calls fn with every value of the bucket b (none if b is nil),
+// decoded from JSON.
+func eachJSON[T any](b *bolt.Bucket, fn func(T) error) error {
+	if b == nil {
+		return nil
+	}
+	return b.ForEach(func(k, v []byte) error {
 		var x T
 		if err := json.Unmarshal(v, &x); err != nil {
-			return fmt.Errorf("decode %s %x: %w", from, k, err)
+			return fmt.Errorf("decode %T %q: %w", x, k, err)
 		}
-		return put(x)
+		return fn(x)
 	})
 }
 
@@ -547,14 +556,9 @@ func (s *Store) Audit(ctx context.Context, id string) (elicitation.AuditTrail, e
 				return err
 			}
 		}
-		for _, a := range []elicitation.Action{elicitation.ActionRendered, elicitation.ActionSubmissionRefused} {
+		for _, a := range elicitation.BoundedActions {
 			if v := tx.Bucket(bucketCounts).Get(countKey(id, a)); len(v) == 8 {
-				if n := binary.BigEndian.Uint64(v); n > elicitation.AuditCap {
-					if tr.Omitted == nil {
-						tr.Omitted = map[elicitation.Action]int{}
-					}
-					tr.Omitted[a] = int(n - elicitation.AuditCap)
-				}
+				tr.Omit(a, int(binary.BigEndian.Uint64(v))-elicitation.AuditCap)
 			}
 		}
 		return nil
@@ -600,7 +604,7 @@ var afterCleanupBatch func()
 func (s *Store) Cleanup(ctx context.Context, now time.Time) (int, error) {
 	total := 0
 	for {
-		keys, err := s.dueKeys(ctx, now, CleanupRound)
+		keys, err := s.dueKeys(ctx, bucketRetain, now, CleanupRound)
 		if err != nil || len(keys) == 0 {
 			return total, s.finishCleanup(ctx, now, err)
 		}
@@ -630,13 +634,14 @@ func (s *Store) finishCleanup(ctx context.Context, now time.Time, err error) err
 	return s.cleanupGrants(ctx, now)
 }
 
-// dueKeys returns up to limit retention keys due at now, in their order.
-func (s *Store) dueKeys(ctx context.Context, now time.Time, limit int) ([][]byte, error) {
+// dueKeys returns up to limit keys of the index bucket (keys that start
+// with a time, 8 bytes) due at now, in their order.
+func (s *Store) dueKeys(ctx context.Context, bucket []byte, now time.Time, limit int) ([][]byte, error) {
 	var keys [][]byte
 	err := s.view(ctx, func(tx *bolt.Tx) error {
 		keys = nil
 		end := binary.BigEndian.AppendUint64(nil, uint64(now.UnixNano()))
-		c := tx.Bucket(bucketRetain).Cursor()
+		c := tx.Bucket(bucket).Cursor()
 		for k, _ := c.First(); k != nil && len(keys) < limit && bytes.Compare(k[:8], end) <= 0; k, _ = c.Next() {
 			keys = append(keys, bytes.Clone(k))
 		}
@@ -711,7 +716,7 @@ func removeRequestData(tx *bolt.Tx, id []byte) error {
 			}
 		}
 	}
-	for _, a := range []elicitation.Action{elicitation.ActionRendered, elicitation.ActionSubmissionRefused} {
+	for _, a := range elicitation.BoundedActions {
 		if err := tx.Bucket(bucketCounts).Delete(countKey(string(id), a)); err != nil {
 			return err
 		}

@@ -2,9 +2,7 @@ package boltstore
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -21,6 +19,15 @@ var bucketDelegations = []byte("delegations")
 
 var _ elicitation.Delegations = (*Store)(nil)
 
+// allDelegations reads every delegation in the bucket (none if it is absent).
+func allDelegations(tx *bolt.Tx) (all []elicitation.Delegation, err error) {
+	err = eachJSON(tx.Bucket(bucketDelegations), func(d elicitation.Delegation) error {
+		all = append(all, d)
+		return nil
+	})
+	return all, err
+}
+
 // PutDelegation implements elicitation.Delegations.
 func (s *Store) PutDelegation(ctx context.Context, d elicitation.Delegation) error {
 	if err := elicitation.CheckDelegationKey(d.From, d.ID); err != nil {
@@ -34,31 +41,19 @@ func (s *Store) PutDelegation(ctx context.Context, d elicitation.Delegation) err
 		if b.Get([]byte(d.ID)) != nil {
 			return fmt.Errorf("delegation %s: %w", d.ID, elicitation.ErrConflict)
 		}
-		open := 0
-		var stale [][]byte
-		err = b.ForEach(func(k, v []byte) error {
-			var o elicitation.Delegation
-			if err := json.Unmarshal(v, &o); err != nil {
-				return fmt.Errorf("decode delegation %s: %w", k, err)
-			}
-			if o.End.Add(elicitation.DelegationRetention).Before(d.CreatedAt) {
-				stale = append(stale, slices.Clone(k))
-			}
-			if o.From == d.From && o.End.After(d.CreatedAt) {
-				open++
-			}
-			return nil
-		})
+		all, err := allDelegations(tx)
 		if err != nil {
 			return err
 		}
-		for _, k := range stale { // not during ForEach, which must not modify the bucket
-			if err := b.Delete(k); err != nil {
-				return err
+		for _, o := range all {
+			if o.End.Add(elicitation.DelegationRetention).Before(d.CreatedAt) {
+				if err := b.Delete([]byte(o.ID)); err != nil {
+					return err
+				}
 			}
 		}
-		if open >= elicitation.MaxDelegationsFrom {
-			return fmt.Errorf("delegations of %s: %w", d.From, elicitation.ErrTooManyDelegations)
+		if err := elicitation.RoomFor(all, d); err != nil {
+			return err
 		}
 		return putJSON(tx, bucketDelegations, d.ID, d)
 	})
@@ -71,6 +66,7 @@ func (s *Store) EndDelegation(ctx context.Context, from, id string, at time.Time
 		return d, fmt.Errorf("end delegation: %w", err)
 	}
 	err := s.update(ctx, "end delegation", func(tx *bolt.Tx) error {
+		d = elicitation.Delegation{}
 		if tx.Bucket(bucketDelegations) == nil {
 			return fmt.Errorf("delegation %s: %w", id, elicitation.ErrNotFound)
 		}
@@ -78,12 +74,12 @@ func (s *Store) EndDelegation(ctx context.Context, from, id string, at time.Time
 		switch {
 		case err != nil:
 			return err
-		case !ok || d.From != from:
+		case !ok:
 			return fmt.Errorf("delegation %s: %w", id, elicitation.ErrNotFound)
-		case !d.End.After(at):
-			return fmt.Errorf("delegation %s ended: %w", id, elicitation.ErrConflict)
 		}
-		d.End, d.EndedAt = at.UTC(), at.UTC()
+		if d, err = d.Ended(from, at); err != nil {
+			return err
+		}
 		return putJSON(tx, bucketDelegations, id, d)
 	})
 	if err != nil {
@@ -94,27 +90,13 @@ func (s *Store) EndDelegation(ctx context.Context, from, id string, at time.Time
 
 // ListDelegations implements elicitation.Delegations.
 func (s *Store) ListDelegations(ctx context.Context, after time.Time) ([]elicitation.Delegation, error) {
-	var out []elicitation.Delegation
-	err := s.view(ctx, func(tx *bolt.Tx) error {
-		out = nil
-		b := tx.Bucket(bucketDelegations)
-		if b == nil {
-			return nil
-		}
-		return b.ForEach(func(k, v []byte) error {
-			var d elicitation.Delegation
-			if err := json.Unmarshal(v, &d); err != nil {
-				return fmt.Errorf("decode delegation %s: %w", k, err)
-			}
-			if d.End.After(after) {
-				out = append(out, d)
-			}
-			return nil
-		})
+	var all []elicitation.Delegation
+	err := s.view(ctx, func(tx *bolt.Tx) (err error) {
+		all, err = allDelegations(tx)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list delegations: %w", err)
 	}
-	elicitation.SortDelegations(out)
-	return out[:min(len(out), elicitation.MaxDelegations)], nil
+	return elicitation.Listed(all, after), nil
 }

@@ -191,17 +191,8 @@ var beforeGrantsRemoved func()
 // cleanupGrants removes the records expired at now, CleanupBatch per
 // transaction, in the order of their expiry (Cleanup's last step).
 func (s *Store) cleanupGrants(ctx context.Context, now time.Time) error {
-	end := binary.BigEndian.AppendUint64(nil, uint64(now.UnixNano()))
 	for {
-		var due [][]byte
-		err := s.view(ctx, func(tx *bolt.Tx) error {
-			due = nil
-			c := tx.Bucket(bucketGrantDue).Cursor()
-			for k, _ := c.First(); k != nil && len(due) < CleanupBatch && bytes.Compare(k[:8], end) <= 0; k, _ = c.Next() {
-				due = append(due, bytes.Clone(k))
-			}
-			return nil
-		})
+		due, err := s.dueKeys(ctx, bucketGrantDue, now, CleanupBatch)
 		if err != nil || len(due) == 0 {
 			return err
 		}

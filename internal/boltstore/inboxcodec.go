@@ -80,26 +80,23 @@ func (r *entryReader) uvarint() uint64 {
 	return v
 }
 
-func (r *entryReader) str() string {
+// bytes reads a string's bytes (nil after a failure).
+func (r *entryReader) bytes() []byte {
 	n := r.uvarint()
 	if r.err != nil || n > uint64(len(r.b)) {
 		r.err = errEntryDamaged
-		return ""
-	}
-	s := string(r.b[:n])
-	r.b = r.b[n:]
-	return s
-}
-
-// name is str for a string that repeats across entries.
-func (r *entryReader) name() string {
-	n := r.uvarint()
-	if r.err != nil || n > uint64(len(r.b)) {
-		r.err = errEntryDamaged
-		return ""
+		return nil
 	}
 	raw := r.b[:n]
 	r.b = r.b[n:]
+	return raw
+}
+
+func (r *entryReader) str() string { return string(r.bytes()) }
+
+// name is str for a string that repeats across entries.
+func (r *entryReader) name() string {
+	raw := r.bytes()
 	if s, ok := r.names[string(raw)]; ok {
 		return s
 	}

@@ -2,9 +2,7 @@ package boltstore
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -19,21 +17,6 @@ var bucketRules = []byte("rules")
 
 var _ elicitation.Rules = (*Store)(nil)
 
-// eachRule calls fn with every stored rule (none if the bucket is absent).
-func eachRule(tx *bolt.Tx, fn func(elicitation.Rule) error) error {
-	b := tx.Bucket(bucketRules)
-	if b == nil {
-		return nil
-	}
-	return b.ForEach(func(k, v []byte) error {
-		var r elicitation.Rule
-		if err := json.Unmarshal(v, &r); err != nil {
-			return fmt.Errorf("decode rule %s: %w", k, err)
-		}
-		return fn(r)
-	})
-}
-
 // CreateRule implements elicitation.Rules; it also forgets the rules past
 // their retention.
 func (s *Store) CreateRule(ctx context.Context, r elicitation.Rule) error {
@@ -46,7 +29,7 @@ func (s *Store) CreateRule(ctx context.Context, r elicitation.Rule) error {
 			return fmt.Errorf("create rule %s: %w", r.ID, elicitation.ErrConflict)
 		}
 		var gone [][]byte
-		err = eachRule(tx, func(o elicitation.Rule) error {
+		err = eachJSON(tx.Bucket(bucketRules), func(o elicitation.Rule) error {
 			if !r.CreatedAt.Before(o.RetainUntil) {
 				gone = append(gone, []byte(o.ID))
 			}
@@ -66,38 +49,33 @@ func (s *Store) CreateRule(ctx context.Context, r elicitation.Rule) error {
 
 // RulesFor implements elicitation.Rules.
 func (s *Store) RulesFor(ctx context.Context, principal string, kind elicitation.Kind, now time.Time) ([]elicitation.Rule, error) {
-	var out []elicitation.Rule
-	err := s.view(ctx, func(tx *bolt.Tx) error {
-		out = nil
-		return eachRule(tx, func(r elicitation.Rule) error {
-			if r.Principal == principal && r.Kind == kind && r.LiveAt(now) {
-				out = append(out, r)
-			}
-			return nil
-		})
+	return s.rulesWhere(ctx, "rules for "+principal, func(r elicitation.Rule) bool {
+		return r.Principal == principal && r.Kind == kind && r.LiveAt(now)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("rules for %s: %w", principal, err)
-	}
-	return out, nil
 }
 
 // RulesBy implements elicitation.Rules.
 func (s *Store) RulesBy(ctx context.Context, author string) ([]elicitation.Rule, error) {
+	out, err := s.rulesWhere(ctx, "rules by "+author, func(r elicitation.Rule) bool { return r.By == author })
+	elicitation.SortNewest(out)
+	return out, err
+}
+
+// rulesWhere lists the stored rules that keep says to.
+func (s *Store) rulesWhere(ctx context.Context, op string, keep func(elicitation.Rule) bool) ([]elicitation.Rule, error) {
 	var out []elicitation.Rule
 	err := s.view(ctx, func(tx *bolt.Tx) error {
 		out = nil
-		return eachRule(tx, func(r elicitation.Rule) error {
-			if r.By == author {
+		return eachJSON(tx.Bucket(bucketRules), func(r elicitation.Rule) error {
+			if keep(r) {
 				out = append(out, r)
 			}
 			return nil
 		})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("rules by %s: %w", author, err)
+		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	slices.SortFunc(out, func(a, b elicitation.Rule) int { return b.CreatedAt.Compare(a.CreatedAt) })
 	return out, nil
 }
 

@@ -2,10 +2,11 @@ package dynamostore
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -52,20 +53,12 @@ func (s *Store) chained(id string, head elicitation.AuditHead, e elicitation.Aud
 	}}
 }
 
-// entryIndex is the position of the chained entry's put in tx (-1: none).
-func entryIndex(tx []types.TransactWriteItem) int {
-	for i, w := range tx {
-		if w.Put != nil && strings.HasPrefix(getS(w.Put.Item, attrSK), skChained) {
-			return i
-		}
-	}
-	return -1
-}
-
 // lostPlace reports whether tx was canceled because another writer's
-// entry took its entry's place in the chain.
+// entry took the place in the chain of its chained entry's put.
 func lostPlace(err error, tx []types.TransactWriteItem) bool {
-	i := entryIndex(tx)
+	i := slices.IndexFunc(tx, func(w types.TransactWriteItem) bool {
+		return w.Put != nil && strings.HasPrefix(getS(w.Put.Item, attrSK), skChained)
+	})
 	return i >= 0 && conditionFailed(err, i)
 }
 
@@ -73,9 +66,9 @@ func lostPlace(err error, tx []types.TransactWriteItem) bool {
 // with chainAttempts; otherwise with conflictAttempts).
 func (s *Store) backOff(ctx context.Context, attempt int, err error, tx []types.TransactWriteItem) error {
 	if lostPlace(err, tx) {
-		return s.againUpTo(ctx, attempt, chainAttempts, err)
+		return s.again(ctx, attempt, chainAttempts, err)
 	}
-	return s.again(ctx, attempt, err)
+	return s.again(ctx, attempt, conflictAttempts, err)
 }
 
 // putEntry appends one audit entry on its own, chained: the put is
@@ -94,41 +87,51 @@ func (s *Store) putEntry(ctx context.Context, id string, e elicitation.AuditEntr
 			TableName: put.TableName, Item: put.Item,
 			ConditionExpression: put.ConditionExpression, ExpressionAttributeNames: put.ExpressionAttributeNames,
 		})
-		var ccf *types.ConditionalCheckFailedException
-		if !errors.As(err, &ccf) {
+		if !condFailed(err) {
 			return err
 		}
 		if mine, err := s.wroteEntry(ctx, put.Item, tok); err != nil || mine {
 			return err
 		}
-		if err := s.againUpTo(ctx, attempt, chainAttempts, err); err != nil {
+		if err := s.again(ctx, attempt, chainAttempts, err); err != nil {
 			return err
 		}
 	}
 }
 
-// wroteEntry reports whether the entry at it's key was written by the call
-// whose token is tok.
+// wroteEntry reports whether the item at it's key (an audit entry, a
+// mark) was written by the call whose token is tok.
 func (s *Store) wroteEntry(ctx context.Context, it item, tok string) (bool, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: s.table, Key: key(getS(it, attrPK), getS(it, attrSK)), ConsistentRead: aws.Bool(true),
-	})
+	got, err := s.get(ctx, key(getS(it, attrPK), getS(it, attrSK)))
 	if err != nil {
-		return false, fmt.Errorf("read the audit entry: %w", err)
+		return false, fmt.Errorf("read back %s: %w", getS(it, attrSK), err)
 	}
-	return out.Item != nil && getS(out.Item, attrWriteToken) == tok, nil
+	return got != nil && getS(got, attrWriteToken) == tok, nil
 }
 
 // EachRequest implements elicitation.RequestLister: it reads the retention
 // index (every state item is in it), shard by shard.
 func (s *Store) EachRequest(ctx context.Context, fn func(id string) error) error {
+	return s.eachRetained(ctx, nil, fn)
+}
+
+// eachRetained calls fn with the id of every request in the retention
+// index, shard by shard, or with until of those retained until then at
+// most, until fn returns an error.
+func (s *Store) eachRetained(ctx context.Context, until *time.Time, fn func(id string) error) error {
 	for shard := range retainShards {
-		err := s.each(ctx, &dynamodb.QueryInput{
+		in := &dynamodb.QueryInput{
 			IndexName:                 aws.String(retainIndex),
 			KeyConditionExpression:    aws.String("#gpk = :gpk"),
 			ExpressionAttributeNames:  names(attrRetainShard),
 			ExpressionAttributeValues: item{":gpk": str("retain#" + strconv.Itoa(shard))},
-		}, func(it item) error { return fn(getS(it, attrPK)[len(reqPrefix):]) })
+		}
+		if until != nil {
+			in.KeyConditionExpression = aws.String("#gpk = :gpk AND #retainUntil <= :now")
+			in.ExpressionAttributeNames["#"+attrRetainUntil] = attrRetainUntil
+			in.ExpressionAttributeValues[":now"] = num(until.UnixNano())
+		}
+		err := s.each(ctx, in, func(it item) error { return fn(getS(it, attrPK)[len(reqPrefix):]) })
 		if err != nil {
 			return err
 		}

@@ -3,7 +3,6 @@ package dynamostore
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -56,14 +55,8 @@ func (s *Store) PutDelegation(ctx context.Context, d elicitation.Delegation) err
 	if err != nil {
 		return fmt.Errorf("put delegation: %w", err)
 	}
-	open := 0
-	for _, o := range all {
-		if o.From == d.From {
-			open++
-		}
-	}
-	if open >= elicitation.MaxDelegationsFrom {
-		return fmt.Errorf("delegations of %s: %w", d.From, elicitation.ErrTooManyDelegations)
+	if err := elicitation.RoomFor(all, d); err != nil {
+		return err
 	}
 	it, err := delegationItem(d)
 	if err != nil {
@@ -74,8 +67,7 @@ func (s *Store) PutDelegation(ctx context.Context, d elicitation.Delegation) err
 		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
 		ExpressionAttributeNames: names(attrPK),
 	})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
+	if condFailed(err) {
 		return fmt.Errorf("delegation %s: %w", d.ID, elicitation.ErrConflict)
 	}
 	if err != nil {
@@ -90,19 +82,18 @@ func (s *Store) EndDelegation(ctx context.Context, from, id string, at time.Time
 	if err := elicitation.CheckDelegationKey(from, id); err != nil {
 		return elicitation.Delegation{}, fmt.Errorf("end delegation: %w", err)
 	}
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: s.table, Key: key(delegationPK, id), ConsistentRead: aws.Bool(true)})
+	got, err := s.get(ctx, key(delegationPK, id))
 	if err != nil {
 		return elicitation.Delegation{}, fmt.Errorf("end delegation: %w", err)
 	}
 	var d elicitation.Delegation
-	if out.Item == nil || json.Unmarshal(getB(out.Item, delegationData), &d) != nil || d.From != from {
+	if got == nil || json.Unmarshal(getB(got, delegationData), &d) != nil {
 		return elicitation.Delegation{}, fmt.Errorf("delegation %s: %w", id, elicitation.ErrNotFound)
 	}
-	if !d.End.After(at) {
-		return elicitation.Delegation{}, fmt.Errorf("delegation %s ended: %w", id, elicitation.ErrConflict)
-	}
 	read := d.End
-	d.End, d.EndedAt = at.UTC(), at.UTC()
+	if d, err = d.Ended(from, at); err != nil {
+		return elicitation.Delegation{}, err
+	}
 	it, err := delegationItem(d)
 	if err != nil {
 		return elicitation.Delegation{}, err
@@ -113,8 +104,7 @@ func (s *Store) EndDelegation(ctx context.Context, from, id string, at time.Time
 		ExpressionAttributeNames:  names(attrFrom, attrDelegEnd),
 		ExpressionAttributeValues: item{":from": str(from), ":read": num(read.UnixNano())},
 	})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
+	if condFailed(err) {
 		return elicitation.Delegation{}, fmt.Errorf("delegation %s changed meanwhile: %w", id, elicitation.ErrConflict)
 	}
 	if err != nil {
@@ -147,6 +137,5 @@ func (s *Store) ListDelegations(ctx context.Context, after time.Time) ([]elicita
 	if err != nil {
 		return nil, fmt.Errorf("list delegations: %w", err)
 	}
-	elicitation.SortDelegations(out)
-	return out[:min(len(out), elicitation.MaxDelegations)], nil
+	return elicitation.Listed(out, after), nil
 }

@@ -54,17 +54,15 @@ func (g *Grants) Get(ctx context.Context, kind, id string) (grant.Record, error)
 	if err := grant.CheckKey(kind, id); err != nil {
 		return grant.Record{}, err
 	}
-	out, err := g.s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: g.s.table, Key: grantItemKey(kind, id), ConsistentRead: aws.Bool(true),
-	})
+	it, err := g.s.get(ctx, grantItemKey(kind, id))
 	if err != nil {
 		return grant.Record{}, fmt.Errorf("get grant %s: %w", kind, err)
 	}
-	if !liveGrant(out.Item, g.now()) {
+	if !liveGrant(it, g.now()) {
 		return grant.Record{}, fmt.Errorf("get grant %s: %w", kind, grant.ErrNotFound)
 	}
-	v, _ := getN(out.Item, attrVersion)
-	return grant.Record{Kind: kind, ID: id, Data: getB(out.Item, attrData), Expires: getTime(out.Item, attrGrantExpires), Version: v}, nil
+	v, _ := getN(it, attrVersion)
+	return grant.Record{Kind: kind, ID: id, Data: getB(it, attrData), Expires: getTime(it, attrGrantExpires), Version: v}, nil
 }
 
 // liveGrant reports whether it is a record that is neither deleted nor

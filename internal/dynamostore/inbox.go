@@ -9,7 +9,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
@@ -30,21 +29,6 @@ const (
 	attrReviewers  = "reviewers"
 	pendingPartKey = "pending"
 )
-
-// pendingIndexSpec is the index as CreateTable makes it (template.yaml
-// makes the same).
-func pendingIndexSpec() types.GlobalSecondaryIndex {
-	return types.GlobalSecondaryIndex{
-		IndexName: aws.String(pendingIndex),
-		KeySchema: []types.KeySchemaElement{
-			{AttributeName: aws.String(attrPendingPK), KeyType: types.KeyTypeHash},
-			{AttributeName: aws.String(attrExpiresAt), KeyType: types.KeyTypeRange},
-		},
-		Projection: &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: []string{
-			attrID, attrKind, attrOwner, attrCreatedAt, attrApprovals, attrApprovers, attrHeadline, attrReviewers,
-		}},
-	}
-}
 
 // addPending puts on a new request's state item what the index holds.
 func addPending(it item, r elicitation.Request) {

@@ -2,7 +2,6 @@ package dynamostore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -139,8 +138,7 @@ func (s *Store) ClaimDelivery(ctx context.Context, d elicitation.Delivery, now, 
 		ExpressionAttributeValues: item{":lease": str(elicitation.NewLease()), ":until": num(until.UnixNano()), ":one": num(1), ":now": num(now.UnixNano())},
 		ReturnValues:              types.ReturnValueAllNew,
 	})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
+	if condFailed(err) {
 		return elicitation.Delivery{}, false, nil
 	}
 	if err != nil {

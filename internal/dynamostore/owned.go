@@ -26,19 +26,6 @@ const (
 	attrOwnedPK = "opk"
 )
 
-// ownedIndexSpec is the index as CreateTable makes it (template.yaml makes
-// the same).
-func ownedIndexSpec() types.GlobalSecondaryIndex {
-	return types.GlobalSecondaryIndex{
-		IndexName: aws.String(ownedIndex),
-		KeySchema: []types.KeySchemaElement{
-			{AttributeName: aws.String(attrOwnedPK), KeyType: types.KeyTypeHash},
-			{AttributeName: aws.String(attrCreatedAt), KeyType: types.KeyTypeRange},
-		},
-		Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
-	}
-}
-
 func ownedPK(owner string) types.AttributeValue {
 	sum := sha256.Sum256([]byte(owner))
 	return str("owner#" + base64.RawURLEncoding.EncodeToString(sum[:]))

@@ -2,7 +2,6 @@ package dynamostore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -78,14 +77,12 @@ func (s *Store) uncountPending(owner string) types.TransactWriteItem {
 // that moment.
 func (s *Store) recount(ctx context.Context, r elicitation.Request) (bool, error) {
 	now := r.State.CreatedAt
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: s.table, Key: pendingCountKey(r.State.Owner), ConsistentRead: aws.Bool(true),
-	})
+	count, err := s.get(ctx, pendingCountKey(r.State.Owner))
 	if err != nil {
 		return false, fmt.Errorf("read the pending count: %w", err)
 	}
-	version, _ := getN(out.Item, attrVersion)
-	if at := getTime(out.Item, attrCountedAt); !at.IsZero() && now.Sub(at) < PendingRecount {
+	version, _ := getN(count, attrVersion)
+	if at := getTime(count, attrCountedAt); !at.IsZero() && now.Sub(at) < PendingRecount {
 		return false, nil
 	}
 	n, err := s.countOwnedPending(ctx, r.State.Owner, now)
@@ -94,7 +91,7 @@ func (s *Store) recount(ctx context.Context, r elicitation.Request) (bool, error
 	}
 	cond := "attribute_not_exists(#version)"
 	vals := item{":n": num(n), ":at": num(now.UnixNano()), ":one": num(1)}
-	if out.Item != nil {
+	if count != nil {
 		cond = "#version = :version"
 		vals[":version"] = num(version)
 	}
@@ -105,9 +102,8 @@ func (s *Store) recount(ctx context.Context, r elicitation.Request) (bool, error
 		ExpressionAttributeNames:  names(attrCount, attrCountedAt, attrVersion),
 		ExpressionAttributeValues: vals,
 	})
-	var ccf *types.ConditionalCheckFailedException
 	switch {
-	case errors.As(err, &ccf):
+	case condFailed(err):
 		return false, nil
 	case err != nil:
 		return false, fmt.Errorf("write the pending count: %w", err)

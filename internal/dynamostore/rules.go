@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -112,12 +111,7 @@ func (s *Store) CreateRule(ctx context.Context, r elicitation.Rule) error {
 // principal and kind's partition.
 func (s *Store) RulesFor(ctx context.Context, principal string, kind elicitation.Kind, now time.Time) ([]elicitation.Rule, error) {
 	var out []elicitation.Rule
-	err := s.each(ctx, &dynamodb.QueryInput{
-		KeyConditionExpression:    aws.String("#pk = :pk"),
-		ExpressionAttributeNames:  names(attrPK),
-		ExpressionAttributeValues: item{":pk": str(ruleForPK(principal, kind))},
-		ConsistentRead:            aws.Bool(true),
-	}, func(it item) error {
+	err := s.each(ctx, byPK(ruleForPK(principal, kind)), func(it item) error {
 		r, err := decodeRule(it)
 		if err != nil {
 			return err
@@ -137,12 +131,7 @@ func (s *Store) RulesFor(ctx context.Context, principal string, kind elicitation
 // rule's item (consistent reads).
 func (s *Store) RulesBy(ctx context.Context, author string) ([]elicitation.Rule, error) {
 	var out []elicitation.Rule
-	err := s.each(ctx, &dynamodb.QueryInput{
-		KeyConditionExpression:    aws.String("#pk = :pk"),
-		ExpressionAttributeNames:  names(attrPK),
-		ExpressionAttributeValues: item{":pk": str(ruleByPK(author))},
-		ConsistentRead:            aws.Bool(true),
-	}, func(ptr item) error {
+	err := s.each(ctx, byPK(ruleByPK(author)), func(ptr item) error {
 		r, ok, err := s.getRule(ctx, getS(ptr, attrRuleRef), getS(ptr, attrSK))
 		if ok && r.By == author {
 			out = append(out, r)
@@ -152,40 +141,39 @@ func (s *Store) RulesBy(ctx context.Context, author string) ([]elicitation.Rule,
 	if err != nil {
 		return nil, fmt.Errorf("rules by %s: %w", author, err)
 	}
-	slices.SortFunc(out, func(a, b elicitation.Rule) int { return b.CreatedAt.Compare(a.CreatedAt) })
+	elicitation.SortNewest(out)
 	return out, nil
 }
 
 func (s *Store) getRule(ctx context.Context, pk, id string) (elicitation.Rule, bool, error) {
-	got, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: s.table, Key: key(pk, id), ConsistentRead: aws.Bool(true)})
-	if err != nil || got.Item == nil {
+	got, err := s.get(ctx, key(pk, id))
+	if err != nil || got == nil {
 		return elicitation.Rule{}, false, err
 	}
-	r, err := decodeRule(got.Item)
+	r, err := decodeRule(got)
 	return r, err == nil, err
 }
 
 // RevokeRule implements elicitation.Rules: the author's pointer names the
 // rule's item, whose revocation is one update (the first time kept).
 func (s *Store) RevokeRule(ctx context.Context, author, id string, at time.Time) (elicitation.Rule, error) {
-	got, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: s.table, Key: key(ruleByPK(author), id), ConsistentRead: aws.Bool(true)})
+	ptr, err := s.get(ctx, key(ruleByPK(author), id))
 	if err != nil {
 		return elicitation.Rule{}, fmt.Errorf("revoke rule %s: %w", id, err)
 	}
-	if got.Item == nil {
+	if ptr == nil {
 		return elicitation.Rule{}, fmt.Errorf("revoke rule %s: %w", id, elicitation.ErrNotFound)
 	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: s.table, Key: key(getS(got.Item, attrRuleRef), id),
+		TableName: s.table, Key: key(getS(ptr, attrRuleRef), id),
 		UpdateExpression:          aws.String("SET #revoked = if_not_exists(#revoked, :at)"),
 		ConditionExpression:       aws.String("attribute_exists(#pk)"),
 		ExpressionAttributeNames:  names(attrPK, attrRuleRevoked),
 		ExpressionAttributeValues: item{":at": num(at.UnixNano())},
 		ReturnValues:              types.ReturnValueAllNew,
 	})
-	var ccf *types.ConditionalCheckFailedException
 	switch {
-	case errors.As(err, &ccf):
+	case condFailed(err):
 		return elicitation.Rule{}, fmt.Errorf("revoke rule %s: %w", id, elicitation.ErrNotFound)
 	case err != nil:
 		return elicitation.Rule{}, fmt.Errorf("revoke rule %s: %w", id, err)

@@ -9,7 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
 
@@ -79,15 +79,11 @@ func New(client *dynamodb.Client, table string, opts Options) *Store {
 const conflictAttempts = 8
 
 // again decides whether a write whose attempt lost a race (err) starts
-// again: after conflictAttempts it gives up; otherwise it waits first as
-// the client's retryer waits before a retry (a random while, growing with
+// again: after limit attempts (conflictAttempts, or chainAttempts for an
+// audit entry's place) it gives up; otherwise it waits first as the
+// client's retryer waits before a retry (a random while, growing with
 // attempt), so that contenders spread out. This is the store's one backoff.
-func (s *Store) again(ctx context.Context, attempt int, err error) error {
-	return s.againUpTo(ctx, attempt, conflictAttempts, err)
-}
-
-// againUpTo is again with limit attempts in place of conflictAttempts.
-func (s *Store) againUpTo(ctx context.Context, attempt, limit int, err error) error {
+func (s *Store) again(ctx context.Context, attempt, limit int, err error) error {
 	if attempt >= limit {
 		return fmt.Errorf("gave up after %d transaction conflicts: %w", attempt, err)
 	}
@@ -128,16 +124,23 @@ func (s *Store) read(ctx context.Context, id string) (stored, error) {
 	if unkeyable(id) {
 		return stored{}, elicitation.ErrNotFound
 	}
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: s.table, Key: stateKey(id), ConsistentRead: aws.Bool(true),
-	})
+	it, err := s.get(ctx, stateKey(id))
 	if err != nil {
 		return stored{}, err
 	}
-	if out.Item == nil {
+	if it == nil {
 		return stored{}, elicitation.ErrNotFound
 	}
-	return decodeState(out.Item), nil
+	return decodeState(it), nil
+}
+
+// get reads the item at k with a strongly consistent read (nil: none).
+func (s *Store) get(ctx context.Context, k item) (item, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: s.table, Key: k, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, err
+	}
+	return out.Item, nil
 }
 
 // Create implements elicitation.Store.
@@ -195,7 +198,7 @@ func (s *Store) Create(ctx context.Context, r elicitation.Request, created elici
 		switch {
 		case errors.Is(rerr, elicitation.ErrNotFound):
 			// Lost a race with a concurrent transaction: try again.
-			if aerr := s.again(ctx, attempt, err); aerr != nil {
+			if aerr := s.again(ctx, attempt, conflictAttempts, err); aerr != nil {
 				return fmt.Errorf("create %s: %w", id, aerr)
 			}
 			continue
@@ -259,17 +262,22 @@ func (s *Store) Load(ctx context.Context, id string) (elicitation.Record, error)
 
 // query reads a whole partition in sort-key order, page by page.
 func (s *Store) query(ctx context.Context, pk string, keysOnly bool, fn func(item)) error {
-	in := &dynamodb.QueryInput{
-		KeyConditionExpression:    aws.String("#pk = :pk"),
-		ExpressionAttributeNames:  names(attrPK),
-		ExpressionAttributeValues: item{":pk": str(pk)},
-		ConsistentRead:            aws.Bool(true),
-	}
+	in := byPK(pk)
 	if keysOnly {
 		in.ProjectionExpression = aws.String("#pk, #sk")
 		in.ExpressionAttributeNames = names(attrPK, attrSK)
 	}
 	return s.each(ctx, in, func(it item) error { fn(it); return nil })
+}
+
+// byPK is the strongly consistent query of the partition pk.
+func byPK(pk string) *dynamodb.QueryInput {
+	return &dynamodb.QueryInput{
+		KeyConditionExpression:    aws.String("#pk = :pk"),
+		ExpressionAttributeNames:  names(attrPK),
+		ExpressionAttributeValues: item{":pk": str(pk)},
+		ConsistentRead:            aws.Bool(true),
+	}
 }
 
 // errEnough, returned by each's fn, ends the query early without error.
@@ -305,8 +313,11 @@ func (s *Store) Resolve(ctx context.Context, id string, t elicitation.Resolution
 		if err != nil {
 			return elicitation.State{}, fmt.Errorf("resolve %s: %w", id, err)
 		}
-		if st, done, cerr := classify(id, cur, t); done {
-			return st, cerr
+		if done, cerr := t.Check(cur.State); done {
+			if cerr != nil {
+				cerr = fmt.Errorf("resolve %s: %w", id, cerr)
+			}
+			return cur.State, cerr
 		}
 		tok := newToken()
 		head, herr := s.head(ctx, id)
@@ -340,19 +351,6 @@ func (s *Store) Resolve(ctx context.Context, id string, t elicitation.Resolution
 	}
 }
 
-// classify answers a resolution from the current state when it cannot or
-// need not be written: done is false when the request is open to it.
-func classify(id string, cur stored, t elicitation.Resolution) (elicitation.State, bool, error) {
-	done, err := t.Check(cur.State)
-	if !done {
-		return elicitation.State{}, false, nil
-	}
-	if err != nil {
-		err = fmt.Errorf("resolve %s: %w", id, err)
-	}
-	return cur.State, true, err
-}
-
 func (s *Store) resolveItems(id string, cur stored, t elicitation.Resolution, tok string, head elicitation.AuditHead) ([]types.TransactWriteItem, error) {
 	switch t.Status {
 	case elicitation.StatusSubmitted, elicitation.StatusDeclined, elicitation.StatusCanceled:
@@ -370,31 +368,21 @@ func (s *Store) resolveItems(id string, cur stored, t elicitation.Resolution, to
 		":pending": str(string(elicitation.StatusPending)), ":at": num(t.At.UnixNano()),
 	}
 	ns := names(attrStatus, attrWriteToken, attrVersion, attrExpiresAt)
-	if !next.DecidedAt.IsZero() {
-		set += ", #decidedAt = :decidedAt"
-		vals[":decidedAt"] = num(next.DecidedAt.UnixNano())
-		ns["#"+attrDecidedAt] = attrDecidedAt
+	// The attributes of next's state item that differ from cur's (what
+	// the resolution decided), set as stateItem writes them.
+	decided := stateItem(next, tok)
+	for _, name := range []string{attrDecidedAt, attrApprovers, attrDecision, attrDecidedBy, attrSubmissionID, attrAnswerDigest, attrDecidedVia, attrDecidedRule} {
+		if v, ok := decided[name]; ok && (name != attrApprovers || cur.Quorum() > 1) {
+			set += ", #" + name + " = :" + name
+			vals[":"+name] = v
+			ns["#"+name] = name
+		}
 	}
 	if cur.Quorum() > 1 {
 		// A quorum's approvals accumulate: the write holds only if no
 		// other approval (or decision) landed since cur was read.
 		cond += " AND #version = :version"
 		vals[":version"] = num(cur.version)
-		if a := approversJSON(next.Approvers); a != "" {
-			set += ", #approvers = :approvers"
-			vals[":approvers"] = str(a)
-			ns["#"+attrApprovers] = attrApprovers
-		}
-	}
-	for _, f := range []struct{ name, value string }{
-		{attrDecision, string(next.Decision)}, {attrDecidedBy, next.DecidedBy}, {attrSubmissionID, next.SubmissionID},
-		{attrAnswerDigest, next.AnswerDigest}, {attrDecidedVia, string(next.DecidedVia)}, {attrDecidedRule, next.DecidedRule},
-	} {
-		if f.value != "" {
-			set += ", #" + f.name + " = :" + f.name
-			vals[":"+f.name] = str(f.value)
-			ns["#"+f.name] = f.name
-		}
 	}
 	if next.Status != elicitation.StatusPending {
 		// Leaves the inbox index.
@@ -576,13 +564,11 @@ func (s *Store) AppendOnce(ctx context.Context, id, mark string, e elicitation.A
 			return false, fmt.Errorf("append once %s: %w", id, err)
 		}
 		if conditionFailed(err, 0) {
-			out, gerr := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-				TableName: s.table, Key: key(getS(m, attrPK), getS(m, attrSK)), ConsistentRead: aws.Bool(true),
-			})
-			if gerr != nil {
-				return false, fmt.Errorf("append once %s: read the mark: %w", id, gerr)
+			mine, err := s.wroteEntry(ctx, m, tok)
+			if err != nil {
+				return false, fmt.Errorf("append once %s: %w", id, err)
 			}
-			return out.Item != nil && getS(out.Item, attrWriteToken) == tok, nil
+			return mine, nil
 		}
 		if aerr := s.backOff(ctx, attempt, err, tx); aerr != nil {
 			return false, fmt.Errorf("append once %s: %w", id, aerr)
@@ -602,13 +588,9 @@ func (s *Store) Audit(ctx context.Context, id string) (elicitation.AuditTrail, e
 			return // a mark, not an entry
 		}
 		if sk == skCounter {
-			for _, a := range []elicitation.Action{elicitation.ActionRendered, elicitation.ActionSubmissionRefused} {
-				if o, _ := getN(it, omittedCountAttr(a)); o > 0 {
-					if tr.Omitted == nil {
-						tr.Omitted = map[elicitation.Action]int{}
-					}
-					tr.Omitted[a] = int(o)
-				}
+			for _, a := range elicitation.BoundedActions {
+				o, _ := getN(it, omittedCountAttr(a))
+				tr.Omit(a, int(o))
 			}
 			return
 		}
@@ -634,6 +616,12 @@ func isCanceled(err error) bool {
 	return errors.As(err, &tce)
 }
 
+// condFailed reports whether err is a single write's failed condition.
+func condFailed(err error) bool {
+	var ccf *types.ConditionalCheckFailedException
+	return errors.As(err, &ccf)
+}
+
 // conditionFailed reports whether err is a transaction canceled by the
 // condition of its item i.
 func conditionFailed(err error, i int) bool {
@@ -649,26 +637,18 @@ func conditionFailed(err error, i int) bool {
 // interrupted cleanup is finished by the next one.
 func (s *Store) Cleanup(ctx context.Context, now time.Time) (int, error) {
 	removed := 0
-	for shard := range retainShards {
-		err := s.each(ctx, &dynamodb.QueryInput{
-			IndexName:                 aws.String(retainIndex),
-			KeyConditionExpression:    aws.String("#gpk = :gpk AND #retainUntil <= :now"),
-			ExpressionAttributeNames:  names(attrRetainShard, attrRetainUntil),
-			ExpressionAttributeValues: item{":gpk": str("retain#" + strconv.Itoa(shard)), ":now": num(now.UnixNano())},
-		}, func(it item) error {
-			id := getS(it, attrPK)[len(reqPrefix):]
-			ok, err := s.remove(ctx, id, now)
-			if ok {
-				removed++
-			}
-			if err != nil {
-				return fmt.Errorf("remove %s: %w", id, err)
-			}
-			return nil
-		})
-		if err != nil {
-			return removed, fmt.Errorf("cleanup: %w", err)
+	err := s.eachRetained(ctx, &now, func(id string) error {
+		ok, err := s.remove(ctx, id, now)
+		if ok {
+			removed++
 		}
+		if err != nil {
+			return fmt.Errorf("remove %s: %w", id, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return removed, fmt.Errorf("cleanup: %w", err)
 	}
 	if err := s.cleanupOutbox(ctx, now); err != nil {
 		return removed, err
@@ -711,8 +691,7 @@ func (s *Store) remove(ctx context.Context, id string, now time.Time) (bool, err
 		ExpressionAttributeNames:  names(attrRetainUntil),
 		ExpressionAttributeValues: item{":now": num(now.UnixNano())},
 	})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
+	if condFailed(err) {
 		return false, nil
 	}
 	return err == nil, err
@@ -721,13 +700,11 @@ func (s *Store) remove(ctx context.Context, id string, now time.Time) (bool, err
 // deleteAll deletes keys with BatchWriteItem, 25 at a time, resending what
 // DynamoDB leaves unprocessed (after a pause that grows, without end).
 func (s *Store) deleteAll(ctx context.Context, keys []item) error {
-	for len(keys) > 0 {
-		n := min(25, len(keys))
-		reqs := make([]types.WriteRequest, n)
-		for i, k := range keys[:n] {
+	for chunk := range slices.Chunk(keys, 25) {
+		reqs := make([]types.WriteRequest, len(chunk))
+		for i, k := range chunk {
 			reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k}}
 		}
-		keys = keys[n:]
 		pending := map[string][]types.WriteRequest{*s.table: reqs}
 		for attempt := 1; len(pending) > 0; attempt++ {
 			out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})
@@ -735,7 +712,7 @@ func (s *Store) deleteAll(ctx context.Context, keys []item) error {
 				return fmt.Errorf("delete items: %w", err)
 			}
 			if pending = out.UnprocessedItems; len(pending) > 0 {
-				if err := s.again(ctx, min(attempt, conflictAttempts-1), nil); err != nil {
+				if err := s.again(ctx, min(attempt, conflictAttempts-1), conflictAttempts, nil); err != nil {
 					return fmt.Errorf("delete items: %w", err)
 				}
 			}

@@ -72,14 +72,14 @@ func CreateTable(ctx context.Context, client *dynamodb.Client, table string) err
 			{AttributeName: aws.String(attrPK), KeyType: types.KeyTypeHash},
 			{AttributeName: aws.String(attrSK), KeyType: types.KeyTypeRange},
 		},
-		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{
-			IndexName: aws.String(retainIndex),
-			KeySchema: []types.KeySchemaElement{
-				{AttributeName: aws.String(attrRetainShard), KeyType: types.KeyTypeHash},
-				{AttributeName: aws.String(attrRetainUntil), KeyType: types.KeyTypeRange},
-			},
-			Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly},
-		}, pendingIndexSpec(), ownedIndexSpec()},
+		// The indexes as template.yaml makes them too.
+		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{
+			index(retainIndex, attrRetainShard, attrRetainUntil, types.Projection{ProjectionType: types.ProjectionTypeKeysOnly}),
+			index(pendingIndex, attrPendingPK, attrExpiresAt, types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: []string{
+				attrID, attrKind, attrOwner, attrCreatedAt, attrApprovals, attrApprovers, attrHeadline, attrReviewers,
+			}}),
+			index(ownedIndex, attrOwnedPK, attrCreatedAt, types.Projection{ProjectionType: types.ProjectionTypeAll}),
+		},
 		// The notify function reads new outbox items from the stream
 		// (keys only: it reads each item back).
 		StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeKeysOnly},
@@ -102,6 +102,19 @@ func CreateTable(ctx context.Context, client *dynamodb.Client, table string) err
 		return fmt.Errorf("create table %s: %w", table, err)
 	}
 	return nil
+}
+
+// index is the global secondary index name, keyed by hash and sort, that
+// projects p.
+func index(name, hash, sort string, p types.Projection) types.GlobalSecondaryIndex {
+	return types.GlobalSecondaryIndex{
+		IndexName: aws.String(name),
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: aws.String(hash), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String(sort), KeyType: types.KeyTypeRange},
+		},
+		Projection: &p,
+	}
 }
 
 // SetTTL turns DynamoDB's TTL on the table's ttl attribute (the end of

@@ -1,6 +1,9 @@
 package elicitation
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Action is what an audit entry records.
 type Action string
@@ -21,8 +24,11 @@ const (
 // submissions) a request stores one by one; beyond it they are only counted.
 const AuditCap = 50
 
+// BoundedActions are the actions whose entries are capped at AuditCap.
+var BoundedActions = []Action{ActionRendered, ActionSubmissionRefused}
+
 // Bounded reports whether entries of this action are capped at AuditCap.
-func (a Action) Bounded() bool { return a == ActionRendered || a == ActionSubmissionRefused }
+func (a Action) Bounded() bool { return slices.Contains(BoundedActions, a) }
 
 // AuditEntry is one line of a request's audit trail.
 type AuditEntry struct {
@@ -58,4 +64,16 @@ type AuditTrail struct {
 	// Omitted counts the entries of bounded actions beyond AuditCap that
 	// were counted but not stored.
 	Omitted map[Action]int `json:"omitted,omitempty"`
+}
+
+// Omit records, as a store reads a trail back, that n entries of the
+// bounded action a were counted but not stored (nothing for n <= 0).
+func (tr *AuditTrail) Omit(a Action, n int) {
+	if n <= 0 {
+		return
+	}
+	if tr.Omitted == nil {
+		tr.Omitted = map[Action]int{}
+	}
+	tr.Omitted[a] = n
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // MaxAuditNote bounds an audit note, in bytes.
@@ -27,7 +28,7 @@ func WithAuditNote(ctx context.Context, note string) context.Context {
 	}, strings.TrimSpace(note))
 	if len(note) > MaxAuditNote {
 		cut := MaxAuditNote
-		for cut > 0 && !utf8Start(note[cut]) {
+		for cut > 0 && !utf8.RuneStart(note[cut]) {
 			cut--
 		}
 		note = note[:cut]
@@ -37,8 +38,6 @@ func WithAuditNote(ctx context.Context, note string) context.Context {
 	}
 	return context.WithValue(ctx, auditNoteKey{}, note)
 }
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
 // AuditNoteFrom returns the note ctx carries, or "".
 func AuditNoteFrom(ctx context.Context) string {

@@ -1,9 +1,8 @@
 package elicitation
 
 import (
+	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
@@ -85,13 +84,6 @@ type DelegationInput struct {
 	Start, End time.Time
 }
 
-// newDelegationID returns a fresh random id (128 bits, URL-safe).
-func newDelegationID() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
 // checkDelegation validates in for the reviewer id at now and returns the
 // delegation to store.
 func checkDelegation(id Identity, in DelegationInput, now time.Time) (Delegation, error) {
@@ -112,14 +104,15 @@ func checkDelegation(id Identity, in DelegationInput, now time.Time) (Delegation
 		return Delegation{}, invalid(ErrDelegationInvalid, "end", "the delegation must end after it starts")
 	case !in.End.After(now):
 		return Delegation{}, invalid(ErrDelegationInvalid, "end", "the delegation's end is in the past")
-	case in.End.Sub(laterOf(in.Start, now)) > MaxDelegationWindow:
-		return Delegation{}, invalid(ErrDelegationInvalid, "end", "a delegation lasts at most %d days", int(MaxDelegationWindow/(24*time.Hour)))
 	}
 	start := in.Start
 	if start.Before(now) {
 		start = now // none, or one already past: from now on
 	}
-	return Delegation{ID: newDelegationID(), From: from, To: to[0], Start: start.UTC(), End: in.End.UTC(), CreatedAt: now.UTC()}, nil
+	if in.End.Sub(start) > MaxDelegationWindow {
+		return Delegation{}, invalid(ErrDelegationInvalid, "end", "a delegation lasts at most %d days", int(MaxDelegationWindow/(24*time.Hour)))
+	}
+	return Delegation{ID: NewID(), From: from, To: to[0], Start: start.UTC(), End: in.End.UTC(), CreatedAt: now.UTC()}, nil
 }
 
 // delegations is the Service's store of delegations, if its store keeps
@@ -129,11 +122,20 @@ func (s *Service) delegations() Delegations {
 	return d
 }
 
+// delegating is the store of delegations a reviewer's change goes to: an
+// error without sign-in (or a store without the role).
+func (s *Service) delegating() (Delegations, error) {
+	if ds := s.delegations(); s.signIn && ds != nil {
+		return ds, nil
+	}
+	return nil, invalid(ErrSignInRequired, "reviewer", "delegation needs reviewer sign-in, which this server does not have")
+}
+
 // Delegate stores a delegation from the signed-in reviewer id.
 func (s *Service) Delegate(ctx context.Context, id Identity, in DelegationInput) (Delegation, error) {
-	ds := s.delegations()
-	if !s.signIn || ds == nil {
-		return Delegation{}, invalid(ErrSignInRequired, "reviewer", "delegation needs reviewer sign-in, which this server does not have")
+	ds, err := s.delegating()
+	if err != nil {
+		return Delegation{}, err
 	}
 	d, err := checkDelegation(id, in, s.now())
 	if err != nil {
@@ -150,9 +152,9 @@ func (s *Service) Delegate(ctx context.Context, id Identity, in DelegationInput)
 
 // EndDelegation ends the signed-in reviewer's delegation did now.
 func (s *Service) EndDelegation(ctx context.Context, id Identity, did string) (Delegation, error) {
-	ds := s.delegations()
-	if !s.signIn || ds == nil {
-		return Delegation{}, invalid(ErrSignInRequired, "reviewer", "delegation needs reviewer sign-in, which this server does not have")
+	ds, err := s.delegating()
+	if err != nil {
+		return Delegation{}, err
 	}
 	d, err := ds.EndDelegation(ctx, id.Principal(), did, s.now().UTC())
 	if err != nil {
@@ -183,27 +185,28 @@ func (s *Service) ReviewerDelegations(ctx context.Context, id Identity) (from, t
 // OperatorDelegations lists the delegations that have not ended, or with
 // all every one the store keeps (for an operator command).
 func (s *Service) OperatorDelegations(ctx context.Context, all bool) ([]Delegation, error) {
-	ds := s.delegations()
-	if ds == nil {
-		return nil, nil
-	}
 	after := s.now()
 	if all {
 		after = time.Time{}
 	}
-	l, err := ds.ListDelegations(ctx, after)
-	if err != nil {
-		return nil, fmt.Errorf("list delegations: %w", err)
-	}
-	return l, nil
+	return s.listDelegations(ctx, after)
 }
 
 func (s *Service) currentDelegations(ctx context.Context) ([]Delegation, error) {
-	ds := s.delegations()
-	if ds == nil || !s.signIn {
+	if !s.signIn {
 		return nil, nil
 	}
-	l, err := ds.ListDelegations(ctx, s.now())
+	return s.listDelegations(ctx, s.now())
+}
+
+// listDelegations lists the delegations that end after after (none for a
+// store without the role).
+func (s *Service) listDelegations(ctx context.Context, after time.Time) ([]Delegation, error) {
+	ds := s.delegations()
+	if ds == nil {
+		return nil, nil
+	}
+	l, err := ds.ListDelegations(ctx, after)
 	if err != nil {
 		return nil, fmt.Errorf("list delegations: %w", err)
 	}
@@ -230,20 +233,43 @@ func CheckDelegationKey(from, id string) error {
 	return nil
 }
 
-// SortDelegations orders ds as ListDelegations returns them: by Start,
-// then ID.
-func SortDelegations(ds []Delegation) {
+// Listed is what ListDelegations returns of ds, the delegations a store
+// read: those whose End is after after, by Start then ID, at most
+// MaxDelegations.
+func Listed(ds []Delegation, after time.Time) []Delegation {
+	ds = slices.DeleteFunc(ds, func(d Delegation) bool { return !d.End.After(after) })
 	slices.SortFunc(ds, func(a, b Delegation) int {
-		if c := a.Start.Compare(b.Start); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
+		return cmp.Or(a.Start.Compare(b.Start), strings.Compare(a.ID, b.ID))
 	})
+	return ds[:min(len(ds), MaxDelegations)]
 }
 
-func laterOf(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
+// RoomFor is the one bound PutDelegation applies: ErrTooManyDelegations
+// if d's delegator already has MaxDelegationsFrom delegations among ds
+// that end after d.CreatedAt.
+func RoomFor(ds []Delegation, d Delegation) error {
+	open := 0
+	for _, o := range ds {
+		if o.From == d.From && o.End.After(d.CreatedAt) {
+			open++
+		}
 	}
-	return b
+	if open >= MaxDelegationsFrom {
+		return fmt.Errorf("delegations of %s: %w", d.From, ErrTooManyDelegations)
+	}
+	return nil
+}
+
+// Ended is the delegation d as from's ending of it at at leaves it, the
+// one rule EndDelegation applies: ErrNotFound if d is not from's, and
+// ErrConflict if it has already ended at at.
+func (d Delegation) Ended(from string, at time.Time) (Delegation, error) {
+	switch {
+	case d.From != from:
+		return Delegation{}, fmt.Errorf("delegation %s: %w", d.ID, ErrNotFound)
+	case !d.End.After(at):
+		return Delegation{}, fmt.Errorf("delegation %s ended: %w", d.ID, ErrConflict)
+	}
+	d.End, d.EndedAt = at.UTC(), at.UTC()
+	return d, nil
 }

@@ -1,6 +1,7 @@
 package elicitation
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -102,10 +103,7 @@ func (e InboxEntry) Cursor() InboxCursor { return InboxCursor{ExpiresAt: e.Expir
 // Compare orders cursors as an inbox lists its rows (-1 when c comes
 // first).
 func (c InboxCursor) Compare(d InboxCursor) int {
-	if n := c.ExpiresAt.Compare(d.ExpiresAt); n != 0 {
-		return n
-	}
-	return strings.Compare(c.ID, d.ID)
+	return cmp.Or(c.ExpiresAt.Compare(d.ExpiresAt), strings.Compare(c.ID, d.ID))
 }
 
 // InboxItem is one row of a reviewer's inbox.
@@ -152,19 +150,10 @@ const (
 
 // sortTies puts entries listed by expiry (the Inbox's order) in
 // InboxCursor's: between entries that expire at the same instant
-// DynamoDB's order is its own, so the id's is set here. Only the runs of
-// ties are sorted; a listing is otherwise already in order.
+// DynamoDB's order is its own, so the id's is set here (a listing is
+// otherwise already in order, which the sort passes over in linear time).
 func sortTies(es []InboxEntry) {
-	for i := 0; i < len(es); {
-		j := i + 1
-		for j < len(es) && es[j].ExpiresAt.Equal(es[i].ExpiresAt) {
-			j++
-		}
-		if j-i > 1 {
-			slices.SortFunc(es[i:j], func(a, b InboxEntry) int { return strings.Compare(a.ID, b.ID) })
-		}
-		i = j
-	}
+	slices.SortFunc(es, func(a, b InboxEntry) int { return a.Cursor().Compare(b.Cursor()) })
 }
 
 // inboxPage is where the page f asks for lies among n rows in order

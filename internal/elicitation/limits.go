@@ -2,6 +2,7 @@ package elicitation
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -237,13 +238,8 @@ func (in Input) selection(p *Payload) error {
 		seen[o.ID] = i
 		p.Options = append(p.Options, o)
 	}
-	p.MinSelections, p.MaxSelections = in.MinSelections, in.MaxSelections
-	if p.MinSelections == 0 {
-		p.MinSelections = defaultSelections
-	}
-	if p.MaxSelections == 0 {
-		p.MaxSelections = max(defaultSelections, p.MinSelections)
-	}
+	p.MinSelections = cmp.Or(in.MinSelections, defaultSelections)
+	p.MaxSelections = cmp.Or(in.MaxSelections, max(defaultSelections, p.MinSelections))
 	if p.MinSelections < 1 || p.MinSelections > p.MaxSelections || p.MaxSelections > len(p.Options) {
 		return invalid(ErrSelectionBounds, "minSelections", "need 1 <= minSelections (%d) <= maxSelections (%d) <= number of options (%d)", p.MinSelections, p.MaxSelections, len(p.Options))
 	}
@@ -365,15 +361,7 @@ func trimJSON(raw json.RawMessage) json.RawMessage {
 // hasControl reports whether s holds a control character or is not valid
 // UTF-8: text a browser would rewrite when it submits a form.
 func hasControl(s string) bool {
-	if !utf8.ValidString(s) {
-		return true
-	}
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			return true
-		}
-	}
-	return false
+	return !utf8.ValidString(s) || strings.ContainsFunc(s, unicode.IsControl)
 }
 
 // CleanComment checks a reviewer's comment and returns it as stored: line
@@ -388,10 +376,8 @@ func CleanComment(s string) (string, error) {
 	if !utf8.ValidString(s) {
 		return "", invalid(ErrCommentInvalid, "comment", "the comment is not valid text")
 	}
-	for _, r := range s {
-		if unicode.IsControl(r) && r != '\n' && r != '\t' {
-			return "", invalid(ErrCommentInvalid, "comment", "the comment holds control characters; send plain text")
-		}
+	if strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }) {
+		return "", invalid(ErrCommentInvalid, "comment", "the comment holds control characters; send plain text")
 	}
 	return s, nil
 }

@@ -5,6 +5,7 @@ import (
 	"net/mail"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -66,14 +67,7 @@ func UnknownTarget(name string, known []string) *Error {
 }
 
 func quoteList(names []string) string {
-	out := ""
-	for i, n := range names {
-		if i > 0 {
-			out += ", "
-		}
-		out += `"` + n + `"`
-	}
-	return out
+	return `"` + strings.Join(names, `", "`) + `"`
 }
 
 // targets resolves a request's notify names.
@@ -93,13 +87,7 @@ func (s *Service) targets(owner string, names []string) ([]string, error) {
 // the reminders and escalation notices of sched.
 func (s *Service) createdOutbox(st State, targets []string, sched []Scheduled, link func() string) []Delivery {
 	var out []Delivery
-	url := ""
-	link1 := func() string {
-		if url == "" {
-			url = link()
-		}
-		return url
-	}
+	link1 := sync.OnceValue(link)
 	for _, tg := range targets {
 		if s.notify.Wants(tg, EventCreated) {
 			d := NewDelivery(st, EventCreated, tg, st.CreatedAt, st.CreatedAt)

@@ -1,6 +1,7 @@
 package elicitation
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/base64"
 	"slices"
@@ -107,12 +108,7 @@ func (d Delivery) NextAt() time.Time {
 // never hides another target's deliveries, and a new notice is not listed
 // behind its own target's retries.
 func FairDue(ds []Delivery, perTarget int) []Delivery {
-	slices.SortStableFunc(ds, func(a, b Delivery) int {
-		if c := a.NextAt().Compare(b.NextAt()); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
+	slices.SortStableFunc(ds, func(a, b Delivery) int { return cmp.Or(a.NextAt().Compare(b.NextAt()), strings.Compare(a.ID, b.ID)) })
 	count := map[string]int{}
 	out := ds[:0]
 	for _, d := range ds {

@@ -35,13 +35,9 @@ type Approval struct {
 // Quorum is how many distinct reviewers must approve: at least 1.
 func (s State) Quorum() int { return max(s.Approvals, 1) }
 
-// approvalBy returns the approval recorded for reviewer by, if any.
-func (s State) approvalBy(by string) (Approval, bool) {
-	i := slices.IndexFunc(s.Approvers, func(a Approval) bool { return a.By == by })
-	if i < 0 {
-		return Approval{}, false
-	}
-	return s.Approvers[i], true
+// approvalBy reports whether an approval of reviewer by is recorded.
+func (s State) approvalBy(by string) bool {
+	return slices.ContainsFunc(s.Approvers, func(a Approval) bool { return a.By == by })
 }
 
 // approvalOf returns the approval recorded under submission id sub, if any.
@@ -74,7 +70,7 @@ func (t Resolution) Check(s State) (done bool, err error) {
 	case !t.isVote(s):
 		return false, nil
 	}
-	if _, ok := s.approvalBy(t.By); ok {
+	if s.approvalBy(t.By) {
 		return true, ErrAlreadyApproved
 	}
 	if len(s.Approvers) > 0 && s.Approvers[0].AnswerDigest != t.Agreement() {

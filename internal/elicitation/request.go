@@ -1,6 +1,7 @@
 package elicitation
 
 import (
+	"cmp"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -105,12 +106,7 @@ type Option struct {
 }
 
 // DisplayLabel is what the default rendering shows: the label, else the id.
-func (o Option) DisplayLabel() string {
-	if o.Label != "" {
-		return o.Label
-	}
-	return o.ID
-}
+func (o Option) DisplayLabel() string { return cmp.Or(o.Label, o.ID) }
 
 // Labels rename the two buttons; their fixed meaning stays visible beside them.
 type Labels struct {

@@ -466,12 +466,7 @@ func fieldErr(format string, args ...any) *Error {
 
 func parseFormField(f Field, vals []string) (any, *Error) {
 	if f.Type == FieldMultiSelect {
-		var picked []string
-		for _, v := range vals {
-			if v != "" {
-				picked = append(picked, v)
-			}
-		}
+		picked := slices.DeleteFunc(slices.Clone(vals), func(v string) bool { return v == "" })
 		if len(picked) == 0 && !f.Required && f.MinItems == nil {
 			return nil, nil
 		}

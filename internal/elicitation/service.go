@@ -196,16 +196,26 @@ func (s *Service) create(ctx context.Context, principal string, kind Kind, p Pay
 		outbox = s.createdOutbox(st, targets, p.Scheduled, func() string { return n.link(st.ID, key) })
 	}
 	r := Request{State: st, Payload: p, Outbox: outbox, MaxPending: s.maxPending}
-	if err := s.store.Create(ctx, r, entry); err != nil {
-		if errors.Is(err, ErrTooManyPending) {
-			return Created{}, Busy("%s already has %d requests pending, its most at once; "+
-				"wait for a decision, cancel one or let one expire before creating another", principal, s.maxPending)
-		}
-		return Created{}, fmt.Errorf("create %s: %w", st.ID, err)
+	if err := s.storeNew(ctx, r, entry); err != nil {
+		return Created{}, err
 	}
 	s.queued(r.Outbox)
 	s.observer().Created(st)
 	return Created{State: st, ReviewKey: key}, nil
+}
+
+// storeNew stores the new request r with its creation entry; an owner at
+// the pending bound gets a busy *Error.
+func (s *Service) storeNew(ctx context.Context, r Request, entry AuditEntry) error {
+	err := s.store.Create(ctx, r, entry)
+	switch {
+	case errors.Is(err, ErrTooManyPending):
+		return Busy("%s already has %d requests pending, its most at once; "+
+			"wait for a decision, cancel one or let one expire before creating another", r.State.Owner, s.maxPending)
+	case err != nil:
+		return fmt.Errorf("create %s: %w", r.State.ID, err)
+	}
+	return nil
 }
 
 // owned reads a request's state for its owner; anyone else gets ErrNotFound.
@@ -683,15 +693,10 @@ func withDigest(rec Record) State {
 // closed is the error for submitting to a request in state st, or nil if
 // it is still open.
 func (s *Service) closed(st State) error {
-	switch st.StatusAt(s.now()) {
-	case StatusPending:
+	if st.StatusAt(s.now()) == StatusPending {
 		return nil
-	case StatusExpired:
-		return ErrExpired
-	case StatusCanceled:
-		return ErrCanceled
 	}
-	return ErrConflict
+	return cmp.Or(s.undecided(st), ErrConflict)
 }
 
 // refusalReason names what was wrong with a submission for the audit trail,

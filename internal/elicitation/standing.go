@@ -171,6 +171,11 @@ func (r Rule) LiveAt(now time.Time) bool {
 	return r.RevokedAt.IsZero() && now.Before(r.ExpiresAt) && r.Uses < r.MaxUses
 }
 
+// SortNewest orders rules as RulesBy lists them: newest first.
+func SortNewest(rules []Rule) {
+	slices.SortFunc(rules, func(a, b Rule) int { return b.CreatedAt.Compare(a.CreatedAt) })
+}
+
 // StatusAt names where r stands at now: "active", "revoked", "expired" or
 // "used up".
 func (r Rule) StatusAt(now time.Time) string {

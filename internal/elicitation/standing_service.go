@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,48 +47,36 @@ func HumanDuration(d time.Duration) string {
 	case d < time.Hour:
 		return strconv.Itoa(int(d/time.Minute)) + " minutes"
 	}
-	h := int(math.Round(d.Hours()*10)) / 10
-	m := int(d/time.Minute) % 60
+	h, m := int(d/time.Hour), int(d/time.Minute)%60
 	if m == 0 {
 		if h == 1 {
 			return "1 hour"
 		}
 		return strconv.Itoa(h) + " hours"
 	}
-	return fmt.Sprintf("%d h %d min", int(d/time.Hour), m)
+	return fmt.Sprintf("%d h %d min", h, m)
 }
 
 // ruleWith is the rule sub asks to make with its answer (nil: none),
-// validated (ruleFrom).
+// validated: sent by the signed-in reviewer of ctx on rec, and returns the
+// rule it makes (not yet stored). The reviewer has passed
+// ReviewerPolicy.MayDecide for rec (Submit's check) and answer is valid.
 func (s *Service) ruleWith(ctx context.Context, rec Record, sub Submission, answer *Answer) (*Rule, error) {
-	if sub.Rule == nil {
-		return nil, nil
-	}
-	r, err := s.ruleFrom(ctx, rec, sub, answer)
-	if err != nil {
-		return nil, err
-	}
-	return &r, nil
-}
-
-// ruleFrom validates in, sent with sub's answer by the signed-in reviewer
-// of ctx on rec, and returns the rule it makes (not yet stored). The
-// reviewer has passed ReviewerPolicy.MayDecide for rec (Submit's check)
-// and answer is valid.
-func (s *Service) ruleFrom(ctx context.Context, rec Record, sub Submission, answer *Answer) (Rule, error) {
 	id, ok := IdentityFrom(ctx)
 	switch {
+	case sub.Rule == nil:
+		return nil, nil
 	case !s.signIn:
-		return Rule{}, invalid(ErrRuleNeedsSignIn, "rule", "standing approvals need reviewer sign-in, which this server does not have")
+		return nil, invalid(ErrRuleNeedsSignIn, "rule", "standing approvals need reviewer sign-in, which this server does not have")
 	case !ok:
-		return Rule{}, ErrNotSignedIn
+		return nil, ErrNotSignedIn
 	case sub.Decision != DecisionSubmitted:
-		return Rule{}, invalid(ErrRuleInvalid, "rule", "a standing approval is made with an approval, not with a decline")
+		return nil, invalid(ErrRuleInvalid, "rule", "a standing approval is made with an approval, not with a decline")
 	case rec.State.Quorum() > 1:
-		return Rule{}, &Error{Code: CodeForbidden, Kind: ErrRuleQuorum, Field: "rule",
+		return nil, &Error{Code: CodeForbidden, Kind: ErrRuleQuorum, Field: "rule",
 			Message: fmt.Sprintf("this request needs %d approvals, and a standing approval decides alone; approve without it", rec.State.Quorum())}
 	case rec.State.Kind == KindApproval && rec.Payload.Schema != nil:
-		return Rule{}, invalid(ErrRuleInvalid, "rule", "this request asks for a form to be filled, which a standing approval cannot do; approve without it")
+		return nil, invalid(ErrRuleInvalid, "rule", "this request asks for a form to be filled, which a standing approval cannot do; approve without it")
 	}
 	now := s.now().UTC()
 	r := Rule{
@@ -102,7 +89,7 @@ func (s *Service) ruleFrom(ctx context.Context, rec Record, sub Submission, answ
 	for _, path := range sub.Rule.Equal {
 		c, err := EqualTo(rec.Payload.Context, path)
 		if err != nil {
-			return Rule{}, err
+			return nil, err
 		}
 		r.Constraints = append(r.Constraints, c)
 	}
@@ -110,9 +97,12 @@ func (s *Service) ruleFrom(ctx context.Context, rec Record, sub Submission, answ
 		r.SelectedIDs = slices.Clone(answer.SelectedIDs)
 	}
 	if err := s.checkRule(r, rec); err != nil {
-		return Rule{}, err
+		return nil, err
 	}
-	return r, s.roomForRule(ctx, r)
+	if err := s.roomForRule(ctx, r); err != nil {
+		return nil, err
+	}
+	return &r, nil
 }
 
 // roomForRule refuses a rule whose author already holds MaxRulesPerAuthor
@@ -235,12 +225,8 @@ func (s *Service) byRule(ctx context.Context, st State, p Payload, entry AuditEn
 // creation, then the decision by r's author through r.
 func (s *Service) decideByRule(ctx context.Context, st State, p Payload, entry AuditEntry, key string, r Rule) (Created, error) {
 	p.Scheduled = nil
-	if err := s.store.Create(ctx, Request{State: st, Payload: p, MaxPending: s.maxPending}, entry); err != nil {
-		if errors.Is(err, ErrTooManyPending) {
-			return Created{}, Busy("%s already has %d requests pending, its most at once; "+
-				"wait for a decision, cancel one or let one expire before creating another", st.Owner, s.maxPending)
-		}
-		return Created{}, fmt.Errorf("create %s: %w", st.ID, err)
+	if err := s.storeNew(ctx, Request{State: st, Payload: p, MaxPending: s.maxPending}, entry); err != nil {
+		return Created{}, err
 	}
 	t := Resolution{
 		Status: StatusSubmitted, SubmissionID: "rule:" + r.ID, At: st.CreatedAt, By: r.By, Via: ViaRule, Issuer: r.Author.Issuer,

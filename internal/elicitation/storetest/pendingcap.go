@@ -74,16 +74,7 @@ func testPendingCap(t *testing.T, open Factory) {
 	// Creates that race for the last places: exactly the bound land.
 	at := time.Hour
 	errs := race(8, a, b, func(_ int, h elicitation.Store) error { return create(h, owned("eve", at, time.Hour)) })
-	landed := 0
-	for _, err := range errs {
-		switch {
-		case err == nil:
-			landed++
-		case !errors.Is(err, elicitation.ErrTooManyPending):
-			t.Errorf("a racing Create: %v", err)
-		}
-	}
-	if landed != capped {
+	if landed := wins(t, "a racing Create", errs, elicitation.ErrTooManyPending); landed != capped {
 		t.Errorf("%d of 8 racing creates landed, want %d", landed, capped)
 	}
 }

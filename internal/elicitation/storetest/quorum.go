@@ -3,7 +3,6 @@ package storetest
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -162,19 +161,10 @@ func quorumAtExpiry(t *testing.T, ctx context.Context, a, b elicitation.Store) {
 func quorumRacingReviewers(t *testing.T, ctx context.Context, a, b elicitation.Store) {
 	r := NewQuorum(t, 2)
 	mustCreate(t, a, r)
-	errs := race(12, a, b, func(i int, h elicitation.Store) error {
+	won := wins(t, "a racing approval", race(12, a, b, func(i int, h elicitation.Store) error {
 		_, err := h.Resolve(ctx, r.State.ID, vote(fmt.Sprintf("r%d@example.com", i), fmt.Sprint("s", i), "opt-2", time.Minute))
 		return err
-	})
-	won := 0
-	for _, err := range errs {
-		switch {
-		case err == nil:
-			won++
-		case !errors.Is(err, elicitation.ErrConflict):
-			t.Fatalf("a racing approval got %v, want success or ErrConflict", err)
-		}
-	}
+	}), elicitation.ErrConflict)
 	st, _ := a.State(ctx, r.State.ID)
 	if won != 2 || st.Status != elicitation.StatusSubmitted || len(st.Approvers) != 2 || st.DecidedBy != st.Approvers[1].By {
 		t.Fatalf("%d approvals succeeded, state %+v; want exactly 2 and the second deciding", won, st)
@@ -187,19 +177,10 @@ func quorumRacingReviewers(t *testing.T, ctx context.Context, a, b elicitation.S
 func quorumReviewerRacingItself(t *testing.T, ctx context.Context, a, b elicitation.Store) {
 	r := NewQuorum(t, 2)
 	mustCreate(t, a, r)
-	errs := race(8, a, b, func(i int, h elicitation.Store) error {
+	won := wins(t, "a repeated approval", race(8, a, b, func(i int, h elicitation.Store) error {
 		_, err := h.Resolve(ctx, r.State.ID, vote("alice@example.com", fmt.Sprint("tab-", i), "opt-2", time.Minute))
 		return err
-	})
-	won := 0
-	for _, err := range errs {
-		switch {
-		case err == nil:
-			won++
-		case !errors.Is(err, elicitation.ErrAlreadyApproved):
-			t.Fatalf("a repeated approval got %v, want ErrAlreadyApproved", err)
-		}
-	}
+	}), elicitation.ErrAlreadyApproved)
 	st, _ := a.State(ctx, r.State.ID)
 	if won != 1 || st.Status != elicitation.StatusPending || len(st.Approvers) != 1 {
 		t.Fatalf("%d approvals by one reviewer succeeded, state %+v; want 1 and still pending", won, st)

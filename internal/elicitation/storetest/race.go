@@ -1,7 +1,9 @@
 package storetest
 
 import (
+	"errors"
 	"sync"
+	"testing"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
@@ -26,4 +28,21 @@ func race(n int, a, b elicitation.Store, call func(i int, h elicitation.Store) e
 	close(start)
 	wg.Wait()
 	return errs
+}
+
+// wins counts the calls of a race (errs, by race) that succeeded; every
+// other one must have lost with loss (else the test fails, naming what
+// raced).
+func wins(t *testing.T, what string, errs []error, loss error) int {
+	t.Helper()
+	n := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			n++
+		case !errors.Is(err, loss):
+			t.Errorf("%s got %v, want success or %v", what, err, loss)
+		}
+	}
+	return n
 }

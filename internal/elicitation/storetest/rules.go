@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -103,22 +101,12 @@ func testRules(t *testing.T, open Factory) {
 func testRuleLastUse(ctx context.Context, t *testing.T, a, b elicitation.Store) {
 	r := NewRule("race@example.com", 3)
 	must(t, a.CreateRule(ctx, r))
-	var wins atomic.Int32
-	var wg sync.WaitGroup
-	for i := range 16 {
-		h := []elicitation.Store{a, b}[i%2]
-		wg.Go(func() {
-			switch _, err := h.UseRule(ctx, r, T0); {
-			case err == nil:
-				wins.Add(1)
-			case !errors.Is(err, elicitation.ErrRuleSpent):
-				t.Errorf("UseRule: %v", err)
-			}
-		})
-	}
-	wg.Wait()
-	if wins.Load() != 3 {
-		t.Errorf("%d concurrent uses landed, want exactly the rule's 3", wins.Load())
+	won := wins(t, "UseRule", race(16, a, b, func(_ int, h elicitation.Store) error {
+		_, err := h.UseRule(ctx, r, T0)
+		return err
+	}), elicitation.ErrRuleSpent)
+	if won != 3 {
+		t.Errorf("%d concurrent uses landed, want exactly the rule's 3", won)
 	}
 }
 

@@ -402,25 +402,19 @@ func testOverlappingResends(t *testing.T, open Factory) {
 			err error
 		}
 		out := make([]outcome, 8)
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i := range out {
+		race(len(out), a, b, func(i int, _ elicitation.Store) error {
 			res := elicitation.Resolution{Status: elicitation.StatusSubmitted, SubmissionID: "render-1", At: T0.Add(time.Minute), By: "reviewer", Answer: &elicitation.Answer{SelectedIDs: []string{fmt.Sprint("opt-", i%2)}}}
 			if i == 7 {
 				res = elicitation.Resolution{Status: elicitation.StatusDeclined, SubmissionID: "render-1", At: T0.Add(time.Minute), By: "reviewer"}
 			}
-			h := a
+			h := a // each answer through both handles
 			if i%4 >= 2 {
 				h = b
 			}
-			wg.Go(func() {
-				<-start
-				st, err := h.Resolve(ctx, r.State.ID, res)
-				out[i] = outcome{res, st, err}
-			})
-		}
-		close(start)
-		wg.Wait()
+			st, err := h.Resolve(ctx, r.State.ID, res)
+			out[i] = outcome{res, st, err}
+			return err
+		})
 		rec, err := a.Load(ctx, r.State.ID)
 		must(t, err)
 		recorded, _ := json.Marshal(rec.Answer)
@@ -625,25 +619,15 @@ func testConcurrentDeciders(t *testing.T, open Factory) {
 			err error
 		}
 		out := make([]outcome, 21)
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i := range out {
+		race(len(out), a, b, func(i int, h elicitation.Store) error {
 			res := elicitation.Resolution{Status: elicitation.StatusSubmitted, SubmissionID: fmt.Sprint("sub-", i), At: T0.Add(time.Minute), By: fmt.Sprint("reviewer-", i), Answer: &elicitation.Answer{SelectedIDs: []string{fmt.Sprint("opt-", i%20)}}}
 			if i == 20 {
 				res = elicitation.Resolution{Status: elicitation.StatusCanceled, At: T0.Add(time.Minute), By: "alice"}
 			}
-			h := a
-			if i%2 == 1 {
-				h = b
-			}
-			wg.Go(func() {
-				<-start
-				st, err := h.Resolve(ctx, r.State.ID, res)
-				out[i] = outcome{res, st, err}
-			})
-		}
-		close(start)
-		wg.Wait()
+			st, err := h.Resolve(ctx, r.State.ID, res)
+			out[i] = outcome{res, st, err}
+			return err
+		})
 		var winners []outcome
 		for _, o := range out {
 			switch {
