@@ -55,6 +55,40 @@ type env struct {
 	mu        sync.Mutex
 	created   map[string]string // id -> review URL, from OnCreated
 	lastState string            // the last requestState a server sent
+
+	// inFlight counts the requests the servers are still handling, past
+	// the response a client may already have read (settle).
+	inFlight int
+	idle     *sync.Cond // on mu, when inFlight falls to 0
+}
+
+// settle waits until the servers have finished every request, deferred
+// bookkeeping included: a client reads its response before the handler
+// that wrote it returns, and what runs then (a session's last use, its
+// POSTs in flight) decides which session is the idlest.
+func (e *env) settle() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for e.inFlight > 0 {
+		e.idle.Wait()
+	}
+}
+
+// counted is h, counting its requests in e.inFlight.
+func (e *env) counted(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e.mu.Lock()
+		e.inFlight++
+		e.mu.Unlock()
+		defer func() {
+			e.mu.Lock()
+			if e.inFlight--; e.inFlight == 0 {
+				e.idle.Broadcast()
+			}
+			e.mu.Unlock()
+		}()
+		h.ServeHTTP(w, r)
+	})
 }
 
 type envOptions struct {
@@ -86,6 +120,7 @@ type envOptions struct {
 func newEnv(t testing.TB, o envOptions) *env {
 	t.Helper()
 	e := &env{clock: newClock(), created: map[string]string{}}
+	e.idle = sync.NewCond(&e.mu)
 	var sealer mcptools.Sealer
 	if o.push || o.hostForm || o.app {
 		k, err := sealerpkg.ParseKeyring("k0:" + pagetoken.GenerateSecret())
@@ -150,7 +185,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 				return nil, auth.ErrInvalidToken
 			}, nil)(h)
 		}
-		ts := httptest.NewServer(h)
+		ts := httptest.NewServer(e.counted(h))
 		t.Cleanup(ts.Close)
 		e.servers = append(e.servers, ts)
 	}

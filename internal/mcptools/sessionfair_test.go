@@ -29,13 +29,16 @@ func TestSessionFairShare(t *testing.T) {
 		}
 	}
 	// Full: alice's three and bob's three. Carol gets alice's idlest place.
+	e.settle()
 	carol := mustConnect(t, e, "tc")
 	for i, cs := range append(bob, carol) {
 		if err := statusErr(cs); err != nil {
 			t.Errorf("session %d after carol's: %v", i, err)
 		}
 	}
-	// A key at its share (half the cap) churns its own sessions.
+	// A key at its share (half the cap) churns its own sessions: bob[0],
+	// the idlest once his calls above are done.
+	e.settle()
 	if code, _, body := rawInitialize(t, e, "tb"); code != http.StatusOK || statusErr(bob[0]) == nil {
 		t.Errorf("bob's fourth initialize: %d %q, and his idlest session must have given way", code, body)
 	}

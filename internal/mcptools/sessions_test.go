@@ -82,6 +82,7 @@ func TestSessionCap(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	e.settle() // their handlers done, open[1:]'s last use included
 	fourth := mustConnect(t, e, "")
 	if err := statusErr(open[0]); err == nil {
 		t.Error("the idlest session still answers after a fourth one opened at the cap")
