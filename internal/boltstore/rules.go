@@ -17,8 +17,9 @@ var bucketRules = []byte("rules")
 
 var _ elicitation.Rules = (*Store)(nil)
 
-// CreateRule implements elicitation.Rules; it also forgets the rules past
-// their retention.
+// CreateRule implements elicitation.Rules: the author's room
+// (elicitation.RoomForRule) is counted in the write's transaction, which
+// also forgets the rules past their retention.
 func (s *Store) CreateRule(ctx context.Context, r elicitation.Rule) error {
 	return s.update(ctx, "create rule "+r.ID, func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(bucketRules)
@@ -28,14 +29,22 @@ func (s *Store) CreateRule(ctx context.Context, r elicitation.Rule) error {
 		if b.Get([]byte(r.ID)) != nil {
 			return fmt.Errorf("create rule %s: %w", r.ID, elicitation.ErrConflict)
 		}
-		var gone [][]byte
+		var (
+			gone [][]byte
+			mine []elicitation.Rule // the author's: the bound counts them in this write
+		)
 		err = eachJSON(tx.Bucket(bucketRules), func(o elicitation.Rule) error {
 			if !r.CreatedAt.Before(o.RetainUntil) {
 				gone = append(gone, []byte(o.ID))
+			} else if o.By == r.By {
+				mine = append(mine, o)
 			}
 			return nil
 		})
 		if err != nil {
+			return err
+		}
+		if err := elicitation.RoomForRule(mine, r); err != nil {
 			return err
 		}
 		for _, k := range gone {

@@ -171,6 +171,25 @@ func (r Rule) LiveAt(now time.Time) bool {
 	return r.RevokedAt.IsZero() && now.Before(r.ExpiresAt) && r.Uses < r.MaxUses
 }
 
+// RoomForRule is the one bound on an author's standing approvals, which
+// the service checks before a decision and every store's CreateRule in
+// its write: ErrTooManyRules, with the sentence the reviewer reads, if r's
+// author already holds MaxRulesPerAuthor rules among rs live at
+// r.CreatedAt.
+func RoomForRule(rs []Rule, r Rule) error {
+	live := 0
+	for _, o := range rs {
+		if o.By == r.By && o.LiveAt(r.CreatedAt) {
+			live++
+		}
+	}
+	if live >= MaxRulesPerAuthor {
+		return &Error{Code: CodeBusy, Kind: ErrTooManyRules, Field: "rule",
+			Message: fmt.Sprintf("you hold %d standing approvals, the most at once; revoke one in your inbox first", live)}
+	}
+	return nil
+}
+
 // SortNewest orders rules as RulesBy lists them: newest first.
 func SortNewest(rules []Rule) {
 	slices.SortFunc(rules, func(a, b Rule) int { return b.CreatedAt.Compare(a.CreatedAt) })
@@ -194,7 +213,10 @@ func (r Rule) StatusAt(now time.Time) string {
 // from the store on every use (no copy outlives a revoke).
 type Rules interface {
 	// CreateRule stores a new rule. It returns ErrConflict if a rule with
-	// that id exists.
+	// that id exists, and RoomForRule's ErrTooManyRules, writing nothing,
+	// if its author's rules leave no room: of any number of concurrent
+	// creations by one author, in any processes, no more succeed than
+	// there is room for.
 	CreateRule(ctx context.Context, r Rule) error
 
 	// RulesFor lists the rules that may decide a request of principal and

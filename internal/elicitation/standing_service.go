@@ -106,24 +106,15 @@ func (s *Service) ruleWith(ctx context.Context, rec Record, sub Submission, answ
 }
 
 // roomForRule refuses a rule whose author already holds MaxRulesPerAuthor
-// live ones (read before anything is decided; two made at once may pass it
-// together).
+// live ones (RoomForRule), read before anything is decided, so that the
+// reviewer is refused before their answer counts; the store's CreateRule
+// applies the same bound in its write, for two made at once.
 func (s *Service) roomForRule(ctx context.Context, r Rule) error {
 	rs, err := s.store.RulesBy(ctx, r.By)
 	if err != nil {
 		return fmt.Errorf("standing approval: %w", err)
 	}
-	live := 0
-	for _, o := range rs {
-		if o.LiveAt(r.CreatedAt) {
-			live++
-		}
-	}
-	if live >= MaxRulesPerAuthor {
-		return &Error{Code: CodeBusy, Kind: ErrTooManyRules, Field: "rule",
-			Message: fmt.Sprintf("you hold %d standing approvals, the most at once; revoke one in your inbox first", live)}
-	}
-	return nil
+	return RoomForRule(rs, r)
 }
 
 // StandingMaxTTL is how long a standing approval may last at most; 0

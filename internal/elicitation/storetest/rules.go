@@ -93,7 +93,50 @@ func testRules(t *testing.T, open Factory) {
 		t.Errorf("RulesFor(alice, selection) = %v, want %s", ruleIDs(got), sel.ID)
 	}
 	testRuleLastUse(ctx, t, a, b)
+	testRuleRoom(ctx, t, a, b)
 	testDecidedRule(ctx, t, a, b)
+}
+
+// testRuleRoom: an author two short of MaxRulesPerAuthor live rules (a
+// revoked, an expired and a used-up one beside them do not count) who
+// makes many at once through both handles gets exactly two more; the rest
+// are refused with ErrTooManyRules, and none of them is stored.
+func testRuleRoom(ctx context.Context, t *testing.T, a, b elicitation.Store) {
+	const author = "room@example.com"
+	at := T0.Add(time.Minute)
+	for i := range elicitation.MaxRulesPerAuthor - 2 {
+		must(t, []elicitation.Store{a, b}[i%2].CreateRule(ctx, NewRule(author, 2)))
+	}
+	// Each made at T0 while the others no longer count there.
+	revoked, spent, expired := NewRule(author, 1), NewRule(author, 1), NewRule(author, 1)
+	must(t, a.CreateRule(ctx, revoked))
+	_, err := b.RevokeRule(ctx, author, revoked.ID, T0)
+	must(t, err)
+	must(t, a.CreateRule(ctx, spent))
+	_, err = b.UseRule(ctx, spent, T0)
+	must(t, err)
+	expired.ExpiresAt = at
+	must(t, a.CreateRule(ctx, expired))
+	made := make([]elicitation.Rule, 8)
+	won := wins(t, "CreateRule", race(len(made), a, b, func(i int, h elicitation.Store) error {
+		made[i] = NewRule(author, 1)
+		made[i].CreatedAt = at
+		return h.CreateRule(ctx, made[i])
+	}), elicitation.ErrTooManyRules)
+	if won != 2 {
+		t.Errorf("%d concurrent rules landed for an author two short of %d live, want exactly 2", won, elicitation.MaxRulesPerAuthor)
+	}
+	mine, err := a.RulesBy(ctx, author)
+	must(t, err)
+	live := 0
+	for _, r := range mine {
+		if r.LiveAt(at) {
+			live++
+		}
+	}
+	if len(mine) != elicitation.MaxRulesPerAuthor+3 || live != elicitation.MaxRulesPerAuthor {
+		t.Errorf("the author keeps %d rules, %d live at the race; want %d, %d (the three spent kept, the refused ones not stored)", len(mine), live, elicitation.MaxRulesPerAuthor+3, elicitation.MaxRulesPerAuthor)
+	}
 }
 
 // testRuleLastUse: of many concurrent uses through both handles, exactly
