@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -184,34 +185,71 @@ func (s *Store) RulesFor(ctx context.Context, principal string, kind elicitation
 	return out, nil
 }
 
-// RulesBy implements elicitation.Rules: the author's pointers, then each
-// rule's item (consistent reads).
+// RulesBy implements elicitation.Rules: the author's pointers (a
+// consistent query), then their rules' items in TransactGetItems of up to
+// 100 (getAll).
 func (s *Store) RulesBy(ctx context.Context, author string) ([]elicitation.Rule, error) {
-	var out []elicitation.Rule
+	var keys []item
 	err := s.each(ctx, byPK(ruleByPK(author)), func(ptr item) error {
-		if getS(ptr, attrSK) == ruleSeqSK {
-			return nil
+		if getS(ptr, attrSK) != ruleSeqSK {
+			keys = append(keys, key(getS(ptr, attrRuleRef), getS(ptr, attrSK)))
 		}
-		r, ok, err := s.getRule(ctx, getS(ptr, attrRuleRef), getS(ptr, attrSK))
-		if ok && r.By == author {
-			out = append(out, r)
-		}
-		return err
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("rules by %s: %w", author, err)
+	}
+	var out []elicitation.Rule
+	for chunk := range slices.Chunk(keys, maxTransactGet) {
+		its, err := s.getAll(ctx, chunk)
+		if err != nil {
+			return nil, fmt.Errorf("rules by %s: %w", author, err)
+		}
+		for _, it := range its {
+			r, err := decodeRule(it)
+			if err != nil {
+				return nil, fmt.Errorf("rules by %s: %w", author, err)
+			}
+			if r.By == author {
+				out = append(out, r)
+			}
+		}
 	}
 	elicitation.SortNewest(out)
 	return out, nil
 }
 
-func (s *Store) getRule(ctx context.Context, pk, id string) (elicitation.Rule, bool, error) {
-	got, err := s.get(ctx, key(pk, id))
-	if err != nil || got == nil {
-		return elicitation.Rule{}, false, err
+// maxTransactGet is the most items one TransactGetItems reads.
+const maxTransactGet = 100
+
+// getAll reads the items at keys (at most maxTransactGet) in one
+// TransactGetItems: strongly consistent, authorised as each item's
+// GetItem, one round trip where GetItem each would be len(keys). Items
+// not there are left out. A read canceled by a write in flight on one of
+// them starts again (conflictAttempts).
+func (s *Store) getAll(ctx context.Context, keys []item) ([]item, error) {
+	gets := make([]types.TransactGetItem, len(keys))
+	for i, k := range keys {
+		gets[i] = types.TransactGetItem{Get: &types.Get{TableName: s.table, Key: k}}
 	}
-	r, err := decodeRule(got)
-	return r, err == nil, err
+	for attempt := 1; ; attempt++ {
+		out, err := s.db.TransactGetItems(ctx, &dynamodb.TransactGetItemsInput{TransactItems: gets})
+		if err == nil {
+			var its []item
+			for _, r := range out.Responses {
+				if len(r.Item) > 0 {
+					its = append(its, r.Item)
+				}
+			}
+			return its, nil
+		}
+		if !isCanceled(err) {
+			return nil, err
+		}
+		if aerr := s.again(ctx, attempt, conflictAttempts, err); aerr != nil {
+			return nil, aerr
+		}
+	}
 }
 
 // RevokeRule implements elicitation.Rules: the author's pointer names the
