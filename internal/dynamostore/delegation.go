@@ -42,39 +42,37 @@ func delegationItem(d elicitation.Delegation) (item, error) {
 	return it, nil
 }
 
-// PutDelegation implements elicitation.Delegations: a query of the
-// delegator's delegations that have not ended, then a PutItem conditioned
-// on the id being new. Two puts by one delegator at the same instant may
-// pass MaxDelegationsFrom by one (the bound keeps the listing small; it
-// is not a security limit).
+// PutDelegation implements elicitation.Delegations: a PutItem conditioned
+// on the id being new, once the delegator's delegations that have not
+// ended (ListDelegations) leave room (elicitation.RoomFor), ordered by the
+// delegator's sequence (boundedWrite), so that two made at once cannot
+// both pass the count.
 func (s *Store) PutDelegation(ctx context.Context, d elicitation.Delegation) error {
 	if err := elicitation.CheckDelegationKey(d.From, d.ID); err != nil {
 		return fmt.Errorf("put delegation: %w", err)
-	}
-	all, err := s.ListDelegations(ctx, d.CreatedAt)
-	if err != nil {
-		return fmt.Errorf("put delegation: %w", err)
-	}
-	if err := elicitation.RoomFor(all, d); err != nil {
-		return err
 	}
 	it, err := delegationItem(d)
 	if err != nil {
 		return err
 	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+	seq := key(delegationPK, delegationSeqPrefix+digestKey(d.From))
+	return s.boundedWrite(ctx, "delegation "+d.ID, seq, it[attrTTL], func() error {
+		all, err := s.ListDelegations(ctx, d.CreatedAt)
+		if err != nil {
+			return fmt.Errorf("put delegation: %w", err)
+		}
+		return elicitation.RoomFor(all, d)
+	}, []types.TransactWriteItem{{Put: &types.Put{
 		TableName: s.table, Item: it,
 		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
 		ExpressionAttributeNames: names(attrPK),
-	})
-	if condFailed(err) {
-		return fmt.Errorf("delegation %s: %w", d.ID, elicitation.ErrConflict)
-	}
-	if err != nil {
-		return fmt.Errorf("put delegation: %w", err)
-	}
-	return nil
+	}}})
 }
+
+// delegationSeqPrefix starts the sort key of a delegator's sequence
+// (boundedWrite) in the partition: no delegation id has a '#', and having
+// no endAt, a sequence is never listed (ListDelegations' filter).
+const delegationSeqPrefix = "#seq#"
 
 // EndDelegation implements elicitation.Delegations: a strongly consistent
 // read, then a PutItem conditioned on the delegator and the end read.

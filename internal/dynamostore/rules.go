@@ -83,13 +83,11 @@ func decodeRule(it item) (elicitation.Rule, error) {
 	return r, nil
 }
 
-// CreateRule implements elicitation.Rules: the author's rules are read
-// (RulesBy) and counted (elicitation.RoomForRule), then the rule's item,
-// its author's pointer and the author's rule sequence go in one
-// transaction, the sequence conditioned on the version read before the
-// count. Two creations by one author that counted the same rules cannot
-// both land: the second's sequence has moved, so it reads and counts
-// again (conflictAttempts).
+// CreateRule implements elicitation.Rules: the rule's item and its
+// author's pointer in one transaction, neither over an existing item,
+// once the author's rules (RulesBy) leave room (elicitation.RoomForRule),
+// ordered by the author's sequence (boundedWrite), so that two made at
+// once cannot both pass the count.
 func (s *Store) CreateRule(ctx context.Context, r elicitation.Rule) error {
 	it, err := ruleItem(r)
 	if err != nil {
@@ -99,71 +97,22 @@ func (s *Store) CreateRule(ctx context.Context, r elicitation.Rule) error {
 	ptr[attrRuleRef] = it[attrPK]
 	ptr[attrTTL] = it[attrTTL]
 	cond := aws.String("attribute_not_exists(#pk)")
-	for attempt := 1; ; attempt++ {
-		seq, err := s.nextRuleSeq(ctx, r, it[attrTTL])
-		if err != nil {
-			return fmt.Errorf("create rule %s: %w", r.ID, err)
-		}
+	return s.boundedWrite(ctx, "create rule "+r.ID, key(ruleByPK(r.By), ruleSeqSK), it[attrTTL], func() error {
 		rs, err := s.RulesBy(ctx, r.By)
 		if err != nil {
 			return fmt.Errorf("create rule %s: %w", r.ID, err)
 		}
-		if err := elicitation.RoomForRule(rs, r); err != nil {
-			return err
-		}
-		err = s.transact(ctx, []types.TransactWriteItem{
-			{Put: &types.Put{TableName: s.table, Item: it, ConditionExpression: cond, ExpressionAttributeNames: names(attrPK)}},
-			{Put: &types.Put{TableName: s.table, Item: ptr, ConditionExpression: cond, ExpressionAttributeNames: names(attrPK)}},
-			{Update: seq},
-		})
-		switch {
-		case err == nil:
-			return nil
-		case conditionFailed(err, 0) || conditionFailed(err, 1):
-			return fmt.Errorf("create rule %s: %w", r.ID, elicitation.ErrConflict)
-		case !isCanceled(err):
-			return fmt.Errorf("create rule %s: %w", r.ID, err)
-		}
-		// Another creation by the author moved the sequence, or a
-		// transaction conflicted: count again.
-		if aerr := s.again(ctx, attempt, conflictAttempts, err); aerr != nil {
-			return fmt.Errorf("create rule %s: %w", r.ID, aerr)
-		}
-	}
+		return elicitation.RoomForRule(rs, r)
+	}, []types.TransactWriteItem{
+		{Put: &types.Put{TableName: s.table, Item: it, ConditionExpression: cond, ExpressionAttributeNames: names(attrPK)}},
+		{Put: &types.Put{TableName: s.table, Item: ptr, ConditionExpression: cond, ExpressionAttributeNames: names(attrPK)}},
+	})
 }
 
-// ruleSeqSK is the sort key of an author's rule sequence, an item in the
-// author's partition beside the pointers (no rule id starts with '#'),
-// whose version each CreateRule moves.
-const (
-	ruleSeqSK   = "#seq"
-	attrRuleSeq = "seq"
-)
-
-// nextRuleSeq reads r's author's rule sequence (consistent) and returns
-// the update that moves it on, conditioned on the version read; ttl keeps
-// it as long as the newest rule.
-func (s *Store) nextRuleSeq(ctx context.Context, r elicitation.Rule, ttl types.AttributeValue) (*types.Update, error) {
-	k := key(ruleByPK(r.By), ruleSeqSK)
-	got, err := s.get(ctx, k)
-	if err != nil {
-		return nil, err
-	}
-	u := &types.Update{TableName: s.table, Key: k,
-		UpdateExpression:          aws.String("SET #seq = :next, #ttl = :ttl"),
-		ConditionExpression:       aws.String("attribute_not_exists(#pk)"),
-		ExpressionAttributeNames:  names(attrPK, attrRuleSeq, attrTTL),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":next": num(1), ":ttl": ttl},
-	}
-	if got != nil {
-		v, _ := getN(got, attrRuleSeq)
-		u.ConditionExpression = aws.String("#seq = :seq")
-		u.ExpressionAttributeNames = names(attrRuleSeq, attrTTL)
-		u.ExpressionAttributeValues[":seq"] = num(v)
-		u.ExpressionAttributeValues[":next"] = num(v + 1)
-	}
-	return u, nil
-}
+// ruleSeqSK is the sort key of an author's rule sequence (boundedWrite),
+// an item in the author's partition beside the pointers (no rule id
+// starts with '#').
+const ruleSeqSK = "#seq"
 
 // RulesFor implements elicitation.Rules: one consistent query of the
 // principal and kind's partition.
@@ -259,7 +208,7 @@ func (s *Store) RevokeRule(ctx context.Context, author, id string, at time.Time)
 	if err != nil {
 		return elicitation.Rule{}, fmt.Errorf("revoke rule %s: %w", id, err)
 	}
-	if ptr == nil {
+	if getS(ptr, attrRuleRef) == "" { // none, or the author's sequence (#seq)
 		return elicitation.Rule{}, fmt.Errorf("revoke rule %s: %w", id, elicitation.ErrNotFound)
 	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{

@@ -92,6 +92,35 @@ func testDelegations(t *testing.T, open Factory) {
 	over := dl("again", "alice@example.com", 3, 20)
 	over.CreatedAt = at(3)
 	must(t, a.PutDelegation(ctx, over))
+	testDelegationRoom(t, a, b)
+}
+
+// testDelegationRoom: a delegator two short of MaxDelegationsFrom who puts
+// many at once through both handles gets exactly two more; the rest are
+// refused with ErrTooManyDelegations and not stored.
+func testDelegationRoom(t *testing.T, a, b elicitation.Store) {
+	ctx := ctxT(t)
+	const from = "erin@example.com"
+	dl := func(id string) elicitation.Delegation {
+		return elicitation.Delegation{ID: id, From: from, To: "bob@example.com", Start: T0, End: T0.Add(time.Hour), CreatedAt: T0}
+	}
+	for i := range elicitation.MaxDelegationsFrom - 2 {
+		must(t, a.PutDelegation(ctx, dl(fmt.Sprintf("e%02d", i))))
+	}
+	won := wins(t, "PutDelegation", race(8, a, b, func(i int, h elicitation.Store) error {
+		return h.PutDelegation(ctx, dl(fmt.Sprintf("race%d", i)))
+	}), elicitation.ErrTooManyDelegations)
+	l, err := b.ListDelegations(ctx, T0)
+	must(t, err)
+	kept := 0
+	for _, d := range l {
+		if d.From == from {
+			kept++
+		}
+	}
+	if won != 2 || kept != elicitation.MaxDelegationsFrom {
+		t.Errorf("%d concurrent puts landed and %d are kept, for a delegator two short of %d; want 2 and %d", won, kept, elicitation.MaxDelegationsFrom, elicitation.MaxDelegationsFrom)
+	}
 }
 
 func sameDelegation(a, b elicitation.Delegation) bool {

@@ -126,6 +126,10 @@ func testRuleRoom(ctx context.Context, t *testing.T, a, b elicitation.Store) {
 	if won != 2 {
 		t.Errorf("%d concurrent rules landed for an author two short of %d live, want exactly 2", won, elicitation.MaxRulesPerAuthor)
 	}
+	// No rule of the author's has an id a store keys its own items with.
+	if _, err := b.RevokeRule(ctx, author, "#seq", at); !errors.Is(err, elicitation.ErrNotFound) {
+		t.Errorf("a revoke of id #seq: %v, want ErrNotFound", err)
+	}
 	mine, err := a.RulesBy(ctx, author)
 	must(t, err)
 	live := 0
