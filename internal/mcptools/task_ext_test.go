@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -445,5 +447,60 @@ func TestExtNameMismatchIsHTTP400(t *testing.T) {
 	}
 	if code, body := post("tasks/get", id); code != http.StatusOK || !strings.Contains(body, `"status":"working"`) {
 		t.Errorf("tasks/get with the right Mcp-Name: HTTP %d %s", code, body)
+	}
+}
+
+// answerFault fails the read of a decided request's record while on: the
+// store cannot give back the answer (a damaged record, a store down).
+type answerFault struct {
+	elicitation.Store
+	on *atomic.Bool
+}
+
+func (f answerFault) Load(ctx context.Context, id string) (elicitation.Record, error) {
+	rec, err := f.Store.Load(ctx, id)
+	if err == nil && rec.Answer != nil && f.on.Load() {
+		return elicitation.Record{}, errors.New("the record cannot be read")
+	}
+	return rec, err
+}
+
+// TestExtResultFailed: a decided task whose result the server cannot
+// produce (an internal failure) is failed, with the JSON-RPC internal
+// error inline and no result, as the extension keeps failed for
+// protocol-level errors; its message sends the agent to elicit_result,
+// which returns the answer once the failure passes.
+func TestExtResultFailed(t *testing.T) {
+	t.Parallel()
+	for _, ep := range endpoints {
+		t.Run(ep.name, func(t *testing.T) {
+			var fault atomic.Bool
+			o := ep.o
+			o.wrapStore = func(st elicitation.Store) elicitation.Store { return answerFault{Store: st, on: &fault} }
+			w := newWorld(t, o)
+			c := w.connect("tok-alice", ext, -1, extCaps)
+			id := startExt(t, c, "elicit_approval", approvalArgs)
+			fault.Store(true)
+			w.decide(id, elicitation.Submission{Decision: elicitation.DecisionSubmitted})
+			for range 2 {
+				got := c.Must("tasks/get", id)
+				e, _ := got["error"].(map[string]any)
+				if got["status"] != "failed" || got["result"] != nil || e["code"] != float64(jsonrpc.CodeInternalError) ||
+					!strings.Contains(e["message"].(string), "could not produce") || !strings.Contains(got["statusMessage"].(string), "elicit_result") {
+					t.Fatalf("tasks/get of a task whose result cannot be produced: %v", got)
+				}
+				if strings.Contains(got["statusMessage"].(string), "cannot be read") || strings.Contains(e["message"].(string), "cannot be read") {
+					t.Fatalf("the internal error's text reached the agent: %v", got)
+				}
+			}
+			fault.Store(false)
+			res, err := c.CS.CallTool(context.Background(), &mcp.CallToolParams{Name: mcptools.ToolResult, Arguments: map[string]any{"elicitationId": id}})
+			if err != nil || res.IsError {
+				t.Fatalf("elicit_result once the failure passed: %v %v", res, err)
+			}
+			if sc := res.StructuredContent.(map[string]any); sc["decision"] != "submitted" {
+				t.Fatalf("elicit_result once the failure passed: %v", sc)
+			}
+		})
 	}
 }

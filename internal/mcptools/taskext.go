@@ -24,16 +24,24 @@ func answeredRef(key string) string { return "task input " + key }
 
 // getExt answers a 2026-07-28 tasks/get: the task, with the result inline
 // once there is one (fetching it consumes and audits as the result tool
-// does), or the review link as an input request while it waits.
+// does), or the review link as an input request while it waits. A result
+// that could not be produced for an internal failure fails the task, with
+// the error inline and no result, as the extension asks of protocol-level
+// errors.
 func (t *tasks) getExt(ctx context.Context, tg target) (mcp.Result, error) {
 	e := t.extTask(tg.view, "complete")
 	switch {
 	case tg.view.hasResult:
 		// Every poll carries the result; only the first consumes the
 		// request and audits the fetch.
-		res, err := t.outcome(elicitation.WithRepeatRead(ctx), tg)
+		res, failed, err := t.outcome(elicitation.WithRepeatRead(ctx), tg)
 		if err != nil {
 			return nil, err
+		}
+		if failed {
+			e.Status, e.Error = statusFailed, taskFailed
+			e.StatusMessage = "This server could not produce the task's result (an internal failure, logged on the server). The request is kept until its retention ends: elicit_result with this taskId, which is its elicitationId, may return the answer once the server is well."
+			break
 		}
 		// A 2026-07-28 result names its shape (the SDK adds it only to
 		// the response it sends, not to a result inlined in another).

@@ -138,7 +138,7 @@ func (t *tasks) result(ctx context.Context, tg target) (mcp.Result, error) {
 			return nil, errStillWorking(t.s.svc.MaxWait().String())
 		}
 	}
-	res, err := t.outcome(ctx, tg)
+	res, _, err := t.outcome(ctx, tg)
 	if err != nil {
 		return nil, err
 	}
@@ -150,13 +150,18 @@ func (t *tasks) result(ctx context.Context, tg target) (mcp.Result, error) {
 // consumes the request), with the request's id and the review link kept
 // with it; tasks/result and tasks/get call it. An error only for a request
 // that cannot be read (not found); the tool's own errors are isError
-// results.
-func (t *tasks) outcome(ctx context.Context, tg target) (*mcp.CallToolResult, error) {
+// results. failed says the result could not be produced for an internal
+// failure (logged, and answered by the tool as "internal: …"), which
+// fails a 2026-07-28 task.
+func (t *tasks) outcome(ctx context.Context, tg target) (res *mcp.CallToolResult, failed bool, err error) {
 	req, id := t.toolRequest(tg), tg.state.ID
 	ctx = withCaller(ctx, req)
 	out, err := t.s.resultOf(ctx, req, tg.principal, id)
-	if elicitation.CodeOf(err) == elicitation.CodeNotFound {
-		return nil, errNotFound
+	switch elicitation.CodeOf(err) {
+	case elicitation.CodeNotFound:
+		return nil, false, errNotFound
+	case elicitation.CodeInternal:
+		failed = true
 	}
 	var task *taskOutput
 	if err == nil {
@@ -165,7 +170,7 @@ func (t *tasks) outcome(ctx context.Context, tg target) (*mcp.CallToolResult, er
 			task.ReviewURL = &link
 		}
 	}
-	return t.s.toolResult(ctx, ToolResult, tg.principal, task, err), nil
+	return t.s.toolResult(ctx, ToolResult, tg.principal, task, err), failed, nil
 }
 
 // callError maps what failed when a tasks method waited or read the

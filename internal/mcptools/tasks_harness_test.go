@@ -43,6 +43,7 @@ type world struct {
 	app        bool
 	receipts   []signing.Key
 	onElicit   func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
+	wrapStore  func(elicitation.Store) elicitation.Store
 	dbPath     string
 	sealer     *sealerpkg.Keyring
 	clock      *testclock.Clock // the processes' shared time
@@ -68,6 +69,8 @@ type worldOptions struct {
 	receipts []signing.Key
 	// onElicit, if set, is every client's elicitation handler.
 	onElicit func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
+	// wrapStore, if set, wraps each instance's store (faults).
+	wrapStore func(elicitation.Store) elicitation.Store
 }
 
 func newWorld(t testing.TB, o worldOptions) *world {
@@ -76,7 +79,7 @@ func newWorld(t testing.TB, o worldOptions) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &world{t: t, stateless: o.stateless, maxWait: o.maxWait, waitShare: o.waitShare, watchShare: o.watchShare, hostForm: o.hostForm, app: o.app, receipts: o.receipts, onElicit: o.onElicit, dbPath: filepath.Join(t.TempDir(), "store.db"), sealer: k, created: map[string]string{}, clock: testclock.New(time.Now().UTC())}
+	w := &world{t: t, stateless: o.stateless, maxWait: o.maxWait, waitShare: o.waitShare, watchShare: o.watchShare, hostForm: o.hostForm, app: o.app, receipts: o.receipts, onElicit: o.onElicit, wrapStore: o.wrapStore, dbPath: filepath.Join(t.TempDir(), "store.db"), sealer: k, created: map[string]string{}, clock: testclock.New(time.Now().UTC())}
 	if w.maxWait == 0 {
 		w.maxWait = 5 * time.Second
 	}
@@ -92,7 +95,11 @@ func (w *world) start(n int) {
 		if err != nil {
 			w.t.Fatal(err)
 		}
-		svc := elicitation.NewService(elicitation.Config{Store: st, MaxWait: w.maxWait, Now: w.clock.Now})
+		var inner elicitation.Store = st
+		if w.wrapStore != nil {
+			inner = w.wrapStore(st)
+		}
+		svc := elicitation.NewService(elicitation.Config{Store: inner, MaxWait: w.maxWait, Now: w.clock.Now})
 		if i == 0 {
 			w.svc = svc
 		}

@@ -67,6 +67,7 @@ type extTask struct {
 	TTLMs          int64           `json:"ttlMs"`
 	PollIntervalMs int64           `json:"pollIntervalMs,omitempty"`
 	Result         json.RawMessage `json:"result,omitempty"`
+	Error          json.RawMessage `json:"error,omitempty"`
 	InputRequests  json.RawMessage `json:"inputRequests,omitempty"`
 }
 
@@ -91,6 +92,11 @@ func (t *tasks) pollInterval(v view) time.Duration {
 // Errors. Every one is a JSON-RPC error with a sentence an agent can act
 // on; internal error text never leaves the process.
 var errInternal = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: the task could not be read; try again"}
+
+// taskFailed is the error inlined in a failed 2026-07-28 task: its result
+// could not be produced for an internal failure (the extension keeps
+// failed for protocol-level errors; a tool's own errors complete a task).
+var taskFailed = json.RawMessage(`{"code":-32603,"message":"Internal error: this server could not produce the task's result"}`)
 
 // errNotFound is the same for an unknown id and another principal's task.
 var errNotFound = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Failed to retrieve task: Task not found (no task with that taskId for this agent)"}
