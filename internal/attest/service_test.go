@@ -50,7 +50,7 @@ func TestIssueFromService(t *testing.T) {
 	k := keys(t, "k1")
 	set := signing.JWKS(k)
 	svc, clock := service(t, true)
-	cr, err := svc.CreateSelection(ctx, "agent", elicitation.SelectionInput{Message: "Which?", Options: []json.RawMessage{[]byte(`{"id":"a"}`), []byte(`{"id":"b"}`)}, Approvals: 2, TimeoutSeconds: 600})
+	cr, err := svc.Create(ctx, "agent", elicitation.KindSelection, elicitation.Input{Message: "Which?", Options: []json.RawMessage{[]byte(`{"id":"a"}`), []byte(`{"id":"b"}`)}, Approvals: 2, TimeoutSeconds: 600})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestIssueFromService(t *testing.T) {
 	}
 
 	anon, clock := service(t, false)
-	cr, err = anon.CreateApproval(ctx, "agent", elicitation.ApprovalInput{Message: "Ship?", Context: []byte(`{"v":1}`), TimeoutSeconds: 600})
+	cr, err = anon.Create(ctx, "agent", elicitation.KindApproval, elicitation.Input{Message: "Ship?", Context: []byte(`{"v":1}`), TimeoutSeconds: 600})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func newAwaitEnv(t *testing.T) *awaitEnv {
 	e := &awaitEnv{clock: testclock.New(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))}
 	e.store = &liveWatches{WaitSignal: storetest.NewWaitSignal(st, 16)}
 	e.svc = elicitation.NewService(elicitation.Config{Store: e.store, Now: e.clock.Now, MaxWait: 5 * time.Second})
-	e.cr, err = e.svc.CreateApproval(context.Background(), "alice", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 60})
+	e.cr, err = e.svc.Create(context.Background(), "alice", elicitation.KindApproval, elicitation.Input{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 60})
 	if err != nil {
 		t.Fatal(err)
 	}

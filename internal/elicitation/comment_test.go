@@ -54,7 +54,7 @@ func TestServiceComment(t *testing.T) {
 		{"declined without", elicitation.DecisionDeclined, nil, "  ", "declined"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cr, err := svc.CreateSelection(ctx, "alice", elicitation.SelectionInput{Message: "Which?", Options: options(3)})
+			cr, err := svc.Create(ctx, "alice", elicitation.KindSelection, elicitation.Input{Message: "Which?", Options: options(3)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,7 +123,7 @@ func TestServiceClient(t *testing.T) {
 		{elicitation.Client{}, ""},
 		{elicitation.Client{Version: "1.0"}, ""},
 	} {
-		cr, err := svc.CreateApproval(ctx, "alice", elicitation.ApprovalInput{Message: "ok?", Context: []byte(`{"a":1}`), Client: tc.in})
+		cr, err := svc.Create(ctx, "alice", elicitation.KindApproval, elicitation.Input{Message: "ok?", Context: []byte(`{"a":1}`), Client: tc.in})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -143,7 +143,7 @@ func TestServiceClient(t *testing.T) {
 func TestQuorumWithComments(t *testing.T) {
 	t.Parallel()
 	svc := newSignInService(t, elicitation.ReviewerPolicy{})
-	cr, err := svc.CreateSelection(context.Background(), "agent", elicitation.SelectionInput{Message: "Which?", Options: options(3), Approvals: 2})
+	cr, err := svc.Create(context.Background(), "agent", elicitation.KindSelection, elicitation.Input{Message: "Which?", Options: options(3), Approvals: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,7 +76,7 @@ func TestDelegatedDecision(t *testing.T) {
 	svc, c, _ := delegationService(t)
 	ctx := context.Background()
 	mk := func(owner string, reviewers ...string) string {
-		cr, err := svc.CreateApproval(ctx, owner, elicitation.ApprovalInput{Message: "m", Context: []byte(`1`), TimeoutSeconds: 86400, Reviewers: reviewers})
+		cr, err := svc.Create(ctx, owner, elicitation.KindApproval, elicitation.Input{Message: "m", Context: []byte(`1`), TimeoutSeconds: 86400, Reviewers: reviewers})
 		if err != nil {
 			t.Fatal(err)
 		}

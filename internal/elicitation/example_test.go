@@ -37,10 +37,11 @@ func ExampleService() {
 	svc := elicitation.NewService(elicitation.Config{Store: store})
 
 	// The agent asks (elicit_approval).
-	created, err := svc.CreateApproval(ctx, "deploy-bot", elicitation.ApprovalInput{
+	created, err := svc.Create(ctx, "deploy-bot", elicitation.KindApproval, elicitation.Input{
 		Message: "Deploy api v1.3 to production?",
 		Context: json.RawMessage(`{"service":"api","version":"1.3"}`),
 	})
+
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -88,7 +89,7 @@ func ExampleStore() {
 	defer closeStore()
 	store = bolt
 
-	p, err := elicitation.ApprovalInput{Message: "Rotate the key?", Context: json.RawMessage(`{}`)}.Payload(elicitation.KindApproval)
+	p, err := elicitation.Input{Message: "Rotate the key?", Context: json.RawMessage(`{}`)}.Payload(elicitation.KindApproval)
 	if err != nil {
 		fmt.Println(err)
 		return

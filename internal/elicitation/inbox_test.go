@@ -47,7 +47,7 @@ func TestReviewerInbox(t *testing.T) {
 	bob := elicitation.Identity{Subject: "b1", Email: "bob@example.com", EmailVerified: true, Groups: []string{"ops"}}
 	approval := func(owner, msg string, timeout int, reviewers []string, approvals int) elicitation.Created {
 		t.Helper()
-		cr, err := svc.CreateApproval(ctx, owner, elicitation.ApprovalInput{Message: msg, Context: json.RawMessage(`1`), TimeoutSeconds: timeout, Reviewers: reviewers, Approvals: approvals})
+		cr, err := svc.Create(ctx, owner, elicitation.KindApproval, elicitation.Input{Message: msg, Context: json.RawMessage(`1`), TimeoutSeconds: timeout, Reviewers: reviewers, Approvals: approvals})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +58,7 @@ func TestReviewerInbox(t *testing.T) {
 	approval("deploy-bot", "Only carol", 300, []string{"carol@example.com"}, 0)
 	approval("bob@example.com", "Bob's own", 120, nil, 0) // barred: bob created it
 	quorum := approval("ci-bot", "Two of us", 1800, []string{"bob@example.com", "carol@example.com", "dave@example.com"}, 2)
-	sel, err := svc.CreateSelection(ctx, "ci-bot", elicitation.SelectionInput{Message: "Pick a region", Options: []json.RawMessage{json.RawMessage(`{"id":"eu"}`), json.RawMessage(`{"id":"us"}`)}, TimeoutSeconds: 2400})
+	sel, err := svc.Create(ctx, "ci-bot", elicitation.KindSelection, elicitation.Input{Message: "Pick a region", Options: []json.RawMessage{json.RawMessage(`{"id":"eu"}`), json.RawMessage(`{"id":"us"}`)}, TimeoutSeconds: 2400})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestReviewerInboxPages(t *testing.T) {
 	bob := elicitation.Identity{Subject: "b1", Email: "bob@example.com", EmailVerified: true}
 	keys := map[string]string{}
 	for i, timeout := range []int{600, 600, 600, 900, 900, 1200, 1500, 1500, 1800} {
-		cr, err := svc.CreateApproval(ctx, []string{"a-bot", "b-bot"}[i%2], elicitation.ApprovalInput{Message: fmt.Sprint("Request ", i), Context: json.RawMessage(`1`), TimeoutSeconds: timeout})
+		cr, err := svc.Create(ctx, []string{"a-bot", "b-bot"}[i%2], elicitation.KindApproval, elicitation.Input{Message: fmt.Sprint("Request ", i), Context: json.RawMessage(`1`), TimeoutSeconds: timeout})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -226,7 +226,7 @@ func BenchmarkReviewerInbox(b *testing.B) {
 		if i%10 == 0 {
 			reviewers = []string{"carol@example.com"}
 		}
-		if _, err := svc.CreateApproval(ctx, fmt.Sprintf("bot-%d", i%7), elicitation.ApprovalInput{Message: fmt.Sprintf("Request %d\nmore", i), Context: json.RawMessage(`1`), TimeoutSeconds: 600 + i, Reviewers: reviewers}); err != nil {
+		if _, err := svc.Create(ctx, fmt.Sprintf("bot-%d", i%7), elicitation.KindApproval, elicitation.Input{Message: fmt.Sprintf("Request %d\nmore", i), Context: json.RawMessage(`1`), TimeoutSeconds: 600 + i, Reviewers: reviewers}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -249,7 +249,7 @@ func TestNoKeyOpensForMayDecide(t *testing.T) {
 	ctx := context.Background()
 	c := testclock.New(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
 	svc, st := inboxService(t, c)
-	cr, err := svc.CreateApproval(ctx, "bob@example.com", elicitation.ApprovalInput{Message: "Ship?", Context: json.RawMessage(`1`), TimeoutSeconds: 600, Reviewers: []string{"bob@example.com", "group:ops"}})
+	cr, err := svc.Create(ctx, "bob@example.com", elicitation.KindApproval, elicitation.Input{Message: "Ship?", Context: json.RawMessage(`1`), TimeoutSeconds: 600, Reviewers: []string{"bob@example.com", "group:ops"}})
 	if err != nil {
 		t.Fatal(err)
 	}

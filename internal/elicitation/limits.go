@@ -73,8 +73,8 @@ var (
 
 // Input is what an agent sends to ask: one input for both kinds of
 // request, whose fields are the ones they share, then an approval's, then
-// a selection's (a field of the other kind is refused). ApprovalInput and
-// SelectionInput name it for each kind; Payload validates it.
+// a selection's (a field of the other kind is refused). Payload validates
+// it for a kind, and Service.Create creates either.
 type Input struct {
 	Message        string
 	CSS            string
@@ -111,12 +111,6 @@ type Input struct {
 	FooterTemplate  string
 	HoverTemplate   string
 }
-
-// ApprovalInput is what an agent sends to ask for an approval.
-type ApprovalInput = Input
-
-// SelectionInput is what an agent sends to ask for a selection.
-type SelectionInput = Input
 
 // ErrFieldOfOtherKind: an input sets a field of the other kind of request
 // (options on an approval, context on a selection).

@@ -29,55 +29,55 @@ func raws(s ...string) []json.RawMessage {
 
 func TestSelectionLimits(t *testing.T) {
 	t.Parallel()
-	valid := func() elicitation.SelectionInput {
-		return elicitation.SelectionInput{Message: "Pick", Options: options(3)}
+	valid := func() elicitation.Input {
+		return elicitation.Input{Message: "Pick", Options: options(3)}
 	}
 	for _, tc := range []struct {
 		name   string
-		mutate func(*elicitation.SelectionInput)
+		mutate func(*elicitation.Input)
 		want   error  // nil means valid
 		field  string // the field the error names
 	}{
-		{"valid defaults", func(*elicitation.SelectionInput) {}, nil, ""},
-		{"500 options", func(in *elicitation.SelectionInput) { in.Options = options(500) }, nil, ""},
-		{"missing message", func(in *elicitation.SelectionInput) { in.Message = "" }, elicitation.ErrMessageRequired, "message"},
-		{"blank message", func(in *elicitation.SelectionInput) { in.Message = " \n\t" }, elicitation.ErrMessageRequired, "message"},
-		{"message at limit", func(in *elicitation.SelectionInput) { in.Message = strings.Repeat("m", 4096) }, nil, ""},
-		{"message over limit", func(in *elicitation.SelectionInput) { in.Message = strings.Repeat("m", 4097) }, elicitation.ErrMessageTooLong, "message"},
-		{"no options", func(in *elicitation.SelectionInput) { in.Options = nil }, elicitation.ErrTooFewOptions, "options"},
-		{"501 options", func(in *elicitation.SelectionInput) { in.Options = options(501) }, elicitation.ErrTooManyOptions, "options"},
-		{"option not an object", func(in *elicitation.SelectionInput) { in.Options = raws(`"a"`) }, elicitation.ErrOptionInvalid, "options[0]"},
-		{"option array", func(in *elicitation.SelectionInput) { in.Options = raws(`[1]`) }, elicitation.ErrOptionInvalid, "options[0]"},
-		{"option null", func(in *elicitation.SelectionInput) { in.Options = raws(`null`) }, elicitation.ErrOptionInvalid, "options[0]"},
-		{"option without id", func(in *elicitation.SelectionInput) { in.Options = raws(`{"label":"x"}`) }, elicitation.ErrOptionInvalid, "options[0].id"},
-		{"numeric id", func(in *elicitation.SelectionInput) { in.Options = raws(`{"id":7}`) }, elicitation.ErrOptionInvalid, "options[0].id"},
-		{"empty id", func(in *elicitation.SelectionInput) { in.Options = raws(`{"id":""}`) }, elicitation.ErrOptionIDInvalid, "options[0].id"},
-		{"blank id", func(in *elicitation.SelectionInput) { in.Options = raws(`{"id":"  "}`) }, elicitation.ErrOptionIDInvalid, "options[0].id"},
-		{"id at 128 chars", func(in *elicitation.SelectionInput) {
+		{"valid defaults", func(*elicitation.Input) {}, nil, ""},
+		{"500 options", func(in *elicitation.Input) { in.Options = options(500) }, nil, ""},
+		{"missing message", func(in *elicitation.Input) { in.Message = "" }, elicitation.ErrMessageRequired, "message"},
+		{"blank message", func(in *elicitation.Input) { in.Message = " \n\t" }, elicitation.ErrMessageRequired, "message"},
+		{"message at limit", func(in *elicitation.Input) { in.Message = strings.Repeat("m", 4096) }, nil, ""},
+		{"message over limit", func(in *elicitation.Input) { in.Message = strings.Repeat("m", 4097) }, elicitation.ErrMessageTooLong, "message"},
+		{"no options", func(in *elicitation.Input) { in.Options = nil }, elicitation.ErrTooFewOptions, "options"},
+		{"501 options", func(in *elicitation.Input) { in.Options = options(501) }, elicitation.ErrTooManyOptions, "options"},
+		{"option not an object", func(in *elicitation.Input) { in.Options = raws(`"a"`) }, elicitation.ErrOptionInvalid, "options[0]"},
+		{"option array", func(in *elicitation.Input) { in.Options = raws(`[1]`) }, elicitation.ErrOptionInvalid, "options[0]"},
+		{"option null", func(in *elicitation.Input) { in.Options = raws(`null`) }, elicitation.ErrOptionInvalid, "options[0]"},
+		{"option without id", func(in *elicitation.Input) { in.Options = raws(`{"label":"x"}`) }, elicitation.ErrOptionInvalid, "options[0].id"},
+		{"numeric id", func(in *elicitation.Input) { in.Options = raws(`{"id":7}`) }, elicitation.ErrOptionInvalid, "options[0].id"},
+		{"empty id", func(in *elicitation.Input) { in.Options = raws(`{"id":""}`) }, elicitation.ErrOptionIDInvalid, "options[0].id"},
+		{"blank id", func(in *elicitation.Input) { in.Options = raws(`{"id":"  "}`) }, elicitation.ErrOptionIDInvalid, "options[0].id"},
+		{"id at 128 chars", func(in *elicitation.Input) {
 			in.Options = raws(fmt.Sprintf(`{"id":%q}`, strings.Repeat("é", 128)))
 		}, nil, ""},
-		{"id of 129 chars", func(in *elicitation.SelectionInput) {
+		{"id of 129 chars", func(in *elicitation.Input) {
 			in.Options = raws(fmt.Sprintf(`{"id":%q}`, strings.Repeat("i", 129)))
 		}, elicitation.ErrOptionIDInvalid, "options[0].id"},
-		{"id with a newline", func(in *elicitation.SelectionInput) { in.Options = raws(`{"id":"x\ny"}`) }, elicitation.ErrOptionIDInvalid, "options[0].id"},
-		{"id with a carriage return", func(in *elicitation.SelectionInput) { in.Options = raws(`{"id":"x\ry"}`) }, elicitation.ErrOptionIDInvalid, "options[0].id"},
-		{"id with NUL", func(in *elicitation.SelectionInput) { in.Options = raws(`{"id":"a\u0000"}`) }, elicitation.ErrOptionIDInvalid, "options[0].id"},
-		{"duplicate ids", func(in *elicitation.SelectionInput) { in.Options = raws(`{"id":"a"}`, `{"id":"b"}`, `{"id":"a"}`) }, elicitation.ErrOptionIDDuplicate, "options[2].id"},
-		{"option over 4 KiB", func(in *elicitation.SelectionInput) {
+		{"id with a newline", func(in *elicitation.Input) { in.Options = raws(`{"id":"x\ny"}`) }, elicitation.ErrOptionIDInvalid, "options[0].id"},
+		{"id with a carriage return", func(in *elicitation.Input) { in.Options = raws(`{"id":"x\ry"}`) }, elicitation.ErrOptionIDInvalid, "options[0].id"},
+		{"id with NUL", func(in *elicitation.Input) { in.Options = raws(`{"id":"a\u0000"}`) }, elicitation.ErrOptionIDInvalid, "options[0].id"},
+		{"duplicate ids", func(in *elicitation.Input) { in.Options = raws(`{"id":"a"}`, `{"id":"b"}`, `{"id":"a"}`) }, elicitation.ErrOptionIDDuplicate, "options[2].id"},
+		{"option over 4 KiB", func(in *elicitation.Input) {
 			in.Options = raws(fmt.Sprintf(`{"id":"a","x":%q}`, strings.Repeat("x", 4096)))
 		}, elicitation.ErrOptionTooLarge, "options[0]"},
-		{"min above max", func(in *elicitation.SelectionInput) { in.MinSelections, in.MaxSelections = 3, 2 }, elicitation.ErrSelectionBounds, "minSelections"},
-		{"max above options", func(in *elicitation.SelectionInput) { in.MaxSelections = 4 }, elicitation.ErrSelectionBounds, "minSelections"},
-		{"negative min", func(in *elicitation.SelectionInput) { in.MinSelections = -1 }, elicitation.ErrSelectionBounds, "minSelections"},
-		{"multi within bounds", func(in *elicitation.SelectionInput) { in.MinSelections, in.MaxSelections = 2, 3 }, nil, ""},
-		{"template at limit", func(in *elicitation.SelectionInput) { in.RowTemplate = strings.Repeat("t", 32<<10) }, nil, ""},
-		{"row template over limit", func(in *elicitation.SelectionInput) { in.RowTemplate = strings.Repeat("t", 32<<10+1) }, elicitation.ErrTemplateTooLarge, "rowTemplate"},
-		{"hover template over limit", func(in *elicitation.SelectionInput) { in.HoverTemplate = strings.Repeat("t", 32<<10+1) }, elicitation.ErrTemplateTooLarge, "hoverTemplate"},
-		{"css over limit", func(in *elicitation.SelectionInput) { in.CSS = strings.Repeat("c", 32<<10+1) }, elicitation.ErrCSSTooLarge, "css"},
-		{"label of 40 chars", func(in *elicitation.SelectionInput) { in.Labels.Submit = strings.Repeat("ß", 40) }, nil, ""},
-		{"label of 41 chars", func(in *elicitation.SelectionInput) { in.Labels.Submit = strings.Repeat("l", 41) }, elicitation.ErrLabelInvalid, "labels.submit"},
-		{"blank decline label", func(in *elicitation.SelectionInput) { in.Labels.Decline = "   " }, elicitation.ErrLabelInvalid, "labels.decline"},
-		{"whole request over 256 KiB", func(in *elicitation.SelectionInput) {
+		{"min above max", func(in *elicitation.Input) { in.MinSelections, in.MaxSelections = 3, 2 }, elicitation.ErrSelectionBounds, "minSelections"},
+		{"max above options", func(in *elicitation.Input) { in.MaxSelections = 4 }, elicitation.ErrSelectionBounds, "minSelections"},
+		{"negative min", func(in *elicitation.Input) { in.MinSelections = -1 }, elicitation.ErrSelectionBounds, "minSelections"},
+		{"multi within bounds", func(in *elicitation.Input) { in.MinSelections, in.MaxSelections = 2, 3 }, nil, ""},
+		{"template at limit", func(in *elicitation.Input) { in.RowTemplate = strings.Repeat("t", 32<<10) }, nil, ""},
+		{"row template over limit", func(in *elicitation.Input) { in.RowTemplate = strings.Repeat("t", 32<<10+1) }, elicitation.ErrTemplateTooLarge, "rowTemplate"},
+		{"hover template over limit", func(in *elicitation.Input) { in.HoverTemplate = strings.Repeat("t", 32<<10+1) }, elicitation.ErrTemplateTooLarge, "hoverTemplate"},
+		{"css over limit", func(in *elicitation.Input) { in.CSS = strings.Repeat("c", 32<<10+1) }, elicitation.ErrCSSTooLarge, "css"},
+		{"label of 40 chars", func(in *elicitation.Input) { in.Labels.Submit = strings.Repeat("ß", 40) }, nil, ""},
+		{"label of 41 chars", func(in *elicitation.Input) { in.Labels.Submit = strings.Repeat("l", 41) }, elicitation.ErrLabelInvalid, "labels.submit"},
+		{"blank decline label", func(in *elicitation.Input) { in.Labels.Decline = "   " }, elicitation.ErrLabelInvalid, "labels.decline"},
+		{"whole request over 256 KiB", func(in *elicitation.Input) {
 			in.Options = nil
 			for i := range 100 {
 				in.Options = append(in.Options, json.RawMessage(fmt.Sprintf(`{"id":"o%d","x":%q}`, i, strings.Repeat("x", 4000))))
@@ -122,7 +122,7 @@ func TestSelectionDefaults(t *testing.T) {
 	for _, tc := range []struct{ min, max, wantMin, wantMax int }{
 		{0, 0, 1, 1}, {0, 3, 1, 3}, {2, 0, 2, 2}, {2, 3, 2, 3},
 	} {
-		p, err := elicitation.SelectionInput{Message: "m", Options: options(3), MinSelections: tc.min, MaxSelections: tc.max}.Payload(elicitation.KindSelection)
+		p, err := elicitation.Input{Message: "m", Options: options(3), MinSelections: tc.min, MaxSelections: tc.max}.Payload(elicitation.KindSelection)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +130,7 @@ func TestSelectionDefaults(t *testing.T) {
 			t.Errorf("min %d max %d -> %d..%d, want %d..%d", tc.min, tc.max, p.MinSelections, p.MaxSelections, tc.wantMin, tc.wantMax)
 		}
 	}
-	p, _ := elicitation.SelectionInput{Message: "m", Options: raws(`{"id":"a","label":"Alpha"}`, `{"id":"b","label":5}`)}.Payload(elicitation.KindSelection)
+	p, _ := elicitation.Input{Message: "m", Options: raws(`{"id":"a","label":"Alpha"}`, `{"id":"b","label":5}`)}.Payload(elicitation.KindSelection)
 	if p.Options[0].DisplayLabel() != "Alpha" || p.Options[1].DisplayLabel() != "b" {
 		t.Errorf("display labels %q %q", p.Options[0].DisplayLabel(), p.Options[1].DisplayLabel())
 	}
@@ -144,23 +144,23 @@ func TestApprovalLimits(t *testing.T) {
 	schema := `{"type":"object","properties":{"n":{"type":"integer"}}}`
 	for _, tc := range []struct {
 		name  string
-		in    elicitation.ApprovalInput
+		in    elicitation.Input
 		want  error
 		field string
 	}{
-		{"context only", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`{"a":1}`)}, nil, ""},
-		{"schema only", elicitation.ApprovalInput{Message: "m", RequestedSchema: json.RawMessage(schema)}, nil, ""},
-		{"scalar context", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`"just text"`)}, nil, ""},
-		{"neither", elicitation.ApprovalInput{Message: "m"}, elicitation.ErrContentRequired, "context"},
-		{"null context only", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`null`)}, elicitation.ErrContentRequired, "context"},
-		{"no message", elicitation.ApprovalInput{Context: json.RawMessage(`1`)}, elicitation.ErrMessageRequired, "message"},
-		{"bad context", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`{"a":`)}, elicitation.ErrContextInvalid, "context"},
-		{"context over 64 KiB", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(fmt.Sprintf("%q", strings.Repeat("c", 64<<10)))}, elicitation.ErrContextTooLarge, "context"},
-		{"schema over 32 KiB", elicitation.ApprovalInput{Message: "m", RequestedSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","description":%q,"properties":{"a":{"type":"string"}}}`, strings.Repeat("d", 32<<10)))}, elicitation.ErrSchemaTooLarge, "requestedSchema"},
-		{"51 fields", elicitation.ApprovalInput{Message: "m", RequestedSchema: manyFields(51)}, elicitation.ErrSchemaTooManyFields, "requestedSchema.properties"},
-		{"50 fields", elicitation.ApprovalInput{Message: "m", RequestedSchema: manyFields(50)}, nil, ""},
-		{"display template over limit", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`), DisplayTemplate: strings.Repeat("x", 32<<10+1)}, elicitation.ErrTemplateTooLarge, "displayTemplate"},
-		{"bad schema", elicitation.ApprovalInput{Message: "m", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"o":{"type":"object"}}}`)}, elicitation.ErrSchemaInvalid, "requestedSchema.properties.o.type"},
+		{"context only", elicitation.Input{Message: "m", Context: json.RawMessage(`{"a":1}`)}, nil, ""},
+		{"schema only", elicitation.Input{Message: "m", RequestedSchema: json.RawMessage(schema)}, nil, ""},
+		{"scalar context", elicitation.Input{Message: "m", Context: json.RawMessage(`"just text"`)}, nil, ""},
+		{"neither", elicitation.Input{Message: "m"}, elicitation.ErrContentRequired, "context"},
+		{"null context only", elicitation.Input{Message: "m", Context: json.RawMessage(`null`)}, elicitation.ErrContentRequired, "context"},
+		{"no message", elicitation.Input{Context: json.RawMessage(`1`)}, elicitation.ErrMessageRequired, "message"},
+		{"bad context", elicitation.Input{Message: "m", Context: json.RawMessage(`{"a":`)}, elicitation.ErrContextInvalid, "context"},
+		{"context over 64 KiB", elicitation.Input{Message: "m", Context: json.RawMessage(fmt.Sprintf("%q", strings.Repeat("c", 64<<10)))}, elicitation.ErrContextTooLarge, "context"},
+		{"schema over 32 KiB", elicitation.Input{Message: "m", RequestedSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","description":%q,"properties":{"a":{"type":"string"}}}`, strings.Repeat("d", 32<<10)))}, elicitation.ErrSchemaTooLarge, "requestedSchema"},
+		{"51 fields", elicitation.Input{Message: "m", RequestedSchema: manyFields(51)}, elicitation.ErrSchemaTooManyFields, "requestedSchema.properties"},
+		{"50 fields", elicitation.Input{Message: "m", RequestedSchema: manyFields(50)}, nil, ""},
+		{"display template over limit", elicitation.Input{Message: "m", Context: json.RawMessage(`1`), DisplayTemplate: strings.Repeat("x", 32<<10+1)}, elicitation.ErrTemplateTooLarge, "displayTemplate"},
+		{"bad schema", elicitation.Input{Message: "m", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"o":{"type":"object"}}}`)}, elicitation.ErrSchemaInvalid, "requestedSchema.properties.o.type"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := tc.in.Payload(elicitation.KindApproval)
@@ -228,7 +228,7 @@ func TestClampTimeout(t *testing.T) {
 
 func TestCheckSelection(t *testing.T) {
 	t.Parallel()
-	p, err := elicitation.SelectionInput{Message: "m", Options: options(5), MinSelections: 2, MaxSelections: 3}.Payload(elicitation.KindSelection)
+	p, err := elicitation.Input{Message: "m", Options: options(5), MinSelections: 2, MaxSelections: 3}.Payload(elicitation.KindSelection)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,7 +83,7 @@ func TestServiceNotifications(t *testing.T) {
 	svc := elicitation.NewService(elicitation.Config{Store: st, Now: c.Now, Notifications: tg})
 
 	// An unknown name is the agent's error, and nothing is stored.
-	_, err = svc.CreateApproval(ctx, "alice", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`), Notify: elicitation.Notify{Targets: []string{"https://evil.example/hook"}}})
+	_, err = svc.Create(ctx, "alice", elicitation.KindApproval, elicitation.Input{Message: "m", Context: json.RawMessage(`1`), Notify: elicitation.Notify{Targets: []string{"https://evil.example/hook"}}})
 	if elicitation.CodeOf(err) != elicitation.CodeInvalidArgument || elicitation.PublicMessage(err) != `notify names "https://evil.example/hook", which is not a notification target of this deployment; the targets are "chat", "ops"` {
 		t.Fatalf("unknown target: %v", err)
 	}
@@ -92,8 +92,9 @@ func TestServiceNotifications(t *testing.T) {
 	}
 
 	link := func(id, key string) string { return "https://r.example/review/" + id + "/" + key }
-	cr, err := svc.CreateApproval(ctx, "alice", elicitation.ApprovalInput{Message: "Deploy?", Context: json.RawMessage(`1`), TimeoutSeconds: 600,
+	cr, err := svc.Create(ctx, "alice", elicitation.KindApproval, elicitation.Input{Message: "Deploy?", Context: json.RawMessage(`1`), TimeoutSeconds: 600,
 		Notify: elicitation.Notify{Targets: []string{"chat", "ops"}, ReviewLink: link}})
+
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +122,7 @@ func TestServiceNotifications(t *testing.T) {
 	}
 
 	// A cancel: canceled only to ops (chat does not ask), expiry withdrawn.
-	cr2, err := svc.CreateSelection(ctx, "alice", elicitation.SelectionInput{Message: "Which?", Options: []json.RawMessage{json.RawMessage(`{"id":"a"}`)}})
+	cr2, err := svc.Create(ctx, "alice", elicitation.KindSelection, elicitation.Input{Message: "Which?", Options: []json.RawMessage{json.RawMessage(`{"id":"a"}`)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +143,7 @@ func TestServiceNotifications(t *testing.T) {
 
 	// Without targets configured, notify is refused.
 	plain := elicitation.NewService(elicitation.Config{Store: st, Now: c.Now})
-	_, err = plain.CreateApproval(ctx, "alice", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`), Notify: elicitation.Notify{Targets: []string{"ops"}}})
+	_, err = plain.Create(ctx, "alice", elicitation.KindApproval, elicitation.Input{Message: "m", Context: json.RawMessage(`1`), Notify: elicitation.Notify{Targets: []string{"ops"}}})
 	if elicitation.CodeOf(err) != elicitation.CodeInvalidArgument {
 		t.Errorf("notify without targets: %v", err)
 	}

@@ -54,13 +54,13 @@ func TestObserverHearsEachEventOnce(t *testing.T) {
 	c := testclock.New(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
 	rec := &recorder{}
 	svc := elicitation.NewService(elicitation.Config{Store: st, Now: c.Now, Observer: rec})
-	in := elicitation.ApprovalInput{Message: "Ship?", Context: json.RawMessage(`1`), TimeoutSeconds: 60}
-	decided, err := svc.CreateApproval(ctx, "ci", in)
+	in := elicitation.Input{Message: "Ship?", Context: json.RawMessage(`1`), TimeoutSeconds: 60}
+	decided, err := svc.Create(ctx, "ci", elicitation.KindApproval, in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	canceled, _ := svc.CreateApproval(ctx, "ci", in)
-	expired, _ := svc.CreateApproval(ctx, "ci", in)
+	canceled, _ := svc.Create(ctx, "ci", elicitation.KindApproval, in)
+	expired, _ := svc.Create(ctx, "ci", elicitation.KindApproval, in)
 	d, cn, ex := decided.State.ID, canceled.State.ID, expired.State.ID
 	if got := rec.take(); len(got) != 3 || got[0] != "created "+d {
 		t.Fatalf("after three creates: %q", got)
@@ -101,7 +101,7 @@ func TestObserverHearsEachEventOnce(t *testing.T) {
 	}
 
 	// A wait is counted while it lasts.
-	pending, _ := svc.CreateApproval(ctx, "ci", in)
+	pending, _ := svc.Create(ctx, "ci", elicitation.KindApproval, in)
 	done := make(chan struct{})
 	svc.AwaitFunc(ctx, "ci", pending.State.ID, time.Minute, func(elicitation.State, error) { close(done) })
 	if o := svc.Open(); o.Waits != 1 || o.Watches != 0 {

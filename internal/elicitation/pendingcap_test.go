@@ -37,7 +37,7 @@ func TestPendingCap(t *testing.T) {
 	const bound = 4
 	svc := elicitation.NewService(elicitation.Config{Store: store, Now: c.Now, SignIn: true, MaxPending: bound})
 	create := func(svc *elicitation.Service, owner string, timeout int) (elicitation.Created, error) {
-		return svc.CreateApproval(ctx, owner, elicitation.ApprovalInput{Message: "Deploy?", Context: json.RawMessage(`1`), TimeoutSeconds: timeout})
+		return svc.Create(ctx, owner, elicitation.KindApproval, elicitation.Input{Message: "Deploy?", Context: json.RawMessage(`1`), TimeoutSeconds: timeout})
 	}
 	other, err := create(svc, "honest-agent", 3600)
 	if err != nil {

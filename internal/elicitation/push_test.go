@@ -32,7 +32,7 @@ func TestRecordPushOnce(t *testing.T) {
 		t.Cleanup(func() { _ = st.Close() })
 		svcs = append(svcs, elicitation.NewService(elicitation.Config{Store: st, Now: now, MaxWait: 5 * time.Second}))
 	}
-	cr, err := svcs[0].CreateApproval(ctx, "alice", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`{}`)})
+	cr, err := svcs[0].Create(ctx, "alice", elicitation.KindApproval, elicitation.Input{Message: "m", Context: json.RawMessage(`{}`)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,26 +94,26 @@ func TestReviewersNeedSignIn(t *testing.T) {
 	t.Parallel()
 	svc, _, _ := newService(t)
 	ctx := context.Background()
-	_, err := svc.CreateApproval(ctx, "agent", elicitation.ApprovalInput{Message: "Deploy?", Context: []byte(`{}`), Reviewers: []string{"alice@example.com"}})
+	_, err := svc.Create(ctx, "agent", elicitation.KindApproval, elicitation.Input{Message: "Deploy?", Context: []byte(`{}`), Reviewers: []string{"alice@example.com"}})
 	var e *elicitation.Error
 	if !errors.As(err, &e) || e.Field != "reviewers" || !errors.Is(err, elicitation.ErrSignInRequired) {
 		t.Fatalf("reviewers without sign-in: %v", err)
 	}
-	_, err = svc.CreateSelection(ctx, "agent", elicitation.SelectionInput{Message: "Which?", Options: options(3), Approvals: 2})
+	_, err = svc.Create(ctx, "agent", elicitation.KindSelection, elicitation.Input{Message: "Which?", Options: options(3), Approvals: 2})
 	if !errors.As(err, &e) || e.Field != "approvals" {
 		t.Fatalf("approvals without sign-in: %v", err)
 	}
 	// approvals: 1 is what every request has.
-	if _, err := svc.CreateSelection(ctx, "agent", elicitation.SelectionInput{Message: "Which?", Options: options(3), Approvals: 1}); err != nil {
+	if _, err := svc.Create(ctx, "agent", elicitation.KindSelection, elicitation.Input{Message: "Which?", Options: options(3), Approvals: 1}); err != nil {
 		t.Fatalf("approvals 1 without sign-in: %v", err)
 	}
 	svc2 := newSignInService(t, elicitation.ReviewerPolicy{})
-	for _, in := range []elicitation.SelectionInput{
+	for _, in := range []elicitation.Input{
 		{Message: "Which?", Options: options(3), Approvals: 11},
 		{Message: "Which?", Options: options(3), Approvals: 3, Reviewers: []string{"a@x.org", "b@x.org"}},
 		{Message: "Which?", Options: options(3), Approvals: -1},
 	} {
-		if _, err := svc2.CreateSelection(ctx, "agent", in); !errors.Is(err, elicitation.ErrApprovalsInvalid) {
+		if _, err := svc2.Create(ctx, "agent", elicitation.KindSelection, in); !errors.Is(err, elicitation.ErrApprovalsInvalid) {
 			t.Errorf("approvals %d with %v: %v, want ErrApprovalsInvalid", in.Approvals, in.Reviewers, err)
 		}
 	}
@@ -125,38 +125,38 @@ func TestQuorumReachable(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	barred := newSignInService(t, elicitation.ReviewerPolicy{BarOwner: true})
-	in := elicitation.SelectionInput{Message: "Which?", Options: options(3), Approvals: 2, Reviewers: []string{"carol@example.com", "alice@example.com"}}
-	if _, err := barred.CreateSelection(ctx, "Carol@example.com", in); !errors.Is(err, elicitation.ErrApprovalsInvalid) {
+	in := elicitation.Input{Message: "Which?", Options: options(3), Approvals: 2, Reviewers: []string{"carol@example.com", "alice@example.com"}}
+	if _, err := barred.Create(ctx, "Carol@example.com", elicitation.KindSelection, in); !errors.Is(err, elicitation.ErrApprovalsInvalid) {
 		t.Fatalf("unreachable quorum: %v", err)
 	}
-	if _, err := barred.CreateSelection(ctx, "bob@example.com", in); err != nil {
+	if _, err := barred.Create(ctx, "bob@example.com", elicitation.KindSelection, in); err != nil {
 		t.Fatalf("another creator: %v", err)
 	}
 	in.Reviewers = append(in.Reviewers, "group:ops")
-	if _, err := barred.CreateSelection(ctx, "carol@example.com", in); err != nil {
+	if _, err := barred.Create(ctx, "carol@example.com", elicitation.KindSelection, in); err != nil {
 		t.Fatalf("with a group: %v", err)
 	}
 	// Without a quorum: reviewers naming only the creator could never
 	// decide, whether the request names them or the deployment does.
 	var e *elicitation.Error
-	only := elicitation.SelectionInput{Message: "Which?", Options: options(3), Reviewers: []string{"carol@example.com"}}
-	if _, err := barred.CreateSelection(ctx, "Carol@example.com", only); !errors.Is(err, elicitation.ErrReviewersInvalid) || !errors.As(err, &e) ||
+	only := elicitation.Input{Message: "Which?", Options: options(3), Reviewers: []string{"carol@example.com"}}
+	if _, err := barred.Create(ctx, "Carol@example.com", elicitation.KindSelection, only); !errors.Is(err, elicitation.ErrReviewersInvalid) || !errors.As(err, &e) ||
 		e.Code != elicitation.CodeInvalidArgument || e.Field != "reviewers" || !strings.Contains(e.Message, "nobody could ever decide this request") {
 		t.Fatalf("reviewers naming only the barred creator: %v", err)
 	}
 	deflt := newSignInService(t, elicitation.ReviewerPolicy{BarOwner: true, Reviewers: []string{"carol@example.com"}})
-	if _, err := deflt.CreateSelection(ctx, "carol@example.com", elicitation.SelectionInput{Message: "Which?", Options: options(3)}); !errors.Is(err, elicitation.ErrReviewersInvalid) {
+	if _, err := deflt.Create(ctx, "carol@example.com", elicitation.KindSelection, elicitation.Input{Message: "Which?", Options: options(3)}); !errors.Is(err, elicitation.ErrReviewersInvalid) {
 		t.Fatalf("the deployment's reviewers naming only the barred creator: %v", err)
 	}
-	if _, err := deflt.CreateSelection(ctx, "bob@example.com", elicitation.SelectionInput{Message: "Which?", Options: options(3)}); err != nil {
+	if _, err := deflt.Create(ctx, "bob@example.com", elicitation.KindSelection, elicitation.Input{Message: "Which?", Options: options(3)}); err != nil {
 		t.Fatalf("another creator under the deployment's list: %v", err)
 	}
-	if _, err := newSignInService(t, elicitation.ReviewerPolicy{}).CreateSelection(ctx, "carol@example.com", only); err != nil {
+	if _, err := newSignInService(t, elicitation.ReviewerPolicy{}).Create(ctx, "carol@example.com", elicitation.KindSelection, only); err != nil {
 		t.Fatalf("only the creator, without the bar: %v", err)
 	}
 	open := newSignInService(t, elicitation.ReviewerPolicy{})
 	in.Reviewers = in.Reviewers[:2]
-	if _, err := open.CreateSelection(ctx, "carol@example.com", in); err != nil {
+	if _, err := open.Create(ctx, "carol@example.com", elicitation.KindSelection, in); err != nil {
 		t.Fatalf("without the bar: %v", err)
 	}
 }
@@ -165,9 +165,10 @@ func TestSignedInReview(t *testing.T) {
 	t.Parallel()
 	svc := newSignInService(t, elicitation.ReviewerPolicy{BarOwner: true})
 	ctx := context.Background()
-	cr, err := svc.CreateSelection(ctx, "carol@example.com", elicitation.SelectionInput{
+	cr, err := svc.Create(ctx, "carol@example.com", elicitation.KindSelection, elicitation.Input{
 		Message: "Which?", Options: options(3), Approvals: 2, Reviewers: []string{"alice@example.com", "bob@example.com", "group:ops", "carol@example.com"},
 	})
+
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +239,7 @@ func TestResultWithoutSignIn(t *testing.T) {
 	t.Parallel()
 	svc, _, _ := newService(t)
 	ctx := context.Background()
-	cr, err := svc.CreateApproval(ctx, "agent", elicitation.ApprovalInput{Message: "Deploy?", Context: []byte(`{}`)})
+	cr, err := svc.Create(ctx, "agent", elicitation.KindApproval, elicitation.Input{Message: "Deploy?", Context: []byte(`{}`)})
 	if err != nil {
 		t.Fatal(err)
 	}

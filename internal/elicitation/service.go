@@ -122,16 +122,6 @@ type Created struct {
 	ReviewKey string
 }
 
-// CreateApproval validates in and stores a pending approval owned by principal.
-func (s *Service) CreateApproval(ctx context.Context, principal string, in ApprovalInput) (Created, error) {
-	return s.Create(ctx, principal, KindApproval, in)
-}
-
-// CreateSelection validates in and stores a pending selection owned by principal.
-func (s *Service) CreateSelection(ctx context.Context, principal string, in SelectionInput) (Created, error) {
-	return s.Create(ctx, principal, KindSelection, in)
-}
-
 // Create validates in as a request of kind and stores it, pending, owned
 // by principal: the one create path of both kinds.
 func (s *Service) Create(ctx context.Context, principal string, kind Kind, in Input) (Created, error) {

@@ -30,7 +30,7 @@ func TestServiceSelectionFlow(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	svc, c, store := newService(t)
-	cr, err := svc.CreateSelection(ctx, "alice", elicitation.SelectionInput{Message: "Which?", Options: options(4), MaxSelections: 2, TimeoutSeconds: 120})
+	cr, err := svc.Create(ctx, "alice", elicitation.KindSelection, elicitation.Input{Message: "Which?", Options: options(4), MaxSelections: 2, TimeoutSeconds: 120})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,9 +148,10 @@ func TestServiceApprovalFormAndExpiry(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	svc, c, _ := newService(t)
-	cr, err := svc.CreateApproval(ctx, "", elicitation.ApprovalInput{
+	cr, err := svc.Create(ctx, "", elicitation.KindApproval, elicitation.Input{
 		Message: "Fill", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"},"ok":{"type":"boolean"}},"required":["n"]}`),
 	})
+
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +172,7 @@ func TestServiceApprovalFormAndExpiry(t *testing.T) {
 	}
 
 	// Expiry: a pending request expires by the clock, everywhere.
-	cr2, err := svc.CreateApproval(ctx, "", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`{}`), TimeoutSeconds: 60})
+	cr2, err := svc.Create(ctx, "", elicitation.KindApproval, elicitation.Input{Message: "m", Context: json.RawMessage(`{}`), TimeoutSeconds: 60})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +198,7 @@ func TestServiceCancelAndAwaitBound(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	svc, _, store := newService(t)
-	cr, err := svc.CreateApproval(ctx, "bob", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`)})
+	cr, err := svc.Create(ctx, "bob", elicitation.KindApproval, elicitation.Input{Message: "m", Context: json.RawMessage(`1`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +237,7 @@ func TestServiceCancelAndAwaitBound(t *testing.T) {
 		t.Fatalf("submit after cancel: %v", err)
 	}
 	// Cancel after a decision is a conflict.
-	cr2, _ := svc.CreateApproval(ctx, "bob", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`)})
+	cr2, _ := svc.Create(ctx, "bob", elicitation.KindApproval, elicitation.Input{Message: "m", Context: json.RawMessage(`1`)})
 	if _, err := svc.Submit(ctx, cr2.State.ID, cr2.ReviewKey, elicitation.Submission{ID: "x", Decision: elicitation.DecisionSubmitted}); err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ func BenchmarkCreateWithRules(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				if _, err := s.svc.CreateApproval(context.Background(), "agent", in); err != nil {
+				if _, err := s.svc.Create(context.Background(), "agent", elicitation.KindApproval, in); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -41,7 +41,7 @@ func gateCall(env string, reviewers ...string) elicitation.Input {
 
 func (s standing) create(t *testing.T, principal string, in elicitation.Input) elicitation.State {
 	t.Helper()
-	c, err := s.svc.CreateApproval(context.Background(), principal, in)
+	c, err := s.svc.Create(context.Background(), principal, elicitation.KindApproval, in)
 	if err != nil {
 		t.Fatalf("create: %v", err)
 	}
@@ -152,7 +152,7 @@ func TestStandingApprovalOnlyWhereTheAuthorMayDecide(t *testing.T) {
 	t.Parallel()
 	s := newStanding(t, elicitation.ReviewerPolicy{BarOwner: true}, elicitation.StandingPolicy{})
 	rev := signedIn("rev@example.com", "ops")
-	c, err := s.svc.CreateApproval(context.Background(), "agent", gateCall("staging", "group:ops"))
+	c, err := s.svc.Create(context.Background(), "agent", elicitation.KindApproval, gateCall("staging", "group:ops"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestStandingApprovalOfASelection(t *testing.T) {
 		}
 		return elicitation.Input{Message: "Which region?", Options: opts}
 	}
-	c, err := s.svc.CreateSelection(context.Background(), "agent", pick("eu", "us"))
+	c, err := s.svc.Create(context.Background(), "agent", elicitation.KindSelection, pick("eu", "us"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,14 +249,14 @@ func TestStandingApprovalOfASelection(t *testing.T) {
 		Rule: &elicitation.RuleInput{ExpiresAt: s.clock.Now().Add(time.Hour), MaxUses: 5}}); err != nil {
 		t.Fatal(err)
 	}
-	next, err := s.svc.CreateSelection(context.Background(), "agent", pick("us", "eu", "ap"))
+	next, err := s.svc.Create(context.Background(), "agent", elicitation.KindSelection, pick("us", "eu", "ap"))
 	if err != nil || next.State.Status != elicitation.StatusSubmitted {
 		t.Fatalf("a selection offering eu: %+v, %v; want decided", next.State, err)
 	}
 	if res, err := s.svc.Result(context.Background(), "agent", next.State.ID); err != nil || len(res.SelectedIDs) != 1 || res.SelectedIDs[0] != "eu" {
 		t.Errorf("the rule picked %v, %v; want [eu]", res.SelectedIDs, err)
 	}
-	if other, _ := s.svc.CreateSelection(context.Background(), "agent", pick("us", "ap")); other.State.Status != elicitation.StatusPending {
+	if other, _ := s.svc.Create(context.Background(), "agent", elicitation.KindSelection, pick("us", "ap")); other.State.Status != elicitation.StatusPending {
 		t.Errorf("a selection without eu: %s, want pending", other.State.Status)
 	}
 }

@@ -24,7 +24,7 @@ func TestSubmitRecordsVia(t *testing.T) {
 	} {
 		t.Run(string(tc.want), func(t *testing.T) {
 			svc, _, _ := newService(t)
-			cr, err := svc.CreateSelection(ctx, "alice", elicitation.SelectionInput{Message: "Which?", Options: options(3), TimeoutSeconds: 60})
+			cr, err := svc.Create(ctx, "alice", elicitation.KindSelection, elicitation.Input{Message: "Which?", Options: options(3), TimeoutSeconds: 60})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,7 +66,7 @@ func TestSubmitRecordsIssuer(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	svc := newSignInService(t, elicitation.ReviewerPolicy{})
-	cr, err := svc.CreateSelection(ctx, "agent", elicitation.SelectionInput{Message: "Which?", Options: options(3), Approvals: 2, TimeoutSeconds: 60})
+	cr, err := svc.Create(ctx, "agent", elicitation.KindSelection, elicitation.Input{Message: "Which?", Options: options(3), Approvals: 2, TimeoutSeconds: 60})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestSubmitRecordsIssuer(t *testing.T) {
 	}
 
 	anon, _, _ := newService(t)
-	cr, err = anon.CreateSelection(ctx, "agent", elicitation.SelectionInput{Message: "Which?", Options: options(3), TimeoutSeconds: 60})
+	cr, err = anon.Create(ctx, "agent", elicitation.KindSelection, elicitation.Input{Message: "Which?", Options: options(3), TimeoutSeconds: 60})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ func TestWatch(t *testing.T) {
 	const watches = 400 // 400 / 20 reads a second: each reads every 20 s
 	ps := &pollingStore{Store: bolt, started: make(chan struct{}), release: make(chan struct{}), interval: make(chan time.Duration, watches)}
 	svc := elicitation.NewService(elicitation.Config{Store: ps, Now: c.Now})
-	cr, err := svc.CreateApproval(ctx, "alice", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`)})
+	cr, err := svc.Create(ctx, "alice", elicitation.KindApproval, elicitation.Input{Message: "m", Context: json.RawMessage(`1`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestWatch(t *testing.T) {
 	// One watch alone reads every WatchPoll.
 	ps.started, ps.release = make(chan struct{}, 1), make(chan struct{})
 	close(ps.release)
-	cr2, err := svc.CreateApproval(ctx, "alice", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 120})
+	cr2, err := svc.Create(ctx, "alice", elicitation.KindApproval, elicitation.Input{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 120})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,7 +83,7 @@ func TestExpirySweepUnderNotifyPolicy(t *testing.T) {
 	enf := lambdatest.NewEnforcer(t, "NotifyFunction", lambdatest.Policies(t)["NotifyFunction"], endpoint)
 	clock := testclock.New(time.Now().UTC())
 	creator := elicitation.NewService(elicitation.Config{Store: dynamostore.New(dynamotest.Client(endpoint), table, dynamostore.Options{}), Now: clock.Now})
-	if _, err := creator.CreateApproval(context.Background(), "alice", elicitation.ApprovalInput{Message: "Ship?", Context: json.RawMessage(`1`), TimeoutSeconds: 60}); err != nil {
+	if _, err := creator.Create(context.Background(), "alice", elicitation.KindApproval, elicitation.Input{Message: "Ship?", Context: json.RawMessage(`1`), TimeoutSeconds: 60}); err != nil {
 		t.Fatal(err)
 	}
 	var lines bytes.Buffer

@@ -141,8 +141,9 @@ func TestNotifyFunctionOnStream(t *testing.T) {
 	svc := elicitation.NewService(elicitation.Config{Store: store, Notifications: routing})
 	link := func(id, key string) string { return "https://api.example/review/" + id + "/" + key }
 	mk := func(svc *elicitation.Service, msg string, targets ...string) elicitation.Created {
-		c, err := svc.CreateApproval(ctx, "alice", elicitation.ApprovalInput{Message: msg, Context: json.RawMessage(`1`), TimeoutSeconds: 60,
+		c, err := svc.Create(ctx, "alice", elicitation.KindApproval, elicitation.Input{Message: msg, Context: json.RawMessage(`1`), TimeoutSeconds: 60,
 			Notify: elicitation.Notify{Targets: targets, ReviewLink: link}})
+
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -36,7 +36,7 @@ func BenchmarkWakeLatency(b *testing.B) {
 			afterCommit := make([]float64, 0, b.N)
 			b.ResetTimer()
 			for i := range b.N {
-				c, err := e.svc.CreateApproval(ctx, elicitation.Anonymous, elicitation.ApprovalInput{Message: "bench", Context: json.RawMessage(`1`)})
+				c, err := e.svc.Create(ctx, elicitation.Anonymous, elicitation.KindApproval, elicitation.Input{Message: "bench", Context: json.RawMessage(`1`)})
 				if err != nil {
 					b.Fatal(err)
 				}

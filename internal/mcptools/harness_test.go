@@ -467,7 +467,7 @@ func resumeStream(ctx context.Context, t testing.TB, url, sid, lastEventID strin
 // principal through svc.
 func pendingApproval(t testing.TB, svc *elicitation.Service) elicitation.Created {
 	t.Helper()
-	c, err := svc.CreateApproval(context.Background(), elicitation.Anonymous, elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`)})
+	c, err := svc.Create(context.Background(), elicitation.Anonymous, elicitation.KindApproval, elicitation.Input{Message: "m", Context: json.RawMessage(`1`)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func createMany(t *testing.T, w *world, principal string, n int) []string {
 	var ids []string
 	for range n {
 		w.clock.Add(time.Millisecond)
-		cr, err := w.svc.CreateApproval(context.Background(), principal, elicitation.ApprovalInput{Message: "Batch item?", Context: json.RawMessage(`1`)})
+		cr, err := w.svc.Create(context.Background(), principal, elicitation.KindApproval, elicitation.Input{Message: "Batch item?", Context: json.RawMessage(`1`)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -48,7 +48,7 @@ func BenchmarkWaiterMemory(b *testing.B) {
 				}
 				ps := make([]pending, waiters)
 				for i := range ps {
-					c, err := e.svc.CreateApproval(ctx, elicitation.Anonymous, elicitation.ApprovalInput{Message: "bench", Context: json.RawMessage(`1`)})
+					c, err := e.svc.Create(ctx, elicitation.Anonymous, elicitation.KindApproval, elicitation.Input{Message: "bench", Context: json.RawMessage(`1`)})
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -46,7 +46,7 @@ func TestRemindersReachTheDelegate(t *testing.T) {
 		}
 	}
 	link := func(id, key string) string { return "https://review.example/review/" + id + "/" + key }
-	if _, err := svc.CreateApproval(ctx, "deploy-bot", elicitation.ApprovalInput{Message: "Deploy?", Context: json.RawMessage(`1`), TimeoutSeconds: 3600,
+	if _, err := svc.Create(ctx, "deploy-bot", elicitation.KindApproval, elicitation.Input{Message: "Deploy?", Context: json.RawMessage(`1`), TimeoutSeconds: 3600,
 		Notify: elicitation.Notify{Targets: []string{"approvers"}, ReviewLink: link}}); err != nil {
 		t.Fatal(err)
 	}

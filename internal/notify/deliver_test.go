@@ -35,18 +35,18 @@ func TestExpirySweep(t *testing.T) {
 			t.Fatalf("DeliverDue = %d, %v; want %d attempts", n, err, want)
 		}
 	}
-	in := func(msg string) elicitation.ApprovalInput {
-		return elicitation.ApprovalInput{Message: msg, Context: json.RawMessage(`1`), TimeoutSeconds: 60}
+	in := func(msg string) elicitation.Input {
+		return elicitation.Input{Message: msg, Context: json.RawMessage(`1`), TimeoutSeconds: 60}
 	}
-	left, err := svc.CreateApproval(ctx, "alice", in("left alone"))
+	left, err := svc.Create(ctx, "alice", elicitation.KindApproval, in("left alone"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	canceled, err := svc.CreateApproval(ctx, "alice", in("canceled"))
+	canceled, err := svc.Create(ctx, "alice", elicitation.KindApproval, in("canceled"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	gone, err := svc.CreateApproval(ctx, "alice", in("gone hook"))
+	gone, err := svc.Create(ctx, "alice", elicitation.KindApproval, in("gone hook"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestOneRetryPolicy(t *testing.T) {
 				}
 				st, svc, d, clk := deliveryRig(t, webhookConfig(rc.srv.URL))
 				ctx := context.Background()
-				cr, err := svc.CreateApproval(ctx, "alice", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 3600})
+				cr, err := svc.Create(ctx, "alice", elicitation.KindApproval, elicitation.Input{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 3600})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -152,10 +152,11 @@ func TestEmailThroughMailpit(t *testing.T) {
 	go func() { done <- w.Run(ctx) }()
 	defer func() { cancel(); <-done }()
 
-	cr, err := svc.CreateApproval(context.Background(), "deploy-bot", elicitation.ApprovalInput{
+	cr, err := svc.Create(context.Background(), "deploy-bot", elicitation.KindApproval, elicitation.Input{
 		Message: "Deploy api v1.3 to production?\nThree replicas, canary first.", Context: json.RawMessage(`{"service":"api","version":"1.3"}`),
 		Notify: elicitation.Notify{Targets: []string{"approvers"}, ReviewLink: func(id, key string) string { return site.URL + review.Path(id, key) }},
 	})
+
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,10 +70,11 @@ func isolatedService(t *testing.T, stuck, healthy string) (*boltstore.Store, *no
 
 func createTo(t *testing.T, svc *elicitation.Service, target, msg string) elicitation.Created {
 	t.Helper()
-	c, err := svc.CreateApproval(context.Background(), "alice", elicitation.ApprovalInput{
+	c, err := svc.Create(context.Background(), "alice", elicitation.KindApproval, elicitation.Input{
 		Message: msg, Context: json.RawMessage(`1`), TimeoutSeconds: 3600,
 		Notify: elicitation.Notify{Targets: []string{target}},
 	})
+
 	if err != nil {
 		t.Fatal(err)
 	}

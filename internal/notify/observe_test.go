@@ -46,7 +46,7 @@ func TestDelivererTellsTheObserver(t *testing.T) {
 	obs := &sends{got: map[string]int{}}
 	d.Observer = obs
 	ctx := context.Background()
-	if _, err := svc.CreateApproval(ctx, "alice", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 3600}); err != nil {
+	if _, err := svc.Create(ctx, "alice", elicitation.KindApproval, elicitation.Input{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 3600}); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := d.DeliverDue(ctx); err != nil || n != 1 {

@@ -51,12 +51,12 @@ func TestRemindersAndEscalation(t *testing.T) {
 		}
 	}
 	link := func(id, key string) string { return "https://review.example/review/" + id + "/" + key }
-	in := func(msg string, timeout int) elicitation.ApprovalInput {
-		return elicitation.ApprovalInput{Message: msg, Context: json.RawMessage(`1`), TimeoutSeconds: timeout, Notify: elicitation.Notify{ReviewLink: link}}
+	in := func(msg string, timeout int) elicitation.Input {
+		return elicitation.Input{Message: msg, Context: json.RawMessage(`1`), TimeoutSeconds: timeout, Notify: elicitation.Notify{ReviewLink: link}}
 	}
 	// Unanswered for an hour: reminders at 15, 30 and 45 minutes (none at
 	// 60: that is the expiry), the escalation at 40.
-	left, err := svc.CreateApproval(ctx, "alice", in("left alone", 3600))
+	left, err := svc.Create(ctx, "alice", elicitation.KindApproval, in("left alone", 3600))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestRemindersAndEscalation(t *testing.T) {
 	clk.Add(25 * time.Minute) // 40 minutes: reminder 2 and the escalation to lead and to hook
 	sweep("reminder 2 and the escalation", 3)
 	// Decided at 50 minutes: reminder 3 is withdrawn with the expiry notice.
-	decided, err := svc.CreateApproval(ctx, "alice", in("decided", 3600))
+	decided, err := svc.Create(ctx, "alice", elicitation.KindApproval, in("decided", 3600))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestScheduleDroppedAfterExpiry(t *testing.T) {
 	rc := newReceiver(t)
 	_, svc, d, clk := deliveryRig(t, scheduleConfig(rc.srv.URL))
 	ctx := context.Background()
-	cr, err := svc.CreateApproval(ctx, "alice", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 1200})
+	cr, err := svc.Create(ctx, "alice", elicitation.KindApproval, elicitation.Input{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 1200})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func TestScheduleBadInput(t *testing.T) {
 		{"negative", "escalate[0].after", "escalate[0].after must be a positive duration", []elicitation.EscalationStep{{After: -time.Minute, Notify: []string{"lead"}}}},
 		{"unknown", "escalate[0].notify", `escalate[0].notify names "boss", which is not a notification target`, []elicitation.EscalationStep{{After: time.Minute, Notify: []string{"boss"}}}},
 	} {
-		_, err := svc.CreateApproval(context.Background(), "alice", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 3600, Notify: elicitation.Notify{Escalate: c.chain}})
+		_, err := svc.Create(context.Background(), "alice", elicitation.KindApproval, elicitation.Input{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 3600, Notify: elicitation.Notify{Escalate: c.chain}})
 		var e *elicitation.Error
 		if !asError(err, &e) || e.Field != c.field || !strings.Contains(e.Message, c.want) || e.Code != elicitation.CodeInvalidArgument {
 			t.Errorf("%s: %v; want %s: %q", c.name, err, c.field, c.want)
@@ -227,7 +227,7 @@ func TestReminderDecidedWhileSent(t *testing.T) {
 	rc := newReceiver(t)
 	_, svc, d, clk := deliveryRig(t, scheduleConfig(rc.srv.URL))
 	ctx := context.Background()
-	cr, err := svc.CreateApproval(ctx, "alice", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 3600})
+	cr, err := svc.Create(ctx, "alice", elicitation.KindApproval, elicitation.Input{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 3600})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ func TestRemindShortTimeout(t *testing.T) {
 		"hook": {Type: notify.TypeWebhook, URL: rc.srv.URL, Secret: hookSecret, Events: all, Remind: "30s"},
 	}})
 	ctx := context.Background()
-	if _, err := svc.CreateApproval(ctx, "alice", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 45}); err != nil {
+	if _, err := svc.Create(ctx, "alice", elicitation.KindApproval, elicitation.Input{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 45}); err != nil {
 		t.Fatal(err)
 	}
 	for _, step := range []struct {

@@ -57,10 +57,11 @@ func TestWebhookExactlyOnceAcrossRestart(t *testing.T) {
 	}
 	s1 := startServer(t, path, cfg, fast)
 	ctx := context.Background()
-	cr, err := s1.svc.CreateApproval(ctx, "alice", elicitation.ApprovalInput{
+	cr, err := s1.svc.Create(ctx, "alice", elicitation.KindApproval, elicitation.Input{
 		Message: "Deploy api v1.3 to production?", Context: json.RawMessage(`{"service":"api"}`),
 		Notify: elicitation.Notify{ReviewLink: func(id, key string) string { return "https://review.example/review/" + id + "/" + key }},
 	})
+
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -105,9 +105,9 @@ func (e *env) decidedEntries(id string) []elicitation.AuditEntry {
 func TestBatchApprove(t *testing.T) {
 	e := newSignedInEnv(t)
 	f := newInboxFixture(e)
-	f["form"] = e.create("deploy-bot", elicitation.ApprovalInput{Message: "Fill me", TimeoutSeconds: 3000,
+	f["form"] = e.create("deploy-bot", elicitation.Input{Message: "Fill me", TimeoutSeconds: 3000,
 		RequestedSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)})
-	f["gone"] = e.create("deploy-bot", elicitation.ApprovalInput{Message: "Answered already", TimeoutSeconds: 3300})
+	f["gone"] = e.create("deploy-bot", elicitation.Input{Message: "Answered already", TimeoutSeconds: 3300})
 	if r := e.decideAs("carol", f["gone"], "declined"); r.Status != http.StatusOK {
 		t.Fatal(r.Status)
 	}
@@ -314,9 +314,9 @@ func TestBatchAllMatching(t *testing.T) {
 	e := newSignedInEnv(t)
 	var made []string
 	for i := range review.MaxBatch + 5 {
-		made = append(made, e.create("bulk-bot", elicitation.ApprovalInput{Message: fmt.Sprintf("bulk %d", i), TimeoutSeconds: 600 + i}).ID)
+		made = append(made, e.create("bulk-bot", elicitation.Input{Message: fmt.Sprintf("bulk %d", i), TimeoutSeconds: 600 + i}).ID)
 	}
-	e.create("other-bot", elicitation.ApprovalInput{Message: "other", TimeoutSeconds: 60})
+	e.create("other-bot", elicitation.Input{Message: "other", TimeoutSeconds: 60})
 	b := e.selectBatch("bob", url.Values{"decision": {"declined"}, "all": {"1"}, "agent": {"bulk-bot"}})
 	if b.status != http.StatusOK || !slices.Equal(b.ids, made[:review.MaxBatch]) || !strings.Contains(b.body, fmt.Sprintf("%d requests match; only the %d most urgent", review.MaxBatch+5, review.MaxBatch)) {
 		t.Fatalf("all matching: %d, %d ids\n%s", b.status, len(b.ids), b.body)
@@ -360,9 +360,9 @@ func TestBatchChromium(t *testing.T) {
 	t.Parallel()
 	e := newSignedInEnv(t)
 	for i, msg := range []string{"Deploy api v1.3 to staging", "Run the nightly export", "Restart the queue workers", "Rotate the signing key"} {
-		e.create("deploy-bot", elicitation.ApprovalInput{Message: msg, TimeoutSeconds: 600 + 300*i})
+		e.create("deploy-bot", elicitation.Input{Message: msg, TimeoutSeconds: 600 + 300*i})
 	}
-	if _, err := e.svc.CreateSelection(context.Background(), "ci-bot", elicitation.SelectionInput{Message: "Pick a region", Options: raws(`{"id":"eu"}`, `{"id":"us"}`), TimeoutSeconds: 2400}); err != nil {
+	if _, err := e.svc.Create(context.Background(), "ci-bot", elicitation.KindSelection, elicitation.Input{Message: "Pick a region", Options: raws(`{"id":"eu"}`, `{"id":"us"}`), TimeoutSeconds: 2400}); err != nil {
 		t.Fatal(err)
 	}
 	shots := t.TempDir()

@@ -20,7 +20,7 @@ func BenchmarkPage(b *testing.B) {
 	for _, n := range []int{10, 100, 500} {
 		for _, templated := range []bool{false, true} {
 			name := fmt.Sprintf("options=%d/default", n)
-			in := elicitation.SelectionInput{Message: "Pick one", Options: options(n)}
+			in := elicitation.Input{Message: "Pick one", Options: options(n)}
 			if templated {
 				name = fmt.Sprintf("options=%d/templated", n)
 				in.RowTemplate, in.HeadingTemplate, in.FooterTemplate, in.HoverTemplate, in.CSS = rowTpl, headingTpl, footerTpl, hoverTpl, stockCSS
@@ -54,14 +54,14 @@ func BenchmarkInbox(b *testing.B) {
 	e := newSignedInEnv(b)
 	ctx := context.Background()
 	for i := range 10000 {
-		in := elicitation.ApprovalInput{Message: fmt.Sprintf("Deploy service-%d to production?\nreplicas: %d", i, i%5), Context: json.RawMessage(`{"n":1}`), TimeoutSeconds: 600 + i}
+		in := elicitation.Input{Message: fmt.Sprintf("Deploy service-%d to production?\nreplicas: %d", i, i%5), Context: json.RawMessage(`{"n":1}`), TimeoutSeconds: 600 + i}
 		switch {
 		case i%10 == 0:
 			in.Reviewers = []string{"carol@example.com"}
 		case i%7 == 0:
 			in.Reviewers, in.Approvals = []string{"bob@example.com", "carol@example.com", "dave@example.com"}, 2
 		}
-		if _, err := e.svc.CreateApproval(ctx, fmt.Sprintf("agent-%d@example.com", i%13), in); err != nil {
+		if _, err := e.svc.Create(ctx, fmt.Sprintf("agent-%d@example.com", i%13), elicitation.KindApproval, in); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -143,27 +143,27 @@ func TestBrowserFlows(t *testing.T) {
 	var flows []flow
 	var expects []expect
 	for _, vp := range []string{"p390", "p320"} {
-		one := e.selection(elicitation.SelectionInput{Message: "Build a presentation for Guggenheim: which one?", Options: guggenheim})
+		one := e.selection(elicitation.Input{Message: "Build a presentation for Guggenheim: which one?", Options: guggenheim})
 		flows = append(flows, flow{"name": "pick one default/" + vp, "viewport": vp, "do": "pickOne", "url": one.Path(), "index": 1})
 		expects = append(expects, expect{c: one, status: elicitation.StatusSubmitted, selected: []string{"gugg-bilbao"}})
 
-		oneT := e.selection(elicitation.SelectionInput{Message: "Which one?", Options: guggenheim, RowTemplate: rowTpl, HeadingTemplate: headingTpl, HoverTemplate: hoverTpl, FooterTemplate: footerTpl, CSS: stockCSS})
+		oneT := e.selection(elicitation.Input{Message: "Which one?", Options: guggenheim, RowTemplate: rowTpl, HeadingTemplate: headingTpl, HoverTemplate: hoverTpl, FooterTemplate: footerTpl, CSS: stockCSS})
 		flows = append(flows, flow{"name": "pick one templated/" + vp, "viewport": vp, "do": "pickOne", "url": oneT.Path(), "index": 3})
 		expects = append(expects, expect{c: oneT, status: elicitation.StatusSubmitted, selected: []string{"gugg-foundation"}})
 
-		m := e.selection(elicitation.SelectionInput{Message: "Pick the services to deploy", Options: options(6), MinSelections: 2, MaxSelections: 3, RowTemplate: rowTpl})
+		m := e.selection(elicitation.Input{Message: "Pick the services to deploy", Options: options(6), MinSelections: 2, MaxSelections: 3, RowTemplate: rowTpl})
 		flows = append(flows, flow{"name": "multi bounds/" + vp, "viewport": vp, "do": "multi", "url": m.Path(), "rule": "Pick between 2 and 3 options", "bad": []int{0, 2, 4, 5}, "good": []int{2, 5}})
 		expects = append(expects, expect{c: m, status: elicitation.StatusSubmitted, selected: []string{"opt-2", "opt-5"}})
 
-		d := e.selection(elicitation.SelectionInput{Message: "Which one?", Options: guggenheim})
+		d := e.selection(elicitation.Input{Message: "Which one?", Options: guggenheim})
 		flows = append(flows, flow{"name": "refine/" + vp, "viewport": vp, "do": "decline", "url": d.Path(), "expect": "Sent: none of these"})
 		expects = append(expects, expect{c: d, status: elicitation.StatusDeclined})
 
-		ad := e.approval(elicitation.ApprovalInput{Message: "Deploy?", Context: deployContext})
+		ad := e.approval(elicitation.Input{Message: "Deploy?", Context: deployContext})
 		flows = append(flows, flow{"name": "approval decline/" + vp, "viewport": vp, "do": "decline", "url": ad.Path(), "expect": "Declined"})
 		expects = append(expects, expect{c: ad, status: elicitation.StatusDeclined})
 
-		a := e.approval(elicitation.ApprovalInput{Message: "Deploy api v1.3?", Context: deployContext, RequestedSchema: formSchema, DisplayTemplate: displayTpl})
+		a := e.approval(elicitation.Input{Message: "Deploy api v1.3?", Context: deployContext, RequestedSchema: formSchema, DisplayTemplate: displayTpl})
 		flows = append(flows, flow{"name": "approval form/" + vp, "viewport": vp, "do": "approve", "url": a.Path(),
 			"fill":    map[string]string{"f.email": "ops@example.com", "f.count": "4", "f.ratio": "0.5", "f.when": "2026-04-01T10:30", "f.note": "ok"},
 			"select":  map[string]string{"f.env": "prod"},
@@ -172,11 +172,11 @@ func TestBrowserFlows(t *testing.T) {
 		expects = append(expects, expect{c: a, status: elicitation.StatusSubmitted, form: map[string]any{
 			"email": "ops@example.com", "count": 4.0, "ratio": 0.5, "when": "2026-04-01T10:30:00Z", "note": "ok", "env": "prod", "tags": []any{"b", "c"}, "notify": false}})
 
-		dd := e.selection(elicitation.SelectionInput{Message: "Which one?", Options: guggenheim})
+		dd := e.selection(elicitation.Input{Message: "Which one?", Options: guggenheim})
 		flows = append(flows, flow{"name": "decided refuses/" + vp, "viewport": vp, "do": "decided", "url": dd.Path()})
 		expects = append(expects, expect{c: dd, status: elicitation.StatusSubmitted, selected: []string{"gugg-nyc"}})
 
-		ex := e.selection(elicitation.SelectionInput{Message: "Which one?", Options: guggenheim, TimeoutSeconds: 600})
+		ex := e.selection(elicitation.Input{Message: "Which one?", Options: guggenheim, TimeoutSeconds: 600})
 		flows = append(flows, flow{"name": "expired refuses/" + vp, "viewport": vp, "do": "expired", "url": ex.Path(), "advance": "11m"})
 		expects = append(expects, expect{c: ex, status: elicitation.StatusExpired})
 	}
@@ -218,11 +218,11 @@ func TestBrowserAccessibilityAndScreenshots(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	pages := map[string]created{
-		"selection default":   e.selection(elicitation.SelectionInput{Message: "Build a presentation for Guggenheim: which one?", Options: guggenheim, HoverTemplate: hoverTpl}),
-		"selection multi":     e.selection(elicitation.SelectionInput{Message: "Pick reviewers", Options: options(5), MaxSelections: 3, Labels: elicitation.Labels{Submit: "Request review", Decline: "Find others"}}),
-		"selection templated": e.selection(elicitation.SelectionInput{Message: "Build a presentation for Guggenheim: which one?", Options: guggenheim, RowTemplate: rowTpl, HeadingTemplate: headingTpl, FooterTemplate: footerTpl, HoverTemplate: hoverTpl, CSS: stockCSS}),
-		"approval default":    e.approval(elicitation.ApprovalInput{Message: "Deploy api v1.3 to production?", Context: deployContext, RequestedSchema: formSchema}),
-		"approval templated":  e.approval(elicitation.ApprovalInput{Message: "Deploy api v1.3 to production?", Context: deployContext, DisplayTemplate: displayTpl, CSS: stockCSS, Labels: elicitation.Labels{Submit: "Ship it", Decline: "Hold"}}),
+		"selection default":   e.selection(elicitation.Input{Message: "Build a presentation for Guggenheim: which one?", Options: guggenheim, HoverTemplate: hoverTpl}),
+		"selection multi":     e.selection(elicitation.Input{Message: "Pick reviewers", Options: options(5), MaxSelections: 3, Labels: elicitation.Labels{Submit: "Request review", Decline: "Find others"}}),
+		"selection templated": e.selection(elicitation.Input{Message: "Build a presentation for Guggenheim: which one?", Options: guggenheim, RowTemplate: rowTpl, HeadingTemplate: headingTpl, FooterTemplate: footerTpl, HoverTemplate: hoverTpl, CSS: stockCSS}),
+		"approval default":    e.approval(elicitation.Input{Message: "Deploy api v1.3 to production?", Context: deployContext, RequestedSchema: formSchema}),
+		"approval templated":  e.approval(elicitation.Input{Message: "Deploy api v1.3 to production?", Context: deployContext, DisplayTemplate: displayTpl, CSS: stockCSS, Labels: elicitation.Labels{Submit: "Ship it", Decline: "Hold"}}),
 	}
 	var flows []flow
 	for name, c := range pages {
@@ -231,16 +231,16 @@ func TestBrowserAccessibilityAndScreenshots(t *testing.T) {
 		}
 	}
 	// Final and error pages too.
-	gone := e.selection(elicitation.SelectionInput{Message: "m", Options: options(2), TimeoutSeconds: 60})
+	gone := e.selection(elicitation.Input{Message: "m", Options: options(2), TimeoutSeconds: 60})
 	flows = append(flows, flow{"name": "axe not found/dark", "do": "axe", "url": "/review/nope/nope", "scheme": "dark"})
 
-	big := e.selection(elicitation.SelectionInput{Message: "Pick one of 500", Options: options(500), RowTemplate: rowTpl, HoverTemplate: hoverTpl, CSS: stockCSS})
-	bigDefault := e.selection(elicitation.SelectionInput{Message: "Pick one of 500", Options: options(500)})
+	big := e.selection(elicitation.Input{Message: "Pick one of 500", Options: options(500), RowTemplate: rowTpl, HoverTemplate: hoverTpl, CSS: stockCSS})
+	bigDefault := e.selection(elicitation.Input{Message: "Pick one of 500", Options: options(500)})
 	flows = append(flows,
 		flow{"name": "measure 500 templated/p390", "viewport": "p390", "do": "measure", "url": big.Path(), "repeat": 7},
 		flow{"name": "measure 500 default/p390", "viewport": "p390", "do": "measure", "url": bigDefault.Path(), "repeat": 7},
 	)
-	longList := e.selection(elicitation.SelectionInput{Message: "Which **sites** should the crawler skip? Pick up to 3.", Options: options(500), MaxSelections: 3})
+	longList := e.selection(elicitation.Input{Message: "Which **sites** should the crawler skip? Pick up to 3.", Options: options(500), MaxSelections: 3})
 	// The README's screenshots are rewritten only under -update; a plain
 	// run takes them into a temporary directory, so it writes no tracked file.
 	abs := t.TempDir()
@@ -308,21 +308,22 @@ func TestBrowserXSS(t *testing.T) {
 		msg = msg[:4000]
 	}
 	unescape := `| replace: "&lt;", "<" | replace: "&gt;", ">" | replace: "&#34;", '"' | replace: "&quot;", '"' | replace: "&#39;", "'" | replace: "&amp;", "&"`
-	def := e.selection(elicitation.SelectionInput{Message: msg, Options: opts, MaxSelections: 3})
+	def := e.selection(elicitation.Input{Message: msg, Options: opts, MaxSelections: 3})
 	add("xss option data default", def, ids, 7)
-	tpl := e.selection(elicitation.SelectionInput{Message: msg, Options: opts,
+	tpl := e.selection(elicitation.Input{Message: msg, Options: opts,
 		RowTemplate:     `{{ option.label }} {{ option.extra ` + unescape + ` }} {{ option.nested.v ` + unescape + ` }}`,
 		HoverTemplate:   `{{ option.extra ` + unescape + ` }}`,
 		HeadingTemplate: `{{ message ` + unescape + ` }}`,
 		FooterTemplate:  `{% for o in options %}{{ o.label ` + unescape + ` }}{% endfor %}`,
 	})
 	add("xss option data templated (unescaped on purpose)", tpl, ids, 11)
-	add("xss hostile ids", e.selection(elicitation.SelectionInput{Message: "ids", Options: hostileIDs, RowTemplate: `{{ option.id }}`}), hIDs, 1)
+	add("xss hostile ids", e.selection(elicitation.Input{Message: "ids", Options: hostileIDs, RowTemplate: `{{ option.id }}`}), hIDs, 1)
 	// Templates: each payload is a template (4 per request).
 	nTemplates, refused := 0, 0
 	for i := 0; i+3 < len(corpus); i += 4 {
-		c, err := e.svc.CreateSelection(context.Background(), "agent", elicitation.SelectionInput{Message: "templates", Options: guggenheim,
+		c, err := e.svc.Create(context.Background(), "agent", elicitation.KindSelection, elicitation.Input{Message: "templates", Options: guggenheim,
 			RowTemplate: corpus[i], HeadingTemplate: corpus[i+1], FooterTemplate: corpus[i+2], HoverTemplate: corpus[i+3]})
+
 		if err != nil {
 			refused++ // refused at creation: the agent gets the error
 			continue
@@ -336,18 +337,18 @@ func TestBrowserXSS(t *testing.T) {
 		ctxObj[p] = i
 	}
 	raw, _ := json.Marshal(ctxObj)
-	add("xss context default", e.approval(elicitation.ApprovalInput{Message: msg, Context: raw}), []string{}, nil)
-	add("xss context templated", e.approval(elicitation.ApprovalInput{Message: msg, Context: raw,
+	add("xss context default", e.approval(elicitation.Input{Message: msg, Context: raw}), []string{}, nil)
+	add("xss context templated", e.approval(elicitation.Input{Message: msg, Context: raw,
 		DisplayTemplate: `{% for p in context.list %}<div>{{ p }} {{ p ` + unescape + ` }}</div>{% endfor %}`}), []string{}, nil)
 	// Labels (at most 40 characters each).
 	short := labelCorpus
 	for i := 0; i+1 < len(short); i += 2 {
-		add(fmt.Sprintf("xss labels %d", i), e.approval(elicitation.ApprovalInput{Message: "labels", Context: json.RawMessage(`{}`),
+		add(fmt.Sprintf("xss labels %d", i), e.approval(elicitation.Input{Message: "labels", Context: json.RawMessage(`{}`),
 			Labels: elicitation.Labels{Submit: short[i], Decline: short[i+1]}}), []string{}, nil)
 	}
 	// css.
 	for i, css := range cssCorpus(e.srv.URL + "/beacon/") {
-		add(fmt.Sprintf("xss css %d", i), e.selection(elicitation.SelectionInput{Message: "css", Options: guggenheim, RowTemplate: rowTpl, HoverTemplate: hoverTpl, HeadingTemplate: headingTpl, CSS: css}),
+		add(fmt.Sprintf("xss css %d", i), e.selection(elicitation.Input{Message: "css", Options: guggenheim, RowTemplate: rowTpl, HoverTemplate: hoverTpl, HeadingTemplate: headingTpl, CSS: css}),
 			[]string{"gugg-nyc", "gugg-bilbao", "gugg-partners", "gugg-foundation"}, 0)
 	}
 	t.Logf("corpus: %d payloads; %d template requests accepted, %d refused at creation; %d pages", len(corpus), nTemplates, refused, len(flows))

@@ -16,7 +16,7 @@ import (
 
 func TestCheckTemplatesErrors(t *testing.T) {
 	c := review.NewTemplateChecker()
-	sel := func(in elicitation.SelectionInput) elicitation.Payload {
+	sel := func(in elicitation.Input) elicitation.Payload {
 		if in.Message == "" {
 			in.Message = "m"
 		}
@@ -35,11 +35,11 @@ func TestCheckTemplatesErrors(t *testing.T) {
 		field string
 		want  string
 	}{
-		{"syntax", sel(elicitation.SelectionInput{RowTemplate: "<b>\n\n{% if option.id %}x"}), "rowTemplate", "rowTemplate line 3"},
-		{"unknown filter", sel(elicitation.SelectionInput{HeadingTemplate: "a\n{{ message | shout }}"}), "headingTemplate", "headingTemplate line 2: unknown filter"},
-		{"include", sel(elicitation.SelectionInput{FooterTemplate: "{% include 'x' %}"}), "footerTemplate", "footerTemplate line 1"},
-		{"render error on one option", sel(elicitation.SelectionInput{Options: raws(`{"id":"a","n":1}`, `{"id":"b","n":0}`), RowTemplate: "{{ 10 | divided_by: option.n }}"}), "rowTemplate", "(options[1])"},
-		{"hover", sel(elicitation.SelectionInput{HoverTemplate: "{% for %}"}), "hoverTemplate", "hoverTemplate line 1"},
+		{"syntax", sel(elicitation.Input{RowTemplate: "<b>\n\n{% if option.id %}x"}), "rowTemplate", "rowTemplate line 3"},
+		{"unknown filter", sel(elicitation.Input{HeadingTemplate: "a\n{{ message | shout }}"}), "headingTemplate", "headingTemplate line 2: unknown filter"},
+		{"include", sel(elicitation.Input{FooterTemplate: "{% include 'x' %}"}), "footerTemplate", "footerTemplate line 1"},
+		{"render error on one option", sel(elicitation.Input{Options: raws(`{"id":"a","n":1}`, `{"id":"b","n":0}`), RowTemplate: "{{ 10 | divided_by: option.n }}"}), "rowTemplate", "(options[1])"},
+		{"hover", sel(elicitation.Input{HoverTemplate: "{% for %}"}), "hoverTemplate", "hoverTemplate line 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := c.CheckTemplates(tc.p)
@@ -51,7 +51,7 @@ func TestCheckTemplatesErrors(t *testing.T) {
 		})
 	}
 	// Approval display template sees context.
-	p, err := elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`{"a":{"b":"<x>"}}`), DisplayTemplate: "{{ context.a.b | nope }}"}.Payload(elicitation.KindApproval)
+	p, err := elicitation.Input{Message: "m", Context: json.RawMessage(`{"a":{"b":"<x>"}}`), DisplayTemplate: "{{ context.a.b | nope }}"}.Payload(elicitation.KindApproval)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,9 +60,9 @@ func TestCheckTemplatesErrors(t *testing.T) {
 	}
 	// The Service refuses such a request at creation, with the error.
 	e := newEnv(t)
-	_, err = e.svc.CreateSelection(context.Background(), "agent", elicitation.SelectionInput{Message: "m", Options: options(2), RowTemplate: "ok\n{{ option.id | bogus }}"})
+	_, err = e.svc.Create(context.Background(), "agent", elicitation.KindSelection, elicitation.Input{Message: "m", Options: options(2), RowTemplate: "ok\n{{ option.id | bogus }}"})
 	if elicitation.CodeOf(err) != elicitation.CodeInvalidArgument || !strings.Contains(elicitation.PublicMessage(err), "rowTemplate line 2") {
-		t.Fatalf("CreateSelection: %v", err)
+		t.Fatalf("creating a selection: %v", err)
 	}
 }
 
@@ -120,7 +120,7 @@ func TestHostileTemplates(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e.t = t
 			start := time.Now()
-			c, err := e.svc.CreateSelection(context.Background(), "agent", elicitation.SelectionInput{Message: "m", Options: options(500), RowTemplate: src})
+			c, err := e.svc.Create(context.Background(), "agent", elicitation.KindSelection, elicitation.Input{Message: "m", Options: options(500), RowTemplate: src})
 			took := time.Since(start)
 			if err != nil {
 				if elicitation.CodeOf(err) != elicitation.CodeInvalidArgument || !(errors.Is(err, elicitation.ErrTemplateInvalid) || errors.Is(err, elicitation.ErrTemplateTooLarge)) {

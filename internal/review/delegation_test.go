@@ -20,7 +20,7 @@ import (
 func TestInboxDelegation(t *testing.T) {
 	e := newSignedInEnv(t)
 	f := newInboxFixture(e)
-	later := e.create("deploy-bot", elicitation.ApprovalInput{Message: "Carol again", TimeoutSeconds: 3500, Reviewers: []string{"carol@example.com"}})
+	later := e.create("deploy-bot", elicitation.Input{Message: "Carol again", TimeoutSeconds: 3500, Reviewers: []string{"carol@example.com"}})
 	end := e.clock.Now().Add(2 * time.Hour).Format("2006-01-02T15:04")
 	past := e.clock.Now().Add(-time.Hour).Format("2006-01-02T15:04")
 	for name, form := range map[string]url.Values{

@@ -38,13 +38,13 @@ var deployContext = json.RawMessage(`{"service":"api","replicas":3,"changes":[{"
 func TestGolden(t *testing.T) {
 	e := newEnv(t)
 	pages := map[string]created{
-		"selection-default": e.selection(elicitation.SelectionInput{Message: "Build a presentation for Guggenheim: which one?", Options: guggenheim}),
-		"selection-multi-default": e.selection(elicitation.SelectionInput{Message: "Pick the services to deploy", Options: options(4), MinSelections: 2, MaxSelections: 3,
+		"selection-default": e.selection(elicitation.Input{Message: "Build a presentation for Guggenheim: which one?", Options: guggenheim}),
+		"selection-multi-default": e.selection(elicitation.Input{Message: "Pick the services to deploy", Options: options(4), MinSelections: 2, MaxSelections: 3,
 			Labels: elicitation.Labels{Submit: "Deploy these", Decline: "Search again"}}),
-		"selection-templated": e.selection(elicitation.SelectionInput{Message: "Build a presentation for Guggenheim: which one?", Options: guggenheim,
+		"selection-templated": e.selection(elicitation.Input{Message: "Build a presentation for Guggenheim: which one?", Options: guggenheim,
 			RowTemplate: rowTpl, HeadingTemplate: headingTpl, FooterTemplate: footerTpl, HoverTemplate: hoverTpl, CSS: stockCSS}),
-		"approval-default": e.approval(elicitation.ApprovalInput{Message: "Deploy api v1.3 to production?", Context: deployContext, RequestedSchema: formSchema}),
-		"approval-templated": e.approval(elicitation.ApprovalInput{Message: "Deploy api v1.3 to production?", Context: deployContext, DisplayTemplate: displayTpl, CSS: stockCSS,
+		"approval-default": e.approval(elicitation.Input{Message: "Deploy api v1.3 to production?", Context: deployContext, RequestedSchema: formSchema}),
+		"approval-templated": e.approval(elicitation.Input{Message: "Deploy api v1.3 to production?", Context: deployContext, DisplayTemplate: displayTpl, CSS: stockCSS,
 			Labels: elicitation.Labels{Submit: "Ship it", Decline: "Hold"}}),
 	}
 	for name, c := range pages {

@@ -86,20 +86,20 @@ type created struct {
 
 func (c created) Path() string { return review.Path(c.ID, c.Key) }
 
-func (e *env) selection(in elicitation.SelectionInput) created {
+func (e *env) selection(in elicitation.Input) created {
 	e.t.Helper()
-	c, err := e.svc.CreateSelection(context.Background(), "agent", in)
+	c, err := e.svc.Create(context.Background(), "agent", elicitation.KindSelection, in)
 	if err != nil {
-		e.t.Fatalf("CreateSelection: %v", err)
+		e.t.Fatalf("creating a selection: %v", err)
 	}
 	return created{c.State.ID, c.ReviewKey}
 }
 
-func (e *env) approval(in elicitation.ApprovalInput) created {
+func (e *env) approval(in elicitation.Input) created {
 	e.t.Helper()
-	c, err := e.svc.CreateApproval(context.Background(), "agent", in)
+	c, err := e.svc.Create(context.Background(), "agent", elicitation.KindApproval, in)
 	if err != nil {
-		e.t.Fatalf("CreateApproval: %v", err)
+		e.t.Fatalf("creating an approval: %v", err)
 	}
 	return created{c.State.ID, c.ReviewKey}
 }

@@ -109,14 +109,14 @@ func (e *env) postAs(name, path string, form url.Values) response {
 }
 
 // create makes a request as owner.
-func (e *env) create(owner string, in elicitation.ApprovalInput) created {
+func (e *env) create(owner string, in elicitation.Input) created {
 	e.t.Helper()
 	if in.Context == nil {
 		in.Context = json.RawMessage(`1`)
 	}
-	c, err := e.svc.CreateApproval(context.Background(), owner, in)
+	c, err := e.svc.Create(context.Background(), owner, elicitation.KindApproval, in)
 	if err != nil {
-		e.t.Fatalf("CreateApproval: %v", err)
+		e.t.Fatalf("creating an approval: %v", err)
 	}
 	return created{c.State.ID, c.ReviewKey}
 }
@@ -144,13 +144,13 @@ type inboxFixture map[string]created
 
 func newInboxFixture(e *env) inboxFixture {
 	f := inboxFixture{
-		"later":  e.create("deploy-bot", elicitation.ApprovalInput{Message: "Deploy api v1.3?\nreplicas: 3", TimeoutSeconds: 3600}),
-		"urgent": e.create("deploy-bot", elicitation.ApprovalInput{Message: "Rotate the **key**", TimeoutSeconds: 300, Reviewers: []string{"group:ops"}}),
-		"carols": e.create("deploy-bot", elicitation.ApprovalInput{Message: "Only carol", TimeoutSeconds: 900, Reviewers: []string{"carol@example.com"}}),
-		"bobs":   e.create("bob@example.com", elicitation.ApprovalInput{Message: "Bob's own", TimeoutSeconds: 1200}),
-		"quorum": e.create("ci-bot", elicitation.ApprovalInput{Message: "Two of us <b>must</b> agree", TimeoutSeconds: 1800, Reviewers: []string{"bob@example.com", "carol@example.com", "dave@example.com"}, Approvals: 2}),
+		"later":  e.create("deploy-bot", elicitation.Input{Message: "Deploy api v1.3?\nreplicas: 3", TimeoutSeconds: 3600}),
+		"urgent": e.create("deploy-bot", elicitation.Input{Message: "Rotate the **key**", TimeoutSeconds: 300, Reviewers: []string{"group:ops"}}),
+		"carols": e.create("deploy-bot", elicitation.Input{Message: "Only carol", TimeoutSeconds: 900, Reviewers: []string{"carol@example.com"}}),
+		"bobs":   e.create("bob@example.com", elicitation.Input{Message: "Bob's own", TimeoutSeconds: 1200}),
+		"quorum": e.create("ci-bot", elicitation.Input{Message: "Two of us <b>must</b> agree", TimeoutSeconds: 1800, Reviewers: []string{"bob@example.com", "carol@example.com", "dave@example.com"}, Approvals: 2}),
 	}
-	sel, err := e.svc.CreateSelection(context.Background(), "ci-bot", elicitation.SelectionInput{Message: "Pick a region", Options: raws(`{"id":"eu"}`, `{"id":"us"}`), TimeoutSeconds: 2400})
+	sel, err := e.svc.Create(context.Background(), "ci-bot", elicitation.KindSelection, elicitation.Input{Message: "Pick a region", Options: raws(`{"id":"eu"}`, `{"id":"us"}`), TimeoutSeconds: 2400})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -254,9 +254,9 @@ func (e *env) decideAs(who string, c created, decision string) response {
 // nothing.
 func TestInboxWithoutSignIn(t *testing.T) {
 	plain := newEnv(t)
-	plain.approval(elicitation.ApprovalInput{Message: "Secret headline", Context: json.RawMessage(`1`)})
+	plain.approval(elicitation.Input{Message: "Secret headline", Context: json.RawMessage(`1`)})
 	signed := newSignedInEnv(t)
-	signed.create("agent", elicitation.ApprovalInput{Message: "Secret headline"})
+	signed.create("agent", elicitation.Input{Message: "Secret headline"})
 	for name, get := range map[string]func() response{
 		"no sign-in on the server": func() response { return plain.get("/review/") },
 		"no sign-in, an identity in context": func() response {
@@ -289,7 +289,7 @@ func TestInboxWithoutSignIn(t *testing.T) {
 // lists nothing and links back to the whole inbox.
 func TestInboxBadFilter(t *testing.T) {
 	e := newSignedInEnv(t)
-	e.create("agent", elicitation.ApprovalInput{Message: "m"})
+	e.create("agent", elicitation.Input{Message: "m"})
 	for _, q := range []string{
 		"?kind=form", "?agent=" + strings.Repeat("a", review.MaxAgentFilter+1), "?kind=approval&kind=selection", "?agent=%ff",
 		"?after=x", "?after=1.a&after=2.b", "?after=-5.abc", "?after=12.a%2Fb", "?after=12.", "?after=12." + strings.Repeat("a", 65),
@@ -314,7 +314,7 @@ func TestInboxPages(t *testing.T) {
 	n := 2*rowsPerPage + 1 // the last page is one row (TestInboxChromium's last is several)
 	var want []string
 	for i := range n {
-		c := e.create("agent", elicitation.ApprovalInput{Message: fmt.Sprintf("Request %d", i), TimeoutSeconds: 600 + i})
+		c := e.create("agent", elicitation.Input{Message: fmt.Sprintf("Request %d", i), TimeoutSeconds: 600 + i})
 		want = append(want, c.ID)
 	}
 	type page struct {
@@ -450,7 +450,7 @@ func TestKeylessPage(t *testing.T) {
 // reads /review/{id} as the keyless page.
 func TestPathsMountedAlone(t *testing.T) {
 	e := newSignedInEnv(t)
-	c := e.create("agent", elicitation.ApprovalInput{Message: "Alone"})
+	c := e.create("agent", elicitation.Input{Message: "Alone"})
 	h := fakeSignIn(http.StripPrefix("/prod", e.handler.PageHandler()))
 	srv := newServer(t, h)
 	client := e.as("bob")
@@ -506,16 +506,16 @@ func TestInboxChromium(t *testing.T) {
 		{"deploy-bot", "Restart the queue", 900, nil},
 		{"ci-bot", "Scale the workers to twelve replicas across both regions before the launch", 1200, []string{"bob@example.com", "carol@example.com"}},
 	} {
-		e.create(r.owner, elicitation.ApprovalInput{Message: r.msg, TimeoutSeconds: r.timeout, Reviewers: r.reviewers})
+		e.create(r.owner, elicitation.Input{Message: r.msg, TimeoutSeconds: r.timeout, Reviewers: r.reviewers})
 	}
-	if _, err := e.svc.CreateSelection(context.Background(), "ci-bot", elicitation.SelectionInput{Message: "Pick a region", Options: raws(`{"id":"eu"}`, `{"id":"us"}`), TimeoutSeconds: 2400}); err != nil {
+	if _, err := e.svc.Create(context.Background(), "ci-bot", elicitation.KindSelection, elicitation.Input{Message: "Pick a region", Options: raws(`{"id":"eu"}`, `{"id":"us"}`), TimeoutSeconds: 2400}); err != nil {
 		t.Fatal(err)
 	}
 	// Eve's inbox is two pages (the requests added for it name only her:
 	// bob's counts and screenshots stay as they are); its flow runs first,
 	// before the other flows decide two of the requests she may decide too.
 	for i := range elicitation.DefaultInboxRows + 1 {
-		e.create("batch-bot", elicitation.ApprovalInput{Message: fmt.Sprintf("Batch step %d", i), TimeoutSeconds: 3000 + i, Reviewers: []string{"eve@example.com"}})
+		e.create("batch-bot", elicitation.Input{Message: fmt.Sprintf("Batch step %d", i), TimeoutSeconds: 3000 + i, Reviewers: []string{"eve@example.com"}})
 	}
 	eves, err := e.svc.ReviewerInbox(context.Background(), reviewers["eve"], elicitation.InboxFilter{})
 	if err != nil || eves.Total <= elicitation.DefaultInboxRows {
@@ -545,7 +545,7 @@ func TestInboxChromium(t *testing.T) {
 func TestInboxHeadlines(t *testing.T) {
 	e := newSignedInEnv(t)
 	for i, msg := range []string{"Rotate the **key** for `api`", "See [the runbook](https://example.com/r) first", "Two of us <b>must</b> agree", "---", "# Release 2.0"} {
-		e.create("agent", elicitation.ApprovalInput{Message: msg, TimeoutSeconds: 600 + i})
+		e.create("agent", elicitation.Input{Message: msg, TimeoutSeconds: 600 + i})
 	}
 	var got []string
 	for _, m := range rowRE.FindAllStringSubmatch(e.getAs("bob", "/review/").Body, -1) {
@@ -562,7 +562,7 @@ func TestInboxHeadlines(t *testing.T) {
 // address (the keyless one and the key's); without sign-in, no link.
 func TestPageLinksToInbox(t *testing.T) {
 	e := newSignedInEnv(t)
-	c := e.create("agent", elicitation.ApprovalInput{Message: "m"})
+	c := e.create("agent", elicitation.Input{Message: "m"})
 	link := func(body string) string {
 		m := regexp.MustCompile(`<p class="to-inbox"><a href="([^"]*)">Your inbox</a></p>`).FindStringSubmatch(body)
 		if m == nil {
@@ -580,7 +580,7 @@ func TestPageLinksToInbox(t *testing.T) {
 		t.Errorf("after the decision: %d, link %q", r.Status, link(r.Body))
 	}
 	plain := newEnv(t)
-	pc := plain.approval(elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`)})
+	pc := plain.approval(elicitation.Input{Message: "m", Context: json.RawMessage(`1`)})
 	if got := link(plain.get(pc.Path()).Body); got != "" {
 		t.Errorf("without sign-in the page links to %q", got)
 	}

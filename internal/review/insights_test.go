@@ -53,19 +53,19 @@ func seedInsights(t testing.TB, e *env) {
 	t.Helper()
 	ctx := context.Background()
 	e.clock.Set(t0.Add(-8 * 24 * time.Hour))
-	e.create("deploy-bot", elicitation.ApprovalInput{Message: "Old", TimeoutSeconds: 60})
+	e.create("deploy-bot", elicitation.Input{Message: "Old", TimeoutSeconds: 60})
 	e.clock.Set(t0.Add(-time.Hour))
 	var approvals []created
 	for i := range 3 {
-		approvals = append(approvals, e.create("deploy-bot", elicitation.ApprovalInput{Message: fmt.Sprintf("Deploy %d", i), TimeoutSeconds: 3600}))
+		approvals = append(approvals, e.create("deploy-bot", elicitation.Input{Message: fmt.Sprintf("Deploy %d", i), TimeoutSeconds: 3600}))
 	}
-	decline := e.create("deploy-bot", elicitation.ApprovalInput{Message: "Drop the table", TimeoutSeconds: 3600})
-	cancel := e.create("ci-bot", elicitation.ApprovalInput{Message: "Rerun CI", TimeoutSeconds: 3600})
-	e.create("ci-bot", elicitation.ApprovalInput{Message: "Expires", TimeoutSeconds: 60})
-	if _, err := e.svc.CreateSelection(ctx, "ci-bot", elicitation.SelectionInput{Message: "Pick a region", Options: raws(`{"id":"eu"}`, `{"id":"us"}`), TimeoutSeconds: 7200}); err != nil {
+	decline := e.create("deploy-bot", elicitation.Input{Message: "Drop the table", TimeoutSeconds: 3600})
+	cancel := e.create("ci-bot", elicitation.Input{Message: "Rerun CI", TimeoutSeconds: 3600})
+	e.create("ci-bot", elicitation.Input{Message: "Expires", TimeoutSeconds: 60})
+	if _, err := e.svc.Create(ctx, "ci-bot", elicitation.KindSelection, elicitation.Input{Message: "Pick a region", Options: raws(`{"id":"eu"}`, `{"id":"us"}`), TimeoutSeconds: 7200}); err != nil {
 		t.Fatal(err)
 	}
-	e.create("deploy-bot", elicitation.ApprovalInput{Message: "Pending", TimeoutSeconds: 7200})
+	e.create("deploy-bot", elicitation.Input{Message: "Pending", TimeoutSeconds: 7200})
 	for i, after := range []time.Duration{30 * time.Second, 60 * time.Second, 510 * time.Second} {
 		e.clock.Add(after)
 		if r := e.decideAs("bob", approvals[i], "submitted"); r.Status != http.StatusOK {
@@ -162,7 +162,7 @@ func TestInsightsChromium(t *testing.T) {
 	t.Parallel()
 	e := newInsightsEnv(t)
 	seedInsights(t, e)
-	e.create("a-principal-with-a-very-long-name-that-would-not-fit-on-a-phone-screen-at-all", elicitation.ApprovalInput{Message: "Long", TimeoutSeconds: 600})
+	e.create("a-principal-with-a-very-long-name-that-would-not-fit-on-a-phone-screen-at-all", elicitation.Input{Message: "Long", TimeoutSeconds: 600})
 	runBrowser(t, e, []flow{
 		{"name": "insights-375-light", "do": "insights", "viewport": "p375", "scheme": "light", "as": "bob"},
 		{"name": "insights-375-dark", "do": "insights", "viewport": "p375", "scheme": "dark", "as": "bob"},

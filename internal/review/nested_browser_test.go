@@ -43,7 +43,7 @@ func TestBrowserDeepNesting(t *testing.T) {
 	}) + strings.Repeat("> ", 12) + "- and a quoted list\n"
 	var flows []flow
 	for name, msg := range map[string]string{"lists": lists, "quotes": quotes, "mixed": mixed} {
-		c := e.approval(elicitation.ApprovalInput{Message: msg, Context: json.RawMessage(`{"ok":true}`)})
+		c := e.approval(elicitation.Input{Message: msg, Context: json.RawMessage(`{"ok":true}`)})
 		for _, vp := range []string{"p390", "p320"} {
 			flows = append(flows, flow{"name": fmt.Sprintf("%s/%s", name, vp), "viewport": vp, "do": "wide", "url": c.Path(), "minWidth": 120})
 		}

@@ -21,7 +21,7 @@ func TestOverlappingPostsOfOnePage(t *testing.T) {
 		rounds = 10
 	}
 	for round := range rounds {
-		c := e.approval(elicitation.ApprovalInput{
+		c := e.approval(elicitation.Input{
 			Message:         "Transfer?",
 			RequestedSchema: json.RawMessage(`{"type":"object","properties":{"amount":{"type":"integer"}},"required":["amount"]}`),
 		})

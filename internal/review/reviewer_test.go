@@ -154,13 +154,13 @@ func TestBrowserReviewer(t *testing.T) {
 	if len(raw) < 2048 || !strings.Contains(string(raw), `\u0026`) {
 		t.Fatalf("context is %d bytes, escapes: %v", len(raw), strings.Contains(string(raw), `\u0026`))
 	}
-	ctxPage := e.approval(elicitation.ApprovalInput{Message: "Run these steps?", Context: raw})
+	ctxPage := e.approval(elicitation.Input{Message: "Run these steps?", Context: raw})
 	for _, vp := range []struct{ viewport, scheme string }{{"p320", "light"}, {"p390", "dark"}} {
 		flows = append(flows, flow{"name": "context 2 KB/" + vp.viewport + "/" + vp.scheme, "viewport": vp.viewport, "scheme": vp.scheme, "do": "context", "url": ctxPage.Path(),
 			"text": []string{"run <job 23> && notify ops & dev", "stage=deploy&verbose=1"}, "minChars": 2000})
 	}
 
-	tpl := e.selection(elicitation.SelectionInput{Message: "Which one?", Options: guggenheim, RowTemplate: rowTpl, HoverTemplate: hoverTpl, CSS: stockCSS})
+	tpl := e.selection(elicitation.Input{Message: "Which one?", Options: guggenheim, RowTemplate: rowTpl, HoverTemplate: hoverTpl, CSS: stockCSS})
 	labels := []string{"Solomon R. Guggenheim Museum", "Guggenheim Museum Bilbao", "Guggenheim Partners", "John Simon Guggenheim Memorial Foundation <Fellowships>"}
 	for _, scheme := range []string{"light", "dark"} {
 		flows = append(flows, flow{"name": "templated rows/p320/" + scheme, "viewport": "p320", "scheme": scheme, "do": "rowsFit", "url": tpl.Path(),
@@ -169,7 +169,7 @@ func TestBrowserReviewer(t *testing.T) {
 
 	// No word of the page breaks mid-way at 320 px: labels, the message,
 	// the rule, the bar (ids and JSON may break anywhere; they are code).
-	long := e.selection(elicitation.SelectionInput{Message: "Choose the accommodation for the Guggenheim Bilbao retrospective's installation crew", Options: guggenheim,
+	long := e.selection(elicitation.Input{Message: "Choose the accommodation for the Guggenheim Bilbao retrospective's installation crew", Options: guggenheim,
 		MaxSelections: 2, HoverTemplate: hoverTpl, Labels: elicitation.Labels{Submit: "Book these accommodations", Decline: "Search again elsewhere"}})
 	for _, scheme := range []string{"light", "dark"} {
 		flows = append(flows, flow{"name": "no word broken/p320/" + scheme, "viewport": "p320", "scheme": scheme, "do": "words", "url": long.Path()})

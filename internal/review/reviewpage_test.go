@@ -27,8 +27,8 @@ func values(re *regexp.Regexp, body string) []string {
 // and a filter on a decided request is refused like any POST.
 func TestFilterRoundTrip(t *testing.T) {
 	e := newEnv(t)
-	c := e.selection(elicitation.SelectionInput{Message: "Pick", Options: options(40), MaxSelections: 3})
-	short := e.selection(elicitation.SelectionInput{Message: "Pick", Options: options(elicitation.MaxOptions)[:5]})
+	c := e.selection(elicitation.Input{Message: "Pick", Options: options(40), MaxSelections: 3})
+	short := e.selection(elicitation.Input{Message: "Pick", Options: options(elicitation.MaxOptions)[:5]})
 	if r := e.get(short.Path()); strings.Contains(r.Body, `name="q"`) {
 		t.Error("a 5-option list has a filter box")
 	}
@@ -101,7 +101,7 @@ func TestFilterRoundTrip(t *testing.T) {
 // recorded, read back from the store.
 func TestCommentAndReceipt(t *testing.T) {
 	e := newEnv(t)
-	c := e.selection(elicitation.SelectionInput{Message: "Pick", Options: guggenheim})
+	c := e.selection(elicitation.Input{Message: "Pick", Options: guggenheim})
 	long := strings.Repeat("x", elicitation.MaxCommentChars+1)
 	r := e.post(c.Path(), url.Values{"token": {e.token(c)}, "decision": {"declined"}, "comment": {long}})
 	if r.Status != 422 || !strings.Contains(r.Body, "The comment is 2001 characters; at most 2000 are allowed.") || !strings.Contains(r.Body, ">"+long+"</textarea>") {
@@ -134,7 +134,7 @@ func TestCommentAndReceipt(t *testing.T) {
 		t.Error("the decided page still has a form")
 	}
 
-	a := e.approval(elicitation.ApprovalInput{Message: "Deploy?", RequestedSchema: formSchema})
+	a := e.approval(elicitation.Input{Message: "Deploy?", RequestedSchema: formSchema})
 	r = e.post(a.Path(), url.Values{"token": {e.token(a)}, "decision": {"submitted"}, "f.email": {"ops@example.com"}, "f.count": {"3"}, "f.tags": {"a", "c"}, "f.notify": {"true"}})
 	if r.Status != 200 {
 		t.Fatalf("approve: %d", r.Status)
@@ -155,10 +155,11 @@ func TestCommentAndReceipt(t *testing.T) {
 // and how long is left; the message is the Markdown subset.
 func TestWhoAskedAndMessage(t *testing.T) {
 	e := newEnv(t)
-	c, err := e.svc.CreateApproval(context.Background(), "ci-bot", elicitation.ApprovalInput{
+	c, err := e.svc.Create(context.Background(), "ci-bot", elicitation.KindApproval, elicitation.Input{
 		Message: "Ship **v2**? <script>alert(1)</script>", Context: []byte(`{"a":"b \u0026 c"}`), TimeoutSeconds: 1800,
 		Client: elicitation.Client{Name: "claude-code", Version: "2.1.0"},
 	})
+
 	if err != nil {
 		t.Fatal(err)
 	}

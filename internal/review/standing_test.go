@@ -15,8 +15,8 @@ import (
 )
 
 // gateInput is an approval as the proxy's gate asks it: deploy to env.
-func gateInput(env string) elicitation.ApprovalInput {
-	return elicitation.ApprovalInput{Message: "Allow the tool deploy to run with these arguments?", TimeoutSeconds: 3600,
+func gateInput(env string) elicitation.Input {
+	return elicitation.Input{Message: "Allow the tool deploy to run with these arguments?", TimeoutSeconds: 3600,
 		Context: json.RawMessage(`{"tool":"deploy","arguments":{"env":"` + env + `","replicas":2},"argumentsDigest":"sha256:` + env + `"}`)}
 }
 
@@ -140,7 +140,7 @@ func TestStandingSelectionPage(t *testing.T) {
 		for _, id := range ids {
 			opts = append(opts, json.RawMessage(`{"id":"`+id+`","label":"Region `+id+`"}`))
 		}
-		c, err := e.svc.CreateSelection(context.Background(), owner, elicitation.SelectionInput{Message: "Which region?", Options: opts, TimeoutSeconds: 3600})
+		c, err := e.svc.Create(context.Background(), owner, elicitation.KindSelection, elicitation.Input{Message: "Which region?", Options: opts, TimeoutSeconds: 3600})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,8 +183,8 @@ func TestStandingApprovalNotOffered(t *testing.T) {
 	q.Reviewers, q.Approvals = []string{"bob@example.com", "carol@example.com"}, 2
 	form := gateInput("staging")
 	form.Context, form.RequestedSchema = nil, formSchema
-	for name, in := range map[string]elicitation.ApprovalInput{"quorum": q, "form": form} {
-		c, err := e.svc.CreateApproval(context.Background(), "agent", in)
+	for name, in := range map[string]elicitation.Input{"quorum": q, "form": form} {
+		c, err := e.svc.Create(context.Background(), "agent", elicitation.KindApproval, in)
 		if err != nil {
 			t.Fatal(err)
 		}

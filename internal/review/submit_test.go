@@ -33,10 +33,10 @@ func TestBadSubmissions(t *testing.T) {
 		o.MaxBodyBytes = 64 << 10
 		o.MaxValueBytes = 4 << 10
 	})
-	sel := e.selection(elicitation.SelectionInput{Message: "Pick two or three", Options: options(5), MinSelections: 2, MaxSelections: 3})
-	one := e.selection(elicitation.SelectionInput{Message: "Pick one", Options: options(3)})
-	appr := e.approval(elicitation.ApprovalInput{Message: "Fill", RequestedSchema: formSchema})
-	other := e.selection(elicitation.SelectionInput{Message: "Other", Options: options(2)})
+	sel := e.selection(elicitation.Input{Message: "Pick two or three", Options: options(5), MinSelections: 2, MaxSelections: 3})
+	one := e.selection(elicitation.Input{Message: "Pick one", Options: options(3)})
+	appr := e.approval(elicitation.Input{Message: "Fill", RequestedSchema: formSchema})
+	other := e.selection(elicitation.Input{Message: "Other", Options: options(2)})
 
 	forged := func() string {
 		k, _ := pagetoken.ParseKeyring("k1:" + pagetoken.GenerateSecret())
@@ -148,10 +148,10 @@ func TestBadSubmissions(t *testing.T) {
 			e.t = t
 			e.clock.Set(t0)
 			// Fresh requests, so that no audit cap hides an entry.
-			sel = e.selection(elicitation.SelectionInput{Message: "Pick two or three", Options: options(5), MinSelections: 2, MaxSelections: 3})
-			one = e.selection(elicitation.SelectionInput{Message: "Pick one", Options: options(3)})
-			appr = e.approval(elicitation.ApprovalInput{Message: "Fill", RequestedSchema: formSchema})
-			other = e.selection(elicitation.SelectionInput{Message: "Other", Options: options(2)})
+			sel = e.selection(elicitation.Input{Message: "Pick two or three", Options: options(5), MinSelections: 2, MaxSelections: 3})
+			one = e.selection(elicitation.Input{Message: "Pick one", Options: options(3)})
+			appr = e.approval(elicitation.Input{Message: "Fill", RequestedSchema: formSchema})
+			other = e.selection(elicitation.Input{Message: "Other", Options: options(2)})
 			before := len(e.audit(*tc.target).Entries)
 			path := tc.target.Path()
 			switch tc.path {
@@ -242,7 +242,7 @@ func TestTerminalStates(t *testing.T) {
 	ctx := context.Background()
 
 	// Decided: the winner's retry succeeds; another render gets 409.
-	won := e.selection(elicitation.SelectionInput{Message: "m", Options: options(3)})
+	won := e.selection(elicitation.Input{Message: "m", Options: options(3)})
 	tokA, tokB := e.token(won), e.token(won)
 	win := url.Values{"token": {tokA}, "decision": {"submitted"}, "option": {"opt-2"}}
 	if r := e.post(won.Path(), win); r.Status != 200 || !strings.Contains(r.Body, "Selection sent") {
@@ -269,7 +269,7 @@ func TestTerminalStates(t *testing.T) {
 	}
 
 	// Declined (refine).
-	dec := e.selection(elicitation.SelectionInput{Message: "m", Options: options(3)})
+	dec := e.selection(elicitation.Input{Message: "m", Options: options(3)})
 	if r := e.post(dec.Path(), url.Values{"token": {e.token(dec)}, "decision": {"declined"}, "option": {"opt-0"}}); r.Status != 200 || !strings.Contains(r.Body, "none of these") {
 		t.Fatalf("refine: %d", r.Status)
 	}
@@ -278,7 +278,7 @@ func TestTerminalStates(t *testing.T) {
 	}
 
 	// Canceled: 409.
-	can := e.approval(elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`{"a":1}`)})
+	can := e.approval(elicitation.Input{Message: "m", Context: json.RawMessage(`{"a":1}`)})
 	tok := e.token(can)
 	if _, err := e.svc.Cancel(ctx, "agent", can.ID); err != nil {
 		t.Fatal(err)
@@ -291,7 +291,7 @@ func TestTerminalStates(t *testing.T) {
 	}
 
 	// Expired: 410, also with the page's token now past its expiry.
-	exp := e.approval(elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`{"a":1}`), TimeoutSeconds: 120})
+	exp := e.approval(elicitation.Input{Message: "m", Context: json.RawMessage(`{"a":1}`), TimeoutSeconds: 120})
 	tok = e.token(exp)
 	e.clock.Add(3 * time.Minute)
 	if r := e.post(exp.Path(), url.Values{"token": {tok}, "decision": {"submitted"}}); r.Status != http.StatusGone || !strings.Contains(r.Body, "This request expired") {
@@ -306,7 +306,7 @@ func TestTerminalStates(t *testing.T) {
 	// A decision made before expiry keeps its outcome, and its retry still
 	// succeeds after expiry.
 	e.clock.Set(t0)
-	late := e.selection(elicitation.SelectionInput{Message: "m", Options: options(2), TimeoutSeconds: 60})
+	late := e.selection(elicitation.Input{Message: "m", Options: options(2), TimeoutSeconds: 60})
 	win = url.Values{"token": {e.token(late)}, "decision": {"submitted"}, "option": {"opt-1"}}
 	if r := e.post(late.Path(), win); r.Status != 200 {
 		t.Fatalf("submit: %d", r.Status)
@@ -328,7 +328,7 @@ func TestTerminalStates(t *testing.T) {
 // TestApprovalFlow fills the form and checks what the agent gets.
 func TestApprovalFlow(t *testing.T) {
 	e := newEnv(t)
-	a := e.approval(elicitation.ApprovalInput{Message: "Deploy?", Context: json.RawMessage(`{"service":"api","replicas":3}`), RequestedSchema: formSchema,
+	a := e.approval(elicitation.Input{Message: "Deploy?", Context: json.RawMessage(`{"service":"api","replicas":3}`), RequestedSchema: formSchema,
 		Labels: elicitation.Labels{Submit: "Ship it", Decline: "Stop"}})
 	page := e.get(a.Path())
 	for _, want := range []string{`type="email"`, `type="number"`, `step="1"`, `min="1"`, `max="5"`, `type="datetime-local"`, "read as UTC",
@@ -359,7 +359,7 @@ func TestApprovalFlow(t *testing.T) {
 // stage prefix, and refuses the other method.
 func TestMountedAlone(t *testing.T) {
 	e := newEnv(t)
-	c := e.selection(elicitation.SelectionInput{Message: "m", Options: options(2)})
+	c := e.selection(elicitation.Input{Message: "m", Options: options(2)})
 	page := http.StripPrefix("/prod", e.handler.PageHandler())
 	submit := e.handler.SubmitHandler()
 	rec := doReq(page, "GET", "/prod"+c.Path(), "")
@@ -383,7 +383,7 @@ func TestMountedAlone(t *testing.T) {
 // address gets the 405 page with the page's headers, not the mux's bare one.
 func TestOtherMethods(t *testing.T) {
 	e := newEnv(t)
-	c := e.selection(elicitation.SelectionInput{Message: "m", Options: options(2)})
+	c := e.selection(elicitation.Input{Message: "m", Options: options(2)})
 	for _, m := range []string{"PUT", "DELETE", "PATCH", "OPTIONS"} {
 		r := doReq(e.mux, m, c.Path(), "")
 		if r.Status != http.StatusMethodNotAllowed {
@@ -402,7 +402,7 @@ func TestOtherMethods(t *testing.T) {
 // path's root is the inbox: TestInbox.)
 func TestIncompleteLinks(t *testing.T) {
 	e := newEnv(t)
-	c := e.selection(elicitation.SelectionInput{Message: "m", Options: options(2)})
+	c := e.selection(elicitation.Input{Message: "m", Options: options(2)})
 	for _, p := range []string{"/review/" + c.ID, "/review/" + c.ID + "/", c.Path() + "/x", "/review/x/y/z"} {
 		for _, m := range []string{"GET", "POST"} {
 			r := doReq(e.mux, m, p, "")
@@ -419,7 +419,7 @@ func TestIncompleteLinks(t *testing.T) {
 // recorded.
 func TestResentWithTheOtherButton(t *testing.T) {
 	e := newEnv(t)
-	c := e.approval(elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`{"a":1}`)})
+	c := e.approval(elicitation.Input{Message: "m", Context: json.RawMessage(`{"a":1}`)})
 	tok := e.token(c)
 	if r := e.post(c.Path(), url.Values{"token": {tok}, "decision": {"submitted"}}); r.Status != 200 || !strings.Contains(r.Body, "Approved") {
 		t.Fatalf("approve: %d", r.Status)
@@ -441,7 +441,7 @@ func TestResentWithTheOtherButton(t *testing.T) {
 // when its request expires never decides a pending request.
 func TestExpiredTokenWithoutRequestExpiry(t *testing.T) {
 	e := newEnv(t)
-	c := e.selection(elicitation.SelectionInput{Message: "m", Options: options(2)})
+	c := e.selection(elicitation.Input{Message: "m", Options: options(2)})
 	tok, err := e.keys.Seal(pagetoken.Claims{ElicitationID: c.ID, RenderID: "render-old", Expires: t0.Add(time.Minute)})
 	if err != nil {
 		t.Fatal(err)

@@ -30,7 +30,7 @@ import (
 func TestSignInChromium(t *testing.T) {
 	t.Parallel()
 	s := newStack(t, elicitation.ReviewerPolicy{BarOwner: true}, boltStore(t))
-	id, page := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{Reviewers: []string{"alice@example.com"}})
+	id, page := s.create(t, 0, "agent@example.com", elicitation.Input{Reviewers: []string{"alice@example.com"}})
 	stdout := chromiumScript(t, "signin.mjs", map[string]string{"reviewUrl": page, "user": "alice", "password": oidctest.Password, "pick": "us"})
 	var out struct {
 		OK                                bool
@@ -115,7 +115,7 @@ func TestSameSiteForgeryChromium(t *testing.T) {
 	testenv.Slow(t, "Chromium")
 	t.Parallel()
 	s := newStack(t, elicitation.ReviewerPolicy{BarOwner: true}, boltStore(t))
-	id, page := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{
+	id, page := s.create(t, 0, "agent@example.com", elicitation.Input{
 		Message: "Rotate the keys?", Options: opts(), Approvals: 2, Reviewers: []string{"alice@example.com", "bob@example.com"},
 	})
 	// The forger holds a token of a render for Bob (the strongest case:
@@ -178,8 +178,8 @@ func TestTwoTabsChromium(t *testing.T) {
 	testenv.Slow(t, "Chromium")
 	t.Parallel()
 	s := newStack(t, elicitation.ReviewerPolicy{}, boltStore(t))
-	_, page1 := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{})
-	_, page2 := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{})
+	_, page1 := s.create(t, 0, "agent@example.com", elicitation.Input{})
+	_, page2 := s.create(t, 0, "agent@example.com", elicitation.Input{})
 	stdout := chromiumScript(t, "twotabs.mjs", map[string]string{
 		"reviewUrl1": page1, "reviewUrl2": page2, "callbackUrl": s.instances[0].srv.URL + reviewauth.CallbackPath,
 		"user": "alice", "password": oidctest.Password,

@@ -42,7 +42,7 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 func TestSignInRoundTrip(t *testing.T) {
 	t.Parallel()
 	s := newStack(t, elicitation.ReviewerPolicy{BarOwner: true}, boltStore(t))
-	id, page := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{})
+	id, page := s.create(t, 0, "agent@example.com", elicitation.Input{})
 	b := oidctest.Browser(t)
 	rec := &recorder{next: http.DefaultTransport}
 	b.Transport = rec
@@ -109,8 +109,8 @@ func TestSignInRoundTrip(t *testing.T) {
 func TestWhoMayDecide(t *testing.T) {
 	t.Parallel()
 	s := newStack(t, elicitation.ReviewerPolicy{BarOwner: true}, boltStore(t))
-	id, page := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{})
-	named, namedPage := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{Message: "Ship?", Options: opts(), Reviewers: []string{"bob@example.com"}})
+	id, page := s.create(t, 0, "agent@example.com", elicitation.Input{})
+	named, namedPage := s.create(t, 0, "agent@example.com", elicitation.Input{Message: "Ship?", Options: opts(), Reviewers: []string{"bob@example.com"}})
 
 	for _, tc := range []struct{ user, page string }{{"agent", page}, {"mallory", namedPage}, {"eve", namedPage}} {
 		resp, body := open(t, oidctest.Browser(t), tc.page, tc.user)
@@ -183,7 +183,7 @@ func opts() []json.RawMessage {
 func TestExpiredOrTamperedSession(t *testing.T) {
 	t.Parallel()
 	s := newStack(t, elicitation.ReviewerPolicy{}, boltStore(t))
-	id, page := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{})
+	id, page := s.create(t, 0, "agent@example.com", elicitation.Input{})
 	pageURL, _ := url.Parse(page)
 	for _, tc := range []struct {
 		name   string
@@ -266,7 +266,7 @@ func swapPayload(v, old, new string) string {
 func TestStateAndPKCEMismatch(t *testing.T) {
 	t.Parallel()
 	s := newStack(t, elicitation.ReviewerPolicy{}, boltStore(t))
-	_, page := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{})
+	_, page := s.create(t, 0, "agent@example.com", elicitation.Input{})
 	base := s.instances[0].srv.URL
 
 	t.Run("state", func(t *testing.T) {
@@ -383,7 +383,7 @@ func TestQuorumOfTwo(t *testing.T) {
 			stores := tc.stores(t)
 			s := newStack(t, elicitation.ReviewerPolicy{BarOwner: true}, stores...)
 			other := len(stores) - 1 // bob's process
-			id, page := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{
+			id, page := s.create(t, 0, "agent@example.com", elicitation.Input{
 				Message: "Rotate the keys?", Options: opts(), Approvals: 2, Reviewers: []string{"alice@example.com", "bob@example.com", "agent@example.com"},
 			})
 			bobPage := strings.Replace(page, s.instances[0].srv.URL, s.instances[other].srv.URL, 1)
@@ -434,7 +434,7 @@ func TestPageTokenBoundToReviewer(t *testing.T) {
 	testenv.Slow(t, "OpenID provider")
 	t.Parallel()
 	s := newStack(t, elicitation.ReviewerPolicy{BarOwner: true}, boltStore(t))
-	id, page := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{
+	id, page := s.create(t, 0, "agent@example.com", elicitation.Input{
 		Message: "Rotate the keys?", Options: opts(), Approvals: 2, Reviewers: []string{"alice@example.com", "bob@example.com"},
 	})
 	alice, bob := oidctest.Browser(t), oidctest.Browser(t)
@@ -471,7 +471,7 @@ func TestCrossOriginSubmissions(t *testing.T) {
 	testenv.Slow(t, "OpenID provider")
 	t.Parallel()
 	s := newStack(t, elicitation.ReviewerPolicy{BarOwner: true}, boltStore(t))
-	id, page := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{})
+	id, page := s.create(t, 0, "agent@example.com", elicitation.Input{})
 	b := oidctest.Browser(t)
 	u, _ := url.Parse(page)
 	self := "http://" + u.Host
@@ -547,8 +547,8 @@ func TestStrayCallbackAndTwoTabs(t *testing.T) {
 	testenv.Slow(t, "OpenID provider")
 	t.Parallel()
 	s := newStack(t, elicitation.ReviewerPolicy{}, boltStore(t))
-	_, page1 := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{})
-	_, page2 := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{})
+	_, page1 := s.create(t, 0, "agent@example.com", elicitation.Input{})
+	_, page2 := s.create(t, 0, "agent@example.com", elicitation.Input{})
 	base := s.instances[0].srv.URL
 
 	// Two tabs of one browser start a sign-in each before either returns.
@@ -625,7 +625,7 @@ func TestStrayCallbackAndTwoTabs(t *testing.T) {
 func TestSignInsInProgressBounded(t *testing.T) {
 	t.Parallel()
 	s := newStack(t, elicitation.ReviewerPolicy{}, boltStore(t))
-	_, page := s.create(t, 0, "agent@example.com", elicitation.SelectionInput{})
+	_, page := s.create(t, 0, "agent@example.com", elicitation.Input{})
 	base := s.instances[0].srv.URL
 	b := oidctest.Browser(t)
 	b.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }

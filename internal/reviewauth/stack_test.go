@@ -102,13 +102,13 @@ func boltStore(t *testing.T) elicitation.Store {
 
 // create makes a pending selection owned by owner and returns its review
 // URL on instance i.
-func (s *stack) create(t *testing.T, i int, owner string, in elicitation.SelectionInput) (id, pageURL string) {
+func (s *stack) create(t *testing.T, i int, owner string, in elicitation.Input) (id, pageURL string) {
 	t.Helper()
 	if in.Message == "" {
 		in.Message = "Which region?"
 		in.Options = []json.RawMessage{json.RawMessage(`{"id":"eu","label":"Europe"}`), json.RawMessage(`{"id":"us","label":"Americas"}`)}
 	}
-	c, err := s.instances[i].svc.CreateSelection(context.Background(), owner, in)
+	c, err := s.instances[i].svc.Create(context.Background(), owner, elicitation.KindSelection, in)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -351,7 +351,7 @@ func (e *env) link(id, key string) string {
 
 // approval creates an approval notifying the Slack target and delivers
 // its created notice: the message it returns is what Slack received.
-func (e *env) approval(in elicitation.ApprovalInput) (elicitation.Created, map[string]any) {
+func (e *env) approval(in elicitation.Input) (elicitation.Created, map[string]any) {
 	e.t.Helper()
 	in.Notify = elicitation.Notify{Targets: []string{"approvals"}, ReviewLink: e.link}
 	if in.Message == "" {
@@ -360,20 +360,20 @@ func (e *env) approval(in elicitation.ApprovalInput) (elicitation.Created, map[s
 	if in.Context == nil && in.RequestedSchema == nil {
 		in.Context = json.RawMessage(`{"service":"api","version":"1.3"}`)
 	}
-	c, err := e.svc.CreateApproval(context.Background(), e.owner, in)
+	c, err := e.svc.Create(context.Background(), e.owner, elicitation.KindApproval, in)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	return c, e.deliver()
 }
 
-func (e *env) selection(in elicitation.SelectionInput) (elicitation.Created, map[string]any) {
+func (e *env) selection(in elicitation.Input) (elicitation.Created, map[string]any) {
 	e.t.Helper()
 	in.Notify = elicitation.Notify{Targets: []string{"approvals"}, ReviewLink: e.link}
 	if in.Message == "" {
 		in.Message = "Which region takes the canary?"
 	}
-	c, err := e.svc.CreateSelection(context.Background(), e.owner, in)
+	c, err := e.svc.Create(context.Background(), e.owner, elicitation.KindSelection, in)
 	if err != nil {
 		e.t.Fatal(err)
 	}

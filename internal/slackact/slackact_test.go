@@ -49,7 +49,7 @@ func wantEphemeral(t *testing.T, msg map[string]any, says string) {
 func TestApproveButton(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{})
-	c, msg := e.approval(elicitation.ApprovalInput{})
+	c, msg := e.approval(elicitation.Input{})
 	if got := buttons(msg); !slices.Equal(got, []string{notify.SlackActionApprove, notify.SlackActionApproveComment, notify.SlackActionDecline, notify.SlackActionReview}) {
 		t.Fatalf("buttons %v", got)
 	}
@@ -72,7 +72,7 @@ func TestApproveButton(t *testing.T) {
 func TestDeclineWithComment(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{})
-	c, msg := e.approval(elicitation.ApprovalInput{})
+	c, msg := e.approval(elicitation.Input{})
 	press := e.slack.press(msg, notify.SlackActionDecline, "U0BOB00001")
 	e.ok(press)
 	views := e.slack.openedViews()
@@ -100,7 +100,7 @@ func TestDeclineWithComment(t *testing.T) {
 func TestApproveWithCommentTooLong(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{})
-	c, msg := e.approval(elicitation.ApprovalInput{})
+	c, msg := e.approval(elicitation.Input{})
 	e.ok(e.slack.press(msg, notify.SlackActionApproveComment, "U0ALICE001"))
 	v := e.slack.openedViews()[0]
 	body := e.ok(e.slack.submitView(v, "U0ALICE001", strings.Repeat("x", elicitation.MaxCommentChars+1)))
@@ -127,7 +127,7 @@ func TestSelectionButtons(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{})
 	opts := []json.RawMessage{json.RawMessage(`{"id":"eu-west-1","label":"Ireland"}`), json.RawMessage(`{"id":"us-east-1","label":"Virginia"}`), json.RawMessage(`{"id":"ap-south-1"}`)}
-	c, msg := e.selection(elicitation.SelectionInput{Options: opts})
+	c, msg := e.selection(elicitation.Input{Options: opts})
 	want := []string{notify.SlackActionSelect + "0", notify.SlackActionSelect + "1", notify.SlackActionSelect + "2", notify.SlackActionDecline, notify.SlackActionReview}
 	if got := buttons(msg); !slices.Equal(got, want) {
 		t.Fatalf("buttons %v, want %v", got, want)
@@ -140,7 +140,7 @@ func TestSelectionButtons(t *testing.T) {
 	}
 	wantReplaced(t, e.lastReply(in), "Selection made")
 
-	multi, msg := e.selection(elicitation.SelectionInput{Options: opts, MinSelections: 2, MaxSelections: 2})
+	multi, msg := e.selection(elicitation.Input{Options: opts, MinSelections: 2, MaxSelections: 2})
 	if got := buttons(msg); !slices.Equal(got, []string{notify.SlackActionChoose, notify.SlackActionDecline, notify.SlackActionReview}) {
 		t.Fatalf("multiple choice buttons %v", got)
 	}
@@ -162,13 +162,13 @@ func TestSelectionButtons(t *testing.T) {
 func TestLinkOnly(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{})
-	_, form := e.approval(elicitation.ApprovalInput{RequestedSchema: json.RawMessage(`{"type":"object","properties":{"ticket":{"type":"string"}},"required":["ticket"]}`)})
+	_, form := e.approval(elicitation.Input{RequestedSchema: json.RawMessage(`{"type":"object","properties":{"ticket":{"type":"string"}},"required":["ticket"]}`)})
 	var six []json.RawMessage
 	for _, id := range []string{"a", "b", "c", "d", "e", "f"} {
 		six = append(six, json.RawMessage(`{"id":"`+id+`"}`))
 	}
-	_, many := e.selection(elicitation.SelectionInput{Options: six})
-	_, optional := e.approval(elicitation.ApprovalInput{RequestedSchema: json.RawMessage(`{"type":"object","properties":{"note":{"type":"string"}}}`)})
+	_, many := e.selection(elicitation.Input{Options: six})
+	_, optional := e.approval(elicitation.Input{RequestedSchema: json.RawMessage(`{"type":"object","properties":{"note":{"type":"string"}}}`)})
 	for name, c := range map[string]struct {
 		msg  map[string]any
 		want []string
@@ -195,7 +195,7 @@ func TestRefusedInteractions(t *testing.T) {
 		teams  []string
 		action string // default Approve
 		token  string // the bot token the service holds
-		in     elicitation.ApprovalInput
+		in     elicitation.Input
 		user   string
 		secret string
 		skew   time.Duration // of the signature's timestamp
@@ -211,13 +211,13 @@ func TestRefusedInteractions(t *testing.T) {
 		{name: "stale timestamp", user: "U0ALICE001", wait: 5*time.Minute + time.Second, code: http.StatusUnauthorized},
 		{name: "timestamp from the future", user: "U0ALICE001", skew: 5*time.Minute + time.Second, code: http.StatusUnauthorized},
 		{name: "unknown user", user: "U0MALLORY1", code: http.StatusOK, note: "not mapped to a reviewer"},
-		{name: "not a named reviewer", signIn: true, in: elicitation.ApprovalInput{Reviewers: []string{"alice@example.com"}}, user: "U0BOB00001", code: http.StatusOK, note: "not one of the reviewers", audited: "bob@example.com"},
-		{name: "not in the named group", signIn: true, in: elicitation.ApprovalInput{Reviewers: []string{"group:security"}}, user: "U0BOB00001", code: http.StatusOK, note: "not one of the reviewers", audited: "bob@example.com"},
+		{name: "not a named reviewer", signIn: true, in: elicitation.Input{Reviewers: []string{"alice@example.com"}}, user: "U0BOB00001", code: http.StatusOK, note: "not one of the reviewers", audited: "bob@example.com"},
+		{name: "not in the named group", signIn: true, in: elicitation.Input{Reviewers: []string{"group:security"}}, user: "U0BOB00001", code: http.StatusOK, note: "not one of the reviewers", audited: "bob@example.com"},
 		{name: "the agent's owner", signIn: true, owner: "alice@example.com", user: "U0ALICE001", code: http.StatusOK, note: "You created this request", audited: "alice@example.com"},
 		{name: "the agent's owner, dialog", signIn: true, owner: "alice@example.com", action: notify.SlackActionApproveComment, user: "U0ALICE001", code: http.StatusOK, note: "You created this request", audited: "alice@example.com"},
 		{name: "another workspace", teams: []string{"T0OTHER001"}, user: "U0ALICE001", code: http.StatusOK, note: "not one this deployment takes decisions from"},
 		{name: "the dialog cannot open", action: notify.SlackActionDecline, token: "xoxb-revoked", user: "U0ALICE001", code: http.StatusOK, note: "could not be opened"},
-		{name: "not a named reviewer, dialog", signIn: true, action: notify.SlackActionDecline, in: elicitation.ApprovalInput{Reviewers: []string{"alice@example.com"}}, user: "U0BOB00001", code: http.StatusOK, note: "not one of the reviewers", audited: "bob@example.com"},
+		{name: "not a named reviewer, dialog", signIn: true, action: notify.SlackActionDecline, in: elicitation.Input{Reviewers: []string{"alice@example.com"}}, user: "U0BOB00001", code: http.StatusOK, note: "not one of the reviewers", audited: "bob@example.com"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -271,7 +271,7 @@ func TestRefusedInteractions(t *testing.T) {
 func TestWindowEdge(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{})
-	c, msg := e.approval(elicitation.ApprovalInput{})
+	c, msg := e.approval(elicitation.Input{})
 	in := e.slack.press(msg, notify.SlackActionApprove, "U0ALICE001")
 	if code, _ := e.slack.send(in, signingSecret, -5*time.Minute+time.Second); code != http.StatusOK {
 		t.Fatalf("signed 4m59s ago: %d", code)
@@ -289,7 +289,7 @@ func TestReplay(t *testing.T) {
 		t.Run(action, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, envOptions{})
-			c, msg := e.approval(elicitation.ApprovalInput{})
+			c, msg := e.approval(elicitation.Input{})
 			in := e.slack.press(msg, action, "U0ALICE001")
 			e.ok(in)
 			if action == notify.SlackActionDecline {
@@ -319,7 +319,7 @@ func TestReplay(t *testing.T) {
 func TestDecidedMeanwhile(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{})
-	c, msg := e.approval(elicitation.ApprovalInput{})
+	c, msg := e.approval(elicitation.Input{})
 	if _, err := e.svc.Submit(context.Background(), c.State.ID, c.ReviewKey, elicitation.Submission{ID: "page-1", Decision: elicitation.DecisionDeclined, By: "dave@example.com"}); err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +343,7 @@ func TestDecidedMeanwhile(t *testing.T) {
 func TestQuorumInSlack(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{signIn: true})
-	c, msg := e.approval(elicitation.ApprovalInput{Approvals: 2, Reviewers: []string{"alice@example.com", "group:release"}})
+	c, msg := e.approval(elicitation.Input{Approvals: 2, Reviewers: []string{"alice@example.com", "group:release"}})
 	first := e.slack.press(msg, notify.SlackActionApprove, "U0ALICE001")
 	e.ok(first)
 	up := e.lastReply(first)
@@ -369,7 +369,7 @@ func TestEmailMapping(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{})
 	e.slack.emails["U0CAROL001"] = "Carol@corp.example"
-	c, msg := e.approval(elicitation.ApprovalInput{})
+	c, msg := e.approval(elicitation.Input{})
 	e.ok(e.slack.press(msg, notify.SlackActionApprove, "U0CAROL001"))
 	if st := e.state(c.State.ID); st.DecidedBy != "carol@example.com" {
 		t.Fatalf("state %+v", st)

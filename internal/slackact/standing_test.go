@@ -32,7 +32,7 @@ func (e *env) rulesOf(user, email string) []elicitation.Rule {
 // (no notice delivered): what a later request of the agent is.
 func (e *env) create(ctx string) elicitation.State {
 	e.t.Helper()
-	c, err := e.svc.CreateApproval(context.Background(), e.owner, elicitation.ApprovalInput{Message: "Deploy?", Context: json.RawMessage(ctx)})
+	c, err := e.svc.Create(context.Background(), e.owner, elicitation.KindApproval, elicitation.Input{Message: "Deploy?", Context: json.RawMessage(ctx)})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestApproveStanding(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, envOptions{signIn: true})
-			c, msg := e.approval(elicitation.ApprovalInput{Context: json.RawMessage(tc.context)})
+			c, msg := e.approval(elicitation.Input{Context: json.RawMessage(tc.context)})
 			want := []string{notify.SlackActionApprove, notify.SlackActionApproveStanding, notify.SlackActionApproveComment, notify.SlackActionDecline, notify.SlackActionReview}
 			if got := buttons(msg); !slices.Equal(got, want) {
 				t.Fatalf("buttons %v, want %v", got, want)
@@ -129,22 +129,22 @@ func TestApproveStandingRefused(t *testing.T) {
 		name   string
 		signIn bool
 		policy elicitation.StandingPolicy
-		in     elicitation.ApprovalInput
+		in     elicitation.Input
 		forged string // press this button renamed to Approve for 1 hour (it is not offered)
 		user   string
 		note   string
 	}{
-		{name: "not a named reviewer", signIn: true, in: elicitation.ApprovalInput{Reviewers: []string{"alice@example.com"}},
+		{name: "not a named reviewer", signIn: true, in: elicitation.Input{Reviewers: []string{"alice@example.com"}},
 			user: "U0BOB00001", note: "not one of the reviewers"},
-		{name: "the agent's owner", signIn: true, in: elicitation.ApprovalInput{Context: json.RawMessage(`{"service":"api"}`)},
+		{name: "the agent's owner", signIn: true, in: elicitation.Input{Context: json.RawMessage(`{"service":"api"}`)},
 			user: "U0ALICE001", note: "You created this request"},
 		{name: "a gate call with no argument to hold", signIn: true, policy: elicitation.StandingPolicy{RequireArgument: true},
-			in:     elicitation.ApprovalInput{Context: json.RawMessage(`{"tool":"deploy","arguments":{},"argumentsDigest":"sha256:0f"}`)},
+			in:     elicitation.Input{Context: json.RawMessage(`{"tool":"deploy","arguments":{},"argumentsDigest":"sha256:0f"}`)},
 			forged: notify.SlackActionApprove, user: "U0ALICE001", note: "cannot be approved standing from Slack"},
 		{name: "a context with a field too large to hold", signIn: true,
-			in:     elicitation.ApprovalInput{Context: json.RawMessage(`{"service":"api","script":"` + strings.Repeat("x", elicitation.MaxConstraintBytes) + `"}`)},
+			in:     elicitation.Input{Context: json.RawMessage(`{"service":"api","script":"` + strings.Repeat("x", elicitation.MaxConstraintBytes) + `"}`)},
 			forged: notify.SlackActionApprove, user: "U0ALICE001", note: "could not hold all of it"},
-		{name: "a quorum of two", signIn: true, in: elicitation.ApprovalInput{Approvals: 2}, forged: notify.SlackActionApprove,
+		{name: "a quorum of two", signIn: true, in: elicitation.Input{Approvals: 2}, forged: notify.SlackActionApprove,
 			user: "U0ALICE001", note: "cannot be approved standing"},
 		{name: "no sign-in", forged: notify.SlackActionApprove, user: "U0ALICE001", note: "Nothing was approved: Standing approvals need reviewer sign-in"},
 	} {
@@ -193,13 +193,13 @@ func TestApproveStandingOffered(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{signIn: true})
 	opts := []json.RawMessage{json.RawMessage(`{"id":"eu-west-1"}`), json.RawMessage(`{"id":"us-east-1"}`)}
-	_, plain := e.approval(elicitation.ApprovalInput{})
-	_, form := e.approval(elicitation.ApprovalInput{RequestedSchema: json.RawMessage(`{"type":"object","properties":{"note":{"type":"string"}}}`)})
-	_, quorum := e.approval(elicitation.ApprovalInput{Approvals: 2})
-	_, empty := e.approval(elicitation.ApprovalInput{Context: json.RawMessage(`{}`)})
-	_, selection := e.selection(elicitation.SelectionInput{Options: opts})
+	_, plain := e.approval(elicitation.Input{})
+	_, form := e.approval(elicitation.Input{RequestedSchema: json.RawMessage(`{"type":"object","properties":{"note":{"type":"string"}}}`)})
+	_, quorum := e.approval(elicitation.Input{Approvals: 2})
+	_, empty := e.approval(elicitation.Input{Context: json.RawMessage(`{}`)})
+	_, selection := e.selection(elicitation.Input{Options: opts})
 	noSignIn := newEnv(t, envOptions{})
-	_, unsigned := noSignIn.approval(elicitation.ApprovalInput{})
+	_, unsigned := noSignIn.approval(elicitation.Input{})
 	for name, c := range map[string]struct {
 		msg  map[string]any
 		want bool

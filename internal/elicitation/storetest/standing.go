@@ -27,8 +27,9 @@ func testStanding(t *testing.T, open Factory) {
 	bob := elicitation.WithIdentity(context.Background(), elicitation.Identity{Issuer: "https://idp.example", Subject: "b", Email: "bob@example.com", EmailVerified: true, Groups: []string{"ops"}})
 	deploy := func(svc *elicitation.Service, env string) (elicitation.Created, elicitation.Status) {
 		t.Helper()
-		c, err := svc.CreateApproval(context.Background(), "agent", elicitation.ApprovalInput{Message: "Allow deploy?", Reviewers: []string{"group:ops"},
+		c, err := svc.Create(context.Background(), "agent", elicitation.KindApproval, elicitation.Input{Message: "Allow deploy?", Reviewers: []string{"group:ops"},
 			Context: json.RawMessage(`{"tool":"deploy","arguments":{"env":"` + env + `"},"argumentsDigest":"d-` + env + `"}`)})
+
 		if err != nil {
 			t.Fatal(err)
 		}

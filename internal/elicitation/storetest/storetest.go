@@ -60,7 +60,7 @@ func NewSelection(t testing.TB, n int, ttl time.Duration) elicitation.Request {
 	for i := range opts {
 		opts[i] = json.RawMessage(fmt.Sprintf(`{"id":"opt-%d","label":"Option %d","domain":"example-%d.com","score":%d.5}`, i, i, i, i))
 	}
-	p, err := elicitation.SelectionInput{Message: "Which one?", Options: opts, MaxSelections: min(n, 3), RowTemplate: "{{ option.label }}"}.Payload(elicitation.KindSelection)
+	p, err := elicitation.Input{Message: "Which one?", Options: opts, MaxSelections: min(n, 3), RowTemplate: "{{ option.label }}"}.Payload(elicitation.KindSelection)
 	if err != nil {
 		t.Fatalf("build selection: %v", err)
 	}
@@ -70,7 +70,7 @@ func NewSelection(t testing.TB, n int, ttl time.Duration) elicitation.Request {
 // NewApproval returns a valid pending approval with a form, created at T0.
 func NewApproval(t testing.TB, ttl time.Duration) elicitation.Request {
 	t.Helper()
-	p, err := elicitation.ApprovalInput{
+	p, err := elicitation.Input{
 		Message: "Deploy?", Context: json.RawMessage(`{"service":"api","replicas":3,"tags":["a","b"]}`),
 		RequestedSchema: json.RawMessage(`{"type":"object","properties":{"reason":{"type":"string","maxLength":200},"ok":{"type":"boolean"}},"required":["reason"]}`),
 		Labels:          elicitation.Labels{Submit: "Ship it"},
@@ -703,7 +703,7 @@ func testLargeSelection(t *testing.T, open Factory) {
 	for i := range opts {
 		opts[i] = json.RawMessage(fmt.Sprintf(`{"id":"option-%03d","label":"Option %d","notes":%q}`, i, i, strings.Repeat("x", 400)))
 	}
-	p, err := elicitation.SelectionInput{Message: "Pick", Options: opts, MaxSelections: 500}.Payload(elicitation.KindSelection)
+	p, err := elicitation.Input{Message: "Pick", Options: opts, MaxSelections: 500}.Payload(elicitation.KindSelection)
 	must(t, err)
 	r := newRequest(elicitation.KindSelection, p, time.Hour)
 	mustCreate(t, a, r)

@@ -78,7 +78,7 @@ func runHangingTargetOnAWS(b *testing.B) {
 	}
 	svc := elicitation.NewService(elicitation.Config{Store: st, Notifications: targets})
 	create := func(target string) string {
-		c, err := svc.CreateApproval(context.Background(), "alice", elicitation.ApprovalInput{Message: "benchmark", Context: json.RawMessage(`1`), TimeoutSeconds: 3600, Notify: elicitation.Notify{Targets: []string{target}}})
+		c, err := svc.Create(context.Background(), "alice", elicitation.KindApproval, elicitation.Input{Message: "benchmark", Context: json.RawMessage(`1`), TimeoutSeconds: 3600, Notify: elicitation.Notify{Targets: []string{target}}})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -80,7 +80,7 @@ func TestStreamBatchNotHeldByHangingTarget(t *testing.T) {
 	svc := elicitation.NewService(elicitation.Config{Store: st, Notifications: targets})
 	ctx := context.Background()
 	create := func(target string) {
-		if _, err := svc.CreateApproval(ctx, "alice", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 3600, Notify: elicitation.Notify{Targets: []string{target}}}); err != nil {
+		if _, err := svc.Create(ctx, "alice", elicitation.KindApproval, elicitation.Input{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 3600, Notify: elicitation.Notify{Targets: []string{target}}}); err != nil {
 			t.Fatal(err)
 		}
 	}

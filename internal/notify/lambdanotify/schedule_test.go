@@ -53,7 +53,7 @@ func TestRemindersOnAWS(t *testing.T) {
 	clk := testclock.New(time.Now().UTC())
 	svc := elicitation.NewService(elicitation.Config{Store: st, Now: clk.Now, Notifications: targets})
 	ctx := context.Background()
-	cr, err := svc.CreateApproval(ctx, "alice", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 3600})
+	cr, err := svc.Create(ctx, "alice", elicitation.KindApproval, elicitation.Input{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 3600})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestReminderDecidedWhileSentOnAWS(t *testing.T) {
 	clk := testclock.New(time.Now().UTC())
 	svc = elicitation.NewService(elicitation.Config{Store: st, Now: clk.Now, Notifications: targets})
 	ctx := context.Background()
-	if cr, err = svc.CreateApproval(ctx, "alice", elicitation.ApprovalInput{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 3600}); err != nil {
+	if cr, err = svc.Create(ctx, "alice", elicitation.KindApproval, elicitation.Input{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 3600}); err != nil {
 		t.Fatal(err)
 	}
 	h := &lambdanotify.Handler{D: &notify.Deliverer{Store: st, Targets: targets, Now: clk.Now, Log: slog.New(slog.DiscardHandler)}, Log: slog.New(slog.DiscardHandler)}

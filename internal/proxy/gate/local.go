@@ -47,10 +47,11 @@ func (s *localService) Approval(ctx context.Context, in ApprovalRequest) (Ticket
 		}
 		view = b
 	}
-	c, err := s.app.Service.CreateApproval(noted(ctx), "", elicitation.ApprovalInput{
+	c, err := s.app.Service.Create(noted(ctx), "", elicitation.KindApproval, elicitation.Input{
 		Message: in.Message, Context: view, RequestedSchema: in.Schema, TimeoutSeconds: in.TimeoutSeconds,
 		Reviewers: in.Reviewers, Client: s.client, Notify: elicitation.Notify{ReviewLink: s.reviewURL},
 	})
+
 	return s.ticket(ctx, "elicit_approval", c, err)
 }
 
@@ -64,10 +65,11 @@ func (s *localService) Selection(ctx context.Context, in SelectionRequest) (Tick
 		}
 		opts[i] = b
 	}
-	c, err := s.app.Service.CreateSelection(noted(ctx), "", elicitation.SelectionInput{
+	c, err := s.app.Service.Create(noted(ctx), "", elicitation.KindSelection, elicitation.Input{
 		Message: in.Message, Options: opts, TimeoutSeconds: in.TimeoutSeconds,
 		Reviewers: in.Reviewers, Client: s.client, Notify: elicitation.Notify{ReviewLink: s.reviewURL},
 	})
+
 	return s.ticket(ctx, "elicit_selection", c, err)
 }
 
