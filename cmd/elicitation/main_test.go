@@ -21,6 +21,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/mcp-elicitation/elicitation/internal/dynamostore/dynamotest"
+	"github.com/mcp-elicitation/elicitation/internal/metrics"
 	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
 )
 
@@ -104,6 +105,18 @@ func openReview(t *testing.T, reviewURL string) (token string, res *http.Respons
 	return html.UnescapeString(string(m[1])), res
 }
 
+// untilWaiting returns once an elicit_await waits in m (its waits_open
+// gauge; m runs with --metrics-addr), so that what the test does next
+// wakes a waiter rather than answers a later call.
+func untilWaiting(t *testing.T, m *Main) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); value(scrape(t, m.MetricsURL), metrics.WaitsOpen) < 1; time.Sleep(10 * time.Millisecond) { // polling a gauge: the server sends no notice
+		if time.Now().After(deadline) {
+			t.Fatal("no elicit_await ever waited")
+		}
+	}
+}
+
 func submit(t *testing.T, reviewURL string, form url.Values) int {
 	t.Helper()
 	res, err := http.PostForm(reviewURL, form)
@@ -115,7 +128,7 @@ func submit(t *testing.T, reviewURL string, form url.Values) int {
 }
 
 func TestServeSelectionEndToEnd(t *testing.T) {
-	m := start(t, "--data-dir", t.TempDir(), "--max-wait", "10s")
+	m := start(t, "--data-dir", t.TempDir(), "--max-wait", "10s", "--metrics-addr", "127.0.0.1:0")
 	s := agent(t, m.MCPURL)
 
 	created := call(t, s, "elicit_selection", map[string]any{
@@ -154,7 +167,7 @@ func TestServeSelectionEndToEnd(t *testing.T) {
 		_ = json.Unmarshal(b, &out)
 		woke <- out
 	}()
-	time.Sleep(100 * time.Millisecond)
+	untilWaiting(t, m)
 	if code := submit(t, reviewURL, url.Values{"token": {token}, "decision": {"submitted"}, "option": {"bilbao"}}); code != http.StatusOK && code != http.StatusSeeOther {
 		t.Fatalf("submit: %d", code)
 	}
@@ -258,7 +271,7 @@ func TestTwoServersOneDynamoDBTable(t *testing.T) {
 	t.Setenv("AWS_ACCESS_KEY_ID", "dummy")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "dummy")
 	keys := "shared:" + pagetoken.GenerateSecret()
-	common := []string{"--store", "dynamodb", "--table", table, "--token-keys", keys, "--max-wait", "10s"}
+	common := []string{"--store", "dynamodb", "--table", table, "--token-keys", keys, "--max-wait", "10s", "--metrics-addr", "127.0.0.1:0"}
 	a := start(t, append(common, "--data-dir", t.TempDir())...)
 	b := start(t, append(common, "--data-dir", t.TempDir())...)
 
@@ -279,7 +292,7 @@ func TestTwoServersOneDynamoDBTable(t *testing.T) {
 		}
 		woke <- res.StructuredContent.(map[string]any)["status"].(string)
 	}()
-	time.Sleep(200 * time.Millisecond)
+	untilWaiting(t, a)
 	if code := submit(t, onB, url.Values{"token": {token}, "decision": {"submitted"}, "option": {"api", "worker"}}); code != http.StatusOK && code != http.StatusSeeOther {
 		t.Fatalf("submit through B: %d", code)
 	}

@@ -176,6 +176,14 @@ func (e *Enforcer) Denied() []string {
 	return slices.Clone(e.denied)
 }
 
+// Count returns how many item accesses of call (an action with the
+// partition key's prefix, like "GetItem req#") were allowed so far.
+func (e *Enforcer) Count(call string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.calls[call]
+}
+
 // Calls returns how many item accesses of each action (with the partition
 // key's prefix) were allowed, like "UpdateItem req#".
 func (e *Enforcer) Calls() []string {

@@ -453,12 +453,20 @@ func TestFlow(t *testing.T) {
 	}
 	done := make(chan awaited, 1)
 	awaitEv := []byte(strings.Replace(string(event(t, "mcp-elicit-await", phKey, alice, phID, id)), `\"waitSeconds\":2`, `\"waitSeconds\":15`, 1))
+	reads := s.enforcers["mcp"].Count("GetItem req#")
 	go func() {
 		start := time.Now()
 		out, _ := tool(t, s.fn["mcp"], awaitEv)
 		done <- awaited{out, time.Since(start)}
 	}()
-	time.Sleep(1500 * time.Millisecond)
+	// The wait is in progress once its store's watch has polled the
+	// request: a read beyond the two the call makes before it waits (the
+	// owner's, the state's).
+	for deadline := time.Now().Add(time.Minute); s.enforcers["mcp"].Count("GetItem req#") < reads+3; time.Sleep(20 * time.Millisecond) { // polling a count: the enforcer sends no notice
+		if time.Now().After(deadline) {
+			t.Fatalf("elicit_await never polled the request: %v", s.enforcers["mcp"].Calls())
+		}
+	}
 	form := "token=" + token + "&decision=submitted&option=a&option=c"
 	submitEv := []byte(strings.NewReplacer(phID, id, phRKey, key, "token=REPLACE_WITH_PAGE_TOKEN&decision=submitted&f.notify=oncall%40example.com&f.window=tonight", form).
 		Replace(string(event(t, "submit-valid"))))
