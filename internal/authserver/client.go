@@ -23,12 +23,13 @@ func (o opClient) GetID() string                    { return o.c.ID }
 func (o opClient) RedirectURIs() []string           { return o.c.RedirectURIs }
 func (o opClient) PostLogoutRedirectURIs() []string { return nil }
 
-func (o opClient) ApplicationType() op.ApplicationType {
-	if o.c.Native {
-		return op.ApplicationTypeNative
-	}
-	return op.ApplicationTypeWeb
-}
+// ApplicationType is native for every client: op's rule for a native
+// client is this server's one rule for all (https and private-use schemes
+// exactly, loopback http on any port, RFC 8252), while its rule for a web
+// client refuses a private-use scheme and a loopback port other than the
+// registered one, which a client registering both kinds (VS Code: hosted
+// redirect pages and http://127.0.0.1/) needs.
+func (o opClient) ApplicationType() op.ApplicationType { return op.ApplicationTypeNative }
 
 func (o opClient) AuthMethod() oidc.AuthMethod {
 	switch o.c.AuthMethod {

@@ -42,10 +42,16 @@ const (
 	brokenText   = "store unreachable at 10.1.2.3"
 )
 
+// mixedClient registered https redirect URIs beside loopback ones, as VS
+// Code does (its hosted redirect pages and http://127.0.0.1/): a public
+// client that is not native by clientreg's definition.
+var mixedClient = authserver.Client{ID: "mixed", Name: "Test Client", AuthMethod: "none",
+	RedirectURIs: []string{"https://vscode.example/redirect", "http://127.0.0.1/", "http://127.0.0.1:33418/", "com.example.app:/cb"}}
+
 func start(t testing.TB) *harness {
 	t.Helper()
 	store := &granttest.Memory{}
-	h := &harness{client: authserver.Client{ID: "cli", Name: "Test Client", RedirectURIs: []string{"http://127.0.0.1/cb"}, Native: true, AuthMethod: "none", Refresh: true}}
+	h := &harness{client: authserver.Client{ID: "cli", Name: "Test Client", RedirectURIs: []string{"http://127.0.0.1/cb"}, AuthMethod: "none", Refresh: true}}
 	ts := httptest.NewUnstartedServer(nil)
 	h.url = "http://" + ts.Listener.Addr().String()
 	var err error
@@ -62,6 +68,9 @@ func start(t testing.TB) *harness {
 				c := h.client
 				c.ID = "other"
 				return c, nil
+			}
+			if id == mixedClient.ID {
+				return mixedClient, nil
 			}
 			return authserver.Client{}, fmt.Errorf("test clients: %w", authserver.ErrUnknownClient)
 		},
@@ -516,6 +525,45 @@ func BenchmarkVerify(b *testing.B) {
 				if _, err := h.srv.Verify(ctx, tok.AccessToken, req); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// Every client's redirect URIs follow the one rule (docs/security.md):
+// https and private-use schemes exactly, loopback http on any port, for a
+// client that registered both kinds too (VS Code registers its hosted
+// redirect pages beside http://127.0.0.1/). Anything else is refused
+// without a redirect.
+func TestRedirectURIRules(t *testing.T) {
+	t.Parallel()
+	h := start(t)
+	for _, tc := range []struct {
+		redirect string
+		ok       bool
+	}{
+		{"https://vscode.example/redirect", true},
+		{"http://127.0.0.1/", true},
+		{"http://127.0.0.1:33418/", true},
+		{"http://127.0.0.1:50123/", true},
+		{"com.example.app:/cb", true},
+		{"https://vscode.example/redirect/", false},
+		{"https://vscode.example:8443/redirect", false},
+		{"http://127.0.0.1:50123/other", false},
+		{"http://vscode.example/redirect", false},
+		{"com.example.app:/other", false},
+		{"https://evil.example/redirect", false},
+	} {
+		t.Run(tc.redirect, func(t *testing.T) {
+			t.Parallel()
+			c := h.oauth2()
+			c.ClientID, c.RedirectURL = mixedClient.ID, tc.redirect
+			resp := h.do(t, http.MethodGet, c.AuthCodeURL("s", oauth2.S256ChallengeOption(oauth2.GenerateVerifier())), "alice", nil)
+			b := body(resp)
+			loc := resp.Header.Get("Location")
+			consent := resp.StatusCode == http.StatusFound && strings.HasPrefix(loc, h.url+authserver.ConsentPath)
+			if consent != tc.ok || (!tc.ok && loc != "") {
+				t.Fatalf("authorize with %s: %d %s %s, want consent=%v and no redirect elsewhere", tc.redirect, resp.StatusCode, loc, b, tc.ok)
 			}
 		})
 	}

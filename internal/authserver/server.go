@@ -59,12 +59,12 @@ var DefaultScopes = []string{"elicitation"}
 // (internal/clientreg finds it: registered, a metadata document, or the
 // operator's).
 type Client struct {
-	ID           string
-	Name         string
+	ID   string
+	Name string
+	// RedirectURIs each pass clientreg.CheckRedirectURI: https and
+	// private-use schemes are matched exactly, loopback http on any port
+	// (RFC 8252).
 	RedirectURIs []string
-	// Native: every redirect URI is loopback (any port) or a private-use
-	// scheme (RFC 8252).
-	Native bool
 	// AuthMethod is "none" (public, PKCE alone), "client_secret_basic"
 	// or "client_secret_post".
 	AuthMethod string

@@ -112,7 +112,7 @@ func build(ctx context.Context, a *compose.App, o Options) (*Server, error) {
 			if err != nil {
 				return authserver.Client{}, err
 			}
-			return authserver.Client{ID: c.ID, Name: c.Name, RedirectURIs: c.RedirectURIs, Native: c.Native(), AuthMethod: c.AuthMethod, CheckSecret: c.CheckSecret, Refresh: c.HasGrant(clientreg.GrantRefreshToken)}, nil
+			return authserver.Client{ID: c.ID, Name: c.Name, RedirectURIs: c.RedirectURIs, AuthMethod: c.AuthMethod, CheckSecret: c.CheckSecret, Refresh: c.HasGrant(clientreg.GrantRefreshToken)}, nil
 		},
 		Keys:     signer,
 		Base:     base,
