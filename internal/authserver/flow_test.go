@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/authserver"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/grant"
 	"github.com/mcp-elicitation/elicitation/internal/grant/granttest"
 	"github.com/mcp-elicitation/elicitation/internal/ratelimit"
 	"github.com/mcp-elicitation/elicitation/internal/sealer"
@@ -50,7 +51,12 @@ var mixedClient = authserver.Client{ID: "mixed", Name: "Test Client", AuthMethod
 
 func start(t testing.TB) *harness {
 	t.Helper()
-	store := &granttest.Memory{}
+	return startWith(t, &granttest.Memory{})
+}
+
+// startWith is start over store.
+func startWith(t testing.TB, store grant.Store) *harness {
+	t.Helper()
 	h := &harness{client: authserver.Client{ID: "cli", Name: "Test Client", RedirectURIs: []string{"http://127.0.0.1/cb"}, AuthMethod: "none", Refresh: true}}
 	ts := httptest.NewUnstartedServer(nil)
 	h.url = "http://" + ts.Listener.Addr().String()

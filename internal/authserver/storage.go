@@ -100,7 +100,20 @@ func (st storage) DeleteAuthRequest(ctx context.Context, id string) error {
 	if absent(err) {
 		return nil
 	}
-	return err
+	return st.tokenError(ctx, err)
+}
+
+// tokenError is err, returned to op at the token endpoint, as OAuth says
+// it: an *oidc.Error as it is, anything else (the store failing) a
+// server_error that says nothing of the cause, which is logged here (op
+// answers a bare error with its text).
+func (st storage) tokenError(ctx context.Context, err error) error {
+	var oerr *oidc.Error
+	if err == nil || errors.As(err, &oerr) {
+		return err
+	}
+	st.s.log.ErrorContext(ctx, "issue tokens", "err", err)
+	return oidc.ErrServerError().WithParent(err)
 }
 
 // CreateAccessToken is the token of a client that may not refresh: it
@@ -108,7 +121,7 @@ func (st storage) DeleteAuthRequest(ctx context.Context, id string) error {
 func (st storage) CreateAccessToken(ctx context.Context, req op.TokenRequest) (string, time.Time, error) {
 	f, err := st.newFamily(ctx, req, "")
 	if err != nil {
-		return "", time.Time{}, err
+		return "", time.Time{}, st.tokenError(ctx, err)
 	}
 	return f.ID + "." + newID(), st.s.accessExpiry(f), nil
 }
@@ -123,7 +136,7 @@ func (st storage) CreateAccessAndRefreshTokens(ctx context.Context, req op.Token
 		f, err = st.rotate(ctx, req, current, secret)
 	}
 	if err != nil {
-		return "", "", time.Time{}, err
+		return "", "", time.Time{}, st.tokenError(ctx, err)
 	}
 	return f.ID + "." + newID(), f.ID + "." + secret, st.s.accessExpiry(f), nil
 }

@@ -1,0 +1,142 @@
+package authserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"golang.org/x/oauth2"
+
+	"github.com/mcp-elicitation/elicitation/internal/authserver"
+	"github.com/mcp-elicitation/elicitation/internal/grant"
+	"github.com/mcp-elicitation/elicitation/internal/grant/granttest"
+)
+
+// hookedStore is a grant.Store whose Put and Delete first call hook,
+// once it is set: an error it returns is the write's.
+type hookedStore struct {
+	grant.Store
+	mu   sync.Mutex
+	hook func(write string, r grant.Record) error
+}
+
+func (s *hookedStore) set(hook func(write string, r grant.Record) error) {
+	s.mu.Lock()
+	s.hook = hook
+	s.mu.Unlock()
+}
+
+func (s *hookedStore) call(write string, r grant.Record) error {
+	s.mu.Lock()
+	hook := s.hook
+	s.mu.Unlock()
+	if hook == nil {
+		return nil
+	}
+	return hook(write, r)
+}
+
+func (s *hookedStore) Put(ctx context.Context, r grant.Record) (grant.Record, error) {
+	if err := s.call("put", r); err != nil {
+		return grant.Record{}, err
+	}
+	return s.Store.Put(ctx, r)
+}
+
+func (s *hookedStore) Delete(ctx context.Context, kind, id string, version int64) error {
+	if err := s.call("delete", grant.Record{Kind: kind, ID: id, Version: version}); err != nil {
+		return err
+	}
+	return s.Store.Delete(ctx, kind, id, version)
+}
+
+// storeText is what the store's failure says, which must not reach the
+// client.
+const storeText = "AccessDeniedException: arn:aws:dynamodb:eu-west-1:123456789012:table/grants"
+
+// tokenAnswer is a token endpoint's answer.
+type tokenAnswer struct {
+	status int
+	body   string
+	Error  string `json:"error"`
+	Token  string `json:"refresh_token"`
+	Access string `json:"access_token"`
+}
+
+func (h *harness) token(t *testing.T, form url.Values) tokenAnswer {
+	t.Helper()
+	a, err := h.post(form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// post is token without a testing.T, for a goroutine other than the
+// test's.
+func (h *harness) post(form url.Values) (tokenAnswer, error) {
+	form.Set("client_id", h.client.ID)
+	resp, err := noFollow.PostForm(h.url+authserver.TokenPath, form)
+	if err != nil {
+		return tokenAnswer{}, err
+	}
+	a := tokenAnswer{status: resp.StatusCode, body: body(resp)}
+	_ = json.Unmarshal([]byte(a.body), &a)
+	return a, nil
+}
+
+// code runs the browser's part and returns the redemption of its code.
+func (h *harness) code(t *testing.T) url.Values {
+	t.Helper()
+	verifier := oauth2.GenerateVerifier()
+	back := h.authorize(t, "alice", verifier)
+	return url.Values{"grant_type": {"authorization_code"}, "code": {back.Query().Get("code")},
+		"code_verifier": {verifier}, "redirect_uri": {"http://127.0.0.1:4567/cb"}}
+}
+
+// The store failing while the token endpoint issues tokens (the family's
+// creation, its rotation, the sign-in's deletion) is a server_error that
+// says nothing of why: the store's own words (an account, a table, an
+// address) stay in the server's log.
+func TestTokenStoreFailure(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		write   string
+		kind    string
+		refresh bool // fail the refresh, not the redemption
+	}{
+		{"the family's creation", "put", "family", false},
+		{"the sign-in's deletion", "delete", "login", false},
+		{"the family's rotation", "put", "family", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			store := &hookedStore{Store: &granttest.Memory{}}
+			h := startWith(t, store)
+			redeem := h.code(t)
+			if tc.refresh {
+				first := h.token(t, redeem)
+				if first.status != http.StatusOK {
+					t.Fatalf("redemption: %d %s", first.status, first.body)
+				}
+				redeem = url.Values{"grant_type": {"refresh_token"}, "refresh_token": {first.Token}}
+			}
+			store.set(func(write string, r grant.Record) error {
+				if write == tc.write && r.Kind == tc.kind {
+					return errors.New(storeText)
+				}
+				return nil
+			})
+			a := h.token(t, redeem)
+			if a.status != http.StatusInternalServerError || a.Error != "server_error" || strings.Contains(a.body, "arn:aws") || strings.Contains(a.body, "record") {
+				t.Fatalf("%d %s, want 500 server_error saying nothing of the store", a.status, a.body)
+			}
+		})
+	}
+}
