@@ -104,13 +104,17 @@ func (st storage) DeleteAuthRequest(ctx context.Context, id string) error {
 }
 
 // tokenError is err, returned to op at the token endpoint, as OAuth says
-// it: an *oidc.Error as it is, anything else (the store failing) a
+// it: an *oidc.Error as it is; a refresh token another use rotated first
+// (rotate's conflict) invalid_grant; anything else (the store failing) a
 // server_error that says nothing of the cause, which is logged here (op
 // answers a bare error with its text).
 func (st storage) tokenError(ctx context.Context, err error) error {
 	var oerr *oidc.Error
-	if err == nil || errors.As(err, &oerr) {
+	switch {
+	case err == nil || errors.As(err, &oerr):
 		return err
+	case errors.Is(err, op.ErrInvalidRefreshToken):
+		return oidc.ErrInvalidGrant().WithDescription("the refresh token was used already").WithParent(err)
 	}
 	st.s.log.ErrorContext(ctx, "issue tokens", "err", err)
 	return oidc.ErrServerError().WithParent(err)

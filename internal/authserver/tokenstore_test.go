@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"golang.org/x/oauth2"
@@ -138,5 +139,51 @@ func TestTokenStoreFailure(t *testing.T) {
 				t.Fatalf("%d %s, want 500 server_error saying nothing of the store", a.status, a.body)
 			}
 		})
+	}
+}
+
+// Two uses of one refresh token at once (a host refreshing from two
+// calls, or two instances): the first to rotate the family wins, the
+// other is answered invalid_grant, as a refresh token no longer valid is
+// (RFC 6749 section 5.2), not a server_error; the family stays live, as
+// neither presented a token already rotated when it was read.
+func TestRefreshRace(t *testing.T) {
+	t.Parallel()
+	store := &hookedStore{Store: &granttest.Memory{}}
+	h := startWith(t, store)
+	first := h.token(t, h.code(t))
+	if first.status != http.StatusOK || first.Token == "" {
+		t.Fatalf("redemption: %d %s", first.status, first.body)
+	}
+	refresh := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {first.Token}}
+	var winner tokenAnswer
+	var winnerErr error
+	var started atomic.Bool
+	// The first rotation, after its family was read, lets a second use of
+	// the same token run whole before it writes.
+	store.set(func(write string, r grant.Record) error {
+		if write == "put" && r.Kind == "family" && r.Version != 0 {
+			if started.CompareAndSwap(false, true) {
+				winner, winnerErr = h.post(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {first.Token}})
+			}
+		}
+		return nil
+	})
+	loser := h.token(t, refresh)
+	store.set(nil)
+	if winnerErr != nil {
+		t.Fatal(winnerErr)
+	}
+	if winner.status != http.StatusOK || winner.Token == "" {
+		t.Fatalf("the use that rotated first: %d %s", winner.status, winner.body)
+	}
+	if loser.status != http.StatusBadRequest || loser.Error != "invalid_grant" {
+		t.Fatalf("the use that lost the race: %d %s, want 400 invalid_grant", loser.status, loser.body)
+	}
+	if _, err := h.verify(t, winner.Access); err != nil {
+		t.Fatalf("the winner's access token: %v", err)
+	}
+	if next := h.token(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {winner.Token}}); next.status != http.StatusOK {
+		t.Fatalf("the winner's refresh token: %d %s", next.status, next.body)
 	}
 }
