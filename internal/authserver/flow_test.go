@@ -317,6 +317,23 @@ func TestRefusals(t *testing.T) {
 			t.Fatalf("another client redeeming the code: %v, want invalid_grant", err)
 		}
 	})
+	t.Run("a client assertion", func(t *testing.T) {
+		// private_key_jwt is not supported: the client is told so, as
+		// invalid_client, whatever the grant.
+		for _, grant := range []url.Values{
+			{"grant_type": {"refresh_token"}, "refresh_token": {"fam.secret"}},
+			{"grant_type": {"authorization_code"}, "code": {"x"}, "code_verifier": {"v"}, "redirect_uri": {"http://127.0.0.1:4567/cb"}},
+		} {
+			grant.Set("client_id", "cli")
+			grant.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+			grant.Set("client_assertion", "eyJhbGciOiJFUzI1NiJ9.e30.sig")
+			resp := h.do(t, http.MethodPost, h.url+authserver.TokenPath, "", grant)
+			b := body(resp)
+			if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(b, `"invalid_client"`) {
+				t.Fatalf("%s with a client assertion: %d %s, want 401 invalid_client", grant.Get("grant_type"), resp.StatusCode, b)
+			}
+		}
+	})
 	t.Run("another resource", func(t *testing.T) {
 		resp := h.do(t, http.MethodGet, h.oauth2().AuthCodeURL("s", oauth2.S256ChallengeOption("x"), oauth2.SetAuthURLParam("resource", "https://other.example/mcp")), "alice", nil)
 		if b := body(resp); resp.StatusCode != http.StatusBadRequest || !strings.Contains(b, "invalid_target") {

@@ -58,7 +58,9 @@ func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
 // server protects (and is what the token will be bound to), and an
 // authorization request without a scope asks for the default scopes.
 // It also marks every token response Cache-Control: no-store (RFC 6749
-// section 5.1, OAuth 2.1 section 3.2.3), which op leaves out.
+// section 5.1, OAuth 2.1 section 3.2.3), which op leaves out, and
+// answers a client assertion (private_key_jwt, not supported) with
+// invalid_client, where op's refresh grant answers a server_error.
 func (s *Server) intercept(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		resource := s.Resource(r)
@@ -84,6 +86,10 @@ func (s *Server) intercept(next http.Handler) http.Handler {
 			if err := r.ParseForm(); err == nil {
 				if got := r.PostForm.Get("resource"); got != "" && !sameResource(got, resource) {
 					oauthError(w, http.StatusBadRequest, "invalid_target", "this server issues tokens for "+resource+" only")
+					return
+				}
+				if r.PostForm.Has("client_assertion_type") || r.PostForm.Has("client_assertion") {
+					oauthError(w, http.StatusUnauthorized, "invalid_client", "private_key_jwt is not supported: use none, client_secret_basic or client_secret_post")
 					return
 				}
 			}
