@@ -257,7 +257,8 @@ func (s *Server) resourceOf(ctx context.Context) (string, error) {
 // Handler serves the authorization server's endpoints (AuthorizePath,
 // TokenPath, RevokePath, KeysPath, the metadata) and the consent page at
 // ConsentPath, which the caller puts behind reviewer sign-in. register,
-// when not nil, serves RegisterPath (RFC 7591).
+// when not nil, serves RegisterPath (RFC 7591). Each request's context
+// names its source (ratelimit.WithSource, Config.Source).
 func (s *Server) Handler(register http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	opRoutes := s.intercept(s.provider)
@@ -269,7 +270,11 @@ func (s *Server) Handler(register http.Handler) http.Handler {
 	if register != nil {
 		mux.Handle(RegisterPath, register)
 	}
-	return mux
+	// Every request names its source for the limits counted below it
+	// (Config.Clients fetching a client ID metadata document).
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mux.ServeHTTP(w, r.WithContext(ratelimit.WithSource(r.Context(), s.cfg.Source(r))))
+	})
 }
 
 // Paths are the paths Handler answers, for a router in front of it.

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/singleflight"
+
+	"github.com/mcp-elicitation/elicitation/internal/ratelimit"
 )
 
 // MaxDocument bounds a client ID metadata document: a bigger one is
@@ -34,6 +36,17 @@ const (
 	MaxDocumentTTL         = 24 * time.Hour
 	DefaultDocumentEntries = 1000
 )
+
+// Default bounds on document fetches (cache misses).
+var (
+	DefaultDocumentPerSource = Rate{Count: 120, Per: time.Hour}
+	DefaultDocumentGlobal    = Rate{Count: 5000, Per: time.Hour}
+)
+
+// ErrTooManyFetches: the lookup's source, or all sources, fetched as many
+// documents as they may for now; nothing was fetched. It is not a verdict
+// on the client: a host keeps what it has and retries later.
+var ErrTooManyFetches = errors.New("clientreg: too many client metadata documents fetched; retry later")
 
 // DocumentOptions configures client ID metadata documents: a client_id
 // that is an https URL with a path names the document describing the
@@ -55,6 +68,12 @@ type DocumentOptions struct {
 	TTL time.Duration
 	// MaxEntries bounds the documents kept (DefaultDocumentEntries).
 	MaxEntries int
+	// PerSource and Global bound the documents fetched (cache misses:
+	// any unauthenticated request naming a new URL as its client_id
+	// costs one), per source (ratelimit.SourceOf the lookup's context;
+	// DefaultMaxSources of them counted) and in all
+	// (DefaultDocumentPerSource, DefaultDocumentGlobal).
+	PerSource, Global Rate
 }
 
 // DocumentError is a client ID metadata document that cannot be used: the
@@ -77,10 +96,11 @@ var errPrivateAddress = errors.New("private address")
 
 // documents fetches and caches client ID metadata documents.
 type documents struct {
-	opts   DocumentOptions
-	client *http.Client
-	now    func() time.Time
-	group  singleflight.Group
+	opts    DocumentOptions
+	client  *http.Client
+	now     func() time.Time
+	group   singleflight.Group
+	fetches *ratelimit.Limiter
 
 	mu    sync.Mutex
 	cache map[string]cachedDocument
@@ -102,6 +122,12 @@ func newDocuments(opts DocumentOptions, now func() time.Time) *documents {
 	if opts.MaxEntries <= 0 {
 		opts.MaxEntries = DefaultDocumentEntries
 	}
+	if !opts.PerSource.Valid() {
+		opts.PerSource = DefaultDocumentPerSource
+	}
+	if !opts.Global.Valid() {
+		opts.Global = DefaultDocumentGlobal
+	}
 	dialer := &net.Dialer{Timeout: opts.Timeout, Control: guard(opts.AllowInsecureLoopback)}
 	transport := &http.Transport{
 		Proxy:                  nil, // a proxy would be the address checked
@@ -120,7 +146,8 @@ func newDocuments(opts DocumentOptions, now func() time.Time) *documents {
 			return http.ErrUseLastResponse
 		},
 	}
-	return &documents{opts: opts, client: client, now: now, cache: make(map[string]cachedDocument)}
+	return &documents{opts: opts, client: client, now: now, cache: make(map[string]cachedDocument),
+		fetches: ratelimit.New(opts.PerSource, opts.Global, DefaultMaxSources)}
 }
 
 // guard refuses, at connect time (after any DNS answer, so rebinding
@@ -196,6 +223,9 @@ func (d *documents) lookup(ctx context.Context, clientID string) (Client, error)
 	}
 	if c, ok := d.cached(clientID); ok {
 		return c, nil
+	}
+	if d.fetches.Take(ratelimit.SourceOf(ctx), d.now()) > 0 {
+		return Client{}, fmt.Errorf("client metadata document at %s: %w", clientID, ErrTooManyFetches)
 	}
 	ch := d.group.DoChan(clientID, func() (any, error) {
 		// A fetch that ended between cached and DoChan has filled the cache.

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-elicitation/elicitation/internal/ratelimit"
 	"github.com/mcp-elicitation/elicitation/internal/testclock"
 )
 
@@ -411,5 +412,52 @@ func TestPublicAddr(t *testing.T) {
 		if got := publicAddr(addr.Unmap()); got != tt.want {
 			t.Errorf("publicAddr(%s) = %v, want %v", tt.addr, got, tt.want)
 		}
+	}
+}
+
+// Document fetches (cache misses) are bounded per source and in all:
+// over a bound, Lookup fetches nothing and says ErrTooManyFetches (not a
+// DocumentError: the client is not judged), while a cached document is
+// still found.
+func TestDocumentFetchBounds(t *testing.T) {
+	t.Parallel()
+	srv := newDocServer(t, true)
+	r, _, _ := newTestRegistry(t, Config{Documents: DocumentOptions{
+		AllowInsecureLoopback: true, RootCAs: srv.roots(),
+		PerSource: Rate{Count: 2, Per: time.Hour}, Global: Rate{Count: 3, Per: time.Hour},
+	}})
+	lookup := func(source, path string) error {
+		_, err := r.Lookup(ratelimit.WithSource(t.Context(), source), srv.URL+path)
+		return err
+	}
+	for _, tc := range []struct {
+		source, path string
+		want         string // fetched, limited or cached
+	}{
+		{"a", "/good", "fetched"},
+		{"a", "/missing", "fetched"},
+		{"a", "/mismatch", "limited"}, // a's bound
+		{"a", "/good", "cached"},
+		{"b", "/missing", "fetched"},  // the third fetch in all
+		{"c", "/mismatch", "limited"}, // the global bound
+	} {
+		before := srv.hits.Load()
+		err := lookup(tc.source, tc.path)
+		got := "cached"
+		var docErr *DocumentError
+		switch {
+		case srv.hits.Load() != before:
+			got = "fetched"
+		case errors.Is(err, ErrTooManyFetches) && !errors.As(err, &docErr):
+			got = "limited"
+		case err != nil:
+			got = err.Error()
+		}
+		if got != tc.want {
+			t.Fatalf("%s looking up %s: %s (%v), want %s", tc.source, tc.path, got, err, tc.want)
+		}
+	}
+	if err := lookup("a", "/good"); err != nil {
+		t.Fatalf("a cached document over the bounds: %v", err)
 	}
 }

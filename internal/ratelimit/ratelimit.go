@@ -2,12 +2,14 @@
 // token bucket per source (a bounded number of them, the least recently
 // seen forgotten first) and one for everyone, so that one source's flood
 // spends its own bucket, not the others'. The authorization server uses it
-// for dynamic client registration (internal/clientreg) and for
-// authorization requests (internal/authserver).
+// for dynamic client registration and client ID metadata document fetches
+// (internal/clientreg) and for authorization requests
+// (internal/authserver).
 package ratelimit
 
 import (
 	"container/list"
+	"context"
 	"net"
 	"net/http"
 	"net/netip"
@@ -92,6 +94,21 @@ func (l *Limiter) bucket(source string) *rate.Limiter {
 	b := &sourceBucket{source: source, bucket: l.perSource.limiter()}
 	l.sources[source] = l.recent.PushFront(b)
 	return b.bucket
+}
+
+type sourceKey struct{}
+
+// WithSource returns ctx naming source as the source of the request it
+// serves, for a limit counted below the handler that knows the request
+// (a client lookup's document fetch).
+func WithSource(ctx context.Context, source string) context.Context {
+	return context.WithValue(ctx, sourceKey{}, source)
+}
+
+// SourceOf is the source ctx names (WithSource), "" when none.
+func SourceOf(ctx context.Context) string {
+	s, _ := ctx.Value(sourceKey{}).(string)
+	return s
 }
 
 // RemoteIP is the usual source of a request: the address it came from
