@@ -98,20 +98,6 @@ func (c Client) CheckSecret(secret string) bool {
 	return subtle.ConstantTimeCompare([]byte(HashSecret(secret)), []byte(c.SecretHash)) == 1
 }
 
-// Native reports whether the client runs on the person's device: every
-// redirect URI is loopback http or a private-use scheme (RFC 8252).
-func (c Client) Native() bool {
-	if len(c.RedirectURIs) == 0 {
-		return false
-	}
-	for _, u := range c.RedirectURIs {
-		if kind, err := classifyRedirect(u); err != nil || kind == redirectHTTPS {
-			return false
-		}
-	}
-	return true
-}
-
 // AllowsRedirect reports whether redirectURI is one of the client's:
 // exactly, or for a loopback http URI with any port (RFC 8252 section
 // 7.3).

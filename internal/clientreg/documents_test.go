@@ -188,7 +188,7 @@ func TestDocumentLookup(t *testing.T) {
 			c, err := r.Lookup(t.Context(), id)
 			if tt.want == "" {
 				if err != nil || c.ID != id || c.Source != Metadata || c.Name != "Example MCP Client" ||
-					c.AuthMethod != AuthNone || !c.HasGrant(GrantRefreshToken) || c.Native() {
+					c.AuthMethod != AuthNone || !c.HasGrant(GrantRefreshToken) {
 					t.Errorf("%+v, %v", c, err)
 				}
 				return

@@ -60,14 +60,14 @@ func ExampleRegistry_RegisterHandler() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(client.Name, client.Source, client.AuthMethod, client.Native())
+	fmt.Println(client.Name, client.Source, client.AuthMethod)
 	fmt.Println(client.RedirectHost("http://localhost:50999/callback"))
 
 	ops, _ := registry.Lookup(context.Background(), "ops-cli")
 	fmt.Println(ops.Name, ops.Source)
 	// Output:
 	// 201 Created
-	// Claude Code registered none true
+	// Claude Code registered none
 	// localhost
 	// Operations CLI operator
 }

@@ -102,25 +102,6 @@ func TestClientRedirects(t *testing.T) {
 	}
 }
 
-func TestClientNative(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		uris []string
-		want bool
-	}{
-		{[]string{"http://127.0.0.1/cb"}, true},
-		{[]string{"http://localhost:3000/cb", "com.example.app:/cb"}, true},
-		{[]string{"http://127.0.0.1/cb", "https://app.example.com/cb"}, false},
-		{[]string{"https://app.example.com/cb"}, false},
-		{nil, false},
-	}
-	for _, tt := range tests {
-		if got := (Client{RedirectURIs: tt.uris}).Native(); got != tt.want {
-			t.Errorf("Native(%q) = %v, want %v", tt.uris, got, tt.want)
-		}
-	}
-}
-
 func TestCheckSecret(t *testing.T) {
 	t.Parallel()
 	c := Client{AuthMethod: AuthSecretBasic, SecretHash: HashSecret("s3cret-value")}

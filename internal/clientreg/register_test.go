@@ -154,7 +154,7 @@ func TestRegisterPublicClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Source != Registered || c.Name != "Claude Code" || !c.Native() || !c.HasGrant(GrantRefreshToken) ||
+	if c.Source != Registered || c.Name != "Claude Code" || !c.HasGrant(GrantRefreshToken) ||
 		!c.IssuedAt.Equal(t0) || c.AuthMethod != AuthNone || c.CheckSecret("") {
 		t.Errorf("looked up %+v", c)
 	}
@@ -188,7 +188,7 @@ func TestRegisterConfidentialClient(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.AuthMethod != method || !c.CheckSecret(got.ClientSecret) || c.CheckSecret(got.ClientSecret+"x") || c.Native() {
+		if c.AuthMethod != method || !c.CheckSecret(got.ClientSecret) || c.CheckSecret(got.ClientSecret+"x") {
 			t.Errorf("%s: looked up %+v", method, c)
 		}
 	}

@@ -47,7 +47,7 @@ func TestLookup(t *testing.T) {
 	ctx := t.Context()
 
 	cli, err := r.Lookup(ctx, "ops-cli")
-	if err != nil || cli.Source != Operator || cli.Name != "Ops CLI" || !cli.HasGrant(GrantRefreshToken) || !cli.Native() {
+	if err != nil || cli.Source != Operator || cli.Name != "Ops CLI" || !cli.HasGrant(GrantRefreshToken) {
 		t.Errorf("ops-cli: %+v, %v", cli, err)
 	}
 	web, err := r.Lookup(ctx, "ops-web")
