@@ -117,7 +117,7 @@ func PublicMessage(err error) string {
 	if errors.As(err, &e) {
 		return e.Message
 	}
-	for _, s := range []error{ErrNotFound, ErrExpired, ErrCanceled, ErrNotDecided, ErrConflict, ErrAlreadyApproved, ErrAnswerDiffers, ErrForbidden, ErrBusy} {
+	for _, s := range []error{ErrNotFound, ErrExpired, ErrCanceled, ErrNotDecided, ErrConflict, ErrSeatApproved, ErrAlreadyApproved, ErrAnswerDiffers, ErrForbidden, ErrBusy} {
 		if errors.Is(err, s) {
 			return s.Error()
 		}

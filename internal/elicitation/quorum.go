@@ -1,6 +1,7 @@
 package elicitation
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -19,7 +20,20 @@ var (
 	// ErrAnswerDiffers: an earlier approval of the quorum carried another
 	// answer (other picks, other form values); every approval must agree.
 	ErrAnswerDiffers = errors.New("another reviewer approved a different answer; submit the same answer or decline")
+	// ErrSeatApproved: the approval of the reviewer whose place on the
+	// quorum this one would fill is already counted, given by them or by
+	// their delegate (a delegate fills the delegator's place, never a
+	// place of their own). It is ErrAlreadyApproved too (errors.Is).
+	ErrSeatApproved error = seatApproved{}
 )
+
+type seatApproved struct{}
+
+func (seatApproved) Error() string {
+	return "an approval for this reviewer's place is already counted, given by them or by their delegate; it needs approvals from other reviewers"
+}
+
+func (seatApproved) Is(target error) bool { return target == ErrAlreadyApproved }
 
 // Approval is one reviewer's approval counted towards a request's quorum.
 type Approval struct {
@@ -30,6 +44,9 @@ type Approval struct {
 	// answer without the reviewer's comment): every approval of one request
 	// must carry the same answer; their comments may differ.
 	AnswerDigest string `json:"answerDigest"`
+	// For is the reviewer whose place By filled through a delegation
+	// (Resolution.For; empty: By's own).
+	For string `json:"for,omitempty"`
 }
 
 // Quorum is how many distinct reviewers must approve: at least 1.
@@ -38,6 +55,14 @@ func (s State) Quorum() int { return max(s.Approvals, 1) }
 // approvalBy reports whether an approval of reviewer by is recorded.
 func (s State) approvalBy(by string) bool {
 	return slices.ContainsFunc(s.Approvers, func(a Approval) bool { return a.By == by })
+}
+
+// seatTaken reports whether an approval already fills the place t would:
+// the delegator's when t is a delegate's (For), else By's own, whoever
+// gave it (By themselves, or a delegate for them).
+func (s State) seatTaken(t Resolution) bool {
+	seat := cmp.Or(t.For, t.By)
+	return slices.ContainsFunc(s.Approvers, func(a Approval) bool { return cmp.Or(a.For, a.By) == seat })
 }
 
 // approvalOf returns the approval recorded under submission id sub, if any.
@@ -73,6 +98,9 @@ func (t Resolution) Check(s State) (done bool, err error) {
 	if s.approvalBy(t.By) {
 		return true, ErrAlreadyApproved
 	}
+	if s.seatTaken(t) {
+		return true, ErrSeatApproved
+	}
 	if len(s.Approvers) > 0 && s.Approvers[0].AnswerDigest != t.Agreement() {
 		return true, ErrAnswerDiffers
 	}
@@ -103,7 +131,7 @@ func (t Resolution) Step(s State) Step {
 		return Step{Next: t.Apply(s), Entry: t.AuditEntry(), Answer: t.Answer, Outbox: t.Outbox, Withdraw: t.Withdraw}
 	}
 	next := s
-	next.Approvers = append(slices.Clip(s.Approvers), Approval{By: t.By, SubmissionID: t.SubmissionID, At: t.At, AnswerDigest: t.Agreement()})
+	next.Approvers = append(slices.Clip(s.Approvers), Approval{By: t.By, SubmissionID: t.SubmissionID, At: t.At, AnswerDigest: t.Agreement(), For: t.For})
 	if len(next.Approvers) >= s.Quorum() {
 		next = t.Apply(next)
 		return Step{Next: next, Entry: t.AuditEntry(), Answer: t.Answer, Outbox: t.Outbox, Withdraw: t.Withdraw}

@@ -708,6 +708,8 @@ func refusalReason(err error) string {
 		return "invalid: " + e.Kind.Error()
 	}
 	switch {
+	case errors.Is(err, ErrSeatApproved):
+		return "already approved for this reviewer's place"
 	case errors.Is(err, ErrAlreadyApproved):
 		return "already approved by this reviewer"
 	case errors.Is(err, ErrAnswerDiffers):

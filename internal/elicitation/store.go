@@ -92,8 +92,10 @@ type Requests interface {
 	// the request stays pending until that many distinct reviewers (By)
 	// approved the same answer; the vote that completes the quorum decides.
 	// A second approval by the same reviewer gives ErrAlreadyApproved, one
-	// with another answer ErrAnswerDiffers (both with the current state),
-	// and any decline declines.
+	// for a place already filled (a delegate's for the delegator, For, or
+	// the delegator's after their delegate's) ErrSeatApproved, one with
+	// another answer ErrAnswerDiffers (all with the current state), and any
+	// decline declines.
 	Resolve(ctx context.Context, id string, t Resolution) (State, error)
 
 	// Consume marks a submitted or declined request consumed (keeping its

@@ -250,7 +250,9 @@ func leftOut(rec elicitation.Record, d elicitation.Decision, who string) string 
 		return "Left out: it asks you to choose options. Open it to choose."
 	case rec.Payload.Schema != nil:
 		return "Left out: it has a form to fill. Open it to fill it in."
-	case d == elicitation.DecisionSubmitted && slices.ContainsFunc(rec.State.Approvers, func(a elicitation.Approval) bool { return strings.EqualFold(a.By, who) }):
+	case d == elicitation.DecisionSubmitted && slices.ContainsFunc(rec.State.Approvers, func(a elicitation.Approval) bool {
+		return strings.EqualFold(a.By, who) || strings.EqualFold(a.For, who)
+	}):
 		return "Left out: your approval is already counted; it needs other reviewers'."
 	}
 	return ""

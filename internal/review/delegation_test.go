@@ -2,6 +2,7 @@ package review_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -102,5 +103,53 @@ func TestInboxDelegation(t *testing.T) {
 	}
 	if r := e.getAs("bob", "/review/"+later.ID); r.Status != http.StatusNotFound {
 		t.Errorf("bob opens carol's request after the end: %d", r.Status)
+	}
+}
+
+// TestDelegationQuorumOneSeat: a quorum counts each named reviewer's seat
+// once, whoever fills it. Carol, named with bob on a request that needs
+// two approvals, approves, then delegates to eve (named nowhere): eve's
+// approval for carol is refused and the request stays pending; the other
+// way round, eve's approval for carol first, carol's own is refused (her
+// batch leaves the request out). Only bob's completes the quorum.
+func TestDelegationQuorumOneSeat(t *testing.T) {
+	t.Parallel()
+	for _, carolFirst := range []bool{true, false} {
+		t.Run(fmt.Sprintf("carol first %v", carolFirst), func(t *testing.T) {
+			t.Parallel()
+			e := newSignedInEnv(t)
+			q := e.create("ci-bot", elicitation.Input{Message: "Two of us must agree", TimeoutSeconds: 1800,
+				Reviewers: []string{"bob@example.com", "carol@example.com"}, Approvals: 2})
+			end := e.clock.Now().Add(2 * time.Hour).Format("2006-01-02T15:04")
+			if r := e.postAs("carol", "/review/", url.Values{"delegate": {"1"}, "to": {"eve@example.com"}, "end": {end}}); r.Status != http.StatusOK {
+				t.Fatalf("carol delegates to eve: %d", r.Status)
+			}
+			approve := func(name string) string {
+				b := e.selectBatch(name, url.Values{"decision": {"submitted"}, "id": {q.ID}})
+				if b.token == "" {
+					return b.outcomes[q.ID]
+				}
+				return outcomes(e.confirm(name, b, "submitted", "").Body)[q.ID]
+			}
+			first, second := "carol", "eve"
+			if !carolFirst {
+				first, second = second, first
+			}
+			if got := approve(first); !strings.HasPrefix(got, "Your approval is counted (1 of 2)") {
+				t.Fatalf("%s approves: %q", first, got)
+			}
+			// Offered to eve (her own approval is not counted), refused when
+			// sent; carol's batch leaves it out, her place being filled.
+			if got := approve(second); !strings.HasPrefix(got, "Not counted: an approval for this reviewer's place is already counted") &&
+				!strings.HasPrefix(got, "Left out: your approval is already counted") {
+				t.Errorf("%s approves after %s: %q, want it not counted", second, first, got)
+			}
+			if st := e.load(q.ID).State; st.Status != elicitation.StatusPending || len(st.Approvers) != 1 {
+				t.Fatalf("after carol's seat was filled twice: %s with %+v", st.Status, st.Approvers)
+			}
+			if got := approve("bob"); got != "Approved." {
+				t.Errorf("bob completes the quorum: %q", got)
+			}
+		})
 	}
 }
