@@ -45,6 +45,33 @@ func testQuorum(t *testing.T, open Factory) {
 	t.Run("approval at expiry", func(t *testing.T) { quorumAtExpiry(t, ctx, a, b) })
 	t.Run("racing reviewers: exactly the quorum counts, once", func(t *testing.T) { quorumRacingReviewers(t, ctx, a, b) })
 	t.Run("one reviewer racing itself counts once", func(t *testing.T) { quorumReviewerRacingItself(t, ctx, a, b) })
+	t.Run("a delegate fills the delegator's place", func(t *testing.T) { quorumDelegateSeat(t, ctx, a, b) })
+}
+
+// quorumDelegateSeat: an approval for alice by her delegate (For) fills
+// alice's place, as read through the other handle: alice's own approval
+// and another delegate's for her are refused (ErrSeatApproved), bob's
+// completes the quorum and keeps whom the first was for.
+func quorumDelegateSeat(t *testing.T, ctx context.Context, a, b elicitation.Store) {
+	r := NewQuorum(t, 2)
+	mustCreate(t, a, r)
+	forAlice := func(by, sub string) elicitation.Resolution {
+		v := vote(by, sub, "opt-1", time.Minute)
+		v.For = "alice@example.com"
+		return v
+	}
+	mustResolve(ctx, t, a, r.State.ID, forAlice("eve@example.com", "s1"))
+	for name, v := range map[string]elicitation.Resolution{
+		"alice's own":           vote("alice@example.com", "s2", "opt-1", 2*time.Minute),
+		"frank's, also for her": forAlice("frank@example.com", "s3"),
+	} {
+		_, err := b.Resolve(ctx, r.State.ID, v)
+		wantErr(t, name+" after eve's for alice", err, elicitation.ErrSeatApproved)
+	}
+	st, err := b.Resolve(ctx, r.State.ID, vote("bob@example.com", "s4", "opt-1", 3*time.Minute))
+	if err != nil || st.Status != elicitation.StatusSubmitted || approvers(st) != "eve@example.com,bob@example.com" || st.Approvers[0].For != "alice@example.com" {
+		t.Fatalf("bob completes the quorum: %+v, %v", st, err)
+	}
 }
 
 // quorumTwoReviewers is testQuorum's case "two reviewers reach it, one twice does not".
