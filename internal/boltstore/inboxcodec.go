@@ -15,8 +15,10 @@ import (
 // page's time, docs/benchmarks.md): a version byte, then the fields in a
 // fixed order, strings as a uvarint length and their bytes, times as a
 // varint of Unix nanoseconds (0: the zero time), counts as uvarints.
-// Values written as JSON (the index's first form) still decode.
-const entryVersion = 1
+// Values written as JSON (the index's first form) still decode, and so
+// do values of version 1, whose approvals have no For (version 2 writes
+// whom each approval was made for, after its digest).
+const entryVersion = 2
 
 func encodeEntry(e elicitation.InboxEntry) []byte {
 	n := 32 + len(e.ID) + len(e.Kind) + len(e.Owner) + len(e.Headline)
@@ -24,7 +26,7 @@ func encodeEntry(e elicitation.InboxEntry) []byte {
 		n += 2 + len(r)
 	}
 	for _, a := range e.Approvers {
-		n += 24 + len(a.By) + len(a.SubmissionID) + len(a.AnswerDigest)
+		n += 27 + len(a.By) + len(a.SubmissionID) + len(a.AnswerDigest) + len(a.For)
 	}
 	b := make([]byte, 1, n)
 	b[0] = entryVersion
@@ -40,7 +42,7 @@ func encodeEntry(e elicitation.InboxEntry) []byte {
 	b = binary.AppendUvarint(b, uint64(len(e.Approvers)))
 	for _, a := range e.Approvers {
 		b = appendTime(appendString(appendString(b, a.By), a.SubmissionID), a.At)
-		b = appendString(b, a.AnswerDigest)
+		b = appendString(appendString(b, a.AnswerDigest), a.For)
 	}
 	return b
 }
@@ -147,9 +149,10 @@ func decodeEntryNames(v []byte, e *elicitation.InboxEntry, names map[string]stri
 	if len(v) > 0 && v[0] == '{' {
 		return json.Unmarshal(v, e)
 	}
-	if len(v) == 0 || v[0] != entryVersion {
+	if len(v) == 0 || v[0] < 1 || v[0] > entryVersion {
 		return fmt.Errorf("%w: unknown version", errEntryDamaged)
 	}
+	withFor := v[0] >= 2
 	r := &entryReader{b: v[1:], names: names}
 	e.ID, e.Kind, e.Owner, e.Headline = r.str(), elicitation.Kind(r.name()), r.name(), r.str()
 	e.CreatedAt, e.ExpiresAt = r.time(), r.time()
@@ -166,6 +169,9 @@ func decodeEntryNames(v []byte, e *elicitation.InboxEntry, names map[string]stri
 			a := &e.Approvers[i]
 			a.By, a.SubmissionID, a.At = r.name(), r.str(), r.time()
 			a.AnswerDigest = r.str()
+			if withFor {
+				a.For = r.name()
+			}
 		}
 	}
 	if r.err == nil && len(r.b) != 0 {

@@ -24,7 +24,8 @@ func TestEntryCodec(t *testing.T) {
 		{ID: "a", Kind: elicitation.KindApproval, Owner: "alice", Headline: "Deploy?", CreatedAt: at, ExpiresAt: at.Add(time.Hour)},
 		{ID: "b", Kind: elicitation.KindSelection, Owner: "bot", Headline: "Pick … ünïcode", CreatedAt: at, ExpiresAt: at.Add(time.Minute), Approvals: 2,
 			Reviewers: []string{"bob@example.com", "group:ops"},
-			Approvers: []elicitation.Approval{{By: "bob@example.com", SubmissionID: "r1", At: at.Add(time.Second), AnswerDigest: "d1"}, {By: "sub:x"}}},
+			Approvers: []elicitation.Approval{{By: "bob@example.com", SubmissionID: "r1", At: at.Add(time.Second), AnswerDigest: "d1"}, {By: "sub:x"},
+				{By: "eve@example.com", SubmissionID: "r2", AnswerDigest: "d1", For: "carol@example.com"}}},
 	} {
 		var got elicitation.InboxEntry
 		if err := decodeEntry(encodeEntry(e), &got); err != nil || !reflect.DeepEqual(got, e) {
@@ -45,6 +46,12 @@ func TestEntryCodec(t *testing.T) {
 		if err := decodeEntry(append(full, 0), &got); !errors.Is(err, errEntryDamaged) {
 			t.Errorf("%s with a trailing byte: %v", e.ID, err)
 		}
+	}
+	// A value of version 1 (approvals without For) still decodes.
+	v1 := []byte{1, 1, 'q', 0, 0, 0, 0, 0, 2, 0, 1, 1, 'b', 2, 'r', '1', 0, 2, 'd', '1'}
+	var old elicitation.InboxEntry
+	if err := decodeEntry(v1, &old); err != nil || len(old.Approvers) != 1 || old.Approvers[0] != (elicitation.Approval{By: "b", SubmissionID: "r1", AnswerDigest: "d1"}) {
+		t.Errorf("a version 1 value: %+v, %v", old, err)
 	}
 	huge := []byte{entryVersion, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f}
 	var d elicitation.InboxEntry

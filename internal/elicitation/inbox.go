@@ -106,6 +106,20 @@ func (c InboxCursor) Compare(d InboxCursor) int {
 	return cmp.Or(c.ExpiresAt.Compare(d.ExpiresAt), strings.Compare(c.ID, d.ID))
 }
 
+// voted reports whether e's quorum counts id's approval already: one id
+// gave, or one that fills the place id's would (State.seatTaken: the
+// delegator's, when id decides e for them through one of ds).
+func (s *Service) voted(id Identity, e InboxEntry, ds []Delegation) bool {
+	who := id.Principal()
+	seat := who
+	if forWhom, err := s.policy.DecidesFor(id, e.Owner, e.Reviewers, ds); err == nil && forWhom != "" {
+		seat = forWhom
+	}
+	return slices.ContainsFunc(e.Approvers, func(a Approval) bool {
+		return strings.EqualFold(a.By, who) || strings.EqualFold(cmp.Or(a.For, a.By), seat)
+	})
+}
+
 // InboxItem is one row of a reviewer's inbox.
 type InboxItem struct {
 	InboxEntry
@@ -198,7 +212,6 @@ func (s *Service) ReviewerInbox(ctx context.Context, id Identity, f InboxFilter)
 	}
 	sortTies(entries)
 	limit := f.Rows()
-	who := id.Principal()
 	owners := map[string]bool{}
 	rows := make([]int, 0, len(entries)) // the entries that match f, in order
 	for i, e := range entries {
@@ -222,7 +235,7 @@ func (s *Service) ReviewerInbox(ctx context.Context, id Identity, f InboxFilter)
 	for _, i := range rows[start:end] {
 		e := entries[i]
 		it := InboxItem{InboxEntry: e, Left: e.ExpiresAt.Sub(now), Votes: len(e.Approvers)}
-		it.Voted = slices.ContainsFunc(e.Approvers, func(a Approval) bool { return strings.EqualFold(a.By, who) })
+		it.Voted = s.voted(id, e, ds)
 		l.Items = append(l.Items, it)
 	}
 	l.Owners = slices.Sorted(maps.Keys(owners))

@@ -111,7 +111,8 @@ func TestInboxDelegation(t *testing.T) {
 // two approvals, approves, then delegates to eve (named nowhere): eve's
 // approval for carol is refused and the request stays pending; the other
 // way round, eve's approval for carol first, carol's own is refused (her
-// batch leaves the request out). Only bob's completes the quorum.
+// batch leaves the request out). Both their inboxes say the place is
+// counted. Only bob's completes the quorum.
 func TestDelegationQuorumOneSeat(t *testing.T) {
 	t.Parallel()
 	for _, carolFirst := range []bool{true, false} {
@@ -137,6 +138,12 @@ func TestDelegationQuorumOneSeat(t *testing.T) {
 			}
 			if got := approve(first); !strings.HasPrefix(got, "Your approval is counted (1 of 2)") {
 				t.Fatalf("%s approves: %q", first, got)
+			}
+			// Both inboxes say the place is filled.
+			for _, name := range []string{"carol", "eve"} {
+				if body := e.getAs(name, "/review/").Body; !strings.Contains(body, "1 of 2 approvals, yours counted") {
+					t.Errorf("%s's inbox after %s's approval does not say it is counted:\n%s", name, first, body)
+				}
 			}
 			// Offered to eve (her own approval is not counted), refused when
 			// sent; carol's batch leaves it out, her place being filled.
