@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"slices"
 	"time"
 )
 
@@ -290,13 +291,17 @@ func (t Resolution) Digest() string {
 
 // Agreement is the digest of what the approvals of a quorum must agree on:
 // the decision and the answer without its comment (each reviewer's note
-// may differ). Without a comment it is Digest.
+// may differ) and without the order of its picks (a page sends them in
+// the order it shows them, which a filter changes: the same picks are the
+// same answer). Without a comment, and with the picks in order, it is
+// Digest.
 func (t Resolution) Agreement() string {
-	if t.Answer == nil || t.Answer.Comment == "" {
+	if t.Answer == nil {
 		return t.Digest()
 	}
 	a := *t.Answer
 	a.Comment = ""
+	a.SelectedIDs = slices.Sorted(slices.Values(a.SelectedIDs))
 	return AnswerDigest(Decision(t.Status), &a)
 }
 
