@@ -55,7 +55,7 @@ func (s *Store) PutDelegation(ctx context.Context, d elicitation.Delegation) err
 	if err != nil {
 		return err
 	}
-	seq := key(delegationPK, delegationSeqPrefix+digestKey(d.From))
+	seq := key(delegationPK, delegationSeq)
 	return s.boundedWrite(ctx, "delegation "+d.ID, seq, it[attrTTL], func() error {
 		all, err := s.ListDelegations(ctx, d.CreatedAt)
 		if err != nil {
@@ -69,10 +69,13 @@ func (s *Store) PutDelegation(ctx context.Context, d elicitation.Delegation) err
 	}}})
 }
 
-// delegationSeqPrefix starts the sort key of a delegator's sequence
-// (boundedWrite) in the partition: no delegation id has a '#', and having
-// no endAt, a sequence is never listed (ListDelegations' filter).
-const delegationSeqPrefix = "#seq#"
+// delegationSeq is the sort key of the delegations' one sequence
+// (boundedWrite), which orders every delegation's creation, since
+// RoomFor counts all reviewers' too: no delegation id has a '#', and
+// having no endAt, the sequence is never listed (ListDelegations'
+// filter). Delegations are made seldom: one sequence costs no waiting
+// worth the name.
+const delegationSeq = "#seq#"
 
 // EndDelegation implements elicitation.Delegations: a strongly consistent
 // read, then a PutItem conditioned on the delegator and the end read.

@@ -16,7 +16,8 @@ import (
 // the number read before the count. Two writes that counted the same
 // items cannot both land: the second's condition fails, and it reads and
 // counts again. One per author guards the live-rule bound (CreateRule),
-// one per delegator MaxDelegationsFrom (PutDelegation). Its number is
+// one for all delegations MaxDelegationsFrom and MaxDelegations
+// (PutDelegation). Its number is
 // attrSeq, as an audit entry's place is.
 
 // boundedWrite writes tx once check, run after the sequence at seq is

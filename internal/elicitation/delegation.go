@@ -29,8 +29,9 @@ const (
 	// MaxDelegationsFrom bounds the delegations one reviewer has that
 	// have not ended.
 	MaxDelegationsFrom = 10
-	// MaxDelegations bounds the delegations a store lists that have not
-	// ended (all reviewers).
+	// MaxDelegations bounds the delegations that have not ended, of all
+	// reviewers: a store refuses one more (ErrDelegationsFull), so its
+	// listing, which stops there, holds every one.
 	MaxDelegations = 1000
 	// DelegationRetention is how long a store keeps a delegation after its
 	// end (for the operator's listing).
@@ -41,6 +42,9 @@ const (
 var (
 	ErrDelegationInvalid  = errors.New("invalid delegation")
 	ErrTooManyDelegations = errors.New("too many delegations")
+	// ErrDelegationsFull: the store holds MaxDelegations that have not
+	// ended, of all reviewers.
+	ErrDelegationsFull = errors.New("the server holds its most delegations")
 )
 
 // Delegation lets To decide for From from Start until End.
@@ -65,7 +69,9 @@ func (d Delegation) ActiveAt(now time.Time) bool { return !now.Before(d.Start) &
 type Delegations interface {
 	// PutDelegation stores a new delegation (d.ID not yet used, else
 	// ErrConflict) unless d.From already has MaxDelegationsFrom that end
-	// after d.CreatedAt (ErrTooManyDelegations, nothing written).
+	// after d.CreatedAt (ErrTooManyDelegations), or all reviewers have
+	// MaxDelegations (ErrDelegationsFull); nothing is written then
+	// (RoomFor).
 	PutDelegation(ctx context.Context, d Delegation) error
 	// EndDelegation ends from's delegation id at at: its End becomes at
 	// and EndedAt at. It returns the delegation ended; ErrNotFound if
@@ -142,8 +148,11 @@ func (s *Service) Delegate(ctx context.Context, id Identity, in DelegationInput)
 		return Delegation{}, err
 	}
 	if err := ds.PutDelegation(ctx, d); err != nil {
-		if errors.Is(err, ErrTooManyDelegations) {
+		switch {
+		case errors.Is(err, ErrTooManyDelegations):
 			return Delegation{}, invalid(ErrTooManyDelegations, "to", "you have %d delegations that have not ended; end one first", MaxDelegationsFrom)
+		case errors.Is(err, ErrDelegationsFull):
+			return Delegation{}, invalid(ErrDelegationsFull, "to", "this server holds %d delegations that have not ended, its most; one must end before another can be made (tell its operator)", MaxDelegations)
 		}
 		return Delegation{}, fmt.Errorf("delegate: %w", err)
 	}
@@ -244,18 +253,25 @@ func Listed(ds []Delegation, after time.Time) []Delegation {
 	return ds[:min(len(ds), MaxDelegations)]
 }
 
-// RoomFor is the one bound PutDelegation applies: ErrTooManyDelegations
-// if d's delegator already has MaxDelegationsFrom delegations among ds
-// that end after d.CreatedAt.
+// RoomFor is the one pair of bounds PutDelegation applies, counting the
+// delegations among ds that end after d.CreatedAt: ErrTooManyDelegations
+// if d's delegator already has MaxDelegationsFrom, ErrDelegationsFull if
+// all reviewers have MaxDelegations.
 func RoomFor(ds []Delegation, d Delegation) error {
-	open := 0
+	open, all := 0, 0
 	for _, o := range ds {
-		if o.From == d.From && o.End.After(d.CreatedAt) {
-			open++
+		if o.End.After(d.CreatedAt) {
+			all++
+			if o.From == d.From {
+				open++
+			}
 		}
 	}
-	if open >= MaxDelegationsFrom {
+	switch {
+	case open >= MaxDelegationsFrom:
 		return fmt.Errorf("delegations of %s: %w", d.From, ErrTooManyDelegations)
+	case all >= MaxDelegations:
+		return fmt.Errorf("delegation of %s: %w", d.From, ErrDelegationsFull)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package elicitation_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -150,5 +151,42 @@ func TestDelegatedDecision(t *testing.T) {
 	}
 	if ds, err := svc.OperatorDelegations(ctx, true); err != nil || len(ds) != 2 {
 		t.Errorf("operator listing: %d, %v", len(ds), err)
+	}
+}
+
+// TestRoomFor: the two bounds a store applies to a new delegation, over
+// those that have not ended at its creation: the delegator's own
+// (MaxDelegationsFrom) and all reviewers' (MaxDelegations).
+func TestRoomFor(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 5, 9, 0, 0, 0, time.UTC)
+	of := func(n int, from func(i int) string, end time.Time) []elicitation.Delegation {
+		ds := make([]elicitation.Delegation, n)
+		for i := range ds {
+			ds[i] = elicitation.Delegation{ID: fmt.Sprint(i), From: from(i), To: "bob@example.com", Start: now.Add(-time.Hour), End: end}
+		}
+		return ds
+	}
+	fromAlice := func(int) string { return "alice@example.com" }
+	many := func(i int) string { return fmt.Sprintf("r%d@example.com", i/elicitation.MaxDelegationsFrom) }
+	later, ended := now.Add(time.Hour), now
+	tests := []struct {
+		name string
+		ds   []elicitation.Delegation
+		want error
+	}{
+		{"none", nil, nil},
+		{"the delegator one short", of(elicitation.MaxDelegationsFrom-1, fromAlice, later), nil},
+		{"the delegator full", of(elicitation.MaxDelegationsFrom, fromAlice, later), elicitation.ErrTooManyDelegations},
+		{"the delegator's ended ones do not count", of(elicitation.MaxDelegationsFrom, fromAlice, ended), nil},
+		{"all one short", of(elicitation.MaxDelegations-1, many, later), nil},
+		{"all full", of(elicitation.MaxDelegations, many, later), elicitation.ErrDelegationsFull},
+		{"all ended do not count", of(elicitation.MaxDelegations, many, ended), nil},
+	}
+	for _, tt := range tests {
+		d := elicitation.Delegation{ID: "new", From: "alice@example.com", To: "bob@example.com", Start: now, End: later, CreatedAt: now}
+		if err := elicitation.RoomFor(tt.ds, d); !errors.Is(err, tt.want) || (err == nil) != (tt.want == nil) {
+			t.Errorf("%s: RoomFor = %v, want %v", tt.name, err, tt.want)
+		}
 	}
 }

@@ -1,11 +1,13 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
 // testDelegations: a delegation put through one handle is listed through
@@ -121,6 +123,42 @@ func testDelegationRoom(t *testing.T, a, b elicitation.Store) {
 	if won != 2 || kept != elicitation.MaxDelegationsFrom {
 		t.Errorf("%d concurrent puts landed and %d are kept, for a delegator two short of %d; want 2 and %d", won, kept, elicitation.MaxDelegationsFrom, elicitation.MaxDelegationsFrom)
 	}
+}
+
+// testDelegationsFull: once all reviewers have MaxDelegations that have
+// not ended, one more from a delegator with room of their own is refused
+// with ErrDelegationsFull and not stored, and the listing holds every
+// one; an ended one makes room again.
+func testDelegationsFull(t *testing.T, open Factory) {
+	testenv.Slow(t, "store contract's thousand delegations")
+	a, b := open(t)
+	// A thousand puts, each counting the ones before it (on DynamoDB Local
+	// half a minute, more under -race and load): the work is bounded, the
+	// minute of ctxT is not enough.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	dl := func(id, from string) elicitation.Delegation {
+		return elicitation.Delegation{ID: id, From: from, To: "bob@example.com", Start: T0, End: T0.Add(time.Hour), CreatedAt: T0}
+	}
+	for i := range elicitation.MaxDelegations {
+		h := a
+		if i%2 == 1 {
+			h = b
+		}
+		from := fmt.Sprintf("r%03d@example.com", i/elicitation.MaxDelegationsFrom)
+		must(t, h.PutDelegation(ctx, dl(fmt.Sprintf("f%04d", i), from)))
+	}
+	wantErr(t, "one past the bound of all", b.PutDelegation(ctx, dl("over", "newcomer@example.com")), elicitation.ErrDelegationsFull)
+	l, err := a.ListDelegations(ctx, T0)
+	must(t, err)
+	if len(l) != elicitation.MaxDelegations || l[len(l)-1].ID != fmt.Sprintf("f%04d", elicitation.MaxDelegations-1) {
+		t.Fatalf("listed %d, want every one of %d", len(l), elicitation.MaxDelegations)
+	}
+	_, err = a.EndDelegation(ctx, "r000@example.com", "f0000", T0.Add(time.Minute))
+	must(t, err)
+	late := dl("late", "newcomer@example.com")
+	late.CreatedAt = T0.Add(2 * time.Minute)
+	must(t, b.PutDelegation(ctx, late))
 }
 
 func sameDelegation(a, b elicitation.Delegation) bool {

@@ -43,7 +43,7 @@ func Run(t *testing.T, open Factory) {
 		{"OutboxClaims", testOutboxClaims}, {"OutboxResolve", testOutboxResolve}, {"OutboxFairness", testOutboxFairness},
 		{"OutboxScheduled", testOutboxScheduled}, {"Inbox", testInbox}, {"Owned", testOwned},
 		{"Quorum", testQuorum}, {"PendingCap", testPendingCap}, {"Rules", testRules}, {"Standing", testStanding},
-		{"Delegations", testDelegations},
+		{"Delegations", testDelegations}, {"DelegationsFull", testDelegationsFull},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
