@@ -75,8 +75,12 @@ func (t *tasks) getExt(ctx context.Context, tg target) (mcp.Result, error) {
 // its offer (taskOffer), if the host has not answered it yet.
 func (t *tasks) inputRequest(ctx context.Context, tg target) (mcp.InputRequestMap, error) {
 	o, err := t.taskOffer(ctx, tg)
-	if o == nil || err != nil {
-		return nil, err
+	if err != nil {
+		// Never the store's text: its own sentence, else internal (logged).
+		return nil, t.readError(ctx, tg.state.ID, err)
+	}
+	if o == nil {
+		return nil, nil
 	}
 	answered, err := t.answered(ctx, tg, o.key)
 	if err != nil || answered {

@@ -2,8 +2,10 @@ package mcptools_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -137,6 +139,56 @@ func TestExtHostForm(t *testing.T) {
 			w.decide(id, elicitation.Submission{Decision: elicitation.DecisionDeclined})
 			if sc := tasktest.Structured(t, c.Must("tasks/get", id)["result"].(map[string]any)); sc["decision"] != "declined" || sc["decidedVia"] != "page" {
 				t.Fatalf("tasks/get after the page decided: %v", sc)
+			}
+		})
+	}
+}
+
+// recordFault fails every read of a request's record while on (a store
+// down, a damaged record), with an error text that must stay on the server.
+type recordFault struct {
+	elicitation.Store
+	on *atomic.Bool
+}
+
+const recordFaultText = "bolt: page 7 of /var/lib/secret.db is corrupt"
+
+func (f recordFault) Load(ctx context.Context, id string) (elicitation.Record, error) {
+	if f.on.Load() {
+		return elicitation.Record{}, errors.New(recordFaultText)
+	}
+	return f.Store.Load(ctx, id)
+}
+
+// TestExtHostFormReadFailureHidden: a 2026-07-28 task whose host form
+// cannot be built because the store fails (tasks/get, tasks/update) is
+// answered with the JSON-RPC internal error and a sentence of this
+// server's, never the store's error text; once the failure passes, the
+// form is offered as before.
+func TestExtHostFormReadFailureHidden(t *testing.T) {
+	t.Parallel()
+	for _, ep := range endpoints {
+		t.Run(ep.name, func(t *testing.T) {
+			var fault atomic.Bool
+			o := ep.o
+			o.hostForm = true
+			o.wrapStore = func(st elicitation.Store) elicitation.Store { return recordFault{Store: st, on: &fault} }
+			w := newWorld(t, o)
+			c := w.connect("tok-alice", ext, -1, extURLCaps)
+			id := startExt(t, c, "elicit_approval", map[string]any{"message": "Delete notes.txt?", "context": 1, "askInHost": true})
+			fault.Store(true)
+			for _, m := range []struct {
+				method string
+				inputs map[string]any
+			}{{"tasks/get", nil}, {"tasks/update", map[string]any{"hostForm": map[string]any{"action": "decline"}}}} {
+				_, e := c.Do(m.method, id, m.inputs)
+				if e == nil || e.Code != jsonrpc.CodeInternalError || strings.Contains(e.Message, "secret.db") || strings.Contains(e.Message, "corrupt") {
+					t.Errorf("%s with the store failing: %v, want the internal error without the store's text", m.method, e)
+				}
+			}
+			fault.Store(false)
+			if got := c.Must("tasks/get", id); got["status"] != "input_required" {
+				t.Fatalf("tasks/get once the failure passed: %v, want the form outstanding", got)
 			}
 		})
 	}
