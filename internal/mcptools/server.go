@@ -292,10 +292,16 @@ func (s *Server) Handler() http.Handler { return s }
 
 // httpRequest returns the HTTP request that carried req, or nil.
 func (s *Server) httpRequest(req *mcp.CallToolRequest) *http.Request {
-	if req.Extra == nil || req.Extra.Header == nil {
+	return s.httpRequestOf(req.Extra)
+}
+
+// httpRequestOf returns the HTTP request that carried the request whose
+// extra this is, or nil.
+func (s *Server) httpRequestOf(extra *mcp.RequestExtra) *http.Request {
+	if extra == nil || extra.Header == nil {
 		return nil
 	}
-	ref := req.Extra.Header.Get(requestRefHeader)
+	ref := extra.Header.Get(requestRefHeader)
 	if r, ok := s.inflight.Load(ref); ok && ref != "" {
 		return r.(*http.Request)
 	}
@@ -323,13 +329,14 @@ func bind(ctx context.Context, r *http.Request) (context.Context, context.Cancel
 
 const anonymous = elicitation.Anonymous
 
-// limitPrincipal is who the limits count req against: Principal of the
-// HTTP request that carried it, else the call's principal.
-func (s *Server) limitPrincipal(req *mcp.CallToolRequest) string {
-	if r := s.httpRequest(req); r != nil {
+// limitPrincipal is who the limits (waits, watches) count a request
+// against, from its extra: Principal of the HTTP request that carried it
+// (without API keys, the client's address), else the request's principal.
+func (s *Server) limitPrincipal(extra *mcp.RequestExtra) string {
+	if r := s.httpRequestOf(extra); r != nil {
 		return Principal(r)
 	}
-	return PrincipalOf(req.Extra)
+	return PrincipalOf(extra)
 }
 
 // sessionEnd returns a context that ends when ss closes. The first call for

@@ -96,7 +96,7 @@ func (t *tasks) create(ctx context.Context, next mcp.MethodHandler, cr *mcp.Call
 	r := &createTaskResult{Task: t.coreTask(v)}
 	r.Meta = meta
 	if cr.Session != nil && cr.Session.ID() != "" {
-		t.watch(cr.Session, principal, st.ID) // notifications/tasks/status when it ends
+		t.watch(cr.Session, principal, t.s.limitPrincipal(cr.Extra), st.ID) // notifications/tasks/status when it ends
 	}
 	return r, nil
 }

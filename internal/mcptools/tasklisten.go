@@ -46,7 +46,7 @@ func (t *tasks) listen(ctx context.Context, req mcp.Request) (mcp.Result, bool, 
 		}
 	}
 	if len(accepted) > 0 {
-		release, err := t.s.waits.take(principal)
+		release, err := t.s.waits.take(t.s.limitPrincipal(req.GetExtra()))
 		if err != nil {
 			return nil, true, errBusy(err)
 		}

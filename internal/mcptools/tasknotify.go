@@ -53,10 +53,11 @@ type carried struct {
 // carriable are the notifications a carrier may turn into.
 var carriable = map[string]bool{methodStatus: true, methodExtStatus: true, methodAcked: true}
 
-// watch tells ss when task id (of principal) ends, unless ss closes first.
-func (t *tasks) watch(ss *mcp.ServerSession, principal, id string) {
+// watch tells ss when task id (of principal) ends, unless ss closes first,
+// holding a watch slot of limit (Server.limitPrincipal).
+func (t *tasks) watch(ss *mcp.ServerSession, principal, limit, id string) {
 	ctx := t.s.sessionEnd(ss)
-	release, ok := t.s.watches.hold(principal)
+	release, ok := t.s.watches.hold(limit)
 	if !ok {
 		t.s.log.DebugContext(ctx, "task status not watched: this client's watches are at their most", "taskId", id)
 		return

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"path"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -39,6 +40,7 @@ type world struct {
 	maxWait    time.Duration
 	waitShare  int
 	watchShare int
+	keyless    bool
 	hostForm   bool
 	app        bool
 	receipts   []signing.Key
@@ -60,10 +62,15 @@ type worldOptions struct {
 	stateless  bool
 	instances  int
 	maxWait    time.Duration
-	waitShare  int  // mcptools.Options.WaitsPerPrincipal; 0: the default
-	watchShare int  // mcptools.Options.WatchesPerPrincipal; 0: the default
-	hostForm   bool // mcptools.Options.HostForm
-	app        bool // mcptools.Options.App
+	waitShare  int // mcptools.Options.WaitsPerPrincipal; 0: the default
+	watchShare int // mcptools.Options.WatchesPerPrincipal; 0: the default
+	// keyless serves without credentials, as a local server without
+	// --require-api-key: every request is anonymous, and its bearer token
+	// only names the machine it comes from (clientAddrs), which the limits
+	// count it against.
+	keyless  bool
+	hostForm bool // mcptools.Options.HostForm
+	app      bool // mcptools.Options.App
 	// receipts signs results' receipts with these keys (issuer
 	// receiptIssuer); nil: none.
 	receipts []signing.Key
@@ -79,7 +86,7 @@ func newWorld(t testing.TB, o worldOptions) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &world{t: t, stateless: o.stateless, maxWait: o.maxWait, waitShare: o.waitShare, watchShare: o.watchShare, hostForm: o.hostForm, app: o.app, receipts: o.receipts, onElicit: o.onElicit, wrapStore: o.wrapStore, dbPath: filepath.Join(t.TempDir(), "store.db"), sealer: k, created: map[string]string{}, clock: testclock.New(time.Now().UTC())}
+	w := &world{t: t, stateless: o.stateless, maxWait: o.maxWait, waitShare: o.waitShare, watchShare: o.watchShare, keyless: o.keyless, hostForm: o.hostForm, app: o.app, receipts: o.receipts, onElicit: o.onElicit, wrapStore: o.wrapStore, dbPath: filepath.Join(t.TempDir(), "store.db"), sealer: k, created: map[string]string{}, clock: testclock.New(time.Now().UTC())}
 	if w.maxWait == 0 {
 		w.maxWait = 5 * time.Second
 	}
@@ -124,10 +131,30 @@ func (w *world) start(n int) {
 			}
 			return nil, auth.ErrInvalidToken
 		}, nil)(srv.Handler())
+		if w.keyless {
+			h = fromAddr(srv.Handler())
+		}
 		ts := httptest.NewServer(h)
 		w.servers = append(w.servers, ts)
 		w.closers = append(w.closers, ts.Close, func() { _ = st.Close() })
 	}
+}
+
+// clientAddrs are the addresses a keyless world's requests come from, by
+// their bearer token (unknown tokens keep the connection's).
+var clientAddrs = map[string]string{"tok-alice": "192.0.2.1:40000", "tok-bob": "192.0.2.2:40000"}
+
+// fromAddr serves each request as coming from its token's address
+// (clientAddrs): two machines, over one loopback.
+func fromAddr(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if a, ok := clientAddrs[tok]; ok {
+			r.RemoteAddr = a
+		}
+		r.Header.Del("Authorization")
+		h.ServeHTTP(rw, r)
+	})
 }
 
 // receiptIssuer is the iss of a world's receipts.

@@ -325,7 +325,7 @@ func (s *Server) await(ctx context.Context, req *mcp.CallToolRequest) (any, erro
 func (s *Server) awaitID(ctx context.Context, req *mcp.CallToolRequest, id string, wait time.Duration) (res *mcp.CallToolResult, st elicitation.State, err error) {
 	// The slot is taken before the offers: a session's host form holds the
 	// call (within the bound) as a wait does, and counts as one.
-	release, err := s.waits.take(s.limitPrincipal(req))
+	release, err := s.waits.take(s.limitPrincipal(req.Extra))
 	if err != nil {
 		return nil, st, err
 	}
