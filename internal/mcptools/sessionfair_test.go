@@ -56,3 +56,43 @@ func TestSessionFullForEqualShares(t *testing.T) {
 		t.Errorf("carol: %d (Retry-After %q) %q", code, retry, body)
 	}
 }
+
+// TestSessionRefusedDeleteKeepsCount: a DELETE the SDK refuses (here for
+// an unsupported protocol version header) closes nothing, so its session
+// still counts against its principal's share: a key that opens sessions
+// and sends each such a DELETE holds no more than its share, and a full
+// server still makes room for another key, rather than one key holding
+// every session uncounted and the others refused (503).
+func TestSessionRefusedDeleteKeepsCount(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{maxSessions: 4, sessionIdle: -1, auth: map[string]string{"ta": "alice", "tb": "bob"}})
+	for i := range 6 {
+		req, _ := http.NewRequest(http.MethodPost, e.servers[0].URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer ta")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sid := res.Header.Get("Mcp-Session-Id")
+		if body := read(t, res); res.StatusCode != http.StatusOK || sid == "" {
+			t.Fatalf("alice's initialize %d: %d %q", i, res.StatusCode, body)
+		}
+		del, _ := http.NewRequest(http.MethodDelete, e.servers[0].URL+"/mcp", nil)
+		del.Header.Set("Authorization", "Bearer ta")
+		del.Header.Set("Mcp-Session-Id", sid)
+		del.Header.Set("Mcp-Protocol-Version", "1999-01-01")
+		res, err = http.DefaultClient.Do(del)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if body := read(t, res); res.StatusCode != http.StatusBadRequest {
+			t.Fatalf("alice's DELETE with a version the server does not speak: %d %q, want 400", res.StatusCode, body)
+		}
+	}
+	e.settle()
+	if _, err := tryConnectAs(e, "tb"); err != nil {
+		t.Fatalf("bob beside alice's sessions: %v, want room made (alice holds at most her share)", err)
+	}
+}

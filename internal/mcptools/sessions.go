@@ -128,15 +128,31 @@ func (l *sessionCaps) serveSession(id string, next http.Handler, w http.Response
 	}
 	post := r.Method == http.MethodPost
 	l.use(id, post, 1)
-	defer func() {
-		l.use(id, post, -1)
-		if r.Method == http.MethodDelete {
-			l.mu.Lock()
-			delete(l.tracked, id)
-			l.mu.Unlock()
-		}
-	}()
-	next.ServeHTTP(w, r)
+	defer l.use(id, post, -1)
+	if r.Method != http.MethodDelete {
+		next.ServeHTTP(w, r)
+		return
+	}
+	// Only a DELETE that closed its session (204) ends its count: one the
+	// SDK refused (another key's, a bad header) closed nothing.
+	dw := &deleteWriter{ResponseWriter: w}
+	next.ServeHTTP(dw, r)
+	if dw.closed {
+		l.mu.Lock()
+		delete(l.tracked, id)
+		l.mu.Unlock()
+	}
+}
+
+// deleteWriter notes whether a DELETE was answered 204, the session closed.
+type deleteWriter struct {
+	http.ResponseWriter
+	closed bool
+}
+
+func (d *deleteWriter) WriteHeader(code int) {
+	d.closed = code == http.StatusNoContent
+	d.ResponseWriter.WriteHeader(code)
 }
 
 func (l *sessionCaps) use(id string, post bool, d int) {
