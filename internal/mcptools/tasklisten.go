@@ -11,14 +11,16 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
 
-// MaxListenTasks bounds how many tasks one subscriptions/listen watches.
+// MaxListenTasks bounds how many tasks one subscriptions/listen watches,
+// and how many of the ids it names are read.
 const MaxListenTasks = 100
 
 // listen answers a 2026-07-28 subscriptions/listen that asks for task
 // notifications (notifications.taskIds, which Lift moved into _meta) from a
 // client that declared the extension: it acknowledges the asker's own
-// tasks among the ids (unknown and other principals' ids are left out of
-// the acknowledgement, as the specification lets it), then sends each
+// tasks among the first MaxListenTasks distinct ids (unknown and other
+// principals' ids are left out of the acknowledgement, as the
+// specification lets it), then sends each
 // one's notifications/tasks when it ends (decided, declined, cancelled,
 // expired: the DetailedTask tasks/get would answer, the result inline), and
 // ends the stream when all have, or when the client goes away. The
@@ -36,11 +38,17 @@ func (t *tasks) listen(ctx context.Context, req mcp.Request) (mcp.Result, bool, 
 	}
 	subID := meta[listenIDMeta]
 	principal := PrincipalOf(req.GetExtra())
-	accepted := []string{}
+	// The first MaxListenTasks distinct ids named are read, each once:
+	// however many a listen names, it costs the store that many reads.
+	accepted, read := []string{}, make([]string, 0, MaxListenTasks)
 	for _, id := range ids {
-		if len(accepted) == MaxListenTasks || slices.Contains(accepted, id) {
+		if len(read) == MaxListenTasks {
+			break
+		}
+		if slices.Contains(read, id) {
 			continue
 		}
+		read = append(read, id)
 		if _, err := t.s.svc.Status(ctx, principal, id); err == nil {
 			accepted = append(accepted, id)
 		}
