@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -112,6 +113,8 @@ type envOptions struct {
 	share       int // SessionsPerPrincipal
 	// elicit_await caps (MaxWaits, WaitsPerPrincipal); zero: the defaults.
 	maxWaits, waitShare int
+	// log, if set, is the servers' Logger.
+	log *slog.Logger
 	// arrived, if set, is called as each HTTP request reaches the tools'
 	// handler (after the bearer-token check).
 	arrived func(*http.Request)
@@ -164,6 +167,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 			SessionIdle: o.sessionIdle, MaxSessions: o.maxSessions, MaxBodyBytes: o.maxBody,
 			SessionsPerPrincipal: o.share,
 			MaxWaits:             o.maxWaits, WaitsPerPrincipal: o.waitShare,
+			Logger: o.log,
 		})
 		e.tools = append(e.tools, srv)
 		var h http.Handler = srv.Handler()

@@ -3,8 +3,10 @@ package mcptools
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
@@ -138,8 +140,15 @@ func (s *Server) askOnSession(ctx context.Context, req *mcp.CallToolRequest, id 
 		return left, nil
 	}
 	// The host failed its form, or answered outside it (the SDK checks the
-	// answer against the form's schema): nothing is recorded.
-	s.log.Warn("host form not answered", "elicitationId", id, "err", err)
+	// answer against the form's schema): nothing is recorded. The SDK's
+	// error for an answer outside the form quotes the answer, which may be
+	// a secret: only a host's JSON-RPC error code is logged.
+	var host *jsonrpc.Error
+	if errors.As(err, &host) {
+		s.log.Warn("host form not answered", "elicitationId", id, "why", "the host answered with an error", "code", host.Code)
+	} else {
+		s.log.Warn("host form not answered", "elicitationId", id, "why", "the answer did not fit the form, or the host could not be asked")
+	}
 	return 0, &elicitation.Error{Code: elicitation.CodeInvalidArgument, Field: "askInHost",
 		Message: "the host did not answer its form with an answer the form allows; nothing was recorded and the request is still open: give the reviewUrl to the human"}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -517,5 +518,31 @@ func TestHostFormOnURLHost(t *testing.T) {
 	}
 	if res := ok(t, cs, mcptools.ToolResult, map[string]any{"elicitationId": c["elicitationId"]}); res["decidedVia"] != "host-form" || res["comment"] != "go" {
 		t.Errorf("result = %v, want decided in the host's form", res)
+	}
+}
+
+// TestHostFormAnswerNotLogged: a host's answer outside its form on a
+// session (here a value longer than its maxLength, as a pasted key would be)
+// is refused to the agent as before, and the server's log says the form
+// was not answered without the value the host sent: an answer is an
+// argument value, and may be a secret.
+func TestHostFormAnswerNotLogged(t *testing.T) {
+	t.Parallel()
+	var out lockedBuffer
+	e := newEnv(t, envOptions{hostForm: true, log: slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	cs, host := connectFormHost(t, e, proto20251125, true)
+	c := ok(t, cs, mcptools.ToolApproval, map[string]any{"message": "Rotate the key?", "askInHost": true,
+		"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"key": map[string]any{"type": "string", "maxLength": 8}}, "required": []string{"key"}}})
+	const secret = "sk-live-4f9a0c1e77"
+	host.answers <- &mcp.ElicitResult{Action: "accept", Content: map[string]any{"key": secret}}
+	if got := fails(t, cs, mcptools.ToolAwait, map[string]any{"elicitationId": c["elicitationId"]}, elicitation.CodeInvalidArgument); !strings.Contains(got, "nothing was recorded") {
+		t.Fatalf("await after an answer outside the form: %q", got)
+	}
+	log := out.String()
+	if !strings.Contains(log, "host form not answered") {
+		t.Fatalf("the log does not say the form was not answered:\n%s", log)
+	}
+	if strings.Contains(log, secret) {
+		t.Fatalf("the host's answer reached the log:\n%s", log)
 	}
 }
