@@ -13,9 +13,12 @@
 // events are gone (ErrEventsPurged, which the SDK answers with 400), never
 // a replay with a hole in it.
 //
-// Three limits bound it: the bytes of all sessions, the bytes of one
-// session (so one chatty client cannot push out everyone's streams), and
-// the request streams one session keeps. An event costs its data and a
+// Four limits bound it: the bytes of all sessions, the bytes of one
+// principal's sessions and of one session (so one chatty client, however
+// many sessions it opens, cannot push out everyone's streams), and the
+// request streams one session keeps. A session's principal is the one its
+// first stream was opened for (WithPrincipal); a session opened for none
+// counts as a principal of its own. An event costs its data and a
 // fixed overhead, so a flood of empty events (every stream's priming
 // event is one) is bounded by the same byte caps as data.
 package eventstore
@@ -40,13 +43,32 @@ type Limits struct {
 	// SessionStreams caps the request streams one session keeps
 	// (DefaultSessionStreams); its standalone stream is not counted.
 	SessionStreams int
+	// PrincipalBytes caps the events of one principal's sessions
+	// (DefaultPrincipalBytes).
+	PrincipalBytes int
 }
 
-// The default limits: the go-sdk's 10 MiB for all, a tenth of it for one
-// session, and enough request streams for a client to resume any call it
-// still waits on (a session rarely has more than a few in flight).
+type principalKey struct{}
+
+// WithPrincipal names the principal a session belongs to in the context
+// of the requests that open its streams (the MCP endpoint's front door
+// sets it).
+func WithPrincipal(ctx context.Context, principal string) context.Context {
+	return context.WithValue(ctx, principalKey{}, principal)
+}
+
+func principalOf(ctx context.Context) string {
+	p, _ := ctx.Value(principalKey{}).(string)
+	return p
+}
+
+// The default limits: the go-sdk's 10 MiB for all, a quarter of it for
+// one principal, a tenth for one session, and enough request streams for
+// a client to resume any call it still waits on (a session rarely has more
+// than a few in flight).
 const (
 	DefaultBytes          = 10 << 20
+	DefaultPrincipalBytes = DefaultBytes / 4
 	DefaultSessionBytes   = 1 << 20
 	DefaultSessionStreams = 64
 )
@@ -65,13 +87,23 @@ type Store struct {
 	mu       sync.Mutex
 	bytes    int
 	sessions map[string]*session
+	owners   map[string]*owner
 	lru      list.List // of *stream: every session's, least recently used first
+}
+
+// owner is a principal's sessions, together.
+type owner struct {
+	key      string
+	bytes    int
+	sessions int
+	lru      list.List // of *stream: its sessions'
 }
 
 var _ mcp.EventStore = (*Store)(nil)
 
 type session struct {
 	id       string
+	owner    *owner
 	bytes    int
 	requests int // request streams kept
 	streams  map[string]*stream
@@ -90,6 +122,7 @@ type stream struct {
 	lost  bool     // events before its first were dropped: it cannot be replayed
 	all   *list.Element
 	own   *list.Element
+	mine  *list.Element // in its owner's list
 }
 
 // standalone reports whether st is a session's standalone stream, which
@@ -104,28 +137,32 @@ func New(l Limits) *Store {
 	if l.SessionBytes <= 0 {
 		l.SessionBytes = DefaultSessionBytes
 	}
-	l.SessionBytes = min(l.SessionBytes, l.Bytes)
+	if l.PrincipalBytes <= 0 {
+		l.PrincipalBytes = DefaultPrincipalBytes
+	}
+	l.PrincipalBytes = min(l.PrincipalBytes, l.Bytes)
+	l.SessionBytes = min(l.SessionBytes, l.PrincipalBytes)
 	if l.SessionStreams <= 0 {
 		l.SessionStreams = DefaultSessionStreams
 	}
-	return &Store{limits: l, sessions: map[string]*session{}}
+	return &Store{limits: l, sessions: map[string]*session{}, owners: map[string]*owner{}}
 }
 
 // Open records a new stream of a session.
-func (s *Store) Open(_ context.Context, sessionID, streamID string) error {
+func (s *Store) Open(ctx context.Context, sessionID, streamID string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.stream(sessionID, streamID, false)
+	s.stream(principalOf(ctx), sessionID, streamID, false)
 	return nil
 }
 
 // Append records the next event of a stream. A stream it does not have
 // (never opened, or dropped while its request was still answering) is
 // recorded as lost: it is never replayed, since its first events are gone.
-func (s *Store) Append(_ context.Context, sessionID, streamID string, data []byte) error {
+func (s *Store) Append(ctx context.Context, sessionID, streamID string, data []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := s.stream(sessionID, streamID, true)
+	st := s.stream(principalOf(ctx), sessionID, streamID, true)
 	if st.lost {
 		st.first++
 		return nil
@@ -185,20 +222,31 @@ func (s *Store) SessionClosed(_ context.Context, sessionID string) error {
 	}
 	for _, st := range ss.streams {
 		if st.all != nil {
-			s.lru.Remove(st.all)
+			s.unlink(st)
 		}
 	}
 	s.bytes -= ss.bytes
-	delete(s.sessions, sessionID)
+	ss.owner.bytes -= ss.bytes
+	s.forget(ss)
 	return nil
 }
 
+// forget removes a session, and its owner with its last. Requires s.mu.
+func (s *Store) forget(ss *session) {
+	delete(s.sessions, ss.id)
+	if ss.owner.sessions--; ss.owner.sessions == 0 {
+		delete(s.owners, ss.owner.key)
+	}
+}
+
 // stream returns a session's stream, recording it if the store does not
-// have it (lost, when appending), and marks it used. Requires s.mu.
-func (s *Store) stream(sessionID, streamID string, appending bool) *stream {
+// have it (lost, when appending), and the session, for principal, if it
+// does not have that; it marks the stream used. Requires s.mu.
+func (s *Store) stream(principal, sessionID, streamID string, appending bool) *stream {
 	ss := s.sessions[sessionID]
 	if ss == nil {
-		ss = &session{id: sessionID, streams: map[string]*stream{}}
+		ss = &session{id: sessionID, owner: s.owner(principal, sessionID), streams: map[string]*stream{}}
+		ss.owner.sessions++
 		s.sessions[sessionID] = ss
 	}
 	if st := ss.streams[streamID]; st != nil {
@@ -227,12 +275,28 @@ func (s *Store) stream(sessionID, streamID string, appending bool) *stream {
 	return st
 }
 
+// owner returns principal's sessions (a session of none, sessionID's
+// alone), recording them if the store does not have them. Requires s.mu.
+func (s *Store) owner(principal, sessionID string) *owner {
+	key := "principal " + principal
+	if principal == "" {
+		key = "session " + sessionID
+	}
+	o := s.owners[key]
+	if o == nil {
+		o = &owner{key: key}
+		s.owners[key] = o
+	}
+	return o
+}
+
 // link puts st in the lists, at their most recent end, if it is not in
 // them. Requires s.mu.
 func (s *Store) link(st *stream) {
 	if st.all == nil {
 		st.all = s.lru.PushBack(st)
 		st.own = st.s.lru.PushBack(st)
+		st.mine = st.s.owner.lru.PushBack(st)
 	}
 }
 
@@ -241,19 +305,23 @@ func (s *Store) touch(st *stream) {
 	if st.all != nil {
 		s.lru.MoveToBack(st.all)
 		st.s.lru.MoveToBack(st.own)
+		st.s.owner.lru.MoveToBack(st.mine)
 	}
 }
 
 func (s *Store) grow(st *stream, n int) {
 	st.bytes += n
 	st.s.bytes += n
+	st.s.owner.bytes += n
 	s.bytes += n
 }
 
-// trim brings the session of st, then the store, within their byte caps.
-// Requires s.mu.
+// trim brings the session of st, then its principal's sessions, then the
+// store, within their byte caps. Requires s.mu.
 func (s *Store) trim(st *stream) {
 	for st.s.bytes > s.limits.SessionBytes && s.shed(st, &st.s.lru) {
+	}
+	for st.s.owner.bytes > s.limits.PrincipalBytes && s.shed(st, &st.s.owner.lru) {
 	}
 	for s.bytes > s.limits.Bytes && s.shed(st, &s.lru) {
 	}
@@ -299,7 +367,8 @@ func (s *Store) dropOldest(st *stream) bool {
 func (s *Store) unlink(st *stream) {
 	s.lru.Remove(st.all)
 	st.s.lru.Remove(st.own)
-	st.all, st.own = nil, nil
+	st.s.owner.lru.Remove(st.mine)
+	st.all, st.own, st.mine = nil, nil, nil
 }
 
 // drop forgets a request stream, and its session with its last stream.
@@ -311,6 +380,6 @@ func (s *Store) drop(st *stream) {
 	ss.requests--
 	s.grow(st, -st.bytes)
 	if len(ss.streams) == 0 {
-		delete(s.sessions, ss.id)
+		s.forget(ss)
 	}
 }

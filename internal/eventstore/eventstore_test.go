@@ -102,6 +102,23 @@ func check(t *testing.T, s *Store) {
 	if total != s.bytes || linked != s.lru.Len() {
 		t.Fatalf("store counts %d bytes, %d listed; holds %d, %d", s.bytes, s.lru.Len(), total, linked)
 	}
+	type held struct{ bytes, sessions, listed int }
+	owners := map[*owner]held{}
+	for _, ss := range s.sessions {
+		h := owners[ss.owner]
+		owners[ss.owner] = held{h.bytes + ss.bytes, h.sessions + 1, h.listed + ss.lru.Len()}
+		if s.owners[ss.owner.key] != ss.owner {
+			t.Fatalf("session %s's owner %s is not the store's", ss.id, ss.owner.key)
+		}
+	}
+	if len(owners) != len(s.owners) {
+		t.Fatalf("store keeps %d owners, its sessions have %d", len(s.owners), len(owners))
+	}
+	for o, h := range owners {
+		if o.bytes != h.bytes || o.sessions != h.sessions || o.lru.Len() != h.listed {
+			t.Fatalf("owner %s counts %d bytes, %d sessions, %d listed; holds %d, %d, %d", o.key, o.bytes, o.sessions, o.lru.Len(), h.bytes, h.sessions, h.listed)
+		}
+	}
 }
 
 func TestReplay(t *testing.T) {
@@ -262,20 +279,25 @@ func TestSessionClosed(t *testing.T) {
 // over a cap excepted: here no event is that large).
 func TestBounded(t *testing.T) {
 	t.Parallel()
-	l := Limits{Bytes: 20 << 10, SessionBytes: 4 << 10, SessionStreams: 8}
+	l := Limits{Bytes: 20 << 10, PrincipalBytes: 8 << 10, SessionBytes: 4 << 10, SessionStreams: 8}
 	s := New(l)
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := range 20000 {
-		session := fmt.Sprint("s", r.IntN(40))
+		n := r.IntN(40)
+		session := fmt.Sprint("s", n)
 		stream := fmt.Sprint(r.IntN(20))
 		if r.IntN(10) == 0 {
 			stream = ""
 		}
+		pctx := ctx // sessions s0-s9 of no principal, the rest of three
+		if n >= 10 {
+			pctx = WithPrincipal(ctx, fmt.Sprint("p", n%3))
+		}
 		switch n := r.IntN(100); {
 		case n < 20:
-			_ = s.Open(ctx, session, stream)
+			_ = s.Open(pctx, session, stream)
 		case n < 90:
-			_ = s.Append(ctx, session, stream, make([]byte, r.IntN(200)))
+			_ = s.Append(pctx, session, stream, make([]byte, r.IntN(200)))
 		case n < 98:
 			replay(t, s, session, stream, r.IntN(5)-1)
 		default:
@@ -332,4 +354,46 @@ func (s *Store) Usage() Usage {
 		u.Streams += len(ss.streams)
 	}
 	return u
+}
+
+// TestPrincipalBytes: one principal's sessions together hold at most
+// PrincipalBytes, shedding their own least recently used streams, so a
+// principal with many sessions cannot push another principal's streams
+// out of the store; a session opened for no principal counts alone.
+func TestPrincipalBytes(t *testing.T) {
+	t.Parallel()
+	ev := strings.Repeat("e", 100-eventOverhead)
+	stream := 2*100 + streamOverhead
+	s := New(Limits{Bytes: 3 * stream, PrincipalBytes: 2 * stream})
+	as := func(p string) context.Context { return WithPrincipal(ctx, p) }
+	fill := func(p, session string) {
+		t.Helper()
+		if err := s.Open(as(p), session, "1"); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if err := s.Append(as(p), session, "1", []byte(ev)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		check(t, s)
+	}
+	fill("bob", "b")
+	for _, session := range []string{"a1", "a2", "a3", "a4"} {
+		fill("alice", session)
+	}
+	if got := replay(t, s, "b", "1", -1); got != ev+"|"+ev {
+		t.Errorf("bob's stream beside alice's four sessions: %q, want kept", got)
+	}
+	for session, want := range map[string]string{"a1": "purged", "a2": "purged", "a3": ev + "|" + ev, "a4": ev + "|" + ev} {
+		if got := replay(t, s, session, "1", -1); got != want {
+			t.Errorf("alice's %s: %q, want %q", session, got, want)
+		}
+	}
+	// Sessions of no principal each count alone: two of them fit beside bob.
+	s2 := New(Limits{Bytes: 3 * stream, PrincipalBytes: stream})
+	run(t, s2, "open x/1", "append x/1 "+ev, "open y/1", "append y/1 "+ev)
+	if got := replay(t, s2, "x", "1", -1); got != ev {
+		t.Errorf("a session of no principal beside another: %q, want kept", got)
+	}
 }

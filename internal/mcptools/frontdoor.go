@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+
+	"github.com/mcp-elicitation/elicitation/internal/eventstore"
 )
 
 // The front door: the only code between net/http and the SDK. It reads a
@@ -25,7 +27,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The reference names one in-flight request. It needs to be unique, not
 	// secret: this overwrites whatever a client sends in requestRefHeader.
 	ref := strconv.FormatUint(s.refs.Add(1), 36)
-	r2 := r.WithContext(r.Context())
+	ctx := r.Context()
+	if !sessionless {
+		// The event store counts a session's streams against its principal.
+		ctx = eventstore.WithPrincipal(ctx, Principal(r))
+	}
+	r2 := r.WithContext(ctx)
 	r2.Header = maps.Clone(r.Header)
 	if r2.Header == nil {
 		r2.Header = http.Header{}
