@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -500,6 +501,38 @@ func TestExtResultFailed(t *testing.T) {
 			}
 			if sc := res.StructuredContent.(map[string]any); sc["decision"] != "submitted" {
 				t.Fatalf("elicit_result once the failure passed: %v", sc)
+			}
+		})
+	}
+}
+
+// TestExtReviewAnswerMalformed: a tasks/update whose answer to the review
+// link is not an answer (not an object with action accept, decline or
+// cancel) is refused with -32602 and the reason, records nothing, and
+// leaves the link outstanding, as a malformed answer to the host's form
+// is: only an answer retires the input request.
+func TestExtReviewAnswerMalformed(t *testing.T) {
+	t.Parallel()
+	for _, ep := range endpoints {
+		t.Run(ep.name, func(t *testing.T) {
+			w := newWorld(t, ep.o)
+			c := w.connect("tok-alice", ext, -1, extURLCaps)
+			id := startExt(t, c, "elicit_approval", approvalArgs)
+			for _, bad := range []any{"opened", 42, map[string]any{}, map[string]any{"action": "clicked"}} {
+				_, e := c.Do("tasks/update", id, map[string]any{"review": bad})
+				tasktest.WantCode(t, fmt.Sprintf("review answer %v", bad), e, jsonrpc.CodeInvalidParams, "inputResponses.review")
+			}
+			if got := c.Must("tasks/get", id); got["status"] != "input_required" {
+				t.Fatalf("tasks/get after malformed answers: %v, want the link still outstanding", got)
+			}
+			if n := w.audited(id, elicitation.ActionPushAnswered); n != 0 {
+				t.Fatalf("push_answered %d times after malformed answers, want 0", n)
+			}
+			if _, e := c.Do("tasks/update", id, map[string]any{"review": map[string]any{"action": "decline"}}); e != nil {
+				t.Fatalf("tasks/update with an answer: %v", e)
+			}
+			if got := c.Must("tasks/get", id); got["status"] != "working" {
+				t.Fatalf("tasks/get after the answer: %v", got)
 			}
 		})
 	}

@@ -126,7 +126,9 @@ func (t *tasks) answered(ctx context.Context, tg target, key string) (bool, erro
 // update takes a host's answer to a task's outstanding input request. The
 // answer to the review link says only what the host did with it (opened,
 // declined, dismissed): the human's answer comes from the review page, so
-// the task goes back to working whatever it is. The answer to the host's
+// the task goes back to working whatever it is (an answer that is none,
+// not an object with action accept, decline or cancel, is refused and
+// retires nothing). The answer to the host's
 // form is submitted as the review page would submit it (submitHostAnswer:
 // the request's schema, bounds and reviewers' rules); an answer the form
 // does not allow is refused with the reason and leaves the form
@@ -157,12 +159,22 @@ func (t *tasks) update(ctx context.Context, tg target, inputs map[string]json.Ra
 			if err := t.submitForm(ctx, tg, raw); err != nil {
 				return nil, err
 			}
+		} else if !linkAnswer(raw) {
+			return nil, errInvalid("inputResponses.%s must be the host's answer to the link: an object with action accept, decline or cancel", key)
 		}
 		if _, err := t.s.svc.RecordPushAnswer(ctx, tg.principal, tg.state.ID, answeredRef(key)); err != nil {
 			return nil, t.readError(ctx, tg.state.ID, err)
 		}
 	}
 	return ack, nil
+}
+
+// linkAnswer reports whether raw is an answer to the review link (a
+// URL-mode elicitation's result): an object whose action is accept,
+// decline or cancel.
+func linkAnswer(raw json.RawMessage) bool {
+	var res mcp.ElicitResult
+	return json.Unmarshal(raw, &res) == nil && (res.Action == "accept" || res.Action == "decline" || res.Action == "cancel")
 }
 
 // submitForm submits the host's answer to the task's form, as one
