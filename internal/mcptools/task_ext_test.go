@@ -537,3 +537,46 @@ func TestExtReviewAnswerMalformed(t *testing.T) {
 		})
 	}
 }
+
+// TestExtMalformedParams: a tasks request whose params do not decode (a
+// taskId that is not a string, inputResponses that are not an object) is
+// refused with -32602 and a sentence
+// naming the member, never the decoder's text (Go type names, the params
+// echoed back), and decides nothing.
+func TestExtMalformedParams(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldOptions{stateless: true})
+	c := w.connect("tok-alice", ext, -1, extCaps)
+	id := startExt(t, c, "elicit_approval", approvalArgs)
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},` +
+		`"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
+	for _, c := range []struct {
+		method, params, want string
+	}{
+		{"tasks/update", `{"taskId":"` + id + `","inputResponses":"x",` + meta + `}`, "params.inputResponses"},
+		{"tasks/get", `{"taskId":5,` + meta + `}`, "params.taskId"},
+		{"tasks/cancel", `{"taskId":["` + id + `"],` + meta + `}`, "params.taskId"},
+	} {
+		body := `{"jsonrpc":"2.0","id":9,"method":"` + c.method + `","params":` + c.params + `}`
+		req, _ := http.NewRequest(http.MethodPost, w.servers[0].URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer tok-alice")
+		req.Header.Set("Mcp-Protocol-Version", ext)
+		req.Header.Set("Mcp-Method", c.method)
+		req.Header.Set("Mcp-Name", id)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		_ = res.Body.Close()
+		got := string(b)
+		if !strings.Contains(got, `"code":-32602`) || !strings.Contains(got, c.want) || strings.Contains(got, "mcptools.") || strings.Contains(got, "Go struct") || strings.Contains(got, "unmarshal") {
+			t.Errorf("%s %s: %s, want -32602 naming %s in this server's words", c.method, c.params, got, c.want)
+		}
+	}
+	if got := c.Must("tasks/get", id); got["status"] != "working" {
+		t.Fatalf("the task after malformed requests: %v, want working", got)
+	}
+}

@@ -28,10 +28,13 @@ func (t *tasks) method(ctx context.Context, method string, req mcp.Request) (mcp
 	if err := offered(method, f, req); err != nil {
 		return nil, err
 	}
+	id, inputs, bad := paramsOf(req)
+	if bad != "" {
+		return nil, errInvalid("%s of %s is not what it must be: taskId and cursor are strings, inputResponses an object keyed by the inputRequests that tasks/get returned", bad, method)
+	}
 	if method == methodList {
 		return t.list(ctx, req)
 	}
-	id, inputs := paramsOf(req)
 	if id == nil || *id == "" {
 		return nil, errInvalid("%s needs params.taskId (the taskId of the task's creation result)", method)
 	}
@@ -94,14 +97,14 @@ func RequireExtension(req mcp.Request) error {
 	return &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: "Missing required client capability: declare the " + Extension + " extension in the request's capabilities", Data: missingExtension}
 }
 
-func paramsOf(req mcp.Request) (id *string, inputs map[string]json.RawMessage) {
+func paramsOf(req mcp.Request) (id *string, inputs map[string]json.RawMessage, bad string) {
 	switch p := req.GetParams().(type) {
 	case *taskParams:
-		return p.TaskID, nil
+		return p.TaskID, nil, p.bad
 	case *updateParams:
-		return p.TaskID, p.InputResponses
+		return p.TaskID, p.InputResponses, p.bad
 	}
-	return nil, nil
+	return nil, nil, ""
 }
 
 // readError maps a failed read of a task: one not found (unknown, another

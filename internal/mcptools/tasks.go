@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -121,6 +123,8 @@ type taskParams struct {
 	mcp.ParamsBase
 	TaskID *string `json:"taskId,omitempty"`
 	Cursor *string `json:"cursor,omitempty"`
+	// bad names the member that did not decode (paramsOf refuses it).
+	bad string
 }
 
 // updateParams are the params of tasks/update.
@@ -128,6 +132,36 @@ type updateParams struct {
 	mcp.ParamsBase
 	TaskID         *string                    `json:"taskId,omitempty"`
 	InputResponses map[string]json.RawMessage `json:"inputResponses,omitempty"`
+	bad            string
+}
+
+// UnmarshalJSON never fails: a member that is not what it must be is
+// named in bad, for the method to refuse in its own words (the SDK would
+// answer the decoder's text, which names this package's types).
+func (p *taskParams) UnmarshalJSON(b []byte) error {
+	p.bad = decodeParams(b, map[string]any{"_meta": &p.Meta, "taskId": &p.TaskID, "cursor": &p.Cursor})
+	return nil
+}
+
+func (p *updateParams) UnmarshalJSON(b []byte) error {
+	p.bad = decodeParams(b, map[string]any{"_meta": &p.Meta, "taskId": &p.TaskID, "inputResponses": &p.InputResponses})
+	return nil
+}
+
+// decodeParams decodes params b into members, by name, and returns the
+// name of the first that does not decode ("" when all do, unknown
+// members ignored).
+func decodeParams(b []byte, members map[string]any) string {
+	var raw map[string]json.RawMessage
+	if json.Unmarshal(b, &raw) != nil {
+		return "params"
+	}
+	for _, name := range slices.Sorted(maps.Keys(members)) {
+		if v, ok := raw[name]; ok && json.Unmarshal(v, members[name]) != nil {
+			return "params." + name
+		}
+	}
+	return ""
 }
 
 // unreachable is the SDK's handler of a tasks method, which the
