@@ -62,13 +62,14 @@ func principalOf(ctx context.Context) string {
 	return p
 }
 
-// The default limits: the go-sdk's 10 MiB for all, a quarter of it for
-// one principal, a tenth for one session, and enough request streams for
-// a client to resume any call it still waits on (a session rarely has more
-// than a few in flight).
+// The default limits: the go-sdk's 10 MiB for all, half of it for one
+// principal (as a principal holds at most half the sessions: the other
+// half is always the others'), a tenth for one session, and enough
+// request streams for a client to resume any call it still waits on (a
+// session rarely has more than a few in flight).
 const (
 	DefaultBytes          = 10 << 20
-	DefaultPrincipalBytes = DefaultBytes / 4
+	DefaultPrincipalBytes = DefaultBytes / 2
 	DefaultSessionBytes   = 1 << 20
 	DefaultSessionStreams = 64
 )
