@@ -77,6 +77,9 @@ func (s *Service) ruleWith(ctx context.Context, rec Record, sub Submission, answ
 			Message: fmt.Sprintf("this request needs %d approvals, and a standing approval decides alone; approve without it", rec.State.Quorum())}
 	case rec.State.Kind == KindApproval && rec.Payload.Schema != nil:
 		return nil, invalid(ErrRuleInvalid, "rule", "this request asks for a form to be filled, which a standing approval cannot do; approve without it")
+	case len(sub.Rule.Constraints)+len(sub.Rule.Equal) > MaxRuleConstraints:
+		// Counted before EqualTo reads each field from the context.
+		return nil, tooManyConstraints(len(sub.Rule.Constraints) + len(sub.Rule.Equal))
 	}
 	now := s.now().UTC()
 	r := Rule{
@@ -103,6 +106,11 @@ func (s *Service) ruleWith(ctx context.Context, rec Record, sub Submission, answ
 		return nil, err
 	}
 	return &r, nil
+}
+
+// tooManyConstraints refuses a rule of n constraints, over MaxRuleConstraints.
+func tooManyConstraints(n int) error {
+	return invalid(ErrRuleInvalid, "rule.constraints", "a standing approval holds at most %d constraints, not %d", MaxRuleConstraints, n)
 }
 
 // roomForRule refuses a rule whose author already holds MaxRulesPerAuthor
@@ -136,7 +144,7 @@ func (s *Service) checkRule(r Rule, rec Record) error {
 	case r.MaxUses < 1 || r.MaxUses > MaxRuleUses:
 		return invalid(ErrRuleInvalid, "rule.maxUses", "a standing approval allows 1 to %d uses, not %d", MaxRuleUses, r.MaxUses)
 	case len(r.Constraints) > MaxRuleConstraints:
-		return invalid(ErrRuleInvalid, "rule.constraints", "a standing approval holds at most %d constraints, not %d", MaxRuleConstraints, len(r.Constraints))
+		return tooManyConstraints(len(r.Constraints))
 	}
 	onArguments := false
 	for i, c := range r.Constraints {

@@ -336,3 +336,39 @@ func TestStandingApprovalNotSaved(t *testing.T) {
 		})
 	}
 }
+
+// A rule that names more fields than a rule may hold is refused before
+// any of them is read from the context: the review page sends one
+// rule.field per field, and a half-MiB submission holds thousands, each
+// of which decoded the whole context (up to 64 KiB) again before the
+// count was checked. The work of a refusal does not grow with the paths.
+// Not parallel: AllocsPerRun counts the whole process's allocations.
+func TestStandingApprovalTooManyFieldsBoundsWork(t *testing.T) {
+	s := newStanding(t, elicitation.ReviewerPolicy{}, elicitation.StandingPolicy{})
+	rev := signedIn("rev@example.com")
+	in := gateCall("staging")
+	in.Context = json.RawMessage(`{"tool":"deploy","arguments":{"env":"staging","hosts":[` + strings.Repeat(`"h",`, 2000) + `"h"]}}`)
+	first := s.create(t, "agent", in)
+	rule := func(n int) *elicitation.RuleInput {
+		r := &elicitation.RuleInput{ExpiresAt: s.clock.Now().Add(time.Hour), MaxUses: 1}
+		for range n {
+			r.Equal = append(r.Equal, []string{"arguments", "env"})
+		}
+		return r
+	}
+	var err error
+	allocs := func(n int) float64 {
+		r := rule(n)
+		return testing.AllocsPerRun(1, func() { err = s.approveWith(rev, first.ID, r) })
+	}
+	few, many := allocs(elicitation.MaxRuleConstraints+1), allocs(2000)
+	if !errors.Is(err, elicitation.ErrRuleInvalid) || !strings.Contains(elicitation.PublicMessage(err), "at most 20 constraints") {
+		t.Errorf("2000 fields: %v, want ErrRuleInvalid saying at most 20 constraints", err)
+	}
+	if many > 2*few {
+		t.Errorf("refusing 2000 fields took %.0f allocations, %.0f for %d: the work grows with the fields sent", many, few, elicitation.MaxRuleConstraints+1)
+	}
+	if st, _ := s.svc.Status(context.Background(), "agent", first.ID); st.Status != elicitation.StatusPending {
+		t.Errorf("the request is %s, want still pending (nothing decided)", st.Status)
+	}
+}
