@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"math/big"
 	"strconv"
 	"strings"
 
@@ -86,12 +85,18 @@ func canonNumbers(v any) (any, error) {
 }
 
 // canonNumber writes integers exactly (however large) and other numbers in
-// the shortest form that reads back as the same float64.
+// the shortest form that reads back as the same float64. s is a JSON
+// number (no leading zeros, no "+"), so an integer written without an
+// exponent is its own canonical form once a fraction of zeros is dropped
+// and -0 is 0: read as text, in time linear in its length (a conversion
+// to a big integer and back took seconds for a number of a megabyte).
 func canonNumber(s string) (string, error) {
 	if !strings.ContainsAny(s, "eE") {
-		// No exponent: the value's size is bounded by its text.
-		if r, ok := new(big.Rat).SetString(s); ok && r.IsInt() {
-			return r.Num().String(), nil
+		if whole, frac, _ := strings.Cut(s, "."); strings.Trim(frac, "0") == "" {
+			if whole == "-0" {
+				return "0", nil
+			}
+			return whole, nil
 		}
 	}
 	f, err := strconv.ParseFloat(s, 64)
