@@ -190,10 +190,13 @@ func (o *Object) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// plainKey reports whether key is printable ASCII that needs no escaping.
+// plainKey reports whether key needs no escaping: no control character,
+// quote or backslash. Other bytes are written as they are, so that a key
+// as received (even one that is not UTF-8, which json.Valid lets pass)
+// reaches the upstream unchanged rather than as U+FFFD.
 func plainKey(key string) bool {
 	for i := 0; i < len(key); i++ {
-		if c := key[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+		if c := key[i]; c < 0x20 || c == '"' || c == '\\' {
 			return false
 		}
 	}
