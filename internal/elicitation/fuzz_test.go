@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/receipt"
 )
 
 // inputErrors are the named errors Input.Payload refuses with.
@@ -33,6 +34,7 @@ var inputErrors = []error{
 func FuzzPayload(f *testing.F) {
 	f.Add(false, "Approve the refund?", `{"amount":12.5,"to":"acct-1"}`, "", "", 0, 0, "", 0, "", "")
 	f.Add(false, "Fill in", "", formSchema, "", 0, 0, "ada@example.com,group:ops", 2, "Send", "")
+	f.Add(false, "Not I-JSON", `{"a":"\ud800","a":1}`, "", "", 0, 0, "", 0, "", "")
 	f.Add(false, "Both", `[1e400]`, `{"type":"object","properties":{"n":{"type":"number"}}}`, "", 0, 0, "", 0, "", "")
 	f.Add(false, "Other kind", `{"a":1}`, "", `[{"id":"a"}]`, 0, 0, "", 0, "", "")
 	f.Add(true, "Pick", "", "", `[{"id":"o0","label":"Option 0"},{"id":"o1"},{"id":"o2"}]`, 2, 3, "", 0, "", "o0,o2")
@@ -40,6 +42,9 @@ func FuzzPayload(f *testing.F) {
 	f.Add(true, "Pick", "", "", `[{"id":"x\ny"},{"id":7},"a",[1],null,{"label":"x"}]`, 0, 0, "", 0, "", "")
 	f.Add(true, "Pick", "", "", `[{"id":"é","label":{"n":1e309}}]`, -1, 0, "a@b,A@B", 3, "  ", "é,é")
 	f.Fuzz(func(t *testing.T, selection bool, message, context, schema, options string, minSel, maxSel int, reviewers string, approvals int, label, picks string) {
+		// Text arrives as JSON strings (the MCP arguments, the HTTP API):
+		// what is not UTF-8 is U+FFFD before Payload sees it.
+		message, label, reviewers = asJSON(message), asJSON(label), asJSON(reviewers)
 		in := elicitation.Input{Message: message, Labels: elicitation.Labels{Submit: label}, Approvals: approvals}
 		kind := elicitation.KindApproval
 		if selection {
@@ -86,6 +91,13 @@ func FuzzPayload(f *testing.F) {
 	})
 }
 
+// asJSON is s as a JSON string carries it.
+func asJSON(s string) string {
+	b, _ := json.Marshal(s)
+	_ = json.Unmarshal(b, &s)
+	return s
+}
+
 func rawOrNil(s string) json.RawMessage {
 	if s == "" {
 		return nil
@@ -123,6 +135,9 @@ func checkPayloadBounds(t *testing.T, kind elicitation.Kind, p elicitation.Paylo
 		}
 		if p.Context != nil && (len(p.Context) > elicitation.MaxContextBytes || !json.Valid(p.Context)) {
 			t.Fatalf("accepted context of %d bytes, valid %v", len(p.Context), json.Valid(p.Context))
+		}
+		if _, err := receipt.Digest(p.Context); err != nil {
+			t.Fatalf("accepted context %q that no receipt can digest: %v", p.Context, err)
 		}
 		if p.Schema != nil && len(p.Schema.Fields) > elicitation.MaxSchemaFields {
 			t.Fatalf("accepted schema of %d fields", len(p.Schema.Fields))

@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/gowebpki/jcs"
 )
 
 // The limits of SPEC §2. Sizes are bytes of UTF-8 or of serialized JSON;
@@ -192,6 +194,12 @@ func (in Input) approval(p *Payload) error {
 		}
 		if err := checkNumbers("context", ctx); err != nil {
 			return err
+		}
+		if _, err := jcs.Transform(ctx); err != nil {
+			// The receipt digests the context in its RFC 8785 form
+			// (receipt.Digest): one it cannot read could be decided but
+			// never attested, and its result never read.
+			return invalid(ErrContextInvalid, "context", "context is not I-JSON (RFC 7493): an object repeats a member name, or a string holds an unpaired surrogate escape such as \\ud800")
 		}
 		p.Context = ctx
 	}

@@ -155,6 +155,10 @@ func TestApprovalLimits(t *testing.T) {
 		{"null context only", elicitation.Input{Message: "m", Context: json.RawMessage(`null`)}, elicitation.ErrContentRequired, "context"},
 		{"no message", elicitation.Input{Context: json.RawMessage(`1`)}, elicitation.ErrMessageRequired, "message"},
 		{"bad context", elicitation.Input{Message: "m", Context: json.RawMessage(`{"a":`)}, elicitation.ErrContextInvalid, "context"},
+		// Valid JSON a receipt cannot digest (RFC 8785 reads I-JSON only).
+		{"context repeating a member", elicitation.Input{Message: "m", Context: json.RawMessage(`{"a":1,"a":2}`)}, elicitation.ErrContextInvalid, "context"},
+		{"context with a lone surrogate", elicitation.Input{Message: "m", Context: json.RawMessage(`{"a":"x\ud800"}`)}, elicitation.ErrContextInvalid, "context"},
+		{"context with a pair", elicitation.Input{Message: "m", Context: json.RawMessage(`{"a":"\ud83d\ude00","b":{"a":1}}`)}, nil, ""},
 		{"context over 64 KiB", elicitation.Input{Message: "m", Context: json.RawMessage(fmt.Sprintf("%q", strings.Repeat("c", 64<<10)))}, elicitation.ErrContextTooLarge, "context"},
 		{"schema over 32 KiB", elicitation.Input{Message: "m", RequestedSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","description":%q,"properties":{"a":{"type":"string"}}}`, strings.Repeat("d", 32<<10)))}, elicitation.ErrSchemaTooLarge, "requestedSchema"},
 		{"51 fields", elicitation.Input{Message: "m", RequestedSchema: manyFields(51)}, elicitation.ErrSchemaTooManyFields, "requestedSchema.properties"},
