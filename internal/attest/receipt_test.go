@@ -21,7 +21,7 @@ const iss = "https://review.example"
 
 var t0 = time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
 
-func keys(t *testing.T, ids ...string) []signing.Key {
+func keys(t testing.TB, ids ...string) []signing.Key {
 	t.Helper()
 	var ring []sealer.Key
 	for _, id := range ids {
