@@ -17,7 +17,7 @@ import (
 // besides the page token: the standing approval (ruleInput) is asked only
 // with an approval and the rule box ticked; a refusal is an
 // invalid_argument ErrRuleInvalid naming one of its inputs, quoting at
-// most 64 characters of what was sent; an accepted one lasts the
+// most 64 characters (escaped) of what was sent; an accepted one lasts the
 // duration sent and allows the uses sent, one non-empty path per field
 // sent; and the form's fields (formValues) are exactly its "f." inputs.
 func FuzzSubmissionForm(f *testing.F) {
@@ -48,7 +48,7 @@ func FuzzSubmissionForm(f *testing.F) {
 			if !errors.As(err, &e) || e.Code != elicitation.CodeInvalidArgument || !errors.Is(err, elicitation.ErrRuleInvalid) || !slices.Contains([]string{ruleFor, ruleUses, ruleField}, e.Field) {
 				t.Fatalf("refusal %#v", err)
 			}
-			if utf8.RuneCountInString(e.Message) > 150 {
+			if utf8.RuneCountInString(e.Message) > 64*len(`\U0010ffff`)+100 { // 64 characters, each escaped at most so
 				t.Fatalf("refusal quotes too much: %q", e.Message)
 			}
 		case asked:
