@@ -101,6 +101,9 @@ func canonNumber(s string) (string, error) {
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsInf(f, 0) {
+		if len(s) > 40 { // the agent's own value, which may be a megabyte
+			s = fmt.Sprintf("%.20s… (%d bytes)", s, len(s))
+		}
 		return "", fmt.Errorf("canonical JSON: number %q out of range", s)
 	}
 	if f == 0 {

@@ -36,3 +36,19 @@ func TestDigestWorkIsLinear(t *testing.T) {
 		}
 	}
 }
+
+// TestDigestOutOfRangeQuotesLittle: a number out of range is refused with
+// the number in the error, shortened when it is long (the agent's own
+// value, up to a megabyte, is not sent back whole).
+func TestDigestOutOfRangeQuotesLittle(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ n, quoted string }{
+		{"1e400", `"1e400"`},
+		{"1" + strings.Repeat("0", 100_000) + "e10", `"10000000000000000000… (100004 bytes)"`},
+	} {
+		_, err := Digest(json.RawMessage(`{"n":` + tt.n + `}`))
+		if err == nil || !strings.Contains(err.Error(), "number "+tt.quoted+" out of range") || len(err.Error()) > 200 {
+			t.Errorf("%.8s…: %.300v, want it quoted as %s", tt.n, err, tt.quoted)
+		}
+	}
+}
