@@ -43,9 +43,9 @@ func delegationItem(d elicitation.Delegation) (item, error) {
 }
 
 // PutDelegation implements elicitation.Delegations: a PutItem conditioned
-// on the id being new, once the delegator's delegations that have not
-// ended (ListDelegations) leave room (elicitation.RoomFor), ordered by the
-// delegator's sequence (boundedWrite), so that two made at once cannot
+// on the id being new, once the delegations that have not ended
+// (openDelegations) leave room (elicitation.RoomFor), ordered by the
+// delegations' sequence (boundedWrite), so that two made at once cannot
 // both pass the count.
 func (s *Store) PutDelegation(ctx context.Context, d elicitation.Delegation) error {
 	if err := elicitation.CheckDelegationKey(d.From, d.ID); err != nil {
@@ -57,16 +57,36 @@ func (s *Store) PutDelegation(ctx context.Context, d elicitation.Delegation) err
 	}
 	seq := key(delegationPK, delegationSeq)
 	return s.boundedWrite(ctx, "delegation "+d.ID, seq, it[attrTTL], func() error {
-		all, err := s.ListDelegations(ctx, d.CreatedAt)
+		open, err := s.openDelegations(ctx, d.CreatedAt)
 		if err != nil {
 			return fmt.Errorf("put delegation: %w", err)
 		}
-		return elicitation.RoomFor(all, d)
+		return elicitation.RoomFor(open, d)
 	}, []types.TransactWriteItem{{Put: &types.Put{
 		TableName: s.table, Item: it,
 		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
 		ExpressionAttributeNames: names(attrPK),
 	}}})
+}
+
+// openDelegations is what RoomFor counts: every delegation that ends
+// after after, with only its delegator and end read (the items' frm and
+// endAt; no delegation decoded), consistently.
+func (s *Store) openDelegations(ctx context.Context, after time.Time) ([]elicitation.Delegation, error) {
+	var out []elicitation.Delegation
+	err := s.each(ctx, &dynamodb.QueryInput{
+		KeyConditionExpression:    aws.String("#pk = :pk"),
+		FilterExpression:          aws.String("#endAt > :after"),
+		ProjectionExpression:      aws.String("#frm, #endAt"),
+		ExpressionAttributeNames:  names(attrPK, attrDelegEnd, attrFrom),
+		ExpressionAttributeValues: item{":pk": str(delegationPK), ":after": num(after.UnixNano())},
+		ConsistentRead:            aws.Bool(true),
+	}, func(it item) error {
+		end, _ := getN(it, attrDelegEnd)
+		out = append(out, elicitation.Delegation{From: getS(it, attrFrom), End: time.Unix(0, end)})
+		return nil
+	})
+	return out, err
 }
 
 // delegationSeq is the sort key of the delegations' one sequence
