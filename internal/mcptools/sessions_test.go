@@ -76,13 +76,16 @@ func TestSessionCap(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{maxSessions: 6, sessionIdle: -1})
 	open := []*mcp.ClientSession{mustConnect(t, e, ""), mustConnect(t, e, ""), mustConnect(t, e, "")}
-	// open[0] is the idlest: the others make a call after it opened.
+	// open[0] is the idlest: the others make a call after it opened. Each
+	// settle lets the last use before it be recorded (as a handler
+	// returns, after its client read the response) before the next call.
+	e.settle()
 	for _, cs := range open[1:] {
 		if err := statusErr(cs); err != nil {
 			t.Fatal(err)
 		}
+		e.settle()
 	}
-	e.settle() // their handlers done, open[1:]'s last use included
 	fourth := mustConnect(t, e, "")
 	if err := statusErr(open[0]); err == nil {
 		t.Error("the idlest session still answers after a fourth one opened at the cap")
@@ -171,6 +174,7 @@ func TestSessionKeysShare(t *testing.T) {
 	}
 	// Six open: alice's three and bob's three. Carol's takes the place of
 	// alice's idlest (bob's were used since).
+	e.settle()
 	if code, _, body := rawInitialize(t, e, "tc"); code != http.StatusOK {
 		t.Errorf("carol: %d %q", code, body)
 	}
