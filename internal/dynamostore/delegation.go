@@ -74,19 +74,32 @@ func (s *Store) PutDelegation(ctx context.Context, d elicitation.Delegation) err
 // endAt; no delegation decoded), consistently.
 func (s *Store) openDelegations(ctx context.Context, after time.Time) ([]elicitation.Delegation, error) {
 	var out []elicitation.Delegation
-	err := s.each(ctx, &dynamodb.QueryInput{
-		KeyConditionExpression:    aws.String("#pk = :pk"),
-		FilterExpression:          aws.String("#endAt > :after"),
-		ProjectionExpression:      aws.String("#frm, #endAt"),
-		ExpressionAttributeNames:  names(attrPK, attrDelegEnd, attrFrom),
-		ExpressionAttributeValues: item{":pk": str(delegationPK), ":after": num(after.UnixNano())},
-		ConsistentRead:            aws.Bool(true),
-	}, func(it item) error {
+	q := delegationsAfter(after)
+	q.ProjectionExpression = aws.String("#frm, #endAt")
+	q.ExpressionAttributeNames["#frm"] = attrFrom
+	err := s.each(ctx, q, func(it item) error {
 		end, _ := getN(it, attrDelegEnd)
 		out = append(out, elicitation.Delegation{From: getS(it, attrFrom), End: time.Unix(0, end)})
 		return nil
 	})
 	return out, err
+}
+
+// delegationsAfter is the query of the delegations whose end is after
+// after (every one kept, with the zero time), consistent: the one
+// ListDelegations and openDelegations read.
+func delegationsAfter(after time.Time) *dynamodb.QueryInput {
+	from := int64(math.MinInt64) // the zero time: every one kept (its UnixNano is not defined)
+	if !after.IsZero() {
+		from = after.UnixNano()
+	}
+	return &dynamodb.QueryInput{
+		KeyConditionExpression:    aws.String("#pk = :pk"),
+		FilterExpression:          aws.String("#endAt > :after"),
+		ExpressionAttributeNames:  names(attrPK, attrDelegEnd),
+		ExpressionAttributeValues: item{":pk": str(delegationPK), ":after": num(from)},
+		ConsistentRead:            aws.Bool(true),
+	}
 }
 
 // delegationSeq is the sort key of the delegations' one sequence
@@ -137,17 +150,7 @@ func (s *Store) EndDelegation(ctx context.Context, from, id string, at time.Time
 // ListDelegations implements elicitation.Delegations.
 func (s *Store) ListDelegations(ctx context.Context, after time.Time) ([]elicitation.Delegation, error) {
 	var out []elicitation.Delegation
-	from := int64(math.MinInt64) // the zero time: every one kept (its UnixNano is not defined)
-	if !after.IsZero() {
-		from = after.UnixNano()
-	}
-	err := s.each(ctx, &dynamodb.QueryInput{
-		KeyConditionExpression:    aws.String("#pk = :pk"),
-		FilterExpression:          aws.String("#endAt > :after"),
-		ExpressionAttributeNames:  names(attrPK, attrDelegEnd),
-		ExpressionAttributeValues: item{":pk": str(delegationPK), ":after": num(from)},
-		ConsistentRead:            aws.Bool(true),
-	}, func(it item) error {
+	err := s.each(ctx, delegationsAfter(after), func(it item) error {
 		var d elicitation.Delegation
 		if err := json.Unmarshal(getB(it, delegationData), &d); err != nil {
 			return fmt.Errorf("decode delegation %s: %w", getS(it, attrSK), err)
