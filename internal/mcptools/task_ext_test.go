@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -451,21 +450,6 @@ func TestExtNameMismatchIsHTTP400(t *testing.T) {
 	}
 }
 
-// answerFault fails the read of a decided request's record while on: the
-// store cannot give back the answer (a damaged record, a store down).
-type answerFault struct {
-	elicitation.Store
-	on *atomic.Bool
-}
-
-func (f answerFault) Load(ctx context.Context, id string) (elicitation.Record, error) {
-	rec, err := f.Store.Load(ctx, id)
-	if err == nil && rec.Answer != nil && f.on.Load() {
-		return elicitation.Record{}, errors.New("the record cannot be read")
-	}
-	return rec, err
-}
-
 // TestExtResultFailed: a decided task whose result the server cannot
 // produce (an internal failure) is failed, with the JSON-RPC internal
 // error inline and no result, as the extension keeps failed for
@@ -477,12 +461,12 @@ func TestExtResultFailed(t *testing.T) {
 		t.Run(ep.name, func(t *testing.T) {
 			var fault atomic.Bool
 			o := ep.o
-			o.wrapStore = func(st elicitation.Store) elicitation.Store { return answerFault{Store: st, on: &fault} }
+			o.wrapStore = func(st elicitation.Store) elicitation.Store { return recordFault{Store: st, on: &fault} }
 			w := newWorld(t, o)
 			c := w.connect("tok-alice", ext, -1, extCaps)
 			id := startExt(t, c, "elicit_approval", approvalArgs)
-			fault.Store(true)
 			w.decide(id, elicitation.Submission{Decision: elicitation.DecisionSubmitted})
+			fault.Store(true) // the decided record cannot be read back
 			for range 2 {
 				got := c.Must("tasks/get", id)
 				e, _ := got["error"].(map[string]any)
@@ -490,7 +474,7 @@ func TestExtResultFailed(t *testing.T) {
 					!strings.Contains(e["message"].(string), "could not produce") || !strings.Contains(got["statusMessage"].(string), "elicit_result") {
 					t.Fatalf("tasks/get of a task whose result cannot be produced: %v", got)
 				}
-				if strings.Contains(got["statusMessage"].(string), "cannot be read") || strings.Contains(e["message"].(string), "cannot be read") {
+				if strings.Contains(got["statusMessage"].(string), recordFaultText) || strings.Contains(e["message"].(string), recordFaultText) {
 					t.Fatalf("the internal error's text reached the agent: %v", got)
 				}
 			}
