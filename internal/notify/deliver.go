@@ -51,8 +51,14 @@ type Deliverer struct {
 	Log         *slog.Logger
 	// Observer is told of each send's outcome (nil: nobody).
 	Observer Observer
+	// Limits bound the notices each target that reaches people is sent,
+	// of one principal's requests and in all; a zero Rate is its
+	// DefaultNoticeLimits. Each process (a local server, a warm notify
+	// function) counts its own.
+	Limits NoticeLimits
 
 	health health
+	budget budgets
 }
 
 // DefaultMaxAttempts is how many attempts a delivery gets before it is
@@ -78,7 +84,8 @@ const (
 	Retrying Outcome = "retrying"
 	// GaveUp: the attempt failed for good; the delivery left the outbox.
 	GaveUp Outcome = "gave up"
-	// Dropped: the delivery no longer applies (its request or target is gone).
+	// Dropped: the delivery no longer applies (its request or target is
+	// gone), or its target's notices are used up (NoticeLimits).
 	Dropped Outcome = "dropped"
 	// Deferred: not attempted (its target rests after failures in a row,
 	// or the time left was less than an attempt's bound); the delivery
@@ -132,15 +139,8 @@ func (d *Deliverer) Attempt(ctx context.Context, dl elicitation.Delivery, stream
 		return "", err
 	}
 	sender, ok := d.Targets.Sender(c.Target)
-	switch {
-	case !ok:
-		return d.settle(ctx, c, time.Time{}, Dropped, what+": dropped (the target is no longer configured)")
-	case c.Event == elicitation.EventExpired && rec.State.StatusAt(now) != elicitation.StatusExpired:
-		return d.settle(ctx, c, time.Time{}, Dropped, what+": dropped (the request was resolved)")
-	case c.Pending() && rec.State.StatusAt(now) != elicitation.StatusPending:
-		// A reminder or an escalation outlived its request's pending time
-		// (it expired: nothing withdrew it).
-		return d.settle(ctx, c, time.Time{}, Dropped, what+": dropped (the request is no longer pending)")
+	if why := d.dropped(c, rec, ok, now); why != "" {
+		return d.settle(ctx, c, time.Time{}, Dropped, what+": "+why)
 	}
 	sctx, cancel := context.WithTimeout(ctx, d.bound(stream))
 	serr := sender.Send(sctx, d.notice(ctx, c, rec, now))
@@ -160,6 +160,28 @@ func (d *Deliverer) Attempt(ctx context.Context, dl elicitation.Delivery, stream
 	}
 	retry := d.now().Add(d.backoff()(c.Attempts))
 	return d.settle(ctx, c, retry, Retrying, fmt.Sprintf("%s: attempt %d failed (%s); next attempt at %s", what, c.Attempts, why.Reason, retry.Format(time.RFC3339)))
+}
+
+// dropped says why c is not sent ("" if it is): its target is gone
+// (sender false), its request is no longer in the state it tells of, or
+// its target's notices are used up (NoticeLimits, counted at a first
+// attempt).
+func (d *Deliverer) dropped(c elicitation.Delivery, rec elicitation.Record, sender bool, now time.Time) string {
+	switch {
+	case !sender:
+		return "dropped (the target is no longer configured)"
+	case c.Event == elicitation.EventExpired && rec.State.StatusAt(now) != elicitation.StatusExpired:
+		return "dropped (the request was resolved)"
+	case c.Pending() && rec.State.StatusAt(now) != elicitation.StatusPending:
+		// A reminder or an escalation outlived its request's pending time
+		// (it expired: nothing withdrew it).
+		return "dropped (the request is no longer pending)"
+	case c.Attempts == 1:
+		if why := d.overBound(c.Target, rec.State.Owner, now); why != "" {
+			return "not sent (" + why + "; the request waits in the inbox)"
+		}
+	}
+	return ""
 }
 
 // Observer is told of each send to a target, by the target's type
