@@ -93,10 +93,14 @@ func (s *SMTP) Send(ctx context.Context, n elicitation.Notice) error {
 	if err != nil {
 		return &SendError{Reason: "bad sender address", Permanent: true}
 	}
-	return s.send(ctx, from.Address, to, m.Bytes(nowOf(s.Now)))
+	return s.send(ctx, from.Address, to, len(s.To), m.Bytes(nowOf(s.Now)))
 }
 
-func (s *SMTP) send(ctx context.Context, from string, rcpt []string, msg []byte) error {
+// send sends msg to rcpt, of which the first required are the target's
+// own addresses: a refusal of one of them fails the send; the others are
+// delegates (a reviewer chose them, the relay may not take them), and a
+// refusal of one leaves it out of the message, never the reviewers.
+func (s *SMTP) send(ctx context.Context, from string, rcpt []string, required int, msg []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, AttemptTimeout)
 	defer cancel()
 	host, _, err := net.SplitHostPort(s.Config.Addr)
@@ -127,12 +131,20 @@ func (s *SMTP) send(ctx context.Context, from string, rcpt []string, msg []byte)
 	if err := c.Mail(from); err != nil {
 		return smtpError(err)
 	}
-	for _, to := range rcpt {
+	for i, to := range rcpt {
 		a, err := mail.ParseAddress(to)
-		if err != nil {
-			return &SendError{Reason: "bad recipient address", Permanent: true}
+		if err == nil {
+			err = c.Rcpt(a.Address)
 		}
-		if err := c.Rcpt(a.Address); err != nil {
+		var te *textproto.Error
+		switch {
+		case err == nil:
+		case i >= required && (a == nil || errors.As(err, &te)):
+			// A delegate the relay refused (or no address at all): the
+			// message goes to the rest.
+		case a == nil:
+			return &SendError{Reason: "bad recipient address", Permanent: true}
+		default:
 			return smtpError(err)
 		}
 	}

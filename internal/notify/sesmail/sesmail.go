@@ -30,9 +30,22 @@ type SES struct {
 	ConfigurationSet string
 }
 
-// Send implements Sender.
+// Send implements Sender. A reminder or an escalation notice reaches the
+// delegates of the addresses too; if SES refuses that message as such (a
+// delegate's address, which a reviewer chose: in the SES sandbox, one not
+// verified), it is sent again to the target's own addresses alone, so
+// that a delegate never costs the reviewers their notice.
 func (s *SES) Send(ctx context.Context, n elicitation.Notice) error {
-	to := n.AlsoTo(s.To) // a reminder or escalation reaches the delegates too
+	to := n.AlsoTo(s.To)
+	err := s.send(ctx, to, n)
+	var se *notify.SendError
+	if errors.As(err, &se) && se.Permanent && len(to) > len(s.To) {
+		return s.send(ctx, s.To, n)
+	}
+	return err
+}
+
+func (s *SES) send(ctx context.Context, to []string, n elicitation.Notice) error {
 	m := notify.NewMail(s.From, to, n)
 	utf8 := aws.String("UTF-8")
 	in := &sesv2.SendEmailInput{

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -75,5 +76,49 @@ func TestSES(t *testing.T) {
 	err := s.Send(context.Background(), n)
 	if se, ok := err.(*notify.SendError); !ok || !se.Permanent || se.Reason != "SES MessageRejected" {
 		t.Errorf("rejected: %v", err)
+	}
+}
+
+// TestSESRefusedDelegate: a reminder SES refuses for its delegate's
+// address (the sandbox's unverified recipient) is sent again to the
+// target's own addresses, and succeeds; one SES refuses for those fails.
+func TestSESRefusedDelegate(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var sent [][]any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var got struct{ Destination struct{ ToAddresses []any } }
+		_ = json.NewDecoder(r.Body).Decode(&got)
+		to := got.Destination.ToAddresses
+		w.Header().Set("Content-Type", "application/json")
+		if strings.Contains(fmt.Sprint(to), "elsewhere.test") {
+			w.Header().Set("X-Amzn-ErrorType", "MessageRejected")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, `{"message":"Email address is not verified."}`)
+			return
+		}
+		mu.Lock()
+		sent = append(sent, to)
+		mu.Unlock()
+		_, _ = io.WriteString(w, `{"MessageId":"0100018c-abc"}`)
+	}))
+	defer srv.Close()
+	client := sesv2.New(sesv2.Options{
+		Region: "eu-west-1", BaseEndpoint: aws.String(srv.URL),
+		Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", ""),
+	})
+	n := notice()
+	n.Event, n.Step = elicitation.EventReminder, 1
+	n.Delegates = []elicitation.Delegation{{From: "alice@example.com", To: "bob@elsewhere.test"}}
+	s := &sesmail.SES{Client: client, From: "elicitation@example.com", To: []string{"alice@example.com"}}
+	err := s.Send(context.Background(), n)
+	mu.Lock()
+	defer mu.Unlock()
+	if err != nil || fmt.Sprint(sent) != "[[alice@example.com]]" {
+		t.Errorf("Send = %v, sent to %v; want one message to alice", err, sent)
+	}
+	s.To = []string{"carol@elsewhere.test"}
+	if err := s.Send(context.Background(), n); err == nil {
+		t.Error("a message refused for the target's own address was sent")
 	}
 }
