@@ -158,7 +158,10 @@ func (s *SMTP) send(ctx context.Context, from string, rcpt []string, required in
 	if err := w.Close(); err != nil {
 		return smtpError(err)
 	}
-	return smtpError(c.Quit())
+	// The relay has taken the message (250 after its data): what becomes
+	// of the connection now must not send it again.
+	_ = c.Quit()
+	return nil
 }
 
 // secure starts TLS where the configuration asks for it and logs in, never
