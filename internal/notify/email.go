@@ -54,7 +54,7 @@ func (m Mail) Bytes(now time.Time) []byte {
 	hdr := []string{
 		"From: " + m.From,
 		"To: " + strings.Join(m.To, ", "),
-		"Subject: " + mime.QEncoding.Encode("utf-8", m.Subject),
+		"Subject: " + foldWords(mime.QEncoding.Encode("utf-8", m.Subject)),
 		"Date: " + now.Format(time.RFC1123Z),
 		"Message-ID: <" + m.DeliveryID + "@" + domain + ">",
 		HeaderMailDelivery + ": " + m.DeliveryID,
@@ -76,6 +76,12 @@ func (m Mail) Bytes(now time.Time) []byte {
 	_ = mw.Close()
 	return append(head.Bytes(), b.Bytes()...)
 }
+
+// foldWords folds an encoded header value between its encoded words,
+// which mime's encoder puts on one line: a subject of multi-byte
+// characters (emoji, say) would otherwise run past RFC 5322's 998
+// characters a line, which relays refuse. (Text left unencoded is short.)
+func foldWords(v string) string { return strings.ReplaceAll(v, "?= =?", "?=\r\n =?") }
 
 // SMTP sends e-mail through an SMTP relay.
 type SMTP struct {
