@@ -124,6 +124,9 @@ func (s *Service) schedule(st State, targets []string, chain []EscalationStep) (
 		if err := CheckEscalation(chain, ttl, s.notify.Known, "escalate"); err != nil {
 			return nil, nil, err
 		}
+		if err := s.stepsMayDecide(chain); err != nil {
+			return nil, nil, err
+		}
 	} else {
 		for _, step := range s.notify.Escalation() {
 			if step.After < ttl {
@@ -148,6 +151,29 @@ func (s *Service) schedule(st State, targets []string, chain []EscalationStep) (
 		return nil, nil, invalid(ErrBadSchedule, "escalate", "this request would schedule %d reminders and escalation notices; at most %d are allowed: name fewer targets or escalation steps", len(out), MaxScheduled)
 	}
 	return out, chain, nil
+}
+
+// stepsMayDecide checks a request's own chain (the agent's): a step sends its
+// targets the review link, the capability to decide, so it may name only
+// targets the operator sends that link anyway: those told of new requests
+// (created), and those of the deployment's chain. Never one told of
+// outcomes only, such as the agent's owner's.
+func (s *Service) stepsMayDecide(chain []EscalationStep) error {
+	deployment := map[string]bool{}
+	for _, step := range s.notify.Escalation() {
+		for _, n := range step.Notify {
+			deployment[n] = true
+		}
+	}
+	for i, step := range chain {
+		for _, n := range step.Notify {
+			if !deployment[n] && !s.notify.Wants(n, EventCreated) {
+				f := fmt.Sprintf("escalate[%d].notify", i)
+				return invalid(ErrBadSchedule, f, "%s names %q, which is told of outcomes only, not of new requests: an escalation step sends the review link, so a request's own chain names only targets told of new requests or in the deployment's escalation chain", f, n)
+			}
+		}
+	}
+	return nil
 }
 
 // escalationNotices are step n's notices: with the review link to the

@@ -16,14 +16,16 @@ import (
 )
 
 // scheduleConfig: hook (the default) is reminded every 15 minutes and
-// told of escalations; lead is the escalation step's target.
+// told of escalations; lead is the escalation step's target; audit (the
+// agent's owner's, say) is told of outcomes only.
 func scheduleConfig(url string) notify.Config {
 	all := []elicitation.Event{elicitation.EventCreated, elicitation.EventEscalated, elicitation.EventDecided, elicitation.EventCanceled, elicitation.EventExpired}
 	return notify.Config{
 		Defaults: []string{"hook"},
 		Targets: map[string]notify.TargetConfig{
-			"hook": {Type: notify.TypeWebhook, URL: url, Secret: hookSecret, Events: all, Remind: "15m"},
-			"lead": {Type: notify.TypeWebhook, URL: url, Secret: hookSecret, Events: []elicitation.Event{elicitation.EventDecided}},
+			"hook":  {Type: notify.TypeWebhook, URL: url, Secret: hookSecret, Events: all, Remind: "15m"},
+			"lead":  {Type: notify.TypeWebhook, URL: url, Secret: hookSecret, Events: []elicitation.Event{elicitation.EventDecided}},
+			"audit": {Type: notify.TypeWebhook, URL: url, Secret: hookSecret, Events: []elicitation.Event{elicitation.EventDecided, elicitation.EventCanceled, elicitation.EventExpired}},
 		},
 		Escalate: []notify.StepConfig{{After: "40m", Notify: []string{"lead"}}},
 	}
@@ -205,6 +207,10 @@ func TestScheduleBadInput(t *testing.T) {
 			[]elicitation.EscalationStep{{After: time.Minute, Notify: []string{"lead"}}, {After: 2 * time.Hour, Notify: []string{"lead"}}}},
 		{"negative", "escalate[0].after", "escalate[0].after must be a positive duration", []elicitation.EscalationStep{{After: -time.Minute, Notify: []string{"lead"}}}},
 		{"unknown", "escalate[0].notify", `escalate[0].notify names "boss", which is not a notification target`, []elicitation.EscalationStep{{After: time.Minute, Notify: []string{"boss"}}}},
+		// A step sends the review link: not to a target the operator tells
+		// of outcomes only (the agent's owner could decide with it).
+		{"outcome-only target", "escalate[1].notify", `escalate[1].notify names "audit", which is told of outcomes only`,
+			[]elicitation.EscalationStep{{After: time.Minute, Notify: []string{"lead"}}, {After: 2 * time.Minute, Notify: []string{"hook", "audit"}}}},
 	} {
 		_, err := svc.Create(context.Background(), "alice", elicitation.KindApproval, elicitation.Input{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 3600, Notify: elicitation.Notify{Escalate: c.chain}})
 		var e *elicitation.Error
@@ -214,6 +220,11 @@ func TestScheduleBadInput(t *testing.T) {
 	}
 	if ds, _ := st.DueDeliveries(context.Background(), time.Now().Add(24*time.Hour), 100); len(ds) != 0 {
 		t.Errorf("refused creations wrote %d deliveries", len(ds))
+	}
+	// Those told of new requests, and the deployment chain's, may be named.
+	if _, err := svc.Create(context.Background(), "alice", elicitation.KindApproval, elicitation.Input{Message: "m", Context: json.RawMessage(`1`), TimeoutSeconds: 3600,
+		Notify: elicitation.Notify{Escalate: []elicitation.EscalationStep{{After: time.Minute, Notify: []string{"hook", "lead"}}}}}); err != nil {
+		t.Errorf("a chain of hook and lead: %v", err)
 	}
 }
 
