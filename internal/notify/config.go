@@ -230,15 +230,61 @@ var targetName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
 // lookup may be nil when the document has no references. A document with
 // several mistakes is refused with every one of them named: each unset
 // reference, each unknown key, each invalid target.
+//
+// The errors never repeat a value read from a reference (of at least
+// minRedacted characters), whole or shortened: a secret put in the wrong
+// field is named by its reference instead.
 func Parse(doc []byte, lookup func(string) (string, bool)) (Config, error) {
-	c, errs := parse(doc, lookup)
+	var read refs
+	c, errs := parse(doc, read.track(lookup))
 	if c == nil {
-		return Config{}, errors.Join(errs...)
+		return Config{}, read.redact(errors.Join(errs...))
 	}
 	if err := c.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	return *c, errors.Join(errs...)
+	return *c, read.redact(errors.Join(errs...))
+}
+
+// minRedacted is the shortest value read from a reference that Parse's
+// errors name by its reference (a shorter one, such as tls: none, would
+// be replaced inside other words).
+const minRedacted = 6
+
+// refs are the values Parse read from references, each with its ${NAME}.
+type refs struct{ read []readRef }
+
+type readRef struct{ value, name string }
+
+func (r *refs) track(lookup func(string) (string, bool)) func(string) (string, bool) {
+	if lookup == nil {
+		return nil
+	}
+	return func(name string) (string, bool) {
+		v, ok := lookup(name)
+		if ok && len(v) >= minRedacted {
+			r.read = append(r.read, readRef{v, "${" + name + "}"})
+			if len(v) > 10 { // the YAML decoder's errors shorten a value so
+				r.read = append(r.read, readRef{"`" + v[:7] + "...`", "`${" + name + "}`"})
+			}
+		}
+		return v, ok
+	}
+}
+
+// redact is err with every value read named by its reference instead.
+func (r *refs) redact(err error) error {
+	if err == nil || len(r.read) == 0 {
+		return err
+	}
+	// The longest first, so that a value inside another is not replaced
+	// in it (the replacer tries its pairs in order at each position).
+	slices.SortStableFunc(r.read, func(a, b readRef) int { return len(b.value) - len(a.value) })
+	var args []string
+	for _, x := range r.read {
+		args = append(args, x.value, x.name)
+	}
+	return errors.New(strings.NewReplacer(args...).Replace(err.Error()))
 }
 
 // parse decodes doc. It returns every reference that is not set and every

@@ -109,6 +109,33 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
+// TestReferencesNotEchoed: a value read from a ${NAME} reference (a
+// secret, perhaps put in the wrong field) is never repeated in an error,
+// whole or in part: the error names the reference instead.
+func TestReferencesNotEchoed(t *testing.T) {
+	t.Parallel()
+	const secret = "hunter2-hunter2-hunter2"
+	for _, tc := range []struct{ name, doc, want string }{
+		{"type", `{targets: {a: {type: "${S}"}}}`, `type "${S}" is not webhook`},
+		{"remind", `{targets: {a: {type: ntfy, url: "https://ntfy.sh", topic: t, remind: "${S}"}}}`, `remind: "${S}" is not a duration`},
+		{"after", `{targets: {a: {type: ntfy, url: "https://ntfy.sh", topic: t}}, escalate: [{after: "${S}", notify: [a]}]}`, `escalate[0].after: "${S}" is not a duration`},
+		{"recipient", `{targets: {a: {type: email, to: ["${S}"]}}, email: {from: a@b.c, smtp: {addr: "h:25"}}}`, `to: "${S}" is not an e-mail address`},
+		{"list", `{targets: {a: {type: email, to: "${S}"}}, email: {from: a@b.c, smtp: {addr: "h:25"}}}`, "cannot unmarshal"},
+		{"bool", `{targets: {a: {type: slack, url: "https://x.example", interactive: "${S}"}}}`, "cannot unmarshal"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := notify.Parse([]byte(tc.doc), env(map[string]string{"S": secret}))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), secret[:7]) {
+				t.Errorf("the error repeats the reference's value: %v", err)
+			}
+		})
+	}
+}
+
 // TestParseRouting: the functions that only write deliveries read who is
 // told of what without any reference's value, and still refuse a bad
 // document.
