@@ -53,13 +53,15 @@ func limiter(r ratelimit.Rate) *rate.Limiter {
 	return rate.NewLimiter(rate.Limit(float64(r.Count)/r.Per.Seconds()), r.Count)
 }
 
+// limits are d.Limits, where zero the configuration's (Config.Limits),
+// where zero DefaultNoticeLimits.
 func (d *Deliverer) limits() NoticeLimits {
-	l := d.Limits
+	l, cfg := d.Limits, d.Targets.cfg.Limits.notices()
 	if !l.PerPrincipal.Valid() {
-		l.PerPrincipal = DefaultNoticeLimits.PerPrincipal
+		l.PerPrincipal = cfg.PerPrincipal
 	}
 	if !l.All.Valid() {
-		l.All = DefaultNoticeLimits.All
+		l.All = cfg.All
 	}
 	return l
 }

@@ -142,3 +142,40 @@ func TestNoticeLimits(t *testing.T) {
 		t.Errorf("the webhook got %d notices, want every one (14)", n)
 	}
 }
+
+// TestNoticeLimitsConfigured: the document's limits (notices an hour)
+// bound a deliverer that sets none of its own.
+func TestNoticeLimitsConfigured(t *testing.T) {
+	t.Parallel()
+	phone := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(phone.Close)
+	cfg, err := notify.Parse([]byte(`{defaults: [phone], targets: {phone: {type: ntfy, url: "`+phone.URL+`", topic: t}}, limits: {perPrincipal: 2}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, svc, d, _ := deliveryRig(t, cfg)
+	ctx := context.Background()
+	var ids []string
+	for range 3 {
+		c, err := svc.Create(ctx, "bot", elicitation.KindApproval, elicitation.Input{Message: "m", Context: json.RawMessage(`1`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, c.State.ID)
+	}
+	if _, err := d.DeliverDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var held []string
+	for _, id := range ids {
+		tr, _ := svc.Audit(ctx, "bot", id)
+		for _, e := range tr.Entries {
+			if e.Action == elicitation.ActionNotified && strings.Contains(e.Detail, "not sent") {
+				held = append(held, e.Detail)
+			}
+		}
+	}
+	if len(held) != 1 || !strings.Contains(held[0], "bot's requests have had their 2 notices to phone in 1 hour") {
+		t.Errorf("held back %q; want the third of bot's notices", held)
+	}
+}

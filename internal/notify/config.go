@@ -45,6 +45,39 @@ type Config struct {
 	// Slack is the Slack app's part: who a Slack user deciding with a
 	// message's buttons is (interactive targets).
 	Slack SlackAppConfig `yaml:"slack"`
+	// Limits bound the notices each target that reaches people is sent
+	// an hour (NoticeLimits); 0: the default.
+	Limits LimitsConfig `yaml:"limits"`
+}
+
+// LimitsConfig are the notices an hour each target that reaches people
+// (slack, email, ntfy) is sent: of one principal's requests, and in all.
+type LimitsConfig struct {
+	PerPrincipal int `yaml:"perPrincipal"`
+	All          int `yaml:"all"`
+}
+
+// notices is l as NoticeLimits; a zero count is its default.
+func (l LimitsConfig) notices() NoticeLimits {
+	n := DefaultNoticeLimits
+	if l.PerPrincipal > 0 {
+		n.PerPrincipal.Count = l.PerPrincipal
+	}
+	if l.All > 0 {
+		n.All.Count = l.All
+	}
+	return n
+}
+
+func (l LimitsConfig) check() []error {
+	var errs []error
+	if l.PerPrincipal < 0 || l.All < 0 {
+		errs = append(errs, fmt.Errorf("limits: perPrincipal and all are notices an hour, such as 60 and 600; not negative"))
+	}
+	if n := l.notices(); n.PerPrincipal.Count > n.All.Count {
+		errs = append(errs, fmt.Errorf("limits: perPrincipal (%d) is more than all (%d)", n.PerPrincipal.Count, n.All.Count))
+	}
+	return errs
 }
 
 // SlackAppConfig maps the Slack users who may press a message's buttons
@@ -364,6 +397,7 @@ func ParseRouting(doc []byte) (*Targets, error) {
 	errs = append(errs, c.checkNames()...)
 	errs = append(errs, c.checkSchedule()...)
 	errs = append(errs, c.Slack.checkSlack()...)
+	errs = append(errs, c.Limits.check()...)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -385,6 +419,7 @@ func (c Config) Validate() error {
 	errs = append(errs, c.checkNames()...)
 	errs = append(errs, c.checkSchedule()...)
 	errs = append(errs, c.Slack.checkSlack()...)
+	errs = append(errs, c.Limits.check()...)
 	return errors.Join(errs...)
 }
 

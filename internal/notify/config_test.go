@@ -94,6 +94,8 @@ func TestParseErrors(t *testing.T) {
 		{"unknown default", `{defaults: [ops], targets: {a: {type: slack, url: "https://x.example"}}}`, `defaults names "ops"`},
 		{"unknown owner target", `{owners: {bob: [ops]}, targets: {a: {type: slack, url: "https://x.example"}}}`, `owners: "bob" names "ops"`},
 		{"unset reference", `targets: {a: {type: slack, url: "${NOPE}"}}`, `${NOPE} is not set`},
+		{"negative limit", `{targets: {a: {type: slack, url: "https://x.example"}}, limits: {perPrincipal: -1}}`, "limits: perPrincipal and all are notices an hour"},
+		{"limits upside down", `{targets: {a: {type: slack, url: "https://x.example"}}, limits: {perPrincipal: 100, all: 50}}`, "limits: perPrincipal (100) is more than all (50)"},
 		{"secret not echoed", `targets: {a: {type: webhook, url: "not a url", secret: "s3cr3t-s3cr3t-s3cr3t"}}`, `url must be an absolute`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
