@@ -62,7 +62,8 @@ func (s *Server) inputRequired(o *offer, st RequestState) *mcp.CallToolResult {
 // returns the wait left: the host's answer to its form is submitted as the
 // review page would submit it; an answer to the link (accept, decline,
 // cancel, nothing) is recorded once, since the human's answer comes from
-// the review page. A retry of the form that lacks the form's answer is
+// the review page, and one that is none (checkLinkAnswer) is refused,
+// recording nothing. A retry of the form that lacks the form's answer is
 // asked the form again (formAgain).
 func (s *Server) offerAnswered(ctx context.Context, req *mcp.CallToolRequest, id string) (*mcp.CallToolResult, time.Duration, error) {
 	principal, now := PrincipalOf(req.Extra), s.svc.Now()
@@ -87,6 +88,9 @@ func (s *Server) offerAnswered(ctx context.Context, req *mcp.CallToolRequest, id
 			return nil, 0, badArg("inputResponses", "inputResponses.%s must be the answer to the host form", hostInputKey)
 		}
 		return nil, left, s.submitHostAnswer(ctx, principal, id, res, st.Nonce)
+	}
+	if err := checkLinkAnswer(req.Params.InputResponses); err != nil {
+		return nil, 0, err
 	}
 	sum := sha256.Sum256([]byte(st.Nonce))
 	first, err := s.svc.RecordPushAnswer(ctx, principal, id, "state "+hex.EncodeToString(sum[:8]))
@@ -172,4 +176,24 @@ const reviewInput = "review"
 // elicitation.
 func urlElicitation(id, message, link string) *mcp.ElicitParams {
 	return &mcp.ElicitParams{Mode: "url", Message: message, URL: link, ElicitationID: id}
+}
+
+// checkLinkAnswer refuses a retry's answer to the review link that is none:
+// not an elicitation's answer whose action is accept, decline or cancel. No
+// answer at all is one (the host said nothing of the link).
+func checkLinkAnswer(inputs mcp.InputResponseMap) error {
+	a, ok := inputs[reviewInput]
+	if !ok {
+		return nil
+	}
+	if res, isAnswer := a.(*mcp.ElicitResult); isAnswer && linkAction(res.Action) {
+		return nil
+	}
+	return badArg("inputResponses", "inputResponses.%s must be the host's answer to the link: an object with action accept, decline or cancel; nothing was recorded, and the requestState may be sent again with a valid answer", reviewInput)
+}
+
+// linkAction reports whether action is one a host may answer the review
+// link with (a URL-mode elicitation's result): accept, decline or cancel.
+func linkAction(action string) bool {
+	return action == "accept" || action == "decline" || action == "cancel"
 }

@@ -323,3 +323,64 @@ func receiveString(t *testing.T, ch <-chan string, what string) string {
 		return ""
 	}
 }
+
+// TestSessionlessLinkAnswerMalformed: on 2026-07-28 a retry of
+// elicit_await whose answer to the offered review link is none (an action
+// other than accept, decline or cancel, or not an elicitation's answer) is
+// refused as an invalid argument naming inputResponses, records nothing and
+// leaves the request state usable: the same state with a real answer then
+// continues the wait.
+func TestSessionlessLinkAnswerMalformed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{stateless: true, push: true, auth: map[string]string{"ta": "alice"}})
+	client := mcp.NewClient(&mcp.Implementation{Name: "manual-url-host", Version: "1"}, &mcp.ClientOptions{
+		Capabilities:   &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+	})
+	tr := &mcp.StreamableClientTransport{Endpoint: e.servers[0].URL + "/mcp", HTTPClient: &http.Client{Transport: roundTrip{e: e, token: "ta"}}, MaxRetries: -1, DisableStandaloneSSE: true}
+	cs, err := client.Connect(context.Background(), tr, &mcp.ClientSessionOptions{ProtocolVersion: proto20260728})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	id := call(t, cs, mcptools.ToolApproval, map[string]any{"message": "m", "context": 1}).structured["elicitationId"].(string)
+	await := func(state string, inputs mcp.InputResponseMap) *mcp.CallToolResult {
+		t.Helper()
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: mcptools.ToolAwait,
+			Arguments: map[string]any{"elicitationId": id, "waitSeconds": 0.1}, RequestState: state, InputResponses: inputs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	first := await("", nil)
+	if p, ok := first.InputRequests["review"].(*mcp.ElicitParams); !ok || p.Mode != "url" || first.RequestState == "" {
+		t.Fatalf("first await: %+v, want the review link offered", first)
+	}
+	for name, answer := range map[string]mcp.InputResponse{
+		"unknown action": &mcp.ElicitResult{Action: "approve"},
+		"empty action":   &mcp.ElicitResult{},
+		//lint:ignore SA1019 a sampling result is what a host could send in the link's place
+		"not an answer": &mcp.CreateMessageResult{Role: "assistant", Content: &mcp.TextContent{Text: "x"}, Model: "m"},
+	} {
+		res := await(first.RequestState, mcp.InputResponseMap{"review": answer})
+		if got := text(res); !res.IsError || !strings.HasPrefix(got, "invalid_argument: ") || !strings.Contains(got, "inputResponses.review") {
+			t.Errorf("%s: %q, want an invalid_argument error naming inputResponses.review", name, got)
+		}
+	}
+	tr2, err := e.svc.OperatorAudit(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, en := range tr2.Entries {
+		if en.Action == elicitation.ActionPushAnswered {
+			t.Fatalf("a malformed answer was recorded: %+v", en)
+		}
+	}
+	if st := call(t, cs, mcptools.ToolStatus, map[string]any{"elicitationId": id}).structured; st["status"] != "pending" {
+		t.Fatalf("status after malformed answers: %v", st)
+	}
+	if res := await(first.RequestState, mcp.InputResponseMap{"review": &mcp.ElicitResult{Action: "cancel"}}); res.IsError || !strings.Contains(text(res), `"pending"`) {
+		t.Fatalf("the same state with a real answer: %q", text(res))
+	}
+}

@@ -174,7 +174,7 @@ func (t *tasks) update(ctx context.Context, tg target, inputs map[string]json.Ra
 // decline or cancel.
 func linkAnswer(raw json.RawMessage) bool {
 	var res mcp.ElicitResult
-	return json.Unmarshal(raw, &res) == nil && (res.Action == "accept" || res.Action == "decline" || res.Action == "cancel")
+	return json.Unmarshal(raw, &res) == nil && linkAction(res.Action)
 }
 
 // submitForm submits the host's answer to the task's form, as one
