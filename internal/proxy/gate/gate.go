@@ -74,11 +74,13 @@ type Gate struct {
 	// upstreamURL is the upstream's URL (empty for a command), which a
 	// confirmation's receipt names.
 	upstreamURL string
+	// parseTool reads a tool's listing (ParseTool; a fake in tests).
+	parseTool func(json.RawMessage) (Tool, error)
 }
 
 // New returns a Gate for opts.
 func New(opts Options) *Gate {
-	g := &Gate{cfg: opts.Config, svc: opts.Service, matcher: opts.Matcher, upstream: opts.Upstream, log: opts.Logger, now: opts.Now, sealer: opts.Sealer, uses: newStateUses(), upstreamURL: opts.Config.Upstream.URL}
+	g := &Gate{cfg: opts.Config, svc: opts.Service, matcher: opts.Matcher, upstream: opts.Upstream, log: opts.Logger, now: opts.Now, sealer: opts.Sealer, uses: newStateUses(), upstreamURL: opts.Config.Upstream.URL, parseTool: ParseTool}
 	if g.sealer == nil {
 		g.sealer = plan.NewRandomSealer()
 	}

@@ -152,12 +152,22 @@ func (g *Gate) holds(c *plan.Call) bool {
 	if tc.ConfirmIf.Active() || tc.AmbiguousIf.Active() {
 		return true
 	}
-	return g.cfg.Policies.ConfirmDestructive.Enabled && toolOf(c).Destructive()
+	return g.cfg.Policies.ConfirmDestructive.Enabled && g.toolOf(c).Destructive()
 }
 
-func toolOf(c *plan.Call) Tool {
+// toolOf is the gate's reading of the call's tool, read once per listing
+// (plan.Tool.Read), not on every call; a listing the gate cannot read, or
+// none, is a tool of that name and nothing else.
+func (g *Gate) toolOf(c *plan.Call) Tool {
 	if c.Tool != nil {
-		if t, err := ParseTool(c.Tool.Raw); err == nil {
+		read := c.Tool.Read(func(raw json.RawMessage) any {
+			t, err := g.parseTool(raw)
+			if err != nil {
+				return nil
+			}
+			return t
+		})
+		if t, ok := read.(Tool); ok {
 			return t
 		}
 	}
@@ -206,7 +216,7 @@ func (h *checkHold) Run(ctx context.Context, x plan.Executor) (*mcp.CallToolResu
 	}
 	approved, _ := ctx.Value(approvedKey{}).(bool)
 	hst, retry := h.g.host(h.c, x)
-	d, err := h.g.check(ctx, Call{Tool: toolOf(h.c), Args: args, Host: hst}, approved)
+	d, err := h.g.check(ctx, Call{Tool: h.g.toolOf(h.c), Args: args, Host: hst}, approved)
 	if retry != nil {
 		if res, ok, err := retry.inputRequired(h.g.sealer, h.g.uses, h.g.now(), err); ok {
 			return res, err
@@ -243,7 +253,7 @@ func (h *fillHold) Run(ctx context.Context, x plan.Executor) (*mcp.CallToolResul
 	if err != nil {
 		return nil, fmt.Errorf("the form for the review page: %w", err)
 	}
-	res, out, err := h.g.Fill(ctx, toolOf(h.c), x.Request().Params.Arguments, form.Params.Message, schema, h.p.Missing)
+	res, out, err := h.g.Fill(ctx, h.g.toolOf(h.c), x.Request().Params.Arguments, form.Params.Message, schema, h.p.Missing)
 	if err != nil || out != nil {
 		return out, err
 	}

@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -42,6 +43,19 @@ type Tool struct {
 	SchemaRequired []string
 	// Properties holds each property's raw schema.
 	Properties map[string]json.RawMessage
+
+	// read is what the gate read of Raw (Read), once per listing.
+	readOnce sync.Once
+	read     any
+}
+
+// Read returns read(t.Raw), called once for this listing of the tool and
+// kept for every later call: a new listing (a new tools/list, the
+// upstream's tools/list_changed) is a new Tool, read anew. A planner has
+// one gate, so the first read is the only one.
+func (t *Tool) Read(read func(json.RawMessage) any) any {
+	t.readOnce.Do(func() { t.read = read(t.Raw) })
+	return t.read
 }
 
 // ParseTool reads one tool of a tools/list result.
