@@ -568,3 +568,50 @@ func TestPagedToolList(t *testing.T) {
 		})
 	}
 }
+
+// TestMultiRoundTripAnswerOutsideForm: a 2026-07-28 retry whose answer
+// does not fit the form asked (deploy's region, which the configuration
+// requires and the upstream's schema does not declare, asked as a string)
+// is refused as a session client's is (the SDK checks a session's answer
+// against the form), elicitation_failed, and the upstream is not called; an
+// answer that fits is forwarded once.
+func TestMultiRoundTripAnswerOutsideForm(t *testing.T) {
+	t.Parallel()
+	u := newCountingUpstream(t)
+	p := startProxy(t, fmt.Sprintf(countingConfig, u.URL, true))
+	for _, d := range []downstream{downstreams[1], downstreams[3]} {
+		t.Run(d.name, func(t *testing.T) {
+			cs := connect(t, p, d, &elicitor{answer: action("cancel")}, &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}})
+			ctx := callCtx(t)
+			args := json.RawMessage(`{"service":"api","api_key":"k"}`)
+			first, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "deploy", Arguments: args})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !first.NeedsInput() || first.RequestState == "" {
+				t.Fatalf("first round: want input_required with state, got %+v", first)
+			}
+			retry := func(content map[string]any) *mcp.CallToolResult {
+				t.Helper()
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "deploy", Arguments: args, RequestState: first.RequestState,
+					InputResponses: mcp.InputResponseMap{"missing_required_fields": &mcp.ElicitResult{Action: "accept", Content: content}}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res
+			}
+			before := u.count("deploy")
+			for name, region := range map[string]any{"an object": map[string]any{"zone": "a"}, "a number": 7, "a list": []any{"eu"}} {
+				if o := outcome(t, retry(map[string]any{"region": region})); o.Reason != plan.ReasonFailed || o.Status != "needs_elicitation" {
+					t.Errorf("%s for a string field: outcome %+v, want elicitation_failed", name, o)
+				}
+			}
+			if n := u.count("deploy") - before; n != 0 {
+				t.Fatalf("answers outside the form reached the upstream %d times (last arguments %s)", n, u.lastArgs("deploy"))
+			}
+			if res := retry(map[string]any{"region": "eu-west-1"}); res.IsError || u.count("deploy")-before != 1 || u.lastArgs("deploy") != `{"service":"api","api_key":"k","region":"eu-west-1"}` {
+				t.Errorf("an answer that fits: isError=%v calls=%d args=%s", res.IsError, u.count("deploy")-before, u.lastArgs("deploy"))
+			}
+		})
+	}
+}

@@ -124,7 +124,15 @@ func (p *Proxy) resume(ctx context.Context, req *mcp.CallToolRequest, c *plan.Ca
 	if !ok {
 		return p.act(ctx, req, c, p.planner.Failed(c, "the retry carried no answer to the form"))
 	}
-	return p.act(ctx, req, c, p.planner.Answered(c, p.planner.FormFor(c, st.Fields), res))
+	form := p.planner.FormFor(c, st.Fields)
+	if res.Action == "accept" {
+		// The SDK checks a session's answer against the form; a retry's
+		// is checked here.
+		if err := form.Fits(res.Content); err != nil {
+			return p.act(ctx, req, c, p.planner.Failed(c, err.Error()))
+		}
+	}
+	return p.act(ctx, req, c, p.planner.Answered(c, form, res))
 }
 
 // executor is what a gate's Holder may do with a call on the SDK path.

@@ -27,6 +27,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
@@ -315,6 +316,32 @@ func (pl *Planner) form(c *Call, fields []*Field) *Form {
 		f.Params.Message = fmt.Sprintf("The tool %s needs more information: %s.", c.Name, list(f.Names()))
 	}
 	return f
+}
+
+// Fits checks a 2026-07-28 retry's answer against the form, as the SDK
+// checks a session's answer (and the elicitation service a review page's):
+// each asked field the answer gives must fit the form's property for it
+// (its type and constraints). Absent fields are left to the required-field
+// check. The error names the field, never the value given.
+func (f *Form) Fits(content map[string]any) error {
+	for _, x := range f.Fields {
+		v, ok := content[x.name]
+		if !ok || v == nil {
+			continue
+		}
+		var s jsonschema.Schema
+		if err := json.Unmarshal(x.formProperty(), &s); err != nil {
+			return fmt.Errorf("the form's field %s: %w", x.name, err)
+		}
+		r, err := s.Resolve(nil)
+		if err != nil {
+			return fmt.Errorf("the form's field %s: %w", x.name, err)
+		}
+		if r.Validate(v) != nil {
+			return fmt.Errorf("the answer's %s does not fit the form, which asks for a %s within the form's limits", x.name, x.formType())
+		}
+	}
+	return nil
 }
 
 // FormFor rebuilds the form that asked for names (a 2026-07-28 client's
