@@ -6,7 +6,10 @@
 // lower-cased, and a marker matches when its tokens appear consecutively.
 // "api_key", "apiKey", "X-API-Key" and "client-secret" therefore match the
 // markers "api key" and "secret", while "max_tokens", "tokenizer", "discard",
-// "cardinality" and "scorecard" match nothing. The built-in markers are the
+// "cardinality" and "scorecard" match nothing. A token written as one word
+// matches a marker run together ("privatekey") or ending it, for a marker of
+// five letters or more ("clientsecret", "accesstoken"), as the original's
+// substring match does. The built-in markers are the
 // Python original's (payment and card included) and more.
 
 package plan
@@ -14,6 +17,7 @@ package plan
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // DefaultNameMarkers are matched against argument names.
@@ -111,6 +115,11 @@ func matchAny(tokens []string, markers [][]string) (string, bool) {
 
 func containsRun(tokens, run []string) bool {
 	last := len(run) - 1
+	for _, tok := range tokens {
+		if oneWord(tok, run) {
+			return true
+		}
+	}
 	for i := 0; i+len(run) <= len(tokens); i++ {
 		match := true
 		for j := range run {
@@ -124,6 +133,22 @@ func containsRun(tokens, run []string) bool {
 		}
 	}
 	return false
+}
+
+// oneWord reports whether the one token tok is the marker run written as
+// one word: its words run together ("privatekey", "creditcard", plural
+// too), or a one-word marker of five letters or more ending it
+// ("clientsecret", "accesstoken", "userpassword"). Shorter markers ("card",
+// "otp") end too many other words ("discard", "wildcard") to count so.
+func oneWord(tok string, run []string) bool {
+	w := strings.Join(run, "")
+	if len(run) > 1 && (tok == w || plural(tok, []string{w})) {
+		return true
+	}
+	if len(run) > 1 || utf8.RuneCountInString(w) < 5 || len(tok) <= len(w) {
+		return false
+	}
+	return strings.HasSuffix(tok, w) || plural(tok[len(tok)-len(w)-1:], run)
 }
 
 // plural reports whether tok is the plural of run's last word ("passwords",

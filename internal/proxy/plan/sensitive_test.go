@@ -87,7 +87,27 @@ func TestDefaultMatcher(t *testing.T) {
 		{"value", Property{Title: "API Key"}, true},
 		{"auth", Property{Description: "The client secret issued by the provider"}, true},
 		{"pin", Property{WriteOnly: true}, true},
+		// Written as one word, which the original's substring matching
+		// blocks too: a multi-word marker run together, or a marker of five
+		// letters or more ending the word.
+		{"accesstoken", Property{}, true},
+		{"authtoken", Property{}, true},
+		{"clientsecret", Property{}, true},
+		{"clientsecrets", Property{}, true},
+		{"privatekey", Property{}, true},
+		{"secretkey", Property{}, true},
+		{"accesskey", Property{}, true},
+		{"userpassword", Property{}, true},
+		{"DBPASSWORD", Property{}, true},
+		{"creditcard", Property{}, true},
+		{"cardnumber", Property{}, true},
+		{"sessioncookie", Property{}, true},
+		{"value", Property{Description: "The ngrok authtoken"}, true},
 		// False positives of substring matching.
+		{"maxtokens", Property{}, false},
+		{"wildcard", Property{}, false},
+		{"postcard", Property{}, false},
+		{"keyring", Property{}, false},
 		{"max_tokens", Property{}, false},
 		{"maxTokens", Property{}, false},
 		{"tokenizer", Property{}, false},
