@@ -157,7 +157,7 @@ func (x executor) Elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp.El
 func (p *Proxy) forward(ctx context.Context, req *mcp.CallToolRequest, args json.RawMessage, meta mcp.Meta) (*mcp.CallToolResult, error) {
 	cs, err := p.up.Session()
 	if err != nil {
-		return nil, upstreamUnavailable(err)
+		return nil, p.upstreamUnavailable(err)
 	}
 	if args == nil {
 		args = req.Params.Arguments
@@ -186,7 +186,7 @@ func (p *Proxy) forward(ctx context.Context, req *mcp.CallToolRequest, args json
 	defer p.relay.track(ctx, req)()
 	res, err := cs.CallTool(ctx, params)
 	if err != nil {
-		return nil, upstreamError(err)
+		return nil, p.upstreamError(err)
 	}
 	rawHolderFrom(ctx).Set(sink.Result())
 	return res, nil

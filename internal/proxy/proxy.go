@@ -218,11 +218,11 @@ func (p *Proxy) Planner() *plan.Planner { return p.planner }
 func (p *Proxy) CallUpstream(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	cs, err := p.up.Session()
 	if err != nil {
-		return nil, upstreamUnavailable(err)
+		return nil, p.upstreamUnavailable(err)
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
-		return nil, upstreamError(err)
+		return nil, p.upstreamError(err)
 	}
 	return res, nil
 }

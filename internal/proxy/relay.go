@@ -260,10 +260,10 @@ func (p *Proxy) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error 
 	if p.subs.count[req.Params.URI] == 0 {
 		cs, err := p.up.Session()
 		if err != nil {
-			return upstreamUnavailable(err)
+			return p.upstreamUnavailable(err)
 		}
 		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: req.Params.URI}); err != nil {
-			return upstreamError(err)
+			return p.upstreamError(err)
 		}
 	}
 	p.subs.count[req.Params.URI]++
@@ -286,7 +286,7 @@ func (p *Proxy) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) er
 	if err != nil {
 		return nil // the subscription ended with the connection
 	}
-	return upstreamError(cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}))
+	return p.upstreamError(cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}))
 }
 
 // resubscribe renews the downstream sessions' subscriptions on a new

@@ -253,13 +253,13 @@ func (p *Proxy) listTools(ctx context.Context, req mcp.Request) (mcp.Result, err
 		// fills in, with tools/list_changed, once it does.
 		return newRawResult(json.RawMessage(`{"tools":[]}`), req), nil
 	case err != nil:
-		return nil, upstreamUnavailable(err)
+		return nil, p.upstreamUnavailable(err)
 	}
 	// A cursor the cache does not know (the list changed meanwhile): ask
 	// the upstream.
 	raw, err := listToolsRaw(ctx, cs, cursor)
 	if err != nil {
-		return nil, upstreamError(err)
+		return nil, p.upstreamError(err)
 	}
 	return newRawResult(raw, req), nil
 }
@@ -285,7 +285,7 @@ func (p *Proxy) ensureUpstream(ctx context.Context) (*mcp.ClientSession, error) 
 func (p *Proxy) passThrough(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 	cs, err := p.up.Session()
 	if err != nil {
-		return nil, upstreamUnavailable(err)
+		return nil, p.upstreamUnavailable(err)
 	}
 	ctx, sink := withSink(ctx)
 	switch params := req.GetParams().(type) {
@@ -305,7 +305,7 @@ func (p *Proxy) passThrough(ctx context.Context, method string, req mcp.Request)
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%s: unexpected parameters", method)}
 	}
 	if err != nil {
-		return nil, upstreamError(err)
+		return nil, p.upstreamError(err)
 	}
 	raw := sink.Result()
 	if raw == nil {
@@ -422,8 +422,9 @@ func (r *rawResult) MarshalJSON() ([]byte, error) {
 }
 
 // upstreamError returns an upstream JSON-RPC error unchanged (code, message
-// and data), and wraps anything else.
-func upstreamError(err error) error {
+// and data), and wraps anything else, without the credentials of the
+// upstream's URL (an HTTP client's error quotes the URL it failed to reach).
+func (p *Proxy) upstreamError(err error) error {
 	var we *jsonrpc.Error
 	if errors.As(err, &we) {
 		return we
@@ -431,7 +432,7 @@ func upstreamError(err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "upstream MCP server: " + err.Error()}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "upstream MCP server: " + p.up.redact(err.Error())}
 }
 
 // unavailableResult answers a tool call made while the upstream is not
@@ -447,6 +448,8 @@ func unavailableResult(tool, upstream string) *mcp.CallToolResult {
 	return res
 }
 
-func upstreamUnavailable(err error) error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+// upstreamUnavailable answers a request while the upstream is not
+// connected: why, without the credentials of the upstream's URL.
+func (p *Proxy) upstreamUnavailable(err error) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: p.up.redact(err.Error())}
 }
