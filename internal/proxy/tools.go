@@ -424,7 +424,11 @@ func (r *rawResult) MarshalJSON() ([]byte, error) {
 // upstreamError returns an upstream JSON-RPC error unchanged (code, message
 // and data), and wraps anything else, without the credentials of the
 // upstream's URL (an HTTP client's error quotes the URL it failed to reach).
+// No error is nil.
 func (p *Proxy) upstreamError(err error) error {
+	if err == nil {
+		return nil
+	}
 	var we *jsonrpc.Error
 	if errors.As(err, &we) {
 		return we
