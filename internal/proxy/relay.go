@@ -244,44 +244,72 @@ func (p *Proxy) relayLogging(ctx context.Context, req *mcp.LoggingMessageRequest
 	}
 }
 
-// subscriptions counts downstream subscriptions per resource URI: the
-// upstream is subscribed while any session is.
+// subscriptions holds the downstream sessions subscribed to each resource
+// URI: the upstream is subscribed while any session is. A session holds
+// one subscription a URI (as the SDK keeps it), and its unsubscribe ends
+// its own only.
 type subscriptions struct {
-	mu    sync.Mutex
-	count map[string]int
+	mu       sync.Mutex
+	sessions map[string]map[*mcp.ServerSession]bool
 }
 
 func (p *Proxy) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	p.subs.mu.Lock()
 	defer p.subs.mu.Unlock()
-	if p.subs.count == nil {
-		p.subs.count = map[string]int{}
-	}
-	if p.subs.count[req.Params.URI] == 0 {
+	p.pruneSubscriptions()
+	uri := req.Params.URI
+	if len(p.subs.sessions[uri]) == 0 {
 		cs, err := p.up.Session()
 		if err != nil {
 			return p.upstreamUnavailable(err)
 		}
-		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: req.Params.URI}); err != nil {
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
 			return p.upstreamError(err)
 		}
 	}
-	p.subs.count[req.Params.URI]++
+	if p.subs.sessions == nil {
+		p.subs.sessions = map[string]map[*mcp.ServerSession]bool{}
+	}
+	if p.subs.sessions[uri] == nil {
+		p.subs.sessions[uri] = map[*mcp.ServerSession]bool{}
+	}
+	p.subs.sessions[uri][req.Session] = true
 	return nil
+}
+
+// pruneSubscriptions forgets the sessions that ended without
+// unsubscribing, so that the record holds live sessions only (a resource
+// none of them holds stays subscribed upstream, as when its last session
+// left). Call it with p.subs.mu held.
+func (p *Proxy) pruneSubscriptions() {
+	live := map[*mcp.ServerSession]bool{}
+	for s := range p.server.Sessions() {
+		live[s] = true
+	}
+	for uri, held := range p.subs.sessions {
+		for s := range held {
+			if !live[s] {
+				delete(held, s)
+			}
+		}
+		if len(held) == 0 {
+			delete(p.subs.sessions, uri)
+		}
+	}
 }
 
 func (p *Proxy) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
 	p.subs.mu.Lock()
 	defer p.subs.mu.Unlock()
 	uri := req.Params.URI
-	if p.subs.count[uri] == 0 {
+	if !p.subs.sessions[uri][req.Session] {
+		return nil // not this session's: another's stays
+	}
+	delete(p.subs.sessions[uri], req.Session)
+	if len(p.subs.sessions[uri]) > 0 {
 		return nil
 	}
-	p.subs.count[uri]--
-	if p.subs.count[uri] > 0 {
-		return nil
-	}
-	delete(p.subs.count, uri)
+	delete(p.subs.sessions, uri)
 	cs, err := p.up.Session()
 	if err != nil {
 		return nil // the subscription ended with the connection
@@ -296,14 +324,14 @@ func (p *Proxy) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) er
 func (p *Proxy) resubscribe(ctx context.Context) {
 	p.subs.mu.Lock()
 	defer p.subs.mu.Unlock()
-	if len(p.subs.count) == 0 {
+	if len(p.subs.sessions) == 0 {
 		return
 	}
 	cs, err := p.up.Session()
 	if err != nil {
 		return
 	}
-	for uri := range p.subs.count {
+	for uri := range p.subs.sessions {
 		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
 			p.logger.Warn("renewing a resource subscription upstream failed", "err", err)
 		}
