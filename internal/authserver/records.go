@@ -45,6 +45,11 @@ type login struct {
 	Person       elicitation.Identity `json:"person,omitzero"`
 	Consented    bool                 `json:"consented,omitempty"`
 	version      int64
+	// code is the hash of the code this login was redeemed with, and
+	// codeVersion its record's version once marked redeemed: the family
+	// issued is linked to it (storage.link).
+	code        string
+	codeVersion int64
 }
 
 func (l *login) GetID() string                         { return l.ID }
@@ -91,8 +96,15 @@ func (f *family) GetSubject() string               { return f.Principal }
 func (f *family) SetCurrentScopes(scopes []string) { f.Scopes = scopes }
 
 // code is an authorization code's record, kept under the code's hash.
+// Redeemed, it stays as long as the tokens issued from it, naming their
+// family, so that a replay revokes them (OAuth 2.1 section 4.1.3);
+// Replayed marks a replay that came before the family was linked, which
+// the redemption then refuses.
 type code struct {
-	Login string `json:"login"`
+	Login    string `json:"login"`
+	Redeemed bool   `json:"redeemed,omitempty"`
+	Family   string `json:"family,omitempty"`
+	Replayed bool   `json:"replayed,omitempty"`
 }
 
 // newID returns 32 random bytes in base64url: ids and secrets alike.

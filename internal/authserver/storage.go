@@ -63,29 +63,105 @@ func (st storage) AuthRequestByID(ctx context.Context, id string) (op.AuthReques
 	return st.s.login(ctx, id)
 }
 
-// AuthRequestByCode redeems a code: its record is deleted on the first
-// read, so a code replayed (or raced) finds nothing.
+// AuthRequestByCode redeems a code: the first redemption marks its
+// record redeemed, over the version it read, so that of two at once one
+// redeems it; any other use is a replay (replayed).
 func (st storage) AuthRequestByCode(ctx context.Context, c string) (op.AuthRequest, error) {
-	var rec code
-	v, err := get(ctx, st.s.cfg.Store, kindCode, hash(c), &rec)
-	if err == nil {
-		err = st.s.cfg.Store.Delete(ctx, kindCode, hash(c), v)
+	key := hash(c)
+	for range maxWrites {
+		var rec code
+		v, err := get(ctx, st.s.cfg.Store, kindCode, key, &rec)
+		switch {
+		case absent(err):
+			return nil, errCodeUsed()
+		case err != nil:
+			return nil, err
+		case rec.Redeemed:
+			return nil, st.replayed(ctx, key, rec, v)
+		}
+		rec.Redeemed = true
+		v, err = put(ctx, st.s.cfg.Store, kindCode, key, rec, st.s.now().Add(st.s.cfg.RefreshTTL), v)
+		if errors.Is(err, grant.ErrConflict) {
+			continue // another use marked it first: this one is the replay
+		}
+		if err != nil {
+			return nil, err
+		}
+		l, err := st.s.login(ctx, rec.Login)
+		if err != nil {
+			return nil, err
+		}
+		if !l.Consented {
+			return nil, errCodeUsed()
+		}
+		l.code, l.codeVersion = key, v
+		return l, nil
 	}
-	if absent(err) {
-		return nil, oidc.ErrInvalidGrant().WithDescription("the authorization code is unknown, expired or already used")
-	}
-	if err != nil {
-		return nil, err
-	}
-	l, err := st.s.login(ctx, rec.Login)
-	if err != nil {
-		return nil, err
-	}
-	if !l.Consented {
-		return nil, oidc.ErrInvalidGrant().WithDescription("the authorization code is unknown, expired or already used")
-	}
-	return l, nil
+	return nil, errTooManyWrites
 }
+
+// replayed answers a code used again (rec, read at version v): the family
+// its first redemption issued is revoked (OAuth 2.1 section 4.1.3); when
+// that redemption has not linked one yet, the record is marked so that it
+// issues nothing (link).
+func (st storage) replayed(ctx context.Context, key string, rec code, v int64) error {
+	for range maxWrites {
+		switch {
+		case rec.Family != "":
+			f, err := st.s.family(ctx, rec.Family)
+			if err == nil {
+				st.s.log.WarnContext(ctx, "an authorization code was used again: the tokens issued from it are revoked", "client", f.ClientID)
+				err = st.s.revoke(ctx, f)
+			}
+			if err != nil && !absent(err) {
+				return err
+			}
+			return errCodeUsed()
+		case rec.Replayed:
+			return errCodeUsed()
+		}
+		rec.Replayed = true
+		_, err := put(ctx, st.s.cfg.Store, kindCode, key, rec, st.s.now().Add(st.s.cfg.RefreshTTL), v)
+		if !errors.Is(err, grant.ErrConflict) {
+			if err != nil {
+				return err
+			}
+			return errCodeUsed()
+		}
+		rec = code{}
+		if v, err = get(ctx, st.s.cfg.Store, kindCode, key, &rec); absent(err) {
+			return errCodeUsed()
+		} else if err != nil {
+			return err
+		}
+	}
+	return errTooManyWrites
+}
+
+// link names f in the record of the code l was redeemed with, over the
+// version the redemption wrote: a replay that marked the record since
+// wins, and this redemption issues nothing (f is deleted).
+func (st storage) link(ctx context.Context, l *login, f *family) error {
+	_, err := put(ctx, st.s.cfg.Store, kindCode, l.code, code{Login: l.ID, Redeemed: true, Family: f.ID}, f.Expires, l.codeVersion)
+	if err == nil {
+		return nil
+	}
+	_ = st.s.cfg.Store.Delete(ctx, kindFamily, f.ID, f.version)
+	if errors.Is(err, grant.ErrConflict) {
+		return errCodeUsed()
+	}
+	return err
+}
+
+// errCodeUsed answers a code that is unknown, expired or used.
+func errCodeUsed() *oidc.Error {
+	return oidc.ErrInvalidGrant().WithDescription("the authorization code is unknown, expired or already used")
+}
+
+// maxWrites bounds the retries of a write that lost to another.
+const maxWrites = 4
+
+var errTooManyWrites = errors.New("too many concurrent writes")
 
 func (st storage) SaveAuthCode(ctx context.Context, id, c string) error {
 	_, err := put(ctx, st.s.cfg.Store, kindCode, hash(c), code{Login: id}, st.s.now().Add(codeTTL), 0)
@@ -159,8 +235,10 @@ func (st storage) newFamily(ctx context.Context, req op.TokenRequest, secret str
 		f.SecretHash = hash(secret)
 	}
 	var err error
-	f.version, err = put(ctx, st.s.cfg.Store, kindFamily, f.ID, f, f.Expires, 0)
-	return f, err
+	if f.version, err = put(ctx, st.s.cfg.Store, kindFamily, f.ID, f, f.Expires, 0); err != nil || l.code == "" {
+		return f, err
+	}
+	return f, st.link(ctx, l, f)
 }
 
 // rotate replaces the family's refresh secret, over the version
@@ -371,7 +449,7 @@ func (s *Server) family(ctx context.Context, id string) (*family, error) {
 // revoke marks f revoked until it expires, so that every process (and
 // the protected resource's cache, within its bound) refuses its tokens.
 func (s *Server) revoke(ctx context.Context, f *family) error {
-	for range 4 {
+	for range maxWrites {
 		if f.Revoked {
 			s.forget(f.ID)
 			return nil
@@ -389,5 +467,5 @@ func (s *Server) revoke(ctx context.Context, f *family) error {
 			return fmt.Errorf("reread the token family: %w", err)
 		}
 	}
-	return errors.New("revoke the token family: too many concurrent writes")
+	return fmt.Errorf("revoke the token family: %w", errTooManyWrites)
 }
