@@ -28,8 +28,8 @@ var _ op.Storage = storage{}
 var errUnsupported = errors.New("not supported by this authorization server")
 
 func (st storage) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest, _ string) (op.AuthRequest, error) {
-	if req.CodeChallenge == "" || req.CodeChallengeMethod != oidc.CodeChallengeMethodS256 {
-		return nil, oidc.ErrInvalidRequest().WithDescription("PKCE is required: send code_challenge with code_challenge_method=S256")
+	if err := checkAuthRequest(ctx, req); err != nil {
+		return nil, err
 	}
 	resource, err := st.s.resourceOf(ctx)
 	if err != nil {
@@ -57,6 +57,27 @@ func (st storage) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest, 
 		return nil, err
 	}
 	return l, nil
+}
+
+// checkAuthRequest refuses what this server does not serve as asked. op
+// calls CreateAuthRequest once it has verified the redirect URI, so it
+// sends these errors there.
+func checkAuthRequest(ctx context.Context, req *oidc.AuthRequest) error {
+	switch {
+	case req.CodeChallenge == "" || req.CodeChallengeMethod != oidc.CodeChallengeMethodS256:
+		return oidc.ErrInvalidRequest().WithDescription("PKCE is required: send code_challenge with code_challenge_method=S256")
+	case slices.Contains(req.Prompt, oidc.PromptNone):
+		// Every authorization asks for the person's consent, which
+		// prompt=none forbids showing (OpenID Connect Core 3.1.2.6). The
+		// reviewer's session cookie (path /review) does not reach the
+		// authorization endpoint, so it knows a person only when a
+		// sign-in in front of it put one in the context.
+		if _, ok := elicitation.IdentityFrom(ctx); ok {
+			return &oidc.Error{ErrorType: "consent_required", Description: "every authorization needs the person's consent: send the request without prompt=none"}
+		}
+		return oidc.ErrLoginRequired().WithDescription("the person must sign in and consent: send the request without prompt=none")
+	}
+	return nil
 }
 
 func (st storage) AuthRequestByID(ctx context.Context, id string) (op.AuthRequest, error) {

@@ -1,0 +1,48 @@
+package authserver_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"golang.org/x/oauth2"
+)
+
+// An authorization request this server cannot serve as asked is sent
+// back to the client's (verified) redirect URI with the error, in the
+// query, before anyone sees a consent page: prompt=none (OpenID Connect
+// Core 3.1.2.6: every authorization here needs the person's consent, so
+// login_required, or consent_required for a person already signed in).
+func TestAuthorizeRefusals(t *testing.T) {
+	t.Parallel()
+	h := start(t)
+	for _, tc := range []struct {
+		name   string
+		person string
+		params map[string]string
+		want   string
+	}{
+		{"prompt none, nobody signed in", "", map[string]string{"prompt": "none"}, "login_required"},
+		{"prompt none, signed in", "alice", map[string]string{"prompt": "none"}, "consent_required"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(oauth2.GenerateVerifier())}
+			for k, v := range tc.params {
+				opts = append(opts, oauth2.SetAuthURLParam(k, v))
+			}
+			resp := h.do(t, http.MethodGet, h.oauth2().AuthCodeURL("st-9", opts...), tc.person, nil)
+			b := body(resp)
+			loc, err := url.Parse(resp.Header.Get("Location"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := loc.Query()
+			if resp.StatusCode != http.StatusFound || !strings.HasPrefix(loc.String(), "http://127.0.0.1:4567/cb?") || loc.Fragment != "" ||
+				q.Get("error") != tc.want || q.Get("state") != "st-9" || q.Get("code") != "" {
+				t.Fatalf("%d %s %s, want a redirect to the client with error=%s and state in the query", resp.StatusCode, loc, b, tc.want)
+			}
+		})
+	}
+}
