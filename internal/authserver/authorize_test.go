@@ -7,13 +7,18 @@ import (
 	"testing"
 
 	"golang.org/x/oauth2"
+
+	"github.com/mcp-elicitation/elicitation/internal/authserver"
 )
 
 // An authorization request this server cannot serve as asked is sent
 // back to the client's (verified) redirect URI with the error, in the
 // query, before anyone sees a consent page: prompt=none (OpenID Connect
 // Core 3.1.2.6: every authorization here needs the person's consent, so
-// login_required, or consent_required for a person already signed in).
+// login_required, or consent_required for a person already signed in); a
+// response_mode other than query, the one this server answers in
+// (invalid_request, in the query, not where the client asked). What it
+// serves goes on to the consent page.
 func TestAuthorizeRefusals(t *testing.T) {
 	t.Parallel()
 	h := start(t)
@@ -25,6 +30,10 @@ func TestAuthorizeRefusals(t *testing.T) {
 	}{
 		{"prompt none, nobody signed in", "", map[string]string{"prompt": "none"}, "login_required"},
 		{"prompt none, signed in", "alice", map[string]string{"prompt": "none"}, "consent_required"},
+		{"response_mode fragment", "", map[string]string{"response_mode": "fragment"}, "invalid_request"},
+		{"response_mode form_post", "", map[string]string{"response_mode": "form_post"}, "invalid_request"},
+		{"response_mode query", "", map[string]string{"response_mode": "query"}, ""},
+		{"prompt consent", "", map[string]string{"prompt": "consent"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -37,6 +46,12 @@ func TestAuthorizeRefusals(t *testing.T) {
 			loc, err := url.Parse(resp.Header.Get("Location"))
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tc.want == "" {
+				if resp.StatusCode != http.StatusFound || !strings.HasPrefix(loc.String(), h.url+authserver.ConsentPath) {
+					t.Fatalf("%d %s %s, want the consent page", resp.StatusCode, loc, b)
+				}
+				return
 			}
 			q := loc.Query()
 			if resp.StatusCode != http.StatusFound || !strings.HasPrefix(loc.String(), "http://127.0.0.1:4567/cb?") || loc.Fragment != "" ||

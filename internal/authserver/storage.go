@@ -64,6 +64,11 @@ func (st storage) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest, 
 // sends these errors there.
 func checkAuthRequest(ctx context.Context, req *oidc.AuthRequest) error {
 	switch {
+	case req.ResponseMode != "" && req.ResponseMode != oidc.ResponseModeQuery:
+		// op sends the error in the mode of req (the request it passed
+		// here): the query, the one mode this server answers in.
+		req.ResponseMode = oidc.ResponseModeQuery
+		return oidc.ErrInvalidRequest().WithDescription("response_mode must be query, the only one this server supports")
 	case req.CodeChallenge == "" || req.CodeChallengeMethod != oidc.CodeChallengeMethodS256:
 		return oidc.ErrInvalidRequest().WithDescription("PKCE is required: send code_challenge with code_challenge_method=S256")
 	case slices.Contains(req.Prompt, oidc.PromptNone):
