@@ -17,8 +17,10 @@ import (
 // Core 3.1.2.6: every authorization here needs the person's consent, so
 // login_required, or consent_required for a person already signed in); a
 // response_mode other than query, the one this server answers in
-// (invalid_request, in the query, not where the client asked). What it
-// serves goes on to the consent page.
+// (invalid_request, in the query, not where the client asked); a
+// code_challenge that cannot be an S256 one (RFC 7636 4.2: the base64url
+// SHA-256 of the verifier, 43 characters), which no verifier could match
+// at the token endpoint. What it serves goes on to the consent page.
 func TestAuthorizeRefusals(t *testing.T) {
 	t.Parallel()
 	h := start(t)
@@ -34,6 +36,13 @@ func TestAuthorizeRefusals(t *testing.T) {
 		{"response_mode form_post", "", map[string]string{"response_mode": "form_post"}, "invalid_request"},
 		{"response_mode query", "", map[string]string{"response_mode": "query"}, ""},
 		{"prompt consent", "", map[string]string{"prompt": "consent"}, ""},
+		{"code_challenge too short", "", map[string]string{"code_challenge": "abc"}, "invalid_request"},
+		{"code_challenge of 42", "", map[string]string{"code_challenge": strings.Repeat("A", 42)}, "invalid_request"},
+		{"code_challenge of 44", "", map[string]string{"code_challenge": strings.Repeat("A", 44)}, "invalid_request"},
+		{"code_challenge of 128", "", map[string]string{"code_challenge": strings.Repeat("A", 128)}, "invalid_request"},
+		{"code_challenge in base64, not base64url", "", map[string]string{"code_challenge": "+/" + strings.Repeat("A", 41)}, "invalid_request"},
+		{"code_challenge padded", "", map[string]string{"code_challenge": strings.Repeat("A", 42) + "="}, "invalid_request"},
+		{"code_challenge of 43", "", map[string]string{"code_challenge": strings.Repeat("A", 42) + "_"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -2,6 +2,8 @@ package authserver
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
@@ -71,6 +73,8 @@ func checkAuthRequest(ctx context.Context, req *oidc.AuthRequest) error {
 		return oidc.ErrInvalidRequest().WithDescription("response_mode must be query, the only one this server supports")
 	case req.CodeChallenge == "" || req.CodeChallengeMethod != oidc.CodeChallengeMethodS256:
 		return oidc.ErrInvalidRequest().WithDescription("PKCE is required: send code_challenge with code_challenge_method=S256")
+	case !s256Challenge(req.CodeChallenge):
+		return oidc.ErrInvalidRequest().WithDescription("code_challenge must be the base64url SHA-256 of the code_verifier, 43 characters without padding (RFC 7636 4.2)")
 	case slices.Contains(req.Prompt, oidc.PromptNone):
 		// Every authorization asks for the person's consent, which
 		// prompt=none forbids showing (OpenID Connect Core 3.1.2.6). The
@@ -83,6 +87,14 @@ func checkAuthRequest(ctx context.Context, req *oidc.AuthRequest) error {
 		return oidc.ErrLoginRequired().WithDescription("the person must sign in and consent: send the request without prompt=none")
 	}
 	return nil
+}
+
+// s256Challenge is whether c can be an S256 code challenge, the unpadded
+// base64url SHA-256 of a verifier (RFC 7636 4.2): no verifier could match
+// another at the token endpoint.
+func s256Challenge(c string) bool {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	return len(c) == 43 && err == nil && len(b) == sha256.Size
 }
 
 func (st storage) AuthRequestByID(ctx context.Context, id string) (op.AuthRequest, error) {
