@@ -60,7 +60,8 @@ func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
 // It also marks every token response Cache-Control: no-store (RFC 6749
 // section 5.1, OAuth 2.1 section 3.2.3), which op leaves out, and
 // answers a client assertion (private_key_jwt, not supported) with
-// invalid_client, where op's refresh grant answers a server_error.
+// invalid_client, where op's refresh grant answers a server_error; and
+// answers server_error where the store failed under op (faultWriter).
 func (s *Server) intercept(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		resource := s.Resource(r)
@@ -83,6 +84,8 @@ func (s *Server) intercept(next http.Handler) http.Handler {
 			r = r.WithContext(contextWithResource(r, resource))
 		case TokenPath:
 			w.Header().Set("Cache-Control", "no-store")
+			fw := &faultWriter{ResponseWriter: w}
+			w, r = fw, r.WithContext(context.WithValue(r.Context(), faultKey{}, &fw.fault))
 			if err := r.ParseForm(); err == nil {
 				if got := r.PostForm.Get("resource"); got != "" && !sameResource(got, resource) {
 					oauthError(w, http.StatusBadRequest, "invalid_target", "this server issues tokens for "+resource+" only")
@@ -128,4 +131,42 @@ func oauthError(w http.ResponseWriter, status int, code, description string) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]string{"error": code, "error_description": description})
+}
+
+type faultKey struct{}
+
+// markFault tells the token endpoint's faultWriter that the store failed
+// while op read what the request presents.
+func markFault(ctx context.Context) {
+	if f, ok := ctx.Value(faultKey{}).(*bool); ok {
+		*f = true
+	}
+}
+
+// faultWriter answers a 500 server_error in place of op's error when the
+// store failed during the request (markFault): op answers every error of
+// a code's redemption or a refresh token's read invalid_grant, which makes
+// a client drop what it holds, and its handlers offer no other way to say
+// otherwise (op.StatusError is honoured only behind its Server interface,
+// which would move every endpoint onto op's other code path).
+type faultWriter struct {
+	http.ResponseWriter
+	fault    bool
+	replaced bool
+}
+
+func (w *faultWriter) WriteHeader(status int) {
+	if w.fault && status >= http.StatusBadRequest && !w.replaced {
+		w.replaced = true
+		oauthError(w.ResponseWriter, http.StatusInternalServerError, "server_error", "the server could not read its grants: try again later")
+		return
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *faultWriter) Write(b []byte) (int, error) {
+	if w.replaced {
+		return len(b), nil
+	}
+	return w.ResponseWriter.Write(b)
 }

@@ -101,10 +101,35 @@ func (st storage) AuthRequestByID(ctx context.Context, id string) (op.AuthReques
 	return st.s.login(ctx, id)
 }
 
-// AuthRequestByCode redeems a code: the first redemption marks its
-// record redeemed, over the version it read, so that of two at once one
-// redeems it; any other use is a replay (replayed).
+// AuthRequestByCode redeems a code (redeem); the store failing is a
+// server_error (readFault).
 func (st storage) AuthRequestByCode(ctx context.Context, c string) (op.AuthRequest, error) {
+	l, err := st.redeem(ctx, c)
+	if err != nil {
+		return nil, st.readFault(ctx, err)
+	}
+	return l, nil
+}
+
+// readFault is err, returned to op where it answers every error
+// invalid_grant (a code's redemption, a refresh token's read), which
+// makes a client drop its code or its refresh token: when err is the
+// store failing, not the request, it is logged here and marked for
+// intercept to answer server_error instead (markFault).
+func (st storage) readFault(ctx context.Context, err error) error {
+	var oerr *oidc.Error
+	if errors.As(err, &oerr) || errors.Is(err, op.ErrInvalidRefreshToken) {
+		return err
+	}
+	st.s.log.ErrorContext(ctx, "read a code or a refresh token", "err", err)
+	markFault(ctx)
+	return err
+}
+
+// redeem marks the code's record redeemed, over the version it read, so
+// that of two uses at once one redeems it; any other use is a replay
+// (replayed).
+func (st storage) redeem(ctx context.Context, c string) (*login, error) {
 	key := hash(c)
 	for range maxWrites {
 		var rec code
@@ -296,10 +321,19 @@ func (st storage) rotate(ctx context.Context, req op.TokenRequest, current, secr
 	return f, err
 }
 
-// TokenRequestByRefreshToken finds a live family whose current secret
-// the token carries; an earlier secret of a live family is a reuse, and
-// revokes it.
+// TokenRequestByRefreshToken finds the family of a refresh token
+// (refreshFamily); the store failing is a server_error (readFault).
 func (st storage) TokenRequestByRefreshToken(ctx context.Context, token string) (op.RefreshTokenRequest, error) {
+	f, err := st.refreshFamily(ctx, token)
+	if err != nil {
+		return nil, st.readFault(ctx, err)
+	}
+	return f, nil
+}
+
+// refreshFamily finds a live family whose current secret the token
+// carries; an earlier secret of a live family is a reuse, and revokes it.
+func (st storage) refreshFamily(ctx context.Context, token string) (*family, error) {
 	famID, secret, ok := splitToken(token)
 	if !ok {
 		return nil, op.ErrInvalidRefreshToken

@@ -18,8 +18,8 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/grant/granttest"
 )
 
-// hookedStore is a grant.Store whose Put and Delete first call hook,
-// once it is set: an error it returns is the write's.
+// hookedStore is a grant.Store whose Get, Put and Delete first call
+// hook, once it is set: an error it returns is the call's.
 type hookedStore struct {
 	grant.Store
 	mu   sync.Mutex
@@ -40,6 +40,13 @@ func (s *hookedStore) call(write string, r grant.Record) error {
 		return nil
 	}
 	return hook(write, r)
+}
+
+func (s *hookedStore) Get(ctx context.Context, kind, id string) (grant.Record, error) {
+	if err := s.call("get", grant.Record{Kind: kind, ID: id}); err != nil {
+		return grant.Record{}, err
+	}
+	return s.Store.Get(ctx, kind, id)
 }
 
 func (s *hookedStore) Put(ctx context.Context, r grant.Record) (grant.Record, error) {
@@ -137,6 +144,52 @@ func TestTokenStoreFailure(t *testing.T) {
 			a := h.token(t, redeem)
 			if a.status != http.StatusInternalServerError || a.Error != "server_error" || strings.Contains(a.body, "arn:aws") || strings.Contains(a.body, "record") {
 				t.Fatalf("%d %s, want 500 server_error saying nothing of the store", a.status, a.body)
+			}
+		})
+	}
+}
+
+// The store failing while the token endpoint reads what a request
+// presents (a code's record, a refresh token's family) is a 500
+// server_error that says nothing of why, not invalid_grant: a host told
+// invalid_grant drops its refresh token (or its sign-in), and a brief
+// outage would sign every refreshing host out. Once the store is back,
+// the same code or refresh token works.
+func TestTokenStoreReadFailure(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		kind    string
+		refresh bool
+	}{
+		{"the code's record", "code", false},
+		{"the refresh token's family", "family", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			store := &hookedStore{Store: &granttest.Memory{}}
+			h := startWith(t, store)
+			redeem := h.code(t)
+			if tc.refresh {
+				first := h.token(t, redeem)
+				if first.status != http.StatusOK {
+					t.Fatalf("redemption: %d %s", first.status, first.body)
+				}
+				redeem = url.Values{"grant_type": {"refresh_token"}, "refresh_token": {first.Token}}
+			}
+			store.set(func(call string, r grant.Record) error {
+				if call == "get" && r.Kind == tc.kind {
+					return errors.New(storeText)
+				}
+				return nil
+			})
+			a := h.token(t, cloneValues(redeem))
+			store.set(nil)
+			if a.status != http.StatusInternalServerError || a.Error != "server_error" || strings.Contains(a.body, "arn:aws") || strings.Contains(a.body, "record") {
+				t.Fatalf("%d %s, want 500 server_error saying nothing of the store", a.status, a.body)
+			}
+			if again := h.token(t, redeem); again.status != http.StatusOK || again.Access == "" {
+				t.Fatalf("the same request once the store is back: %d %s", again.status, again.body)
 			}
 		})
 	}
