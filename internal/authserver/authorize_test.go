@@ -13,7 +13,10 @@ import (
 
 // An authorization request this server cannot serve as asked is sent
 // back to the client's (verified) redirect URI with the error, in the
-// query, before anyone sees a consent page: prompt=none (OpenID Connect
+// query, with RFC 9207's iss (which the metadata promises in every
+// authorization response, errors too, and which a client checking it
+// requires), before anyone sees a consent page: PKCE other than S256;
+// prompt=none (OpenID Connect
 // Core 3.1.2.6: every authorization here needs the person's consent, so
 // login_required, or consent_required for a person already signed in); a
 // response_mode other than query, the one this server answers in
@@ -30,6 +33,7 @@ func TestAuthorizeRefusals(t *testing.T) {
 		params map[string]string
 		want   string
 	}{
+		{"PKCE plain", "", map[string]string{"code_challenge_method": "plain"}, "invalid_request"},
 		{"prompt none, nobody signed in", "", map[string]string{"prompt": "none"}, "login_required"},
 		{"prompt none, signed in", "alice", map[string]string{"prompt": "none"}, "consent_required"},
 		{"response_mode fragment", "", map[string]string{"response_mode": "fragment"}, "invalid_request"},
@@ -64,8 +68,8 @@ func TestAuthorizeRefusals(t *testing.T) {
 			}
 			q := loc.Query()
 			if resp.StatusCode != http.StatusFound || !strings.HasPrefix(loc.String(), "http://127.0.0.1:4567/cb?") || loc.Fragment != "" ||
-				q.Get("error") != tc.want || q.Get("state") != "st-9" || q.Get("code") != "" {
-				t.Fatalf("%d %s %s, want a redirect to the client with error=%s and state in the query", resp.StatusCode, loc, b, tc.want)
+				q.Get("error") != tc.want || q.Get("state") != "st-9" || q.Get("iss") != h.url || q.Get("code") != "" {
+				t.Fatalf("%d %s %s, want a redirect to the client with error=%s, state and iss in the query", resp.StatusCode, loc, b, tc.want)
 			}
 		})
 	}

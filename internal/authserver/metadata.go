@@ -61,7 +61,8 @@ func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
 // section 5.1, OAuth 2.1 section 3.2.3), which op leaves out, and
 // answers a client assertion (private_key_jwt, not supported) with
 // invalid_client, where op's refresh grant answers a server_error; and
-// answers server_error where the store failed under op (faultWriter).
+// answers server_error where the store failed under op (faultWriter),
+// and adds RFC 9207's iss to op's error redirects (issWriter).
 func (s *Server) intercept(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		resource := s.Resource(r)
@@ -82,6 +83,7 @@ func (s *Server) intercept(next http.Handler) http.Handler {
 				r.URL.RawQuery = q.Encode()
 			}
 			r = r.WithContext(contextWithResource(r, resource))
+			w = issWriter{ResponseWriter: w, issuer: s.cfg.Base(r)}
 		case TokenPath:
 			w.Header().Set("Cache-Control", "no-store")
 			fw := &faultWriter{ResponseWriter: w}
@@ -169,4 +171,24 @@ func (w *faultWriter) Write(b []byte) (int, error) {
 		return len(b), nil
 	}
 	return w.ResponseWriter.Write(b)
+}
+
+// issWriter adds RFC 9207's iss to the error redirects op sends from the
+// authorization endpoint to the client, which carry none: the metadata
+// says every authorization response carries it (errors too, RFC 9207
+// section 2), and a client that checks it refuses a response without it
+// before reading the error. (The consent page's answers add their own.)
+type issWriter struct {
+	http.ResponseWriter
+	issuer string
+}
+
+func (w issWriter) WriteHeader(status int) {
+	h := w.Header()
+	if loc := h.Get("Location"); loc != "" && status >= 300 && status < 400 {
+		if u, err := url.Parse(loc); err == nil && u.Query().Has("error") {
+			h.Set("Location", withQuery(loc, url.Values{"iss": {w.issuer}}))
+		}
+	}
+	w.ResponseWriter.WriteHeader(status)
 }
