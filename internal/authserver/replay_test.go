@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -81,4 +82,44 @@ func cloneValues(v url.Values) url.Values {
 		out[k] = append([]string(nil), vs...)
 	}
 	return out
+}
+
+// The revocation endpoint revokes what a token it issued names, never
+// what a string shaped like one names: the family id alone (an access
+// token's jti, a refresh token's prefix) with any other secret is not a
+// token of the client (RFC 7009 section 2.2: answered 200, nothing
+// revoked), so whoever read an id cannot sign the person out.
+func TestRevokeNeedsTheToken(t *testing.T) {
+	t.Parallel()
+	h := start(t)
+	first := h.token(t, h.code(t))
+	if first.status != http.StatusOK || first.Token == "" {
+		t.Fatalf("redemption: %d %s", first.status, first.body)
+	}
+	fam, _, _ := strings.Cut(first.Token, ".")
+	for _, hint := range []string{"", "access_token", "refresh_token"} {
+		form := url.Values{"token": {fam + ".not-the-secret"}, "client_id": {"cli"}}
+		if hint != "" {
+			form.Set("token_type_hint", hint)
+		}
+		resp := h.do(t, http.MethodPost, h.url+authserver.RevokePath, "", form)
+		if b := body(resp); resp.StatusCode != http.StatusOK {
+			t.Fatalf("revoke a made-up token (hint %q): %d %s, want 200", hint, resp.StatusCode, b)
+		}
+	}
+	if _, err := h.verify(t, first.Access); err != nil {
+		t.Fatalf("the access token after made-up revocations: %v", err)
+	}
+	next := h.token(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {first.Token}})
+	if next.status != http.StatusOK {
+		t.Fatalf("the refresh token after made-up revocations: %d %s", next.status, next.body)
+	}
+	// The current refresh token itself revokes the family.
+	resp := h.do(t, http.MethodPost, h.url+authserver.RevokePath, "", url.Values{"token": {next.Token}, "client_id": {"cli"}})
+	if b := body(resp); resp.StatusCode != http.StatusOK {
+		t.Fatalf("revoke the refresh token: %d %s", resp.StatusCode, b)
+	}
+	if _, err := h.verify(t, next.Access); !errors.Is(err, authserver.ErrInvalidToken) {
+		t.Fatalf("the access token after its refresh token's revocation: %v, want ErrInvalidToken", err)
+	}
 }

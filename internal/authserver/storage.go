@@ -359,14 +359,17 @@ func (st storage) TerminateSession(context.Context, string, string) error { retu
 
 // RevokeToken revokes the family of a refresh token or an access token's
 // id, when it was issued to clientID; anything else is answered as a
-// success (RFC 7009 section 2.2).
-func (st storage) RevokeToken(ctx context.Context, tokenOrID, _ string, clientID string) *oidc.Error {
+// success (RFC 7009 section 2.2). op names a subject only for a token it
+// verified (a current refresh token, GetRefreshTokenInfo; a signed access
+// token, its jti): without one, tokenOrID is the string as presented,
+// and a family's id with any secret revokes nothing.
+func (st storage) RevokeToken(ctx context.Context, tokenOrID, subject string, clientID string) *oidc.Error {
 	famID, _, ok := splitToken(tokenOrID)
-	if !ok {
+	if !ok || subject == "" {
 		return nil
 	}
 	f, err := st.s.family(ctx, famID)
-	if absent(err) || (err == nil && f.ClientID != clientID) {
+	if absent(err) || (err == nil && (f.ClientID != clientID || f.Principal != subject)) {
 		return nil
 	}
 	if err == nil {
