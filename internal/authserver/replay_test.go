@@ -123,3 +123,28 @@ func TestRevokeNeedsTheToken(t *testing.T) {
 		t.Fatalf("the access token after its refresh token's revocation: %v, want ErrInvalidToken", err)
 	}
 }
+
+// A refresh token used again after its rotation revokes its family
+// (TestCodeFlowRefreshAndRevocation); a string that was never one of the
+// family's refresh tokens (its id, readable in every access token's jti,
+// with a made-up secret) is only invalid_grant, and revokes nothing.
+func TestRefreshMadeUpToken(t *testing.T) {
+	t.Parallel()
+	h := start(t)
+	first := h.token(t, h.code(t))
+	if first.status != http.StatusOK || first.Token == "" {
+		t.Fatalf("redemption: %d %s", first.status, first.body)
+	}
+	fam, secret, _ := strings.Cut(first.Token, ".")
+	for _, madeUp := range []string{fam + ".not-the-secret", fam + "." + secret + "x", fam + ".x." + secret} {
+		if a := h.token(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {madeUp}}); a.status != http.StatusBadRequest || a.Error != "invalid_grant" {
+			t.Fatalf("a made-up refresh token: %d %s, want 400 invalid_grant", a.status, a.body)
+		}
+	}
+	if _, err := h.verify(t, first.Access); err != nil {
+		t.Fatalf("the access token after made-up refresh tokens: %v", err)
+	}
+	if a := h.token(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {first.Token}}); a.status != http.StatusOK {
+		t.Fatalf("the refresh token after made-up ones: %d %s", a.status, a.body)
+	}
+}

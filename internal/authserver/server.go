@@ -18,7 +18,9 @@ package authserver
 import (
 	"context"
 	"crypto/hkdf"
+	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -218,11 +220,42 @@ func setDefaults(cfg *Config) {
 func (s *Server) now() time.Time { return s.cfg.Now() }
 
 // secret is a 32-byte secret for purpose, derived from the current
-// signing key: the consent form's MAC, op's code encryption.
-func (s *Server) secret(purpose string) []byte {
-	d, _ := s.keys[0].k.Private.Bytes()
+// signing key: the consent form's MAC, op's code encryption, the refresh
+// secrets' MAC.
+func (s *Server) secret(purpose string) []byte { return s.keySecret(0, purpose) }
+
+// keySecret is secret derived from the signing key of index i.
+func (s *Server) keySecret(i int, purpose string) []byte {
+	d, _ := s.keys[i].k.Private.Bytes()
 	b, _ := hkdf.Key(sha256.New, d, nil, "elicitation oauth "+purpose, 32)
 	return b
+}
+
+// refreshSecret is a new refresh secret of the family famID: a nonce and
+// its MAC, so that a secret this server issued is told from a made-up
+// one (issuedSecret), and only the former, used after its rotation,
+// revokes the family.
+func (s *Server) refreshSecret(famID string) string {
+	n := newID()
+	return n + "." + s.refreshMAC(0, famID, n)
+}
+
+// issuedSecret is whether secret is one refreshSecret made for famID,
+// under any of the signing keys.
+func (s *Server) issuedSecret(famID, secret string) bool {
+	n, mac, ok := strings.Cut(secret, ".")
+	for i := range s.keys {
+		if ok && hmac.Equal([]byte(mac), []byte(s.refreshMAC(i, famID, n))) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) refreshMAC(key int, famID, nonce string) string {
+	m := hmac.New(sha256.New, s.keySecret(key, "refresh token"))
+	m.Write([]byte(famID + "\x00" + nonce))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
 // accessExpiry is an access token's expiry: AccessTTL, never past its

@@ -262,7 +262,7 @@ func (st storage) tokenError(ctx context.Context, err error) error {
 // CreateAccessToken is the token of a client that may not refresh: it
 // still gets a family, so that revoking it reaches the access token.
 func (st storage) CreateAccessToken(ctx context.Context, req op.TokenRequest) (string, time.Time, error) {
-	f, err := st.newFamily(ctx, req, "")
+	f, _, err := st.newFamily(ctx, req, false)
 	if err != nil {
 		return "", time.Time{}, st.tokenError(ctx, err)
 	}
@@ -270,13 +270,13 @@ func (st storage) CreateAccessToken(ctx context.Context, req op.TokenRequest) (s
 }
 
 func (st storage) CreateAccessAndRefreshTokens(ctx context.Context, req op.TokenRequest, current string) (string, string, time.Time, error) {
-	secret := newID()
 	var f *family
+	var secret string
 	var err error
 	if current == "" {
-		f, err = st.newFamily(ctx, req, secret)
+		f, secret, err = st.newFamily(ctx, req, true)
 	} else {
-		f, err = st.rotate(ctx, req, current, secret)
+		f, secret, err = st.rotate(ctx, req, current)
 	}
 	if err != nil {
 		return "", "", time.Time{}, st.tokenError(ctx, err)
@@ -284,41 +284,46 @@ func (st storage) CreateAccessAndRefreshTokens(ctx context.Context, req op.Token
 	return f.ID + "." + newID(), f.ID + "." + secret, st.s.accessExpiry(f), nil
 }
 
-func (st storage) newFamily(ctx context.Context, req op.TokenRequest, secret string) (*family, error) {
+// newFamily keeps the family of the tokens a redemption issues, and
+// returns its refresh secret when refresh.
+func (st storage) newFamily(ctx context.Context, req op.TokenRequest, refresh bool) (*family, string, error) {
 	l, ok := req.(*login)
 	if !ok {
-		return nil, oidc.ErrUnsupportedGrantType()
+		return nil, "", oidc.ErrUnsupportedGrantType()
 	}
 	now := st.s.now()
 	f := &family{
 		ID: newID(), ClientID: l.ClientID, Principal: l.Principal, Person: l.Person, Scopes: l.Scopes, Resource: l.Resource,
 		AuthTime: l.AuthTime, Expires: now.Add(st.s.cfg.RefreshTTL),
 	}
-	if secret != "" {
+	var secret string
+	if refresh {
+		secret = st.s.refreshSecret(f.ID)
 		f.SecretHash = hash(secret)
 	}
 	var err error
 	if f.version, err = put(ctx, st.s.cfg.Store, kindFamily, f.ID, f, f.Expires, 0); err != nil || l.code == "" {
-		return f, err
+		return f, secret, err
 	}
-	return f, st.link(ctx, l, f)
+	return f, secret, st.link(ctx, l, f)
 }
 
 // rotate replaces the family's refresh secret, over the version
 // TokenRequestByRefreshToken read: of two uses of one refresh token, one
-// rotates and the other finds a conflict.
-func (st storage) rotate(ctx context.Context, req op.TokenRequest, current, secret string) (*family, error) {
+// rotates and the other finds a conflict. It returns the new secret.
+func (st storage) rotate(ctx context.Context, req op.TokenRequest, current string) (*family, string, error) {
 	f, ok := req.(*family)
 	if fam, _, _ := splitToken(current); !ok || fam != f.ID {
-		return nil, op.ErrInvalidRefreshToken
+		return nil, "", op.ErrInvalidRefreshToken
 	}
+	secret := st.s.refreshSecret(f.ID)
 	f.SecretHash = hash(secret)
 	v, err := put(ctx, st.s.cfg.Store, kindFamily, f.ID, f, f.Expires, f.version)
 	if absent(err) {
-		return nil, op.ErrInvalidRefreshToken
+		return nil, "", op.ErrInvalidRefreshToken
 	}
 	f.version = v
-	return f, err
+	return f, secret, err
 }
 
 // TokenRequestByRefreshToken finds the family of a refresh token
@@ -332,7 +337,8 @@ func (st storage) TokenRequestByRefreshToken(ctx context.Context, token string) 
 }
 
 // refreshFamily finds a live family whose current secret the token
-// carries; an earlier secret of a live family is a reuse, and revokes it.
+// carries; an earlier secret this server issued for a live family is a
+// reuse, and revokes it; any other secret is only refused.
 func (st storage) refreshFamily(ctx context.Context, token string) (*family, error) {
 	famID, secret, ok := splitToken(token)
 	if !ok {
@@ -346,6 +352,9 @@ func (st storage) refreshFamily(ctx context.Context, token string) (*family, err
 		return nil, err
 	}
 	if !sameHash(f.SecretHash, hash(secret)) {
+		if !st.s.issuedSecret(famID, secret) {
+			return nil, op.ErrInvalidRefreshToken
+		}
 		st.s.log.WarnContext(ctx, "a refresh token was used again after its rotation: its family is revoked", "client", f.ClientID)
 		if err := st.s.revoke(ctx, f); err != nil {
 			return nil, err
