@@ -86,9 +86,10 @@ func (s *Server) intercept(next http.Handler) http.Handler {
 			w = issWriter{ResponseWriter: w, issuer: s.cfg.Base(r)}
 		case TokenPath:
 			w.Header().Set("Cache-Control", "no-store")
-			fw := &faultWriter{ResponseWriter: w}
-			w, r = fw, r.WithContext(context.WithValue(r.Context(), faultKey{}, &fw.fault))
+			call := &tokenCall{}
+			w, r = &faultWriter{ResponseWriter: w, call: call}, r.WithContext(context.WithValue(r.Context(), tokenCallKey{}, call))
 			if err := r.ParseForm(); err == nil {
+				call.verifier = r.Form.Get("code_verifier") // where op reads it
 				if got := r.PostForm.Get("resource"); got != "" && !sameResource(got, resource) {
 					oauthError(w, http.StatusBadRequest, "invalid_target", "this server issues tokens for "+resource+" only")
 					return
@@ -135,15 +136,25 @@ func oauthError(w http.ResponseWriter, status int, code, description string) {
 	_ = json.NewEncoder(w).Encode(map[string]string{"error": code, "error_description": description})
 }
 
-type faultKey struct{}
+// tokenCall is what the token endpoint's interceptor shares, through
+// the request's context, with the storage op calls for the request.
+type tokenCall struct {
+	verifier string // the code_verifier presented (proves a code's replay)
+	fault    bool   // the store failed (markFault)
+}
+
+type tokenCallKey struct{}
+
+func tokenCallOf(ctx context.Context) *tokenCall {
+	if c, ok := ctx.Value(tokenCallKey{}).(*tokenCall); ok {
+		return c
+	}
+	return &tokenCall{}
+}
 
 // markFault tells the token endpoint's faultWriter that the store failed
 // while op read what the request presents.
-func markFault(ctx context.Context) {
-	if f, ok := ctx.Value(faultKey{}).(*bool); ok {
-		*f = true
-	}
-}
+func markFault(ctx context.Context) { tokenCallOf(ctx).fault = true }
 
 // faultWriter answers a 500 server_error in place of op's error when the
 // store failed during the request (markFault): op answers every error of
@@ -153,12 +164,12 @@ func markFault(ctx context.Context) {
 // which would move every endpoint onto op's other code path).
 type faultWriter struct {
 	http.ResponseWriter
-	fault    bool
+	call     *tokenCall
 	replaced bool
 }
 
 func (w *faultWriter) WriteHeader(status int) {
-	if w.fault && status >= http.StatusBadRequest && !w.replaced {
+	if w.call.fault && status >= http.StatusBadRequest && !w.replaced {
 		w.replaced = true
 		oauthError(w.ResponseWriter, http.StatusInternalServerError, "server_error", "the server could not read its grants: try again later")
 		return

@@ -97,14 +97,16 @@ func (f *family) SetCurrentScopes(scopes []string) { f.Scopes = scopes }
 
 // code is an authorization code's record, kept under the code's hash.
 // Redeemed, it stays as long as the tokens issued from it, naming their
-// family, so that a replay revokes them (OAuth 2.1 section 4.1.3);
-// Replayed marks a replay that came before the family was linked, which
-// the redemption then refuses.
+// family and the code's PKCE challenge, so that a replay presenting the
+// verifier revokes them (OAuth 2.1 section 4.1.3); Replayed marks such a
+// replay that came before the family was linked, which the redemption
+// then refuses.
 type code struct {
-	Login    string `json:"login"`
-	Redeemed bool   `json:"redeemed,omitempty"`
-	Family   string `json:"family,omitempty"`
-	Replayed bool   `json:"replayed,omitempty"`
+	Login     string `json:"login"`
+	Redeemed  bool   `json:"redeemed,omitempty"`
+	Challenge string `json:"challenge,omitempty"`
+	Family    string `json:"family,omitempty"`
+	Replayed  bool   `json:"replayed,omitempty"`
 }
 
 // newID returns 32 random bytes in base64url: ids and secrets alike.

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"golang.org/x/oauth2"
+
 	"github.com/mcp-elicitation/elicitation/internal/authserver"
 	"github.com/mcp-elicitation/elicitation/internal/grant"
 	"github.com/mcp-elicitation/elicitation/internal/grant/granttest"
@@ -18,47 +20,68 @@ import (
 // section 4.1.2): whoever replays a stolen code, the thief or the client
 // it was stolen from, the tokens of that code stop working, the access
 // token at /mcp and the refresh token (invalid_grant). A replay while
-// the first redemption is still issuing its tokens refuses both.
+// the first redemption is still issuing its tokens refuses both. A
+// replay without the code's verifier (someone who only saw the code, in
+// a browser's history or a log, and could never have redeemed it) is
+// refused and revokes nothing.
 func TestCodeReplayRevokes(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		name   string
-		during bool // replay while the first redemption writes its family
+		name     string
+		during   bool // replay while the first redemption writes its family
+		unproved bool // the replay presents another verifier
 	}{
-		{"after the first redemption", false},
-		{"during the first redemption", true},
+		{"after the first redemption", false, false},
+		{"during the first redemption", true, false},
+		{"after, without the verifier", false, true},
+		{"during, without the verifier", true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			store := &hookedStore{Store: &granttest.Memory{}}
 			h := startWith(t, store)
 			redeem := h.code(t)
+			replayed := cloneValues(redeem)
+			if tc.unproved {
+				replayed.Set("code_verifier", oauth2.GenerateVerifier())
+			}
 			var replay tokenAnswer
 			var replayErr error
 			if tc.during {
 				var once atomic.Bool
 				store.set(func(write string, r grant.Record) error {
 					if write == "put" && r.Kind == "family" && r.Version == 0 && once.CompareAndSwap(false, true) {
-						replay, replayErr = h.post(cloneValues(redeem))
+						replay, replayErr = h.post(cloneValues(replayed))
 					}
 					return nil
 				})
 			}
 			first := h.token(t, cloneValues(redeem))
-			if !tc.during {
+			if !tc.during || tc.unproved {
 				if first.status != http.StatusOK || first.Token == "" {
 					t.Fatalf("first redemption: %d %s", first.status, first.body)
 				}
 				if _, err := h.verify(t, first.Access); err != nil {
 					t.Fatalf("the first access token before the replay: %v", err)
 				}
-				replay, replayErr = h.post(cloneValues(redeem))
+			}
+			if !tc.during {
+				replay, replayErr = h.post(cloneValues(replayed))
 			}
 			if replayErr != nil {
 				t.Fatal(replayErr)
 			}
 			if replay.status != http.StatusBadRequest || replay.Error != "invalid_grant" || replay.Access != "" {
 				t.Fatalf("replayed code: %d %s, want 400 invalid_grant", replay.status, replay.body)
+			}
+			if tc.unproved {
+				if _, err := h.verify(t, first.Access); err != nil {
+					t.Errorf("the first access token after a replay without the verifier: %v", err)
+				}
+				if a := h.token(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {first.Token}}); a.status != http.StatusOK {
+					t.Errorf("the first refresh token after a replay without the verifier: %d %s", a.status, a.body)
+				}
+				return
 			}
 			if tc.during {
 				if first.status != http.StatusBadRequest || first.Error != "invalid_grant" || first.Access != "" {

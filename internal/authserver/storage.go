@@ -142,20 +142,20 @@ func (st storage) redeem(ctx context.Context, c string) (*login, error) {
 		case rec.Redeemed:
 			return nil, st.replayed(ctx, key, rec, v)
 		}
-		rec.Redeemed = true
+		l, err := st.s.login(ctx, rec.Login)
+		if err != nil {
+			return nil, err
+		}
+		if !l.Consented || l.Challenge == nil {
+			return nil, errCodeUsed()
+		}
+		rec.Redeemed, rec.Challenge = true, l.Challenge.Challenge
 		v, err = put(ctx, st.s.cfg.Store, kindCode, key, rec, st.s.now().Add(st.s.cfg.RefreshTTL), v)
 		if errors.Is(err, grant.ErrConflict) {
 			continue // another use marked it first: this one is the replay
 		}
 		if err != nil {
 			return nil, err
-		}
-		l, err := st.s.login(ctx, rec.Login)
-		if err != nil {
-			return nil, err
-		}
-		if !l.Consented {
-			return nil, errCodeUsed()
 		}
 		l.code, l.codeVersion = key, v
 		return l, nil
@@ -166,8 +166,13 @@ func (st storage) redeem(ctx context.Context, c string) (*login, error) {
 // replayed answers a code used again (rec, read at version v): the family
 // its first redemption issued is revoked (OAuth 2.1 section 4.1.3); when
 // that redemption has not linked one yet, the record is marked so that it
-// issues nothing (link).
+// issues nothing (link). A replay without the code's verifier could never
+// have redeemed it (its author only saw the code, in a browser's history
+// or a log): it is refused and changes nothing.
 func (st storage) replayed(ctx context.Context, key string, rec code, v int64) error {
+	if !provesCode(ctx, rec.Challenge) {
+		return errCodeUsed()
+	}
 	for range maxWrites {
 		switch {
 		case rec.Family != "":
@@ -205,7 +210,8 @@ func (st storage) replayed(ctx context.Context, key string, rec code, v int64) e
 // version the redemption wrote: a replay that marked the record since
 // wins, and this redemption issues nothing (f is deleted).
 func (st storage) link(ctx context.Context, l *login, f *family) error {
-	_, err := put(ctx, st.s.cfg.Store, kindCode, l.code, code{Login: l.ID, Redeemed: true, Family: f.ID}, f.Expires, l.codeVersion)
+	rec := code{Login: l.ID, Redeemed: true, Challenge: l.Challenge.Challenge, Family: f.ID}
+	_, err := put(ctx, st.s.cfg.Store, kindCode, l.code, rec, f.Expires, l.codeVersion)
 	if err == nil {
 		return nil
 	}
@@ -214,6 +220,14 @@ func (st storage) link(ctx context.Context, l *login, f *family) error {
 		return errCodeUsed()
 	}
 	return err
+}
+
+// provesCode is whether the token request presents the verifier of the
+// S256 challenge.
+func provesCode(ctx context.Context, challenge string) bool {
+	verifier := tokenCallOf(ctx).verifier
+	return challenge != "" && verifier != "" &&
+		oidc.VerifyCodeChallenge(&oidc.CodeChallenge{Challenge: challenge, Method: oidc.CodeChallengeMethodS256}, verifier)
 }
 
 // errCodeUsed answers a code that is unknown, expired or used.
