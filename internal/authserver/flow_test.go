@@ -415,30 +415,44 @@ func TestUnknownClient(t *testing.T) {
 	}
 }
 
+// The authorization server's metadata, at RFC 8414's path and at OpenID
+// discovery's (which MCP clients try too), is one document: what this
+// server serves, and nothing it does not route or support.
 func TestMetadata(t *testing.T) {
 	t.Parallel()
 	h := start(t)
-	resp := h.do(t, http.MethodGet, h.url+authserver.MetadataPath, "", nil)
-	var doc map[string]any
-	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	want := map[string]any{
-		"issuer": h.url, "authorization_endpoint": h.url + authserver.AuthorizePath, "token_endpoint": h.url + authserver.TokenPath,
-		"registration_endpoint": h.url + authserver.RegisterPath, "revocation_endpoint": h.url + authserver.RevokePath,
-		"client_id_metadata_document_supported": true, "authorization_response_iss_parameter_supported": true,
-	}
-	for k, v := range want {
-		if doc[k] != v {
-			t.Errorf("%s = %v, want %v", k, doc[k], v)
-		}
-	}
-	if m, _ := json.Marshal(doc["code_challenge_methods_supported"]); string(m) != `["S256"]` {
-		t.Errorf("code_challenge_methods_supported = %s, want [\"S256\"]", m)
-	}
-	if _, ok := doc["userinfo_endpoint"]; ok {
-		t.Error("metadata names a userinfo endpoint this server does not route")
+	for _, path := range []string{authserver.MetadataPath, "/.well-known/openid-configuration"} {
+		t.Run(path, func(t *testing.T) {
+			resp := h.do(t, http.MethodGet, h.url+path, "", nil)
+			var doc map[string]any
+			if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			want := map[string]any{
+				"issuer": h.url, "authorization_endpoint": h.url + authserver.AuthorizePath, "token_endpoint": h.url + authserver.TokenPath,
+				"registration_endpoint": h.url + authserver.RegisterPath, "revocation_endpoint": h.url + authserver.RevokePath,
+				"client_id_metadata_document_supported": true, "authorization_response_iss_parameter_supported": true,
+			}
+			for k, v := range want {
+				if doc[k] != v {
+					t.Errorf("%s = %v, want %v", k, doc[k], v)
+				}
+			}
+			for k, v := range map[string]string{
+				"code_challenge_methods_supported": `["S256"]`, "response_types_supported": `["code"]`,
+				"response_modes_supported": `["query"]`, "grant_types_supported": `["authorization_code","refresh_token"]`,
+			} {
+				if m, _ := json.Marshal(doc[k]); string(m) != v {
+					t.Errorf("%s = %s, want %s", k, m, v)
+				}
+			}
+			for _, k := range []string{"userinfo_endpoint", "introspection_endpoint", "end_session_endpoint", "device_authorization_endpoint"} {
+				if _, ok := doc[k]; ok {
+					t.Errorf("metadata names %s, which this server does not route", k)
+				}
+			}
+		})
 	}
 }
 

@@ -48,8 +48,10 @@ const (
 	// ConsentPath is under /review so that reviewer sign-in guards it
 	// and its session cookie (path /review) reaches it.
 	ConsentPath = "/review/oauth/consent"
-	// MetadataPath is RFC 8414's; OpenID discovery is served beside it.
-	MetadataPath = "/.well-known/oauth-authorization-server"
+	// MetadataPath is RFC 8414's; OpenID discovery (discoveryPath) serves
+	// the same document.
+	MetadataPath  = "/.well-known/oauth-authorization-server"
+	discoveryPath = "/.well-known/openid-configuration"
 	// ResourcePath is the protected resource: the MCP endpoint.
 	ResourcePath = "/mcp"
 )
@@ -295,10 +297,14 @@ func (s *Server) resourceOf(ctx context.Context) (string, error) {
 func (s *Server) Handler(register http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	opRoutes := s.intercept(s.provider)
-	for _, p := range []string{AuthorizePath, TokenPath, RevokePath, KeysPath, "/.well-known/openid-configuration"} {
+	for _, p := range []string{AuthorizePath, TokenPath, RevokePath, KeysPath} {
 		mux.Handle(p, opRoutes)
 	}
+	// OpenID discovery is the same document (op's own names endpoints
+	// not routed here, grants and response types not served, and no
+	// registration).
 	mux.HandleFunc(MetadataPath, s.metadata)
+	mux.HandleFunc(discoveryPath, s.metadata)
 	mux.Handle(ConsentPath, http.HandlerFunc(s.consent))
 	if register != nil {
 		mux.Handle(RegisterPath, register)
@@ -312,5 +318,5 @@ func (s *Server) Handler(register http.Handler) http.Handler {
 
 // Paths are the paths Handler answers, for a router in front of it.
 func Paths() []string {
-	return []string{AuthorizePath, TokenPath, RevokePath, KeysPath, RegisterPath, ConsentPath, MetadataPath, "/.well-known/openid-configuration"}
+	return []string{AuthorizePath, TokenPath, RevokePath, KeysPath, RegisterPath, ConsentPath, MetadataPath, discoveryPath}
 }
