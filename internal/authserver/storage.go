@@ -411,6 +411,12 @@ func (st storage) GetRefreshTokenInfo(ctx context.Context, clientID, token strin
 		return "", "", op.ErrInvalidRefreshToken
 	}
 	f, err := st.s.family(ctx, famID)
+	if err != nil && !absent(err) {
+		// Not ErrInvalidRefreshToken: op answers server_error, where it
+		// would otherwise go on and revoke nothing.
+		st.s.log.ErrorContext(ctx, "revoke a token", "err", err)
+		return "", "", oidc.ErrServerError()
+	}
 	if err != nil || f.ClientID != clientID || !sameHash(f.SecretHash, hash(secret)) {
 		return "", "", op.ErrInvalidRefreshToken
 	}

@@ -195,6 +195,51 @@ func TestTokenStoreReadFailure(t *testing.T) {
 	}
 }
 
+// The store failing while /oauth/revoke reads the family of the token
+// presented is a 500 server_error that says nothing of why, never a 200
+// that revokes nothing: a host signing the person out must learn that
+// it did not happen. Once the store is back, the revocation works.
+func TestRevokeStoreFailure(t *testing.T) {
+	t.Parallel()
+	for _, hint := range []string{"", "refresh_token", "access_token"} {
+		t.Run("hint "+hint, func(t *testing.T) {
+			t.Parallel()
+			store := &hookedStore{Store: &granttest.Memory{}}
+			h := startWith(t, store)
+			first := h.token(t, h.code(t))
+			if first.status != http.StatusOK {
+				t.Fatalf("redemption: %d %s", first.status, first.body)
+			}
+			token := first.Token
+			if hint == "access_token" {
+				token = first.Access
+			}
+			revoke := url.Values{"token": {token}, "client_id": {"cli"}}
+			if hint != "" {
+				revoke.Set("token_type_hint", hint)
+			}
+			store.set(func(call string, r grant.Record) error {
+				if call == "get" && r.Kind == "family" {
+					return errors.New(storeText)
+				}
+				return nil
+			})
+			resp := h.do(t, http.MethodPost, h.url+authserver.RevokePath, "", revoke)
+			b := body(resp)
+			store.set(nil)
+			if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(b, "server_error") || strings.Contains(b, "arn:aws") {
+				t.Fatalf("revoke while the store fails: %d %s, want 500 server_error saying nothing of the store", resp.StatusCode, b)
+			}
+			if resp := h.do(t, http.MethodPost, h.url+authserver.RevokePath, "", revoke); resp.StatusCode != http.StatusOK {
+				t.Fatalf("revoke once the store is back: %d %s", resp.StatusCode, body(resp))
+			}
+			if _, err := h.verify(t, first.Access); !errors.Is(err, authserver.ErrInvalidToken) {
+				t.Fatalf("the access token after the revocation: %v, want ErrInvalidToken", err)
+			}
+		})
+	}
+}
+
 // Two uses of one refresh token at once (a host refreshing from two
 // calls, or two instances): the first to rotate the family wins, the
 // other is answered invalid_grant, as a refresh token no longer valid is
