@@ -1,6 +1,7 @@
 package authserver_test
 
 import (
+	"cmp"
 	"net/http"
 	"net/url"
 	"strings"
@@ -23,7 +24,9 @@ import (
 // (invalid_request, in the query, not where the client asked); a
 // code_challenge that cannot be an S256 one (RFC 7636 4.2: the base64url
 // SHA-256 of the verifier, 43 characters), which no verifier could match
-// at the token endpoint. What it serves goes on to the consent page.
+// at the token endpoint; a state or a nonce too long to keep with the
+// sign-in (invalid_request, not the server_error of a failed write). What
+// it serves goes on to the consent page.
 func TestAuthorizeRefusals(t *testing.T) {
 	t.Parallel()
 	h := start(t)
@@ -47,6 +50,9 @@ func TestAuthorizeRefusals(t *testing.T) {
 		{"code_challenge in base64, not base64url", "", map[string]string{"code_challenge": "+/" + strings.Repeat("A", 41)}, "invalid_request"},
 		{"code_challenge padded", "", map[string]string{"code_challenge": strings.Repeat("A", 42) + "="}, "invalid_request"},
 		{"code_challenge of 43", "", map[string]string{"code_challenge": strings.Repeat("A", 42) + "_"}, ""},
+		{"state of 70,000 bytes", "", map[string]string{"state": strings.Repeat("s", 70000)}, "invalid_request"},
+		{"nonce of 70,000 bytes", "", map[string]string{"nonce": strings.Repeat("n", 70000)}, "invalid_request"},
+		{"state of 4,096 bytes", "", map[string]string{"state": strings.Repeat("s", 4096)}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -67,8 +73,9 @@ func TestAuthorizeRefusals(t *testing.T) {
 				return
 			}
 			q := loc.Query()
+			state := cmp.Or(tc.params["state"], "st-9")
 			if resp.StatusCode != http.StatusFound || !strings.HasPrefix(loc.String(), "http://127.0.0.1:4567/cb?") || loc.Fragment != "" ||
-				q.Get("error") != tc.want || q.Get("state") != "st-9" || q.Get("iss") != h.url || q.Get("code") != "" {
+				q.Get("error") != tc.want || q.Get("state") != state || q.Get("iss") != h.url || q.Get("code") != "" {
 				t.Fatalf("%d %s %s, want a redirect to the client with error=%s, state and iss in the query", resp.StatusCode, loc, b, tc.want)
 			}
 		})

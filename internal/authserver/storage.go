@@ -75,6 +75,8 @@ func checkAuthRequest(ctx context.Context, req *oidc.AuthRequest) error {
 		return oidc.ErrInvalidRequest().WithDescription("PKCE is required: send code_challenge with code_challenge_method=S256")
 	case !s256Challenge(req.CodeChallenge):
 		return oidc.ErrInvalidRequest().WithDescription("code_challenge must be the base64url SHA-256 of the code_verifier, 43 characters without padding (RFC 7636 4.2)")
+	case len(req.State) > maxEchoed || len(req.Nonce) > maxEchoed:
+		return oidc.ErrInvalidRequest().WithDescription("state and nonce: at most %d bytes each", maxEchoed)
 	case slices.Contains(req.Prompt, oidc.PromptNone):
 		// Every authorization asks for the person's consent, which
 		// prompt=none forbids showing (OpenID Connect Core 3.1.2.6). The
@@ -88,6 +90,10 @@ func checkAuthRequest(ctx context.Context, req *oidc.AuthRequest) error {
 	}
 	return nil
 }
+
+// maxEchoed bounds the state and the nonce a client sends (kept with the
+// sign-in and sent back), well within a grant record.
+const maxEchoed = 4096
 
 // s256Challenge is whether c can be an S256 code challenge, the unpadded
 // base64url SHA-256 of a verifier (RFC 7636 4.2): no verifier could match
