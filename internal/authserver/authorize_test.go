@@ -26,7 +26,7 @@ import (
 // SHA-256 of the verifier, 43 characters), which no verifier could match
 // at the token endpoint; a state or a nonce too long to keep with the
 // sign-in (invalid_request, not the server_error of a failed write). What
-// it serves goes on to the consent page.
+// it serves goes on to the consent page (a scope named many times, once).
 func TestAuthorizeRefusals(t *testing.T) {
 	t.Parallel()
 	h := start(t)
@@ -53,6 +53,7 @@ func TestAuthorizeRefusals(t *testing.T) {
 		{"state of 70,000 bytes", "", map[string]string{"state": strings.Repeat("s", 70000)}, "invalid_request"},
 		{"nonce of 70,000 bytes", "", map[string]string{"nonce": strings.Repeat("n", 70000)}, "invalid_request"},
 		{"state of 4,096 bytes", "", map[string]string{"state": strings.Repeat("s", 4096)}, ""},
+		{"a scope named 10,000 times", "", map[string]string{"scope": strings.Repeat("elicitation ", 10000)}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

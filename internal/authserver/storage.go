@@ -38,7 +38,14 @@ func (st storage) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest, 
 		return nil, err
 	}
 	now := st.s.now()
-	scopes := req.Scopes
+	// Each scope once: op keeps every scope it knows as often as it was
+	// named, and a list repeated enough would not fit the sign-in's record.
+	var scopes []string
+	for _, sc := range req.Scopes {
+		if !slices.Contains(scopes, sc) {
+			scopes = append(scopes, sc)
+		}
+	}
 	c, err := st.client(ctx, req.ClientID)
 	if err != nil {
 		return nil, err
@@ -47,7 +54,7 @@ func (st storage) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest, 
 		// A client that registered for refresh tokens gets them (op
 		// issues one only with offline_access): the MCP authorization
 		// flow asks for the resource's scopes, not OpenID's.
-		scopes = append(slices.Clone(scopes), oidc.ScopeOfflineAccess)
+		scopes = append(scopes, oidc.ScopeOfflineAccess)
 	}
 	l := &login{
 		ID: newID(), ClientID: req.ClientID, RedirectURI: req.RedirectURI, State: req.State, Nonce: req.Nonce,
