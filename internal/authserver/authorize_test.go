@@ -82,3 +82,34 @@ func TestAuthorizeRefusals(t *testing.T) {
 		})
 	}
 }
+
+// The consent page's form may send the browser on to where the answer
+// goes (its Content-Security-Policy form-action covers the redirect that
+// follows the POST, as Chromium enforces it): a client's private-use
+// scheme too, which https: and http: do not match.
+func TestConsentFormAction(t *testing.T) {
+	t.Parallel()
+	h := start(t)
+	for _, redirect := range []string{"com.example.app:/cb", "https://vscode.example/redirect", "http://127.0.0.1:50123/"} {
+		t.Run(redirect, func(t *testing.T) {
+			t.Parallel()
+			c := h.oauth2()
+			c.ClientID, c.RedirectURL = mixedClient.ID, redirect
+			resp := h.do(t, http.MethodGet, c.AuthCodeURL("s", oauth2.S256ChallengeOption(oauth2.GenerateVerifier())), "alice", nil)
+			consent := resp.Header.Get("Location")
+			resp = h.do(t, http.MethodGet, consent, "alice", nil)
+			b := body(resp)
+			u, _ := url.Parse(redirect)
+			want := u.Scheme + ":"
+			var formAction string
+			for _, d := range strings.Split(resp.Header.Get("Content-Security-Policy"), ";") {
+				if f := strings.Fields(d); len(f) > 0 && f[0] == "form-action" {
+					formAction = " " + strings.Join(f[1:], " ") + " "
+				}
+			}
+			if resp.StatusCode != http.StatusOK || !strings.Contains(formAction, " 'self' ") || !strings.Contains(formAction, " "+want+" ") {
+				t.Fatalf("consent page for %s: %d, form-action %q, want 'self' and %s (%.200s)", redirect, resp.StatusCode, formAction, want, b)
+			}
+		})
+	}
+}

@@ -28,6 +28,9 @@ type ConsentView struct {
 	Can            []string
 	ID, Token      string
 	PageCSS        template.CSS
+	// redirectScheme is the private-use scheme the answer sends the
+	// browser to, if any: the page's form-action must allow it.
+	redirectScheme string
 }
 
 // ConsentPage writes the consent page (or its outcome, when Message is
@@ -53,7 +56,14 @@ func defaultConsent(w http.ResponseWriter, status int, v ConsentView) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' https: http:; frame-ancestors 'none'; base-uri 'none'")
+	// form-action covers the redirect that follows the form's POST (as
+	// Chromium enforces it): to the client, over https, loopback http or
+	// its private-use scheme.
+	formAction := "'self' https: http:"
+	if v.redirectScheme != "" {
+		formAction += " " + v.redirectScheme + ":"
+	}
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action "+formAction+"; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "same-origin")
 	w.WriteHeader(status)
@@ -119,6 +129,11 @@ func (s *Server) consentView(l *login, c Client, person string) ConsentView {
 	}
 	if u, err := url.Parse(l.RedirectURI); err == nil {
 		v.RedirectHost = u.Host
+		if u.Scheme != "https" && u.Scheme != "http" {
+			// url.Parse keeps a scheme of letters, digits, +, - and .
+			// only: a CSP scheme-source as it is.
+			v.redirectScheme = u.Scheme
+		}
 		if u.Host == "" {
 			v.RedirectHost = u.Scheme + ":"
 		}
