@@ -84,8 +84,10 @@ func (l LimitsConfig) check() []error {
 // to reviewer identities. Its signing secret and bot token are settings
 // (docs/configuration.md), never in this document.
 type SlackAppConfig struct {
-	// Teams, if set, are the Slack workspaces (team ids, T…) whose
-	// interactions are taken; others are refused.
+	// Teams, if set, are the Slack workspaces (team ids, T…, or an
+	// Enterprise Grid organization's, E…) whose users' interactions are
+	// taken (the presser's user.team_id, not the message's team); others
+	// are refused.
 	Teams []string `yaml:"teams"`
 	// Users maps a Slack user id (U… or W…) or a Slack account's e-mail
 	// address (read with users.info, which needs the users:read.email

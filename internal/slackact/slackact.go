@@ -182,10 +182,12 @@ func parseTarget(link string) (target, bool) {
 // reviewerOf is who the interaction's user is to the service, through the
 // operator's mapping; refusal is the note to show a user it does not map.
 func (h *Handler) reviewerOf(ctx context.Context, in *interaction) (elicitation.Identity, string) {
-	team := in.Team.ID
-	if team == "" {
-		team = in.User.TeamID
-	}
+	// The presser's own workspace is user.team_id (on Enterprise Grid the
+	// organisation's id, E…); team is the workspace the message came from,
+	// which in a channel shared with another organisation (Slack Connect)
+	// is not the presser's. team only stands in for a payload without the
+	// user's.
+	team := cmp.Or(in.User.TeamID, in.Team.ID)
 	if len(h.Users.Teams) > 0 && !slices.Contains(h.Users.Teams, team) {
 		return elicitation.Identity{}, "This Slack workspace is not one this deployment takes decisions from. Use Review and decide."
 	}

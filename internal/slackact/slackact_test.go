@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -201,8 +202,11 @@ func TestRefusedInteractions(t *testing.T) {
 		skew   time.Duration // of the signature's timestamp
 		wait   time.Duration // between signing and sending (the clock moves)
 		owner  string        // the requests' principal; default deploy-bot
-		code   int
-		note   string // the ephemeral note, if any
+		// userTeam is the pressing user's own workspace (user.team_id)
+		// when it is not the message's (team.id): a Slack Connect channel.
+		userTeam string
+		code     int
+		note     string // the ephemeral note, if any
 		// audited is the principal of the refusal's audit entry: a mapped
 		// user who may not decide is audited as the page audits them.
 		audited string
@@ -216,6 +220,10 @@ func TestRefusedInteractions(t *testing.T) {
 		{name: "the agent's owner", signIn: true, owner: "alice@example.com", user: "U0ALICE001", code: http.StatusOK, note: "You created this request", audited: "alice@example.com"},
 		{name: "the agent's owner, dialog", signIn: true, owner: "alice@example.com", action: notify.SlackActionApproveComment, user: "U0ALICE001", code: http.StatusOK, note: "You created this request", audited: "alice@example.com"},
 		{name: "another workspace", teams: []string{"T0OTHER001"}, user: "U0ALICE001", code: http.StatusOK, note: "not one this deployment takes decisions from"},
+		// In a channel shared with another organisation, team is the
+		// workspace the message was posted from and user.team_id the
+		// presser's own (Slack's block_actions payload).
+		{name: "another workspace's user in a shared channel", teams: []string{team}, userTeam: "T0OTHER001", user: "U0ALICE001", code: http.StatusOK, note: "not one this deployment takes decisions from"},
 		{name: "the dialog cannot open", action: notify.SlackActionDecline, token: "xoxb-revoked", user: "U0ALICE001", code: http.StatusOK, note: "could not be opened"},
 		{name: "not a named reviewer, dialog", signIn: true, action: notify.SlackActionDecline, in: elicitation.Input{Reviewers: []string{"alice@example.com"}}, user: "U0BOB00001", code: http.StatusOK, note: "not one of the reviewers", audited: "bob@example.com"},
 	}
@@ -229,6 +237,9 @@ func TestRefusedInteractions(t *testing.T) {
 				action = notify.SlackActionApprove
 			}
 			in := e.slack.press(msg, action, tc.user)
+			if tc.userTeam != "" {
+				in = withUserTeam(t, in, tc.userTeam)
+			}
 			secret := tc.secret
 			if secret == "" {
 				secret = signingSecret
@@ -264,6 +275,23 @@ func TestRefusedInteractions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withUserTeam is in with its user's own workspace (user.team_id) set
+// to userTeam, its team (the message's workspace) left.
+func withUserTeam(t *testing.T, in interaction, userTeam string) interaction {
+	t.Helper()
+	form, err := url.ParseQuery(in.body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p map[string]any
+	if err := json.Unmarshal([]byte(form.Get("payload")), &p); err != nil {
+		t.Fatal(err)
+	}
+	p["user"].(map[string]any)["team_id"] = userTeam
+	in.body = formBody(p)
+	return in
 }
 
 // TestStaleAfterWindow: the same request, sent within the window, is
