@@ -107,17 +107,11 @@ func (c InboxCursor) Compare(d InboxCursor) int {
 }
 
 // voted reports whether e's quorum counts id's approval already: one id
-// gave, or one that fills the place id's would (State.seatTaken: the
+// gave, or one that fills the place id's would (State.ApprovalRefused: the
 // delegator's, when id decides e for them through one of ds).
 func (s *Service) voted(id Identity, e InboxEntry, ds []Delegation) bool {
-	who := id.Principal()
-	seat := who
-	if forWhom, err := s.policy.DecidesFor(id, e.Owner, e.Reviewers, ds); err == nil && forWhom != "" {
-		seat = forWhom
-	}
-	return slices.ContainsFunc(e.Approvers, func(a Approval) bool {
-		return strings.EqualFold(a.By, who) || strings.EqualFold(cmp.Or(a.For, a.By), seat)
-	})
+	forWhom, _ := s.policy.DecidesFor(id, e.Owner, e.Reviewers, ds)
+	return State{Approvers: e.Approvers}.ApprovalRefused(id.Principal(), forWhom) != nil
 }
 
 // InboxItem is one row of a reviewer's inbox.

@@ -57,12 +57,23 @@ func (s State) approvalBy(by string) bool {
 	return slices.ContainsFunc(s.Approvers, func(a Approval) bool { return a.By == by })
 }
 
-// seatTaken reports whether an approval already fills the place t would:
-// the delegator's when t is a delegate's (For), else By's own, whoever
-// gave it (By themselves, or a delegate for them).
-func (s State) seatTaken(t Resolution) bool {
-	seat := cmp.Or(t.For, t.By)
-	return slices.ContainsFunc(s.Approvers, func(a Approval) bool { return cmp.Or(a.For, a.By) == seat })
+// ApprovalRefused is the one rule of whether an approval by reviewer by
+// (for forWhom through a delegation; "" for their own place) can still
+// count towards s's quorum: ErrAlreadyApproved when by's approval is
+// recorded, ErrSeatApproved when an approval already fills the place it
+// would (forWhom's, else by's own), whoever gave it (the reviewer, or a
+// delegate for them); nil when it can. Resolution.Check applies it to an
+// approval; the inbox and a batch's first step ask it beforehand
+// (Service.ApprovalRefusal).
+func (s State) ApprovalRefused(by, forWhom string) error {
+	seat := cmp.Or(forWhom, by)
+	switch {
+	case s.approvalBy(by):
+		return ErrAlreadyApproved
+	case slices.ContainsFunc(s.Approvers, func(a Approval) bool { return cmp.Or(a.For, a.By) == seat }):
+		return ErrSeatApproved
+	}
+	return nil
 }
 
 // approvalOf returns the approval recorded under submission id sub, if any.
@@ -95,11 +106,8 @@ func (t Resolution) Check(s State) (done bool, err error) {
 	case !t.isVote(s):
 		return false, nil
 	}
-	if s.approvalBy(t.By) {
-		return true, ErrAlreadyApproved
-	}
-	if s.seatTaken(t) {
-		return true, ErrSeatApproved
+	if err := s.ApprovalRefused(t.By, t.For); err != nil {
+		return true, err
 	}
 	if len(s.Approvers) > 0 && s.Approvers[0].AnswerDigest != t.Agreement() {
 		return true, ErrAnswerDiffers

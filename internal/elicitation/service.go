@@ -497,6 +497,22 @@ func (s *Service) MayDecide(ctx context.Context, id, key string) (State, error) 
 	return rec.State, nil
 }
 
+// ApprovalRefusal says, recording nothing, whether an approval of rec (as
+// Receipt read it) by the reviewer in ctx would be refused by its quorum:
+// ErrAlreadyApproved or ErrSeatApproved (State.ApprovalRefused, the rule
+// Resolution.Check applies when it lands), nil when it could count. A
+// batch asks it before it offers an approval.
+func (s *Service) ApprovalRefusal(ctx context.Context, rec Record) error {
+	if rec.State.Quorum() <= 1 {
+		return nil
+	}
+	by, forWhom, err := s.reviewer(ctx, rec)
+	if err != nil {
+		return fmt.Errorf("review %s: %w", rec.State.ID, err)
+	}
+	return rec.State.ApprovalRefused(by, forWhom)
+}
+
 // Receipt reads a request for the holder of its review key without
 // recording a render: what the page shows right after a decision (what was
 // recorded, and when). A wrong key gives ErrNotFound.

@@ -161,7 +161,14 @@ func (h *Handler) reviewBatch(w http.ResponseWriter, r *http.Request, id elicita
 		return
 	}
 	for _, it := range items {
-		it.Outcome = cmp.Or(it.Outcome, leftOut(it.rec, d, who))
+		it.Outcome = cmp.Or(it.Outcome, leftOut(it.rec))
+		if it.Outcome == "" && d == elicitation.DecisionSubmitted {
+			var err error
+			if it.Outcome, err = h.quorumLeftOut(r.Context(), it.rec); err != nil {
+				h.batchFailed(w, r, who, err)
+				return
+			}
+		}
 		if it.Outcome != "" {
 			v.Out = append(v.Out, it.batchItem)
 		} else {
@@ -244,18 +251,29 @@ func batchItemOf(rv elicitation.Review) batchItem {
 
 // leftOut says why a pending request cannot be decided in a batch, or ""
 // if it can: a batch gives no form values and picks no options.
-func leftOut(rec elicitation.Record, d elicitation.Decision, who string) string {
+func leftOut(rec elicitation.Record) string {
 	switch {
 	case rec.State.Kind == elicitation.KindSelection:
 		return "Left out: it asks you to choose options. Open it to choose."
 	case rec.Payload.Schema != nil:
 		return "Left out: it has a form to fill. Open it to fill it in."
-	case d == elicitation.DecisionSubmitted && slices.ContainsFunc(rec.State.Approvers, func(a elicitation.Approval) bool {
-		return strings.EqualFold(a.By, who) || strings.EqualFold(a.For, who)
-	}):
-		return "Left out: your approval is already counted; it needs other reviewers'."
 	}
 	return ""
+}
+
+// quorumLeftOut says why the signed-in reviewer's approval of rec would
+// not count towards its quorum, or "" if it would: the rule the second
+// step's Submit applies (Service.ApprovalRefusal).
+func (h *Handler) quorumLeftOut(ctx context.Context, rec elicitation.Record) (string, error) {
+	switch err := h.Service.ApprovalRefusal(ctx, rec); {
+	case errors.Is(err, elicitation.ErrSeatApproved):
+		return "Left out: an approval for this place is already counted, given by the reviewer or their delegate; it needs other reviewers'.", nil
+	case errors.Is(err, elicitation.ErrAlreadyApproved):
+		return "Left out: your approval is already counted; it needs other reviewers'.", nil
+	case err != nil:
+		return "", err
+	}
+	return "", nil
 }
 
 // closedOutcome says that a request is no longer pending, and why.

@@ -35,6 +35,10 @@ type Service interface {
 	Receipt(ctx context.Context, id, key string) (elicitation.Review, error)
 	// Submit validates a submission and lands it exactly once.
 	Submit(ctx context.Context, id, key string, sub elicitation.Submission) (elicitation.State, error)
+	// ApprovalRefusal says whether the signed-in reviewer's approval of a
+	// request read by Receipt would be refused by its quorum
+	// (elicitation.ErrAlreadyApproved, ErrSeatApproved), recording nothing.
+	ApprovalRefusal(ctx context.Context, rec elicitation.Record) error
 	// RefuseSubmission audits a submission refused before Submit.
 	RefuseSubmission(ctx context.Context, id, key, by, reason string) error
 	// ReviewerInbox lists the pending requests a signed-in reviewer may
