@@ -60,12 +60,21 @@ func TestDelegationWithSignIn(t *testing.T) {
 		return r.StatusCode, string(b)
 	}
 
+	// The out-of-office form's page token, from the inbox it is on.
+	delegateToken := func(inbox string) string {
+		m := regexp.MustCompile(`class="delegate">\n<input type="hidden" name="token" value="([^"]+)"`).FindStringSubmatch(inbox)
+		if m == nil {
+			t.Fatalf("the inbox's out-of-office form has no token:\n%.1500s", inbox)
+		}
+		return m[1]
+	}
 	alice := oidctest.Browser(t)
-	if resp, _, err := oidctest.SignIn(context.Background(), alice, inbox, "alice"); err != nil || resp.StatusCode != http.StatusOK {
+	resp, alicesInbox, err := oidctest.SignIn(context.Background(), alice, inbox, "alice")
+	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("alice signs in: %v %v", resp, err)
 	}
 	end := clock.Now().Add(10 * time.Minute).Format("2006-01-02T15:04:05")
-	resp, err := alice.PostForm(inbox, url.Values{"delegate": {"1"}, "to": {"bob@example.com"}, "end": {end}})
+	resp, err = alice.PostForm(inbox, url.Values{"token": {delegateToken(alicesInbox)}, "delegate": {"1"}, "to": {"bob@example.com"}, "end": {end}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +84,7 @@ func TestDelegationWithSignIn(t *testing.T) {
 		t.Fatalf("alice delegates: %d\n%.1500s", resp.StatusCode, body)
 	}
 	// Delegating to herself is refused, and writes nothing.
-	if r, err := alice.PostForm(inbox, url.Values{"delegate": {"1"}, "to": {"alice@example.com"}, "end": {end}}); err != nil || r.StatusCode != http.StatusBadRequest {
+	if r, err := alice.PostForm(inbox, url.Values{"token": {delegateToken(string(body))}, "delegate": {"1"}, "to": {"alice@example.com"}, "end": {end}}); err != nil || r.StatusCode != http.StatusBadRequest {
 		t.Errorf("alice delegates to herself: %v %v", r, err)
 	} else {
 		_ = r.Body.Close()

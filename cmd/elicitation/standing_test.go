@@ -130,10 +130,11 @@ func TestStandingApprovalLocal(t *testing.T) {
 	}
 	b, _ = io.ReadAll(resp.Body)
 	_ = resp.Body.Close()
-	if !regexp.MustCompile(`name="revoke" value="` + rule + `"`).Match(b) {
-		t.Fatalf("bob's inbox lacks the rule:\n%.3000s", b)
+	rm := regexp.MustCompile(`name="token" value="([^"]+)"><input type="hidden" name="revoke" value="` + regexp.QuoteMeta(rule) + `"`).FindSubmatch(b)
+	if rm == nil {
+		t.Fatalf("bob's inbox lacks the rule, or its form the token:\n%.3000s", b)
 	}
-	req, _ := http.NewRequest(http.MethodPost, inbox, strings.NewReader(url.Values{"revoke": {rule}}.Encode()))
+	req, _ := http.NewRequest(http.MethodPost, inbox, strings.NewReader(url.Values{"token": {string(rm[1])}, "revoke": {rule}}.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Origin", m.ReviewBase)
 	if resp, err = bob.Do(req); err != nil {

@@ -136,7 +136,13 @@ func TestInboxOnLambda(t *testing.T) {
 	}
 	// Out of office: the submit function writes the delegation, the review
 	// function's inbox (after the redirect) lists it.
-	code, body = post(url.Values{"delegate": {"1"}, "to": {"carol@example.com"}, "end": {time.Now().UTC().Add(time.Hour).Format("2006-01-02T15:04")}})
+	// (The form's page token from the review function's inbox.)
+	_, inbox := get(gw.URL + "/review/")
+	dm := regexp.MustCompile(`class="delegate">\n<input type="hidden" name="token" value="([^"]+)"`).FindStringSubmatch(inbox)
+	if dm == nil {
+		t.Fatalf("the inbox's out-of-office form has no token:\n%.2000s", inbox)
+	}
+	code, body = post(url.Values{"token": {dm[1]}, "delegate": {"1"}, "to": {"carol@example.com"}, "end": {time.Now().UTC().Add(time.Hour).Format("2006-01-02T15:04")}})
 	if code != http.StatusOK || !strings.Contains(body, "<strong>carol@example.com</strong> decides for you until") {
 		t.Fatalf("bob's delegation: %d\n%.2000s", code, body)
 	}

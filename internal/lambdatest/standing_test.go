@@ -214,7 +214,11 @@ func TestStandingApprovalOnLambda(t *testing.T) {
 	if !strings.Contains(string(b), `name="revoke" value="`+rule+`"`) || !strings.Contains(string(b), "1 of 3 used") {
 		t.Fatalf("bob's inbox does not list the rule:\n%.3000s", b)
 	}
-	if code, body := send("/review/", url.Values{"revoke": {rule}}); code != http.StatusOK || !strings.Contains(body, "revoked") {
+	rm := regexp.MustCompile(`name="token" value="([^"]+)"><input type="hidden" name="revoke" value="` + regexp.QuoteMeta(rule) + `"`).FindSubmatch(b)
+	if rm == nil {
+		t.Fatalf("the rule's Revoke form has no token:\n%.3000s", b)
+	}
+	if code, body := send("/review/", url.Values{"token": {string(rm[1])}, "revoke": {rule}}); code != http.StatusOK || !strings.Contains(body, "revoked") {
 		t.Fatalf("revoke: %d\n%.1500s", code, body)
 	}
 	if _, status := agent.call("staging"); status != "pending" {

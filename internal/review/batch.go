@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -335,23 +334,18 @@ func (h *Handler) confirmBatch(w http.ResponseWriter, r *http.Request, who strin
 	h.writeShell(w, http.StatusOK, "batch", v)
 }
 
-// openBatchToken checks a batch token: authentic, not expired, for this
-// decision and these ids, rendered for the signed-in reviewer. problem is
-// the sentence of a refusal.
+// openBatchToken checks a batch token (openFormToken): authentic, not
+// expired, for this decision and these ids, rendered for the signed-in
+// reviewer. problem is the sentence of a refusal.
 func (h *Handler) openBatchToken(ctx context.Context, tokens []string, d elicitation.Decision, ids []string) (pagetoken.Claims, string) {
-	const invalid = "The confirmation's security token is missing or not valid for these requests, this decision or you, so nothing was decided. Go back to your inbox and select again."
-	if len(tokens) != 1 || tokens[0] == "" {
-		return pagetoken.Claims{}, invalid
-	}
-	c, err := h.Tokens.Open(tokens[0], h.Now())
-	switch {
-	case errors.Is(err, pagetoken.ErrExpired) && c.ElicitationID == batchSubject(d, ids):
+	switch c, check := h.openFormToken(ctx, tokens, batchSubject(d, ids)); check {
+	case tokenExpired:
 		return pagetoken.Claims{}, "This confirmation is too old to send. Nothing was decided. Go back to your inbox and select again."
-	case err != nil, c.ElicitationID != batchSubject(d, ids),
-		subtle.ConstantTimeCompare([]byte(c.Reviewer), []byte(tokenReviewer(ctx))) != 1:
-		return pagetoken.Claims{}, invalid
+	case tokenInvalid:
+		return pagetoken.Claims{}, "The confirmation's security token is missing or not valid for these requests, this decision or you, so nothing was decided. Go back to your inbox and select again."
+	default:
+		return c, ""
 	}
-	return c, ""
 }
 
 // batchOutcome says what became of one request of a confirmed batch; ok

@@ -13,17 +13,22 @@ import (
 // Out of office: the inbox's section lists the signed-in reviewer's
 // delegations (to them and from them) and its form creates one (POST
 // /review/ with delegate, to, start, end) or ends one (end-delegation=ID).
-// Both POSTs are origin-checked (serveBatch) and act for the signed-in
-// reviewer only; the Service validates (elicitation.Delegate). Times are
+// Both POSTs are origin-checked (serveInboxPost), carry a page token for
+// the form (and the delegation it ends) and the reviewer (formtoken.go),
+// and act for the signed-in reviewer only; the Service validates (elicitation.Delegate). Times are
 // datetime-local values read in UTC, as the review page's.
 
 // delegationView is the inbox's out-of-office section.
 type delegationView struct {
 	Yours, ToYou []delegationRow
+	// Token is the Delegate form's page token (formtoken.go).
+	Token string
 }
 
 type delegationRow struct {
 	ID, Who, Window string
+	// Token is the End form's page token, for the reviewer's own.
+	Token string
 }
 
 // dateTimeLocal is the layout of a datetime-local value (seconds optional).
@@ -37,10 +42,10 @@ func (h *Handler) delegationSection(ctx context.Context, id elicitation.Identity
 		h.Logger.ErrorContext(ctx, "review inbox delegations", "err", err)
 		return nil
 	}
-	v := &delegationView{}
+	v := &delegationView{Token: h.formToken(ctx, formSubject(formDelegate, ""))}
 	now := h.Now()
 	for _, d := range from {
-		v.Yours = append(v.Yours, delegationRow{ID: d.ID, Who: d.To, Window: windowText(d, now)})
+		v.Yours = append(v.Yours, delegationRow{ID: d.ID, Who: d.To, Window: windowText(d, now), Token: h.formToken(ctx, formSubject(formEndDelegation, d.ID))})
 	}
 	for _, d := range to {
 		v.ToYou = append(v.ToYou, delegationRow{ID: d.ID, Who: d.From, Window: windowText(d, now)})
@@ -61,8 +66,16 @@ func windowText(d elicitation.Delegation, now time.Time) string {
 // written).
 func (h *Handler) serveDelegation(w http.ResponseWriter, r *http.Request, id elicitation.Identity, form url.Values) {
 	who := id.Principal()
+	subject := formSubject(formDelegate, "")
+	if form.Has(formEndDelegation) {
+		subject = formSubject(formEndDelegation, form.Get(formEndDelegation))
+	}
+	if p := h.formRefusal(r.Context(), form["token"], subject); p != "" {
+		h.batchProblem(w, http.StatusForbidden, who, "This cannot be sent", p)
+		return
+	}
 	var err error
-	if did := form.Get("end-delegation"); did != "" {
+	if did := form.Get(formEndDelegation); did != "" {
 		_, err = h.Service.EndDelegation(r.Context(), id, did)
 	} else {
 		in, bad := delegationInput(form)

@@ -33,7 +33,7 @@ func TestInboxDelegation(t *testing.T) {
 		"end before start": {"delegate": {"1"}, "to": {"bob@example.com"}, "start": {end}, "end": {e.clock.Now().Add(time.Hour).Format("2006-01-02T15:04")}},
 		"a bad date":       {"delegate": {"1"}, "to": {"bob@example.com"}, "end": {"tomorrow"}},
 	} {
-		if r := e.postAs("carol", "/review/", form); r.Status != http.StatusBadRequest || !strings.Contains(r.Body, "This delegation cannot be made") || !strings.Contains(r.Body, "Nothing was changed") {
+		if r := e.postAs("carol", "/review/", e.withInboxToken("carol", form)); r.Status != http.StatusBadRequest || !strings.Contains(r.Body, "This delegation cannot be made") || !strings.Contains(r.Body, "Nothing was changed") {
 			t.Errorf("%s: %d\n%s", name, r.Status, r.Body)
 		}
 	}
@@ -56,7 +56,7 @@ func TestInboxDelegation(t *testing.T) {
 
 	noRedirect := e.as("carol")
 	noRedirect.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	req, _ = http.NewRequest(http.MethodPost, e.srv.URL+"/review/", strings.NewReader(url.Values{"delegate": {"1"}, "to": {"Bob@Example.com"}, "end": {end}}.Encode()))
+	req, _ = http.NewRequest(http.MethodPost, e.srv.URL+"/review/", strings.NewReader(e.withInboxToken("carol", url.Values{"delegate": {"1"}, "to": {"Bob@Example.com"}, "end": {end}}).Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Origin", e.srv.URL)
 	res, err = noRedirect.Do(req)
@@ -89,13 +89,16 @@ func TestInboxDelegation(t *testing.T) {
 	if err != nil || len(ds) != 1 {
 		t.Fatalf("delegations %v, %v", ds, err)
 	}
-	if r := e.postAs("bob", "/review/", url.Values{"end-delegation": {ds[0].ID}}); r.Status != http.StatusNotFound {
+	// Bob's inbox has no End form for it: a form from carol's page is
+	// refused in his session (its token is hers), nothing ended.
+	carolsEnd := e.withInboxToken("carol", url.Values{"end-delegation": {ds[0].ID}})
+	if r := e.postAs("bob", "/review/", carolsEnd); r.Status != http.StatusForbidden {
 		t.Errorf("bob ended carol's delegation: %d", r.Status)
 	}
-	if r := e.postAs("carol", "/review/", url.Values{"end-delegation": {ds[0].ID}}); r.Status != http.StatusOK || strings.Contains(r.Body, "decides for you") {
+	if r := e.postAs("carol", "/review/", carolsEnd); r.Status != http.StatusOK || strings.Contains(r.Body, "decides for you") {
 		t.Errorf("carol ends it: %d", r.Status)
 	}
-	if r := e.postAs("carol", "/review/", url.Values{"end-delegation": {ds[0].ID}}); r.Status != http.StatusConflict {
+	if r := e.postAs("carol", "/review/", carolsEnd); r.Status != http.StatusConflict {
 		t.Errorf("ended twice: %d", r.Status)
 	}
 	if got := strings.Join(rows(e.getAs("bob", "/review/").Body), " "); strings.Contains(got, later.ID) {
@@ -122,7 +125,7 @@ func TestDelegationQuorumOneSeat(t *testing.T) {
 			q := e.create("ci-bot", elicitation.Input{Message: "Two of us must agree", TimeoutSeconds: 1800,
 				Reviewers: []string{"bob@example.com", "carol@example.com"}, Approvals: 2})
 			end := e.clock.Now().Add(2 * time.Hour).Format("2006-01-02T15:04")
-			if r := e.postAs("carol", "/review/", url.Values{"delegate": {"1"}, "to": {"eve@example.com"}, "end": {end}}); r.Status != http.StatusOK {
+			if r := e.postAs("carol", "/review/", e.withInboxToken("carol", url.Values{"delegate": {"1"}, "to": {"eve@example.com"}, "end": {end}})); r.Status != http.StatusOK {
 				t.Fatalf("carol delegates to eve: %d", r.Status)
 			}
 			approve := func(name string) string {

@@ -16,7 +16,8 @@ import (
 // (GET /review/) with a Revoke button for each live one: a POST to the
 // inbox's own address (POST /review/, origin-checked like a decision),
 // served by the submit handler, which revokes and sends the reviewer back
-// to the inbox. A revoke is in the store at once: the next create in any
+// to the inbox. The form carries a page token for that rule and the
+// reviewer (formtoken.go). A revoke is in the store at once: the next create in any
 // process reads it.
 
 type rulesView struct {
@@ -30,6 +31,8 @@ type ruleRow struct {
 	Uses, Status               string
 	Until, UntilISO            string
 	Live                       bool
+	// Token is the Revoke form's page token (formtoken.go).
+	Token string
 }
 
 // standingRules is the inbox's list of the reviewer's rules; nil when they
@@ -56,6 +59,9 @@ func (h *Handler) standingRules(ctx context.Context) *rulesView {
 			cs = append(cs, constraintText(c))
 		}
 		row.Constraints = strings.Join(cs, "; ")
+		if row.Live {
+			row.Token = h.formToken(ctx, formSubject(formRevoke, r.ID))
+		}
 		v.Rules = append(v.Rules, row)
 	}
 	return v
@@ -93,6 +99,10 @@ func constraintText(c elicitation.Constraint) string {
 func (h *Handler) serveRevoke(w http.ResponseWriter, r *http.Request, form url.Values) {
 	if len(form["revoke"]) != 1 {
 		h.revokeProblem(w, http.StatusBadRequest, "The submission could not be read", "Nothing was revoked. Reload your inbox and try again.")
+		return
+	}
+	if p := h.formRefusal(r.Context(), form["token"], formSubject(formRevoke, form.Get("revoke"))); p != "" {
+		h.revokeProblem(w, http.StatusForbidden, "This revoke cannot be sent", p)
 		return
 	}
 	_, err := h.Service.RevokeRule(r.Context(), form.Get("revoke"))

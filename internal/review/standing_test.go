@@ -86,7 +86,7 @@ func TestStandingApprovalPage(t *testing.T) {
 	}
 	ruleID := m[1]
 	section := inbox.Body[strings.Index(inbox.Body, `<section class="rules"`):]
-	compareGolden(t, "inbox-standing", strings.ReplaceAll(section, ruleID, "RULE-ID"))
+	compareGolden(t, "inbox-standing", tokenValueRE.ReplaceAllString(strings.ReplaceAll(section, ruleID, "RULE-ID"), "PAGE-TOKEN"))
 	if strings.Contains(e.getAs("carol", "/review/").Body, ruleID) {
 		t.Error("carol's inbox lists bob's rule")
 	}
@@ -102,8 +102,11 @@ func TestStandingApprovalPage(t *testing.T) {
 	if res.Body.Close(); res.StatusCode != http.StatusForbidden {
 		t.Errorf("a cross-origin revoke: %d, want 403", res.StatusCode)
 	}
-	if r := e.postAs("carol", "/review/", url.Values{"revoke": {ruleID}}); r.Status != http.StatusNotFound {
-		t.Errorf("carol revoking bob's rule: %d, want 404", r.Status)
+	// Carol's inbox has no Revoke form for bob's rule: bob's form sent from
+	// her session is refused (its token is his).
+	bobsRevoke := e.withInboxToken("bob", url.Values{"revoke": {ruleID}})
+	if r := e.postAs("carol", "/review/", bobsRevoke); r.Status != http.StatusForbidden {
+		t.Errorf("carol revoking bob's rule: %d, want 403", r.Status)
 	}
 	if st := e.state(e.create("agent", gateInput("staging"))); st.Status != elicitation.StatusSubmitted {
 		t.Errorf("after refused revokes: %s, want still decided by the rule", st.Status)
@@ -112,7 +115,7 @@ func TestStandingApprovalPage(t *testing.T) {
 	// Bob revokes: back to the inbox, and the next call is asked again.
 	noRedirect := e.as("bob")
 	noRedirect.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	req, _ = http.NewRequest(http.MethodPost, e.srv.URL+"/review/", strings.NewReader(url.Values{"revoke": {ruleID}}.Encode()))
+	req, _ = http.NewRequest(http.MethodPost, e.srv.URL+"/review/", strings.NewReader(bobsRevoke.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Origin", e.srv.URL)
 	if res, err = noRedirect.Do(req); err != nil {
