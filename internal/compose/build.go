@@ -238,7 +238,8 @@ func Pages(ctx context.Context, a *App) (*review.Handler, error) {
 	if o := review.Origin(a.Settings.PublicURL); o != "" {
 		trusted = []string{o}
 	}
-	return review.New(review.Options{Service: a.Service, Tokens: keys, Logger: a.Log, Now: a.Now, Templates: a.Templates, TrustedOrigins: trusted, Insights: a.insights()}), nil
+	return review.New(review.Options{Service: a.Service, Tokens: keys, Logger: a.Log, Now: a.Now, Templates: a.Templates, TrustedOrigins: trusted, Insights: a.insights(),
+		Decisions: a.Settings.ReviewLimiter()}), nil
 }
 
 // ReviewURL builds the review URL of request id with key, as the agent

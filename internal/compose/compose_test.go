@@ -75,6 +75,13 @@ func TestFromEnv(t *testing.T) {
 	if s.DataDir != "/x/mcp-elicitation" || s.MaxWait != 5*time.Second || s.Retention != 12*time.Hour || s.Push || s.LogLevel.String() != "DEBUG" || s.TokenSecretARN != "" {
 		t.Errorf("from the environment: %+v", s)
 	}
+	// The reviewers' decisions are counted unless both caps are 0.
+	if s.ReviewLimiter() == nil {
+		t.Error("no review limiter by default")
+	}
+	if s, err := compose.FromEnv(env(map[string]string{"ELICITATION_REVIEW_DECISIONS_PER_REVIEWER": "0", "ELICITATION_REVIEW_DECISIONS": "0"}), compose.Local); err != nil || s.ReviewLimiter() != nil {
+		t.Errorf("both review caps 0: %v, limiter %v", err, s.ReviewLimiter())
+	}
 	// A session idle time above the longest wait, or none, is taken.
 	for _, idle := range []string{"0s", "23s"} {
 		if _, err := compose.FromEnv(env(map[string]string{"ELICITATION_MCP_SESSION_IDLE": idle}), compose.Local); err != nil {
@@ -95,6 +102,8 @@ func TestFromEnv(t *testing.T) {
 		{"ELICITATION_PUBLIC_URL", "example.com", `--public-url "example.com": want an absolute http(s) URL`},
 		{"ELICITATION_LOG_LEVEL", "loud", "not debug, info, warn or error"},
 		{"ELICITATION_MCP_SESSION_IDLE", "22s", "--mcp-session-idle 22s: must exceed --max-wait (20s) plus --wait-margin (2s)"},
+		{"ELICITATION_REVIEW_DECISIONS_PER_REVIEWER", "49", "--review-decisions-per-reviewer 49: must be 0 (no cap) or at least 50"},
+		{"ELICITATION_REVIEW_DECISIONS", "-1", "--review-decisions -1: must be 0 (no cap) or at least 50"},
 	} {
 		if _, err := compose.FromEnv(env(map[string]string{tc.k: tc.v}), compose.Local); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s=%s: %v, want %q", tc.k, tc.v, err, tc.want)

@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"net"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/mcp-elicitation/elicitation/internal/ratelimit"
+	"github.com/mcp-elicitation/elicitation/internal/review"
 )
 
 // Limits bound what one client can hold of the server: its MCP sessions,
@@ -35,6 +39,10 @@ type Limits struct {
 	IdleTimeout  time.Duration // a kept-alive connection without a request
 
 	MaxBody int64 // bytes of one request body, on every route
+
+	// Signed-in reviewers' decisions in an hour, each reviewer's and
+	// everyone's (ReviewLimiter); 0 no cap.
+	ReviewShare, MaxReviewDecisions int
 }
 
 // The headers of a request must arrive within this, whatever its size.
@@ -111,8 +119,47 @@ func init() {
 				}
 				return nil
 			}},
+		Setting{Name: "review-decisions-per-reviewer", Scope: Both, Default: "600",
+			Usage: "most decisions one signed-in reviewer sends in an hour, coming back evenly over it: each decision on a page, each request of a batch's confirmation, a batch's selection, a revoke, a delegation made or ended; past it 429 saying when to retry, nothing decided (on Lambda counted in each submit function instance); at least 50 (a batch), or 0 no cap",
+			bind:  func(s *Settings) Value { return (*intValue)(&s.ReviewShare) },
+			check: batchOrNone(func(s *Settings) int { return s.ReviewShare })},
+		Setting{Name: "review-decisions", Scope: Both, Default: "6000",
+			Usage: "most decisions all signed-in reviewers send in an hour, counted as --review-decisions-per-reviewer counts them; at least 50, or 0 no cap",
+			bind:  func(s *Settings) Value { return (*intValue)(&s.MaxReviewDecisions) },
+			check: batchOrNone(func(s *Settings) int { return s.MaxReviewDecisions })},
 	)
 }
+
+// batchOrNone checks a count of review decisions: 0 (no cap), or room for
+// one whole batch (review.MaxBatch).
+func batchOrNone(field func(*Settings) int) func(*Settings) error {
+	return func(s *Settings) error {
+		if n := field(s); n != 0 && n < review.MaxBatch {
+			return fmt.Errorf("must be 0 (no cap) or at least %d, a batch's decisions", review.MaxBatch)
+		}
+		return nil
+	}
+}
+
+// ReviewLimiter counts the signed-in reviewers' decisions (review.Options'
+// Decisions): ReviewShare an hour each, MaxReviewDecisions in all; nil
+// when both are 0.
+func (s Settings) ReviewLimiter() *ratelimit.Limiter {
+	if s.ReviewShare == 0 && s.MaxReviewDecisions == 0 {
+		return nil
+	}
+	perHour := func(n int) ratelimit.Rate {
+		if n == 0 {
+			n = math.MaxInt32 // no cap of its own
+		}
+		return ratelimit.Rate{Count: n, Per: time.Hour}
+	}
+	return ratelimit.New(perHour(s.ReviewShare), perHour(s.MaxReviewDecisions), maxReviewers)
+}
+
+// maxReviewers bounds the reviewers whose share ReviewLimiter remembers
+// (the least recently seen forgotten first).
+const maxReviewers = 10000
 
 // HTTPWriteTimeout is the write timeout of the listeners: WriteTimeout,
 // else long enough for the longest elicit_await with a margin.

@@ -3,8 +3,8 @@
 // seen forgotten first) and one for everyone, so that one source's flood
 // spends its own bucket, not the others'. The authorization server uses it
 // for dynamic client registration and client ID metadata document fetches
-// (internal/clientreg) and for authorization requests
-// (internal/authserver).
+// (internal/clientreg), for authorization requests (internal/authserver)
+// and for signed-in reviewers' decisions (internal/review).
 package ratelimit
 
 import (
@@ -62,15 +62,20 @@ func New(perSource, global Rate, maxSources int) *Limiter {
 
 // Take spends one event of source at now: 0 when allowed, else how long
 // until one would be (and nothing is spent).
-func (l *Limiter) Take(source string, now time.Time) time.Duration {
+func (l *Limiter) Take(source string, now time.Time) time.Duration { return l.TakeN(source, 1, now) }
+
+// TakeN is Take of n events at once (work counted by its items): all of
+// them, or none and how long until they would be; n beyond a bucket's
+// Count never is (rate.InfDuration).
+func (l *Limiter) TakeN(source string, n int, now time.Time) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	own := l.bucket(source).ReserveN(now, 1)
+	own := l.bucket(source).ReserveN(now, n)
 	if d := own.DelayFrom(now); d > 0 {
 		own.CancelAt(now)
 		return d
 	}
-	all := l.global.ReserveN(now, 1)
+	all := l.global.ReserveN(now, n)
 	if d := all.DelayFrom(now); d > 0 {
 		all.CancelAt(now)
 		own.CancelAt(now)

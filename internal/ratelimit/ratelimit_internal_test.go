@@ -41,3 +41,34 @@ func TestLimiter(t *testing.T) {
 		t.Errorf("%d sources tracked, want at most 4", n)
 	}
 }
+
+// TakeN spends n events or none: a batch past what is left waits, spends
+// nothing (a single event still goes), and one larger than a bucket never
+// goes; the global bucket counts events, not calls.
+func TestTakeN(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name  string
+		takes []int // by source "a", in order
+		want  []bool
+	}{
+		{"whole batches", []int{5, 5}, []bool{true, true}},
+		{"past what is left", []int{8, 5, 2}, []bool{true, false, true}},
+		{"larger than the bucket", []int{11, 1}, []bool{false, true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			l := New(Rate{Count: 10, Per: time.Hour}, Rate{Count: 12, Per: time.Hour}, 4)
+			for i, n := range tc.takes {
+				if got := l.TakeN("a", n, now) == 0; got != tc.want[i] {
+					t.Fatalf("take %d of %d: allowed %t, want %t", i, n, got, tc.want[i])
+				}
+			}
+		})
+	}
+	l := New(Rate{Count: 10, Per: time.Hour}, Rate{Count: 12, Per: time.Hour}, 4)
+	if l.TakeN("a", 10, now) != 0 || l.TakeN("b", 3, now) == 0 || l.TakeN("b", 2, now) != 0 {
+		t.Error("the global bucket does not count the events of a batch")
+	}
+}

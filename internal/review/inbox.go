@@ -388,6 +388,7 @@ func (h *Handler) serveInboxPost(w http.ResponseWriter, r *http.Request) {
 		h.batchProblem(w, http.StatusBadRequest, who, "This could not be read", "The submission is not a form. Nothing was decided.")
 	case o != outRecorded: // too large: the sentence of the review page's refusal
 		h.batchProblem(w, outcomes[o].status, who, "This could not be read", outcomes[o].text[0])
+	case h.overShare(w, r, who, form):
 	case form.Has("revoke"):
 		h.serveRevoke(w, r, form)
 	case form.Has("delegate") || form.Has("end-delegation"):

@@ -56,7 +56,7 @@ func fakeSignIn(next http.Handler) http.Handler {
 
 // newSignedInEnv is newEnv on a Service with reviewer sign-in and the
 // owner bar, behind fakeSignIn.
-func newSignedInEnv(t testing.TB) *env {
+func newSignedInEnv(t testing.TB, opts ...func(*review.Options)) *env {
 	t.Helper()
 	e := &env{t: t, clock: testclock.New(t0)}
 	st, err := boltstore.Open(filepath.Join(t.TempDir(), "store.db"))
@@ -70,8 +70,12 @@ func newSignedInEnv(t testing.TB) *env {
 	if e.keys, err = pagetoken.ParseKeyring(testKeys); err != nil {
 		t.Fatal(err)
 	}
-	e.handler = review.New(review.Options{Service: e.svc, Tokens: e.keys, Now: e.clock.Now, Templates: checker,
-		NewRenderID: func() string { return fmt.Sprintf("render-%04d", e.renders.Add(1)) }})
+	o := review.Options{Service: e.svc, Tokens: e.keys, Now: e.clock.Now, Templates: checker,
+		NewRenderID: func() string { return fmt.Sprintf("render-%04d", e.renders.Add(1)) }}
+	for _, f := range opts {
+		f(&o)
+	}
+	e.handler = review.New(o)
 	e.mux = http.NewServeMux()
 	e.handler.Routes(e.mux)
 	e.srv = newServer(t, fakeSignIn(e.mux))

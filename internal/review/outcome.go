@@ -35,6 +35,7 @@ const (
 	outBodyTooLarge                       // body over MaxBodyBytes
 	outValueTooLarge                      // one value over MaxValueBytes
 	outMalformed                          // a body that is not a form
+	outTooMany                            // a signed-in reviewer past their share of decisions (Options.Decisions)
 	outSignInMethod                       // sign-in: a method its addresses do not answer
 	outSignInMisconfigured                // sign-in: this address cannot sign reviewers in (the public URL)
 	outSignInUnavailable                  // sign-in: the identity provider cannot be reached
@@ -111,6 +112,10 @@ var outcomes = map[outcome]outcomeRule{
 		text: []string{"One of the submitted values is longer than the server accepts. Nothing was decided."}},
 	outMalformed: {status: http.StatusBadRequest, page: pageProblem, heading: "The submission could not be read", refusal: "malformed body",
 		text: []string{"Nothing was decided. Reload the page and try again."}},
+	// Not audited: a flood of refusals would write as much as the
+	// decisions it stands for.
+	outTooMany: {status: http.StatusTooManyRequests, page: pageProblem, heading: "Too many decisions", reload: true,
+		text: []string{"You have sent more decisions than this server takes in this time, so nothing was decided. Wait a few minutes, then reload the page and answer again."}},
 	outSignInMethod: {status: http.StatusMethodNotAllowed, page: pageProblem, heading: "Method not allowed",
 		text: []string{"This address answers GET."}},
 	outSignInMisconfigured: {status: http.StatusInternalServerError, page: pageProblem, heading: "Sign-in is not set up correctly",

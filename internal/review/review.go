@@ -22,6 +22,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
+	"github.com/mcp-elicitation/elicitation/internal/ratelimit"
 	"github.com/mcp-elicitation/elicitation/templates"
 )
 
@@ -96,6 +97,10 @@ type Options struct {
 	// Insights computes the signed-in reviewers' Insights page
 	// (/review/insights, insights.go); nil: the page is not found.
 	Insights InsightsSource
+	// Decisions counts the signed-in reviewers' POSTs that change
+	// something, per reviewer (their principal) and in all (limit.go);
+	// nil: none are counted.
+	Decisions *ratelimit.Limiter
 }
 
 // Defaults of Options.

@@ -52,6 +52,11 @@ func (h *Handler) serveSubmit(w http.ResponseWriter, r *http.Request) {
 		h.reshow(w, r, x, outFiltered, priorOf(form, nil))
 		return
 	}
+	if wait := h.spend(r, 1); wait > 0 {
+		retryAfter(w, wait)
+		h.respond(w, r, outTooMany, x)
+		return
+	}
 	claims, o, reason := h.checkToken(r.Context(), id, form["token"])
 	if o != outRecorded {
 		x.refusal = reason
