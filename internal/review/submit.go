@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
@@ -44,6 +45,9 @@ func (h *Handler) serveSubmit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	form, o := h.readForm(w, r)
+	if o == outRecorded && repeated(form) {
+		o = outMalformed
+	}
 	if o != outRecorded {
 		h.respond(w, r, o, x)
 		return
@@ -95,6 +99,16 @@ func (h *Handler) serveSubmit(w http.ResponseWriter, r *http.Request) {
 	default:
 		h.respond(w, r, o, reply{id: id, key: key, state: st, err: err})
 	}
+}
+
+// singleFields are the answer's fields the page sends at most once: the
+// button pressed, the comment, the standing approval's switch and terms.
+var singleFields = []string{"decision", "comment", ruleOn, ruleFor, ruleUses}
+
+// repeated reports whether form sends one of singleFields more than once:
+// which value the reviewer meant cannot be known, so nothing is decided.
+func repeated(form url.Values) bool {
+	return slices.ContainsFunc(singleFields, func(k string) bool { return len(form[k]) > 1 })
 }
 
 // readForm reads and bounds the body of a POST: outRecorded means the

@@ -139,6 +139,20 @@ func TestBadSubmissions(t *testing.T) {
 			form: func() url.Values {
 				return url.Values{"token": {e.token(appr)}, "decision": {"submitted"}, "f.email": {"a@example.com"}, "f.count": {"1"}, "f.note": {strings.Repeat("é", 3000)}}
 			}, status: 413, want: "longer than the server accepts", refusal: "value too large"},
+		// A field the page sends once, sent twice: which one the reviewer
+		// meant cannot be known, so nothing is decided (the first was).
+		{name: "two decisions", target: &one,
+			form: func() url.Values {
+				return url.Values{"token": {e.token(one)}, "decision": {"declined", "submitted"}, "option": {"opt-0"}}
+			}, status: 400, want: "The submission could not be read", refusal: "malformed body"},
+		{name: "two comments", target: &one,
+			form: func() url.Values {
+				return url.Values{"token": {e.token(one)}, "decision": {"submitted"}, "option": {"opt-0"}, "comment": {"yes", "no"}}
+			}, status: 400, want: "The submission could not be read", refusal: "malformed body"},
+		{name: "two durations of a standing approval", target: &one,
+			form: func() url.Values {
+				return url.Values{"token": {e.token(one)}, "decision": {"submitted"}, "option": {"opt-0"}, "rule": {"1"}, "rule.for": {"1h0m0s", "24h0m0s"}, "rule.uses": {"1"}}
+			}, status: 400, want: "The submission could not be read", refusal: "malformed body"},
 		{name: "oversized body", target: &sel,
 			body:   "decision=submitted&" + strings.Repeat("option=opt-1&", 6000),
 			status: 413, want: "larger than the server accepts", refusal: "body too large"},
