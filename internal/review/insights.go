@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
@@ -45,7 +46,7 @@ func (h *Handler) serveInsights(w http.ResponseWriter, r *http.Request) {
 			"This page shows signed-in reviewers how requests fare; this server does not sign reviewers in, so there is nothing to show.")})
 		return
 	}
-	in, err := h.Insights(r.Context(), h.Now().UTC())
+	in, err := h.insightsNow(r.Context())
 	if err != nil {
 		h.Logger.ErrorContext(r.Context(), "review insights", "err", err)
 		h.writeShell(w, http.StatusInternalServerError, "insights", &insightsView{shell: problemShell(id.Principal(), "Something went wrong", reloadLink,
@@ -77,4 +78,38 @@ func insightsPage(in metrics.Insights, reviewer string) *insightsView {
 func rounded(r metrics.InsightsRow) metrics.InsightsRow {
 	r.Median, r.P90 = r.Median.Round(time.Second), r.P90.Round(time.Second)
 	return r
+}
+
+// insightsTTL is how long one computation of the Insights figures serves
+// every reviewer's page.
+const insightsTTL = time.Minute
+
+// insightsCache is the last computation of the Insights figures.
+type insightsCache struct {
+	mu sync.Mutex
+	at time.Time
+	in metrics.Insights
+	ok bool
+}
+
+// insightsNow is the Insights figures, computed at most once in
+// insightsTTL for everyone: each computation reads up to
+// metrics.MaxInsightsReads requests, so that a reviewer reloading the page,
+// or all of them at once, add no reads (a page shows the time its figures
+// are of). Pages asked meanwhile wait for the one computation; a failed
+// one is not kept.
+func (h *Handler) insightsNow(ctx context.Context) (metrics.Insights, error) {
+	c := &h.insightsCache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := h.Now().UTC()
+	if c.ok && !now.Before(c.at) && now.Sub(c.at) < insightsTTL {
+		return c.in, nil
+	}
+	in, err := h.Insights(ctx, now)
+	if err != nil {
+		return metrics.Insights{}, err
+	}
+	c.in, c.at, c.ok = in, now, true
+	return in, nil
 }

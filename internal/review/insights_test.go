@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -168,4 +169,34 @@ func TestInsightsChromium(t *testing.T) {
 		{"name": "insights-375-dark", "do": "insights", "viewport": "p375", "scheme": "dark", "as": "bob"},
 		{"name": "insights-no-sign-in-375-light", "do": "axe", "viewport": "p375", "scheme": "light", "url": "/review/insights"},
 	}, t.TempDir())
+}
+
+// TestInsightsComputedOnce: every Insights page within a minute shows one
+// computation (each reads up to metrics.MaxInsightsReads requests), so
+// that a reviewer reloading it, or all of them at once, do not multiply
+// the store's reads; a minute later the next page computes afresh.
+func TestInsightsComputedOnce(t *testing.T) {
+	t.Parallel()
+	var computed atomic.Int64
+	var e *env
+	e = newSignedInEnv(t, func(o *review.Options) {
+		o.Insights = func(ctx context.Context, now time.Time) (metrics.Insights, error) {
+			computed.Add(1)
+			return metrics.ComputeInsights(ctx, e.store, now)
+		}
+	})
+	e.create("deploy-bot", elicitation.Input{Message: "Deploy?"})
+	for i, who := range []string{"bob", "bob", "carol", "bob"} {
+		if r := e.getAs(who, "/review/insights"); r.Status != http.StatusOK {
+			t.Fatalf("GET %d as %s: %d", i, who, r.Status)
+		}
+		e.clock.Add(10 * time.Second)
+	}
+	if n := computed.Load(); n != 1 {
+		t.Errorf("four pages within a minute computed the figures %d times, want once", n)
+	}
+	e.clock.Add(time.Minute)
+	if r := e.getAs("carol", "/review/insights"); r.Status != http.StatusOK || computed.Load() != 2 {
+		t.Errorf("a minute later: %d, computed %d times, want twice", r.Status, computed.Load())
+	}
 }

@@ -117,6 +117,7 @@ type Handler struct {
 	csp                            string
 	page                           *template.Template
 	pageCSS, inboxCSS, insightsCSS template.CSS
+	insightsCache                  insightsCache
 }
 
 // New returns a Handler for o.
