@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -15,6 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-elicitation/elicitation/internal/ratelimit"
 )
 
 // The defaults of Options.SessionIdle, MaxSessions, SessionsPerPrincipal
@@ -32,16 +33,15 @@ const (
 // Principal is who a limit counts against for the HTTP request r: the
 // API key's principal where the endpoint requires keys (the bearer-token
 // middleware put it in r's context), else the client's IP address (the
-// connection's, never a forwarded header a client could set). On a
-// keyless local server every host on the same machine is one principal.
+// connection's, never a forwarded header a client could set), an IPv6 one
+// as its /64 (ratelimit.RemoteIP: one host is given a /64, and would
+// otherwise count as 2^64 principals). On a keyless local server every
+// host on the same machine is one principal.
 func Principal(r *http.Request) string {
 	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil && ti.UserID != "" {
 		return ti.UserID
 	}
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		return "address " + host
-	}
-	return "address " + r.RemoteAddr
+	return "address " + ratelimit.RemoteIP(r)
 }
 
 // sessionCaps keeps the session limits: every principal may hold up to
