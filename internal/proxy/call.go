@@ -49,10 +49,31 @@ func (p *Proxy) planCall(name string, args json.RawMessage, caps *mcp.ClientCapa
 	}
 }
 
+// principalHeader carries the request's principal (mcptools.Principal)
+// from the proxy's HTTP front (HTTPHandler), which sets it on every
+// request, replacing any value a client sent, to its tools/call handler.
+// It is never sent upstream.
+const principalHeader = "X-Mcp-Elicitation-Proxy-Principal"
+
+// clientOf is who a call comes from (plan.Client's Principal and ID): on
+// stdio no one but the one client; on HTTP the principal HTTPHandler
+// named and, for a client on a session (sessionless: false), the session.
+func clientOf(req *mcp.CallToolRequest, sessionless bool) (principal, id string) {
+	if req.Extra == nil || req.Extra.Header == nil {
+		return "", ""
+	}
+	principal = req.Extra.Header.Get(principalHeader)
+	if sessionless || req.Session == nil {
+		return principal, principal
+	}
+	return principal, principal + " session " + req.Session.ID()
+}
+
 // callTool is the SDK path's tools/call handler for every upstream tool:
 // it asks the planner and acts on the plan.
 func (p *Proxy) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	c := p.planCall(req.Params.Name, req.Params.Arguments, req.ClientCapabilities(), req.ProtocolVersion())
+	c.Client.Principal, c.Client.ID = clientOf(req, c.Client.MultiRoundTrip)
 	if _, held := req.Params.InputResponses[plan.HoldInputKey]; !held && (req.Params.RequestState != "" || len(req.Params.InputResponses) > 0) {
 		return p.resume(ctx, req, c)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-elicitation/elicitation/internal/mcptools"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
 )
@@ -265,6 +266,10 @@ func (p *Proxy) HTTPHandler() http.Handler {
 		PropagateRequestCancellation: true,
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Who the request comes from, as the session cap counts it (the
+		// gate tells clients apart by it); a value the client sent is
+		// replaced.
+		r.Header.Set(principalHeader, mcptools.Principal(r))
 		if r.Header.Get("Mcp-Protocol-Version") >= protocolMultiRoundTrip {
 			stateless.ServeHTTP(w, r)
 			return

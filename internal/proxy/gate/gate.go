@@ -364,12 +364,30 @@ func (g *Gate) reviewFailed(kind, name, digest string, fields []string, err erro
 		Message: fmt.Sprintf("The tool %s was not called: asking a human on the review page failed (the elicitation service could not be reached or refused the request). Call it again later.", name)}})
 }
 
-// review asks on the review page, or picks up the review already asked for
-// the same (kind, tool, digest): it waits within the gate's bound and
-// returns the decided outcome, or nil and the ticket while the review is
-// open. A decided review is claimed by exactly one call.
+type clientKey struct{}
+
+// withClient is ctx naming the client its call comes from (the proxy's
+// plan.Client: its principal and ID).
+func withClient(ctx context.Context, c plan.Client) context.Context {
+	return context.WithValue(ctx, clientKey{}, c)
+}
+
+// clientFrom is the client ctx names (withClient); the zero Client, the
+// one client of stdio, when none.
+func clientFrom(ctx context.Context) plan.Client {
+	c, _ := ctx.Value(clientKey{}).(plan.Client)
+	return c
+}
+
+// review asks on the review page, or picks up the review the same client
+// already asked for the same (kind, tool, digest): it waits within the
+// gate's bound and returns the decided outcome, or nil and the ticket
+// while the review is open. A decided review is claimed by exactly one
+// call.
 func (g *Gate) review(ctx context.Context, kind, tool, digest string, create func(context.Context) (Ticket, error)) (*Outcome, Ticket, error) {
-	key := kind + "\x00" + tool + "\x00" + digest
+	// Each client's reviews are its own: another client making the same
+	// call is asked anew, and cannot take this one's answer.
+	key := kind + "\x00" + tool + "\x00" + digest + "\x00" + clientFrom(ctx).ID
 	// The service's audit trail of the request names what it is for.
 	ctx = withNote(ctx, "gate="+kind+" tool="+tool+" digest="+digest)
 	for attempt := 0; attempt < 3; attempt++ {

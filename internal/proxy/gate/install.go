@@ -215,6 +215,7 @@ func (h *checkHold) Run(ctx context.Context, x plan.Executor) (*mcp.CallToolResu
 		args = x.Request().Params.Arguments
 	}
 	approved, _ := ctx.Value(approvedKey{}).(bool)
+	ctx = withClient(ctx, h.c.Client)
 	hst, retry := h.g.host(h.c, x)
 	d, err := h.g.check(ctx, Call{Tool: h.g.toolOf(h.c), Args: args, Host: hst}, approved)
 	if retry != nil {
@@ -253,6 +254,7 @@ func (h *fillHold) Run(ctx context.Context, x plan.Executor) (*mcp.CallToolResul
 	if err != nil {
 		return nil, fmt.Errorf("the form for the review page: %w", err)
 	}
+	ctx = withClient(ctx, h.c.Client)
 	res, out, err := h.g.Fill(ctx, h.g.toolOf(h.c), x.Request().Params.Arguments, form.Params.Message, schema, h.p.Missing)
 	if err != nil || out != nil {
 		return out, err

@@ -95,6 +95,14 @@ type Client struct {
 	// MultiRoundTrip reports a 2026-07-28 client, which answers a form by
 	// retrying the call rather than during it.
 	MultiRoundTrip bool
+	// Principal is who the call's limits count against: on HTTP the
+	// client's address (the proxy has no API keys), as the listener's
+	// session cap counts it; "" on stdio, the one client.
+	Principal string
+	// ID tells clients apart: on HTTP the principal and, for a client on
+	// a session, the MCP session; a 2026-07-28 client has no session and
+	// is its principal; "" on stdio.
+	ID string
 }
 
 // Call is one tools/call as the planner sees it.

@@ -1,0 +1,106 @@
+package gate_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// clientsProxy is the gated proxy on streamable HTTP in front of the
+// recording upstream, with rest as the gate's configuration; service is
+// its elicitation service's configuration.
+func clientsProxy(t *testing.T, service, rest string) string {
+	t.Helper()
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return upstreamOnce(t) }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(up.Close)
+	p := gatedProxy(t, fmt.Sprintf("upstream:\n  url: %q\n%s%s", up.URL, service, rest))
+	srv := httptest.NewServer(p.HTTPHandler())
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// clientAt connects an MCP client to endpoint from the loopback address
+// from (127.0.0.1, 127.0.0.2, …: each another client's address) on
+// protocol: 2025-11-25 on a session, 2026-07-28 without one. It shows no
+// form, so the gate asks on the review page. header, if set, is sent on
+// every request.
+func clientAt(t *testing.T, endpoint, from, protocol string, header ...string) *mcp.ClientSession {
+	t.Helper()
+	dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+	hc := &http.Client{Transport: headerTransport{header: header, rt: &http.Transport{DialContext: dialer.DialContext, MaxIdleConnsPerHost: 200}}}
+	c := mcp.NewClient(&mcp.Implementation{Name: "agent " + from, Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+type headerTransport struct {
+	header []string // name, value, …
+	rt     http.RoundTripper
+}
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	for i := 0; i+1 < len(h.header); i += 2 {
+		r.Header.Set(h.header[i], h.header[i+1])
+	}
+	return h.rt.RoundTrip(r)
+}
+
+const wipeConfirmed = "tools:\n  wipe:\n    confirm_if:\n      always: true\n"
+
+// Each client's review is its own: a second client making the identical
+// call (another session from the same address, or another address
+// without a session, even one whose request names the first client's
+// address in the header the proxy's front names it by) is asked on its
+// own review page, never handed the
+// first client's review URL, and the first client's approval forwards
+// the first client's call only (before, reviews were keyed by tool and
+// arguments, so the second client got the first's review and could take
+// its approval).
+func TestEachClientHasItsOwnReview(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, protocol string
+		from           [2]string
+		// forge is a header the second client sends, naming the first
+		// client as the proxy's front names a request's principal.
+		forge []string
+	}{
+		{"two sessions from one address", "2025-11-25", [2]string{"127.0.0.1", "127.0.0.1"}, nil},
+		{"two sessionless clients", "2026-07-28", [2]string{"127.0.0.1", "127.0.0.2"}, nil},
+		{"a sessionless client naming another", "2026-07-28", [2]string{"127.0.0.1", "127.0.0.2"}, []string{"X-Mcp-Elicitation-Proxy-Principal", "address 127.0.0.1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			local := Start(t)
+			endpoint := clientsProxy(t, fmt.Sprintf("elicitation_service:\n  url: %q\n  wait_seconds: 1\n", local.MCPURL), wipeConfirmed)
+			a := clientAt(t, endpoint, tc.from[0], tc.protocol)
+			b := clientAt(t, endpoint, tc.from[1], tc.protocol, tc.forge...)
+			args := map[string]any{"path": "/srv/data"}
+			ra := wantPending(t, call(t, a, "wipe", args))
+			rb := wantPending(t, call(t, b, "wipe", args))
+			if ra.ElicitationID == rb.ElicitationID || ra.ReviewURL == rb.ReviewURL {
+				t.Fatalf("the second client was handed the first client's review %s", ra.ElicitationID)
+			}
+			if again := wantPending(t, call(t, a, "wipe", args)); again.ElicitationID != ra.ElicitationID {
+				t.Errorf("the first client's retry asked again (%s), want its review %s", again.ElicitationID, ra.ElicitationID)
+			}
+			local.Decide(t, ra.ReviewURL, "submitted", nil)
+			if got := call(t, b, "wipe", args); got.gate.ElicitationID != rb.ElicitationID {
+				t.Errorf("the second client's retry after the first's approval: %q %+v, want its own review %s still pending", got.text, got.gate, rb.ElicitationID)
+			}
+			if got := call(t, a, "wipe", args); !strings.Contains(got.text, "wipe ran") {
+				t.Errorf("the first client's retry after its approval: %q %+v, want it forwarded", got.text, got.gate)
+			}
+		})
+	}
+}
