@@ -7,9 +7,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/proxy/gate"
 )
 
 // clientsProxy is the gated proxy on streamable HTTP in front of the
@@ -100,6 +104,63 @@ func TestEachClientHasItsOwnReview(t *testing.T) {
 			}
 			if got := call(t, a, "wipe", args); !strings.Contains(got.text, "wipe ran") {
 				t.Errorf("the first client's retry after its approval: %q %+v, want it forwarded", got.text, got.gate)
+			}
+		})
+	}
+}
+
+// One client's flood of gated calls refuses only its own: a client on one
+// address making more distinct gated calls than the embedded service
+// keeps pending requests for one principal (all the gate's requests are
+// the anonymous principal's) has those past the gate's bound for one
+// client (100) refused with too_many_open_reviews and a sentence saying
+// why, its own open reviews are still picked up by its retries, and
+// another client's call is still asked on the review page (before, every
+// call was asked until the service's cap refused them, and then every
+// other client's gated calls failed too).
+func TestOneClientsFloodRefusesOnlyItsOwnReviews(t *testing.T) {
+	t.Parallel()
+	const bound = 100
+	for _, protocol := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(protocol, func(t *testing.T) {
+			t.Parallel()
+			endpoint := clientsProxy(t, "elicitation_service:\n  embedded:\n    listen: \"127.0.0.1:0\"\n  wait_seconds: 1\n", wipeConfirmed)
+			flood := clientAt(t, endpoint, "127.0.0.2", protocol)
+			other := clientAt(t, endpoint, "127.0.0.1", protocol)
+			// As many calls as the embedded service keeps pending requests
+			// for one principal, and one more; 100 at a time.
+			results := make([]callResult, elicitation.DefaultMaxPending+1)
+			var wg sync.WaitGroup
+			slots := make(chan struct{}, 100)
+			for i := range results {
+				wg.Add(1)
+				slots <- struct{}{}
+				go func() {
+					defer func() { <-slots; wg.Done() }()
+					results[i] = call(t, flood, "wipe", map[string]any{"path": fmt.Sprintf("/srv/%d", i)})
+				}()
+			}
+			wg.Wait()
+			if r := call(t, other, "wipe", map[string]any{"path": "/srv/0"}); r.gate.Error != gate.ErrorPending {
+				t.Errorf("another client's gated call after the flood: %q %+v, want it asked on the review page", r.text, r.gate)
+			}
+			var pending, refused []int
+			for i, r := range results {
+				switch {
+				case r.gate.Error == gate.ErrorPending:
+					pending = append(pending, i)
+				case r.gate.Reason == gate.ReasonTooManyReviews && strings.Contains(r.gate.Message, "this client already has 100 reviews"):
+					refused = append(refused, i)
+				default:
+					t.Errorf("the flooding client's call %d: %q %+v", i, r.text, r.gate)
+				}
+			}
+			if len(pending) != bound || len(refused) != len(results)-bound {
+				t.Fatalf("the flooding client's %d calls: %d asked, %d refused; want %d asked, the rest refused", len(results), len(pending), len(refused), bound)
+			}
+			first := results[pending[0]].gate.ElicitationID
+			if got := wantPending(t, call(t, flood, "wipe", map[string]any{"path": fmt.Sprintf("/srv/%d", pending[0])})); got.ElicitationID != first {
+				t.Errorf("the flooding client's retry of an open review: asked again (%s), want %s", got.ElicitationID, first)
 			}
 		})
 	}

@@ -288,6 +288,17 @@ func (g *Gate) confirm(ctx context.Context, c Call, rule *config.Confirm, obj ma
 	return Decision{Args: c.Args, Receipt: out.Receipt}, nil
 }
 
+// tooManyMessage tells the model why a review past a bound was not asked
+// for, and what to do.
+func tooManyMessage(tool string, tm *tooManyReviews) string {
+	if tm.own {
+		return fmt.Sprintf("The tool %s was not called: it needs a human's review, and this client already has %d reviews asked on the review page and not picked up, "+
+			"the most the proxy keeps for one client. Have the user answer them and call those tools again to pick the answers up (or wait until they expire), then call this one again.", tool, tm.limit)
+	}
+	return fmt.Sprintf("The tool %s was not called: it needs a human's review, and the proxy already keeps %d reviews open for all its clients, "+
+		"the most it keeps. Call it again later.", tool, tm.limit)
+}
+
 func confirmWhy(why string) string {
 	switch {
 	case why == "always":
@@ -359,6 +370,11 @@ func (g *Gate) reviewFailed(kind, name, digest string, fields []string, err erro
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return Decision{}, err
 	}
+	if tm := (*tooManyReviews)(nil); errors.As(err, &tm) {
+		g.decide(kind, name, digest, "refused", "review_page", "", "err", err.Error())
+		return refuse(&Payload{ArgumentsDigest: digest, Outcome: plan.Outcome{Error: ErrorRequired, Tool: name, Status: StatusFailed, Reason: ReasonTooManyReviews, MissingOrAmbiguous: fields,
+			Message: tooManyMessage(name, tm)}})
+	}
 	g.decide(kind, name, digest, "failed", "review_page", "", "err", err.Error())
 	return refuse(&Payload{ArgumentsDigest: digest, Outcome: plan.Outcome{Error: ErrorRequired, Tool: name, Status: StatusFailed, Reason: ReasonReviewFailed, MissingOrAmbiguous: fields,
 		Message: fmt.Sprintf("The tool %s was not called: asking a human on the review page failed (the elicitation service could not be reached or refused the request). Call it again later.", name)}})
@@ -387,18 +403,23 @@ func clientFrom(ctx context.Context) plan.Client {
 func (g *Gate) review(ctx context.Context, kind, tool, digest string, create func(context.Context) (Ticket, error)) (*Outcome, Ticket, error) {
 	// Each client's reviews are its own: another client making the same
 	// call is asked anew, and cannot take this one's answer.
-	key := kind + "\x00" + tool + "\x00" + digest + "\x00" + clientFrom(ctx).ID
+	client := clientFrom(ctx)
+	key := kind + "\x00" + tool + "\x00" + digest + "\x00" + client.ID
 	// The service's audit trail of the request names what it is for.
 	ctx = withNote(ctx, "gate="+kind+" tool="+tool+" digest="+digest)
 	for attempt := 0; attempt < 3; attempt++ {
 		e, ok := g.pending.get(key, g.now())
 		if !ok {
+			if err := g.pending.reserve(client.Principal, g.now()); err != nil {
+				return nil, Ticket{}, err
+			}
 			t, err := create(ctx)
 			if err != nil {
+				g.pending.release(client.Principal)
 				return nil, Ticket{}, err
 			}
 			exp, _ := time.Parse(time.RFC3339Nano, t.ExpiresAt)
-			e = &pendingEntry{ticket: t, expires: exp, added: g.now()}
+			e = &pendingEntry{ticket: t, expires: exp, principal: client.Principal}
 			g.pending.put(key, e)
 		}
 		status, err := g.await(ctx, e.ticket.ID)

@@ -43,6 +43,9 @@ const (
 	ReasonAmbiguous             = "ambiguous_argument"
 	ReasonSelectionDeclined     = "selection_declined"
 	ReasonReviewFailed          = "elicitation_failed"
+	// ReasonTooManyReviews refuses a review past the gate's bound on one
+	// client's open reviews, or on all clients'.
+	ReasonTooManyReviews = "too_many_open_reviews"
 	// ReasonArgumentsNotObject and ReasonInvalidText refuse a call the
 	// gate could hold whose arguments no reviewer could be shown as they
 	// would be forwarded.
