@@ -165,3 +165,41 @@ func TestOneClientsFloodRefusesOnlyItsOwnReviews(t *testing.T) {
 		})
 	}
 }
+
+// Clients together cannot reach the embedded service's cap either: the
+// gate keeps at most as many reviews for all its clients as the service
+// keeps pending for the one principal they all are, so ten clients on
+// ten addresses each at their own bound fill it, and an eleventh client's
+// call is refused by the gate with too_many_open_reviews, saying the
+// proxy keeps no more for all its clients (before, the gate's bound for
+// all was ten times the service's cap: the service refused the call, and
+// the client read that the elicitation service could not be reached).
+func TestAllClientsStayBelowTheServicesCap(t *testing.T) {
+	t.Parallel()
+	endpoint := clientsProxy(t, "elicitation_service:\n  embedded:\n    listen: \"127.0.0.1:0\"\n  wait_seconds: 1\n", wipeConfirmed)
+	const clients, each = 10, elicitation.DefaultMaxPending / 10
+	results := make([]callResult, clients*each)
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, 100)
+	for c := range clients {
+		cs := clientAt(t, endpoint, fmt.Sprintf("127.0.0.%d", 2+c), "2026-07-28")
+		for i := range each {
+			wg.Add(1)
+			slots <- struct{}{}
+			go func() {
+				defer func() { <-slots; wg.Done() }()
+				results[c*each+i] = call(t, cs, "wipe", map[string]any{"path": fmt.Sprintf("/srv/%d", i)})
+			}()
+		}
+	}
+	wg.Wait()
+	for i, r := range results {
+		if r.gate.Error != gate.ErrorPending {
+			t.Fatalf("client %d's call %d, within its bound: %q %+v", i/each, i%each, r.text, r.gate)
+		}
+	}
+	r := call(t, clientAt(t, endpoint, "127.0.0.20", "2026-07-28"), "wipe", map[string]any{"path": "/srv/0"})
+	if r.gate.Reason != gate.ReasonTooManyReviews || !strings.Contains(r.gate.Message, fmt.Sprintf("the proxy already keeps %d reviews open for all its clients", elicitation.DefaultMaxPending)) {
+		t.Errorf("an eleventh client's call when the gate keeps as many reviews as the service's cap: %q %+v, want too_many_open_reviews for all clients", r.text, r.gate)
+	}
+}

@@ -4,15 +4,25 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 )
 
 // The bounds on the reviews the gate keeps: each client's (its principal:
 // the one client of stdio, an address on HTTP) and all clients' together.
 // A review past a bound is refused (tooManyReviews), never made room for
 // by forgetting another client's.
+//
+// All of the gate's requests are one principal's at the elicitation
+// service (the embedded service's anonymous principal; a URL service's
+// API key), whose pending requests the service caps at
+// --max-pending-per-principal (elicitation.DefaultMaxPending, which the
+// embedded service keeps). The gate's bound for all clients is that cap,
+// so the gate refuses, saying why, before the service refuses everyone
+// (elicitation_failed); one client's bound is a tenth of it.
 const (
-	maxPending          = 10000
-	maxPendingPerClient = 100
+	maxPending          = elicitation.DefaultMaxPending
+	maxPendingPerClient = maxPending / 10
 )
 
 // pendingTable remembers the review request asked for each (kind, tool,
