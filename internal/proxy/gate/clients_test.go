@@ -1,14 +1,19 @@
 package gate_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -201,5 +206,115 @@ func TestAllClientsStayBelowTheServicesCap(t *testing.T) {
 	r := call(t, clientAt(t, endpoint, "127.0.0.20", "2026-07-28"), "wipe", map[string]any{"path": "/srv/0"})
 	if r.gate.Reason != gate.ReasonTooManyReviews || !strings.Contains(r.gate.Message, fmt.Sprintf("the proxy already keeps %d reviews open for all its clients", elicitation.DefaultMaxPending)) {
 		t.Errorf("an eleventh client's call when the gate keeps as many reviews as the service's cap: %q %+v, want too_many_open_reviews for all clients", r.text, r.gate)
+	}
+}
+
+// awaitFront passes everything to the MCP endpoint target and counts the
+// elicit_await calls in flight, sending on changed at each change.
+type awaitFront struct {
+	mu       sync.Mutex
+	inFlight int
+	changed  chan struct{}
+}
+
+func (f *awaitFront) start(t *testing.T, target string) string {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: u.Scheme, Host: u.Host})
+	rp.FlushInterval = -1
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"elicit_await"`)) {
+			f.add(1)
+			defer f.add(-1)
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + u.Path
+}
+
+func (f *awaitFront) add(n int) {
+	f.mu.Lock()
+	f.inFlight += n
+	f.mu.Unlock()
+	f.notify()
+}
+
+func (f *awaitFront) notify() {
+	select {
+	case f.changed <- struct{}{}:
+	default:
+	}
+}
+
+func (f *awaitFront) waiting() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.inFlight
+}
+
+// One client's many gated calls at once do not use up everyone's waits
+// at the elicitation service: the service holds at most 64 of one
+// principal's elicit_await calls at once (the gate's are all the
+// proxy's), so the gate lets one client wait in at most 8 calls at once
+// and all clients in at most 64; a call past that returns its pending
+// review at once. Here a client makes 70 gated calls at once and, while
+// those that wait are waiting, another client's call is still asked and
+// waited on (before, the first client's waits took all 64 of the
+// service's, and the other client's call, and the first's own past 64,
+// failed with elicitation_failed).
+func TestOneClientsCallsDoNotUseUpEveryonesWaits(t *testing.T) {
+	t.Parallel()
+	local := Start(t)
+	front := &awaitFront{changed: make(chan struct{}, 1)}
+	service := front.start(t, local.MCPURL)
+	endpoint := clientsProxy(t, fmt.Sprintf("elicitation_service:\n  url: %q\n  wait_seconds: 3\n", service), wipeConfirmed)
+	flood := clientAt(t, endpoint, "127.0.0.2", "2025-11-25")
+	other := clientAt(t, endpoint, "127.0.0.1", "2025-11-25")
+	const calls = 70
+	results := make([]callResult, calls)
+	var mu sync.Mutex
+	returned := 0
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := call(t, flood, "wipe", map[string]any{"path": fmt.Sprintf("/srv/%d", i)})
+			mu.Lock()
+			results[i] = r
+			returned++
+			mu.Unlock()
+			front.notify()
+		}()
+	}
+	// Until every call of the first client has returned or is waiting.
+	safety := time.After(time.Minute)
+	for {
+		mu.Lock()
+		n := returned
+		mu.Unlock()
+		if n+front.waiting() >= calls {
+			break
+		}
+		select {
+		case <-front.changed:
+		case <-safety:
+			t.Fatalf("after a minute, %d of the first client's calls returned and %d wait", n, front.waiting())
+		}
+	}
+	if r := call(t, other, "wipe", map[string]any{"path": "/srv/0"}); r.gate.Error != gate.ErrorPending {
+		t.Errorf("another client's gated call while the first's wait: %q %+v, want it asked on the review page", r.text, r.gate)
+	}
+	wg.Wait()
+	for i, r := range results {
+		if r.gate.Error != gate.ErrorPending {
+			t.Errorf("the first client's call %d: %q %+v, want its review pending", i, r.text, r.gate)
+		}
 	}
 }

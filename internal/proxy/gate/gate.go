@@ -69,6 +69,7 @@ type Gate struct {
 	// reviewers are named on every review request (elicitation_service.reviewers).
 	reviewers []string
 	pending   pendingTable
+	waits     waitSlots
 	sealer    *plan.Sealer
 	uses      *stateUses
 	// upstreamURL is the upstream's URL (empty for a command), which a
@@ -422,7 +423,15 @@ func (g *Gate) review(ctx context.Context, kind, tool, digest string, create fun
 			e = &pendingEntry{ticket: t, expires: exp, principal: client.Principal}
 			g.pending.put(key, e)
 		}
+		release, ok := g.waits.hold(client.Principal)
+		if !ok {
+			// The client (or all clients) already waits as much as the
+			// gate lets it at once: the review stays open, and the call
+			// says so without waiting.
+			return nil, e.ticket, nil
+		}
 		status, err := g.await(ctx, e.ticket.ID)
+		release()
 		switch {
 		case errors.Is(err, ErrGone):
 			g.pending.claim(key, e)
