@@ -4,6 +4,8 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
+	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -96,18 +98,25 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 		s.cfg.Consent(w, http.StatusForbidden, ConsentView{Title: "Refused", Message: "This answer came from another site: nothing was changed."})
 		return
 	}
-	id := r.FormValue("id")
-	l, err := s.login(r.Context(), id)
-	if err != nil || l.Consented {
+	person := who.Principal()
+	l, err := s.login(r.Context(), r.FormValue("id"))
+	switch {
+	case errors.As(err, new(*oidc.Error)) || (err == nil && l.Consented): // s.login's unknown or expired
 		s.cfg.Consent(w, http.StatusBadRequest, ConsentView{Title: "This sign-in has ended", Message: "It expired or was already answered. Start again from your application."})
+		return
+	case err != nil:
+		s.unreadable(w, r, person, fmt.Errorf("read the sign-in: %w", err))
 		return
 	}
 	c, err := s.cfg.Clients(r.Context(), l.ClientID)
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrUnknownClient):
 		s.cfg.Consent(w, http.StatusBadRequest, ConsentView{Title: "Unknown application", Message: "The application is no longer registered. Start again from it."})
 		return
+	case err != nil:
+		s.unreadable(w, r, person, fmt.Errorf("find the sign-in's client: %w", err))
+		return
 	}
-	person := who.Principal()
 	if r.Method == http.MethodGet {
 		s.cfg.Consent(w, http.StatusOK, s.consentView(l, c, person))
 		return
@@ -168,9 +177,12 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, l *login, who el
 			l.version = v
 			target, err = op.BuildAuthResponseCallbackURL(ctx, l, s.provider)
 		}
-		if err != nil {
-			s.log.ErrorContext(ctx, "complete an authorization", "err", err)
+		if absent(err) {
 			s.cfg.Consent(w, http.StatusBadRequest, ConsentView{Title: "This sign-in has ended", Message: "It could not be completed. Start again from your application.", Person: who.Principal()})
+			return
+		}
+		if err != nil {
+			s.unreadable(w, r, who.Principal(), fmt.Errorf("complete an authorization: %w", err))
 			return
 		}
 	} else {
@@ -182,6 +194,14 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, l *login, who el
 		target = withQuery(l.RedirectURI, q)
 	}
 	http.Redirect(w, r, withQuery(target, url.Values{"iss": {issuer}}), http.StatusSeeOther)
+}
+
+// unreadable answers a consent page the store (or the client lookup)
+// failed under: a 500 page asking the person to try again, since the
+// sign-in may well be intact; err goes to the log, never to the page.
+func (s *Server) unreadable(w http.ResponseWriter, r *http.Request, person string, err error) {
+	s.log.ErrorContext(r.Context(), "consent page", "err", err)
+	s.cfg.Consent(w, http.StatusInternalServerError, ConsentView{Title: "Could not read this sign-in", Message: "The server could not read this sign-in just now: try again in a moment.", Person: person})
 }
 
 // withQuery adds q to u's query.

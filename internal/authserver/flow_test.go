@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,6 +33,9 @@ type harness struct {
 	cfg    authserver.Config // what srv was built with
 	url    string
 	client authserver.Client
+	// clientsDown makes every client lookup fail (the store behind
+	// the registry unreachable), with brokenText.
+	clientsDown atomic.Bool
 }
 
 const personHeader = "X-Test-Person"
@@ -64,6 +68,9 @@ func startWith(t testing.TB, store grant.Store) *harness {
 	h.cfg = authserver.Config{
 		Store: store,
 		Clients: func(_ context.Context, id string) (authserver.Client, error) {
+			if h.clientsDown.Load() {
+				return authserver.Client{}, errors.New(brokenText)
+			}
 			switch id {
 			case h.client.ID:
 				return h.client, nil
