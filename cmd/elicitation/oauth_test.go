@@ -375,3 +375,33 @@ func TestOAuthWithoutAPIKeys(t *testing.T) {
 		t.Errorf("an OAuth token with --api-keys=false: %d, want 200", resp.StatusCode)
 	}
 }
+
+// --oauth-requests-per-source and --oauth-requests-per-client reach the
+// authorization server: past them a source's, or a client's, token
+// requests are refused with 429 temporarily_unavailable and Retry-After.
+func TestOAuthRequestLimitSetting(t *testing.T) {
+	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	p := oidctest.Start(t, "http://"+addr+reviewauth.CallbackPath)
+	start(t, "--addr", addr, "--data-dir", t.TempDir(), "--oauth", "--oauth-requests-per-source", "4", "--oauth-requests-per-client", "2",
+		"--oidc-issuer", p.Issuer, "--oidc-client-id", oidctest.ClientID, "--oidc-client-secret", oidctest.ClientSecret)
+	for i, tc := range []struct {
+		client  string
+		refused bool
+	}{
+		{"nobody", false}, {"nobody", false}, {"nobody", true}, // the client's 2
+		{"a", false}, {"b", false}, {"c", true}, // the source's 4
+	} {
+		form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"made-up"}, "client_id": {tc.client}}
+		resp, err := http.PostForm("http://"+addr+"/oauth/token", form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct{ Error string }
+		_ = json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		refused := resp.StatusCode == http.StatusTooManyRequests && e.Error == "temporarily_unavailable" && resp.Header.Get("Retry-After") != ""
+		if refused != tc.refused {
+			t.Fatalf("token request %d, client %s: %d %q Retry-After %q, want refused %v", i+1, tc.client, resp.StatusCode, e.Error, resp.Header.Get("Retry-After"), tc.refused)
+		}
+	}
+}

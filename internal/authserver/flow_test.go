@@ -61,6 +61,13 @@ func start(t testing.TB) *harness {
 // startWith is start over store.
 func startWith(t testing.TB, store grant.Store) *harness {
 	t.Helper()
+	return startEdit(t, store, nil)
+}
+
+// startEdit is startWith, its Config changed by edit (when not nil)
+// before the server is built.
+func startEdit(t testing.TB, store grant.Store, edit func(*authserver.Config)) *harness {
+	t.Helper()
 	h := &harness{client: authserver.Client{ID: "cli", Name: "Test Client", RedirectURIs: []string{"http://127.0.0.1/cb"}, AuthMethod: "none", Refresh: true}}
 	ts := httptest.NewUnstartedServer(nil)
 	h.url = "http://" + ts.Listener.Addr().String()
@@ -92,6 +99,9 @@ func startWith(t testing.TB, store grant.Store) *harness {
 		Insecure:       true,
 		Source:         func(r *http.Request) string { return r.Header.Get("X-Test-Source") },
 		Authorizations: ratelimit.New(ratelimit.Rate{Count: 20, Per: time.Hour}, ratelimit.Rate{Count: 1000, Per: time.Hour}, 100),
+	}
+	if edit != nil {
+		edit(&h.cfg)
 	}
 	h.srv, err = authserver.New(h.cfg)
 	if err != nil {

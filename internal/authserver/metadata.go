@@ -3,6 +3,7 @@ package authserver
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -65,6 +66,9 @@ func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
 // and adds RFC 9207's iss to op's error redirects (issWriter).
 func (s *Server) intercept(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.overLimit(w, r) {
+			return
+		}
 		resource := s.Resource(r)
 		switch r.URL.Path {
 		case AuthorizePath:
@@ -102,6 +106,47 @@ func (s *Server) intercept(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// overLimit counts a token, revocation or authorization request against
+// Config.Requests, by its source and the client it names, and answers one
+// over the limit: 429 temporarily_unavailable with Retry-After. Of the
+// answers RFC 6749 and RFC 8628 allow, this is the one OAuth clients read
+// as "later": the TypeScript SDK's keeps its tokens on any error but
+// invalid_grant and invalid_client (and starts a new sign-in on a
+// server_error), golang.org/x/oauth2 keeps them on any error; slow_down
+// is a device-flow poll's.
+func (s *Server) overLimit(w http.ResponseWriter, r *http.Request) bool {
+	if r.URL.Path != TokenPath && r.URL.Path != RevokePath && r.URL.Path != AuthorizePath {
+		return false
+	}
+	wait := s.cfg.Requests.TakeFor(s.cfg.Source(r), clientIDOf(r), s.now())
+	if wait <= 0 {
+		return false
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+	oauthError(w, http.StatusTooManyRequests, "temporarily_unavailable", "too many requests from this address or for this client: try again later")
+	return true
+}
+
+// clientIDOf is the client id a request names: an authorization
+// request's in its query (left unparsed into r.Form, which intercept
+// still edits), a token or revocation request's in HTTP Basic (RFC 6749
+// 2.3.1, form-encoded) or else in its form.
+func clientIDOf(r *http.Request) string {
+	if r.URL.Path == AuthorizePath {
+		return r.URL.Query().Get("client_id")
+	}
+	if user, _, ok := r.BasicAuth(); ok {
+		if id, err := url.QueryUnescape(user); err == nil {
+			return id
+		}
+		return user
+	}
+	if err := r.ParseForm(); err != nil {
+		return ""
+	}
+	return r.Form.Get("client_id")
 }
 
 // sameResource compares resource URLs as RFC 8707 names them: exactly,

@@ -56,6 +56,16 @@ const (
 	ResourcePath = "/mcp"
 )
 
+// The default bounds of Config.Requests: far above what a deployment's
+// hosts send (a token request per person and hour, as access tokens
+// expire), so that only a flood meets them; a client's above a source's,
+// so that one source cannot spend a client's.
+var (
+	DefaultRequestsPerSource = ratelimit.Rate{Count: 3000, Per: time.Hour}
+	DefaultRequestsPerClient = ratelimit.Rate{Count: 10000, Per: time.Hour}
+	DefaultRequests          = ratelimit.Rate{Count: 30000, Per: time.Hour}
+)
+
 // DefaultScopes are the scopes of the MCP endpoint: one, for every tool.
 var DefaultScopes = []string{"elicitation"}
 
@@ -118,6 +128,13 @@ type Config struct {
 	// effect within it (at once in this process). Default (zero) 30
 	// seconds; negative: no cache, a read per Verify.
 	RevocationCacheTTL time.Duration
+	// Requests bounds the requests that cost the store work (token,
+	// revocation and authorization requests) per source, per client id
+	// they name (ratelimit.Limiter.PerClient) and in all; default
+	// DefaultRequestsPerSource, DefaultRequestsPerClient and
+	// DefaultRequests. Past it a request is answered 429
+	// temporarily_unavailable with Retry-After.
+	Requests *ratelimit.Limiter
 	// Authorizations bounds authorization requests (each keeps a sign-in
 	// in progress for LoginTTL) per source and in all; default 60 an hour
 	// per source, 5,000 in all. Source names a request's source (default
@@ -204,6 +221,9 @@ func setDefaults(cfg *Config) {
 	}
 	if cfg.Authorizations == nil {
 		cfg.Authorizations = ratelimit.New(ratelimit.Rate{Count: 60, Per: time.Hour}, ratelimit.Rate{Count: 5000, Per: time.Hour}, 10000)
+	}
+	if cfg.Requests == nil {
+		cfg.Requests = ratelimit.New(DefaultRequestsPerSource, DefaultRequests, 10000).PerClient(DefaultRequestsPerClient)
 	}
 	if cfg.Source == nil {
 		cfg.Source = ratelimit.RemoteIP

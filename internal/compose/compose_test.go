@@ -62,7 +62,8 @@ func TestFromEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s.Addr != "127.0.0.1:8080" || s.Store != "bolt" || s.MaxWait != 20*time.Second || s.Retention != 7*24*time.Hour ||
-		s.DataDir != "/home/ann/.local/share/mcp-elicitation" || !s.Push || s.Stateless || s.RequireAPIKey || s.CleanupInterval != time.Hour {
+		s.DataDir != "/home/ann/.local/share/mcp-elicitation" || !s.Push || s.Stateless || s.RequireAPIKey || s.CleanupInterval != time.Hour ||
+		s.OAuthRequestsPerSource != 3000 || s.OAuthRequestsPerClient != 10000 || s.OAuthRequests != 30000 {
 		t.Errorf("local defaults: %+v", s)
 	}
 	s, err = compose.FromEnv(env(map[string]string{
@@ -101,6 +102,9 @@ func TestFromEnv(t *testing.T) {
 		{"ELICITATION_STORE", "sqlite", `--store "sqlite": must be "bolt" or "dynamodb"`},
 		{"ELICITATION_PUBLIC_URL", "example.com", `--public-url "example.com": want an absolute http(s) URL`},
 		{"ELICITATION_LOG_LEVEL", "loud", "not debug, info, warn or error"},
+		{"ELICITATION_OAUTH_REQUESTS_PER_SOURCE", "0", "--oauth-requests-per-source 0: must be at least 1"},
+		{"ELICITATION_OAUTH_REQUESTS_PER_CLIENT", "0", "--oauth-requests-per-client 0: must be at least 1"},
+		{"ELICITATION_OAUTH_REQUESTS", "-5", "--oauth-requests -5: must be at least 1"},
 		{"ELICITATION_MCP_SESSION_IDLE", "22s", "--mcp-session-idle 22s: must exceed --max-wait (20s) plus --wait-margin (2s)"},
 		{"ELICITATION_REVIEW_DECISIONS_PER_REVIEWER", "49", "--review-decisions-per-reviewer 49: must be 0 (no cap) or at least 50"},
 		{"ELICITATION_REVIEW_DECISIONS", "-1", "--review-decisions -1: must be 0 (no cap) or at least 50"},

@@ -222,6 +222,15 @@ func nonNegative(get func(*Settings) int) func(*Settings) error {
 	}
 }
 
+func atLeastOne(get func(*Settings) int) func(*Settings) error {
+	return func(s *Settings) error {
+		if get(s) < 1 {
+			return errors.New("must be at least 1")
+		}
+		return nil
+	}
+}
+
 // HTTPServer returns the server of one local listener serving h: headers
 // within 10s, each body within ReadTimeout and MaxBody, each response
 // within the write timeout (beyond the longest await), kept-alive

@@ -102,6 +102,11 @@ type Settings struct {
 	// family it found live (authserver.Config.RevocationCacheTTL); 0
 	// reads the family on every call.
 	OAuthRevocationCacheTTL time.Duration
+	// OAuthRequests, OAuthRequestsPerSource and OAuthRequestsPerClient
+	// bound the authorization server's token, revocation and
+	// authorization requests an hour, in all, per source and per client
+	// (authserver.Config.Requests).
+	OAuthRequests, OAuthRequestsPerSource, OAuthRequestsPerClient int
 
 	// Push sends the review URL to hosts that can show it (SPEC §3
 	// "Best-effort push"); a request's push: false still turns it off.
@@ -297,6 +302,20 @@ var Table = []Setting{
 		Usage: "how long /mcp trusts an OAuth token's grant it found live without a read (a revocation by another process takes effect within it; 0: a read per call)",
 		bind:  func(s *Settings) Value { return (*durationValue)(&s.OAuthRevocationCacheTTL) },
 		check: between(func(s *Settings) time.Duration { return s.OAuthRevocationCacheTTL }, 0, time.Hour)},
+	// The defaults are authserver.DefaultRequestsPerSource's,
+	// DefaultRequestsPerClient's and DefaultRequests' counts.
+	{Name: "oauth-requests-per-source", Scope: Both, Default: "3000",
+		Usage: "most OAuth token, revocation and authorization requests an hour from one source (its IP address; on Lambda the caller's, per execution environment), so that one address's flood does not stop the others; past it 429 temporarily_unavailable with Retry-After (a host keeps its tokens and tries later); that many may come at once",
+		bind:  func(s *Settings) Value { return (*intValue)(&s.OAuthRequestsPerSource) },
+		check: atLeastOne(func(s *Settings) int { return s.OAuthRequestsPerSource })},
+	{Name: "oauth-requests-per-client", Scope: Both, Default: "10000",
+		Usage: "most OAuth token, revocation and authorization requests an hour naming one client id (all its hosts' people together), so that one client's flood does not stop the others; keep it above --oauth-requests-per-source, or one source could spend a client's, whose id anyone may name; past it 429 temporarily_unavailable with Retry-After",
+		bind:  func(s *Settings) Value { return (*intValue)(&s.OAuthRequestsPerClient) },
+		check: atLeastOne(func(s *Settings) int { return s.OAuthRequestsPerClient })},
+	{Name: "oauth-requests", Scope: Both, Default: "30000",
+		Usage: "most OAuth token, revocation and authorization requests an hour in all (per process; on Lambda per execution environment); past it every source gets 429 temporarily_unavailable with Retry-After",
+		bind:  func(s *Settings) Value { return (*intValue)(&s.OAuthRequests) },
+		check: atLeastOne(func(s *Settings) int { return s.OAuthRequests })},
 	{Name: "push", Scope: Both, Default: "true",
 		Usage: "push the review URL to MCP hosts that declare URL elicitation (a request's push: false also turns it off)",
 		bind:  func(s *Settings) Value { return (*boolValue)(&s.Push) }},

@@ -3,8 +3,9 @@
 // seen forgotten first) and one for everyone, so that one source's flood
 // spends its own bucket, not the others'. The authorization server uses it
 // for dynamic client registration and client ID metadata document fetches
-// (internal/clientreg), for authorization requests (internal/authserver)
-// and for signed-in reviewers' decisions (internal/review).
+// (internal/clientreg), for authorization, token and revocation requests,
+// per source and per client (internal/authserver), and for signed-in
+// reviewers' decisions (internal/review).
 package ratelimit
 
 import (
@@ -33,10 +34,12 @@ func (r Rate) limiter() *rate.Limiter {
 	return rate.NewLimiter(rate.Limit(float64(r.Count)/r.Per.Seconds()), r.Count)
 }
 
-// Limiter counts events per source and in all. Safe for concurrent use.
+// Limiter counts events per source (and per client, PerClient) and in
+// all. Safe for concurrent use.
 type Limiter struct {
 	mu        sync.Mutex
 	perSource Rate
+	perClient Rate // PerClient; none when not Valid
 	global    *rate.Limiter
 	max       int
 	sources   map[string]*list.Element // of *sourceBucket
@@ -62,31 +65,63 @@ func New(perSource, global Rate, maxSources int) *Limiter {
 
 // Take spends one event of source at now: 0 when allowed, else how long
 // until one would be (and nothing is spent).
-func (l *Limiter) Take(source string, now time.Time) time.Duration { return l.TakeN(source, 1, now) }
+func (l *Limiter) Take(source string, now time.Time) time.Duration {
+	return l.take(source, "", 1, now)
+}
 
 // TakeN is Take of n events at once (work counted by its items): all of
 // them, or none and how long until they would be; n beyond a bucket's
 // Count never is (rate.InfDuration).
 func (l *Limiter) TakeN(source string, n int, now time.Time) time.Duration {
+	return l.take(source, "", n, now)
+}
+
+// PerClient also counts, in TakeFor, each client a request names at r,
+// a bucket of its own beside the source's: set above the per-source
+// rate, one source cannot spend a client's, whose id anyone may name.
+// It returns l.
+func (l *Limiter) PerClient(r Rate) *Limiter {
+	l.perClient = r
+	return l
+}
+
+// TakeFor spends one event at now of source, of client (with PerClient,
+// when not ""), and in all: 0 when all allow it, else how long until
+// they would (and nothing is spent).
+func (l *Limiter) TakeFor(source, client string, now time.Time) time.Duration {
+	return l.take(source, client, 1, now)
+}
+
+// take spends n events at now of source, of client (as TakeFor) and in
+// all, or none of them.
+func (l *Limiter) take(source, client string, n int, now time.Time) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	own := l.bucket(source).ReserveN(now, n)
-	if d := own.DelayFrom(now); d > 0 {
-		own.CancelAt(now)
-		return d
+	buckets := []*rate.Limiter{l.bucket(source, l.perSource)}
+	if client != "" && l.perClient.Valid() {
+		buckets = append(buckets, l.bucket(clientKey+client, l.perClient))
 	}
-	all := l.global.ReserveN(now, n)
-	if d := all.DelayFrom(now); d > 0 {
-		all.CancelAt(now)
-		own.CancelAt(now)
-		return d
+	buckets = append(buckets, l.global)
+	taken := make([]*rate.Reservation, 0, len(buckets))
+	for _, b := range buckets {
+		r := b.ReserveN(now, n)
+		taken = append(taken, r)
+		if d := r.DelayFrom(now); d > 0 {
+			for _, r := range taken {
+				r.CancelAt(now)
+			}
+			return d
+		}
 	}
 	return 0
 }
 
-// bucket returns source's bucket, making it (and forgetting the least
-// recently seen source when full) the first time.
-func (l *Limiter) bucket(source string) *rate.Limiter {
+// clientKey prefixes a client's key among the sources' (addresses).
+const clientKey = "client\x00"
+
+// bucket returns source's bucket, making it at r (and forgetting the
+// least recently seen source when full) the first time.
+func (l *Limiter) bucket(source string, r Rate) *rate.Limiter {
 	if e, ok := l.sources[source]; ok {
 		l.recent.MoveToFront(e)
 		return e.Value.(*sourceBucket).bucket
@@ -96,7 +131,7 @@ func (l *Limiter) bucket(source string) *rate.Limiter {
 		l.recent.Remove(oldest)
 		delete(l.sources, oldest.Value.(*sourceBucket).source)
 	}
-	b := &sourceBucket{source: source, bucket: l.perSource.limiter()}
+	b := &sourceBucket{source: source, bucket: r.limiter()}
 	l.sources[source] = l.recent.PushFront(b)
 	return b.bucket
 }

@@ -72,3 +72,34 @@ func TestTakeN(t *testing.T) {
 		t.Error("the global bucket does not count the events of a batch")
 	}
 }
+
+// TakeFor counts one event against the source, the client it names
+// (PerClient, at its own rate) and in all: any one refusing spends
+// nothing of the others. With the client's rate above the source's, one
+// source cannot spend a client's bucket; several can.
+func TestTakeFor(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	l := New(Rate{Count: 2, Per: time.Hour}, Rate{Count: 100, Per: time.Hour}, 100).PerClient(Rate{Count: 3, Per: time.Hour})
+	for _, tc := range []struct {
+		source, client string
+		allowed        bool
+	}{
+		{"a", "x", true},
+		{"a", "x", true},
+		{"a", "x", false}, // a's bound; x keeps one
+		{"b", "x", true},  // x's third
+		{"c", "x", false}, // x's bound; c spends nothing
+		{"c", "y", true},
+		{"c", "y", true},
+		{"c", "", false}, // c's bound
+		{"d", "", true},  // no client: the source's bound alone
+	} {
+		if got := l.TakeFor(tc.source, tc.client, now) == 0; got != tc.allowed {
+			t.Fatalf("%s for client %q: allowed %v, want %v", tc.source, tc.client, got, tc.allowed)
+		}
+	}
+	if got := l.global.TokensAt(now); got != 100-6 {
+		t.Errorf("global bucket holds %v, want 94 (refusals spend nothing)", got)
+	}
+}

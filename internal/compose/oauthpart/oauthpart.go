@@ -18,11 +18,13 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/authserver"
 	"github.com/mcp-elicitation/elicitation/internal/clientreg"
 	"github.com/mcp-elicitation/elicitation/internal/compose"
 	"github.com/mcp-elicitation/elicitation/internal/grant"
+	"github.com/mcp-elicitation/elicitation/internal/ratelimit"
 	"github.com/mcp-elicitation/elicitation/internal/signing"
 )
 
@@ -47,9 +49,9 @@ type Options struct {
 	// Documents configures client ID metadata documents (tests let
 	// loopback documents through).
 	Documents clientreg.DocumentOptions
-	// Source names the source of a registration or an authorization
-	// request for their limits; nil: the remote address
-	// (ratelimit.RemoteIP).
+	// Source names the source of a registration, an authorization, a
+	// token or a revocation request for their limits; nil: the remote
+	// address (ratelimit.RemoteIP).
 	Source func(*http.Request) string
 }
 
@@ -120,6 +122,7 @@ func build(ctx context.Context, a *compose.App, o Options) (*Server, error) {
 		Insecure: insecure(s.PublicURL),
 		// The setting's 0 (no cache) is authserver's negative.
 		RevocationCacheTTL: cmp.Or(s.OAuthRevocationCacheTTL, -1),
+		Requests:           requestLimit(s),
 		Source:             o.Source,
 		Now:                a.Now,
 		Logger:             a.Log,
@@ -129,6 +132,24 @@ func build(ctx context.Context, a *compose.App, o Options) (*Server, error) {
 	}
 	return &Server{Server: as, Clients: clients, Keys: signer}, nil
 }
+
+// requestLimit is --oauth-requests-per-source, --oauth-requests-per-client
+// and --oauth-requests as authserver.Config.Requests; nil (authserver's
+// defaults) for settings that did not come through their rows (a test's
+// literal).
+func requestLimit(s compose.Settings) *ratelimit.Limiter {
+	perSource := ratelimit.Rate{Count: s.OAuthRequestsPerSource, Per: time.Hour}
+	perClient := ratelimit.Rate{Count: s.OAuthRequestsPerClient, Per: time.Hour}
+	all := ratelimit.Rate{Count: s.OAuthRequests, Per: time.Hour}
+	if !perSource.Valid() || !perClient.Valid() || !all.Valid() {
+		return nil
+	}
+	return ratelimit.New(perSource, all, maxSources).PerClient(perClient)
+}
+
+// maxSources is how many sources and clients the request limit tracks
+// at once (the least recently seen forgotten first).
+const maxSources = 10000
 
 // insecure: a plain-http public URL, which reviewer sign-in allows on
 // loopback only.
