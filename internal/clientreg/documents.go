@@ -83,6 +83,9 @@ type DocumentError struct {
 	URL    string
 	Reason string
 	Err    error
+	// Unavailable: the document's host did not answer in time, or
+	// answered 5xx or 429, so the document may well be fine (Unknown).
+	Unavailable bool
 }
 
 func (e *DocumentError) Error() string {
@@ -307,31 +310,32 @@ func (d *documents) keep(c Client, ttl time.Duration) {
 func (d *documents) fetch(ctx context.Context, clientID string) (Client, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.opts.Timeout)
 	defer cancel()
-	fail := func(reason string, err error) (Client, error) {
-		return Client{}, &DocumentError{URL: clientID, Reason: reason, Err: err}
+	fail := func(reason string, err error, unavailable bool) (Client, error) {
+		return Client{}, &DocumentError{URL: clientID, Reason: reason, Err: err, Unavailable: unavailable}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, clientID, nil)
 	if err != nil {
-		return fail("not a URL", err)
+		return fail("not a URL", err, false)
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := d.client.Do(req)
 	if err != nil {
-		return fail(d.fetchReason(err), err)
+		return fail(d.fetchReason(err), err, !errors.Is(err, errPrivateAddress))
 	}
 	defer resp.Body.Close()
 	body, reason, err := readDocument(resp)
 	if ctx.Err() != nil {
 		// The time ran out while reading: whatever arrived (a body cut
 		// short, read as ended) is not the document.
-		return fail(d.fetchReason(ctx.Err()), ctx.Err())
+		return fail(d.fetchReason(ctx.Err()), ctx.Err(), true)
 	}
 	if reason != "" {
-		return fail(reason, err)
+		busy := resp.StatusCode >= http.StatusInternalServerError || resp.StatusCode == http.StatusTooManyRequests
+		return fail(reason, err, busy || err != nil)
 	}
 	c, reason := parseDocument(clientID, body)
 	if reason != "" {
-		return fail(reason, nil)
+		return fail(reason, nil, false)
 	}
 	c.IssuedAt = d.now()
 	d.keep(c, cacheTTL(resp.Header.Get("Cache-Control"), d.opts.TTL))
@@ -416,4 +420,14 @@ func cacheTTL(cacheControl string, def time.Duration) time.Duration {
 		}
 	}
 	return def
+}
+
+// Unknown reports whether err, from Lookup, says there is no such client:
+// ErrUnknownClient, or a metadata document that cannot be used. A lookup
+// that failed (the store, a document's host unavailable, a fetch over its
+// bound) is not: the client may well exist, and a host told it is unknown
+// drops what it holds.
+func Unknown(err error) bool {
+	var doc *DocumentError
+	return errors.Is(err, ErrUnknownClient) || (errors.As(err, &doc) && !doc.Unavailable)
 }

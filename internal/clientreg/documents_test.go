@@ -117,6 +117,12 @@ func newDocServer(t *testing.T, tls bool) *docServer {
 		delete(d, "redirect_uris")
 		serveJSON(w, d)
 	})
+	mux.HandleFunc("/unavailable", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+	})
+	mux.HandleFunc("/busy", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "slow down", http.StatusTooManyRequests)
+	})
 	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
 		s.wait(r)
 	})
@@ -459,5 +465,48 @@ func TestDocumentFetchBounds(t *testing.T) {
 	}
 	if err := lookup("a", "/good"); err != nil {
 		t.Fatalf("a cached document over the bounds: %v", err)
+	}
+}
+
+// A document that cannot be used (gone, invalid) says the client is
+// unknown, and a host then drops what it holds and registers again; a
+// document whose host is down, overloaded or unreachable, or a fetch
+// over its bound, says nothing of the client (Unknown false: the token
+// endpoint answers server_error and the host keeps its tokens), so that
+// a blip at the client's document host, when its cached copy has run
+// out, does not sign its people out.
+func TestUnknownClient(t *testing.T) {
+	t.Parallel()
+	srv := newDocServer(t, true)
+	dead := httptest.NewTLSServer(http.NotFoundHandler())
+	dead.Close()
+	r, _, _ := newTestRegistry(t, Config{Documents: DocumentOptions{
+		AllowInsecureLoopback: true, RootCAs: srv.roots(), Timeout: 400 * time.Millisecond,
+	}})
+	for _, tc := range []struct {
+		id      string
+		unknown bool
+	}{
+		{"0123456789abcdef0123456789abcdef", true}, // never registered
+		{srv.URL + "/missing", true},
+		{srv.URL + "/mismatch", true},
+		{srv.URL + "/html", true},
+		{srv.URL + "/redirect", true},
+		{srv.URL + "/unavailable", false},
+		{srv.URL + "/busy", false},
+		{srv.URL + "/slow", false},
+		{srv.URL + "/slow-body", false},
+		{dead.URL + "/gone-host", false},
+	} {
+		t.Run(tc.id, func(t *testing.T) {
+			t.Parallel()
+			_, err := r.Lookup(t.Context(), tc.id)
+			if err == nil || Unknown(err) != tc.unknown {
+				t.Errorf("%v: Unknown = %v, want %v", err, err != nil && Unknown(err), tc.unknown)
+			}
+		})
+	}
+	if err := fmt.Errorf("client metadata document: %w", ErrTooManyFetches); Unknown(err) {
+		t.Errorf("%v is Unknown", err)
 	}
 }

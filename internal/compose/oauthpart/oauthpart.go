@@ -11,7 +11,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -107,8 +106,7 @@ func build(ctx context.Context, a *compose.App, o Options) (*Server, error) {
 		Store: grants,
 		Clients: func(ctx context.Context, id string) (authserver.Client, error) {
 			c, err := clients.Lookup(ctx, id)
-			var doc *clientreg.DocumentError
-			if errors.Is(err, clientreg.ErrUnknownClient) || errors.As(err, &doc) {
+			if clientreg.Unknown(err) {
 				return authserver.Client{}, fmt.Errorf("%w: %w", authserver.ErrUnknownClient, err)
 			}
 			if err != nil {
