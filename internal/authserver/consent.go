@@ -83,7 +83,8 @@ var scopeText = map[string]string{
 
 // consent serves ConsentPath behind reviewer sign-in: GET shows what the
 // client asks, POST (from this origin, by the person it was shown to)
-// allows or denies it and sends the browser back to the client.
+// allows or denies it (decision "allow" or "deny"; anything else decides
+// nothing) and sends the browser back to the client.
 func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 	who, ok := elicitation.IdentityFrom(r.Context())
 	switch {
@@ -125,7 +126,12 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 		s.cfg.Consent(w, http.StatusForbidden, ConsentView{Title: "Refused", Message: "This page was shown to someone else, or is out of date: nothing was changed.", Person: person})
 		return
 	}
-	s.answer(w, r, l, who, r.PostFormValue("decision") == "allow")
+	decision := r.PostFormValue("decision")
+	if decision != "allow" && decision != "deny" {
+		s.cfg.Consent(w, http.StatusBadRequest, ConsentView{Title: "Not understood", Message: "The answer was neither Allow nor Deny: nothing was changed. Go back and press one of them.", Person: person})
+		return
+	}
+	s.answer(w, r, l, who, decision == "allow")
 }
 
 func (s *Server) consentView(l *login, c Client, person string) ConsentView {

@@ -78,3 +78,38 @@ func TestConsentStoreFailure(t *testing.T) {
 		})
 	}
 }
+
+// A consent answer that is neither allow nor deny (no decision, as a
+// form.submit() without the button sends, or another word) decides
+// nothing: a 400 page says so, and the same page still allows (or
+// denies) afterwards.
+func TestConsentAnswerMalformed(t *testing.T) {
+	t.Parallel()
+	h := start(t)
+	for _, decision := range []string{"", "yes", "Allow"} {
+		t.Run(decision, func(t *testing.T) {
+			t.Parallel()
+			resp := h.do(t, http.MethodGet, h.oauth2().AuthCodeURL("s", oauth2.S256ChallengeOption(oauth2.GenerateVerifier())), "alice", nil)
+			consent := resp.Header.Get("Location")
+			page := body(h.do(t, http.MethodGet, consent, "alice", nil))
+			form := url.Values{}
+			if decision != "" {
+				form.Set("decision", decision)
+			}
+			for _, m := range hidden.FindAllStringSubmatch(page, -1) {
+				form.Set(m[1], m[2])
+			}
+			resp = h.do(t, http.MethodPost, consent, "alice", form)
+			b := body(resp)
+			if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Location") != "" || !strings.Contains(b, "nothing was changed") {
+				t.Fatalf("decision %q: %d %s %s, want 400 deciding nothing", decision, resp.StatusCode, resp.Header.Get("Location"), b)
+			}
+			form.Set("decision", "allow")
+			resp = h.do(t, http.MethodPost, consent, "alice", form)
+			loc, _ := url.Parse(resp.Header.Get("Location"))
+			if resp.StatusCode != http.StatusSeeOther || loc == nil || loc.Query().Get("code") == "" {
+				t.Fatalf("allow after a malformed answer: %d %s", resp.StatusCode, resp.Header.Get("Location"))
+			}
+		})
+	}
+}
