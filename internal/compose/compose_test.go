@@ -40,7 +40,7 @@ func TestTableRowsBindDistinctFields(t *testing.T) {
 		s := base
 		v := row.Value(&s)
 		before := v.String()
-		for _, try := range []string{"7s", "true", "false", "debug", "12345", "x-" + row.Name} {
+		for _, try := range []string{"7s", "true", "false", "debug", "12345", "127.0.0.1/32", "x-" + row.Name} {
 			if v.Set(try) == nil && v.String() != before {
 				break
 			}
@@ -76,6 +76,9 @@ func TestFromEnv(t *testing.T) {
 	if s.DataDir != "/x/mcp-elicitation" || s.MaxWait != 5*time.Second || s.Retention != 12*time.Hour || s.Push || s.LogLevel.String() != "DEBUG" || s.TokenSecretARN != "" {
 		t.Errorf("from the environment: %+v", s)
 	}
+	if s, err := compose.FromEnv(env(map[string]string{"ELICITATION_TRUSTED_PROXIES": "127.0.0.1/32, ::1"}), compose.Local); err != nil || s.TrustedProxies.String() != "127.0.0.1/32,::1/128" {
+		t.Errorf("ELICITATION_TRUSTED_PROXIES: %v %v", s.TrustedProxies, err)
+	}
 	// The reviewers' decisions are counted unless both caps are 0.
 	if s.ReviewLimiter() == nil {
 		t.Error("no review limiter by default")
@@ -102,6 +105,7 @@ func TestFromEnv(t *testing.T) {
 		{"ELICITATION_STORE", "sqlite", `--store "sqlite": must be "bolt" or "dynamodb"`},
 		{"ELICITATION_PUBLIC_URL", "example.com", `--public-url "example.com": want an absolute http(s) URL`},
 		{"ELICITATION_LOG_LEVEL", "loud", "not debug, info, warn or error"},
+		{"ELICITATION_TRUSTED_PROXIES", "127.0.0.1/32,localhost", `$ELICITATION_TRUSTED_PROXIES="127.0.0.1/32,localhost": "localhost" is neither a CIDR`},
 		{"ELICITATION_OAUTH_REQUESTS_PER_SOURCE", "0", "--oauth-requests-per-source 0: must be at least 1"},
 		{"ELICITATION_OAUTH_REQUESTS_PER_CLIENT", "0", "--oauth-requests-per-client 0: must be at least 1"},
 		{"ELICITATION_OAUTH_REQUESTS", "-5", "--oauth-requests -5: must be at least 1"},

@@ -236,10 +236,11 @@ func atLeastOne(get func(*Settings) int) func(*Settings) error {
 // within the write timeout (beyond the longest await), kept-alive
 // connections closed after IdleTimeout. Bodies are bounded by
 // LimitBodies, not by http.Server.ReadTimeout: that deadline would also
-// cancel a long elicit_await once its body is read.
+// cancel a long elicit_await once its body is read. A request from one of
+// TrustedProxies comes from the caller they name (ratelimit.Proxies).
 func HTTPServer(s Settings, h http.Handler, base context.Context, errorLog *log.Logger) *http.Server {
 	return &http.Server{
-		Handler:           LimitBodies(h, s.MaxBody, s.ReadTimeout),
+		Handler:           s.TrustedProxies.Forwarded(LimitBodies(h, s.MaxBody, s.ReadTimeout)),
 		ReadHeaderTimeout: readHeaderTimeout,
 		WriteTimeout:      s.HTTPWriteTimeout(),
 		IdleTimeout:       s.IdleTimeout,

@@ -47,6 +47,7 @@ import (
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/ratelimit"
 )
 
 // Settings is every setting of the local server and the Lambda functions.
@@ -59,6 +60,12 @@ type Settings struct {
 	// PublicURL is the base of review URLs (a custom domain, a tunnel, a
 	// LAN address); empty: derived (ReviewURL).
 	PublicURL string
+
+	// TrustedProxies are the tunnel or reverse proxy in front of the
+	// local server: a request from one of them comes from the address
+	// its X-Forwarded-For names (ratelimit.Proxies.Forwarded, applied by
+	// HTTPServer). Lambda has API Gateway's sourceIp instead.
+	TrustedProxies ratelimit.Proxies
 
 	// The store.
 	Store       string // "bolt" or "dynamodb" (always dynamodb on Lambda)
@@ -229,6 +236,9 @@ var Table = []Setting{
 		Usage: "base URL reviewers open (a custom domain, a LAN address or a tunnel); default: the review address locally, the API's own address on Lambda",
 		bind:  func(s *Settings) Value { return (*stringValue)(&s.PublicURL) },
 		check: checkPublicURL},
+	{Name: "trusted-proxies", Scope: Local,
+		Usage: "comma-separated CIDRs or addresses of the tunnel client or reverse proxy in front of the server (127.0.0.1/32,::1/128): a request whose connection comes from one of them counts, in every per-source and keyless per-principal limit, as from the address its X-Forwarded-For names (the rightmost one not itself in this list); from any other peer the header is ignored. Empty: every request is its connection's address (a tunnel's, for all its callers). Not on Lambda, where API Gateway's sourceIp is the source",
+		bind:  func(s *Settings) Value { return &s.TrustedProxies }},
 	{Name: "data-dir", Scope: Local, envDefault: DefaultDataDir,
 		Usage: "directory of the embedded store, the API keys and the page-token secret",
 		bind:  func(s *Settings) Value { return (*stringValue)(&s.DataDir) }},

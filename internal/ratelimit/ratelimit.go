@@ -5,15 +5,19 @@
 // for dynamic client registration and client ID metadata document fetches
 // (internal/clientreg), for authorization, token and revocation requests,
 // per source and per client (internal/authserver), and for signed-in
-// reviewers' decisions (internal/review).
+// reviewers' decisions (internal/review). A request's source is its
+// address (RemoteIP); behind the operator's trusted proxies, the address
+// they name (Proxies.Forwarded, in front of every local listener).
 package ratelimit
 
 import (
 	"container/list"
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
+	"strings"
 	"sync"
 	"time"
 
@@ -175,4 +179,110 @@ func AddressSource(ip string) string {
 		return prefix.String()
 	}
 	return addr.String()
+}
+
+// Proxies are the operator's trusted proxies (--trusted-proxies): the
+// addresses of the tunnel or reverse proxy in front of the local server,
+// whose X-Forwarded-For names the caller. It is a flag.Value of
+// comma-separated CIDRs or addresses (127.0.0.1/32,::1); empty: none.
+type Proxies []netip.Prefix
+
+// Set reads comma-separated CIDRs or single addresses.
+func (p *Proxies) Set(s string) error {
+	var list Proxies
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		prefix, err := netip.ParsePrefix(f)
+		if err != nil {
+			addr, aerr := netip.ParseAddr(f)
+			if aerr != nil {
+				return fmt.Errorf("%q is neither a CIDR (127.0.0.1/32) nor an IP address", f)
+			}
+			addr = addr.Unmap()
+			prefix = netip.PrefixFrom(addr, addr.BitLen())
+		}
+		list = append(list, prefix.Masked())
+	}
+	*p = list
+	return nil
+}
+
+func (p Proxies) String() string {
+	s := make([]string, len(p))
+	for i, prefix := range p {
+		s[i] = prefix.String()
+	}
+	return strings.Join(s, ",")
+}
+
+// trusts reports whether addr is one of the proxies.
+func (p Proxies) trusts(addr netip.Addr) bool {
+	addr = addr.Unmap().WithZone("")
+	for _, prefix := range p {
+		if prefix.Contains(addr) {
+			return true
+		}
+	}
+	return false
+}
+
+// Forwarded returns next, each request of which comes (its RemoteAddr,
+// which RemoteIP reads) from the address its trusted proxies name. A
+// request whose connection's peer is not one of p is left as it is: its
+// X-Forwarded-For is whatever its sender chose. From a trusted peer,
+// X-Forwarded-For is walked from the right (the nearest hop) past the
+// addresses of trusted proxies to the first one that is not, the
+// caller: the entries left of it are the caller's to forge. At an entry
+// that is not an address (or where every entry is trusted) the walk stops
+// at the last trusted hop. Only X-Forwarded-For is read: a proxy that
+// writes only one of it and RFC 7239 Forwarded passes the other on from
+// the caller untouched. With no proxies, next itself.
+func (p Proxies) Forwarded(next http.Handler) http.Handler {
+	if len(p) == 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if from, ok := p.caller(r); ok {
+			r = r.WithContext(r.Context())
+			r.RemoteAddr = net.JoinHostPort(from.String(), "0")
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// caller is the address r's trusted proxies name as its caller, false
+// when r's peer is not a trusted proxy or names none.
+func (p Proxies) caller(r *http.Request) (netip.Addr, bool) {
+	peer, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil || !p.trusts(peer.Addr()) {
+		return netip.Addr{}, false
+	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	last := peer.Addr().Unmap()
+	for i := len(hops) - 1; i >= 0; i-- {
+		hop, ok := forwardedAddr(hops[i])
+		if !ok {
+			break
+		}
+		last = hop
+		if !p.trusts(hop) {
+			break
+		}
+	}
+	return last, last != peer.Addr().Unmap()
+}
+
+// forwardedAddr reads one X-Forwarded-For entry: an address, perhaps with
+// a port ([::1]:80, 192.0.2.1:80), as some proxies write.
+func forwardedAddr(s string) (netip.Addr, bool) {
+	s = strings.TrimSpace(s)
+	if addr, err := netip.ParseAddr(s); err == nil && addr.Zone() == "" {
+		return addr.Unmap(), true
+	}
+	if ap, err := netip.ParseAddrPort(s); err == nil && ap.Addr().Zone() == "" {
+		return ap.Addr().Unmap(), true
+	}
+	return netip.Addr{}, false
 }
