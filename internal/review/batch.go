@@ -264,15 +264,24 @@ func leftOut(rec elicitation.Record) string {
 // not count towards its quorum, or "" if it would: the rule the second
 // step's Submit applies (Service.ApprovalRefusal).
 func (h *Handler) quorumLeftOut(ctx context.Context, rec elicitation.Record) (string, error) {
-	switch err := h.Service.ApprovalRefusal(ctx, rec); {
-	case errors.Is(err, elicitation.ErrSeatApproved):
-		return "Left out: an approval for this place is already counted, given by the reviewer or their delegate; it needs other reviewers'.", nil
-	case errors.Is(err, elicitation.ErrAlreadyApproved):
-		return "Left out: your approval is already counted; it needs other reviewers'.", nil
-	case err != nil:
-		return "", err
+	err := h.Service.ApprovalRefusal(ctx, rec)
+	if why := approvalRefusalText(err); why != "" {
+		return "Left out: " + why, nil
 	}
-	return "", nil
+	return "", err
+}
+
+// approvalRefusalText says why an approval the quorum would refuse
+// (Service.ApprovalRefusal's answer) would not count, or "" for any other
+// answer: what a batch's first step and a request's page both say.
+func approvalRefusalText(err error) string {
+	switch {
+	case errors.Is(err, elicitation.ErrSeatApproved):
+		return "an approval for this place is already counted, given by the reviewer or their delegate; it needs other reviewers'."
+	case errors.Is(err, elicitation.ErrAlreadyApproved):
+		return "your approval is already counted; it needs other reviewers'."
+	}
+	return ""
 }
 
 // closedOutcome says that a request is no longer pending, and why.

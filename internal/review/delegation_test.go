@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/review"
 )
 
 // TestInboxDelegation: carol delegates to bob from her inbox's form (a
@@ -154,6 +155,22 @@ func TestDelegationQuorumOneSeat(t *testing.T) {
 			if b := e.selectBatch(second, url.Values{"decision": {"submitted"}, "id": {q.ID}}); b.token != "" || len(b.ids) != 0 ||
 				!strings.HasPrefix(b.outcomes[q.ID], "Left out: an approval for this place is already counted") {
 				t.Errorf("%s's batch after %s's approval: token %t, offered %v, outcome %q; want it left out", second, first, b.token != "", b.ids, b.outcomes[q.ID])
+			}
+			// Their pages offer Decline but not Approve, and say why, by
+			// the same rule; bob's, whose place is open, offers both.
+			for name, why := range map[string]string{
+				first:  "Your approval would not count: your approval is already counted; it needs other reviewers&#39;.",
+				second: "Your approval would not count: an approval for this place is already counted, given by the reviewer or their delegate; it needs other reviewers&#39;.",
+				"bob":  "",
+			} {
+				body := e.getAs(name, review.Path(q.ID, elicitation.NoKey)).Body
+				offered := strings.Contains(body, `name="decision" value="submitted"`)
+				if offered != (why == "") || !strings.Contains(body, `name="decision" value="declined"`) || (why != "" && !strings.Contains(body, why)) {
+					t.Errorf("%s's page after %s's approval: Approve offered %t, want %t, with Decline and %q:\n%s", name, first, offered, why == "", why, body)
+				}
+				if name == "eve" && carolFirst {
+					compareGolden(t, "approval-quorum-place-filled", normalize(body, q))
+				}
 			}
 			if st := e.load(q.ID).State; st.Status != elicitation.StatusPending || len(st.Approvers) != 1 {
 				t.Fatalf("after carol's seat was filled twice: %s with %+v", st.Status, st.Approvers)

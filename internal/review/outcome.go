@@ -222,7 +222,7 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, o outcome, x r
 	switch rule.page {
 	case pagePending:
 		var err error
-		if v, err = h.pendingView(x.review, x.prior, tokenReviewer(r.Context())); err != nil {
+		if v, err = h.pendingView(r.Context(), x.review, x.prior); err != nil {
 			h.respond(w, r, outInternal, reply{id: x.id, err: err})
 			return
 		}

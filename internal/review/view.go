@@ -1,6 +1,7 @@
 package review
 
 import (
+	"context"
 	"fmt"
 	"html/template"
 	"net/url"
@@ -39,6 +40,10 @@ type pageView struct {
 	Standing *standingView
 
 	SubmitLabel, SubmitMeaning, DeclineLabel, DeclineMeaning string
+	// NoApprove, when set, says why the submit button is not offered: the
+	// signed-in reviewer's approval would not count towards the quorum
+	// (Service.ApprovalRefusal); Decline still is.
+	NoApprove string
 }
 
 // askedView says who asked, when, and how long is left.
@@ -107,8 +112,8 @@ func asked(st elicitation.State, p elicitation.Payload, now time.Time) askedView
 }
 
 // pendingView builds the page of a pending request with a fresh page token.
-func (h *Handler) pendingView(rv elicitation.Review, pr *prior, reviewer string) (*pageView, error) {
-	rec := rv.Record
+func (h *Handler) pendingView(ctx context.Context, rv elicitation.Review, pr *prior) (*pageView, error) {
+	rec, reviewer := rv.Record, tokenReviewer(ctx)
 	now := h.Now()
 	exp := now.Add(h.TokenTTL)
 	if rec.State.ExpiresAt.Before(exp) {
@@ -147,6 +152,11 @@ func (h *Handler) pendingView(rv elicitation.Review, pr *prior, reviewer string)
 	}
 	if reviewer != "" {
 		v.Standing = standingOffer(rec, h.Service.StandingMaxTTL(), pr)
+	}
+	// An approval the quorum would refuse is not offered, by the rule
+	// Submit applies (any other answer leaves it to Submit to say).
+	if why := approvalRefusalText(h.Service.ApprovalRefusal(ctx, rec)); why != "" {
+		v.NoApprove, v.Standing = "Your approval would not count: "+why, nil
 	}
 	return v, nil
 }
