@@ -120,7 +120,7 @@ func init() {
 				return nil
 			}},
 		Setting{Name: "review-decisions-per-reviewer", Scope: Both, Default: "600",
-			Usage: "most decisions one signed-in reviewer sends in an hour, coming back evenly over it: each decision on a page, each request of a batch's confirmation, a batch's selection, a revoke, a delegation made or ended; past it 429 saying when to retry, nothing decided (on Lambda counted in each submit function instance); at least 50 (a batch), or 0 no cap",
+			Usage: "most decisions one signed-in reviewer sends in an hour, coming back evenly over it: each decision on a page, each request of a batch's confirmation, a batch's selection, a revoke, a delegation made or ended, a decision from Slack; past it 429 saying when to retry, nothing decided (on Lambda counted in each submit function instance); at least 50 (a batch), or 0 no cap",
 			bind:  func(s *Settings) Value { return (*intValue)(&s.ReviewShare) },
 			check: batchOrNone(func(s *Settings) int { return s.ReviewShare })},
 		Setting{Name: "review-decisions", Scope: Both, Default: "6000",

@@ -4,8 +4,8 @@
 // spends its own bucket, not the others'. The authorization server uses it
 // for dynamic client registration and client ID metadata document fetches
 // (internal/clientreg), for authorization, token and revocation requests,
-// per source and per client (internal/authserver), and for signed-in
-// reviewers' decisions (internal/review). A request's source is its
+// per source and per client (internal/authserver), and for reviewers'
+// decisions (internal/review, internal/slackact). A request's source is its
 // address (RemoteIP); behind the operator's trusted proxies, the address
 // they name (Proxies.Forwarded, in front of every local listener).
 package ratelimit

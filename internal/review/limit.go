@@ -13,7 +13,8 @@ import (
 
 // The signed-in reviewers' share of decisions: every POST of theirs that
 // may change something (a decision on a request's page, a batch's
-// confirmation, a revoke, a delegation made or ended) spends from their
+// confirmation, a revoke, a delegation made or ended; and a decision from
+// Slack, internal/slackact, through the same Limiter) spends from their
 // own bucket and from everyone's (Options.Decisions, one
 // internal/ratelimit.Limiter keyed by the reviewer's principal), a batch's
 // confirmation one for each request it names, so that one reviewer

@@ -20,6 +20,7 @@ import (
 	"github.com/mcp-elicitation/elicitation/internal/boltstore"
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/notify"
+	"github.com/mcp-elicitation/elicitation/internal/ratelimit"
 	"github.com/mcp-elicitation/elicitation/internal/review"
 	"github.com/mcp-elicitation/elicitation/internal/slackact"
 	"github.com/mcp-elicitation/elicitation/internal/slackact/slacktest"
@@ -292,6 +293,8 @@ type envOptions struct {
 	owner    string // default deploy-bot
 	// standing bounds standing approvals (with signIn).
 	standing elicitation.StandingPolicy
+	// decisions is the reviewers' share of decisions (nil: none).
+	decisions *ratelimit.Limiter
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -332,7 +335,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	}
 	h, err := slackact.New(slackact.Options{
 		Service: e.svc, SigningSecret: signingSecret, BotToken: o.botToken, APIURL: e.slack.srv.URL + "/api",
-		Users: targets.SlackApp(), Now: e.clock.Now,
+		Users: targets.SlackApp(), Now: e.clock.Now, Decisions: o.decisions,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -36,6 +36,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/notify"
+	"github.com/mcp-elicitation/elicitation/internal/ratelimit"
 )
 
 // Path is the interactivity request URL's path, on the review listener
@@ -77,6 +78,12 @@ type Options struct {
 	// Logger receives what failed (never the secret, the token or what an
 	// interaction carried); default: discard.
 	Logger *slog.Logger
+	// Decisions is the reviewers' share of decisions, the review page's
+	// (review.Options.Decisions, the same Limiter): each decision from a
+	// button or a dialog spends one of the mapped reviewer's (keyed by
+	// their principal, as the page keys its signed-in reviewer) and one of
+	// everyone's; nil: none.
+	Decisions *ratelimit.Limiter
 }
 
 // Handler serves POST Path: its Options, with the defaults in place, and
@@ -308,6 +315,12 @@ func (h *Handler) approveStanding(ctx context.Context, responseURL string, t tar
 // dialog (inDialog), an answer Submit finds invalid is left to the dialog
 // to show.
 func (h *Handler) decide(ctx context.Context, responseURL string, t target, sub elicitation.Submission, inDialog bool) error {
+	if err := h.spend(ctx, sub.By); err != nil {
+		if !inDialog {
+			h.ephemeral(ctx, responseURL, err.Error())
+		}
+		return err
+	}
 	_, err := h.Service.MayDecide(ctx, t.id, t.key)
 	if err == nil || refusesPresser(err) {
 		// Submit refuses a presser who may not decide for the same
@@ -322,6 +335,27 @@ func (h *Handler) decide(ctx context.Context, responseURL string, t target, sub 
 		h.refused(ctx, responseURL, t, err)
 	}
 	return err
+}
+
+// overShare refuses a decision past the reviewer's share of decisions,
+// or everyone's (Options.Decisions); its text is the note to the presser.
+type overShare struct{ wait time.Duration }
+
+func (e overShare) Error() string {
+	return "You have sent more decisions than this server takes in this time, so nothing was decided. Try again in " + elicitation.HumanDuration(e.wait) + "."
+}
+
+// spend charges one decision to principal, as the review page charges its
+// signed-in reviewer: nil when it may go on, else an overShare.
+func (h *Handler) spend(ctx context.Context, principal string) error {
+	if h.Decisions == nil {
+		return nil
+	}
+	if wait := h.Decisions.Take(principal, h.Now()); wait > 0 {
+		h.Logger.WarnContext(ctx, "slack interaction refused", "reason", "reviewer over their share of decisions")
+		return overShare{wait}
+	}
+	return nil
 }
 
 // refusesPresser says whether MayDecide's err refuses the user who

@@ -146,7 +146,10 @@ func (h *Handler) viewSubmission(ctx context.Context, in *interaction) map[strin
 	}
 	err := h.decide(ctx, meta.ResponseURL, t, sub, true)
 	var e *elicitation.Error
+	var over overShare
 	switch {
+	case errors.As(err, &over):
+		return fieldErrors(blockComment, over.Error()) // the dialog stays open, its comment kept
 	case err == nil, !errors.As(err, &e) || e.Code != elicitation.CodeInvalidArgument:
 		return nil // recorded, or told through the message (decide did)
 	case errors.Is(err, elicitation.ErrSelectionInvalid):

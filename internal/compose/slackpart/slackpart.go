@@ -42,9 +42,15 @@ func Handler(ctx context.Context, a *compose.App) (http.Handler, error) {
 	if !ok || t == nil || len(t.SlackApp().Users) == 0 {
 		return nil, fmt.Errorf("a Slack app is configured, but the notification configuration (%s) maps no Slack users to reviewers (slack.users): nobody could decide in Slack", compose.Env("notify-config"))
 	}
+	// A reviewer's Slack decisions spend the share their page decisions
+	// spend: the review handler's limiter, the same instance.
+	decisions := s.ReviewLimiter()
+	if a.Pages != nil {
+		decisions = a.Pages.Decisions
+	}
 	h, err := slackact.New(slackact.Options{
 		Service: a.Service, SigningSecret: signing, BotToken: token, APIURL: s.SlackAPIURL,
-		Users: t.SlackApp(), Now: a.Now, Logger: a.Log,
+		Users: t.SlackApp(), Now: a.Now, Logger: a.Log, Decisions: decisions,
 	})
 	if err != nil {
 		return nil, err
