@@ -42,6 +42,7 @@ const (
 	outSignInFailed                       // sign-in: it could not be started
 	outSignInIncomplete                   // sign-in: a callback that does not complete one (stray, stale, tampered, failed exchange)
 	outSignInRefused                      // sign-in: the identity provider answered with an error
+	outSignInTooMany                      // sign-in: a callback past the bound on code exchanges
 	outInternal                           // anything else: nothing was decided
 )
 
@@ -128,6 +129,8 @@ var outcomes = map[outcome]outcomeRule{
 		text: []string{"Nothing was decided. Open the review link again to sign in."}},
 	outSignInRefused: {status: http.StatusForbidden, page: pageProblem, heading: "Sign-in did not complete",
 		text: []string{"Nothing was decided. Open the review link again to sign in."}},
+	outSignInTooMany: {status: http.StatusTooManyRequests, page: pageProblem, heading: "Too many sign-ins",
+		text: []string{"This server is completing more sign-ins than it takes in this time, from your network or in all. Nothing was decided. Wait a few minutes, then open the review link again to sign in."}},
 	outInternal: {status: http.StatusInternalServerError, page: pageProblem, heading: "Something went wrong",
 		text: []string{"The server could not show this request. Nothing was decided. Try again in a moment."}},
 }

@@ -62,7 +62,7 @@ func TestReceiptSaysWhatRuleWasMade(t *testing.T) {
 // the outcomes table, and the switch link is SwitchPath relative to the
 // review page.
 func TestSignInOutcomes(t *testing.T) {
-	want := map[SignInOutcome]int{SignInMethod: 405, SignInMisconfigured: 500, SignInUnavailable: 503, SignInFailed: 500, SignInIncomplete: 400, SignInRefusedByIssuer: 403}
+	want := map[SignInOutcome]int{SignInMethod: 405, SignInMisconfigured: 500, SignInUnavailable: 503, SignInFailed: 500, SignInIncomplete: 400, SignInRefusedByIssuer: 403, SignInTooMany: 429}
 	for o, status := range want {
 		r, ok := outcomes[signInOutcomes[o]]
 		if !ok || r.status != status || r.page != pageProblem || r.heading == "" {

@@ -77,11 +77,13 @@ const (
 	SignInFailed                                   // a sign-in could not be started
 	SignInIncomplete                               // a callback that completes no sign-in
 	SignInRefusedByIssuer                          // the identity provider answered with an error
+	SignInTooMany                                  // a callback past the bound on code exchanges (set Retry-After first)
 )
 
 var signInOutcomes = map[SignInOutcome]outcome{
 	SignInMethod: outSignInMethod, SignInMisconfigured: outSignInMisconfigured, SignInUnavailable: outSignInUnavailable,
 	SignInFailed: outSignInFailed, SignInIncomplete: outSignInIncomplete, SignInRefusedByIssuer: outSignInRefused,
+	SignInTooMany: outSignInTooMany,
 }
 
 // SignInPage writes the page of sign-in outcome o: its status and page

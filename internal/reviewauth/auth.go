@@ -33,10 +33,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -46,6 +48,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
+	"github.com/mcp-elicitation/elicitation/internal/ratelimit"
 	"github.com/mcp-elicitation/elicitation/internal/review"
 	"github.com/mcp-elicitation/elicitation/internal/sealer"
 )
@@ -73,6 +76,14 @@ const (
 	LoginTTL = 10 * time.Minute
 	// MaxGroups bounds the groups kept in the session.
 	MaxGroups = 64
+	// DefaultExchangesPerSource and DefaultExchanges bound the callbacks
+	// that redeem a code at the issuer (Config.Exchanges): a state costs
+	// one GET and its cookie opens for LoginTTL, so without a bound a
+	// replayed callback would spend the client's limits at the issuer.
+	// 60 from one address and 600 in all, each coming back evenly over 10
+	// minutes: a reviewer signs in about once a SessionTTL.
+	DefaultExchangesPerSource = 60
+	DefaultExchanges          = 600
 	// MaxLogins bounds the sign-ins in progress one browser keeps (tabs):
 	// a new one beyond it removes the oldest, so that a flood of sign-ins
 	// cannot grow the browser's cookies, and every request's headers,
@@ -116,6 +127,10 @@ type Config struct {
 	// Pages answers every sign-in step that does not redirect through
 	// the review routes' outcomes table (*review.Handler). Required.
 	Pages Pages
+	// Exchanges bounds the callbacks that redeem a code at the issuer, per
+	// source address (ratelimit.RemoteIP) and in all; default
+	// DefaultExchangesPerSource and DefaultExchanges.
+	Exchanges *ratelimit.Limiter
 }
 
 // Pages writes the page of a sign-in outcome; *review.Handler implements it.
@@ -169,6 +184,10 @@ func New(cfg Config) (*Auth, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Exchanges == nil {
+		cfg.Exchanges = ratelimit.New(ratelimit.Rate{Count: DefaultExchangesPerSource, Per: 10 * time.Minute},
+			ratelimit.Rate{Count: DefaultExchanges, Per: 10 * time.Minute}, 10000)
 	}
 	ring, err := sealer.NewKeyring(cfg.Keys...)
 	if err != nil {
@@ -424,6 +443,11 @@ func (a *Auth) callback(w http.ResponseWriter, r *http.Request) {
 	}
 	if e := q.Get("error"); e != "" {
 		fail(review.SignInRefusedByIssuer, "the issuer refused", true, fmt.Errorf("error=%.64q", e))
+		return
+	}
+	if wait := a.cfg.Exchanges.Take(ratelimit.RemoteIP(r), a.cfg.Now()); wait > 0 {
+		w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(min(wait, time.Hour).Seconds())), 10))
+		fail(review.SignInTooMany, "too many code exchanges from this address or in all", true, nil)
 		return
 	}
 	id, err := a.exchange(r.Context(), base, q.Get("code"), c)

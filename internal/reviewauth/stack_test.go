@@ -47,6 +47,13 @@ type stack struct {
 // (all on the same data), with the policy given.
 func newStack(t *testing.T, pol elicitation.ReviewerPolicy, stores ...elicitation.Store) *stack {
 	t.Helper()
+	return newStackWith(t, pol, func(*reviewauth.Config) {}, stores...)
+}
+
+// newStackWith is newStack with each instance's sign-in configured by
+// configure last.
+func newStackWith(t *testing.T, pol elicitation.ReviewerPolicy, configure func(*reviewauth.Config), stores ...elicitation.Store) *stack {
+	t.Helper()
 	s := &stack{clock: testclock.New(time.Now().UTC().Truncate(time.Second))}
 	var err error
 	if s.keys, err = pagetoken.ParseKeyring("k1:" + pagetoken.GenerateSecret()); err != nil {
@@ -67,14 +74,16 @@ func newStack(t *testing.T, pol elicitation.ReviewerPolicy, stores ...elicitatio
 		svc := elicitation.NewService(elicitation.Config{Store: st, Now: s.clock.Now, SignIn: true, Policy: pol})
 		base := "http://" + lns[i].Addr().String()
 		pages := review.New(review.Options{Service: svc, Tokens: s.keys, Now: s.clock.Now})
-		auth, err := reviewauth.New(reviewauth.Config{
+		cfg := reviewauth.Config{
 			Pages:  pages,
 			Issuer: s.provider.Issuer, ClientID: oidctest.ClientID,
 			ClientSecret: func(context.Context) (string, error) { return oidctest.ClientSecret, nil },
 			Keys:         s.keys.Derive("review session"),
 			Base:         func(*http.Request) string { return base },
 			Now:          s.clock.Now,
-		})
+		}
+		configure(&cfg)
+		auth, err := reviewauth.New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
