@@ -136,6 +136,13 @@ func (h *Handler) serveInbox(w http.ResponseWriter, r *http.Request) {
 			&link{Href: "./", Text: "Show every request waiting for you, most urgent first"}, bad)})
 		return
 	}
+	if wait := h.InboxReads.Take(id.Principal(), h.Now()); wait > 0 {
+		h.Logger.WarnContext(r.Context(), "review inbox refused", "reason", "reviewer over their share of inbox views")
+		retryAfter(w, wait)
+		h.writeShell(w, http.StatusTooManyRequests, "inbox", &inboxView{shell: problemShell(id.Principal(), "Too many views of the inbox", reloadLink,
+			fmt.Sprintf("You have opened your inbox more often than this server takes in this time (or everyone has). Try again in %s.", elicitation.HumanDuration(wait)))})
+		return
+	}
 	l, err := h.Service.ReviewerInbox(r.Context(), id, f)
 	if err != nil {
 		if elicitation.CodeOf(err) == elicitation.CodeInvalidArgument {

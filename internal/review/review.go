@@ -101,6 +101,10 @@ type Options struct {
 	// something, per reviewer (their principal) and in all (limit.go);
 	// nil: none are counted.
 	Decisions *ratelimit.Limiter
+	// InboxReads counts the signed-in reviewers' inbox views (each reads
+	// up to elicitation.MaxInbox+1 pending entries), per reviewer and in
+	// all; default DefaultInboxReadsPerReviewer and DefaultInboxReads.
+	InboxReads *ratelimit.Limiter
 }
 
 // Defaults of Options.
@@ -108,6 +112,11 @@ const (
 	DefaultTokenTTL      = time.Hour
 	DefaultMaxBodyBytes  = 512 << 10
 	DefaultMaxValueBytes = 32 << 10
+	// DefaultInboxReadsPerReviewer and DefaultInboxReads bound the inbox
+	// views (Options.InboxReads), each coming back evenly over a minute:
+	// one reviewer's, and everyone's.
+	DefaultInboxReadsPerReviewer = 60
+	DefaultInboxReads            = 300
 )
 
 // Handler serves the review page and the submission endpoint: its
@@ -129,6 +138,10 @@ func New(o Options) *Handler {
 	}
 	if h.NewRenderID == nil {
 		h.NewRenderID = pagetoken.NewRenderID
+	}
+	if h.InboxReads == nil {
+		h.InboxReads = ratelimit.New(ratelimit.Rate{Count: DefaultInboxReadsPerReviewer, Per: time.Minute},
+			ratelimit.Rate{Count: DefaultInboxReads, Per: time.Minute}, 10000)
 	}
 	h.TokenTTL = orDefault(h.TokenTTL, DefaultTokenTTL)
 	h.MaxBodyBytes = orDefault(h.MaxBodyBytes, DefaultMaxBodyBytes)
