@@ -108,7 +108,7 @@ func (s *Server) afterCreated(req *mcp.CallToolRequest, allowed bool, st elicita
 	if r := s.httpRequest(req); r != nil {
 		sent = r.Context().Done()
 	}
-	release, ok := s.watches.hold(s.limitPrincipal(req.Extra))
+	release, ok := s.watches.Hold(s.limitPrincipal(req.Extra))
 	if !ok {
 		s.log.Debug("not pushed: this client's watches are at their most", "elicitationId", st.ID)
 		return

@@ -158,9 +158,9 @@ type Server struct {
 	inflight sync.Map // string -> *http.Request
 	refs     atomic.Uint64
 
-	waits   *slots // elicit_await calls waiting (waits.go)
-	watches *slots // watches that outlive a call on a session (waits.go)
-	maxBody int64  // the request body limit (Options.MaxBodyBytes)
+	waits   slots // elicit_await calls waiting (waits.go)
+	watches slots // watches that outlive a call on a session (waits.go)
+	maxBody int64 // the request body limit (Options.MaxBodyBytes)
 }
 
 // requestRefHeader carries the in-flight reference from ServeHTTP to the

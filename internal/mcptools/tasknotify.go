@@ -57,7 +57,7 @@ var carriable = map[string]bool{methodStatus: true, methodExtStatus: true, metho
 // holding a watch slot of limit (Server.limitPrincipal).
 func (t *tasks) watch(ss *mcp.ServerSession, principal, limit, id string) {
 	ctx := t.s.sessionEnd(ss)
-	release, ok := t.s.watches.hold(limit)
+	release, ok := t.s.watches.Hold(limit)
 	if !ok {
 		t.s.log.DebugContext(ctx, "task status not watched: this client's watches are at their most", "taskId", id)
 		return

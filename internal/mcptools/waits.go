@@ -1,10 +1,10 @@
 package mcptools
 
 import (
-	"sync"
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/ratelimit"
 )
 
 // The defaults of Options.MaxWaits and WaitsPerPrincipal. A waiting
@@ -30,56 +30,21 @@ const (
 // slots bounds something held per principal (Principal) and in all: the
 // elicit_await calls waiting at once on both eras (Server.waits), and the
 // watches that outlive a call (Server.watches).
-type slots struct {
-	max, share int // 0: no cap
+type slots struct{ *ratelimit.Slots }
 
-	mu    sync.Mutex
-	total int
-	by    map[string]int
-}
-
-func newSlots(max, share, defMax, defShare int) *slots {
-	w := &slots{max: limitOrDefault(max, defMax), share: limitOrDefault(share, defShare), by: map[string]int{}}
-	if w.max > 0 && (w.share == 0 || w.share > w.max) {
-		w.share = w.max
-	}
-	return w
-}
-
-// hold takes a slot for principal unless its share or the total is full;
-// release gives it back (once, however often it is called).
-func (w *slots) hold(principal string) (release func(), ok bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if (w.share > 0 && w.by[principal] >= w.share) || (w.max > 0 && w.total >= w.max) {
-		return nil, false
-	}
-	w.total++
-	w.by[principal]++
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			w.mu.Lock()
-			defer w.mu.Unlock()
-			w.total--
-			if w.by[principal]--; w.by[principal] <= 0 {
-				delete(w.by, principal)
-			}
-		})
-	}, true
+func newSlots(max, share, defMax, defShare int) slots {
+	return slots{ratelimit.NewSlots(limitOrDefault(max, defMax), limitOrDefault(share, defShare))}
 }
 
 // take holds a slot for principal's wait; release gives it back. A wait
 // past either limit is refused with ErrBusy and a sentence saying which
 // is full.
-func (w *slots) take(principal string) (release func(), err error) {
-	if release, ok := w.hold(principal); ok {
+func (w slots) take(principal string) (release func(), err error) {
+	if release, ok := w.Hold(principal); ok {
 		return release, nil
 	}
-	w.mu.Lock()
-	mine, total := w.by[principal], w.total
-	w.mu.Unlock()
-	if w.share > 0 && mine >= w.share {
+	mine, total := w.Held(principal)
+	if share := w.Share(); share > 0 && mine >= share {
 		return nil, elicitation.Busy("this client (%s) already has %d elicit_await calls waiting, its most at once; "+
 			"retry this one in a few seconds, after one of them returns; to follow many requests, wait on one and check the others with elicit_status, "+
 			"or create them as tasks (params.task) where your client supports MCP Tasks", principal, mine)

@@ -26,6 +26,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
 	"github.com/mcp-elicitation/elicitation/internal/proxy/plan"
+	"github.com/mcp-elicitation/elicitation/internal/ratelimit"
 	"github.com/mcp-elicitation/elicitation/receipt"
 )
 
@@ -69,7 +70,7 @@ type Gate struct {
 	// reviewers are named on every review request (elicitation_service.reviewers).
 	reviewers []string
 	pending   pendingTable
-	waits     waitSlots
+	waits     *ratelimit.Slots
 	sealer    *plan.Sealer
 	uses      *stateUses
 	// upstreamURL is the upstream's URL (empty for a command), which a
@@ -81,7 +82,7 @@ type Gate struct {
 
 // New returns a Gate for opts.
 func New(opts Options) *Gate {
-	g := &Gate{cfg: opts.Config, svc: opts.Service, matcher: opts.Matcher, upstream: opts.Upstream, log: opts.Logger, now: opts.Now, sealer: opts.Sealer, uses: newStateUses(), upstreamURL: opts.Config.Upstream.URL, parseTool: ParseTool}
+	g := &Gate{cfg: opts.Config, svc: opts.Service, matcher: opts.Matcher, upstream: opts.Upstream, log: opts.Logger, now: opts.Now, sealer: opts.Sealer, uses: newStateUses(), waits: newWaitSlots(), upstreamURL: opts.Config.Upstream.URL, parseTool: ParseTool}
 	if g.sealer == nil {
 		g.sealer = plan.NewRandomSealer()
 	}
@@ -423,7 +424,7 @@ func (g *Gate) review(ctx context.Context, kind, tool, digest string, create fun
 			e = &pendingEntry{ticket: t, expires: exp, principal: client.Principal}
 			g.pending.put(key, e)
 		}
-		release, ok := g.waits.hold(client.Principal)
+		release, ok := g.waits.Hold(client.Principal)
 		if !ok {
 			// The client (or all clients) already waits as much as the
 			// gate lets it at once: the review stays open, and the call

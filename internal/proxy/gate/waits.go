@@ -1,9 +1,8 @@
 package gate
 
 import (
-	"sync"
-
 	"github.com/mcp-elicitation/elicitation/internal/mcptools"
+	"github.com/mcp-elicitation/elicitation/internal/ratelimit"
 )
 
 // The bounds on the gate's waits for a reviewer held at once: each
@@ -19,32 +18,5 @@ const (
 	maxWaitsPerClient = maxWaits / 8
 )
 
-// waitSlots counts the waits held, per principal and in all.
-type waitSlots struct {
-	mu    sync.Mutex
-	by    map[string]int
-	total int
-}
-
-// hold takes a wait for principal unless a bound is reached; release
-// gives it back.
-func (w *waitSlots) hold(principal string) (release func(), ok bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.by[principal] >= maxWaitsPerClient || w.total >= maxWaits {
-		return nil, false
-	}
-	if w.by == nil {
-		w.by = map[string]int{}
-	}
-	w.by[principal]++
-	w.total++
-	return func() {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		w.total--
-		if w.by[principal]--; w.by[principal] <= 0 {
-			delete(w.by, principal)
-		}
-	}, true
-}
+// newWaitSlots are the gate's bounds on its waits (ratelimit.Slots).
+func newWaitSlots() *ratelimit.Slots { return ratelimit.NewSlots(maxWaits, maxWaitsPerClient) }
