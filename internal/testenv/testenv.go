@@ -12,6 +12,7 @@ package testenv
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -31,6 +32,23 @@ func Slow(t testing.TB, what string) {
 	if testing.Short() {
 		t.Skipf("-short: skips the %s suite (make test runs it)", what)
 	}
+}
+
+// Context is a test's context for calls to a real peer: it ends a minute
+// before the test binary's own time-out (go test -timeout), so that a peer
+// that hangs fails the test with its call's error rather than the
+// binary's panic, while a peer that is only slow (a busy machine,
+// DynamoDB Local under -race) has the run's time: a fixed minute per case
+// failed three store contract cases of a CI run under load. Without a
+// time-out, ten minutes.
+func Context(t *testing.T) context.Context {
+	deadline, ok := t.Deadline()
+	if !ok {
+		deadline = time.Now().Add(10 * time.Minute)
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline.Add(-time.Minute))
+	t.Cleanup(cancel)
+	return ctx
 }
 
 var root struct {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
 // Factory opens a fresh, empty store and returns two handles on the same
@@ -118,11 +119,8 @@ func mustResolve(ctx context.Context, t testing.TB, s elicitation.Store, id stri
 	}
 }
 
-func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
+// ctxT is a case's context (testenv.Context).
+func ctxT(t *testing.T) context.Context { return testenv.Context(t) }
 
 // sameState fails t unless got and want agree field by field.
 func sameState(t *testing.T, what string, got, want elicitation.State) {

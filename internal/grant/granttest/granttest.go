@@ -25,6 +25,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/grant"
 	"github.com/mcp-elicitation/elicitation/internal/testclock"
+	"github.com/mcp-elicitation/elicitation/internal/testenv"
 )
 
 // Factory opens a fresh, empty store that judges expiry by now and
@@ -67,11 +68,8 @@ func Record(kind, id string, data []byte, ttl time.Duration) grant.Record {
 	return grant.Record{Kind: kind, ID: id, Data: data, Expires: T0.Add(ttl)}
 }
 
-func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
+// ctxT is a case's context (testenv.Context).
+func ctxT(t *testing.T) context.Context { return testenv.Context(t) }
 
 func put(t *testing.T, s grant.Store, r grant.Record) grant.Record {
 	t.Helper()
