@@ -5,8 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/ratelimit"
 )
@@ -34,23 +32,14 @@ var DefaultNoticeLimits = NoticeLimits{
 }
 
 // maxBudgetOwners bounds the principals counted for one target; past it,
-// those whose count has run back to nothing are forgotten (and, if none
-// has, all of them: All still bounds the target).
+// the least recently seen is forgotten (All still bounds the target).
 const maxBudgetOwners = 10000
 
-// budgets are a Deliverer's counts of each target's notices.
+// budgets are a Deliverer's counts of each target's notices: a
+// ratelimit.Limiter per target, its principals the sources.
 type budgets struct {
 	mu       sync.Mutex
-	byTarget map[string]*budget
-}
-
-type budget struct {
-	all    *rate.Limiter
-	owners map[string]*rate.Limiter
-}
-
-func limiter(r ratelimit.Rate) *rate.Limiter {
-	return rate.NewLimiter(rate.Limit(float64(r.Count)/r.Per.Seconds()), r.Count)
+	byTarget map[string]*ratelimit.Limiter
 }
 
 // limits are d.Limits, where zero the configuration's (Config.Limits),
@@ -75,47 +64,26 @@ func (d *Deliverer) overBound(target, owner string, now time.Time) string {
 		return ""
 	}
 	lim := d.limits()
-	d.budget.mu.Lock()
-	defer d.budget.mu.Unlock()
-	if d.budget.byTarget == nil {
-		d.budget.byTarget = map[string]*budget{}
-	}
-	b := d.budget.byTarget[target]
-	if b == nil {
-		b = &budget{all: limiter(lim.All), owners: map[string]*rate.Limiter{}}
-		d.budget.byTarget[target] = b
-	}
-	own := b.owners[owner]
-	if own == nil {
-		b.forget(now, lim.PerPrincipal.Count)
-		own = limiter(lim.PerPrincipal)
-		b.owners[owner] = own
-	}
-	r := own.ReserveN(now, 1)
-	if r.DelayFrom(now) > 0 {
-		r.CancelAt(now)
+	switch _, by := d.budget.of(target, lim).Spend(owner, now); by {
+	case ratelimit.BySource:
 		return fmt.Sprintf("%s's requests have had their %d notices to %s in %s", owner, lim.PerPrincipal.Count, target, elicitation.HumanDuration(lim.PerPrincipal.Per))
-	}
-	if all := b.all.ReserveN(now, 1); all.DelayFrom(now) > 0 {
-		all.CancelAt(now)
-		r.CancelAt(now)
+	case ratelimit.InAll:
 		return fmt.Sprintf("%s has had its %d notices in %s, of all requests", target, lim.All.Count, elicitation.HumanDuration(lim.All.Per))
 	}
 	return ""
 }
 
-// forget makes room for one more principal: those whose count has run
-// back to nothing (full buckets of burst) go first.
-func (b *budget) forget(now time.Time, burst int) {
-	if len(b.owners) < maxBudgetOwners {
-		return
+// of is target's counts, made at lim the first time.
+func (b *budgets) of(target string, lim NoticeLimits) *ratelimit.Limiter {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.byTarget == nil {
+		b.byTarget = map[string]*ratelimit.Limiter{}
 	}
-	for o, l := range b.owners {
-		if l.TokensAt(now) >= float64(burst) {
-			delete(b.owners, o)
-		}
+	l := b.byTarget[target]
+	if l == nil {
+		l = ratelimit.New(lim.PerPrincipal, lim.All, maxBudgetOwners)
+		b.byTarget[target] = l
 	}
-	if len(b.owners) >= maxBudgetOwners {
-		clear(b.owners)
-	}
+	return l
 }

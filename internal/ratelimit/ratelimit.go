@@ -70,6 +70,24 @@ func New(perSource, global Rate, maxSources int) *Limiter {
 // Take spends one event of source at now: 0 when allowed, else how long
 // until one would be (and nothing is spent).
 func (l *Limiter) Take(source string, now time.Time) time.Duration {
+	wait, _ := l.take(source, "", 1, now)
+	return wait
+}
+
+// Bound names the bucket that refused an event (Spend): the source's, its
+// client's (PerClient) or everyone's.
+type Bound int
+
+// The Bounds.
+const (
+	BySource Bound = iota + 1
+	ByClient
+	InAll
+)
+
+// Spend is Take that also says which bound refused (0 when none did), for
+// a refusal that names it.
+func (l *Limiter) Spend(source string, now time.Time) (time.Duration, Bound) {
 	return l.take(source, "", 1, now)
 }
 
@@ -77,7 +95,8 @@ func (l *Limiter) Take(source string, now time.Time) time.Duration {
 // them, or none and how long until they would be; n beyond a bucket's
 // Count never is (rate.InfDuration).
 func (l *Limiter) TakeN(source string, n int, now time.Time) time.Duration {
-	return l.take(source, "", n, now)
+	wait, _ := l.take(source, "", n, now)
+	return wait
 }
 
 // PerClient also counts, in TakeFor, each client a request names at r,
@@ -93,31 +112,36 @@ func (l *Limiter) PerClient(r Rate) *Limiter {
 // when not ""), and in all: 0 when all allow it, else how long until
 // they would (and nothing is spent).
 func (l *Limiter) TakeFor(source, client string, now time.Time) time.Duration {
-	return l.take(source, client, 1, now)
+	wait, _ := l.take(source, client, 1, now)
+	return wait
 }
 
 // take spends n events at now of source, of client (as TakeFor) and in
-// all, or none of them.
-func (l *Limiter) take(source, client string, n int, now time.Time) time.Duration {
+// all, or none of them and says which bound refused.
+func (l *Limiter) take(source, client string, n int, now time.Time) (time.Duration, Bound) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	buckets := []*rate.Limiter{l.bucket(source, l.perSource)}
-	if client != "" && l.perClient.Valid() {
-		buckets = append(buckets, l.bucket(clientKey+client, l.perClient))
+	type counted struct {
+		bucket *rate.Limiter
+		bound  Bound
 	}
-	buckets = append(buckets, l.global)
+	buckets := []counted{{l.bucket(source, l.perSource), BySource}}
+	if client != "" && l.perClient.Valid() {
+		buckets = append(buckets, counted{l.bucket(clientKey+client, l.perClient), ByClient})
+	}
+	buckets = append(buckets, counted{l.global, InAll})
 	taken := make([]*rate.Reservation, 0, len(buckets))
 	for _, b := range buckets {
-		r := b.ReserveN(now, n)
+		r := b.bucket.ReserveN(now, n)
 		taken = append(taken, r)
 		if d := r.DelayFrom(now); d > 0 {
 			for _, r := range taken {
 				r.CancelAt(now)
 			}
-			return d
+			return d, b.bound
 		}
 	}
-	return 0
+	return 0, 0
 }
 
 // clientKey prefixes a client's key among the sources' (addresses).

@@ -103,3 +103,19 @@ func TestTakeFor(t *testing.T) {
 		t.Errorf("global bucket holds %v, want 94 (refusals spend nothing)", got)
 	}
 }
+
+// Spend says which bound refused: the source's own, or everyone's when
+// the source still has room.
+func TestSpendBound(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	l := New(Rate{Count: 2, Per: time.Hour}, Rate{Count: 3, Per: time.Hour}, 10)
+	for i, tc := range []struct {
+		source string
+		want   Bound
+	}{{"a", 0}, {"a", 0}, {"a", BySource}, {"b", 0}, {"b", InAll}} {
+		if _, got := l.Spend(tc.source, now); got != tc.want {
+			t.Fatalf("spend %d by %s: bound %d, want %d", i, tc.source, got, tc.want)
+		}
+	}
+}
