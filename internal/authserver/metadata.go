@@ -3,14 +3,14 @@ package authserver
 import (
 	"context"
 	"encoding/json"
-	"math"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
+
+	"github.com/mcp-elicitation/elicitation/internal/ratelimit"
 )
 
 // metadata serves RFC 8414's document (and the same as OpenID discovery):
@@ -73,7 +73,7 @@ func (s *Server) intercept(next http.Handler) http.Handler {
 		switch r.URL.Path {
 		case AuthorizePath:
 			if wait := s.cfg.Authorizations.Take(s.cfg.Source(r), s.now()); wait > 0 {
-				w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+				ratelimit.RetryAfter(w.Header(), wait)
 				oauthError(w, http.StatusTooManyRequests, "temporarily_unavailable", "too many sign-ins started from this address: try again later")
 				return
 			}
@@ -124,7 +124,7 @@ func (s *Server) overLimit(w http.ResponseWriter, r *http.Request) bool {
 	if wait <= 0 {
 		return false
 	}
-	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+	ratelimit.RetryAfter(w.Header(), wait)
 	oauthError(w, http.StatusTooManyRequests, "temporarily_unavailable", "too many requests from this address or for this client: try again later")
 	return true
 }

@@ -8,13 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"mime"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/grant"
+	"github.com/mcp-elicitation/elicitation/internal/ratelimit"
 )
 
 // maxRegistration bounds a registration request's body.
@@ -51,7 +50,7 @@ func (r *Registry) serveRegister(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	if wait := r.limits.Take(r.source(req), r.now()); wait > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		ratelimit.RetryAfter(w.Header(), wait)
 		writeJSONError(w, http.StatusTooManyRequests, "too_many_requests", "too many registrations; retry later")
 		return
 	}

@@ -14,9 +14,11 @@ import (
 	"container/list"
 	"context"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -162,6 +164,13 @@ func (l *Limiter) bucket(source string, r Rate) *rate.Limiter {
 	b := &sourceBucket{source: source, bucket: r.limiter()}
 	l.sources[source] = l.recent.PushFront(b)
 	return b.bucket
+}
+
+// RetryAfter sets h's Retry-After to wait, in whole seconds rounded up,
+// at most a day (a wait no bucket ends, rate.InfDuration, included): what
+// every refusal of a limit tells its client.
+func RetryAfter(h http.Header, wait time.Duration) {
+	h.Set("Retry-After", strconv.FormatInt(int64(math.Ceil(min(wait, 24*time.Hour).Seconds())), 10))
 }
 
 type sourceKey struct{}

@@ -16,6 +16,7 @@ import (
 	"github.com/yuin/goldmark/text"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/ratelimit"
 )
 
 // The reviewer's inbox: GET /review/ (the review path's root) lists, for
@@ -138,7 +139,7 @@ func (h *Handler) serveInbox(w http.ResponseWriter, r *http.Request) {
 	}
 	if wait := h.InboxReads.Take(id.Principal(), h.Now()); wait > 0 {
 		h.Logger.WarnContext(r.Context(), "review inbox refused", "reason", "reviewer over their share of inbox views")
-		retryAfter(w, wait)
+		ratelimit.RetryAfter(w.Header(), wait)
 		h.writeShell(w, http.StatusTooManyRequests, "inbox", &inboxView{shell: problemShell(id.Principal(), "Too many views of the inbox", reloadLink,
 			fmt.Sprintf("You have opened your inbox more often than this server takes in this time (or everyone has). Try again in %s.", elicitation.HumanDuration(wait)))})
 		return

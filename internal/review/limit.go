@@ -2,13 +2,12 @@ package review
 
 import (
 	"fmt"
-	"math"
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
+	"github.com/mcp-elicitation/elicitation/internal/ratelimit"
 )
 
 // The signed-in reviewers' share of decisions: every POST of theirs that
@@ -46,14 +45,8 @@ func (h *Handler) overShare(w http.ResponseWriter, r *http.Request, who string, 
 		return false
 	}
 	h.Logger.WarnContext(r.Context(), "review inbox form refused", "reason", "reviewer over their share of decisions")
-	retryAfter(w, wait)
+	ratelimit.RetryAfter(w.Header(), wait)
 	h.batchProblem(w, http.StatusTooManyRequests, who, "Too many decisions",
 		fmt.Sprintf("You have sent more decisions than this server takes in this time, so nothing was changed. Try again in %s.", elicitation.HumanDuration(wait)))
 	return true
-}
-
-// retryAfter sets the Retry-After header to wait, in whole seconds.
-func retryAfter(w http.ResponseWriter, wait time.Duration) {
-	secs := int64(math.Ceil(min(wait, 24*time.Hour).Seconds()))
-	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
 }

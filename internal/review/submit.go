@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcp-elicitation/elicitation/internal/elicitation"
 	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
+	"github.com/mcp-elicitation/elicitation/internal/ratelimit"
 )
 
 // serveSubmit handles POST /review/{id}/{key}. The order of checks: the
@@ -57,7 +58,7 @@ func (h *Handler) serveSubmit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if wait := h.spend(r, 1); wait > 0 {
-		retryAfter(w, wait)
+		ratelimit.RetryAfter(w.Header(), wait)
 		h.respond(w, r, outTooMany, x)
 		return
 	}

@@ -33,12 +33,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -446,7 +444,7 @@ func (a *Auth) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if wait := a.cfg.Exchanges.Take(ratelimit.RemoteIP(r), a.cfg.Now()); wait > 0 {
-		w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(min(wait, time.Hour).Seconds())), 10))
+		ratelimit.RetryAfter(w.Header(), wait)
 		fail(review.SignInTooMany, "too many code exchanges from this address or in all", true, nil)
 		return
 	}
