@@ -396,10 +396,7 @@ func ParseRouting(doc []byte) (*Targets, error) {
 		tc := c.Targets[name]
 		errs = append(errs, (TargetConfig{Type: tc.Type, Events: tc.Events, URL: "https://routing.invalid", Secret: "routing-only-placeholder", Topic: "t", To: []string{"a@routing.invalid"}}).validate(name, EmailConfig{From: "a@routing.invalid", SES: SESConfig{Enabled: true}})...)
 	}
-	errs = append(errs, c.checkNames()...)
-	errs = append(errs, c.checkSchedule()...)
-	errs = append(errs, c.Slack.checkSlack()...)
-	errs = append(errs, c.Limits.check()...)
+	errs = append(errs, c.checkDocument()...)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -418,11 +415,14 @@ func (c Config) Validate() error {
 	if email && !c.Email.SES.Enabled {
 		errs = append(errs, c.Email.SMTP.validate()...)
 	}
-	errs = append(errs, c.checkNames()...)
-	errs = append(errs, c.checkSchedule()...)
-	errs = append(errs, c.Slack.checkSlack()...)
-	errs = append(errs, c.Limits.check()...)
+	errs = append(errs, c.checkDocument()...)
 	return errors.Join(errs...)
+}
+
+// checkDocument is what ParseRouting and Validate both check beyond the
+// targets themselves: names, the schedule, Slack's part and the limits.
+func (c Config) checkDocument() []error {
+	return slices.Concat(c.checkNames(), c.checkSchedule(), c.Slack.checkSlack(), c.Limits.check())
 }
 
 // checkSchedule checks each target's remind and the escalation chain.
