@@ -196,13 +196,9 @@ func (f *Field) accept(v any) (json.RawMessage, error) {
 		v = c
 	}
 	if len(f.raw) > 0 {
-		var s jsonschema.Schema
-		if err := json.Unmarshal(f.raw, &s); err == nil {
-			if resolved, err := s.Resolve(nil); err == nil {
-				if err := resolved.Validate(v); err != nil {
-					return nil, fmt.Errorf("field %s: %v", f.name, err)
-				}
-			}
+		// An upstream property schema that does not read checks nothing.
+		if bad, err := checkValue(f.raw, v); err == nil && bad != nil {
+			return nil, fmt.Errorf("field %s: %v", f.name, bad)
 		}
 	}
 	b, err := Marshal(v)
@@ -210,6 +206,20 @@ func (f *Field) accept(v any) (json.RawMessage, error) {
 		return nil, fmt.Errorf("field %s: %w", f.name, err)
 	}
 	return b, nil
+}
+
+// checkValue validates v against the JSON schema raw: bad is why v does
+// not fit it, err why the schema does not read.
+func checkValue(raw json.RawMessage, v any) (bad, err error) {
+	var s jsonschema.Schema
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, err
+	}
+	r, err := s.Resolve(nil)
+	if err != nil {
+		return nil, err
+	}
+	return r.Validate(v), nil
 }
 
 // convert turns a form value into the JSON type the upstream declares.

@@ -27,7 +27,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-elicitation/elicitation/internal/proxy/config"
@@ -337,15 +336,11 @@ func (f *Form) Fits(content map[string]any) error {
 		if !ok || v == nil {
 			continue
 		}
-		var s jsonschema.Schema
-		if err := json.Unmarshal(x.formProperty(), &s); err != nil {
-			return fmt.Errorf("the form's field %s: %w", x.name, err)
-		}
-		r, err := s.Resolve(nil)
+		bad, err := checkValue(x.formProperty(), v)
 		if err != nil {
 			return fmt.Errorf("the form's field %s: %w", x.name, err)
 		}
-		if r.Validate(v) != nil {
+		if bad != nil {
 			return fmt.Errorf("the answer's %s does not fit the form, which asks for a %s within the form's limits", x.name, x.formType())
 		}
 	}
