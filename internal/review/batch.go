@@ -179,9 +179,7 @@ func (h *Handler) reviewBatch(w http.ResponseWriter, r *http.Request, id elicita
 		for i, it := range v.Items {
 			keep[i] = it.ID
 		}
-		now := h.Now()
-		tok, err := h.Tokens.Seal(pagetoken.Claims{ElicitationID: batchSubject(d, keep), RenderID: h.NewRenderID(),
-			Expires: now.Add(min(h.TokenTTL, batchTokenTTL)), Reviewer: tokenReviewer(r.Context())})
+		tok, err := h.sealFormToken(r.Context(), batchSubject(d, keep), min(h.TokenTTL, batchTokenTTL))
 		if err != nil {
 			h.batchFailed(w, r, who, err)
 			return

@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
+	"time"
 
 	"github.com/mcp-elicitation/elicitation/internal/pagetoken"
 )
@@ -38,13 +39,20 @@ func formSubject(form, target string) string {
 // signed-in reviewer in ctx; "" (logged) when it cannot, and the form is
 // then refused when sent.
 func (h *Handler) formToken(ctx context.Context, subject string) string {
-	tok, err := h.Tokens.Seal(pagetoken.Claims{ElicitationID: subject, RenderID: h.NewRenderID(),
-		Expires: h.Now().Add(h.TokenTTL), Reviewer: tokenReviewer(ctx)})
+	tok, err := h.sealFormToken(ctx, subject, h.TokenTTL)
 	if err != nil {
 		h.Logger.ErrorContext(ctx, "review inbox form token", "err", err)
 		return ""
 	}
 	return tok
+}
+
+// sealFormToken seals the token of a form acting on subject (an inbox
+// form's, a batch's confirmation's) for the signed-in reviewer in ctx,
+// for ttl.
+func (h *Handler) sealFormToken(ctx context.Context, subject string, ttl time.Duration) (string, error) {
+	return h.Tokens.Seal(pagetoken.Claims{ElicitationID: subject, RenderID: h.NewRenderID(),
+		Expires: h.Now().Add(ttl), Reviewer: tokenReviewer(ctx)})
 }
 
 // tokenCheck is what openFormToken found.
